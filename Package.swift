@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+// Keygate: the Apple Keychain's access-control model on Linux.
+// C libraries are reached only through the four system-library targets below.
+import PackageDescription
+
+let testHooks: [SwiftSetting] = [
+    // Debug builds (the ones the test suite runs) accept test-only knobs such as a
+    // cheap Argon2id cost and a PAM service folder. Release builds compile them out,
+    // so no user can talk an installed binary into a weaker configuration.
+    .define("KEYGATE_TEST_HOOKS", .when(configuration: .debug)),
+]
+
+let package = Package(
+    name: "Keygate",
+    products: [
+        .library(name: "Keygate", targets: ["Keygate"]),
+        .executable(name: "keygate", targets: ["keygate"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
+        .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .target(
+            name: "Keygate",
+            dependencies: ["CSecret", "CPAM", "CKeyutils", "CSodium"],
+            swiftSettings: testHooks
+        ),
+        .target(name: "KeygateCLI", dependencies: ["Keygate"], swiftSettings: testHooks),
+        .executableTarget(name: "keygate", dependencies: ["KeygateCLI"], swiftSettings: testHooks),
+        .target(name: "KeygateTestSupport", dependencies: ["Keygate"], path: "Tests/KeygateTestSupport"),
+        .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCLI", "KeygateTestSupport"], swiftSettings: testHooks),
+        .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateTestSupport"], swiftSettings: testHooks),
+        .testTarget(name: "KeygateCLITests", dependencies: ["KeygateTestSupport"]),
+    ]
+)

@@ -1,0 +1,2 @@
+/* keyutils' named wrappers (keyctl() itself is variadic and unusable from Swift). */
+#include <keyutils.h>

@@ -1,0 +1,2 @@
+/* libsodium: Argon2id, XChaCha20-Poly1305, sealed boxes, locked memory. */
+#include <sodium.h>

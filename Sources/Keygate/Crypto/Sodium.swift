@@ -1,0 +1,34 @@
+// libsodium start-up and the few primitives every other crypto file shares.
+// Every libsodium call in Keygate lives under Crypto/.
+internal import CSodium
+
+enum Sodium {
+    /// `sodium_init()` is idempotent and thread-safe; call it before any other use.
+    static func ensureInitialized() throws {
+        if sodium_init() < 0 {
+            throw KeychainError.notAvailable("libsodium could not initialise (no entropy source?): check that /dev/urandom is readable")
+        }
+    }
+
+    /// Fills the buffer with cryptographically secure random bytes (`randombytes_buf(3)`).
+    static func randomFill(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        randombytes_buf(base, buffer.count)
+    }
+
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        out.withUnsafeMutableBytes { randomFill($0) }
+        return out
+    }
+
+    /// Zeroes memory in a way the compiler cannot elide (`sodium_memzero(3)`).
+    static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        sodium_memzero(base, buffer.count)
+    }
+
+    static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { wipe($0) }
+    }
+}

@@ -1,0 +1,81 @@
+// The one public error type. Each case carries Apple's OSStatus, and the CLI exits
+// with `status & 0xFF` the way macOS `security` does. Every message says what
+// happened and what to do next; none is ever built with a secret in it.
+
+/// Apple's status type, with Apple's values.
+public typealias OSStatus = Int32
+
+public struct KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: Sendable, Equatable, CaseIterable {
+        /// The item does not exist, or it was invalidated.
+        case itemNotFound
+        /// An item with the same primary key already exists.
+        case duplicateItem
+        /// The password (or other credential) was wrong.
+        case authFailed
+        /// The person at the prompt gave up.
+        case userCanceled
+        /// A prompt is needed but none can be shown, or the store is locked.
+        case interactionNotAllowed
+        /// No session bus, no Secret Service, or a store that cannot be used.
+        case notAvailable
+        /// A bad parameter: bad flags, a bad query, an oversize value.
+        case param
+        /// A corrupt or foreign blob.
+        case decode
+
+        public var status: OSStatus {
+            switch self {
+            case .itemNotFound: return -25300
+            case .duplicateItem: return -25299
+            case .authFailed: return -25293
+            case .userCanceled: return -128
+            case .interactionNotAllowed: return -25308
+            case .notAvailable: return -25291
+            case .param: return -50
+            case .decode: return -26275
+            }
+        }
+
+        /// Apple's constant name, for messages and the compatibility layer.
+        public var name: String {
+            switch self {
+            case .itemNotFound: return "errSecItemNotFound"
+            case .duplicateItem: return "errSecDuplicateItem"
+            case .authFailed: return "errSecAuthFailed"
+            case .userCanceled: return "errSecUserCanceled"
+            case .interactionNotAllowed: return "errSecInteractionNotAllowed"
+            case .notAvailable: return "errSecNotAvailable"
+            case .param: return "errSecParam"
+            case .decode: return "errSecDecode"
+            }
+        }
+    }
+
+    public let code: Code
+    /// What happened and what to do, in one or two sentences.
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var status: OSStatus { code.status }
+
+    /// The process exit status, as macOS `security` computes it.
+    public var exitCode: Int32 { Int32(UInt32(bitPattern: status) & 0xFF) }
+
+    public var description: String { message }
+}
+
+extension KeychainError {
+    static func itemNotFound(_ message: String) -> KeychainError { .init(.itemNotFound, message) }
+    static func duplicateItem(_ message: String) -> KeychainError { .init(.duplicateItem, message) }
+    static func authFailed(_ message: String) -> KeychainError { .init(.authFailed, message) }
+    static func userCanceled(_ message: String) -> KeychainError { .init(.userCanceled, message) }
+    static func interactionNotAllowed(_ message: String) -> KeychainError { .init(.interactionNotAllowed, message) }
+    static func notAvailable(_ message: String) -> KeychainError { .init(.notAvailable, message) }
+    static func param(_ message: String) -> KeychainError { .init(.param, message) }
+    static func decode(_ message: String) -> KeychainError { .init(.decode, message) }
+}

@@ -1,0 +1,64 @@
+// A match over items' attributes: each field that is set must equal the item's.
+// An identity converts to the exact query for that one item.
+
+public struct ItemQuery: Sendable, Hashable {
+    public var itemClass: ItemClass?
+    public var service: String?
+    public var account: String?
+    public var server: String?
+    public var `protocol`: InternetProtocol?
+    public var port: UInt16?
+    public var path: String?
+    public var securityDomain: String?
+    public var authenticationType: AuthenticationType?
+    public var label: String?
+
+    public init(itemClass: ItemClass? = nil, service: String? = nil, account: String? = nil, server: String? = nil,
+                protocol: InternetProtocol? = nil, port: UInt16? = nil, path: String? = nil,
+                securityDomain: String? = nil, authenticationType: AuthenticationType? = nil, label: String? = nil) {
+        self.itemClass = itemClass
+        self.service = service
+        self.account = account
+        self.server = server
+        self.protocol = `protocol`
+        self.port = port
+        self.path = path
+        self.securityDomain = securityDomain
+        self.authenticationType = authenticationType
+        self.label = label
+    }
+
+    /// The query that matches exactly the item with this primary key.
+    public init(exactly identity: ItemIdentity) {
+        self.init(itemClass: identity.itemClass)
+        switch identity.itemClass {
+        case .genericPassword:
+            service = identity.service
+            account = identity.account
+        case .internetPassword:
+            server = identity.server
+            account = identity.account
+            self.protocol = identity.protocol ?? InternetProtocol(rawValue: "")
+            port = identity.port
+            path = identity.path
+            securityDomain = identity.securityDomain
+            authenticationType = identity.authenticationType ?? AuthenticationType(rawValue: "")
+        }
+    }
+
+    /// Whether the attributes satisfy every field this query sets.
+    public func matches(_ a: ItemAttributes) -> Bool {
+        let id = a.identity
+        if let v = itemClass, v != id.itemClass { return false }
+        if let v = service, v != id.service { return false }
+        if let v = account, v != id.account { return false }
+        if let v = server, v != id.server { return false }
+        if let v = self.protocol, v.rawValue != (id.protocol?.rawValue ?? "") { return false }
+        if let v = port, v != id.port { return false }
+        if let v = path, v != id.path { return false }
+        if let v = securityDomain, v != id.securityDomain { return false }
+        if let v = authenticationType, v.rawValue != (id.authenticationType?.rawValue ?? "") { return false }
+        if let v = label, v != (a.label ?? "") { return false }
+        return true
+    }
+}
