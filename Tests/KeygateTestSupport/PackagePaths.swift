@@ -1,0 +1,28 @@
+// Where the package's own files are, for tests that run its scripts and binaries.
+import Foundation
+
+public enum PackagePaths {
+    /// The package root, found from this file's location.
+    public static var root: String {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }
+
+    public static var scripts: String { root + "/scripts" }
+
+    /// The folder holding the built products of the running test configuration.
+    public static var buildProducts: String {
+        // The test bundle lives in the products folder (e.g. .build/debug/KeygatePackageTests.xctest).
+        let bundle = Bundle.main.bundleURL.path
+        let env = ProcessInfo.processInfo.environment
+        if let forced = env["KEYGATE_BUILD_PRODUCTS"], !forced.isEmpty { return forced }
+        for candidate in [Bundle.main.bundleURL.deletingLastPathComponent().path, bundle] {
+            if FileManager.default.isExecutableFile(atPath: candidate + "/keygate") { return candidate }
+        }
+        return root + "/.build/debug"
+    }
+
+    /// The built `keygate` CLI.
+    public static var keygateBinary: String { buildProducts + "/keygate" }
+}
