@@ -21,12 +21,13 @@ let package = Package(
         .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CSystem"),
         .target(
             name: "Keygate",
             dependencies: ["CSecret", "CPAM", "CKeyutils", "CSodium"],
             swiftSettings: testHooks
         ),
-        .target(name: "KeygateCLI", dependencies: ["Keygate"], swiftSettings: testHooks),
+        .target(name: "KeygateCLI", dependencies: ["Keygate", "CSystem"], swiftSettings: testHooks),
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI"], swiftSettings: testHooks),
         .target(name: "KeygateTestSupport", dependencies: ["Keygate"], path: "Tests/KeygateTestSupport"),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCLI", "KeygateTestSupport"], swiftSettings: testHooks),

@@ -1,0 +1,46 @@
+// Moving secrets between locked memory and file descriptors without an
+// intermediate copy in ordinary memory: reading a secret piped on stdin, and
+// writing a secret to stdout for `keygate get`.
+import Glibc
+
+extension SecureBytes {
+    /// Reads everything from `fd` until EOF into locked memory. Throws `.param` when
+    /// there are more than `maxBytes`.
+    public static func read(fileDescriptor fd: Int32, maxBytes: Int) throws -> SecureBytes {
+        let capacity = maxBytes + 1
+        let buffer = try SecureBytes(count: capacity)
+        var filled = 0
+        try buffer.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            while filled < capacity {
+                let n = Glibc.read(fd, base + filled, capacity - filled)
+                if n == 0 { break }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw KeychainError.param("could not read the secret from standard input (errno \(errno)): pipe the secret in, e.g. printf %s \"$SECRET\" | keygate add …")
+                }
+                filled += n
+            }
+        }
+        if filled > maxBytes {
+            throw KeychainError.param("the secret on standard input is longer than \(maxBytes) bytes: store a key or a path to the data instead")
+        }
+        return try buffer.slice(from: 0, length: filled)
+    }
+
+    /// Writes all the bytes to `fd`, retrying short writes and EINTR.
+    public func write(toFileDescriptor fd: Int32) throws {
+        try withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            var done = 0
+            while done < raw.count {
+                let n = Glibc.write(fd, base + done, raw.count - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw KeychainError.param("could not write the secret to the output (errno \(errno)): check that the output is writable")
+                }
+                done += n
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+// `keygate add` (and macOS's add-generic-password / add-internet-password):
+// seals a secret read from stdin, or typed twice at a no-echo prompt, and stores
+// it. A secret on the command line is refused: argv is visible to every user.
+
+import Keygate
+import Glibc
+
+enum AddCommand: KeygateCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Add an item; the secret comes from standard input or a prompt.",
+        discussion: "The secret is read from standard input when it is not a terminal (exact bytes, binary-safe), or asked for twice without echo. Giving the secret as an argument is refused, because every user can read a process's arguments.",
+        aliases: ["add-generic-password", "add-internet-password"],
+        usage: "keygate add -s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] < secret",
+        options: ItemOptions.matching + [
+            ItemOptions.label, ItemOptions.comment,
+            .flag("-U", "--update", help: "Replace the secret of an existing item instead of failing."),
+            .value("--accessible", valueName: "CLASS", help: "when-unlocked (default) or after-first-unlock."),
+            .flag("-w", help: "Ask for the secret at a prompt (macOS spelling). A value after -w is refused."),
+        ] + GlobalOptions.all,
+        positionals: [PositionalSpec(name: "nothing", help: "Secrets are never taken from arguments.", optional: true, variadic: true)])
+
+    static let maxSecretBytes = 64 * 1024
+
+    static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
+        if !args.positionals.isEmpty {
+            throw context.usageError(
+                args.flag("-w")
+                    ? "a secret given on the command line is refused: other users can read it in /proc/PID/cmdline and it stays in shell history. Pipe it on standard input (printf %s \"$SECRET\" | keygate add …) or leave out the value to be prompted"
+                    : "unexpected argument: secrets are never taken from arguments; pipe the secret on standard input",
+                configuration)
+        }
+        let identity = try ItemOptions.identity(args, configuration, context)
+        var accessibility = Accessibility.whenUnlocked
+        if let raw = args.value("--accessible") {
+            guard let a = Accessibility(name: raw) else {
+                throw KeychainError(.param, "unknown accessibility class '\(raw)': use when-unlocked or after-first-unlock")
+            }
+            accessibility = a
+        }
+        let attributes = ItemAttributes(identity: identity, label: args.value("--label"),
+                                        comment: args.value("--comment"), accessibility: accessibility)
+        for (value, what) in [(attributes.label, "label"), (attributes.comment, "comment")] {
+            if let value { try ItemOptions.checkName(value, what) }
+        }
+        let operations = try context.operations(reason: "store \(identity.displayName)")
+        let secret = try readSecret(for: identity, context: context)
+        try operations.add(attributes, secret: secret, replace: args.flag("--update"))
+        return 0
+    }
+
+    /// Standard input when it is not a terminal; else a no-echo prompt, twice.
+    static func readSecret(for identity: ItemIdentity, context: CommandContext) throws -> SecureBytes {
+        if !Console.isTerminal(0) {
+            let secret = try SecureBytes.read(fileDescriptor: 0, maxBytes: maxSecretBytes)
+            if secret.count == 0 {
+                throw KeychainError(.param, "no secret on standard input: pipe it in (printf %s \"$SECRET\" | keygate add …), or run from a terminal to be prompted")
+            }
+            return secret
+        }
+        let prompter = context.prompter
+        try prompter.ensureAvailable()
+        for _ in 0..<3 {
+            guard let first = try prompter.readSecret(prompt: "Secret for \(identity.displayName): ") else {
+                throw KeychainError(.userCanceled, "canceled: nothing was stored")
+            }
+            guard let second = try prompter.readSecret(prompt: "Retype the secret: ") else {
+                throw KeychainError(.userCanceled, "canceled: nothing was stored")
+            }
+            if first.count > 0, first.constantTimeEquals(second) { return first }
+            prompter.notify(first.count == 0 ? "The secret is empty; try again." : "The two entries differ; try again.")
+        }
+        throw KeychainError(.param, "the secret was not entered the same way twice: nothing was stored")
+    }
+}

@@ -1,0 +1,29 @@
+// `keygate delete` (and delete-generic-password / delete-internet-password):
+// removes one item, or with --all every item that matches. Never prompts.
+
+import Keygate
+
+enum DeleteCommand: KeygateCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Delete an item, or with --all every matching item.",
+        discussion: "Without -a, --all is required, so that a missing -a never deletes more than intended. `keygate delete --all` alone deletes every Keygate item.",
+        aliases: ["delete-generic-password", "delete-internet-password"],
+        usage: "keygate delete -s SERVICE -a ACCOUNT | keygate delete [-s SERVICE] --all",
+        options: ItemOptions.matching + [.flag("--all", help: "Delete every matching item.")] + GlobalOptions.all)
+
+    static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
+        let all = args.flag("--all")
+        if args.value("--account") == nil, !all {
+            throw context.usageError("delete without -a ACCOUNT needs --all, to confirm that every matching item goes", configuration)
+        }
+        let query = all ? try ItemOptions.query(args, configuration, context)
+                        : ItemQuery(exactly: try ItemOptions.identity(args, configuration, context))
+        let count = try context.operations().delete(matching: query)
+        if count == 0 {
+            throw KeychainError(.itemNotFound, "no item matches, so nothing was deleted: list what exists with `keygate list`")
+        }
+        if all { Console.err("deleted \(count) item\(count == 1 ? "" : "s")\n") }
+        return 0
+    }
+}

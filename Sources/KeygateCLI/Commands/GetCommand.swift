@@ -1,0 +1,43 @@
+// `keygate get`: writes an item's secret to stdout, exactly as stored, adding a
+// newline only when stdout is a terminal. Prompts through PAM if locked.
+
+import Keygate
+
+enum GetCommand: KeygateCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Print an item's secret (exact bytes; a newline only on a terminal).",
+        discussion: "With only -s, the one item of that service is used; if several match, give -a. Unlocks the keychain through PAM when needed.",
+        usage: "keygate get -s SERVICE [-a ACCOUNT] [--internet …]",
+        options: ItemOptions.matching + GlobalOptions.all)
+
+    static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
+        let operations = try context.operations()
+        let identity = try ItemLookup.identity(args, configuration, context, operations)
+        guard let secret = try operations.secret(for: identity) else {
+            throw KeychainError(.itemNotFound, "no item for \(identity.displayName): list what exists with `keygate list`")
+        }
+        try secret.write(toFileDescriptor: 1)
+        if Console.isTerminal(1) { Console.out("\n") }
+        return 0
+    }
+}
+
+/// Resolving -s [-a] to exactly one item, as Apple's kSecMatchLimitOne does.
+enum ItemLookup {
+    static func identity(_ args: ParsedArguments, _ config: CommandConfiguration, _ context: CommandContext,
+                         _ operations: KeychainOperations) throws -> ItemIdentity {
+        if args.value("--account") != nil, args.value("--service") != nil, !args.flag("--internet") {
+            return try ItemOptions.identity(args, config, context)
+        }
+        guard args.value("--service") != nil else { throw context.usageError("\(config.commandName) needs -s SERVICE", config) }
+        let matches = try operations.attributes(matching: try ItemOptions.query(args, config, context))
+        guard let first = matches.first else {
+            throw KeychainError(.itemNotFound, "no item matches: list what exists with `keygate list`")
+        }
+        guard matches.count == 1 else {
+            throw KeychainError(.param, "\(matches.count) items match: name one with -a ACCOUNT (see `keygate list`)")
+        }
+        return first.identity
+    }
+}

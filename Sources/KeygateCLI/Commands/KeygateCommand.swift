@@ -1,0 +1,36 @@
+// What every CLI verb is: a static configuration (name, abstract, options) and a
+// run function over parsed arguments. The dispatcher in KeygateMain picks the
+// verb; the verb calls KeychainOperations and prints.
+
+import Keygate
+
+protocol KeygateCommand {
+    static var configuration: CommandConfiguration { get }
+    /// Runs the verb and returns the process exit status. Errors thrown are
+    /// KeychainError (exit status & 0xFF) or UsageError (exit 2).
+    static func run(_ arguments: ParsedArguments, context: CommandContext) throws -> Int32
+}
+
+/// Options every verb accepts.
+enum GlobalOptions {
+    static let askpass = OptionSpec.value("--askpass", valueName: "PROG",
+                                          help: "Ask for passwords with PROG (ssh-askpass semantics: the prompt is argv[1], the answer is read from its stdout). Also KEYGATE_ASKPASS.")
+    static let all: [OptionSpec] = [askpass]
+}
+
+/// What a verb needs from the process: how to prompt, and a way to build operations.
+struct CommandContext {
+    let programName: String
+    let environment: [String: String]
+    let askpass: String?
+
+    var prompter: SystemPrompter { SystemPrompter(askpass: askpass, environment: environment) }
+
+    func operations(reason: String? = nil) throws -> KeychainOperations {
+        try KeychainOperations(prompter: prompter, reason: reason)
+    }
+
+    func usageError(_ message: String, _ configuration: CommandConfiguration) -> UsageError {
+        UsageError(message: message, usage: HelpFormatter.usageLine(for: configuration, programName: programName))
+    }
+}

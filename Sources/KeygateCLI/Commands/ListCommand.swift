@@ -1,0 +1,25 @@
+// `keygate list`: the attributes of every matching item, as text or JSON. Never
+// prints a secret and never prompts.
+
+import Keygate
+
+enum ListCommand: KeygateCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List items (attributes only, never secrets).",
+        usage: "keygate list [-s SERVICE] [-a ACCOUNT] [--internet] [--json]",
+        options: ItemOptions.matching + [
+            .flag("--json", help: "Print a JSON array."),
+            .flag("--all-classes", help: "List generic and internet passwords together."),
+        ] + GlobalOptions.all)
+
+    static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
+        var query = try ItemOptions.query(args, configuration, context)
+        if args.flag("--all-classes") || (args.value("--service") == nil && !args.flag("--internet")) {
+            query.itemClass = nil
+        }
+        let items = try context.operations().attributes(matching: query)
+        Console.out(args.flag("--json") ? ItemFormatter.json(items) : ItemFormatter.text(items))
+        return 0
+    }
+}

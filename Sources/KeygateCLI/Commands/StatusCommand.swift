@@ -1,0 +1,52 @@
+// `keygate status`: whether the keychain exists and is unlocked, for how long,
+// which keys are cached (names and seconds left, never bytes) and the store's state.
+
+import Keygate
+
+enum StatusCommand: KeygateCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show whether the keychain is unlocked, for how long, and the store's state.",
+        options: [.flag("--json", help: "Print a JSON object.")] + GlobalOptions.all)
+
+    static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
+        let s = try context.operations().status()
+        if args.flag("--json") {
+            Console.out(json(s) + "\n")
+            return 0
+        }
+        var out = "user: \(s.user)\n"
+        out += "keychain: \(s.initialized ? "initialised" : "not initialised (run keygate init)") in \(s.dataDirectory)\n"
+        if s.unlocked {
+            out += "state: unlocked" + (s.secondsUntilLock.map { ", locks in \($0) s" } ?? "") + "\n"
+        } else {
+            out += "state: locked" + (s.afterFirstUnlockAvailable ? " (after-first-unlock items readable)" : "") + "\n"
+        }
+        out += "lock-after: \(s.lockAfter) s\n"
+        for key in s.cachedKeys {
+            out += "cached: \(key.name) (\(key.secondsLeft.map { "\($0) s left" } ?? "until reboot or lock --all"))\n"
+        }
+        if let e = s.storeError {
+            out += "store: unavailable: \(e)\n"
+        } else {
+            out += "store: \(s.store ?? "?"), collection \(ItemFormatter.quoted(s.collection ?? "?")), \(s.collectionLocked == true ? "locked" : "unlocked")\n"
+        }
+        Console.out(out)
+        return 0
+    }
+
+    static func json(_ s: KeychainStatus) -> String {
+        func opt(_ v: UInt64?) -> String { v.map(String.init) ?? "null" }
+        let keys = s.cachedKeys.map { JSON.object([("name", JSON.string($0.name)), ("secondsLeft", opt($0.secondsLeft))]) }
+        return JSON.object([
+            ("user", JSON.string(s.user)), ("dataDirectory", JSON.string(s.dataDirectory)),
+            ("initialized", String(s.initialized)), ("unlocked", String(s.unlocked)),
+            ("secondsUntilLock", opt(s.secondsUntilLock)), ("lockAfter", String(s.lockAfter)),
+            ("afterFirstUnlockAvailable", String(s.afterFirstUnlockAvailable)),
+            ("cachedKeys", "[" + keys.joined(separator: ",") + "]"),
+            ("store", s.store.map(JSON.string) ?? "null"), ("collection", s.collection.map(JSON.string) ?? "null"),
+            ("collectionLocked", s.collectionLocked.map { String($0) } ?? "null"),
+            ("storeError", s.storeError.map(JSON.string) ?? "null"),
+        ])
+    }
+}

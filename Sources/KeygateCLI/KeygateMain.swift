@@ -1,0 +1,110 @@
+// The CLI's entry point: picks the verb (macOS `security` spellings included),
+// parses its options, runs it, and turns errors into messages and exit codes:
+// KeychainError exits with its OSStatus & 0xFF, a usage error with 2.
+
+import Keygate
+
+public enum KeygateMain {
+    public static let version = "0.1.0"
+
+    /// The verbs, in the order `keygate help` lists them.
+    static let commands: [any KeygateCommand.Type] = [
+        InitCommand.self, AddCommand.self, GetCommand.self, FindCommand.self, DeleteCommand.self,
+        ListCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
+    ]
+
+    /// Arguments implied by a macOS alias, e.g. add-internet-password means add --internet.
+    static let impliedArguments: [String: [String]] = [
+        "add-internet-password": ["--internet"],
+        "find-internet-password": ["--internet"],
+        "delete-internet-password": ["--internet"],
+    ]
+
+    static let topLevel = CommandConfiguration(
+        commandName: "keygate",
+        abstract: "The Apple Keychain's access-control model on Linux: sealed items in your Secret Service, unlocked through PAM.",
+        discussion: "Exit status: 0 success, 44 not found, 45 duplicate, 51 authentication failed, 128 canceled, 36 interaction not allowed, 53 not available, 206 bad parameter, 93 cannot decode, 2 usage error.",
+        usage: "keygate [--askpass PROG] VERB [OPTIONS]",
+        options: [.flag("--version", help: "Print the version."), .flag("-h", "--help", help: "Show help.")]
+            + GlobalOptions.all,
+        subcommands: commands.map { $0.configuration })
+
+    /// Runs the CLI with `arguments` (without the program name) and returns the exit status.
+    public static func run(_ arguments: [String], programName: String = "keygate") -> Int32 {
+        var args = arguments
+        var askpass: String?
+        // Options before the verb.
+        while let first = args.first, first.hasPrefix("-") {
+            switch first {
+            case "--version":
+                Console.out("keygate \(version)\n")
+                return 0
+            case "-h", "--help":
+                Console.out(HelpFormatter.help(for: topLevel, programName: programName))
+                return 0
+            case "--askpass":
+                guard args.count > 1 else { return usage("option --askpass needs a value", topLevel, programName) }
+                askpass = args[1]
+                args.removeFirst(2)
+            default:
+                if first.hasPrefix("--askpass=") {
+                    askpass = String(first.dropFirst("--askpass=".count))
+                    args.removeFirst()
+                } else {
+                    return usage("unknown option '\(first)' before the verb", topLevel, programName)
+                }
+            }
+        }
+        guard let verb = args.first else {
+            Console.err(HelpFormatter.help(for: topLevel, programName: programName))
+            return 2
+        }
+        args.removeFirst()
+        if verb == "help" {
+            if let name = args.first, let command = lookup(name) {
+                Console.out(HelpFormatter.help(for: command.configuration, programName: programName))
+            } else {
+                Console.out(HelpFormatter.help(for: topLevel, programName: programName))
+            }
+            return 0
+        }
+        guard let command = lookup(verb) else {
+            return usage("unknown verb '\(verb)': see `keygate help`", topLevel, programName)
+        }
+        let config = command.configuration
+        let parsed: ParsedArguments
+        do {
+            parsed = try ArgumentParser.parse((impliedArguments[verb] ?? []) + args, for: config)
+        } catch {
+            Console.err("keygate: \(error.message)\n\(error.usage)\n")
+            return 2
+        }
+        if parsed.helpRequested {
+            Console.out(HelpFormatter.help(for: config, programName: programName))
+            return 0
+        }
+        let context = CommandContext(programName: programName, environment: ProcessEnvironment.snapshot(),
+                                     askpass: parsed.value("--askpass") ?? askpass)
+        do {
+            return try command.run(parsed, context: context)
+        } catch let error as KeychainError {
+            if !error.message.isEmpty { Console.err("keygate: \(error.message)\n") }
+            return error.exitCode
+        } catch let error as UsageError {
+            Console.err("keygate: \(error.message)\n\(error.usage)\n")
+            return 2
+        } catch {
+            Console.err("keygate: unexpected error: \(error)\n")
+            return 1
+        }
+    }
+
+    static func lookup(_ verb: String) -> (any KeygateCommand.Type)? {
+        commands.first { $0.configuration.commandName == verb || $0.configuration.aliases.contains(verb) }
+    }
+
+    private static func usage(_ message: String, _ config: CommandConfiguration, _ program: String) -> Int32 {
+        Console.err("keygate: \(message)\n\(HelpFormatter.usageLine(for: config, programName: program))\n")
+        return 2
+    }
+}

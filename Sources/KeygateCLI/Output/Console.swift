@@ -1,0 +1,25 @@
+// Writing to the terminal and the standard streams without Foundation, and
+// asking whether a stream is a terminal (a secret written to a terminal gets a
+// newline; one written to a pipe gets its exact bytes).
+import Glibc
+
+enum Console {
+    static func out(_ text: String) { write(1, text) }
+    static func err(_ text: String) { write(2, text) }
+
+    static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
+
+    static func write(_ fd: Int32, _ text: String) {
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            var done = 0
+            while done < raw.count {
+                let n = Glibc.write(fd, base + done, raw.count - done)
+                if n < 0 { if errno == EINTR { continue }; return }
+                done += n
+            }
+        }
+        bytes.removeAll()
+    }
+}

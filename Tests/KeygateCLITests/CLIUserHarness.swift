@@ -1,0 +1,75 @@
+// Runs the built `keygate` binary as a real, freshly created non-root user, in
+// that user's own private D-Bus session with gnome-keyring, authenticating through
+// real pam_unix. The PAM service file lives in a temporary folder (a test-hook
+// build reads KEYGATE_TEST_PAM_CONFDIR); the password reaches keygate only through
+// an askpass program that reads it from a 0600 file in the user's home.
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class CLIUserHarness {
+    let user: TestUser
+    let confdir: String
+    var askpass: String { user.home + "/askpass" }
+    var promptLog: String { user.home + "/prompts" }
+
+    init() throws {
+        try Requirement.require(Requirement.isRoot, "root, to create a test user (CI runs as root)")
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.keygateBinary),
+                                "the built keygate binary at \(PackagePaths.keygateBinary) (run swift build)")
+        user = try TestUser.create()
+        confdir = NSTemporaryDirectory() + "keygate-pam-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: confdir, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
+        // The same stack as pam.d/keygate resolves to on Debian: real pam_unix.
+        try "auth required pam_unix.so\naccount required pam_unix.so\n"
+            .write(toFile: confdir + "/keygate", atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: confdir + "/keygate")
+        let script = """
+        #!/bin/sh
+        # Test askpass: logs each prompt (argv[1]) and answers from a private file.
+        printf '%s\\n' "$1" >> "$HOME/prompts"
+        cat "$HOME/answer"
+        """
+        try writeUserFile("askpass", script, mode: 0o700)
+        try answerWith(user.password)
+        try writeUserFile("prompts", "", mode: 0o600)
+    }
+
+    deinit { user.remove(); try? FileManager.default.removeItem(atPath: confdir) }
+
+    /// What the askpass program answers from now on.
+    func answerWith(_ password: String) throws {
+        try writeUserFile("answer", password, mode: 0o600)
+    }
+
+    /// How many times keygate has asked for a password so far.
+    func promptCount() throws -> Int {
+        let text = (try? String(contentsOfFile: promptLog, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").count
+    }
+
+    func prompts() -> String { (try? String(contentsOfFile: promptLog, encoding: .utf8)) ?? "" }
+
+    func writeUserFile(_ name: String, _ content: String, mode: Int) throws {
+        let path = user.home + "/" + name
+        try content.write(toFile: path, atomically: false, encoding: .utf8)
+        _ = try Subprocess.run(["chown", "\(user.name):", path])
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+    }
+
+    /// Runs a shell script as the user in one private session (so the kernel keyring
+    /// cache lives across the script's steps), with askpass set unless told not to.
+    func run(_ script: String, askpass useAskpass: Bool = true, extraEnvironment: [String: String] = [:],
+             stdin: Data? = nil, timeout: TimeInterval = 120) throws -> ProcessResult {
+        var env = ["KEYGATE_TEST_PAM_CONFDIR": confdir, "KEYGATE_TEST_KDF": "fast"]
+        if useAskpass { env["KEYGATE_ASKPASS"] = askpass }
+        env.merge(extraEnvironment) { _, new in new }
+        return try UserSession.run(as: user, script: script, environment: env, stdin: stdin, timeout: timeout)
+    }
+}
+
+extension ProcessResult {
+    /// A one-line account of a run, for assertion messages.
+    var summary: String { "exit \(status)\nstdout: \(out)\nstderr: \(err)" }
+}

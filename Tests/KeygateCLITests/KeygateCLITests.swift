@@ -1,0 +1,302 @@
+// End-to-end tests of the real `keygate` binary, run as a real non-root user
+// through real pam_unix, a real gnome-keyring on a private D-Bus session and the
+// real kernel keyring. Each script prints `name=value` lines that the test reads.
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class KeygateCLITests: XCTestCase {
+    /// Parses the `name=value` lines a script printed.
+    private func values(_ r: ProcessResult) -> [String: String] {
+        var out: [String: String] = [:]
+        for line in r.out.split(separator: "\n") {
+            if let eq = line.firstIndex(of: "=") { out[String(line[..<eq])] = String(line[line.index(after: eq)...]) }
+        }
+        return out
+    }
+
+    func test_add_thenGet_afterLock_unlocksThroughPAM_andReturnsExactSecret() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s 'correct horse battery' | keygate add -s demo -a alice; echo add=$?
+            keygate lock; echo lock=$?
+            keygate get -s demo -a alice > "$HOME/out"; echo get=$?
+            printf 'got=%s\\n' "$(cat "$HOME/out")"
+            echo bytes=$(wc -c < "$HOME/out")
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["get"], "0", r.summary)
+        XCTAssertEqual(v["got"], "correct horse battery", r.summary)
+        XCTAssertEqual(v["bytes"], "21", "no newline is added when stdout is not a terminal")
+        // One prompt for the implicit init at the first add, one after the lock.
+        XCTAssertEqual(try h.promptCount(), 2, h.prompts())
+        XCTAssertTrue(r.err.contains("Recovery key"), "the first add shows the recovery key once: \(r.err)")
+    }
+
+    func test_get_withinLockAfter_doesNotPrompt_andPromptsAgainAfterLock() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s s1 | keygate add -s svc -a a; echo add=$?
+            keygate get -s svc -a a >/dev/null; echo get1=$?
+            echo n1=$(wc -l < "$HOME/prompts")
+            keygate lock
+            keygate get -s svc -a a >/dev/null; echo get2=$?
+            echo n2=$(wc -l < "$HOME/prompts")
+            keygate get -s svc -a a >/dev/null; echo get3=$?
+            echo n3=$(wc -l < "$HOME/prompts")
+            """)
+        let v = values(r)
+        XCTAssertEqual([v["add"], v["get1"], v["get2"], v["get3"]], ["0", "0", "0", "0"], r.summary)
+        XCTAssertEqual(v["n1"], "1", "the read right after the add uses the cached key")
+        XCTAssertEqual(v["n2"], "2", "after lock the next read prompts")
+        XCTAssertEqual(v["n3"], "2", "and the one after that is cached again")
+    }
+
+    func test_lockAfterTimeout_expires_andTheNextReadPrompts() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s s1 | keygate add -s svc -a a; echo add=$?
+            keygate status | grep '^state:'
+            sleep 3
+            keygate status | grep '^state:'
+            keygate get -s svc -a a >/dev/null; echo get=$?
+            echo n=$(wc -l < "$HOME/prompts")
+            """, extraEnvironment: ["KEYGATE_TEST_LOCK_AFTER": "2"])
+        let v = values(r)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertTrue(r.out.contains("state: unlocked"), r.summary)
+        XCTAssertTrue(r.out.contains("state: locked"), "the kernel timeout locked it: \(r.summary)")
+        XCTAssertEqual(v["get"], "0", r.summary)
+        XCTAssertEqual(v["n"], "2", "the read after expiry prompted")
+    }
+
+    func test_wrongPassword_threeTries_thenExit51() throws {
+        let h = try CLIUserHarness()
+        _ = try h.run("printf %s s1 | keygate add -s svc -a a")
+        XCTAssertEqual(try h.promptCount(), 1)
+        try h.answerWith("not-the-password")
+        let r = try h.run("keygate lock; keygate get -s svc -a a; echo get=$?")
+        XCTAssertEqual(values(r)["get"], "51", r.summary)
+        XCTAssertEqual(try h.promptCount(), 4, "three tries, like sudo: \(h.prompts())")
+        XCTAssertTrue(r.err.contains("incorrect password"), r.summary)
+    }
+
+    func test_noTerminal_noAskpass_exits36_atOnce() throws {
+        let h = try CLIUserHarness()
+        _ = try h.run("printf %s s1 | keygate add -s svc -a a")
+        let start = Date()
+        let r = try h.run("keygate lock; keygate get -s svc -a a; echo get=$?", askpass: false)
+        XCTAssertEqual(values(r)["get"], "36", r.summary)
+        XCTAssertTrue(r.err.contains("KEYGATE_ASKPASS"), "the message says what to do: \(r.err)")
+        XCTAssertLessThan(Date().timeIntervalSince(start), 10, "it fails at once, without waiting for PAM")
+        XCTAssertEqual(try h.promptCount(), 1, "no prompt was attempted")
+    }
+
+    func test_duplicate_exits45_andUpdateReplaces() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s one | keygate add -s svc -a a; echo add1=$?
+            printf %s two | keygate add -s svc -a a; echo add2=$?
+            printf 'v1=%s\\n' "$(keygate get -s svc -a a)"
+            printf %s three | keygate add -U -s svc -a a; echo add3=$?
+            printf 'v2=%s\\n' "$(keygate get -s svc -a a)"
+            keygate list -s svc --json; echo
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["add1"], "0", r.summary)
+        XCTAssertEqual(v["add2"], "45", r.summary)
+        XCTAssertEqual(v["v1"], "one", r.summary)
+        XCTAssertEqual(v["add3"], "0", r.summary)
+        XCTAssertEqual(v["v2"], "three", r.summary)
+        XCTAssertEqual(r.out.components(separatedBy: "\"account\":\"a\"").count - 1, 1, "still one item: \(r.out)")
+    }
+
+    func test_notFound_exits44_forGetExistsAndDelete() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s x | keygate add -s svc -a present; echo add=$?
+            keygate get -s svc -a missing; echo get=$?
+            keygate exists -s svc -a missing; echo exists=$?
+            keygate exists -s svc -a present; echo present=$?
+            keygate delete -s svc -a missing; echo delete=$?
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["get"], "44", r.summary)
+        XCTAssertEqual(v["exists"], "44", r.summary)
+        XCTAssertEqual(v["present"], "0", r.summary)
+        XCTAssertEqual(v["delete"], "44", r.summary)
+    }
+
+    func test_noSecretService_exits53_withAdvice() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/bus keygate list; echo nobus=$?
+            dbus-run-session -- keygate list; echo nokeyring=$?
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["nobus"], "53", r.summary)
+        XCTAssertEqual(v["nokeyring"], "53", r.summary)
+        XCTAssertTrue(r.err.contains("secret-session"), "the message says what to start: \(r.err)")
+    }
+
+    func test_unresponsiveDaemon_exits53_withinTheDeadline() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            pid=$(pgrep -u "$(id -u)" -f gnome-keyring-daemon | head -n1)
+            kill -STOP "$pid"
+            start=$(date +%s)
+            keygate list; echo list=$?
+            echo took=$(( $(date +%s) - start ))
+            kill -CONT "$pid"
+            """, extraEnvironment: ["KEYGATE_TEST_STORE_DEADLINE": "2"])
+        let v = values(r)
+        XCTAssertEqual(v["list"], "53", r.summary)
+        XCTAssertLessThanOrEqual(Int(v["took"] ?? "99") ?? 99, 4, r.summary)
+        XCTAssertTrue(r.err.contains("did not answer"), r.summary)
+    }
+
+    func test_lockedCollection_isNotReportedAsNotFound() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s x | keygate add -s svc -a a; echo add=$?
+            gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \\
+              --method org.freedesktop.Secret.Service.Lock "['/org/freedesktop/secrets/aliases/default']" >/dev/null
+            keygate get -s svc -a a; echo get=$?
+            keygate exists -s svc -a a; echo exists=$?
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["get"], "36", "a locked collection is not 'not found': \(r.summary)")
+        XCTAssertEqual(v["exists"], "36", r.summary)
+        XCTAssertTrue(r.err.contains("locked"), r.summary)
+    }
+
+    func test_storedBlob_containsNoPlaintext() throws {
+        let h = try CLIUserHarness()
+        let canary = "CANARY-\(UUID().uuidString)"
+        let r = try h.run("""
+            printf %s '\(canary)' | keygate add -s svc -a a -l mylabel; echo add=$?
+            secret-tool search --all xdg:schema io.keygate.Item 2>&1
+            """)
+        XCTAssertEqual(values(r)["add"], "0", r.summary)
+        XCTAssertTrue(r.out.contains("attribute.account = a"), "the search did find the item: \(r.summary)")
+        XCTAssertFalse(r.out.contains(canary), "no plaintext reaches the Secret Service")
+        XCTAssertFalse(r.out.contains(String(canary.dropFirst(7).prefix(8))), "not even a piece of it")
+    }
+
+    func test_binarySecret_roundTripsExactly() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf '\\000\\001\\377 a\\nb\\n\\000' > "$HOME/in"
+            keygate add -s bin -a a < "$HOME/in"; echo add=$?
+            keygate get -s bin -a a > "$HOME/out"; echo get=$?
+            cmp "$HOME/in" "$HOME/out"; echo same=$?
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["get"], "0", r.summary)
+        XCTAssertEqual(v["same"], "0", r.summary)
+    }
+
+    func test_secretOnCommandLine_isRefused_andNothingStored() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            keygate add -s svc -a a -w hunter2 </dev/null; echo add=$?
+            keygate exists -s svc -a a; echo exists=$?
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["add"], "2", r.summary)
+        XCTAssertTrue(r.err.contains("/proc"), "the refusal says why: \(r.err)")
+        XCTAssertFalse(r.err.contains("hunter2"), "the refused secret is not echoed")
+        XCTAssertEqual(v["exists"], "44", r.summary)
+    }
+
+    func test_macOSSpellings_workLikeTheKeygateVerbs() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s pw | keygate add-generic-password -s mail -a bob -l 'Mail' -j 'a comment'; echo add=$?
+            printf 'w=%s\\n' "$(keygate find-generic-password -s mail -a bob -w)"
+            keygate find-generic-password -s mail -a bob
+            printf %s ipw | keygate add-internet-password -s example.com -a carol -r https -P 8443 -p /login; echo addi=$?
+            printf 'wi=%s\\n' "$(keygate find-internet-password -s example.com -a carol -r https -P 8443 -p /login -w)"
+            keygate delete-internet-password -s example.com -a carol -r https -P 8443 -p /login; echo deli=$?
+            keygate delete-generic-password -s mail -a bob; echo del=$?
+            keygate list --json
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["w"], "pw", r.summary)
+        XCTAssertTrue(r.out.contains("label: Mail"), r.summary)
+        XCTAssertTrue(r.out.contains("comment: \"a comment\""), r.summary)
+        XCTAssertEqual(v["addi"], "0", r.summary)
+        XCTAssertEqual(v["wi"], "ipw", r.summary)
+        XCTAssertEqual(v["deli"], "0", r.summary)
+        XCTAssertEqual(v["del"], "0", r.summary)
+        XCTAssertTrue(r.out.hasSuffix("[]\n"), "everything was deleted: \(r.summary)")
+    }
+
+    func test_deleteWithoutAccount_needsAll() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            for a in a b c; do printf %s x | keygate add -s svc -a $a; done
+            printf %s y | keygate add -s other -a a
+            keygate delete -s svc; echo noall=$?
+            keygate delete -s svc --all; echo all=$?
+            keygate list --json
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["noall"], "2", r.summary)
+        XCTAssertEqual(v["all"], "0", r.summary)
+        XCTAssertTrue(r.out.contains("\"service\":\"other\""), "other services are untouched: \(r.summary)")
+        XCTAssertFalse(r.out.contains("\"service\":\"svc\""), r.summary)
+        XCTAssertTrue(r.err.contains("deleted 3 items"), r.summary)
+    }
+
+    func test_afterFirstUnlock_survivesLock_butNotLockAll() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s afu | keygate add -s svc -a a --accessible after-first-unlock; echo add=$?
+            keygate lock
+            printf 'v1=%s\\n' "$(keygate get -s svc -a a)"
+            echo n1=$(wc -l < "$HOME/prompts")
+            keygate lock --all
+            printf 'v2=%s\\n' "$(keygate get -s svc -a a)"
+            echo n2=$(wc -l < "$HOME/prompts")
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["v1"], "afu", r.summary)
+        XCTAssertEqual(v["n1"], "1", "after-first-unlock stays readable after lock")
+        XCTAssertEqual(v["v2"], "afu", r.summary)
+        XCTAssertEqual(v["n2"], "2", "lock --all drops it too")
+    }
+
+    func test_cachedMasterKey_isPossessorOnly_inTheUserKeyring() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s x | keygate add -s svc -a a; echo add=$?
+            id=$(keyctl search @u user "keygate:$(id -u):master"); echo found=$?
+            echo perm=$(keyctl rdescribe "$id" | cut -d';' -f4)
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["found"], "0", r.summary)
+        XCTAssertEqual(v["perm"], "3f000000", "possessor only: \(r.summary)")
+    }
+
+    func test_status_reportsLockState_andJSON() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            keygate status --json; echo
+            printf %s x | keygate add -s svc -a a
+            keygate status --json; echo
+            """)
+        let lines = r.out.split(separator: "\n").filter { $0.hasPrefix("{") }
+        XCTAssertEqual(lines.count, 2, r.summary)
+        XCTAssertTrue(lines.first?.contains("\"initialized\":false") ?? false, r.summary)
+        XCTAssertTrue(lines.last?.contains("\"unlocked\":true") ?? false, r.summary)
+        XCTAssertFalse(lines.last?.contains("\"secondsUntilLock\":null") ?? true, r.summary)
+    }
+}
