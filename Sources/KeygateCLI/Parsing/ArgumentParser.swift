@@ -11,7 +11,7 @@
 //   `-s --` is "option -s needs a value". Use `--service=--` for that value.
 // - "--" ends the options; everything after it goes to afterDoubleDash.
 // - "-" alone is a positional.
-// - `-h` / `--help` set helpRequested (unless the configuration defines them);
+// - `-h` / `--help` set helpRequested (each unless the configuration defines it);
 //   once help is requested no other mistake is reported.
 // - Options and positionals may be mixed in any order.
 
@@ -95,7 +95,7 @@ enum ArgumentParser {
                 inlineValue = String(token[token.index(after: equals)...])
             }
             guard let spec = optionsByName[name] else {
-                if configuration.recognisesHelp, name == "-h" || name == "--help" {
+                if configuration.helpNames.contains(name) {
                     result.helpRequested = true
                 } else {
                     report(unknownOption(token, name: name, hasInlineValue: inlineValue != nil, at: position))
@@ -124,6 +124,10 @@ enum ArgumentParser {
         }
 
         func unknownOption(_ token: String, name: String, hasInlineValue: Bool, at position: Int) -> String {
+            // "-service" for "--service": the token is a known name, not a secret.
+            if !token.hasPrefix("--"), !hasInlineValue, optionsByName["-" + token] != nil {
+                return "unknown option '\(token)' (did you mean '-\(token)'?)"
+            }
             // "-wSECRET" or "-Uw": a known short option with something glued on.
             // Never quote the rest: it may be a password.
             if !token.hasPrefix("--"), token.count > 2 {
@@ -142,7 +146,7 @@ enum ArgumentParser {
                 return "unknown option \(ArgumentEcho.describe(shown, previous: previous, configuration: configuration))"
             }
             var candidates = configuration.options.flatMap(\.names)
-            if configuration.recognisesHelp { candidates += ["-h", "--help"] }
+            candidates += configuration.helpNames
             if let suggestion = NameSuggestion.closest(to: name, among: candidates) {
                 return "unknown option '\(shown)' (did you mean '\(suggestion)'?)"
             }

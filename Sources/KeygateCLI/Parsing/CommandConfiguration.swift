@@ -34,10 +34,10 @@ extension CommandConfiguration {
         subcommands.first { $0.answers(to: name) }
     }
 
-    /// Whether the parser treats `-h` and `--help` as a help request. It does
-    /// unless the configuration uses one of those names for an option of its own.
-    var recognisesHelp: Bool {
-        !options.contains { $0.names.contains("-h") || $0.names.contains("--help") }
+    /// The names the parser treats as a help request: `-h` and `--help`, less
+    /// any the configuration uses for an option of its own.
+    var helpNames: [String] {
+        ["-h", "--help"].filter { name in !options.contains { $0.names.contains(name) } }
     }
 
     /// "keygate get", or just "keygate" for the top-level command.

@@ -116,8 +116,9 @@ enum HelpFormatter {
             if option.isRepeated { label += " ..." }
             return (label: label, help: option.help)
         }
-        if configuration.recognisesHelp {
-            rows.append((label: "-h, --help", help: helpOptionHelp))
+        let helpNames = configuration.helpNames
+        if !helpNames.isEmpty {
+            rows.append((label: helpNames.joined(separator: ", "), help: helpOptionHelp))
         }
         return rows
     }
