@@ -335,3 +335,33 @@ final class ArgumentParserTests: XCTestCase {
         XCTAssertTrue(try parse(["--help"], Self.connect).helpRequested, "--help is still free")
     }
 }
+
+final class ConfigurationCheckTests: XCTestCase {
+    func test_sampleConfigurations_haveNoProblems() {
+        for configuration in [ArgumentParserTests.add, ArgumentParserTests.find, ArgumentParserTests.copy,
+                              ArgumentParserTests.remove, ArgumentParserTests.connect] {
+            XCTAssertEqual(configuration.configurationProblems, [], configuration.commandName)
+        }
+    }
+
+    func test_configurationProblems_findsDuplicatesBadNamesAndMisorderedPositionals() {
+        let bad = CommandConfiguration(
+            commandName: "bad",
+            abstract: "",
+            options: [.flag("-s", help: ""), .value("-s", "service", valueName: "s", help: "")],
+            positionals: [
+                PositionalSpec(name: "rest", help: "", variadic: true),
+                PositionalSpec(name: "maybe", help: "", optional: true),
+                PositionalSpec(name: "needed", help: ""),
+            ]
+        )
+        XCTAssertEqual(bad.configurationProblems, [
+            "bad: option name -s is used twice",
+            "bad: 'service' is not a valid option name",
+            "bad: variadic <rest> must be the last positional",
+            "bad: required <needed> follows an optional positional",
+        ])
+        let parent = CommandConfiguration(commandName: "keygate", abstract: "", subcommands: [bad])
+        XCTAssertEqual(parent.configurationProblems.count, 4, "subcommands are checked too")
+    }
+}
