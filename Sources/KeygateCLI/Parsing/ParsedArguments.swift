@@ -1,0 +1,75 @@
+// The result of ArgumentParser.parse: which options were given, with their
+// values, and the positionals. Lookups accept any of an option's names.
+
+/// What a command line said, checked against a CommandConfiguration.
+struct ParsedArguments: Sendable {
+    /// Positionals in the order given (not counting anything after "--").
+    var positionals: [String] = []
+    /// Everything after the first "--", unparsed (for `keygate exec -- CMD ...`).
+    var afterDoubleDash: [String] = []
+    /// `-h` or `--help` appeared before "--" (and not as an option's value).
+    /// When set, the parser has not reported any other mistake: show help.
+    var helpRequested = false
+
+    /// Option key → values in the order given; a flag has one "" per occurrence.
+    private var occurrences: [String: [String]] = [:]
+    /// Any option name (and its key without dashes) → the option's key.
+    private var keysByName: [String: String] = [:]
+    /// Positional spec name → the positionals assigned to it.
+    private var positionalsByName: [String: [String]] = [:]
+
+    init(configuration: CommandConfiguration) {
+        for option in configuration.options {
+            let key = option.key
+            for name in option.names where keysByName[name] == nil {
+                keysByName[name] = key
+            }
+            let bare = String(key.drop { $0 == "-" })
+            if !bare.isEmpty, keysByName[bare] == nil {
+                keysByName[bare] = key
+            }
+        }
+    }
+
+    /// Whether the option was given at least once. Works for value options too.
+    /// `name` may be any of the option's names ("-U", "--update") or its key
+    /// without dashes ("update"). An unknown name gives false.
+    func flag(_ name: String) -> Bool {
+        count(name) > 0
+    }
+
+    /// The option's value; the last occurrence wins. Nil when not given.
+    func value(_ name: String) -> String? {
+        values(name).last
+    }
+
+    /// Every value given for the option, in order.
+    func values(_ name: String) -> [String] {
+        guard let key = keysByName[name] else { return [] }
+        return occurrences[key] ?? []
+    }
+
+    /// How many times the option was given (`-v -v` gives 2).
+    func count(_ name: String) -> Int {
+        values(name).count
+    }
+
+    /// The positional(s) assigned to the PositionalSpec called `name`: one
+    /// for a plain positional, any number for a variadic one.
+    func positionalValues(_ name: String) -> [String] {
+        positionalsByName[name] ?? []
+    }
+
+    /// The positional assigned to the PositionalSpec called `name`, if given.
+    func positional(_ name: String) -> String? {
+        positionalValues(name).first
+    }
+
+    mutating func record(_ option: OptionSpec, value: String) {
+        occurrences[option.key, default: []].append(value)
+    }
+
+    mutating func assign(_ values: [String], toPositional name: String) {
+        positionalsByName[name] = values
+    }
+}
