@@ -24,7 +24,7 @@ public enum KeygateMain {
         commandName: "keygate",
         abstract: "The Apple Keychain's access-control model on Linux: sealed items in your Secret Service, unlocked through PAM.",
         discussion: "Exit status: 0 success, 44 not found, 45 duplicate, 51 authentication failed, 128 canceled, 36 interaction not allowed, 53 not available, 206 bad parameter, 93 cannot decode, 2 usage error.",
-        usage: "keygate [--askpass PROG] VERB [OPTIONS]",
+        usage: "[--askpass PROG] VERB [OPTIONS]",
         options: [.flag("--version", help: "Print the version."), .flag("-h", "--help", help: "Show help.")]
             + GlobalOptions.all,
         subcommands: commands.map { $0.configuration })
@@ -40,7 +40,7 @@ public enum KeygateMain {
                 Console.out("keygate \(version)\n")
                 return 0
             case "-h", "--help":
-                Console.out(HelpFormatter.help(for: topLevel, programName: programName))
+                Console.out(HelpFormatter.help(for: topLevel, programName: programName) + "\n")
                 return 0
             case "--askpass":
                 guard args.count > 1 else { return usage("option --askpass needs a value", topLevel, programName) }
@@ -56,15 +56,15 @@ public enum KeygateMain {
             }
         }
         guard let verb = args.first else {
-            Console.err(HelpFormatter.help(for: topLevel, programName: programName))
+            Console.err(HelpFormatter.help(for: topLevel, programName: programName) + "\n")
             return 2
         }
         args.removeFirst()
         if verb == "help" {
             if let name = args.first, let command = lookup(name) {
-                Console.out(HelpFormatter.help(for: command.configuration, programName: programName))
+                Console.out(HelpFormatter.help(for: command.configuration, programName: programName) + "\n")
             } else {
-                Console.out(HelpFormatter.help(for: topLevel, programName: programName))
+                Console.out(HelpFormatter.help(for: topLevel, programName: programName) + "\n")
             }
             return 0
         }
@@ -80,7 +80,7 @@ public enum KeygateMain {
             return 2
         }
         if parsed.helpRequested {
-            Console.out(HelpFormatter.help(for: config, programName: programName))
+            Console.out(HelpFormatter.help(for: config, programName: programName) + "\n")
             return 0
         }
         let context = CommandContext(programName: programName, environment: ProcessEnvironment.snapshot(),

@@ -11,7 +11,7 @@ enum AddCommand: KeygateCommand {
         abstract: "Add an item; the secret comes from standard input or a prompt.",
         discussion: "The secret is read from standard input when it is not a terminal (exact bytes, binary-safe), or asked for twice without echo. Giving the secret as an argument is refused, because every user can read a process's arguments.",
         aliases: ["add-generic-password", "add-internet-password"],
-        usage: "keygate add -s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] < secret",
+        usage: "-s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] < secret",
         options: ItemOptions.matching + [
             ItemOptions.label, ItemOptions.comment,
             .flag("-U", "--update", help: "Replace the secret of an existing item instead of failing."),

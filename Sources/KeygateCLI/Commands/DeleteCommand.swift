@@ -9,7 +9,7 @@ enum DeleteCommand: KeygateCommand {
         abstract: "Delete an item, or with --all every matching item.",
         discussion: "Without -a, --all is required, so that a missing -a never deletes more than intended. `keygate delete --all` alone deletes every Keygate item.",
         aliases: ["delete-generic-password", "delete-internet-password"],
-        usage: "keygate delete -s SERVICE -a ACCOUNT | keygate delete [-s SERVICE] --all",
+        usage: "-s SERVICE -a ACCOUNT | keygate delete [-s SERVICE] --all",
         options: ItemOptions.matching + [.flag("--all", help: "Delete every matching item.")] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {

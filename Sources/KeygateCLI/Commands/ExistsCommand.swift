@@ -7,7 +7,7 @@ enum ExistsCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "exists",
         abstract: "Exit 0 if the item exists, 44 if not (no output, no prompt).",
-        usage: "keygate exists -s SERVICE -a ACCOUNT",
+        usage: "-s SERVICE -a ACCOUNT",
         options: ItemOptions.matching + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {

@@ -8,7 +8,7 @@ enum FindCommand: KeygateCommand {
         commandName: "find-generic-password",
         abstract: "Show an item's attributes; with -w print only its secret (macOS spelling).",
         aliases: ["find-internet-password"],
-        usage: "keygate find-generic-password -s SERVICE [-a ACCOUNT] [-w]",
+        usage: "-s SERVICE [-a ACCOUNT] [-w]",
         options: ItemOptions.matching + [.flag("-w", help: "Print only the secret.")] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {

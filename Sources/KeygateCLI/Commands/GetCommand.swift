@@ -8,7 +8,7 @@ enum GetCommand: KeygateCommand {
         commandName: "get",
         abstract: "Print an item's secret (exact bytes; a newline only on a terminal).",
         discussion: "With only -s, the one item of that service is used; if several match, give -a. Unlocks the keychain through PAM when needed.",
-        usage: "keygate get -s SERVICE [-a ACCOUNT] [--internet …]",
+        usage: "-s SERVICE [-a ACCOUNT] [--internet …]",
         options: ItemOptions.matching + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {

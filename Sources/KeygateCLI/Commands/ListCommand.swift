@@ -7,7 +7,7 @@ enum ListCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List items (attributes only, never secrets).",
-        usage: "keygate list [-s SERVICE] [-a ACCOUNT] [--internet] [--json]",
+        usage: "[-s SERVICE] [-a ACCOUNT] [--internet] [--json]",
         options: ItemOptions.matching + [
             .flag("--json", help: "Print a JSON array."),
             .flag("--all-classes", help: "List generic and internet passwords together."),

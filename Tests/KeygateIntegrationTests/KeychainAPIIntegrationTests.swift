@@ -1,0 +1,140 @@
+// The Swift API end to end in one process: a real gnome-keyring on the private
+// session bus, real libpam (pam_matrix through pam_start_confdir), the real kernel
+// keyring and real Argon2id (at the test-hook cost). Only the person typing is scripted.
+import Foundation
+import Keygate
+import KeygateTestSupport
+import XCTest
+
+final class KeychainAPIIntegrationTests: XCTestCase {
+    private var pam: PAMMatrix?
+    private var dataHome = ""
+    private let password = "matrix-\(UUID().uuidString.prefix(8))"
+    private var service = ""
+
+    override func setUpWithError() throws {
+        try Requirement.requireSecretService()
+        let user = try UserAccount.current()
+        pam = try PAMMatrix(service: "keygate", user: user.name, password: password)
+        dataHome = NSTemporaryDirectory() + "keygate-data-\(UUID().uuidString)"
+        setenv("XDG_DATA_HOME", dataHome, 1)
+        setenv("KEYGATE_TEST_PAM_CONFDIR", pam?.confdir ?? "", 1)
+        setenv("KEYGATE_TEST_KDF", "fast", 1)
+        service = "api-test-\(UUID().uuidString.prefix(8))"
+        // A master key cached by an earlier test belongs to another data folder.
+        try KeychainOperations(prompter: ScriptedPrompter(answers: [])).lock(all: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? Keychain(service: service).removeAll()
+        try? KeychainOperations(prompter: ScriptedPrompter(answers: [])).lock(all: true)
+        unsetenv("XDG_DATA_HOME")
+        unsetenv("KEYGATE_TEST_PAM_CONFDIR")
+        unsetenv("KEYGATE_TEST_KDF")
+        try? FileManager.default.removeItem(atPath: dataHome)
+    }
+
+    func test_set_then_read_roundTrips_andPromptsOnceForTheFirstUnlock() throws {
+        let person = ScriptedPrompter(answers: [password])
+        let keychain = Keychain(service: service).prompter(person)
+        try keychain.set("s3cret", for: "alice")
+        XCTAssertEqual(try keychain.string(for: "alice"), "s3cret")
+        XCTAssertEqual(person.prompts.count, 1, "init prompted once; the read used the cached key")
+        XCTAssertTrue(person.notices.contains { $0.contains("Recovery key") }, "the recovery key is shown once")
+        try keychain.set(Data([0, 1, 2, 255]), for: "bin")
+        XCTAssertEqual(try keychain.data(for: "bin"), Data([0, 1, 2, 255]))
+    }
+
+    func test_missingItem_isNil_notAnError() throws {
+        let keychain = Keychain(service: service).prompter(ScriptedPrompter(answers: [password]))
+        XCTAssertNil(try keychain.data(for: "nobody"))
+        XCTAssertFalse(try keychain.contains("nobody"))
+        XCTAssertNil(try keychain.attributes(for: "nobody"))
+        XCTAssertNoThrow(try keychain.remove("nobody"))
+    }
+
+    func test_add_failsOnDuplicate_setReplaces() throws {
+        let keychain = Keychain(service: service).prompter(ScriptedPrompter(answers: [password]))
+        try keychain.add("one", for: "a")
+        XCTAssertThrowsError(try keychain.add("two", for: "a")) { error in
+            XCTAssertEqual((error as? KeychainError)?.status, -25299)
+        }
+        try keychain.set("three", for: "a")
+        XCTAssertEqual(try keychain.string(for: "a"), "three")
+        XCTAssertEqual(try keychain.allKeys(), ["a"])
+    }
+
+    func test_codable_roundTrips() throws {
+        struct Token: Codable, Equatable { var value: String; var expires: Int }
+        let keychain = Keychain(service: service).prompter(ScriptedPrompter(answers: [password]))
+        try keychain.set(Token(value: "t", expires: 42), for: "tok")
+        XCTAssertEqual(try keychain.decode(Token.self, for: "tok"), Token(value: "t", expires: 42))
+    }
+
+    func test_attributes_labelCommentAndDates() throws {
+        let keychain = Keychain(service: service).label("My label").comment("note")
+            .prompter(ScriptedPrompter(answers: [password]))
+        let before = UInt64(Date().timeIntervalSince1970) - 1
+        try keychain.set("x", for: "acct")
+        let a = try XCTUnwrap(keychain.attributes(for: "acct"))
+        XCTAssertEqual(a.label, "My label")
+        XCTAssertEqual(a.comment, "note")
+        XCTAssertGreaterThanOrEqual(a.created, before)
+        XCTAssertGreaterThanOrEqual(a.modified, a.created)
+    }
+
+    func test_removeAll_removesOnlyThisService() throws {
+        let person = ScriptedPrompter(answers: [password])
+        let mine = Keychain(service: service).prompter(person)
+        let other = Keychain(service: service + "-other").prompter(person)
+        try mine.set("1", for: "a")
+        try mine.set("2", for: "b")
+        try other.set("3", for: "a")
+        try mine.removeAll()
+        XCTAssertEqual(try mine.allKeys(), [])
+        XCTAssertEqual(try other.string(for: "a"), "3")
+        try other.removeAll()
+    }
+
+    func test_internetPassword_roundTrips_andIsDistinctFromGeneric() throws {
+        let person = ScriptedPrompter(answers: [password])
+        let web = Keychain(server: service, protocol: .https, port: 8443, path: "/login").prompter(person)
+        let generic = Keychain(service: service).prompter(person)
+        try web.set("web", for: "u")
+        try generic.set("gen", for: "u")
+        XCTAssertEqual(try web.string(for: "u"), "web")
+        XCTAssertEqual(try generic.string(for: "u"), "gen")
+        try web.removeAll()
+    }
+
+    func test_wrongPassword_threeTimes_isAuthFailed() throws {
+        // Create the keychain first, then lock and try with wrong answers.
+        try Keychain(service: service).prompter(ScriptedPrompter(answers: [password])).set("x", for: "a")
+        try KeychainOperations(prompter: ScriptedPrompter(answers: [])).lock(all: true)
+        let person = ScriptedPrompter(answers: ["no", "nope", "never"])
+        XCTAssertThrowsError(try Keychain(service: service).prompter(person).data(for: "a")) { error in
+            XCTAssertEqual((error as? KeychainError)?.code, .authFailed)
+        }
+        XCTAssertEqual(person.prompts.count, 3)
+    }
+
+    func test_canceledPrompt_isUserCanceled() throws {
+        try Keychain(service: service).prompter(ScriptedPrompter(answers: [password])).set("x", for: "a")
+        try KeychainOperations(prompter: ScriptedPrompter(answers: [])).lock(all: true)
+        XCTAssertThrowsError(try Keychain(service: service).prompter(ScriptedPrompter(answers: [nil])).data(for: "a")) {
+            XCTAssertEqual(($0 as? KeychainError)?.exitCode, 128)
+        }
+    }
+
+    func test_asyncVariants_work() async throws {
+        let keychain = Keychain(service: service).prompter(ScriptedPrompter(answers: [password]))
+        try await keychain.set("async", for: "a")
+        let value = try await keychain.string(for: "a")
+        XCTAssertEqual(value, "async")
+        let keys = try await keychain.allKeys()
+        XCTAssertEqual(keys, ["a"])
+        try await keychain.remove("a")
+        let gone = try await keychain.contains("a")
+        XCTAssertFalse(gone)
+    }
+}

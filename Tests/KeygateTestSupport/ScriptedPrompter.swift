@@ -1,0 +1,33 @@
+// A Prompter that answers from a queue and counts what it was asked: the person
+// at the prompt, scripted. PAM, the store and the keyring stay real around it.
+import Foundation
+import Keygate
+
+public final class ScriptedPrompter: Prompter, @unchecked Sendable {
+    private let lock = NSLock()
+    private var answers: [String?]
+    private var _prompts: [String] = []
+    private var _notices: [String] = []
+
+    /// nil in `answers` means "the person cancels".
+    public init(answers: [String?]) { self.answers = answers }
+
+    public var prompts: [String] { lock.withLock { _prompts } }
+    public var notices: [String] { lock.withLock { _notices } }
+
+    public func enqueue(_ answer: String?) { lock.withLock { answers.append(answer) } }
+
+    public func readSecret(prompt: String) throws -> SecureBytes? {
+        let next: String?? = lock.withLock {
+            _prompts.append(prompt)
+            return answers.isEmpty ? .some(nil) : answers.removeFirst()
+        }
+        guard let answer = next ?? nil else { return nil }
+        var bytes = Array(answer.utf8)
+        return try SecureBytes(consuming: &bytes)
+    }
+
+    public func notify(_ message: String) { lock.withLock { _notices.append(message) } }
+
+    public func ensureAvailable() throws {}
+}

@@ -1,0 +1,58 @@
+@testable import Keygate
+import XCTest
+
+final class ItemModelTests: XCTestCase {
+    func test_canonicalBytes_differ_whenFieldsShiftBetweenServiceAndAccount() {
+        let a = ItemIdentity.generic(service: "ab", account: "c")
+        let b = ItemIdentity.generic(service: "a", account: "bc")
+        XCTAssertNotEqual(a.canonicalBytes, b.canonicalBytes, "length prefixes keep fields apart")
+    }
+
+    func test_canonicalBytes_differ_betweenClasses() {
+        let g = ItemIdentity.generic(service: "example.com", account: "u")
+        let i = ItemIdentity.internet(server: "example.com", account: "u")
+        XCTAssertNotEqual(g.canonicalBytes, i.canonicalBytes)
+    }
+
+    func test_exactQuery_matchesOnlyThatIdentity() {
+        let id = ItemIdentity.internet(server: "h", account: "u", protocol: .https, port: 443, path: "/p")
+        let q = ItemQuery(exactly: id)
+        XCTAssertTrue(q.matches(ItemAttributes(identity: id)))
+        var other = id
+        other.port = 8443
+        XCTAssertFalse(q.matches(ItemAttributes(identity: other)))
+        var noProto = id
+        noProto.protocol = nil
+        XCTAssertFalse(q.matches(ItemAttributes(identity: noProto)))
+    }
+
+    func test_protocolNames_mapToAppleCodes() {
+        XCTAssertEqual(InternetProtocol(name: "https"), .https)
+        XCTAssertEqual(InternetProtocol(name: "htps"), .https)
+        XCTAssertEqual(InternetProtocol(name: "ssh")?.rawValue, "ssh ")
+        XCTAssertEqual(InternetProtocol(name: "xyz")?.rawValue, "xyz ")
+        XCTAssertNil(InternetProtocol(name: "toolong"))
+    }
+
+    func test_accessibility_acceptsAppleConstantNames() {
+        XCTAssertEqual(Accessibility(name: "kSecAttrAccessibleAfterFirstUnlock"), .afterFirstUnlock)
+        XCTAssertEqual(Accessibility(name: "when-unlocked"), .whenUnlocked)
+        XCTAssertNil(Accessibility(name: "sometimes"))
+        XCTAssertTrue(Accessibility.afterFirstUnlock.survivesLock)
+        XCTAssertFalse(Accessibility.whenUnlocked.survivesLock)
+    }
+
+    func test_keychainOptions_areImmutableCopies() {
+        let base = Keychain(service: "vpn")
+        let labelled = base.label("VPN").accessibility(.afterFirstUnlock)
+        XCTAssertNil(base.label)
+        XCTAssertEqual(base.accessibility, .whenUnlocked)
+        XCTAssertEqual(labelled.label, "VPN")
+        XCTAssertEqual(labelled.accessibility, .afterFirstUnlock)
+        XCTAssertEqual(base.identity("alice"), .generic(service: "vpn", account: "alice"))
+        let web = Keychain(server: "example.com", protocol: .https, port: 443)
+        XCTAssertEqual(web.identity("bob").itemClass, .internetPassword)
+        XCTAssertEqual(web.scopeQuery().server, "example.com")
+        XCTAssertEqual(web.scopeQuery().port, 443)
+    }
+}
