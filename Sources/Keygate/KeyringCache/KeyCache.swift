@@ -155,7 +155,6 @@ struct KeyCache: Sendable {
                 try KernelKeyring.addKey(type: keyType, description: description, payload: bytes, into: .processKeyring)
             }
         }.get()
-        let previous = try? KernelKeyring.search(.userKeyring, type: keyType, description: description)
         do throws(KeyringErrno) {
             try KernelKeyring.setPermissions(staged, .possessorOnly)
             if timeout > 0 { try KernelKeyring.setTimeout(staged, seconds: timeout) }
@@ -165,12 +164,10 @@ struct KeyCache: Sendable {
             throw error
         }
         // Published. Failing to unlink here leaves only a link that dies with the process.
+        // The displaced key needs no invalidation: possessor-only and no longer in any
+        // keyring, nobody can reach it (root gets EACCES too), and the kernel frees it,
+        // wiping the payload, as soon as its last reference goes.
         try? KernelKeyring.unlink(staged, from: .processKeyring)
-        // The displaced key is unlinked already; invalidate it so no holder of its
-        // serial can read the old bytes until garbage collection.
-        if let previous, previous != staged {
-            try? possessing { () throws(KeyringErrno) in try KernelKeyring.invalidate(previous) }
-        }
     }
 
     /// Runs `body`, and once more after making @u's keys possessed by this process
