@@ -1,0 +1,26 @@
+// BLAKE2b (libsodium's `crypto_generichash`): key identifiers, the recovery
+// protector's wrapping key and the recovery key's checksum. Keyed hashing only:
+// every use passes its own key, so outputs from different uses never collide.
+internal import CSodium
+
+enum GenericHash {
+    /// BLAKE2b of `input` under `key` (16...64 bytes), `outputBytes` (16...64) long,
+    /// written straight into locked memory. The C function is `crypto_generichash(3)`.
+    static func hash(_ input: SecureBytes, key: [UInt8], outputBytes: Int) throws -> SecureBytes {
+        guard (16...64).contains(outputBytes), (16...64).contains(key.count) else {
+            throw KeychainError.param("internal: BLAKE2b output and key must be 16 to 64 bytes")
+        }
+        let out = try SecureBytes(count: outputBytes)
+        let rc = out.withUnsafeMutableBytes { o in o.withNonNullBytes { op in
+            input.withUnsafeBytes { i in i.withNonNullBytes { ip in
+                key.withUnsafeBytes { k in k.withNonNullBytes { kp in
+                    crypto_generichash(op, o.count, ip, UInt64(i.count), kp, k.count)
+                } }
+            } }
+        } }
+        guard rc == 0 else {
+            throw KeychainError.notAvailable("libsodium could not hash: reinstall libsodium23 and try again")
+        }
+        return out
+    }
+}

@@ -1,0 +1,130 @@
+// The master key and its protectors on disk: <dir>/protectors/login.json (password,
+// Argon2id) and recovery.json (recovery key), one file each, written atomically
+// (AtomicFile) in a private folder (PrivateDirectory). Wrapping is delegated to Protector.
+// Other kinds of protector files may sit beside them; this store ignores them.
+
+final class KeyStore: Sendable {
+    static let maxProtectorBytes = 64 * 1024
+    static let fileMode: UInt32 = 0o600
+
+    let directory: String
+
+    init(directory: String) {
+        self.directory = directory
+    }
+
+    /// `$XDG_DATA_HOME/keygate`, or `$HOME/.local/share/keygate`; nil with neither set.
+    static func defaultDirectory(environment: [String: String]) -> String? {
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/keygate" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/share/keygate" }
+        return nil
+    }
+
+    var protectorsDirectory: String { directory + "/protectors" }
+    var loginPath: String { protectorsDirectory + "/login.json" }
+    var recoveryPath: String { protectorsDirectory + "/recovery.json" }
+
+    var isInitialized: Bool {
+        AtomicFile.exists(loginPath) || AtomicFile.exists(recoveryPath)
+    }
+
+    func initialize(password: SecureBytes, kdf: KDFParameters) throws -> (masterKey: SecureBytes, recoveryKey: SecureBytes) {
+        guard !isInitialized else {
+            throw KeychainError.duplicateItem("the keychain is already initialised (\(protectorsDirectory)): unlock it with `keygate unlock`, or change its password with `keygate passwd`")
+        }
+        try kdf.validateForNewProtector()
+        let masterKey = try SecureBytes.random(count: Protector.masterKeyBytes)
+        let recoveryKey = try RecoveryKey.generate()
+        let login = try passwordProtector(masterKey: masterKey, password: password, kdf: kdf)
+        let recoverySalt = Sodium.randomBytes(Protector.saltBytes)
+        let recovery = try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.recovery,
+                                          wrappingKey: Protector.recoveryWrappingKey(recoveryKey: recoveryKey, salt: recoverySalt),
+                                          salt: recoverySalt, kdf: nil)
+        try PrivateDirectory.make(protectorsDirectory)
+        try AtomicFile.create(login.encoded(), at: loginPath, mode: Self.fileMode)
+        do {
+            try AtomicFile.create(recovery.encoded(), at: recoveryPath, mode: Self.fileMode)
+        } catch {
+            try? AtomicFile.remove(loginPath)  // all or nothing: a keychain without its recovery key is a trap
+            throw error
+        }
+        return (masterKey, recoveryKey)
+    }
+
+    func unlock(password: SecureBytes) throws -> SecureBytes {
+        guard let login = try readProtector(loginPath, kind: Protector.Kind.password) else { throw missing(loginPath) }
+        guard let kdf = login.kdf else { throw Protector.corrupt(loginPath) }
+        let wrappingKey = try kdf.deriveKey(password: password, salt: login.saltBytes(path: loginPath))
+        guard let masterKey = try login.unwrap(with: wrappingKey, path: loginPath) else {
+            throw KeychainError.authFailed("this password does not open the keychain: if your login password changed outside Keygate, run `keygate passwd`, or unlock with the recovery key (`keygate unlock --recovery`)")
+        }
+        return masterKey
+    }
+
+    func unlock(recoveryKey: SecureBytes) throws -> SecureBytes {
+        guard let recovery = try readProtector(recoveryPath, kind: Protector.Kind.recovery) else { throw missing(recoveryPath) }
+        let wrappingKey = try Protector.recoveryWrappingKey(recoveryKey: recoveryKey, salt: recovery.saltBytes(path: recoveryPath))
+        guard let masterKey = try recovery.unwrap(with: wrappingKey, path: recoveryPath) else {
+            throw KeychainError.authFailed("this recovery key does not open the keychain: check it against the copy you saved, or unlock with your password")
+        }
+        return masterKey
+    }
+
+    /// Re-wraps the login protector for `newPassword`. `kdf` nil keeps the recorded cost.
+    /// A damaged login protector is replaced, as long as the master key matches the
+    /// recovery protector: that is how a user recovers from one.
+    func rewrapLogin(masterKey: SecureBytes, newPassword: SecureBytes, kdf: KDFParameters?) throws {
+        let existing = try? readProtector(loginPath, kind: Protector.Kind.password)
+        let recovery = try? readProtector(recoveryPath, kind: Protector.Kind.recovery)
+        guard let recordedID = existing?.masterKeyID ?? recovery?.masterKeyID else {
+            if isInitialized {
+                throw KeychainError.decode("neither \(loginPath) nor \(recoveryPath) can be read, so the master key cannot be checked: restore them from a backup")
+            }
+            throw notInitialized()
+        }
+        guard try Protector.masterKeyID(of: masterKey) == recordedID else {
+            throw KeychainError.param("this master key does not belong to the keychain at \(directory): unlock it again and retry")
+        }
+        guard let cost = kdf ?? existing?.kdf else {
+            throw KeychainError.param("the login protector records no Argon2id cost to keep: pass a cost, or let keygate calibrate one")
+        }
+        try cost.validateForNewProtector()
+        let login = try passwordProtector(masterKey: masterKey, password: newPassword, kdf: cost)
+        try PrivateDirectory.make(protectorsDirectory)
+        try AtomicFile.write(login.encoded(), to: loginPath, mode: Self.fileMode)
+    }
+
+    /// The cost recorded in the login protector (nil when there is none).
+    func loginKDF() throws -> KDFParameters? {
+        try readProtector(loginPath, kind: Protector.Kind.password)?.kdf
+    }
+
+    // MARK: - Implementation
+
+    private func passwordProtector(masterKey: SecureBytes, password: SecureBytes, kdf: KDFParameters) throws -> Protector {
+        let salt = Sodium.randomBytes(KDFParameters.saltBytes)
+        let wrappingKey = try kdf.deriveKey(password: password, salt: salt)
+        return try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.password, wrappingKey: wrappingKey, salt: salt, kdf: kdf)
+    }
+
+    private func readProtector(_ path: String, kind: String) throws -> Protector? {
+        guard let bytes = try AtomicFile.read(path, maxBytes: Self.maxProtectorBytes) else { return nil }
+        let protector = try Protector.decode(bytes, path: path)
+        guard protector.kind == kind else {
+            throw KeychainError.decode("\(path) holds a \"\(protector.kind)\" protector where a \"\(kind)\" one belongs: move it aside and restore the right file from a backup")
+        }
+        return protector
+    }
+
+    private func missing(_ path: String) -> KeychainError {
+        guard isInitialized else { return notInitialized() }
+        if path == loginPath {
+            return .notAvailable("the login protector \(path) is missing: unlock with the recovery key (`keygate unlock --recovery`), then run `keygate passwd` to write a new one")
+        }
+        return .notAvailable("the recovery protector \(path) is missing: unlock with your password; restore the file from a backup to use the recovery key again")
+    }
+
+    private func notInitialized() -> KeychainError {
+        .notAvailable("the keychain is not initialised: run `keygate init`")
+    }
+}
