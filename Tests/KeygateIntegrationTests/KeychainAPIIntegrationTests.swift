@@ -27,7 +27,7 @@ final class KeychainAPIIntegrationTests: XCTestCase {
 
     override func tearDownWithError() throws {
         try? Keychain(service: service).removeAll()
-        try? KeychainOperations(prompter: ScriptedPrompter(answers: [])).lock(all: true)
+        _ = try? KeychainOperations(prompter: ScriptedPrompter(answers: [])).lock(all: true)
         unsetenv("XDG_DATA_HOME")
         unsetenv("KEYGATE_TEST_PAM_CONFDIR")
         unsetenv("KEYGATE_TEST_KDF")

@@ -3,7 +3,7 @@
 // This is the only file in Keygate that talks to CKeyutils (libkeyutils). It retries
 // on EINTR and frees (after wiping) every buffer keyutils allocates.
 internal import CKeyutils
-import Glibc
+internal import Glibc
 
 /// A kernel key or keyring serial number (`key_serial_t`), or one of the special
 /// negative ids such as `@u` that the kernel resolves for the calling process.

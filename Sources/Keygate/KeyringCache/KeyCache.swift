@@ -2,7 +2,7 @@
 // each key is a possessor-only "user" key named "keygate:<uid>:<name>" under the
 // user keyring @u, with a kernel timeout. Delegates the system calls to
 // KernelKeyring and the payload layout to KeyCachePayload.
-import Glibc
+internal import Glibc
 import Synchronization
 
 /// One cached key as `keygate status` shows it: never its bytes.

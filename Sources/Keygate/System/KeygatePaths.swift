@@ -1,7 +1,7 @@
 // Where Keygate keeps its per-user files: the master key's protectors live under
 // $XDG_DATA_HOME/keygate (default ~/.local/share/keygate). Items themselves live in
 // the Secret Service, not here.
-import Glibc
+internal import Glibc
 
 enum KeygatePaths {
     /// The per-user data folder. HOME comes from the environment when set (so that

@@ -1,6 +1,6 @@
 // A snapshot of the process environment as a dictionary, read once through
 // `environ` so the library does not need Foundation's ProcessInfo.
-import Glibc
+internal import Glibc
 
 public enum ProcessEnvironment {
     public static func snapshot() -> [String: String] {

@@ -1,6 +1,6 @@
 // The calling user, from the kernel's real uid and the password database
 // (getpwuid_r), never from $USER, which any process can set.
-import Glibc
+internal import Glibc
 
 public struct UserAccount: Sendable, Equatable {
     public let uid: UInt32
