@@ -254,6 +254,28 @@ final class SecretServiceStoreTests: XCTestCase {
         XCTAssertTrue(status.backend.contains("Secret Service"))
     }
 
+    // MARK: - speed
+
+    func test_warmGet_takesFewMilliseconds_likeOneSecretToolLookupOrLess() throws {
+        let written = genericAttributes()
+        try store.create(written, blob: binaryBlob, replace: false)
+        let query = ItemQuery(exactly: written.identity)
+        _ = try store.search(query, loadBlobs: true)  // opens the bus, the service and the session once
+
+        var samples: [Duration] = []
+        for _ in 0..<20 {
+            let started = ContinuousClock.now
+            let found = try store.search(query, loadBlobs: true)
+            samples.append(ContinuousClock.now - started)
+            XCTAssertEqual(found.first?.blob, binaryBlob)
+        }
+        let median = samples.sorted()[samples.count / 2]
+        // secret-tool lookup takes about 15 ms as a whole process; a warm get must stay well under it
+        // (generous, for a loaded 2-core machine).
+        XCTAssertLessThan(median, .milliseconds(15), "median warm get \(median)")
+        if ProcessInfo.processInfo.environment["KEYGATE_PROBE_VERBOSE"] == "1" { print("median warm get: \(median)") }
+    }
+
     // MARK: - child processes: locked collection, no bus, stopped daemon
 
     func test_operations_throwInteractionNotAllowed_whenDefaultCollectionLocked() throws {
@@ -431,7 +453,8 @@ enum StoreProbe {
         return Result(transcript: result.out + result.err)
     }
 
-    private static var selector: String { "KeygateIntegrationTests.SecretServiceStoreTests/test_status_reportsUnlockedDefaultCollection" }
+    /// The whole class: its class-level setUp runs the probe and exits before any test starts.
+    private static var selector: String { "KeygateIntegrationTests.SecretServiceStoreTests" }
 
     private static func selfPath() throws -> String {
         try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
