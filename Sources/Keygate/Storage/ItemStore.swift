@@ -1,0 +1,30 @@
+// The storage layer's contract: what the keychain asks of a backend (search, create,
+// delete, status), independent of libsecret. `SecretServiceStore` is the real backend.
+
+/// One item as the storage layer sees it: attributes in the clear, the secret as a sealed blob (ciphertext).
+struct StoredItem: Sendable {
+    var attributes: ItemAttributes
+    /// The sealed blob; nil unless the search asked to load blobs.
+    var blob: [UInt8]?
+}
+
+/// What `keygate status` reports about the store.
+struct StoreStatus: Sendable {
+    /// The backend, e.g. "Secret Service (libsecret)".
+    var backend: String
+    /// The default collection's label (or its D-Bus path when it has none).
+    var collection: String
+    var locked: Bool
+}
+
+protocol ItemStore: Sendable {
+    /// Items matching the query, in the default collection. loadBlobs: also fetch each secret.
+    func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem]
+    /// Creates the item. If an item with the same identity (Apple primary key) exists: throws
+    /// .duplicateItem when !replace; when replace, updates it IN PLACE (secret, attributes, label), keeping its
+    /// creation date.
+    func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws
+    /// Deletes every matching item; returns how many.
+    @discardableResult func delete(_ query: ItemQuery) throws -> Int
+    func status() throws -> StoreStatus
+}

@@ -1,0 +1,60 @@
+// Turns what libsecret reports (a GError, or NULL with no error) into a KeychainError that
+// says what happened and what to do. Never shows a GError code; the GError's message may
+// follow in parentheses (libsecret never puts a secret in one).
+internal import CSecret
+
+enum SecretServiceFailure {
+    static let lockedMessage = "the default keyring collection is locked: unlock it (log in to the desktop, "
+        + "or restart gnome-keyring-daemon with --unlock), then try again"
+    static let noServiceMessage = "no Secret Service on the session bus: start gnome-keyring-daemon, "
+        + "or run under scripts/secret-session"
+    static let noDefaultCollectionMessage = "the Secret Service has no default collection: create one "
+        + "(log in to the desktop once, or use seahorse), or run under scripts/secret-session"
+
+    static func locked() -> KeychainError { .interactionNotAllowed(lockedMessage) }
+
+    static func noDefaultCollection() -> KeychainError { .notAvailable(noDefaultCollectionMessage) }
+
+    /// The error for a failed call. `action` says what was being done ("search for items").
+    static func map(_ error: GErrorInfo?, action: String, deadline: ServiceDeadline) -> KeychainError {
+        let detail = error.map { $0.message.isEmpty ? "" : " (\($0.message))" } ?? ""
+        guard let error else {
+            return .notAvailable("the Secret Service could not \(action) and gave no reason: "
+                                 + "check that gnome-keyring-daemon is running, then try again")
+        }
+        let io = g_io_error_quark(), dbus = g_dbus_error_quark(), secret = secret_error_get_quark()
+        if error.is(io, G_IO_ERROR_CANCELLED.rawValue) || error.is(io, G_IO_ERROR_TIMED_OUT.rawValue)
+            || error.is(dbus, G_DBUS_ERROR_NO_REPLY.rawValue) || error.is(dbus, G_DBUS_ERROR_TIMEOUT.rawValue)
+            || error.is(dbus, G_DBUS_ERROR_TIMED_OUT.rawValue) || deadline.expired {
+            return .notAvailable("the Secret Service did not answer within \(deadline.limitText): check that "
+                                 + "gnome-keyring-daemon is running and responsive (or run under scripts/secret-session)")
+        }
+        if error.is(secret, SECRET_ERROR_IS_LOCKED.rawValue) || error.message.lowercased().contains("locked") {
+            return locked()
+        }
+        if error.is(dbus, G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue) || error.is(dbus, G_DBUS_ERROR_NAME_HAS_NO_OWNER.rawValue)
+            || error.message.contains("was not provided by any .service files") {
+            return .notAvailable(noServiceMessage + detail)
+        }
+        if !hasSessionBusAddress || error.message.contains("Cannot autolaunch D-Bus") {
+            return .notAvailable("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set): start one with "
+                                 + "dbus-run-session and gnome-keyring-daemon, or run under scripts/secret-session" + detail)
+        }
+        if error.is(dbus, G_DBUS_ERROR_DISCONNECTED.rawValue) || error.is(dbus, G_DBUS_ERROR_NO_SERVER.rawValue)
+            || error.is(io, G_IO_ERROR_NOT_FOUND.rawValue) || error.is(io, G_IO_ERROR_CONNECTION_REFUSED.rawValue)
+            || error.is(io, G_IO_ERROR_CLOSED.rawValue) || error.is(io, G_IO_ERROR_BROKEN_PIPE.rawValue) {
+            return .notAvailable("cannot reach the D-Bus session bus at DBUS_SESSION_BUS_ADDRESS: start a session bus "
+                                 + "and gnome-keyring-daemon, or run under scripts/secret-session" + detail)
+        }
+        if error.is(secret, SECRET_ERROR_NO_SUCH_OBJECT.rawValue) {
+            return .itemNotFound("the item went away while Keygate tried to \(action): try again" + detail)
+        }
+        return .notAvailable("the Secret Service could not \(action): check that gnome-keyring-daemon is running "
+                             + "and healthy, then try again" + detail)
+    }
+
+    private static var hasSessionBusAddress: Bool {
+        guard let value = g_getenv("DBUS_SESSION_BUS_ADDRESS") else { return false }
+        return value.pointee != 0
+    }
+}

@@ -1,0 +1,539 @@
+// Integration tests of SecretServiceStore against a real gnome-keyring on a real session bus.
+//
+// Most tests run in this process, on the session bus the suite runs under (scripts/secret-session,
+// or: HOME=$(mktemp -d) dbus-run-session -- sh -c 'echo -n pw | gnome-keyring-daemon --unlock
+// --components=secrets --daemonize >/dev/null; exec swift test --filter SecretServiceStoreTests').
+//
+// A few cases need a bus this process is not on: a locked collection, a missing bus, a stopped
+// daemon. GDBus caches the session bus per process, and a locked login keyring cannot be unlocked
+// again without a prompter, so those tests re-run this test binary as a child ("probe") inside a
+// nested private session (dbus-run-session + its own gnome-keyring) or with a broken bus address.
+// The child runs the store operations in `StoreProbe.run` and prints one line per step.
+import Foundation
+import XCTest
+@testable import Keygate
+import KeygateTestSupport
+
+final class SecretServiceStoreTests: XCTestCase {
+    /// A per-test namespace, so tests never see each other's items.
+    private var tag = ""
+    private let store = SecretServiceStore()
+
+    override class func setUp() {
+        super.setUp()
+        // In a child run, do the probe's work and leave before any test runs.
+        StoreProbe.runIfRequested()
+    }
+
+    override func setUpWithError() throws {
+        try Requirement.requireSecretService()
+        tag = "kg-test-\(UUID().uuidString.prefix(8))"
+    }
+
+    override func tearDownWithError() throws {
+        guard !tag.isEmpty else { return }
+        _ = try? store.delete(ItemQuery(itemClass: .genericPassword, service: tag))
+        _ = try? store.delete(ItemQuery(itemClass: .genericPassword, service: tag + "-other"))
+        _ = try? store.delete(ItemQuery(itemClass: .internetPassword, server: tag + ".example"))
+    }
+
+    // MARK: - helpers
+
+    /// Bytes no text API would carry: NULs, high bytes, a trailing NUL.
+    private let binaryBlob: [UInt8] = [0x00, 0x01, 0xff, 0x00, 0x7f, 0x80, 0x0a, 0x0d, 0x00] + Array(0..<255) + [0]
+
+    private func genericAttributes(account: String = "alice", label: String? = "Mail for alice") -> ItemAttributes {
+        ItemAttributes(identity: .generic(service: tag, account: account), label: label, comment: "a comment",
+                       generic: [0x00, 0x42, 0xff, 0x00], accessibility: .afterFirstUnlock)
+    }
+
+    private func internetAttributes() -> ItemAttributes {
+        ItemAttributes(identity: .internet(server: tag + ".example", account: "bob", protocol: .https, port: 8443,
+                                           path: "/login", securityDomain: "realm", authenticationType: .htmlForm),
+                       label: "bob at example", comment: nil, generic: [0x01],
+                       accessibility: .whenUnlockedThisDeviceOnly)
+    }
+
+    /// `written` with the dates the store filled in, for comparing whole values.
+    private func withDates(_ written: ItemAttributes, from read: ItemAttributes) -> ItemAttributes {
+        var expected = written
+        expected.created = read.created
+        expected.modified = read.modified
+        return expected
+    }
+
+    private func assertThrows(_ code: KeychainError.Code, _ body: () throws -> Void,
+                              file: StaticString = #filePath, line: UInt = #line) {
+        do {
+            try body()
+            XCTFail("expected \(code.name), but the call succeeded", file: file, line: line)
+        } catch let error as KeychainError {
+            XCTAssertEqual(error.code, code, "message: \(error.message)", file: file, line: line)
+        } catch {
+            XCTFail("expected KeychainError \(code.name), got \(error)", file: file, line: line)
+        }
+    }
+
+    // MARK: - round trips
+
+    func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {
+        let written = genericAttributes()
+        try store.create(written, blob: binaryBlob, replace: false)
+
+        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.count, 1)
+        let item = try XCTUnwrap(found.first)
+        XCTAssertEqual(item.blob, binaryBlob)
+        XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+        XCTAssertGreaterThan(item.attributes.created, 1_600_000_000)
+        XCTAssertGreaterThanOrEqual(item.attributes.modified, item.attributes.created)
+    }
+
+    func test_search_roundTripsInternetItem_withEveryPrimaryKeyField() throws {
+        let written = internetAttributes()
+        try store.create(written, blob: [0, 0, 0], replace: false)
+
+        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.count, 1)
+        let item = try XCTUnwrap(found.first)
+        XCTAssertEqual(item.blob, [0, 0, 0])
+        XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+    }
+
+    func test_search_roundTripsInternetItem_withUnsetOptionalFields() throws {
+        let written = ItemAttributes(identity: .internet(server: tag + ".example", account: "carol"), label: "carol")
+        try store.create(written, blob: [9], replace: false)
+
+        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.map(\.attributes), [withDates(written, from: try XCTUnwrap(found.first).attributes)])
+        XCTAssertNil(found.first?.attributes.identity.protocol)
+        XCTAssertNil(found.first?.attributes.identity.authenticationType)
+    }
+
+    func test_search_roundTripsEmptyBlobAndEmptyGeneric() throws {
+        var written = genericAttributes()
+        written.generic = []
+        written.comment = nil
+        try store.create(written, blob: [], replace: false)
+
+        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: true).first)
+
+        XCTAssertEqual(item.blob, [])
+        XCTAssertEqual(item.attributes.generic, [])
+        XCTAssertNil(item.attributes.comment)
+    }
+
+    func test_label_readsBackAsDisplayName_whenWrittenWithoutLabel() throws {
+        let written = genericAttributes(label: nil)
+        try store.create(written, blob: [1], replace: false)
+
+        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
+
+        XCTAssertEqual(item.attributes.label, written.identity.displayName)
+    }
+
+    func test_search_returnsNilBlobs_whenBlobsNotRequested() throws {
+        try store.create(genericAttributes(), blob: [1, 2, 3], replace: false)
+
+        let found = try store.search(ItemQuery(service: tag), loadBlobs: false)
+
+        XCTAssertEqual(found.count, 1)
+        XCTAssertNil(found.first?.blob)
+    }
+
+    func test_search_returnsEmpty_whenItemMissing() throws {
+        let found = try store.search(ItemQuery(exactly: .generic(service: tag, account: "nobody")), loadBlobs: true)
+
+        XCTAssertEqual(found.count, 0)
+    }
+
+    func test_search_matchesLabelClientSide_andLeavesNilFieldsOpen() throws {
+        try store.create(genericAttributes(account: "a1", label: "first"), blob: [1], replace: false)
+        try store.create(genericAttributes(account: "a2", label: "second"), blob: [2], replace: false)
+
+        let all = try store.search(ItemQuery(service: tag), loadBlobs: false)
+        let second = try store.search(ItemQuery(service: tag, label: "second"), loadBlobs: true)
+
+        XCTAssertEqual(Set(all.map(\.attributes.identity.account)), ["a1", "a2"])
+        XCTAssertEqual(second.map(\.attributes.identity.account), ["a2"])
+        XCTAssertEqual(second.first?.blob, [2])
+    }
+
+    // MARK: - duplicates and replace
+
+    func test_create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse() throws {
+        try store.create(genericAttributes(), blob: [1], replace: false)
+
+        assertThrows(.duplicateItem) {
+            try self.store.create(self.genericAttributes(label: "another label"), blob: [2], replace: false)
+        }
+        let found = try store.search(ItemQuery(service: tag), loadBlobs: true)
+        XCTAssertEqual(found.map(\.blob), [[1]])
+    }
+
+    func test_create_withReplace_updatesInPlace_keepingCreationDate() throws {
+        let first = genericAttributes()
+        try store.create(first, blob: [1, 0, 1], replace: false)
+        let before = try XCTUnwrap(try store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
+        Thread.sleep(forTimeInterval: 1.1)  // the Secret Service keeps whole seconds
+
+        var second = first
+        second.label = "renamed"
+        second.comment = "changed"
+        second.generic = [7, 7]
+        second.accessibility = .whenUnlocked
+        try store.create(second, blob: [2, 0, 2, 0], replace: true)
+
+        let found = try store.search(ItemQuery(exactly: first.identity), loadBlobs: true)
+        XCTAssertEqual(found.count, 1)
+        let after = try XCTUnwrap(found.first)
+        XCTAssertEqual(after.blob, [2, 0, 2, 0])
+        XCTAssertEqual(after.attributes, withDates(second, from: after.attributes))
+        XCTAssertEqual(after.attributes.created, before.attributes.created)
+        XCTAssertGreaterThan(after.attributes.modified, before.attributes.created)
+    }
+
+    func test_create_withReplace_createsItem_whenNoneExists() throws {
+        try store.create(genericAttributes(), blob: [5], replace: true)
+
+        let found = try store.search(ItemQuery(service: tag), loadBlobs: true)
+
+        XCTAssertEqual(found.map(\.blob), [[5]])
+    }
+
+    // MARK: - delete
+
+    func test_delete_returnsCount_andRemovesOnlyMatches() throws {
+        try store.create(genericAttributes(account: "a1"), blob: [1], replace: false)
+        try store.create(genericAttributes(account: "a2"), blob: [2], replace: false)
+        let other = ItemAttributes(identity: .generic(service: tag + "-other", account: "a1"), label: "other")
+        try store.create(other, blob: [3], replace: false)
+        try store.create(internetAttributes(), blob: [4], replace: false)
+
+        XCTAssertEqual(try store.delete(ItemQuery(itemClass: .genericPassword, service: tag)), 2)
+
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 0)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: other.identity), loadBlobs: true).map(\.blob), [[3]])
+        XCTAssertEqual(try store.search(ItemQuery(exactly: internetAttributes().identity), loadBlobs: false).count, 1)
+        XCTAssertEqual(try store.delete(ItemQuery(itemClass: .genericPassword, service: tag)), 0)
+    }
+
+    func test_delete_withLabel_deletesOnlyThatLabel() throws {
+        try store.create(genericAttributes(account: "a1", label: "keep"), blob: [1], replace: false)
+        try store.create(genericAttributes(account: "a2", label: "drop"), blob: [2], replace: false)
+
+        XCTAssertEqual(try store.delete(ItemQuery(service: tag, label: "drop")), 1)
+
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).map(\.attributes.label), ["keep"])
+    }
+
+    // MARK: - other schemas, status
+
+    func test_search_ignoresItemsOfAnotherSchema() throws {
+        try Requirement.require(which("secret-tool") != nil, "secret-tool (libsecret-tools)")
+        let stored = try Subprocess.run(["secret-tool", "store", "--label", "x", "service", tag, "account", "bar"],
+                                        stdin: Data("foreign".utf8), timeout: 20)
+        XCTAssertEqual(stored.status, 0, stored.err)
+        defer { _ = try? Subprocess.run(["secret-tool", "clear", "service", tag, "account", "bar"], timeout: 20) }
+
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: true).count, 0)
+        XCTAssertEqual(try store.search(ItemQuery(service: tag, account: "bar"), loadBlobs: false).count, 0)
+        XCTAssertEqual(try store.delete(ItemQuery(service: tag)), 0)
+        let lookup = try Subprocess.run(["secret-tool", "lookup", "service", tag, "account", "bar"], timeout: 20)
+        XCTAssertEqual(lookup.out, "foreign", "the foreign item must survive Keygate's delete")
+    }
+
+    func test_status_reportsUnlockedDefaultCollection() throws {
+        let status = try store.status()
+
+        XCTAssertFalse(status.locked)
+        XCTAssertFalse(status.collection.isEmpty)
+        XCTAssertTrue(status.backend.contains("Secret Service"))
+    }
+
+    // MARK: - speed
+
+    func test_warmGet_takesFewMilliseconds_likeOneSecretToolLookupOrLess() throws {
+        let written = genericAttributes()
+        try store.create(written, blob: binaryBlob, replace: false)
+        let query = ItemQuery(exactly: written.identity)
+        _ = try store.search(query, loadBlobs: true)  // opens the bus, the service and the session once
+
+        var samples: [Duration] = []
+        for _ in 0..<20 {
+            let started = ContinuousClock.now
+            let found = try store.search(query, loadBlobs: true)
+            samples.append(ContinuousClock.now - started)
+            XCTAssertEqual(found.first?.blob, binaryBlob)
+        }
+        let median = samples.sorted()[samples.count / 2]
+        // secret-tool lookup takes about 15 ms as a whole process; a warm get must stay well under it
+        // (generous, for a loaded 2-core machine).
+        XCTAssertLessThan(median, .milliseconds(15), "median warm get \(median)")
+        if ProcessInfo.processInfo.environment["KEYGATE_PROBE_VERBOSE"] == "1" { print("median warm get: \(median)") }
+    }
+
+    // MARK: - child processes: locked collection, no bus, stopped daemon
+
+    func test_operations_throwInteractionNotAllowed_whenDefaultCollectionLocked() throws {
+        let result = try StoreProbe.runInNestedSession(.locked)
+
+        XCTAssertEqual(result.step("create-unlocked"), "ok", result.transcript)
+        XCTAssertEqual(result.step("lock"), "ok", result.transcript)
+        XCTAssertEqual(result.step("search"), "errSecInteractionNotAllowed", result.transcript)
+        XCTAssertEqual(result.step("search-exact"), "errSecInteractionNotAllowed", result.transcript)
+        XCTAssertEqual(result.step("create"), "errSecInteractionNotAllowed", result.transcript)
+        XCTAssertEqual(result.step("delete"), "errSecInteractionNotAllowed", result.transcript)
+        XCTAssertEqual(result.step("status"), "locked", result.transcript)
+        XCTAssertTrue(result.transcript.contains("the default keyring collection is locked"), result.transcript)
+    }
+
+    func test_search_throwsNotAvailable_quickly_whenBusSocketMissing() throws {
+        let result = try StoreProbe.run(.noBus, environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/kg-bus"])
+
+        XCTAssertEqual(result.step("search"), "errSecNotAvailable", result.transcript)
+        XCTAssertLessThan(result.milliseconds("search"), 2000, result.transcript)
+        XCTAssertTrue(result.transcript.contains("scripts/secret-session"), result.transcript)
+    }
+
+    func test_search_throwsNotAvailable_whenNoBusAddressAndNoDisplay() throws {
+        let result = try StoreProbe.run(.noBus, environment: [:], removing: ["DBUS_SESSION_BUS_ADDRESS", "DISPLAY"])
+
+        XCTAssertEqual(result.step("search"), "errSecNotAvailable", result.transcript)
+        XCTAssertTrue(result.transcript.contains("no D-Bus session bus"), result.transcript)
+        XCTAssertFalse(result.transcript.contains("GDBus.Error"), result.transcript)
+    }
+
+    func test_search_throwsNotAvailable_whenBusHasNoSecretService() throws {
+        // A nested bus with no gnome-keyring on it and no service files to activate one.
+        let result = try StoreProbe.runInNestedSession(.noBus, startKeyring: false, serviceFiles: false)
+
+        XCTAssertEqual(result.step("search"), "errSecNotAvailable", result.transcript)
+        XCTAssertTrue(result.transcript.contains("no Secret Service on the session bus: start gnome-keyring-daemon"),
+                      result.transcript)
+    }
+
+    func test_search_throwsNotAvailable_whenNoDefaultCollection() throws {
+        // D-Bus activation starts gnome-keyring without --unlock in an empty HOME: no login keyring, no default alias.
+        let result = try StoreProbe.runInNestedSession(.noBus, startKeyring: false)
+
+        XCTAssertEqual(result.step("search"), "errSecNotAvailable", result.transcript)
+        XCTAssertTrue(result.transcript.contains("has no default collection"), result.transcript)
+    }
+
+    func test_operations_failWithinDeadline_whenDaemonStopped() throws {
+        let result = try StoreProbe.runInNestedSession(.stopped)
+
+        // Cold: the stopped daemon is met by the very first call of the process.
+        XCTAssertEqual(result.step("cold-search"), "errSecNotAvailable", result.transcript)
+        XCTAssertLessThan(result.milliseconds("cold-search"), StoreProbe.deadlineMilliseconds + 2000, result.transcript)
+        XCTAssertGreaterThanOrEqual(result.milliseconds("cold-search"), StoreProbe.deadlineMilliseconds - 100,
+                                    result.transcript)
+        // Warm: the daemon answered before, then stopped (libsecret's cached service and session).
+        XCTAssertEqual(result.step("warm-create"), "ok", result.transcript)
+        XCTAssertEqual(result.step("stopped-search"), "errSecNotAvailable", result.transcript)
+        XCTAssertLessThan(result.milliseconds("stopped-search"), StoreProbe.deadlineMilliseconds + 2000,
+                          result.transcript)
+        XCTAssertTrue(result.transcript.contains("did not answer within 1 s"), result.transcript)
+        // Once the daemon runs again, the same process recovers.
+        XCTAssertEqual(result.step("resumed-search"), "ok", result.transcript)
+    }
+
+    private func which(_ tool: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(tool)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+/// The child side of the tests above, and the parent's means to start it.
+enum StoreProbe {
+    enum Mode: String { case locked, noBus = "no-bus", stopped }
+
+    static let deadlineMilliseconds = 1000
+    private static let modeVariable = "KEYGATE_STORE_PROBE"
+    private static let pidVariable = "KEYGATE_STORE_PROBE_DAEMON_PID"
+    private static let prefix = "KEYGATE-PROBE"
+
+    struct Result {
+        let transcript: String
+
+        init(transcript: String) {
+            self.transcript = transcript
+            // KEYGATE_PROBE_VERBOSE=1 shows what each child printed, passing or not.
+            if ProcessInfo.processInfo.environment["KEYGATE_PROBE_VERBOSE"] == "1" {
+                FileHandle.standardError.write(Data(transcript.utf8))
+            }
+        }
+
+        /// The outcome of a step: "ok", an errSec name, or "locked"/"unlocked" for status.
+        func step(_ name: String) -> String? { fields(name)?.outcome }
+        func milliseconds(_ name: String) -> Int { fields(name)?.ms ?? Int.max }
+
+        private func fields(_ name: String) -> (outcome: String, ms: Int)? {
+            for line in transcript.split(separator: "\n") {
+                let parts = line.split(separator: " ", maxSplits: 4).map(String.init)
+                if parts.count >= 4, parts[0] == StoreProbe.prefix, parts[1] == name {
+                    return (parts[2], Int(parts[3]) ?? Int.max)
+                }
+            }
+            return nil
+        }
+    }
+
+    // MARK: parent
+
+    /// Runs the probe in this test binary with `environment` added (and `removing` taken out).
+    static func run(_ mode: Mode, environment: [String: String], removing: [String] = []) throws -> Result {
+        var env = ProcessInfo.processInfo.environment
+        for key in removing { env.removeValue(forKey: key) }
+        env.merge(environment) { _, new in new }
+        env[modeVariable] = mode.rawValue
+        let result = try Subprocess.run([try selfPath(), selector], environment: env, timeout: 60)
+        return Result(transcript: result.out + result.err)
+    }
+
+    /// Runs the probe inside a new dbus-run-session with its own gnome-keyring (HOME in a temporary folder).
+    static func runInNestedSession(_ mode: Mode, startKeyring: Bool = true, serviceFiles: Bool = true) throws -> Result {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-run-session"), "dbus-run-session")
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/gnome-keyring-daemon"), "gnome-keyring-daemon")
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/gdbus"), "gdbus")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("kg-probe-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        var env = ProcessInfo.processInfo.environment
+        for key in ["DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "XDG_RUNTIME_DIR", "GNOME_KEYRING_CONTROL"] {
+            env.removeValue(forKey: key)
+        }
+        env["HOME"] = home
+        env[modeVariable] = mode.rawValue
+        env["KEYGATE_PROBE_START_KEYRING"] = startKeyring ? "1" : "0"
+        // The keyring runs in the foreground of this script, so the script knows its pid: it
+        // stops nothing and kills nothing but its own daemon.
+        let script = """
+            if [ "$KEYGATE_PROBE_START_KEYRING" = 1 ]; then
+              echo -n pw | gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null 2>&1 &
+              daemon=$!
+              i=0
+              until gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
+                  --method org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets 2>/dev/null | grep -q true; do
+                i=$((i+1)); if [ $i -gt 200 ]; then echo "\(prefix)-SETUP keyring did not start"; kill $daemon; exit 1; fi
+                sleep 0.05
+              done
+              export \(pidVariable)=$daemon
+            fi
+            "$0" "$1"; status=$?
+            if [ -n "$daemon" ]; then kill -CONT $daemon 2>/dev/null; kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; fi
+            exit $status
+            """
+        var bus = ["dbus-run-session"]
+        if !serviceFiles {
+            // A session bus like the standard one, but with no service folders: nothing can be activated.
+            let config = home + "/session.conf"
+            try """
+                <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+                 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+                <busconfig>
+                  <type>session</type>
+                  <listen>unix:tmpdir=/tmp</listen>
+                  <auth>EXTERNAL</auth>
+                  <policy context="default">
+                    <allow send_destination="*" eavesdrop="true"/>
+                    <allow eavesdrop="true"/>
+                    <allow own="*"/>
+                  </policy>
+                </busconfig>
+                """.write(toFile: config, atomically: true, encoding: .utf8)
+            bus.append("--config-file=\(config)")
+        }
+        let result = try Subprocess.run(bus + ["--", "sh", "-c", script, try selfPath(), selector],
+                                        environment: env, timeout: 90)
+        return Result(transcript: result.out + result.err)
+    }
+
+    /// The whole class: its class-level setUp runs the probe and exits before any test starts.
+    private static var selector: String { "KeygateIntegrationTests.SecretServiceStoreTests" }
+
+    private static func selfPath() throws -> String {
+        try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    }
+
+    // MARK: child
+
+    /// In a child started by `run`, performs the probe and exits; otherwise returns at once.
+    static func runIfRequested() {
+        guard let raw = ProcessInfo.processInfo.environment[modeVariable], let mode = Mode(rawValue: raw) else { return }
+        let store = SecretServiceStore(deadline: .milliseconds(deadlineMilliseconds))
+        let tag = "kg-probe-\(UUID().uuidString.prefix(8))"
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "probe"), label: "probe")
+        switch mode {
+        case .locked:
+            // The item exists before the lock, so "not found" would be a wrong answer.
+            step("create-unlocked") { try store.create(attributes, blob: [1], replace: false) }
+            step("lock") {
+                let locked = try Subprocess.run(
+                    ["gdbus", "call", "--session", "--dest", "org.freedesktop.secrets", "--object-path",
+                     "/org/freedesktop/secrets", "--method", "org.freedesktop.Secret.Service.Lock",
+                     "['/org/freedesktop/secrets/aliases/default']"], timeout: 20)
+                guard locked.status == 0 else { throw KeychainError(.param, "gdbus Lock failed: \(locked.err)") }
+            }
+            step("search") { _ = try store.search(ItemQuery(itemClass: .genericPassword), loadBlobs: false) }
+            step("search-exact") { _ = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true) }
+            step("create") { try store.create(attributes, blob: [1], replace: false) }
+            step("delete") { try store.delete(ItemQuery(service: tag)) }
+            let started = ContinuousClock.now
+            do {
+                let status = try store.status()
+                report("status", status.locked ? "locked" : "unlocked", started, status.collection)
+            } catch {
+                report("status", error, started)
+            }
+        case .noBus:
+            step("search") { _ = try store.search(ItemQuery(service: tag), loadBlobs: true) }
+        case .stopped:
+            let pid = ProcessInfo.processInfo.environment[pidVariable].flatMap { pid_t($0) } ?? 0
+            guard pid > 0 else {
+                FileHandle.standardOutput.write(Data("\(prefix)-SETUP no daemon pid\n".utf8))
+                exit(1)
+            }
+            kill(pid, SIGSTOP)
+            step("cold-search") { _ = try store.search(ItemQuery(service: tag), loadBlobs: true) }
+            kill(pid, SIGCONT)
+            step("warm-create") { try store.create(attributes, blob: [1, 0, 1], replace: false) }
+            kill(pid, SIGSTOP)
+            step("stopped-search") { _ = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true) }
+            kill(pid, SIGCONT)
+            step("resumed-search") {
+                let found = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+                guard found.first?.blob == [1, 0, 1] else { throw KeychainError(.itemNotFound, "probe item missing") }
+            }
+        }
+        exit(0)
+    }
+
+    private static func step(_ name: String, _ body: () throws -> Void) {
+        let started = ContinuousClock.now
+        do {
+            try body()
+            report(name, "ok", started, "")
+        } catch {
+            report(name, error, started)
+        }
+    }
+
+    private static func report(_ name: String, _ error: Error, _ started: ContinuousClock.Instant) {
+        if let error = error as? KeychainError {
+            report(name, error.code.name, started, error.message)
+        } else {
+            report(name, "unexpected", started, "\(error)")
+        }
+    }
+
+    private static func report(_ name: String, _ outcome: String, _ started: ContinuousClock.Instant, _ detail: String) {
+        let elapsed = ContinuousClock.now - started
+        let ms = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        FileHandle.standardOutput.write(Data("\(prefix) \(name) \(outcome) \(ms) \(detail)\n".utf8))
+    }
+}
