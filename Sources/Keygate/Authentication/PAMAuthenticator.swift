@@ -4,7 +4,7 @@
 // caller can unwrap keys with it. Delegates prompting to a Prompter, the C calls to
 // PAMHandle and the conversation to PAMConversation. PAM's fail delay is left alone.
 internal import CPAM
-import Glibc
+internal import Glibc
 
 struct PAMAuthenticator {
     let service: String

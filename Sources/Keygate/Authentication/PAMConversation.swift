@@ -3,7 +3,7 @@
 // password typed (in locked memory) for the caller, and hands PAM calloc'd copies,
 // which PAM frees. It never sets PAM_FAIL_DELAY. Delegates to CPAM and Glibc.
 internal import CPAM
-import Glibc
+internal import Glibc
 
 final class PAMConversation {
     private let prompter: any Prompter

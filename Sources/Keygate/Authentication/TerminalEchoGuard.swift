@@ -3,7 +3,7 @@
 // arrives while echo is off. The signal handler restores the saved termios (tcsetattr
 // is async-signal-safe) and then lets the signal take its normal course. Delegates
 // to termios(3) and sigaction(2) in Glibc.
-import Glibc
+internal import Glibc
 import Synchronization
 
 /// The C functions are `tcgetattr(3)`, `tcsetattr(3)` and `sigaction(2)`.

@@ -4,7 +4,7 @@
 
 import Keygate
 
-protocol KeygateCommand {
+protocol KeygateCommand: Sendable {
     static var configuration: CommandConfiguration { get }
     /// Runs the verb and returns the process exit status. Errors thrown are
     /// KeychainError (exit status & 0xFF) or UsageError (exit 2).
