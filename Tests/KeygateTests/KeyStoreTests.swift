@@ -183,9 +183,10 @@ final class KeyStoreTests: XCTestCase {
         XCTAssertTrue(try store.unlock(password: secureBytes("pw")).constantTimeEquals(masterKey))
     }
 
-    func test_defaultDirectory_followsXDGDataHome_thenHome() {
-        XCTAssertEqual(KeyStore.defaultDirectory(environment: ["XDG_DATA_HOME": "/x", "HOME": "/h"]), "/x/keygate")
-        XCTAssertEqual(KeyStore.defaultDirectory(environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"]), "/h/.local/share/keygate")
-        XCTAssertNil(KeyStore.defaultDirectory(environment: [:]))
+    func test_dataDirectory_followsXDGDataHome_thenHome_thenPasswordDatabase() {
+        let user = UserAccount(uid: 1000, name: "u", home: "/home/u")
+        XCTAssertEqual(KeygatePaths.dataDirectory(for: user, environment: ["XDG_DATA_HOME": "/x", "HOME": "/h"]), "/x/keygate")
+        XCTAssertEqual(KeygatePaths.dataDirectory(for: user, environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"]), "/h/.local/share/keygate")
+        XCTAssertEqual(KeygatePaths.dataDirectory(for: user, environment: [:]), "/home/u/.local/share/keygate")
     }
 }

@@ -13,13 +13,6 @@ final class KeyStore: Sendable {
         self.directory = directory
     }
 
-    /// `$XDG_DATA_HOME/keygate`, or `$HOME/.local/share/keygate`; nil with neither set.
-    static func defaultDirectory(environment: [String: String]) -> String? {
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/keygate" }
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/share/keygate" }
-        return nil
-    }
-
     var protectorsDirectory: String { directory + "/protectors" }
     var loginPath: String { protectorsDirectory + "/login.json" }
     var recoveryPath: String { protectorsDirectory + "/recovery.json" }
