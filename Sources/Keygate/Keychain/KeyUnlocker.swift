@@ -100,8 +100,14 @@ struct KeyUnlocker: Sendable {
         try prompter.ensureAvailable()
         let pam = PAMAuthenticator(service: context.policy.pamService, user: context.user.name,
                                    confdir: context.pamConfdir)
-        return try pam.authenticate(prompter: prompter, reason: reason ?? "unlock the keychain",
-                                    maxTries: context.policy.maxTries)
+        let password = try pam.authenticate(prompter: prompter, reason: reason ?? "unlock the keychain",
+                                            maxTries: context.policy.maxTries)
+        guard password.count > 0 else {
+            // pam_permit, a fingerprint or a smart card let the user in, but the
+            // master key is wrapped by the password: there is nothing to unwrap it with.
+            throw KeychainError.authFailed("PAM service '\(context.policy.pamService)' accepted you without a typed password, but the keychain opens only with your password: make that service ask for it (see pam.d/keygate)")
+        }
+        return password
     }
 
     /// Best effort: a full keyring quota must not stop the read that triggered the
