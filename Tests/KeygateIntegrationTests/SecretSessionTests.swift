@@ -113,6 +113,7 @@ final class SecretSessionTests: XCTestCase {
             echo "$HOME"
             tty_nr=$(awk '{ print $7 }' /proc/$$/stat); echo "tty=$tty_nr"
             command -v keygate
+            if ldd "$(command -v keygate)" | grep "not found" >&2; then exit 3; fi
             secret-tool store --label=kgt kgtest user
             secret-tool lookup kgtest user
             """, stdin: Data(value.utf8))
