@@ -19,6 +19,18 @@ final class SecretSessionTests: XCTestCase {
 
     private func randomValue() -> String { "v-" + UUID().uuidString }
 
+    /// The pid in dbus-send's literal reply ("   uint32 1234").
+    private func daemonPID(in reply: String) -> Int32? {
+        reply.split(whereSeparator: { $0 == " " || $0 == "\n" }).last.flatMap { Int32($0) }
+    }
+
+    /// Whether a process runs: gone, or exited and not yet reaped (state Z), counts as not running.
+    private func isRunning(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+        let state = stat.split(separator: ")").last?.split(separator: " ").first.map(String.init) ?? ""
+        return state != "Z"
+    }
+
     func test_secretSession_roundTripsASecret_throughGnomeKeyring() throws {
         try requireTools()
         let value = randomValue()
@@ -55,12 +67,38 @@ final class SecretSessionTests: XCTestCase {
              "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.GetConnectionUnixProcessID",
              "string:org.freedesktop.secrets"], timeout: 60)
         XCTAssertEqual(result.status, 0, result.err)
-        let pid = try XCTUnwrap(result.out.split(separator: " ").last.flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) },
-                                "no daemon pid in \(result.out)")
-        // Gone, or an exited process nobody has reaped yet (state Z).
-        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-        let state = stat.split(separator: ")").last?.split(separator: " ").first.map(String.init) ?? ""
-        XCTAssertTrue(stat.isEmpty || state == "Z", "gnome-keyring-daemon \(pid) is still running: \(stat)")
+        let pid = try XCTUnwrap(daemonPID(in: result.out), "no daemon pid in \(result.out)")
+        XCTAssertFalse(isRunning(pid), "gnome-keyring-daemon \(pid) is still running")
+    }
+
+    func test_secretSession_passesATerminateSignalOn_andStopsTheDaemon() throws {
+        try requireTools()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: secretSession)
+        process.arguments = ["--ephemeral", "sh", "-c", """
+            dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus / \\
+              org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets
+            exec sleep 60
+            """]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        var firstLine = Data()
+        while !firstLine.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            firstLine.append(chunk)
+        }
+        let pid = try XCTUnwrap(daemonPID(in: String(decoding: firstLine, as: UTF8.self)))
+        let started = Date()
+        process.terminate()
+        process.waitUntilExit()
+        // Everything that held the output pipe (the command above all) is gone: the read ends.
+        _ = output.fileHandleForReading.readDataToEndOfFile()
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "the command outlived the session")
+        XCTAssertEqual(process.terminationStatus, 143)
+        XCTAssertFalse(isRunning(pid), "gnome-keyring-daemon \(pid) is still running")
     }
 
     func test_secretSession_keepsAnEncryptedKeyring_andRefusesAWrongPassword() throws {
