@@ -1,0 +1,77 @@
+# Keygate: build, install and test. The Makefile only delegates: SwiftPM builds,
+# scripts/secret-session gives the test suite a private Secret Service, and
+# scripts/quickstart-demo runs the quick start end to end.
+#
+#   make build              the release CLI (Swift stdlib linked in statically)
+#   make debug              a debug build of every product
+#   make install            PREFIX=/usr/local, DESTDIR honoured (run as root)
+#   make uninstall
+#   make check              the whole test suite, inside a private D-Bus + gnome-keyring
+#   make demo               the quick start end to end (root, after make install)
+#   make clean
+#
+# Variables: PREFIX (/usr/local), DESTDIR, SYSCONFDIR (/etc), SWIFT (swift on
+# PATH, else /opt/swift/usr/bin/swift), BUILD_PATH (SwiftPM's build folder,
+# default .build). The vendor policy folder is $(PREFIX)/share/keygate/policies.d;
+# with PREFIX=/usr that is /usr/share/keygate/policies.d, the path DESIGN.md names.
+
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+DESTDIR    ?=
+BUILD_PATH ?=
+
+SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
+
+BINDIR    := $(DESTDIR)$(PREFIX)/bin
+PAMDIR    := $(DESTDIR)$(SYSCONFDIR)/pam.d
+POLICYDIR := $(DESTDIR)$(PREFIX)/share/keygate/policies.d
+
+SWIFT_FLAGS := $(if $(BUILD_PATH),--build-path $(BUILD_PATH))
+RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
+
+PAM_FILES    := pam.d/keygate pam.d/keygate-passcode
+POLICY_FILES := $(wildcard policies/*.policy)
+
+.PHONY: all build debug install uninstall check demo clean swift-present
+
+all: build
+
+swift-present:
+	@test -x "$(SWIFT)" || command -v "$(SWIFT)" >/dev/null 2>&1 || { \
+	  echo "make: no Swift toolchain (looked for swift on PATH and /opt/swift/usr/bin/swift)."; \
+	  echo "      Get Swift 6 from https://www.swift.org/install/linux/ or set SWIFT=/path/to/swift."; \
+	  exit 1; }
+
+build: swift-present
+	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
+
+debug: swift-present
+	$(SWIFT) build $(SWIFT_FLAGS)
+
+install: build
+	@bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
+	echo "install -D -m 0755 $$bin/keygate $(BINDIR)/keygate"; \
+	install -D -m 0755 "$$bin/keygate" "$(BINDIR)/keygate"
+	install -d -m 0755 $(PAMDIR) $(POLICYDIR)
+	install -m 0644 $(PAM_FILES) $(PAMDIR)/
+	install -m 0644 $(POLICY_FILES) $(POLICYDIR)/
+
+uninstall:
+	rm -f $(BINDIR)/keygate
+	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
+	rm -f $(addprefix $(POLICYDIR)/,$(notdir $(POLICY_FILES)))
+	-rmdir $(POLICYDIR) $(dir $(POLICYDIR)) 2>/dev/null
+
+# The whole suite. `swift build` first so that the keygate binary the CLI tests
+# run exists; then the tests inside a private session bus whose keyring lives
+# in a temporary folder (nothing is written to HOME's keyrings). Its exit
+# status is swift test's, so a failing test fails this target.
+check: swift-present
+	$(SWIFT) build $(SWIFT_FLAGS)
+	scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS)
+
+demo:
+	scripts/quickstart-demo
+
+clean:
+	rm -rf $(if $(BUILD_PATH),$(BUILD_PATH),.build)

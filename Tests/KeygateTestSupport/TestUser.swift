@@ -1,0 +1,122 @@
+// A throwaway local account for tests that must run as a real non-root user
+// (real pam_unix, a real per-uid kernel keyring, a real gnome-keyring of its
+// own). It delegates to the system's useradd, chpasswd, pkill and userdel, so
+// it needs root. UserSession runs commands as the user.
+import Foundation
+
+public struct TestUserError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// A throwaway local user with a random name ("kgt" + random) and random password, created with useradd -m
+/// and chpasswd (root only), removed with userdel -r (plus killing its processes) by `remove()`.
+public final class TestUser: @unchecked Sendable {
+    public let name: String
+    public let home: String
+    public let uid: UInt32
+
+    /// The user's current login password (changed by `changePassword(to:)`).
+    public var password: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return currentPassword
+    }
+
+    private let lock = NSLock()
+    private var currentPassword: String
+    private var removed = false
+
+    private init(name: String, password: String, home: String, uid: UInt32) {
+        self.name = name
+        self.currentPassword = password
+        self.home = home
+        self.uid = uid
+    }
+
+    /// Creates the user with a home folder and a random password. Throws unless running as root.
+    public static func create() throws -> TestUser {
+        guard getuid() == 0 else {
+            throw TestUserError(description: "TestUser.create needs root (useradd): run the suite as root, as CI does")
+        }
+        let name = "kgt" + randomString(length: 9, alphabet: "abcdefghijklmnopqrstuvwxyz0123456789")
+        let password = randomString(
+            length: 24, alphabet: "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789-_.")
+        // A random uid in a high range, so that a later test user does not inherit this uid's kernel
+        // keyring (the user keyring outlives the account while any process of the uid is left).
+        var argv = ["useradd", "-m", "-s", "/bin/bash", "-c", "Keygate test user"]
+        if let uid = freeUID() { argv += ["-u", String(uid)] }
+        try check(Subprocess.run(argv + [name], environment: systemEnvironment, timeout: 30), "useradd \(name)")
+
+        let user: TestUser
+        do {
+            guard let entry = getpwnam(name) else {
+                throw TestUserError(description: "useradd \(name) succeeded but getpwnam cannot find the user")
+            }
+            user = TestUser(name: name, password: password,
+                            home: String(cString: entry.pointee.pw_dir), uid: entry.pointee.pw_uid)
+            try user.setPassword(password)
+        } catch {
+            _ = try? Subprocess.run(["userdel", "-f", "-r", name], environment: systemEnvironment, timeout: 30)
+            throw error
+        }
+        return user
+    }
+
+    /// Sets a new login password (chpasswd). The password goes through stdin, never argv.
+    public func changePassword(to newPassword: String) throws {
+        try setPassword(newPassword)
+        lock.lock()
+        currentPassword = newPassword
+        lock.unlock()
+    }
+
+    /// Kills the user's processes, clears its kernel keyrings and deletes the account and its home.
+    /// Safe to call more than once; failures are ignored (a test's teardown must not throw).
+    public func remove() {
+        lock.lock()
+        let wasRemoved = removed
+        removed = true
+        lock.unlock()
+        if wasRemoved { return }
+        let env = Self.systemEnvironment
+        // Cached keys under @u must not survive into another account that might get this uid.
+        _ = try? Subprocess.run(["runuser", "-u", name, "--", "keyctl", "clear", "@u"], environment: env, timeout: 10)
+        for _ in 0..<3 {
+            _ = try? Subprocess.run(["pkill", "-KILL", "-U", String(uid)], environment: env, timeout: 10)
+            if (try? Subprocess.run(["pgrep", "-U", String(uid), "-r", "RSDT"], environment: env, timeout: 10))?
+                .status != 0 { break }
+            usleep(100_000)
+        }
+        // -f: exited processes nobody reaps (zombies) still carry the uid and would block userdel.
+        _ = try? Subprocess.run(["userdel", "-f", "-r", name], environment: env, timeout: 30)
+    }
+
+    deinit { remove() }
+
+    private func setPassword(_ newPassword: String) throws {
+        try Self.check(Subprocess.run(["chpasswd"], stdin: Data("\(name):\(newPassword)\n".utf8),
+                                      environment: Self.systemEnvironment, timeout: 30), "chpasswd for \(name)")
+    }
+
+    static let systemEnvironment = ["PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+
+    private static func check(_ result: ProcessResult, _ what: String) throws {
+        guard result.status == 0 else {
+            throw TestUserError(description: "\(what) failed with status \(result.status): \(result.err)")
+        }
+    }
+
+    private static func freeUID() -> UInt32? {
+        for _ in 0..<50 {
+            let candidate = UInt32.random(in: 20_000...59_000)
+            if getpwuid(candidate) == nil && getgrgid(candidate) == nil { return candidate }
+        }
+        return nil
+    }
+
+    private static func randomString(length: Int, alphabet: String) -> String {
+        let characters = Array(alphabet)
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<length).map { _ in characters[Int.random(in: 0..<characters.count, using: &generator)] })
+    }
+}

@@ -1,0 +1,87 @@
+// Runs shell scripts as a TestUser, the way a person at a headless login
+// would: a clean environment, no controlling terminal, and the user's own
+// D-Bus session with gnome-keyring. It delegates the user switch to runuser,
+// the new session to setsid and the keyring to scripts/secret-session, run
+// from a world-readable copy (a checkout under /root is unreadable to others).
+import Foundation
+
+/// Runs a shell script as the user inside its own private secret-session, with a clean environment
+/// (env -i HOME PATH plus `environment`), the keygate binary and a given folder world-readable.
+public enum UserSession {
+    /// Copies the built keygate binary (PackagePaths.keygateBinary) and scripts/secret-session into a fresh
+    /// world-readable temp dir and returns its path (cached per test process). Where keygate is not built,
+    /// a stand-in that says so (and exits 127) takes its place.
+    public static func stageTools() throws -> String {
+        try staged.get()
+    }
+
+    /// Runs `script` with bash as `user`, through `runuser -u USER -- env -i ... setsid -w secret-session`.
+    /// The environment is HOME, USER, LOGNAME and PATH (the staged tools first, so the script can call
+    /// `keygate` and `secret-session`), plus `environment`, which wins on a clash. The user's login keyring
+    /// has an empty password (an unencrypted keyring in the throwaway home) and persists between calls.
+    /// Standard input is `stdin`, or /dev/null.
+    public static func run(as user: TestUser, script: String, environment: [String: String] = [:],
+                           stdin: Data? = nil, timeout: TimeInterval = 120) throws -> ProcessResult {
+        let tools = try stageTools()
+        var env: [String: String] = [
+            "HOME": user.home,
+            "USER": user.name,
+            "LOGNAME": user.name,
+            "PATH": "\(tools):/usr/local/bin:/usr/bin:/bin",
+        ]
+        env.merge(environment) { _, given in given }
+        let assignments = env.keys.sorted().map { "\($0)=\(env[$0] ?? "")" }
+        let argv = ["runuser", "-u", user.name, "--", "env", "-i"] + assignments
+            + ["setsid", "-w", tools + "/secret-session", "bash", "-c", script, "keygate-user-session"]
+        return try Subprocess.run(argv, stdin: stdin, environment: TestUser.systemEnvironment,
+                                  currentDirectory: "/", timeout: timeout)
+    }
+
+    private static let staged: Result<String, any Error> = Result { try makeStagingFolder() }
+
+    private static func makeStagingFolder() throws -> String {
+        let fm = FileManager.default
+        var template = Array((NSTemporaryDirectory() + "/keygate-tools.XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw TestUserError(description: "cannot create a staging folder in \(NSTemporaryDirectory())")
+        }
+        let folder = String(cString: made)
+        try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder)
+
+        try copy(PackagePaths.scripts + "/secret-session", to: folder + "/secret-session")
+        let binary = PackagePaths.keygateBinary
+        if fm.isExecutableFile(atPath: binary) {
+            try copy(binary, to: folder + "/keygate")
+        } else {
+            let standIn = "#!/bin/sh\necho \"keygate was not built (looked for \(binary)): run swift build\" >&2\nexit 127\n"
+            try Data(standIn.utf8).write(to: URL(fileURLWithPath: folder + "/keygate"))
+            try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder + "/keygate")
+        }
+        stagedFolderForCleanup.withLock { $0 = folder }
+        atexit { stagedFolderForCleanup.withLock { folder in if let folder { _ = try? FileManager.default.removeItem(atPath: folder) } } }
+        return folder
+    }
+
+    private static func copy(_ source: String, to destination: String) throws {
+        let fm = FileManager.default
+        guard fm.fileExists(atPath: source) else {
+            throw TestUserError(description: "cannot stage \(source): it does not exist")
+        }
+        try fm.copyItem(atPath: source, toPath: destination)
+        try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: destination)
+    }
+}
+
+private let stagedFolderForCleanup = LockedValue<String?>(nil)
+
+/// A value behind a lock, for the one piece of process-wide state here.
+private final class LockedValue<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
