@@ -32,20 +32,47 @@ public enum Subprocess {
             inPipe.fileHandleForWriting.write(stdin)
             try? inPipe.fileHandleForWriting.close()
         }
-        let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
-        group.enter()
-        DispatchQueue.global().async { outData = outPipe.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter()
-        DispatchQueue.global().async { errData = errPipe.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        // Output is collected as it arrives. A background grandchild that inherits the
+        // pipes must not hold the test up: once the process has exited, we wait at most
+        // two seconds for end-of-file, then take what arrived.
+        let collected = OutputCollector()
+        outPipe.fileHandleForReading.readabilityHandler = { h in collected.append(h.availableData, toError: false) }
+        errPipe.fileHandleForReading.readabilityHandler = { h in collected.append(h.availableData, toError: true) }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(2000) }
         if process.isRunning {
-            kill(-process.processIdentifier, SIGKILL)
             process.terminate()
+            usleep(200_000)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         process.waitUntilExit()
-        group.wait()
+        let drainUntil = Date().addingTimeInterval(2)
+        while !collected.bothClosed && Date() < drainUntil { usleep(2000) }
+        outPipe.fileHandleForReading.readabilityHandler = nil
+        errPipe.fileHandleForReading.readabilityHandler = nil
+        let (outData, errData) = collected.snapshot()
         return ProcessResult(status: process.terminationStatus, stdout: outData, stderr: errData)
     }
+}
+
+/// Thread-safe accumulation of a child's two output streams.
+private final class OutputCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var out = Data(), err = Data()
+    private var outClosed = false, errClosed = false
+
+    func append(_ data: Data, toError: Bool) {
+        lock.withLock {
+            if data.isEmpty {
+                if toError { errClosed = true } else { outClosed = true }
+            } else if toError {
+                err.append(data)
+            } else {
+                out.append(data)
+            }
+        }
+    }
+
+    var bothClosed: Bool { lock.withLock { outClosed && errClosed } }
+    func snapshot() -> (Data, Data) { lock.withLock { (out, err) } }
 }
