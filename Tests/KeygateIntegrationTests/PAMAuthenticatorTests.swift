@@ -6,38 +6,6 @@ import XCTest
 @testable import Keygate
 import KeygateTestSupport
 
-/// A person at the prompt, scripted: answers come from a queue (nil = cancel).
-final class ScriptedPrompter: Prompter, @unchecked Sendable {
-    private let lock = NSLock()
-    private var answers: [String?]
-    private(set) var prompts: [String] = []
-    private(set) var notices: [String] = []
-    private let available: Bool
-
-    init(_ answers: [String?], available: Bool = true) {
-        self.answers = answers
-        self.available = available
-    }
-
-    func readSecret(prompt: String) throws -> SecureBytes? {
-        lock.lock(); defer { lock.unlock() }
-        prompts.append(prompt)
-        guard !answers.isEmpty else { return nil }
-        guard let answer = answers.removeFirst() else { return nil }
-        var bytes = Array(answer.utf8)
-        return try SecureBytes(consuming: &bytes)
-    }
-
-    func notify(_ message: String) {
-        lock.lock(); defer { lock.unlock() }
-        notices.append(message)
-    }
-
-    func ensureAvailable() throws {
-        if !available { throw KeychainError.interactionNotAllowed(PromptAdvice.noPrompt) }
-    }
-}
-
 final class PAMAuthenticatorTests: XCTestCase {
     private var folder = ""
     private let service = "keygatetest"

@@ -8,9 +8,18 @@ public final class ScriptedPrompter: Prompter, @unchecked Sendable {
     private var answers: [String?]
     private var _prompts: [String] = []
     private var _notices: [String] = []
+    private let available: Bool
+    /// What ensureAvailable throws when the prompter is marked unavailable.
+    public static let unavailableMessage = "a password is needed but there is no terminal and no askpass program"
 
-    /// nil in `answers` means "the person cancels".
-    public init(answers: [String?]) { self.answers = answers }
+    /// nil in `answers` means "the person cancels". An unavailable prompter behaves
+    /// like a process with no terminal and no askpass program.
+    public init(_ answers: [String?], available: Bool = true) {
+        self.answers = answers
+        self.available = available
+    }
+
+    public convenience init(answers: [String?]) { self.init(answers) }
 
     public var prompts: [String] { lock.withLock { _prompts } }
     public var notices: [String] { lock.withLock { _notices } }
@@ -29,5 +38,7 @@ public final class ScriptedPrompter: Prompter, @unchecked Sendable {
 
     public func notify(_ message: String) { lock.withLock { _notices.append(message) } }
 
-    public func ensureAvailable() throws {}
+    public func ensureAvailable() throws {
+        if !available { throw KeychainError(.interactionNotAllowed, ScriptedPrompter.unavailableMessage) }
+    }
 }
