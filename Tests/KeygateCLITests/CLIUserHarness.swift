@@ -27,8 +27,10 @@ final class CLIUserHarness {
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: confdir + "/keygate")
         let script = """
         #!/bin/sh
-        # Test askpass: logs each prompt (argv[1]) and answers from a private file.
-        printf '%s\\n' "$1" >> "$HOME/prompts"
+        # Test askpass: counts each call (one line each), keeps the prompt text, and
+        # answers from a private file.
+        echo prompt >> "$HOME/prompts"
+        printf '%s\\n' "$1" >> "$HOME/prompt-texts"
         cat "$HOME/answer"
         """
         try writeUserFile("askpass", script, mode: 0o700)
@@ -49,7 +51,8 @@ final class CLIUserHarness {
         return text.split(separator: "\n").count
     }
 
-    func prompts() -> String { (try? String(contentsOfFile: promptLog, encoding: .utf8)) ?? "" }
+    /// The prompt texts keygate showed, for assertion messages.
+    func prompts() -> String { (try? String(contentsOfFile: user.home + "/prompt-texts", encoding: .utf8)) ?? "" }
 
     func writeUserFile(_ name: String, _ content: String, mode: Int) throws {
         let path = user.home + "/" + name

@@ -144,7 +144,8 @@ final class KeygateCLITests: XCTestCase {
     func test_unresponsiveDaemon_exits53_withinTheDeadline() throws {
         let h = try CLIUserHarness()
         let r = try h.run("""
-            pid=$(pgrep -u "$(id -u)" -f gnome-keyring-daemon | head -n1)
+            pid=$(pgrep -u "$(id -u)" -x gnome-keyring-d | head -n1)
+            echo daemon=$pid
             kill -STOP "$pid"
             start=$(date +%s)
             keygate list; echo list=$?
@@ -152,6 +153,7 @@ final class KeygateCLITests: XCTestCase {
             kill -CONT "$pid"
             """, extraEnvironment: ["KEYGATE_TEST_STORE_DEADLINE": "2"])
         let v = values(r)
+        XCTAssertFalse((v["daemon"] ?? "").isEmpty, "found the daemon to stop: \(r.summary)")
         XCTAssertEqual(v["list"], "53", r.summary)
         XCTAssertLessThanOrEqual(Int(v["took"] ?? "99") ?? 99, 4, r.summary)
         XCTAssertTrue(r.err.contains("did not answer"), r.summary)
@@ -165,7 +167,9 @@ final class KeygateCLITests: XCTestCase {
               --method org.freedesktop.Secret.Service.Lock "['/org/freedesktop/secrets/aliases/default']" >/dev/null
             keygate get -s svc -a a; echo get=$?
             keygate exists -s svc -a a; echo exists=$?
-            """)
+            """,
+            // A keyring with a password: an unencrypted one stays readable after Lock.
+            extraEnvironment: ["SECRET_SESSION_PASSWORD_FD": "0"], stdin: Data("keyring-pw\n".utf8))
         let v = values(r)
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["get"], "36", "a locked collection is not 'not found': \(r.summary)")
@@ -278,7 +282,8 @@ final class KeygateCLITests: XCTestCase {
         let r = try h.run("""
             printf %s x | keygate add -s svc -a a; echo add=$?
             id=$(keyctl search @u user "keygate:$(id -u):master"); echo found=$?
-            echo perm=$(keyctl rdescribe "$id" | cut -d';' -f4)
+            # Read the permissions from a session that possesses @u, as a login session does.
+            echo perm=$(keyctl session - sh -c "keyctl link @u @s >/dev/null; keyctl rdescribe $id" | cut -d';' -f4)
             """)
         let v = values(r)
         XCTAssertEqual(v["add"], "0", r.summary)

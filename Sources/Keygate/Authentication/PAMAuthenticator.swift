@@ -48,12 +48,19 @@ struct PAMAuthenticator {
                 return try conversation.password ?? SecureBytes(count: 0)
             case PAM_AUTH_ERR, PAM_CRED_INSUFFICIENT:
                 if attempt < tries { prompter.notify("Sorry, try again.") }
+            case PAM_MAXTRIES:
+                // pam_unix counts failures per handle and says "no more" on its own limit.
+                throw KeychainError.authFailed(Self.incorrectAttempts(attempt, user: user))
             default:
                 throw error(for: status, handle: handle, during: "authentication")
             }
         }
-        let attempts = tries == 1 ? "1 incorrect password attempt" : "\(tries) incorrect password attempts"
-        throw KeychainError.authFailed("\(attempts) for \(user)")
+        throw KeychainError.authFailed(Self.incorrectAttempts(tries, user: user))
+    }
+
+    /// sudo's wording: "3 incorrect password attempts for alice".
+    static func incorrectAttempts(_ count: Int, user: String) -> String {
+        (count == 1 ? "1 incorrect password attempt" : "\(count) incorrect password attempts") + " for \(user)"
     }
 
     private func checkAccount(_ handle: PAMHandle) throws {
