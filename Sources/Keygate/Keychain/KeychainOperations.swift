@@ -107,7 +107,14 @@ public struct KeychainOperations: Sendable {
             store: try? storeStatus.get().backend, collection: try? storeStatus.get().collection,
             collectionLocked: try? storeStatus.get().locked,
             storeError: { if case .failure(let e) = storeStatus { return e.message } else { return nil } }(),
-            lockAfter: keys.context.policy.lockAfter)
+            lockAfter: keys.context.policy.lockAfter,
+            passwordKDF: (try? keys.keyStore.loginKDF())?.map(Self.describe))
+    }
+
+    /// The recorded Argon2id cost, e.g. "argon2id13, 2 passes, 256 MiB (493 ms when calibrated)".
+    static func describe(_ kdf: KDFParameters) -> String {
+        let measured = kdf.calibratedMilliseconds.map { " (\($0) ms when calibrated)" } ?? ""
+        return "\(kdf.algorithm), \(kdf.opsLimit) passes, \(kdf.memLimitBytes / (1024 * 1024)) MiB" + measured
     }
 }
 
@@ -129,4 +136,6 @@ public struct KeychainStatus: Sendable, Codable, Equatable {
     public var collectionLocked: Bool?
     public var storeError: String?
     public var lockAfter: UInt32
+    /// The Argon2id cost recorded in the login-password protector.
+    public var passwordKDF: String?
 }

@@ -23,6 +23,7 @@ enum StatusCommand: KeygateCommand {
             out += "state: locked" + (s.afterFirstUnlockAvailable ? " (after-first-unlock items readable)" : "") + "\n"
         }
         out += "lock-after: \(s.lockAfter) s\n"
+        if let kdf = s.passwordKDF { out += "password protector: \(kdf)\n" }
         for key in s.cachedKeys {
             out += "cached: \(key.name) (\(key.secondsLeft.map { "\($0) s left" } ?? "until reboot or lock --all"))\n"
         }
@@ -47,6 +48,7 @@ enum StatusCommand: KeygateCommand {
             ("store", s.store.map(JSON.string) ?? "null"), ("collection", s.collection.map(JSON.string) ?? "null"),
             ("collectionLocked", s.collectionLocked.map { String($0) } ?? "null"),
             ("storeError", s.storeError.map(JSON.string) ?? "null"),
+            ("passwordKDF", s.passwordKDF.map(JSON.string) ?? "null"),
         ])
     }
 }
