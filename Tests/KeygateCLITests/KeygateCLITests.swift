@@ -304,4 +304,25 @@ final class KeygateCLITests: XCTestCase {
         XCTAssertTrue(lines.last?.contains("\"unlocked\":true") ?? false, r.summary)
         XCTAssertFalse(lines.last?.contains("\"secondsUntilLock\":null") ?? true, r.summary)
     }
+
+    func test_recoveryKey_shownAtInit_unlocksWithoutThePassword() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("keygate init > \"$HOME/recovery\"; echo init=$?; printf %s v | keygate add -s svc -a a; keygate lock")
+        XCTAssertEqual(values(r)["init"], "0", r.summary)
+        let recovery = try String(contentsOfFile: h.user.home + "/recovery", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertGreaterThan(recovery.count, 40, "a recovery key was printed: \(recovery)")
+        try h.answerWith("not-the-recovery-key")
+        let bad = try h.run("keygate unlock --recovery; echo unlock=$?")
+        XCTAssertNotEqual(values(bad)["unlock"], "0", bad.summary)
+        try h.answerWith(recovery.lowercased())
+        let before = try h.promptCount()
+        let good = try h.run("""
+            keygate unlock --recovery; echo unlock=$?
+            printf 'v=%s\\n' "$(keygate get -s svc -a a)"
+            """)
+        XCTAssertEqual(values(good)["unlock"], "0", good.summary)
+        XCTAssertEqual(values(good)["v"], "v", good.summary)
+        XCTAssertEqual(try h.promptCount(), before + 1, "only the recovery prompt; the read used the unlocked key")
+    }
 }

@@ -23,6 +23,10 @@ extension Keychain {
         try await offPool { try self.set(value, for: account) }
     }
 
+    public func set<T: Encodable & Sendable>(_ value: T, for account: String) async throws {
+        try await offPool { try self.set(value, for: account) }
+    }
+
     public func add(_ value: Data, for account: String) async throws {
         try await offPool { try self.add(value, for: account) }
     }
