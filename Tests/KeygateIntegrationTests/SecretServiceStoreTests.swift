@@ -162,6 +162,74 @@ final class SecretServiceStoreTests: XCTestCase {
         XCTAssertEqual(second.first?.blob, [2])
     }
 
+    // MARK: - access control (attribute "keygate:access")
+
+    func test_search_roundTripsAccessControl_forEachCombination() throws {
+        let controls: [AccessControl] = [[.userPresence], [.devicePasscode, .biometryAny, .or],
+                                         [.devicePasscode, .biometryCurrentSet, .and], [.biometryCurrentSet]]
+        for (i, control) in controls.enumerated() {
+            var written = genericAttributes(account: "ac\(i)")
+            written.accessControl = control
+            try store.create(written, blob: [UInt8(i)], replace: false)
+
+            let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
+
+            XCTAssertEqual(item.attributes.accessControl, control)
+            XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+        }
+    }
+
+    func test_accessControl_isNil_whenTheItemHasNone() throws {
+        let written = genericAttributes()
+        XCTAssertNil(written.accessControl)
+        try store.create(written, blob: [1], replace: false)
+
+        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
+
+        XCTAssertNil(item.attributes.accessControl)
+    }
+
+    func test_accessControl_isStoredAsTheKeygateAccessAttribute_inItsTextForm() throws {
+        try Requirement.require(which("secret-tool") != nil, "secret-tool (libsecret-tools)")
+        var written = genericAttributes()
+        written.accessControl = [.biometryCurrentSet, .devicePasscode, .and]
+        try store.create(written, blob: [1], replace: false)
+
+        let shown = try Subprocess.run(["secret-tool", "search", "--all", "service", tag, "account", "alice"], timeout: 20)
+
+        XCTAssertEqual(shown.status, 0, shown.err)
+        XCTAssertTrue((shown.out + shown.err).contains("attribute.keygate:access = device-passcode,current-set;and"),
+                      shown.out + shown.err)
+    }
+
+    func test_replace_dropsTheAccessControl_whenTheNewAttributesHaveNone() throws {
+        var gated = genericAttributes()
+        gated.accessControl = .userPresence
+        try store.create(gated, blob: [1], replace: false)
+        var ungated = gated
+        ungated.accessControl = nil
+
+        try store.create(ungated, blob: [2], replace: true)
+
+        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: gated.identity), loadBlobs: true).first)
+        XCTAssertNil(item.attributes.accessControl)
+        XCTAssertEqual(item.blob, [2])
+    }
+
+    func test_search_throwsDecode_whenTheStoredAccessControlIsInvalid_neverReadingItAsUngated() throws {
+        try Requirement.require(which("secret-tool") != nil, "secret-tool (libsecret-tools)")
+        // An item under Keygate's schema whose access attribute breaks Apple's rules.
+        let stored = try Subprocess.run(["secret-tool", "store", "--label", "bad", "xdg:schema", ItemAttributeCodec.schemaName,
+                                         "keygate:class", ItemClass.genericPassword.rawValue, "service", tag,
+                                         "account", "mallory", "keygate:access", "user-presence,current-set"],
+                                        stdin: Data("x".utf8), timeout: 20)
+        XCTAssertEqual(stored.status, 0, stored.err)
+        // Keygate refuses to touch an item it cannot read, delete included; its message points to secret-tool.
+        defer { _ = try? Subprocess.run(["secret-tool", "clear", "service", tag, "account", "mallory"], timeout: 20) }
+
+        assertThrows(.decode) { _ = try self.store.search(ItemQuery(service: self.tag), loadBlobs: false) }
+    }
+
     // MARK: - duplicates and replace
 
     func test_create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse() throws {

@@ -8,17 +8,21 @@ public struct ItemAttributes: Sendable, Hashable {
     /// kSecAttrGeneric: small application data, stored in the clear as an attribute.
     public var generic: [UInt8]?
     public var accessibility: Accessibility
+    /// The item's access control (Apple's kSecAttrAccessControl); nil for an ungated item.
+    public var accessControl: AccessControl?
     /// Seconds since 1970, as the Secret Service records them.
     public var created: UInt64
     public var modified: UInt64
 
     public init(identity: ItemIdentity, label: String? = nil, comment: String? = nil, generic: [UInt8]? = nil,
-                accessibility: Accessibility = .whenUnlocked, created: UInt64 = 0, modified: UInt64 = 0) {
+                accessibility: Accessibility = .whenUnlocked, accessControl: AccessControl? = nil,
+                created: UInt64 = 0, modified: UInt64 = 0) {
         self.identity = identity
         self.label = label
         self.comment = comment
         self.generic = generic
         self.accessibility = accessibility
+        self.accessControl = accessControl
         self.created = created
         self.modified = modified
     }

@@ -8,7 +8,7 @@ enum ItemAttributeCodec {
     /// Every attribute the schema declares (all of type string).
     static let attributeNames: [String] = [
         Key.itemClass, Key.service, Key.account, Key.server, Key.protocol, Key.port, Key.path,
-        Key.securityDomain, Key.authenticationType, Key.accessible, Key.comment, Key.generic,
+        Key.securityDomain, Key.authenticationType, Key.accessible, Key.access, Key.comment, Key.generic,
     ]
 
     enum Key {
@@ -22,6 +22,8 @@ enum ItemAttributeCodec {
         static let securityDomain = "security-domain"
         static let authenticationType = "authentication-type"
         static let accessible = "keygate:accessible"
+        /// The access control's text form (AccessControl.attributeValue); absent for an ungated item.
+        static let access = "keygate:access"
         static let comment = "comment"
         static let generic = "generic"
     }
@@ -34,6 +36,7 @@ enum ItemAttributeCodec {
         for field in a.identity.primaryKeyFields { out[field.name] = field.value }
         if let comment = a.comment { out[Key.comment] = comment }
         if let generic = a.generic { out[Key.generic] = Base64.encode(generic) }
+        if let access = a.accessControl { out[Key.access] = access.attributeValue }
         return out
     }
 
@@ -78,8 +81,15 @@ enum ItemAttributeCodec {
             guard let bytes = Base64.decode(text) else { return nil }
             generic = bytes
         }
+        // An access attribute that does not parse makes the item undecodable (never silently ungated).
+        var accessControl: AccessControl?
+        if let text = attrs[Key.access] {
+            guard let parsed = try? AccessControl(attributeValue: text) else { return nil }
+            accessControl = parsed
+        }
         return ItemAttributes(identity: identity, label: label, comment: attrs[Key.comment], generic: generic,
-                              accessibility: accessibility, created: created, modified: modified)
+                              accessibility: accessibility, accessControl: accessControl,
+                              created: created, modified: modified)
     }
 
     /// The label the Secret Service shows for an item.

@@ -1,0 +1,81 @@
+// Which processes share one reuse window, as sudo's timestamp_type: the scope's id
+// becomes part of the kernel key name a constraint key is cached under. The terminal
+// comes from field 7 (tty_nr) of /proc/self/stat, the session from getsid(2), the
+// parent from getppid(2); nothing here touches a key.
+internal import Glibc
+
+/// sudo's timestamp_type: which processes share one reuse window.
+public struct ReuseScope: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// Processes on the same controlling terminal (the default).
+        case tty
+        /// Processes of the same login session.
+        case session
+        /// Every process of the user.
+        case global
+        /// Children of the same parent process.
+        case ppid
+    }
+
+    /// The kind actually in force (tty falls back to ppid with no terminal, like sudo).
+    public let kind: Kind
+    /// A short id for kernel key names: "tty.<dev>", "session.<sid>", "ppid.<parent pid>", "global".
+    public let id: String
+
+    init(kind: Kind, id: String) {
+        self.kind = kind
+        self.id = id
+    }
+
+    /// The scope of the calling process.
+    public static func current(_ kind: Kind) -> ReuseScope {
+        switch kind {
+        case .tty:
+            guard let device = controllingTerminal() else { return current(.ppid) }
+            return ReuseScope(kind: .tty, id: "tty.\(device)")
+        case .session:
+            return ReuseScope(kind: .session, id: "session.\(getsid(0))")
+        case .ppid:
+            return ReuseScope(kind: .ppid, id: "ppid.\(getppid())")
+        case .global:
+            return ReuseScope(kind: .global, id: "global")
+        }
+    }
+
+    /// The controlling terminal's device number (tty_nr), or nil with none or when
+    /// /proc cannot be read (then the narrower ppid scope applies: fail towards asking).
+    static func controllingTerminal() -> Int64? {
+        guard let stat = readProcSelfStat() else { return nil }
+        return terminalDevice(fromStat: stat)
+    }
+
+    /// Field 7 of a /proc/PID/stat line. The command name (field 2) is in parentheses and
+    /// may itself hold spaces and parentheses, so fields are counted after the last ')'.
+    static func terminalDevice(fromStat line: String) -> Int64? {
+        guard let close = line.lastIndex(of: ")") else { return nil }
+        let rest = line[line.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
+        // rest: state(3) ppid(4) pgrp(5) session(6) tty_nr(7) ...
+        guard rest.count > 4, let device = Int64(rest[4]), device != 0 else { return nil }
+        return device
+    }
+
+    private static func readProcSelfStat() -> String? {
+        let fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var count = 0
+        while count < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                Glibc.read(fd, raw.baseAddress.map { $0 + count }, raw.count - count)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if n == 0 { break }
+            count += n
+        }
+        return String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+}
