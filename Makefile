@@ -4,7 +4,8 @@
 #
 #   make build              the release CLI (Swift stdlib linked in statically)
 #   make debug              a debug build of every product
-#   make install            PREFIX=/usr/local, DESTDIR honoured (run as root)
+#   make install            PREFIX=/usr/local, DESTDIR honoured (run as root); without
+#                           DESTDIR, as root, also runs `keygate setup-host`
 #   make uninstall
 #   make check              the whole test suite, inside a private D-Bus + gnome-keyring
 #   make demo               the quick start end to end (root, after make install)
@@ -55,6 +56,14 @@ install: build
 	install -d -m 0755 $(PAMDIR) $(POLICYDIR)
 	install -m 0644 $(PAM_FILES) $(PAMDIR)/
 	install -m 0644 $(POLICY_FILES) $(POLICYDIR)/
+	@# The host key (device keys for this-device-only items) is made on the target host
+	@# only: never into a staging DESTDIR, and only root can make it.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+	  echo "$(BINDIR)/keygate setup-host"; \
+	  "$(BINDIR)/keygate" setup-host; \
+	else \
+	  echo 'note: host key not created (DESTDIR is set, or not root): run "sudo keygate setup-host" on the target host.'; \
+	fi
 
 uninstall:
 	rm -f $(BINDIR)/keygate

@@ -1,0 +1,236 @@
+// The host secret only root can read: /var/lib/keygate/host.key, 32 random bytes,
+// mode 0400, owner root, in a root-only 0700 folder. DeviceKey derives each user's
+// device key from it, so a copy of the store taken to another host cannot open
+// this-device-only items. Writing delegates to AtomicFile (temporary file, fsync,
+// rename or link, never through a symbolic link); reading is done here, straight
+// into locked memory, with the checks a key file needs.
+internal import Glibc
+
+/// The host secret only root can read: /var/lib/keygate/host.key, 32 random bytes, mode 0400, owner root,
+/// folder /var/lib/keygate 0700 root. In test-hook builds (KEYGATE_TEST_HOOKS) the path can be redirected with
+/// KEYGATE_TEST_HOST_KEY (a file path); release builds always use the fixed path.
+public enum HostKey {
+    /// The fixed location in release builds.
+    static let defaultPath = "/var/lib/keygate/host.key"
+
+    /// The key's length in bytes.
+    static let byteCount = 32
+
+    /// The advice for a caller that is not root.
+    static let runAsRoot = "run as root: sudo keygate setup-host"
+
+    /// Where the host key lives.
+    public static var path: String {
+        #if KEYGATE_TEST_HOOKS
+        if let raw = getenv("KEYGATE_TEST_HOST_KEY") {
+            let redirected = String(cString: raw)
+            if redirected.hasPrefix("/") { return redirected }
+        }
+        #endif
+        return defaultPath
+    }
+
+    /// Creates the host key if it is absent. Returns true if it created one, false if a valid one was
+    /// already there. Throws `.param` when not root, and a clear error when the path is a symbolic link,
+    /// is not owned by root, or holds a file that is not a valid host key.
+    public static func create() throws -> Bool {
+        try create(at: path)
+    }
+
+    /// Replaces the host key with a fresh one (atomically), or creates it if absent. Items sealed for a
+    /// device key derived from the old host key become unreadable ("invalidated"). No copy of the old key
+    /// is kept: its file is overwritten with zeros (best effort) once the new one is in place.
+    public static func rotate() throws {
+        try rotate(at: path)
+    }
+
+    /// The host key, or nil when there is none. Root only. The file must be a regular, root-owned file of
+    /// mode 0400 or 0600 holding exactly 32 bytes; anything else is an error naming the path and the fix.
+    static func read() throws -> SecureBytes? {
+        try read(at: path)
+    }
+
+    // MARK: - Path-explicit forms (the public ones pass `path`; tests pass a temporary one)
+
+    static func create(at path: String) throws -> Bool {
+        try requireRoot(path)
+        try prepareFolder(of: path)
+        // A present key is validated, not trusted blindly (a wrong mode or size is an error).
+        if try existingEntry(at: path), try read(at: path) != nil { return false }
+        do {
+            try writeFreshKey(to: path, replace: false)
+        } catch let error as KeychainError where error.code == .duplicateItem {
+            // Another setup-host made it at the same moment: check it like any present key.
+            _ = try read(at: path)
+            return false
+        }
+        return true
+    }
+
+    static func rotate(at path: String) throws {
+        try requireRoot(path)
+        try prepareFolder(of: path)
+        _ = try existingEntry(at: path)
+        // Opened before the rename, so that the old key's blocks can be overwritten afterwards.
+        let old = openOldKeyForScrubbing(path)
+        try writeFreshKey(to: path, replace: true)
+        if let old { scrubAndClose(old) }
+    }
+
+    static func read(at path: String) throws -> SecureBytes? {
+        try requireRoot(path)
+        // O_NONBLOCK: a FIFO planted at the path must not hang sshd's session hook.
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        if fd < 0 {
+            let e = errno
+            if e == ENOENT || e == ENOTDIR { return nil }
+            throw failure(e, path, "open")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure(errno, path, "inspect") }
+        try check(info, path)
+
+        let key = try SecureBytes(count: byteCount)
+        var filled = 0
+        try key.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            while filled < raw.count {
+                let n = Glibc.read(fd, base + filled, raw.count - filled)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw failure(errno, path, "read")
+                }
+                if n == 0 { break }
+                filled += n
+            }
+        }
+        guard filled == byteCount else { throw wrongSize(path, Int(filled)) }
+        return key
+    }
+
+    // MARK: - Implementation
+
+    private static func requireRoot(_ path: String) throws {
+        guard geteuid() == 0 else {
+            throw KeychainError.param("the host key (\(path)) belongs to root: \(runAsRoot)")
+        }
+    }
+
+    /// Makes the key's folder (0700, root) if missing. An existing folder must be a real folder owned by
+    /// root that nobody else can write to; a readable one is narrowed to 0700.
+    private static func prepareFolder(of path: String) throws {
+        let folder = parent(of: path)
+        var info = stat()
+        if lstat(folder, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw KeychainError.notAvailable("\(folder) is not a folder (or is a symbolic link): the host key lives only in a real root-owned folder; move it aside and run `sudo keygate setup-host` again")
+            }
+            guard info.st_uid == 0 else {
+                throw KeychainError.notAvailable("\(folder) belongs to uid \(info.st_uid), not root: the host key lives only in a root-only folder; run `sudo chown root:root \(folder) && sudo chmod 0700 \(folder)`")
+            }
+            guard info.st_mode & 0o022 == 0 else {
+                throw KeychainError.notAvailable("\(folder) can be written by other users (mode \(octal(info.st_mode & 0o7777))): the host key lives only in a root-only folder; run `sudo chmod 0700 \(folder)`, or keep the key in /var/lib/keygate")
+            }
+        }
+        try PrivateDirectory.make(folder)
+    }
+
+    /// Whether something is at `path`. A symbolic link or a file not owned by root is refused.
+    private static func existingEntry(at path: String) throws -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            let e = errno
+            if e == ENOENT { return false }
+            throw failure(e, path, "inspect")
+        }
+        if info.st_mode & S_IFMT == S_IFLNK {
+            throw KeychainError.notAvailable("\(path) is a symbolic link, and Keygate does not follow links for the host key: remove the link, then run `sudo keygate setup-host`")
+        }
+        guard info.st_uid == 0 else {
+            throw KeychainError.notAvailable("\(path) belongs to uid \(info.st_uid), not root, so it cannot be trusted as the host key: remove it, then run `sudo keygate setup-host` (this-device-only items sealed for it will be invalidated)")
+        }
+        return true
+    }
+
+    /// The checks a host key file must pass: regular, owned by root, 0400 or 0600, exactly 32 bytes.
+    private static func check(_ info: stat, _ path: String) throws {
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw KeychainError.notAvailable("\(path) is not a regular file: remove it, then run `sudo keygate setup-host`")
+        }
+        guard info.st_uid == 0 else {
+            throw KeychainError.notAvailable("\(path) belongs to uid \(info.st_uid), not root, so it cannot be trusted as the host key: remove it, then run `sudo keygate setup-host` (this-device-only items sealed for it will be invalidated)")
+        }
+        let mode = info.st_mode & 0o7777
+        guard mode == 0o400 || mode == 0o600 else {
+            throw KeychainError.notAvailable("\(path) has mode \(octal(mode)); the host key must be readable by root only: run `sudo chmod 0400 \(path)`, and `sudo keygate setup-host --rotate` if others may have read it")
+        }
+        guard Int(info.st_size) == byteCount else { throw wrongSize(path, Int(info.st_size)) }
+    }
+
+    /// Writes 32 fresh random bytes to `path`, mode 0400, through a temporary file in the same folder.
+    private static func writeFreshKey(to path: String, replace: Bool) throws {
+        let key = try SecureBytes.random(count: byteCount)
+        // AtomicFile takes an array: this copy lives only for the write and is wiped at once.
+        var bytes = key.unprotectedCopy()
+        defer { Sodium.wipe(&bytes) }
+        if replace {
+            try AtomicFile.write(bytes, to: path, mode: 0o400)
+        } else {
+            try AtomicFile.create(bytes, at: path, mode: 0o400)
+        }
+    }
+
+    /// A write descriptor on the current key file, if it is a regular file of a plausible size.
+    private static func openOldKeyForScrubbing(_ path: String) -> (fd: Int32, size: Int)? {
+        let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= 4096 else {
+            close(fd)
+            return nil
+        }
+        return (fd, Int(info.st_size))
+    }
+
+    /// Overwrites the replaced (now unlinked) key file with zeros and syncs it: best effort, since a
+    /// copy-on-write or journaling file system may keep the old blocks anyway.
+    private static func scrubAndClose(_ old: (fd: Int32, size: Int)) {
+        let zeros = [UInt8](repeating: 0, count: old.size)
+        var done = 0
+        while done < zeros.count {
+            let n = zeros.withUnsafeBytes { pwrite(old.fd, $0.baseAddress.map { $0 + done }, $0.count - done, off_t(done)) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { break }
+            done += n
+        }
+        _ = fsync(old.fd)
+        close(old.fd)
+    }
+
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let folder = String(path[..<slash])
+        return folder.isEmpty ? "/" : folder
+    }
+
+    private static func octal(_ mode: mode_t) -> String {
+        let digits = String(mode, radix: 8)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    private static func wrongSize(_ path: String, _ size: Int) -> KeychainError {
+        .decode("\(path) holds \(size) bytes, not \(byteCount): it is not a Keygate host key (corrupt or replaced); run `sudo keygate setup-host --rotate` to make a new one (this-device-only items sealed for the old one will be invalidated)")
+    }
+
+    private static func failure(_ code: Int32, _ path: String, _ action: String) -> KeychainError {
+        if code == ELOOP {
+            return .notAvailable("\(path) is a symbolic link, and Keygate does not follow links for the host key: remove the link, then run `sudo keygate setup-host`")
+        }
+        let reason = String(cString: strerror(code))
+        if code == EACCES || code == EPERM {
+            return .param("could not \(action) \(path): \(reason); \(runAsRoot)")
+        }
+        return .notAvailable("could not \(action) \(path): \(reason); check the disk and that \(parent(of: path)) is a root-only folder (0700)")
+    }
+}
