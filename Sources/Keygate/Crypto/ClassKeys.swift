@@ -1,28 +1,35 @@
-// Class keys: one 256-bit key per accessibility class, derived from the master key
-// with libsodium's `crypto_kdf_derive_from_key` (BLAKE2b), context "KGclass1".
-// Items seal with the key of their class, so each class can be cached and dropped apart.
-internal import CSodium
+// Class keys: per accessibility class, derived from the master key with libsodium's
+// `crypto_kdf_derive_from_key` (Subkey). The symmetric class key (context "KGclass1")
+// seals scheme-1 blobs; the class key pair (X25519 from a seed under context "KGclsbx1",
+// BoxKeyPair) receives the class share of gated (scheme-2) blobs. For the
+// this-device-only classes the seed is further bound to the device key (keyed BLAKE2b).
 
 enum ClassKeys {
     static let context = "KGclass1"
+    static let keyPairContext = "KGclsbx1"
     static let keyBytes = 32
 
+    /// The symmetric key for scheme-1 blobs of this class.
     static func derive(masterKey: SecureBytes, for accessibility: Accessibility) throws -> SecureBytes {
-        guard masterKey.count == Int(crypto_kdf_keybytes()) else {
-            throw KeychainError.param("internal: the master key must be \(crypto_kdf_keybytes()) bytes, not \(masterKey.count)")
+        try checkMasterKey(masterKey)
+        return try Subkey.derive(from: masterKey, id: subkeyID(accessibility), context: context, bytes: keyBytes)
+    }
+
+    /// The class key pair: seed = crypto_kdf subkey of the master key for the class (distinct from the symmetric
+    /// class key), and for *-this-device-only classes seed = BLAKE2b(key: deviceKey, message: that seed).
+    /// Throws .param if a this-device-only class is asked for without a device key.
+    static func keyPair(masterKey: SecureBytes, for accessibility: Accessibility, deviceKey: SecureBytes?) throws -> BoxKeyPair {
+        try checkMasterKey(masterKey)
+        let seed = try Subkey.derive(from: masterKey, id: subkeyID(accessibility), context: keyPairContext, bytes: BoxKeyPair.seedBytes)
+        guard accessibility.isThisDeviceOnly else { return try BoxKeyPair.derive(seed: seed) }
+        guard let deviceKey else {
+            throw KeychainError.param("the \(accessibility.rawValue) class needs this host's device key, and none is available: log in again so the session hands it over, or use a class that is not this-device-only")
         }
-        let subkey = try SecureBytes(count: keyBytes)
-        let rc = subkey.withUnsafeMutableBytes { out in out.withNonNullBytes { outp in
-            masterKey.withUnsafeBytes { key in key.withNonNullBytes { keyp in
-                context.withCString { ctx in
-                    crypto_kdf_derive_from_key(outp, out.count, subkeyID(accessibility), ctx, keyp)
-                }
-            } }
-        } }
-        guard rc == 0 else {
-            throw KeychainError.notAvailable("libsodium could not derive a class key: reinstall libsodium23 and try again")
+        guard (16...64).contains(deviceKey.count) else {
+            throw KeychainError.param("internal: a device key must be 16 to 64 bytes, not \(deviceKey.count)")
         }
-        return subkey
+        let bound = try GenericHash.hash(seed, secretKey: deviceKey, outputBytes: BoxKeyPair.seedBytes)
+        return try BoxKeyPair.derive(seed: bound)
     }
 
     /// Fixed forever: renumbering would make every stored item unreadable.
@@ -33,6 +40,12 @@ enum ClassKeys {
         case .whenPasscodeSetThisDeviceOnly: return 3
         case .whenUnlockedThisDeviceOnly: return 4
         case .afterFirstUnlockThisDeviceOnly: return 5
+        }
+    }
+
+    private static func checkMasterKey(_ masterKey: SecureBytes) throws {
+        guard masterKey.count == Protector.masterKeyBytes else {
+            throw KeychainError.param("internal: the master key must be \(Protector.masterKeyBytes) bytes, not \(masterKey.count)")
         }
     }
 }

@@ -2,6 +2,8 @@
 // Layout: magic "KGS" | version | scheme | accessibility code | nonce | ciphertext+tag.
 // The cipher is delegated to AEAD (XChaCha20-Poly1305); the associated data binds the
 // whole header and the item's identity, so a blob moved to another item fails to open.
+// Scheme-2 (access-controlled) blobs share the first six bytes and are read by GatedBlob;
+// `header(of:)` reports their version, scheme and accessibility so callers can dispatch.
 
 enum SealedBlob {
     static let currentVersion: UInt8 = 1
@@ -9,8 +11,8 @@ enum SealedBlob {
 
     /// Scheme 1: sealed with the symmetric key of the item's accessibility class.
     static let schemeClassKey: UInt8 = 1
-    /// Scheme 2 (reserved): sealed to a public key (libsodium sealed box), for
-    /// access-controlled items. This version does not write it.
+    /// Scheme 2: sealed to public keys (libsodium sealed boxes), for access-controlled
+    /// items. Written and opened by GatedBlob.
     static let schemeSealedBox: UInt8 = 2
 
     static let magic: [UInt8] = Array("KGS".utf8)
@@ -36,7 +38,7 @@ enum SealedBlob {
     static func open(_ blob: [UInt8], identity: ItemIdentity, classKey: SecureBytes) throws -> SecureBytes {
         let parsed = try header(of: blob)
         guard parsed.scheme == schemeClassKey else {
-            throw KeychainError.decode("the secret of \(identity.displayName) is sealed to a public key (scheme \(parsed.scheme)) and cannot be opened with a class key: upgrade keygate")
+            throw KeychainError.decode("the secret of \(identity.displayName) is access-controlled (sealed to public keys, scheme \(parsed.scheme)) and cannot be opened with a class key alone: read it through the access-control path (GatedBlob), which asks for the authentication it needs")
         }
         guard blob.count >= headerLength + AEAD.tagBytes else { throw cannotOpen(identity) }
         let nonce = blob[(headerLength - AEAD.nonceBytes)..<headerLength]

@@ -2,6 +2,9 @@
 // Argon2id) and recovery.json (recovery key), one file each, written atomically
 // (AtomicFile) in a private folder (PrivateDirectory). Wrapping is delegated to Protector.
 // Other kinds of protector files may sit beside them; this store ignores them.
+// The login protector also wraps the presence and current-set private keys, whose public
+// halves (with the class public keys) go to <dir>/keys.json (PublicKeys); the operations
+// on those live in KeyStore+GateKeys.swift. Multi-file changes hold FileLock.
 
 final class KeyStore: Sendable {
     static let maxProtectorBytes = 64 * 1024
@@ -16,42 +19,44 @@ final class KeyStore: Sendable {
     var protectorsDirectory: String { directory + "/protectors" }
     var loginPath: String { protectorsDirectory + "/login.json" }
     var recoveryPath: String { protectorsDirectory + "/recovery.json" }
+    var publicKeysPath: String { PublicKeys.path(directory: directory) }
+    var lockPath: String { directory + "/.keys.lock" }
 
     var isInitialized: Bool {
         AtomicFile.exists(loginPath) || AtomicFile.exists(recoveryPath)
     }
 
     func initialize(password: SecureBytes, kdf: KDFParameters) throws -> (masterKey: SecureBytes, recoveryKey: SecureBytes) {
-        guard !isInitialized else {
-            throw KeychainError.duplicateItem("the keychain is already initialised (\(protectorsDirectory)): unlock it with `keygate unlock`, or change its password with `keygate passwd`")
-        }
+        guard !isInitialized else { throw alreadyInitialized() }
         try kdf.validateForNewProtector()
-        let masterKey = try SecureBytes.random(count: Protector.masterKeyBytes)
-        let recoveryKey = try RecoveryKey.generate()
-        let login = try passwordProtector(masterKey: masterKey, password: password, kdf: kdf)
-        let recoverySalt = Sodium.randomBytes(Protector.saltBytes)
-        let recovery = try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.recovery,
-                                          wrappingKey: Protector.recoveryWrappingKey(recoveryKey: recoveryKey, salt: recoverySalt),
-                                          salt: recoverySalt, kdf: nil)
         try PrivateDirectory.make(protectorsDirectory)
-        try AtomicFile.create(login.encoded(), at: loginPath, mode: Self.fileMode)
-        do {
-            try AtomicFile.create(recovery.encoded(), at: recoveryPath, mode: Self.fileMode)
-        } catch {
-            try? AtomicFile.remove(loginPath)  // all or nothing: a keychain without its recovery key is a trap
-            throw error
+        return try FileLock.withExclusiveLock(lockPath) {
+            guard !isInitialized else { throw alreadyInitialized() }
+            let masterKey = try SecureBytes.random(count: Protector.masterKeyBytes)
+            let recoveryKey = try RecoveryKey.generate()
+            let login = try passwordProtector(masterKey: masterKey, password: password, kdf: kdf,
+                                              presence: BoxKeyPair.generate(), currentSet: BoxKeyPair.generate())
+            let recoverySalt = Sodium.randomBytes(Protector.saltBytes)
+            let recovery = try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.recovery,
+                                              wrappingKey: Protector.recoveryWrappingKey(recoveryKey: recoveryKey, salt: recoverySalt),
+                                              salt: recoverySalt, kdf: nil)
+            try AtomicFile.create(login.encoded(), at: loginPath, mode: Self.fileMode)
+            do {
+                try AtomicFile.create(recovery.encoded(), at: recoveryPath, mode: Self.fileMode)
+                // A fresh keychain: keys.json is rebuilt from scratch, dropping any left by an earlier one.
+                try writePublicKeys(PublicKeys(), gatesFrom: login, masterKey: masterKey, deviceKey: nil)
+            } catch {
+                // All or nothing: a keychain without its recovery key or its public keys is a trap.
+                try? AtomicFile.remove(recoveryPath)
+                try? AtomicFile.remove(loginPath)
+                throw error
+            }
+            return (masterKey, recoveryKey)
         }
-        return (masterKey, recoveryKey)
     }
 
     func unlock(password: SecureBytes) throws -> SecureBytes {
-        guard let login = try readProtector(loginPath, kind: Protector.Kind.password) else { throw missing(loginPath) }
-        guard let kdf = login.kdf else { throw Protector.corrupt(loginPath) }
-        let wrappingKey = try kdf.deriveKey(password: password, salt: login.saltBytes(path: loginPath))
-        guard let masterKey = try login.unwrap(with: wrappingKey, path: loginPath) else {
-            throw KeychainError.authFailed("this password does not open the keychain: if your login password changed outside Keygate, run `keygate passwd`, or unlock with the recovery key (`keygate unlock --recovery`)")
-        }
-        return masterKey
+        try openLogin(password: password).masterKey
     }
 
     func unlock(recoveryKey: SecureBytes) throws -> SecureBytes {
@@ -65,26 +70,11 @@ final class KeyStore: Sendable {
 
     /// Re-wraps the login protector for `newPassword`. `kdf` nil keeps the recorded cost.
     /// A damaged login protector is replaced, as long as the master key matches the
-    /// recovery protector: that is how a user recovers from one.
+    /// recovery protector: that is how a user recovers from one. Without the old password
+    /// the presence and current-set keys cannot be carried over: this is
+    /// `resetPassword(masterKey:new:kdf:)`, which replaces them, without its note.
     func rewrapLogin(masterKey: SecureBytes, newPassword: SecureBytes, kdf: KDFParameters?) throws {
-        let existing = try? readProtector(loginPath, kind: Protector.Kind.password)
-        let recovery = try? readProtector(recoveryPath, kind: Protector.Kind.recovery)
-        guard let recordedID = existing?.masterKeyID ?? recovery?.masterKeyID else {
-            if isInitialized {
-                throw KeychainError.decode("neither \(loginPath) nor \(recoveryPath) can be read, so the master key cannot be checked: restore them from a backup")
-            }
-            throw notInitialized()
-        }
-        guard try Protector.masterKeyID(of: masterKey) == recordedID else {
-            throw KeychainError.param("this master key does not belong to the keychain at \(directory): unlock it again and retry")
-        }
-        guard let cost = kdf ?? existing?.kdf else {
-            throw KeychainError.param("the login protector records no Argon2id cost to keep: pass a cost, or let keygate calibrate one")
-        }
-        try cost.validateForNewProtector()
-        let login = try passwordProtector(masterKey: masterKey, password: newPassword, kdf: cost)
-        try PrivateDirectory.make(protectorsDirectory)
-        try AtomicFile.write(login.encoded(), to: loginPath, mode: Self.fileMode)
+        _ = try resetPassword(masterKey: masterKey, new: newPassword, kdf: kdf)
     }
 
     /// The cost recorded in the login protector (nil when there is none).
@@ -94,13 +84,30 @@ final class KeyStore: Sendable {
 
     // MARK: - Implementation
 
-    private func passwordProtector(masterKey: SecureBytes, password: SecureBytes, kdf: KDFParameters) throws -> Protector {
+    /// A new login protector: the master key and both gate keys under one fresh Argon2id run.
+    func passwordProtector(masterKey: SecureBytes, password: SecureBytes, kdf: KDFParameters,
+                           presence: BoxKeyPair, currentSet: BoxKeyPair) throws -> Protector {
         let salt = Sodium.randomBytes(KDFParameters.saltBytes)
         let wrappingKey = try kdf.deriveKey(password: password, salt: salt)
-        return try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.password, wrappingKey: wrappingKey, salt: salt, kdf: kdf)
+        var login = try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.password, wrappingKey: wrappingKey, salt: salt, kdf: kdf)
+        login.presence = try WrappedGateKey.wrap(presence, kind: .presence, passwordKey: wrappingKey, masterKeyID: login.masterKeyID)
+        login.currentSet = try WrappedGateKey.wrap(currentSet, kind: .currentSet, passwordKey: wrappingKey, masterKeyID: login.masterKeyID)
+        return login
     }
 
-    private func readProtector(_ path: String, kind: String) throws -> Protector? {
+    /// Runs Argon2id once on `password` and unwraps the master key: the login protector,
+    /// the Argon2id output (which also unwraps the gate keys) and the master key.
+    func openLogin(password: SecureBytes) throws -> (login: Protector, passwordKey: SecureBytes, masterKey: SecureBytes) {
+        guard let login = try readProtector(loginPath, kind: Protector.Kind.password) else { throw missing(loginPath) }
+        guard let kdf = login.kdf else { throw Protector.corrupt(loginPath) }
+        let wrappingKey = try kdf.deriveKey(password: password, salt: login.saltBytes(path: loginPath))
+        guard let masterKey = try login.unwrap(with: wrappingKey, path: loginPath) else {
+            throw KeychainError.authFailed("this password does not open the keychain: if your login password changed outside Keygate, run `keygate passwd`, or unlock with the recovery key (`keygate unlock --recovery`)")
+        }
+        return (login, wrappingKey, masterKey)
+    }
+
+    func readProtector(_ path: String, kind: String) throws -> Protector? {
         guard let bytes = try AtomicFile.read(path, maxBytes: Self.maxProtectorBytes) else { return nil }
         let protector = try Protector.decode(bytes, path: path)
         guard protector.kind == kind else {
@@ -109,7 +116,7 @@ final class KeyStore: Sendable {
         return protector
     }
 
-    private func missing(_ path: String) -> KeychainError {
+    func missing(_ path: String) -> KeychainError {
         guard isInitialized else { return notInitialized() }
         if path == loginPath {
             return .notAvailable("the login protector \(path) is missing: unlock with the recovery key (`keygate unlock --recovery`), then run `keygate passwd` to write a new one")
@@ -117,7 +124,11 @@ final class KeyStore: Sendable {
         return .notAvailable("the recovery protector \(path) is missing: unlock with your password; restore the file from a backup to use the recovery key again")
     }
 
-    private func notInitialized() -> KeychainError {
+    func notInitialized() -> KeychainError {
         .notAvailable("the keychain is not initialised: run `keygate init`")
+    }
+
+    private func alreadyInitialized() -> KeychainError {
+        .duplicateItem("the keychain is already initialised (\(protectorsDirectory)): unlock it with `keygate unlock`, or change its password with `keygate passwd`")
     }
 }

@@ -2,6 +2,9 @@
 // one credential yields: the login password through Argon2id (KDFParameters), or the
 // recovery key through keyed BLAKE2b (GenericHash). Stored as versioned JSON, one file
 // per protector, so later kinds ("host", "tpm2") can sit beside these two.
+// The login (password) protector also carries the presence and current-set private keys
+// (WrappedGateKey), wrapped under subkeys of the same Argon2id output; files written
+// before those existed simply lack the two fields.
 internal import FoundationEssentials
 
 struct Protector: Codable, Sendable, Equatable {
@@ -26,6 +29,9 @@ struct Protector: Codable, Sendable, Equatable {
     var salt: String
     var nonce: String
     var wrapped: String
+    /// Password protectors only: the gate private keys (absent in older files).
+    var presence: WrappedGateKey?
+    var currentSet: WrappedGateKey?
 
     static func masterKeyID(of masterKey: SecureBytes) throws -> String {
         let digest = try GenericHash.hash(masterKey, key: masterKeyIDKey, outputBytes: 16)
@@ -54,7 +60,7 @@ struct Protector: Codable, Sendable, Equatable {
         let wrapped = try AEAD.seal(masterKey, associatedData: associatedData(kind: kind, masterKeyID: id), nonce: nonce, key: wrappingKey)
         return Protector(version: currentVersion, kind: kind, masterKeyID: id, kdf: kdf,
                          salt: Data(salt).base64EncodedString(), nonce: Data(nonce).base64EncodedString(),
-                         wrapped: Data(wrapped).base64EncodedString())
+                         wrapped: Data(wrapped).base64EncodedString(), presence: nil, currentSet: nil)
     }
 
     /// The master key, or nil when `wrappingKey` is not the right one.

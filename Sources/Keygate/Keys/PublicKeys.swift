@@ -1,0 +1,65 @@
+// The public halves of the keys gated items are sealed to: <dir>/keys.json (0600,
+// written atomically by AtomicFile). Reading it needs no unlock, so adding an
+// access-controlled item never prompts. The private halves are derived (class pairs,
+// ClassKeys) or wrapped in the login protector (presence, current-set).
+internal import FoundationEssentials
+
+/// Public halves, readable without any unlock: <dir>/keys.json (0600, atomic writes).
+struct PublicKeys: Codable, Sendable, Equatable {
+    static let currentVersion = 1
+    static let fileName = "keys.json"
+    static let maxBytes = 64 * 1024
+
+    var version: Int
+    var classKeys: [String: String]     // Accessibility.rawValue -> base64 public key (this-device-only ones only when known)
+    var presence: String?               // base64
+    var currentSet: String?
+
+    init(version: Int = PublicKeys.currentVersion, classKeys: [String: String] = [:], presence: String? = nil, currentSet: String? = nil) {
+        self.version = version
+        self.classKeys = classKeys
+        self.presence = presence
+        self.currentSet = currentSet
+    }
+
+    static func path(directory: String) -> String { directory + "/" + fileName }
+
+    /// nil if absent; .decode on garbage, on a future format, or on a key that is not 32 bytes.
+    static func load(directory: String) throws -> PublicKeys? {
+        let path = path(directory: directory)
+        guard let bytes = try AtomicFile.read(path, maxBytes: maxBytes) else { return nil }
+        struct Probe: Decodable { var version: Int }
+        let data = Data(bytes)
+        guard let probe = try? JSONDecoder().decode(Probe.self, from: data) else { throw corrupt(path) }
+        guard probe.version <= currentVersion else {
+            throw KeychainError.decode("\(path) was written by a newer Keygate (format \(probe.version); this one reads format \(currentVersion)): upgrade keygate")
+        }
+        guard probe.version >= 1, let keys = try? JSONDecoder().decode(PublicKeys.self, from: data) else { throw corrupt(path) }
+        for encoded in Array(keys.classKeys.values) + [keys.presence, keys.currentSet].compactMap({ $0 }) {
+            guard decodeKey(encoded) != nil else { throw corrupt(path) }
+        }
+        return keys
+    }
+
+    func save(directory: String) throws {
+        try PrivateDirectory.make(directory)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try AtomicFile.write(Array(try encoder.encode(self)), to: Self.path(directory: directory), mode: 0o600)
+    }
+
+    func classKey(_ a: Accessibility) -> [UInt8]? { classKeys[a.rawValue].flatMap(Self.decodeKey) }
+    var presenceKey: [UInt8]? { presence.flatMap(Self.decodeKey) }
+    var currentSetKey: [UInt8]? { currentSet.flatMap(Self.decodeKey) }
+
+    static func encodeKey(_ key: [UInt8]) -> String { Data(key).base64EncodedString() }
+
+    private static func decodeKey(_ text: String) -> [UInt8]? {
+        guard let data = Data(base64Encoded: text), data.count == BoxKeyPair.publicKeyBytes else { return nil }
+        return Array(data)
+    }
+
+    private static func corrupt(_ path: String) -> KeychainError {
+        .decode("\(path) is not a valid Keygate public-key file (corrupt or truncated): delete it; the next `keygate unlock` writes it again")
+    }
+}
