@@ -21,17 +21,26 @@ final class CLIUserHarness {
         confdir = NSTemporaryDirectory() + "keygate-pam-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: confdir, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o755])
-        // The same stack as pam.d/keygate resolves to on Debian: real pam_unix.
-        try "auth required pam_unix.so\naccount required pam_unix.so\n"
-            .write(toFile: confdir + "/keygate", atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: confdir + "/keygate")
+        // The same stack as pam.d/keygate and pam.d/keygate-passcode resolve to on
+        // Debian: real pam_unix.
+        for service in ["keygate", "keygate-passcode"] {
+            try "auth required pam_unix.so\naccount required pam_unix.so\n"
+                .write(toFile: confdir + "/" + service, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: confdir + "/" + service)
+        }
         let script = """
         #!/bin/sh
         # Test askpass: counts each call (one line each), keeps the prompt text, and
         # answers from a private file.
         echo prompt >> "$HOME/prompts"
         printf '%s\\n' "$1" >> "$HOME/prompt-texts"
-        cat "$HOME/answer"
+        # Queued answers first (one per line), then the standing answer.
+        if [ -s "$HOME/queue" ]; then
+            head -n1 "$HOME/queue"
+            tail -n +2 "$HOME/queue" > "$HOME/queue.rest"; mv "$HOME/queue.rest" "$HOME/queue"
+        else
+            cat "$HOME/answer"
+        fi
         """
         try writeUserFile("askpass", script, mode: 0o700)
         try answerWith(user.password)
@@ -43,6 +52,11 @@ final class CLIUserHarness {
     /// What the askpass program answers from now on.
     func answerWith(_ password: String) throws {
         try writeUserFile("answer", password, mode: 0o600)
+    }
+
+    /// Answers for the next prompts, in order, before the standing answer resumes.
+    func queueAnswers(_ answers: [String]) throws {
+        try writeUserFile("queue", answers.map { $0 + "\n" }.joined(), mode: 0o600)
     }
 
     /// How many times keygate has asked for a password so far.

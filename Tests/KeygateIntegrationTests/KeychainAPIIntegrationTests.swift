@@ -137,4 +137,44 @@ final class KeychainAPIIntegrationTests: XCTestCase {
         let gone = try await keychain.contains("a")
         XCTAssertFalse(gone)
     }
+
+    func test_oneAuthenticationContext_promptsOnceForSeveralGatedReads() throws {
+        setenv("KEYGATE_TEST_REUSE_DURATION", "0", 1)   // no kernel-keyring window: only the context can help
+        defer { unsetenv("KEYGATE_TEST_REUSE_DURATION") }
+        let person = ScriptedPrompter([password, password, password, password])
+        let gated = Keychain(service: service).accessibility(.whenUnlocked, access: .userPresence).prompter(person)
+        try gated.set("one", for: "a")
+        try gated.set("two", for: "b")
+        let afterAdds = person.prompts.count          // the implicit init
+        let context = AuthenticationContext()
+        context.localizedReason = "read two tokens"
+        let reader = gated.authenticationContext(context)
+        XCTAssertEqual(try reader.string(for: "a"), "one")
+        XCTAssertEqual(try reader.string(for: "b"), "two")
+        XCTAssertEqual(person.prompts.count, afterAdds + 1, "one prompt for both reads")
+        XCTAssertTrue(person.prompts.last?.contains("read two tokens") ?? false, "the reason is shown: \(person.prompts)")
+        context.invalidate()
+        XCTAssertEqual(try reader.string(for: "a"), "one")
+        XCTAssertEqual(person.prompts.count, afterAdds + 2, "an invalidated context prompts again")
+    }
+
+    func test_interactionNotAllowed_context_refusesToPrompt() throws {
+        let gated = Keychain(service: service).accessibility(.whenUnlocked, access: .devicePasscode)
+            .prompter(ScriptedPrompter([password]))
+        try gated.set("x", for: "a")
+        try KeychainOperations(prompter: ScriptedPrompter([])).lock(all: true)
+        let context = AuthenticationContext()
+        context.interactionNotAllowed = true
+        XCTAssertThrowsError(try gated.authenticationContext(context).data(for: "a")) {
+            XCTAssertEqual(($0 as? KeychainError)?.code, .interactionNotAllowed)
+        }
+    }
+
+    func test_accessControl_isValidated_beforeAnythingIsStored() throws {
+        let bad = Keychain(service: service)
+            .accessibility(.whenUnlocked, access: [.userPresence, .biometryCurrentSet])
+            .prompter(ScriptedPrompter([password]))
+        XCTAssertThrowsError(try bad.set("x", for: "a")) { XCTAssertEqual(($0 as? KeychainError)?.status, -50) }
+        XCTAssertFalse(try Keychain(service: service).contains("a"))
+    }
 }

@@ -27,7 +27,10 @@ struct PAMAuthenticator {
     /// Returns the last PAM_PROMPT_ECHO_OFF answer of the successful conversation, in locked memory;
     /// it is empty when the PAM stack let the user in without asking for a password.
     /// `reason` is shown in the prompt, like Apple's localizedReason.
-    func authenticate(prompter: any Prompter, reason: String?, maxTries: Int) throws -> SecureBytes {
+    /// `afterFailedAttempt` runs after each wrong password, before the next try; it may
+    /// throw to stop (the lockout after repeated failures does).
+    func authenticate(prompter: any Prompter, reason: String?, maxTries: Int,
+                      afterFailedAttempt: () throws -> Void = {}) throws -> SecureBytes {
         try validateNames()
         try prompter.ensureAvailable()
         try checkServiceInstalled()
@@ -47,9 +50,11 @@ struct PAMAuthenticator {
                 try checkAccount(handle)
                 return try conversation.password ?? SecureBytes(count: 0)
             case PAM_AUTH_ERR, PAM_CRED_INSUFFICIENT:
+                try afterFailedAttempt()
                 if attempt < tries { prompter.notify("Sorry, try again.") }
             case PAM_MAXTRIES:
                 // pam_unix counts failures per handle and says "no more" on its own limit.
+                try afterFailedAttempt()
                 throw KeychainError.authFailed(Self.incorrectAttempts(attempt, user: user))
             default:
                 throw error(for: status, handle: handle, during: "authentication")

@@ -22,8 +22,10 @@ public struct Keychain: Sendable {
     public private(set) var label: String?
     public private(set) var comment: String?
     public private(set) var accessibility: Accessibility = .whenUnlocked
+    public private(set) var accessControl: AccessControl?
     public private(set) var authenticationPrompt: String?
     private var prompter: (any Prompter)?
+    private var authenticationContext: AuthenticationContext?
 
     /// Generic passwords for one service (kSecClassGenericPassword).
     public init(service: String) {
@@ -43,6 +45,15 @@ public struct Keychain: Sendable {
     public func comment(_ comment: String) -> Keychain { var k = self; k.comment = comment; return k }
     public func accessibility(_ accessibility: Accessibility) -> Keychain {
         var k = self; k.accessibility = accessibility; return k
+    }
+    /// When the secret is readable, and what a read must prove first (Apple's
+    /// SecAccessControl): `.accessibility(.whenUnlocked, access: .userPresence)`.
+    public func accessibility(_ accessibility: Accessibility, access: AccessControl) -> Keychain {
+        var k = self; k.accessibility = accessibility; k.accessControl = access; return k
+    }
+    /// Reads through one context share one authentication (Apple's LAContext).
+    public func authenticationContext(_ context: AuthenticationContext) -> Keychain {
+        var k = self; k.authenticationContext = context; return k
     }
     /// The reason shown when a read must ask for the password (Apple's localizedReason).
     public func authenticationPrompt(_ reason: String) -> Keychain {
@@ -159,14 +170,14 @@ public struct Keychain: Sendable {
 
     private func operations() throws -> KeychainOperations {
         try KeychainOperations(prompter: prompter ?? SystemPrompter(environment: ProcessEnvironment.snapshot()),
-                               reason: authenticationPrompt)
+                               reason: authenticationPrompt, context: authenticationContext)
     }
 
     private func write(_ value: Data, for account: String, replace: Bool) throws {
         var bytes = [UInt8](value)
         let secret = try SecureBytes(consuming: &bytes)
         let attributes = ItemAttributes(identity: identity(account), label: label, comment: comment,
-                                        accessibility: accessibility)
+                                        accessibility: accessibility, accessControl: accessControl)
         try operations().add(attributes, secret: secret, replace: replace)
     }
 

@@ -29,6 +29,9 @@ struct KeychainContext: Sendable {
         if env["KEYGATE_TEST_KDF"] == "fast" { kdf = .testing }
         if let s = env["KEYGATE_TEST_LOCK_AFTER"], let v = UInt32(s) { policy.lockAfter = v }
         if let s = env["KEYGATE_TEST_STORE_DEADLINE"], let v = Int(s) { deadline = .seconds(v) }
+        if let s = env["KEYGATE_TEST_REUSE_DURATION"], let v = UInt32(s) { policy.reuseDuration = v }
+        if let s = env["KEYGATE_TEST_REUSE_SCOPE"], let v = ReuseScope.Kind(rawValue: s) { policy.reuseScope = v }
+        if let s = env["KEYGATE_TEST_LOCKOUT_SECONDS"], let v = UInt32(s) { policy.lockoutSeconds = v }
         #endif
         return KeychainContext(user: user, dataDirectory: KeygatePaths.dataDirectory(for: user, environment: env),
                                policy: policy, pamConfdir: confdir, fixedKDF: kdf, storeDeadline: deadline)

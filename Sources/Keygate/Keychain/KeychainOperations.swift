@@ -9,11 +9,12 @@ public struct KeychainOperations: Sendable {
     let store: any ItemStore
     let keys: KeyUnlocker
 
-    /// Operations for the calling user, with the given way to prompt.
-    public init(prompter: any Prompter, reason: String? = nil) throws {
+    /// Operations for the calling user, with the given way to prompt. Reads through
+    /// one `context` share its authentication, as with Apple's LAContext.
+    public init(prompter: any Prompter, reason: String? = nil, context authContext: AuthenticationContext? = nil) throws {
         let context = try KeychainContext.current()
         self.init(store: SecretServiceStore(deadline: context.storeDeadline),
-                  keys: KeyUnlocker(context: context, prompter: prompter, reason: reason))
+                  keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext))
     }
 
     init(store: any ItemStore, keys: KeyUnlocker) {
@@ -28,14 +29,41 @@ public struct KeychainOperations: Sendable {
         guard secret.count <= SealedBlob.maxSecretLength else {
             throw KeychainError.param("the secret is \(secret.count) bytes, more than the \(SealedBlob.maxSecretLength)-byte limit: store a key or a path to the data instead")
         }
+        try attributes.accessControl?.validate()
         let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false)
         if !replace, !existing.isEmpty {
             throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: use -U (update) to replace its secret, or delete it first")
         }
-        let classKey = try keys.classKey(for: attributes.accessibility, createIfNeeded: true)
-        let blob = try SealedBlob.seal(secret, identity: attributes.identity,
+        let blob: [UInt8]
+        if attributes.accessControl != nil || attributes.accessibility.isThisDeviceOnly {
+            blob = try sealGated(secret, attributes)
+        } else {
+            let classKey = try keys.classKey(for: attributes.accessibility, createIfNeeded: true)
+            blob = try SealedBlob.seal(secret, identity: attributes.identity,
                                        accessibility: attributes.accessibility, classKey: classKey)
+        }
         try store.create(attributes, blob: blob, replace: replace)
+    }
+
+    /// Seals to public keys only, so adding an access-controlled item never prompts
+    /// once the keychain exists.
+    private func sealGated(_ secret: SecureBytes, _ attributes: ItemAttributes) throws -> [UInt8] {
+        let constraints = attributes.accessControl?.constraints ?? []
+        let gateKinds = KeyUnlocker.gateKinds(constraints)
+        let publicKeys = try keys.publicKeys(for: attributes.accessibility, needsGates: !gateKinds.isEmpty)
+        guard let classKey = publicKeys.classKey(attributes.accessibility) else {
+            throw KeychainError.notAvailable("no public key is recorded for \(attributes.accessibility.rawValue) items: unlock the keychain once (keygate unlock)")
+        }
+        var gates: [GateRecipient] = []
+        for kind in gateKinds {
+            guard let key = kind == .presence ? publicKeys.presenceKey : publicKeys.currentSetKey else {
+                throw KeychainError.notAvailable("the keychain has no \(kind.name) key yet: unlock it once with your password (keygate unlock)")
+            }
+            gates.append(GateRecipient(kind: kind, publicKey: key))
+        }
+        return try GatedBlob.seal(secret, identity: attributes.identity, accessibility: attributes.accessibility,
+                                  accessControl: attributes.accessControl?.rawValue ?? 0, classKey: classKey,
+                                  gates: gates, combination: attributes.accessControl?.requiresAll == false ? .any : .all)
     }
 
     /// The secret of one item, or nil when there is no such item.
@@ -48,8 +76,41 @@ public struct KeychainOperations: Sendable {
         guard header.accessibility == item.attributes.accessibility else {
             throw KeychainError.decode("the item \(identity.displayName) was tampered with: its accessibility attribute does not match its sealed blob; delete it and add it again")
         }
+        if header.scheme == GatedBlob.scheme {
+            return try openGated(blob, identity: identity)
+        }
         let classKey = try keys.classKey(for: header.accessibility, createIfNeeded: false)
         return try SealedBlob.open(blob, identity: identity, classKey: classKey)
+    }
+
+    /// Opens a scheme-2 blob: checks first that every key it was sealed to still
+    /// exists (a replaced current-set key or a rotated host key means the item was
+    /// invalidated), then gets the gate keys (cache, context, or one PAM prompt) and
+    /// the class key pair.
+    private func openGated(_ blob: [UInt8], identity: ItemIdentity) throws -> SecureBytes {
+        let header = try GatedBlob.header(of: blob)
+        let current = try PublicKeys.load(directory: keys.context.dataDirectory)
+        func isCurrent(_ slot: GatedBlob.Slot) -> Bool {
+            let key = slot.kind == .presence ? current?.presenceKey : current?.currentSetKey
+            return key.map { BoxKeyPair.keyID(of: $0) == slot.keyID } ?? false
+        }
+        let live = header.gateSlots.filter(isCurrent)
+        if !header.gateSlots.isEmpty, header.combination == .all ? live.count < header.gateSlots.count : live.isEmpty {
+            throw KeychainError.itemNotFound("the item \(identity.displayName) was invalidated: it was bound to your previous password (current-set), and the password has changed since")
+        }
+        let constraints = AccessControl(rawValue: header.accessControl).constraints
+        // For `or`, one live gate is enough: prefer the one whose kind is still live.
+        let wanted = header.combination == .all ? constraints
+            : constraints.filter { c in live.contains { $0.kind == KeyUnlocker.gateKinds([c]).first } }.prefix(1).map { $0 }
+        let gatePairs = try keys.gateKeys(for: wanted)
+        let classPair = try keys.classKeyPair(for: header.accessibility)
+        guard classPair.keyID == header.classSlot.keyID else {
+            if header.accessibility.isThisDeviceOnly {
+                throw KeychainError.itemNotFound("the item \(identity.displayName) was invalidated: it is this-device-only and was sealed on another host, or before this host's key was rotated")
+            }
+            throw KeychainError.decode("the item \(identity.displayName) was sealed by another keychain: delete it and add it again")
+        }
+        return try GatedBlob.open(blob, identity: identity, keys: [classPair] + gatePairs)
     }
 
     /// The attributes of every matching item, sorted for stable output. Never prompts.
@@ -82,6 +143,18 @@ public struct KeychainOperations: Sendable {
     /// Unlocks with the recovery key.
     public func unlock(recoveryKey: SecureBytes) throws {
         try keys.unlock(recoveryKey: try RecoveryKey.parse(recoveryKey))
+    }
+
+    /// Re-wraps the keychain for a password that changed outside Keygate, asking for
+    /// the previous password. Current-set items are invalidated.
+    public func changePassword() throws {
+        try keys.changePassword()
+    }
+
+    /// Re-wraps the keychain for the current password using the recovery key, when
+    /// the previous password is lost. Returns a note on what was replaced.
+    public func resetPassword(recoveryKey: SecureBytes) throws -> String {
+        try keys.resetPassword(recoveryKey: try RecoveryKey.parse(recoveryKey))
     }
 
     /// Drops the cached keys; returns how many were dropped.

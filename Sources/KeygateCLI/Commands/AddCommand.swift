@@ -11,11 +11,14 @@ enum AddCommand: KeygateCommand {
         abstract: "Add an item; the secret comes from standard input or a prompt.",
         discussion: "The secret is read from standard input when it is not a terminal (exact bytes, binary-safe), or asked for twice without echo. Giving the secret as an argument is refused, because every user can read a process's arguments.",
         aliases: ["add-generic-password", "add-internet-password"],
-        usage: "-s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] < secret",
+        usage: "-s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] [--access LIST [--or|--and]] < secret",
         options: ItemOptions.matching + [
             ItemOptions.label, ItemOptions.comment,
             .flag("-U", "--update", help: "Replace the secret of an existing item instead of failing."),
-            .value("--accessible", valueName: "CLASS", help: "when-unlocked (default) or after-first-unlock."),
+            .value("--accessible", valueName: "CLASS", help: "when-unlocked (default), after-first-unlock, when-passcode-set-this-device-only, when-unlocked-this-device-only or after-first-unlock-this-device-only."),
+            .value("--access", valueName: "LIST", help: "Require an authentication to read: user-presence, device-passcode, biometry-any, current-set (comma-separated; with --or or --and)."),
+            .flag("--or", help: "Any one of the --access constraints is enough."),
+            .flag("--and", help: "Every --access constraint is needed."),
             .flag("-w", help: "Ask for the secret at a prompt (macOS spelling). A value after -w is refused."),
         ] + GlobalOptions.all,
         positionals: [PositionalSpec(name: "nothing", help: "Secrets are never taken from arguments.", optional: true, variadic: true)])
@@ -34,12 +37,19 @@ enum AddCommand: KeygateCommand {
         var accessibility = Accessibility.whenUnlocked
         if let raw = args.value("--accessible") {
             guard let a = Accessibility(name: raw) else {
-                throw KeychainError(.param, "unknown accessibility class '\(raw)': use when-unlocked or after-first-unlock")
+                throw KeychainError(.param, "unknown accessibility class '\(raw)': use one of \(Accessibility.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             accessibility = a
         }
+        var access: AccessControl?
+        if let list = args.value("--access") {
+            access = try AccessControl(parsing: list, or: args.flag("--or"), and: args.flag("--and"))
+        } else if args.flag("--or") || args.flag("--and") {
+            throw context.usageError("--or and --and combine the constraints given with --access", configuration)
+        }
         let attributes = ItemAttributes(identity: identity, label: args.value("--label"),
-                                        comment: args.value("--comment"), accessibility: accessibility)
+                                        comment: args.value("--comment"), accessibility: accessibility,
+                                        accessControl: access)
         for (value, what) in [(attributes.label, "label"), (attributes.comment, "comment")] {
             if let value { try ItemOptions.checkName(value, what) }
         }

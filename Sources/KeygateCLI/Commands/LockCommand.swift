@@ -6,7 +6,7 @@ import Keygate
 enum LockCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "lock",
-        abstract: "Lock the keychain: drop the cached master key (--all: every cached key).",
+        abstract: "Lock: drop the master key and this scope's authentications (like sudo -k; --all like sudo -K).",
         options: [.flag("--all", help: "Also drop the after-first-unlock key, like sudo -K.")] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {

@@ -24,6 +24,7 @@ enum ItemFormatter {
             if let l = a.label { out += "    label: \(quoted(l))\n" }
             if let c = a.comment { out += "    comment: \(quoted(c))\n" }
             out += "    accessible: \(a.accessibility.rawValue)\n"
+            if let access = a.accessControl { out += "    access: \(access.attributeValue)\n" }
             out += "    created: \(Timestamp.iso8601(a.created))\n"
             out += "    modified: \(Timestamp.iso8601(a.modified))\n"
         }
@@ -50,6 +51,7 @@ enum ItemFormatter {
             fields.append(("label", a.label.map(JSON.string) ?? "null"))
             fields.append(("comment", a.comment.map(JSON.string) ?? "null"))
             fields.append(("accessible", JSON.string(a.accessibility.rawValue)))
+            fields.append(("access", a.accessControl.map { JSON.string($0.attributeValue) } ?? "null"))
             fields.append(("created", JSON.string(Timestamp.iso8601(a.created))))
             fields.append(("modified", JSON.string(Timestamp.iso8601(a.modified))))
             parts.append(JSON.object(fields))

@@ -1,0 +1,30 @@
+// `keygate passwd`: after the login password changed without Keygate (chpasswd,
+// an administrator's reset, another tool), re-wrap the keychain for the current
+// password. Asks for the current password through PAM and for the previous one
+// (or, with --recovery, the recovery key). Current-set items are invalidated.
+
+import Keygate
+
+enum PasswdCommand: KeygateCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "passwd",
+        abstract: "Re-wrap the keychain after your login password changed outside Keygate.",
+        discussion: "Asks for your current password (checked through PAM) and the previous one, then re-wraps the master and user-presence keys for the current password. Items with current-set access are invalidated, as on Apple when the enrolled set changes. With --recovery, the recovery key replaces the previous password; user-presence items are then invalidated too.",
+        options: [.flag("--recovery", help: "Use the recovery key instead of the previous password.")] + GlobalOptions.all)
+
+    static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
+        let operations = try context.operations(reason: "re-wrap your keychain for your current password")
+        if args.flag("--recovery") {
+            let prompter = context.prompter
+            try prompter.ensureAvailable()
+            guard let key = try prompter.readSecret(prompt: "Recovery key: ") else {
+                throw KeychainError(.userCanceled, "canceled: the keychain's password was not changed")
+            }
+            Console.err(try operations.resetPassword(recoveryKey: key) + "\n")
+        } else {
+            try operations.changePassword()
+            Console.err("The keychain now opens with your current password. Items with current-set access were invalidated.\n")
+        }
+        return 0
+    }
+}

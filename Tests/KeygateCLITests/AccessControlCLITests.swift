@@ -1,0 +1,168 @@
+// Access control end to end, with the real binary as a real user: PAM through real
+// pam_unix, the real kernel keyring for reuse windows, real gnome-keyring. The
+// askpass program counts prompts, so each test can say exactly when keygate asked.
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class AccessControlCLITests: XCTestCase {
+    private func values(_ r: ProcessResult) -> [String: String] {
+        var out: [String: String] = [:]
+        for line in r.out.split(separator: "\n") {
+            if let eq = line.firstIndex(of: "=") { out[String(line[..<eq])] = String(line[line.index(after: eq)...]) }
+        }
+        return out
+    }
+
+    func test_userPresence_addNeverPrompts_readPrompts_reuseWindow_andLock() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            keygate init >/dev/null; echo init=$?
+            echo n0=$(wc -l < "$HOME/prompts")
+            keygate lock
+            printf %s gated | keygate add -s svc -a a --access user-presence; echo add=$?
+            keygate list -s svc | grep access
+            echo n1=$(wc -l < "$HOME/prompts")
+            printf 'v1=%s\\n' "$(keygate get -s svc -a a)"
+            echo n2=$(wc -l < "$HOME/prompts")
+            printf 'v2=%s\\n' "$(keygate get -s svc -a a)"
+            echo n3=$(wc -l < "$HOME/prompts")
+            keygate lock
+            printf 'v3=%s\\n' "$(keygate get -s svc -a a)"
+            echo n4=$(wc -l < "$HOME/prompts")
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["init"], "0", r.summary)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertTrue(r.out.contains("access: user-presence"), "list shows the flag: \(r.summary)")
+        XCTAssertEqual(v["n1"], v["n0"], "adding a gated item to a locked keychain does not prompt")
+        XCTAssertEqual([v["v1"], v["v2"], v["v3"]], ["gated", "gated", "gated"], r.summary)
+        XCTAssertEqual(v["n2"], "2", "the first read prompts")
+        XCTAssertEqual(v["n3"], "2", "inside the reuse window it does not")
+        XCTAssertEqual(v["n4"], "3", "after lock it prompts again")
+    }
+
+    func test_userPresence_otherScope_expiry_andZeroDuration_prompt() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s g | keygate add -s svc -a a --access user-presence >/dev/null 2>&1
+            keygate get -s svc -a a >/dev/null; echo n1=$(wc -l < "$HOME/prompts")
+            bash -c 'keygate get -s svc -a a >/dev/null'; echo n2=$(wc -l < "$HOME/prompts")
+            keygate get -s svc -a a >/dev/null; echo n3=$(wc -l < "$HOME/prompts")
+            sleep 3
+            keygate get -s svc -a a >/dev/null; echo n4=$(wc -l < "$HOME/prompts")
+            KEYGATE_TEST_REUSE_DURATION=0 keygate get -s svc -a a >/dev/null
+            KEYGATE_TEST_REUSE_DURATION=0 keygate get -s svc -a a >/dev/null; echo n5=$(wc -l < "$HOME/prompts")
+            """, extraEnvironment: ["KEYGATE_TEST_REUSE_DURATION": "2", "KEYGATE_TEST_REUSE_SCOPE": "ppid"])
+        let v = values(r)
+        // n1: init at add (1) + first read (2).
+        XCTAssertEqual(v["n1"], "2", r.summary)
+        XCTAssertEqual(v["n2"], "3", "another scope (another parent process) prompts")
+        XCTAssertEqual(v["n3"], "3", "this scope is still inside its window")
+        XCTAssertEqual(v["n4"], "4", "after the 2 s window expired it prompts")
+        XCTAssertEqual(v["n5"], "6", "reuse duration 0: every read prompts")
+    }
+
+    func test_invalidCombinations_exit206_withReasons() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s x | keygate add -s s -a 1 --access user-presence,current-set; echo up=$?
+            printf %s x | keygate add -s s -a 2 --access device-passcode,current-set --or --and; echo andor=$?
+            printf %s x | keygate add -s s -a 3 --access biometry-any,current-set; echo bio=$?
+            printf %s x | keygate add -s s -a 4 --access fingerprint; echo unknown=$?
+            printf %s x | keygate add -s s -a 5 --access device-passcode,current-set --or; echo ok=$?
+            keygate list -s s | grep access
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["up"], "206", r.summary)
+        XCTAssertEqual(v["andor"], "206", r.summary)
+        XCTAssertEqual(v["bio"], "206", r.summary)
+        XCTAssertEqual(v["unknown"], "206", r.summary)
+        XCTAssertEqual(v["ok"], "0", r.summary)
+        XCTAssertTrue(r.err.lowercased().contains("user-presence") || r.err.lowercased().contains("userpresence"), r.summary)
+        XCTAssertTrue(r.out.contains("access: device-passcode,current-set;or"), r.summary)
+    }
+
+    func test_wrongPassword_forGatedRead_exits51() throws {
+        let h = try CLIUserHarness()
+        _ = try h.run("printf %s g | keygate add -s svc -a a --access device-passcode")
+        try h.answerWith("wrong-password")
+        let r = try h.run("keygate lock; keygate get -s svc -a a; echo get=$?")
+        XCTAssertEqual(values(r)["get"], "51", r.summary)
+    }
+
+    func test_masterKeyAlone_doesNotOpenAPresenceItem() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s plain | keygate add -s p -a a
+            printf %s gated | keygate add -s g -a a --access user-presence
+            keygate lock; keygate unlock; echo unlock=$?
+            # Unlocked (master key cached) but no way to prompt: the plain item reads,
+            # the presence item cannot, because its key is wrapped by the password only.
+            KEYGATE_ASKPASS= keygate get -s p -a a >/dev/null; echo plain=$?
+            KEYGATE_ASKPASS= keygate get -s g -a a >/dev/null; echo gated=$?
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["unlock"], "0", r.summary)
+        XCTAssertEqual(v["plain"], "0", r.summary)
+        XCTAssertEqual(v["gated"], "36", r.summary)
+    }
+
+    func test_currentSet_diesAfterPasswordChange_whileUserPresenceSurvivesKeygatePasswd() throws {
+        let h = try CLIUserHarness()
+        let setup = try h.run("""
+            printf %s cs | keygate add -s svc -a cs --access current-set; echo a1=$?
+            printf %s up | keygate add -s svc -a up --access user-presence; echo a2=$?
+            printf %s plain | keygate add -s svc -a plain; echo a3=$?
+            printf 'cs=%s\\n' "$(keygate get -s svc -a cs)"
+            """)
+        XCTAssertEqual(values(setup)["cs"], "cs", setup.summary)
+        let old = h.user.password
+        let new = "new-\(UUID().uuidString.prefix(12))"
+        try h.user.changePassword(to: new)       // chpasswd: outside Keygate
+        try h.answerWith(new)
+        let after = try h.run("""
+            keygate lock --all
+            keygate get -s svc -a cs; echo cs=$?
+            keygate get -s svc -a up; echo up=$?
+            """)
+        XCTAssertEqual(values(after)["cs"], "44", after.summary)
+        XCTAssertTrue(after.err.contains("invalidated"), after.summary)
+        XCTAssertEqual(values(after)["up"], "51", "the old protector needs keygate passwd: \(after.summary)")
+        XCTAssertTrue(after.err.contains("keygate passwd"), after.summary)
+        try h.queueAnswers([new, old])            // PAM: current password; then the previous one
+        let fixed = try h.run("""
+            keygate passwd; echo passwd=$?
+            keygate lock --all
+            printf 'up=%s\\n' "$(keygate get -s svc -a up)"
+            printf 'plain=%s\\n' "$(keygate get -s svc -a plain)"
+            keygate get -s svc -a cs; echo cs=$?
+            """)
+        let v = values(fixed)
+        XCTAssertEqual(v["passwd"], "0", fixed.summary)
+        XCTAssertEqual(v["up"], "up", "user-presence survives keygate passwd: \(fixed.summary)")
+        XCTAssertEqual(v["plain"], "plain", fixed.summary)
+        XCTAssertEqual(v["cs"], "44", "current-set never comes back: \(fixed.summary)")
+    }
+
+    func test_lockout_afterFiveFailures_refusesWithoutPrompting() throws {
+        let h = try CLIUserHarness()
+        _ = try h.run("printf %s g | keygate add -s svc -a a --access user-presence")
+        try h.answerWith("wrong")
+        let r = try h.run("""
+            keygate lock
+            keygate get -s svc -a a; echo g1=$?
+            keygate get -s svc -a a; echo g2=$?
+            echo n=$(wc -l < "$HOME/prompts")
+            keygate get -s svc -a a; echo g3=$?
+            echo m=$(wc -l < "$HOME/prompts")
+            """, extraEnvironment: ["KEYGATE_TEST_LOCKOUT_SECONDS": "60"], timeout: 180)
+        let v = values(r)
+        XCTAssertEqual(v["g1"], "51", r.summary)
+        XCTAssertEqual(v["g2"], "51", r.summary)
+        XCTAssertEqual(v["n"], "6", "1 (init) + 3 + 2: the fifth failure starts the lockout: \(r.summary)")
+        XCTAssertEqual(v["g3"], "51", r.summary)
+        XCTAssertEqual(v["m"], v["n"], "locked out: no prompt at all")
+        XCTAssertTrue(r.err.contains("seconds"), "the message gives the time left: \(r.summary)")
+    }
+}
