@@ -96,9 +96,10 @@ uninstall:
 
 # The whole suite. `swift build` first so that the keygate binary the CLI tests
 # run exists; then the tests inside a private session bus whose keyring lives
-# in a temporary folder (nothing is written to HOME's keyrings). Its exit
+# in a temporary folder (nothing is written to HOME's keyrings). The PAM module
+# tests load .build/pam/pam_keygate.so, so `pam` is built first. Its exit
 # status is swift test's, so a failing test fails this target.
-check: swift-present
+check: swift-present pam
 	$(SWIFT) build $(SWIFT_FLAGS)
 	scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS)
 
