@@ -3,6 +3,7 @@
 # scripts/quickstart-demo runs the quick start end to end.
 #
 #   make build              the release CLI (Swift stdlib linked in statically)
+#   make pam                the PAM module, .build/pam/pam_keygate.so (release, stripped)
 #   make debug              a debug build of every product
 #   make install            PREFIX=/usr/local, DESTDIR honoured (run as root); without
 #                           DESTDIR, as root, also runs `keygate setup-host`
@@ -22,10 +23,14 @@ DESTDIR    ?=
 BUILD_PATH ?=
 
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
+SWIFTC ?= $(dir $(SWIFT))swiftc
+MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null)
 
 BINDIR    := $(DESTDIR)$(PREFIX)/bin
 PAMDIR    := $(DESTDIR)$(SYSCONFDIR)/pam.d
 POLICYDIR := $(DESTDIR)$(PREFIX)/share/keygate/policies.d
+# PAM modules go where libpam looks, whatever PREFIX is.
+SECURITYDIR := $(DESTDIR)/usr/lib/$(MULTIARCH)/security
 
 SWIFT_FLAGS := $(if $(BUILD_PATH),--build-path $(BUILD_PATH))
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
@@ -33,7 +38,24 @@ RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 PAM_FILES    := pam.d/keygate pam.d/keygate-passcode
 POLICY_FILES := $(wildcard policies/*.policy)
 
-.PHONY: all build debug install uninstall check demo clean swift-present
+# pam_keygate.so is linked with swiftc rather than SwiftPM: one module made of the
+# PAM code and only the parts of the Keygate library it uses (keys, cache, crypto,
+# paths), so the .so needs libpam, libkeyutils and libsodium but not libsecret or
+# glib, and carries the Swift runtime itself (-static-stdlib). exports.map keeps
+# pam_sm_* the only exported symbols. Release semantics: no test hooks.
+PAM_OUT     := $(if $(BUILD_PATH),$(BUILD_PATH),.build)/pam
+PAM_SOURCES := $(wildcard Sources/PAMKeygate/*.swift) \
+               $(foreach d,Errors Crypto Items Keys KeyringCache System Policy,$(wildcard Sources/Keygate/$(d)/*.swift)) \
+               Sources/Keygate/Keychain/LoginKeys.swift
+PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-library -O -wmo \
+               -D KEYGATE_PAM_STANDALONE -static-stdlib -emit-library \
+               -I Sources/CPAM -I Sources/CKeyutils -I Sources/CSodium \
+               -Xlinker --version-script=Sources/PAMKeygate/exports.map \
+               -Xlinker --gc-sections -Xlinker --as-needed \
+               -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
+               -lpam -lkeyutils -lsodium
+
+.PHONY: all build pam debug install uninstall check demo clean swift-present
 
 all: build
 
@@ -46,16 +68,25 @@ swift-present:
 build: swift-present
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
 
+pam: $(PAM_OUT)/pam_keygate.so
+
+$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygate/exports.map Sources/CPAM/shim.h | swift-present
+	@mkdir -p $(PAM_OUT)
+	$(SWIFTC) $(PAM_SWIFTFLAGS) $(PAM_SOURCES) -o $@.unstripped
+	strip --strip-unneeded -o $@ $@.unstripped
+	@echo "pam_keygate.so: $$(stat -c %s $@) bytes stripped"
+
 debug: swift-present
 	$(SWIFT) build $(SWIFT_FLAGS)
 
-install: build
+install: build pam
 	@bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
 	echo "install -D -m 0755 $$bin/keygate $(BINDIR)/keygate"; \
 	install -D -m 0755 "$$bin/keygate" "$(BINDIR)/keygate"
 	install -d -m 0755 $(PAMDIR) $(POLICYDIR)
 	install -m 0644 $(PAM_FILES) $(PAMDIR)/
 	install -m 0644 $(POLICY_FILES) $(POLICYDIR)/
+	install -D -m 0644 $(PAM_OUT)/pam_keygate.so $(SECURITYDIR)/pam_keygate.so
 	@# The host key (device keys for this-device-only items) is made on the target host
 	@# only: never into a staging DESTDIR, and only root can make it.
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
@@ -67,15 +98,17 @@ install: build
 
 uninstall:
 	rm -f $(BINDIR)/keygate
+	rm -f $(SECURITYDIR)/pam_keygate.so
 	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
 	rm -f $(addprefix $(POLICYDIR)/,$(notdir $(POLICY_FILES)))
 	-rmdir $(POLICYDIR) $(dir $(POLICYDIR)) 2>/dev/null
 
 # The whole suite. `swift build` first so that the keygate binary the CLI tests
 # run exists; then the tests inside a private session bus whose keyring lives
-# in a temporary folder (nothing is written to HOME's keyrings). Its exit
+# in a temporary folder (nothing is written to HOME's keyrings). The PAM module
+# tests load .build/pam/pam_keygate.so, so `pam` is built first. Its exit
 # status is swift test's, so a failing test fails this target.
-check: swift-present
+check: swift-present pam
 	$(SWIFT) build $(SWIFT_FLAGS)
 	scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS)
 

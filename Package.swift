@@ -28,6 +28,10 @@ let package = Package(
             swiftSettings: testHooks
         ),
         .target(name: "KeygateCLI", dependencies: ["Keygate", "CSystem"], swiftSettings: testHooks),
+        // The PAM module's code, type-checked with the package. pam_keygate.so itself is
+        // linked by `make pam` (swiftc) from these files and the parts of Keygate it
+        // uses, so that it carries no libsecret or glib; see docs/DECISIONS.md.
+        .target(name: "PAMKeygate", dependencies: ["Keygate", "CPAM"], exclude: ["exports.map"]),
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI"], swiftSettings: testHooks),
         .target(name: "KeygateTestSupport", dependencies: ["Keygate"], path: "Tests/KeygateTestSupport"),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCLI", "KeygateTestSupport"], swiftSettings: testHooks),

@@ -11,8 +11,8 @@
 // KeyringCache/, key derivation to Crypto/.
 
 struct KeyUnlocker: Sendable {
-    static let masterName = "master"
-    static let afterFirstUnlockName = "class.after-first-unlock"
+    static let masterName = LoginKeys.masterName
+    static let afterFirstUnlockName = LoginKeys.afterFirstUnlockName
 
     let context: KeychainContext
     let prompter: any Prompter
@@ -305,10 +305,7 @@ struct KeyUnlocker: Sendable {
     /// Best effort: a full keyring quota must not stop the read that triggered the
     /// unlock; the next read will simply authenticate again.
     private func cacheUnlocked(_ master: SecureBytes) {
-        try? cache.store(Self.masterName, key: master, timeout: context.policy.lockAfter)
-        if let afu = try? ClassKeys.derive(masterKey: master, for: .afterFirstUnlock) {
-            try? cache.store(Self.afterFirstUnlockName, key: afu, timeout: 0)
-        }
+        try? LoginKeys.cacheUnlocked(master, in: cache, lockAfter: context.policy.lockAfter)
         if let device = DeviceKey.forCurrentUser(uid: context.user.uid) {
             try? keyStore.recordClassKeys(masterKey: master, deviceKey: device)
         }

@@ -1,0 +1,29 @@
+// session close: uncounts the session and, when it was the user's last, locks the
+// keychain (drops the cached master key, as `keygate lock` does) as the user.
+// `unlock_only` leaves the keys to their timeout.
+internal import CPAM
+#if !KEYGATE_PAM_STANDALONE
+import Keygate
+#endif
+
+enum CloseSession {
+    static func run(_ call: ModuleCall) throws -> Int32 {
+        guard let user = try call.eligibleUser() else { return PAM_IGNORE }
+        let remaining = try SessionCounter(uid: user.uid).close()
+        guard remaining == 0 else {
+            call.log.debug("session closed for \(user.name): \(remaining) still open, the keychain stays unlocked")
+            return PAM_IGNORE
+        }
+        guard !call.options.unlockOnly else {
+            call.log.debug("last session of \(user.name) closed; unlock_only: the keychain locks at its timeout")
+            return PAM_IGNORE
+        }
+        let locked = try UserIdentity.run(as: user) { LoginKeys.lock(uid: user.uid) }
+        if locked {
+            call.log.notice("locked the keychain of \(user.name): last session closed")
+            return PAM_SUCCESS
+        }
+        call.log.debug("last session of \(user.name) closed; the keychain was already locked")
+        return PAM_IGNORE
+    }
+}

@@ -1,0 +1,75 @@
+// The pam_handle_t a PAM entry point receives, with one method per libpam call the
+// module makes, so the C names appear in one place: the user, the typed passwords
+// (PAM items, never prompted for) and the module data that carries the password
+// from auth to session. Delegates to CPAM.
+internal import CPAM
+internal import Glibc
+#if !KEYGATE_PAM_STANDALONE
+import Keygate
+#endif
+
+struct ModuleHandle {
+    let raw: OpaquePointer
+
+    /// Module data name of the captured password.
+    static let passwordDataName = "keygate.password"
+
+    /// PAM_USER, as set by the application or an earlier module (never prompted for).
+    func user() -> String? {
+        guard let pointer = item(PAM_USER) else { return nil }
+        return String(validatingCString: pointer.assumingMemoryBound(to: CChar.self))
+    }
+
+    /// PAM_SERVICE, for log lines.
+    func service() -> String {
+        guard let pointer = item(PAM_SERVICE) else { return "?" }
+        return String(validatingCString: pointer.assumingMemoryBound(to: CChar.self)) ?? "?"
+    }
+
+    /// A copy in locked memory of PAM_AUTHTOK or PAM_OLDAUTHTOK, as an earlier module
+    /// (pam_unix) left it; nil when unset or empty. The module never prompts itself.
+    func password(_ which: Int32) throws -> SecureBytes? {
+        guard let pointer = item(which) else { return nil }
+        let length = strnlen(pointer.assumingMemoryBound(to: CChar.self), Self.maxPasswordBytes)
+        guard length > 0 else { return nil }
+        return try SecureBytes(copying: UnsafeRawBufferPointer(start: pointer, count: length))
+    }
+
+    /// Keeps `password` with the handle until pam_end, or until replaced; the
+    /// cleanup releases it, and SecureBytes zeroes and frees its locked memory.
+    func keepPassword(_ password: SecureBytes) -> Int32 {
+        let retained = Unmanaged.passRetained(password).toOpaque()
+        let status = pam_set_data(raw, Self.passwordDataName, retained, releasePassword)
+        if status != PAM_SUCCESS { Unmanaged<SecureBytes>.fromOpaque(retained).release() }
+        return status
+    }
+
+    /// The password kept by `keepPassword`, or nil.
+    func keptPassword() -> SecureBytes? {
+        var data: UnsafeRawPointer?
+        guard pam_get_data(raw, Self.passwordDataName, &data) == PAM_SUCCESS, let data else { return nil }
+        return Unmanaged<SecureBytes>.fromOpaque(data).takeUnretainedValue()
+    }
+
+    /// Drops the kept password now (PAM calls the cleanup with PAM_DATA_REPLACE).
+    func forgetPassword() {
+        _ = pam_set_data(raw, Self.passwordDataName, nil, nil)
+    }
+
+    /// `pam_get_item(3)`: a pointer owned by PAM, or nil.
+    private func item(_ type: Int32) -> UnsafeRawPointer? {
+        var value: UnsafeRawPointer?
+        guard pam_get_item(raw, type, &value) == PAM_SUCCESS else { return nil }
+        return value
+    }
+
+    /// PAM itself refuses longer passwords (PAM_MAX_RESP_SIZE is 512).
+    static let maxPasswordBytes = 4096
+}
+
+/// The cleanup PAM calls for the kept password: at pam_end, on replacement, and in a
+/// child that calls pam_end after a fork.
+private let releasePassword: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32) -> Void = { _, data, _ in
+    guard let data else { return }
+    Unmanaged<SecureBytes>.fromOpaque(data).release()
+}
