@@ -63,6 +63,53 @@ final class AccessControlCLITests: XCTestCase {
         XCTAssertEqual(v["n5"], "6", "reuse duration 0: every read prompts")
     }
 
+    func test_ttyScope_sameTerminalReuses_anotherTerminalPrompts() throws {
+        let h = try CLIUserHarness()
+        // Each `script` run is a new terminal and session; two reads inside one share it.
+        let r = try h.run("""
+            printf %s g | keygate add -s svc -a a --access user-presence >/dev/null 2>&1
+            echo n0=$(wc -l < "$HOME/prompts")
+            script -qec 'keygate get -s svc -a a > "$HOME/v1"; keygate get -s svc -a a > "$HOME/v2"' /dev/null >/dev/null
+            echo n1=$(wc -l < "$HOME/prompts")
+            script -qec 'keygate get -s svc -a a > "$HOME/v3"' /dev/null >/dev/null
+            echo n2=$(wc -l < "$HOME/prompts")
+            echo v=$(cat "$HOME/v1")$(cat "$HOME/v2")$(cat "$HOME/v3")
+            """, extraEnvironment: ["KEYGATE_ASKPASS_REQUIRE": "force", "KEYGATE_TEST_REUSE_SCOPE": "tty"])
+        let v = values(r)
+        XCTAssertEqual(v["n0"], "1", r.summary)
+        XCTAssertEqual(v["n1"], "2", "two reads on one terminal: one prompt: \(r.summary)")
+        XCTAssertEqual(v["n2"], "3", "another terminal prompts again: \(r.summary)")
+        XCTAssertEqual(v["v"], "ggg", r.summary)
+    }
+
+    func test_biometryAny_readsThroughTheBiometricService_withThePassword() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s bio | keygate add -s svc -a a --access biometry-any; echo add=$?
+            keygate lock
+            printf 'v=%s\\n' "$(keygate get -s svc -a a)"
+            echo n=$(wc -l < "$HOME/prompts")
+            keygate list -s svc | grep access
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["v"], "bio", r.summary)
+        XCTAssertEqual(v["n"], "2", "init, then one authentication for the read: \(r.summary)")
+        XCTAssertTrue(r.out.contains("access: biometry-any"), r.summary)
+    }
+
+    func test_thisDeviceOnly_withoutTheDeviceKey_failsClearly_forAUser() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s x | keygate add -s svc -a a --accessible when-unlocked-this-device-only; echo add=$?
+            keygate exists -s svc -a a; echo exists=$?
+            """)
+        let v = values(r)
+        XCTAssertEqual(v["add"], "53", r.summary)
+        XCTAssertTrue(r.err.contains("pam_keygate"), "says how to get the device key: \(r.summary)")
+        XCTAssertEqual(v["exists"], "44", "nothing was stored: \(r.summary)")
+    }
+
     func test_invalidCombinations_exit206_withReasons() throws {
         let h = try CLIUserHarness()
         let r = try h.run("""

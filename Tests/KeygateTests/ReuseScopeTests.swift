@@ -77,7 +77,7 @@ final class ReuseScopeTests: XCTestCase {
         // The pty script made is the child's stdin: its device number is the terminal's.
         let device = try XCTUnwrap(child["stdin_rdev"])
         XCTAssertNotEqual(device, "0")
-        XCTAssertEqual(child["id"], "tty.\(device)")
+        XCTAssertEqual(child["id"], "tty.\(device).\(child["getsid"] ?? "?")", "the terminal and its session, as sudo records")
     }
 }
 

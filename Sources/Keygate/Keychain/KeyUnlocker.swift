@@ -36,6 +36,10 @@ struct KeyUnlocker: Sendable {
 
     /// The class key pair of gated and this-device-only items (scheme 2).
     func classKeyPair(for accessibility: Accessibility) throws -> BoxKeyPair {
+        if accessibility.survivesLock, let cached = cache.load(LoginKeys.classPairName(accessibility)),
+           let pair = try? BoxKeyPair(privateKey: cached.key) {
+            return pair
+        }
         let device = accessibility.isThisDeviceOnly ? try deviceKey() : nil
         let master = try masterKey(createIfNeeded: false)
         return try ClassKeys.keyPair(masterKey: master, for: accessibility, deviceKey: device)
@@ -308,6 +312,9 @@ struct KeyUnlocker: Sendable {
         try? LoginKeys.cacheUnlocked(master, in: cache, lockAfter: context.policy.lockAfter)
         if let device = DeviceKey.forCurrentUser(uid: context.user.uid) {
             try? keyStore.recordClassKeys(masterKey: master, deviceKey: device)
+            if let pair = try? ClassKeys.keyPair(masterKey: master, for: .afterFirstUnlockThisDeviceOnly, deviceKey: device) {
+                try? cache.store(LoginKeys.classPairName(.afterFirstUnlockThisDeviceOnly), key: pair.privateKey, timeout: 0)
+            }
         }
     }
 

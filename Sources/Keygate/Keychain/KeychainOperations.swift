@@ -181,7 +181,8 @@ public struct KeychainOperations: Sendable {
             collectionLocked: try? storeStatus.get().locked,
             storeError: { if case .failure(let e) = storeStatus { return e.message } else { return nil } }(),
             lockAfter: keys.context.policy.lockAfter,
-            passwordKDF: (try? keys.keyStore.loginKDF())?.map(Self.describe))
+            passwordKDF: (try? keys.keyStore.loginKDF())?.map(Self.describe),
+            reuseDuration: keys.context.policy.reuseDuration, reuseScope: keys.scope.id)
     }
 
     /// The recorded Argon2id cost, e.g. "argon2id13, 2 passes, 256 MiB (493 ms when calibrated)".
@@ -211,4 +212,7 @@ public struct KeychainStatus: Sendable, Codable, Equatable {
     public var lockAfter: UInt32
     /// The Argon2id cost recorded in the login-password protector.
     public var passwordKDF: String?
+    /// How long an authentication for an access-controlled item lasts, and where.
+    public var reuseDuration: UInt32
+    public var reuseScope: String
 }

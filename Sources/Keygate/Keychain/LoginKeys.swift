@@ -11,6 +11,10 @@ package enum LoginKeys {
     static let masterName = "master"
     static let afterFirstUnlockName = "class.after-first-unlock"
 
+    /// The cache name of an after-first-unlock class's key pair (gated and
+    /// this-device-only items), which, like the symmetric key, outlives `keygate lock`.
+    static func classPairName(_ accessibility: Accessibility) -> String { "classpair.\(accessibility.rawValue)" }
+
     /// The per-user data folder of a user, from the password database's home only: a
     /// PAM module runs in another program's environment, so no HOME or XDG variable counts.
     package static func dataDirectory(uid: UInt32, name: String, home: String) -> String {
@@ -43,6 +47,8 @@ package enum LoginKeys {
         do {
             let afu = try ClassKeys.derive(masterKey: master, for: .afterFirstUnlock)
             try cache.store(afterFirstUnlockName, key: afu, timeout: 0)
+            let pair = try ClassKeys.keyPair(masterKey: master, for: .afterFirstUnlock, deviceKey: nil)
+            try cache.store(classPairName(.afterFirstUnlock), key: pair.privateKey, timeout: 0)
         } catch {
             firstError = firstError ?? error
         }

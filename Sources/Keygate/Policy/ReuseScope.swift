@@ -19,7 +19,7 @@ public struct ReuseScope: Sendable, Equatable {
 
     /// The kind actually in force (tty falls back to ppid with no terminal, like sudo).
     public let kind: Kind
-    /// A short id for kernel key names: "tty.<dev>", "session.<sid>", "ppid.<parent pid>", "global".
+    /// A short id for kernel key names: "tty.<dev>.<sid>", "session.<sid>", "ppid.<parent pid>", "global".
     public let id: String
 
     init(kind: Kind, id: String) {
@@ -32,7 +32,9 @@ public struct ReuseScope: Sendable, Equatable {
         switch kind {
         case .tty:
             guard let device = controllingTerminal() else { return current(.ppid) }
-            return ReuseScope(kind: .tty, id: "tty.\(device)")
+            // The session id too, as sudo records it: a new login that happens to get
+            // the same terminal device must not inherit an old window.
+            return ReuseScope(kind: .tty, id: "tty.\(device).\(getsid(0))")
         case .session:
             return ReuseScope(kind: .session, id: "session.\(getsid(0))")
         case .ppid:

@@ -23,6 +23,7 @@ enum StatusCommand: KeygateCommand {
             out += "state: locked" + (s.afterFirstUnlockAvailable ? " (after-first-unlock items readable)" : "") + "\n"
         }
         out += "lock-after: \(s.lockAfter) s\n"
+        out += "reuse: \(s.reuseDuration) s in scope \(s.reuseScope)\n"
         if let kdf = s.passwordKDF { out += "password protector: \(kdf)\n" }
         for key in s.cachedKeys {
             out += "cached: \(key.name) (\(key.secondsLeft.map { "\($0) s left" } ?? "until reboot or lock --all"))\n"
@@ -49,6 +50,7 @@ enum StatusCommand: KeygateCommand {
             ("collectionLocked", s.collectionLocked.map { String($0) } ?? "null"),
             ("storeError", s.storeError.map(JSON.string) ?? "null"),
             ("passwordKDF", s.passwordKDF.map(JSON.string) ?? "null"),
+            ("reuseDuration", String(s.reuseDuration)), ("reuseScope", JSON.string(s.reuseScope)),
         ])
     }
 }
