@@ -6,14 +6,6 @@ import KeygateTestSupport
 import XCTest
 
 final class AccessControlCLITests: XCTestCase {
-    private func values(_ r: ProcessResult) -> [String: String] {
-        var out: [String: String] = [:]
-        for line in r.out.split(separator: "\n") {
-            if let eq = line.firstIndex(of: "=") { out[String(line[..<eq])] = String(line[line.index(after: eq)...]) }
-        }
-        return out
-    }
-
     func test_userPresence_addNeverPrompts_readPrompts_reuseWindow_andLock() throws {
         let h = try CLIUserHarness()
         let r = try h.run("""
@@ -31,7 +23,7 @@ final class AccessControlCLITests: XCTestCase {
             printf 'v3=%s\\n' "$(keygate get -s svc -a a)"
             echo n4=$(wc -l < "$HOME/prompts")
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["init"], "0", r.summary)
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertTrue(r.out.contains("access: user-presence"), "list shows the flag: \(r.summary)")
@@ -54,7 +46,7 @@ final class AccessControlCLITests: XCTestCase {
             KEYGATE_TEST_REUSE_DURATION=0 keygate get -s svc -a a >/dev/null
             KEYGATE_TEST_REUSE_DURATION=0 keygate get -s svc -a a >/dev/null; echo n5=$(wc -l < "$HOME/prompts")
             """, extraEnvironment: ["KEYGATE_TEST_REUSE_DURATION": "2", "KEYGATE_TEST_REUSE_SCOPE": "ppid"])
-        let v = values(r)
+        let v = r.values
         // n1: init at add (1) + first read (2).
         XCTAssertEqual(v["n1"], "2", r.summary)
         XCTAssertEqual(v["n2"], "3", "another scope (another parent process) prompts")
@@ -75,7 +67,7 @@ final class AccessControlCLITests: XCTestCase {
             echo n2=$(wc -l < "$HOME/prompts")
             echo v=$(cat "$HOME/v1")$(cat "$HOME/v2")$(cat "$HOME/v3")
             """, extraEnvironment: ["KEYGATE_ASKPASS_REQUIRE": "force", "KEYGATE_TEST_REUSE_SCOPE": "tty"])
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["n0"], "1", r.summary)
         XCTAssertEqual(v["n1"], "2", "two reads on one terminal: one prompt: \(r.summary)")
         XCTAssertEqual(v["n2"], "3", "another terminal prompts again: \(r.summary)")
@@ -91,7 +83,7 @@ final class AccessControlCLITests: XCTestCase {
             echo n=$(wc -l < "$HOME/prompts")
             keygate list -s svc | grep access
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["v"], "bio", r.summary)
         XCTAssertEqual(v["n"], "2", "init, then one authentication for the read: \(r.summary)")
@@ -104,7 +96,7 @@ final class AccessControlCLITests: XCTestCase {
             printf %s x | keygate add -s svc -a a --accessible when-unlocked-this-device-only; echo add=$?
             keygate exists -s svc -a a; echo exists=$?
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["add"], "53", r.summary)
         XCTAssertTrue(r.err.contains("pam_keygate"), "says how to get the device key: \(r.summary)")
         XCTAssertEqual(v["exists"], "44", "nothing was stored: \(r.summary)")
@@ -120,7 +112,7 @@ final class AccessControlCLITests: XCTestCase {
             printf %s x | keygate add -s s -a 5 --access device-passcode,current-set --or; echo ok=$?
             keygate list -s s | grep access
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["up"], "206", r.summary)
         XCTAssertEqual(v["andor"], "206", r.summary)
         XCTAssertEqual(v["bio"], "206", r.summary)
@@ -135,7 +127,7 @@ final class AccessControlCLITests: XCTestCase {
         _ = try h.run("printf %s g | keygate add -s svc -a a --access device-passcode")
         try h.answerWith("wrong-password")
         let r = try h.run("keygate lock; keygate get -s svc -a a; echo get=$?")
-        XCTAssertEqual(values(r)["get"], "51", r.summary)
+        XCTAssertEqual(r.values["get"], "51", r.summary)
     }
 
     func test_masterKeyAlone_doesNotOpenAPresenceItem() throws {
@@ -149,7 +141,7 @@ final class AccessControlCLITests: XCTestCase {
             KEYGATE_ASKPASS= keygate get -s p -a a >/dev/null; echo plain=$?
             KEYGATE_ASKPASS= keygate get -s g -a a >/dev/null; echo gated=$?
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["unlock"], "0", r.summary)
         XCTAssertEqual(v["plain"], "0", r.summary)
         XCTAssertEqual(v["gated"], "36", r.summary)
@@ -163,7 +155,7 @@ final class AccessControlCLITests: XCTestCase {
             printf %s plain | keygate add -s svc -a plain; echo a3=$?
             printf 'cs=%s\\n' "$(keygate get -s svc -a cs)"
             """)
-        XCTAssertEqual(values(setup)["cs"], "cs", setup.summary)
+        XCTAssertEqual(setup.values["cs"], "cs", setup.summary)
         let old = h.user.password
         let new = "new-\(UUID().uuidString.prefix(12))"
         try h.user.changePassword(to: new)       // chpasswd: outside Keygate
@@ -173,9 +165,9 @@ final class AccessControlCLITests: XCTestCase {
             keygate get -s svc -a cs; echo cs=$?
             keygate get -s svc -a up; echo up=$?
             """)
-        XCTAssertEqual(values(after)["cs"], "44", after.summary)
+        XCTAssertEqual(after.values["cs"], "44", after.summary)
         XCTAssertTrue(after.err.contains("invalidated"), after.summary)
-        XCTAssertEqual(values(after)["up"], "51", "the old protector needs keygate passwd: \(after.summary)")
+        XCTAssertEqual(after.values["up"], "51", "the old protector needs keygate passwd: \(after.summary)")
         XCTAssertTrue(after.err.contains("keygate passwd"), after.summary)
         try h.queueAnswers([new, old])            // PAM: current password; then the previous one
         let fixed = try h.run("""
@@ -185,7 +177,7 @@ final class AccessControlCLITests: XCTestCase {
             printf 'plain=%s\\n' "$(keygate get -s svc -a plain)"
             keygate get -s svc -a cs; echo cs=$?
             """)
-        let v = values(fixed)
+        let v = fixed.values
         XCTAssertEqual(v["passwd"], "0", fixed.summary)
         XCTAssertEqual(v["up"], "up", "user-presence survives keygate passwd: \(fixed.summary)")
         XCTAssertEqual(v["plain"], "plain", fixed.summary)
@@ -204,7 +196,7 @@ final class AccessControlCLITests: XCTestCase {
             keygate get -s svc -a a; echo g3=$?
             echo m=$(wc -l < "$HOME/prompts")
             """, extraEnvironment: ["KEYGATE_TEST_LOCKOUT_SECONDS": "60"], timeout: 180)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["g1"], "51", r.summary)
         XCTAssertEqual(v["g2"], "51", r.summary)
         XCTAssertEqual(v["n"], "6", "1 (init) + 3 + 2: the fifth failure starts the lockout: \(r.summary)")

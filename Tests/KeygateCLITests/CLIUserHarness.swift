@@ -89,4 +89,13 @@ final class CLIUserHarness {
 extension ProcessResult {
     /// A one-line account of a run, for assertion messages.
     var summary: String { "exit \(status)\nstdout: \(out)\nstderr: \(err)" }
+
+    /// The `name=value` lines a test script printed.
+    var values: [String: String] {
+        var found: [String: String] = [:]
+        for line in out.split(separator: "\n") {
+            if let eq = line.firstIndex(of: "=") { found[String(line[..<eq])] = String(line[line.index(after: eq)...]) }
+        }
+        return found
+    }
 }

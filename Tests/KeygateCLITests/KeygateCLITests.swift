@@ -6,15 +6,6 @@ import KeygateTestSupport
 import XCTest
 
 final class KeygateCLITests: XCTestCase {
-    /// Parses the `name=value` lines a script printed.
-    private func values(_ r: ProcessResult) -> [String: String] {
-        var out: [String: String] = [:]
-        for line in r.out.split(separator: "\n") {
-            if let eq = line.firstIndex(of: "=") { out[String(line[..<eq])] = String(line[line.index(after: eq)...]) }
-        }
-        return out
-    }
-
     func test_add_thenGet_afterLock_unlocksThroughPAM_andReturnsExactSecret() throws {
         let h = try CLIUserHarness()
         let r = try h.run("""
@@ -24,7 +15,7 @@ final class KeygateCLITests: XCTestCase {
             printf 'got=%s\\n' "$(cat "$HOME/out")"
             echo bytes=$(wc -c < "$HOME/out")
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["get"], "0", r.summary)
         XCTAssertEqual(v["got"], "correct horse battery", r.summary)
@@ -46,7 +37,7 @@ final class KeygateCLITests: XCTestCase {
             keygate get -s svc -a a >/dev/null; echo get3=$?
             echo n3=$(wc -l < "$HOME/prompts")
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual([v["add"], v["get1"], v["get2"], v["get3"]], ["0", "0", "0", "0"], r.summary)
         XCTAssertEqual(v["n1"], "1", "the read right after the add uses the cached key")
         XCTAssertEqual(v["n2"], "2", "after lock the next read prompts")
@@ -63,7 +54,7 @@ final class KeygateCLITests: XCTestCase {
             keygate get -s svc -a a >/dev/null; echo get=$?
             echo n=$(wc -l < "$HOME/prompts")
             """, extraEnvironment: ["KEYGATE_TEST_LOCK_AFTER": "2"])
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertTrue(r.out.contains("state: unlocked"), r.summary)
         XCTAssertTrue(r.out.contains("state: locked"), "the kernel timeout locked it: \(r.summary)")
@@ -77,7 +68,7 @@ final class KeygateCLITests: XCTestCase {
         XCTAssertEqual(try h.promptCount(), 1)
         try h.answerWith("not-the-password")
         let r = try h.run("keygate lock; keygate get -s svc -a a; echo get=$?")
-        XCTAssertEqual(values(r)["get"], "51", r.summary)
+        XCTAssertEqual(r.values["get"], "51", r.summary)
         XCTAssertEqual(try h.promptCount(), 4, "three tries, like sudo: \(h.prompts())")
         XCTAssertTrue(r.err.contains("incorrect password"), r.summary)
     }
@@ -87,7 +78,7 @@ final class KeygateCLITests: XCTestCase {
         _ = try h.run("printf %s s1 | keygate add -s svc -a a")
         let start = Date()
         let r = try h.run("keygate lock; keygate get -s svc -a a; echo get=$?", askpass: false)
-        XCTAssertEqual(values(r)["get"], "36", r.summary)
+        XCTAssertEqual(r.values["get"], "36", r.summary)
         XCTAssertTrue(r.err.contains("KEYGATE_ASKPASS"), "the message says what to do: \(r.err)")
         XCTAssertLessThan(Date().timeIntervalSince(start), 10, "it fails at once, without waiting for PAM")
         XCTAssertEqual(try h.promptCount(), 1, "no prompt was attempted")
@@ -103,7 +94,7 @@ final class KeygateCLITests: XCTestCase {
             printf 'v2=%s\\n' "$(keygate get -s svc -a a)"
             keygate list -s svc --json; echo
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["add1"], "0", r.summary)
         XCTAssertEqual(v["add2"], "45", r.summary)
         XCTAssertEqual(v["v1"], "one", r.summary)
@@ -121,7 +112,7 @@ final class KeygateCLITests: XCTestCase {
             keygate exists -s svc -a present; echo present=$?
             keygate delete -s svc -a missing; echo delete=$?
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["get"], "44", r.summary)
         XCTAssertEqual(v["exists"], "44", r.summary)
@@ -135,7 +126,7 @@ final class KeygateCLITests: XCTestCase {
             DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/bus keygate list; echo nobus=$?
             dbus-run-session -- keygate list; echo nokeyring=$?
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["nobus"], "53", r.summary)
         XCTAssertEqual(v["nokeyring"], "53", r.summary)
         XCTAssertTrue(r.err.contains("secret-session"), "the message says what to start: \(r.err)")
@@ -152,7 +143,7 @@ final class KeygateCLITests: XCTestCase {
             echo took=$(( $(date +%s) - start ))
             kill -CONT "$pid"
             """, extraEnvironment: ["KEYGATE_TEST_STORE_DEADLINE": "2"])
-        let v = values(r)
+        let v = r.values
         XCTAssertFalse((v["daemon"] ?? "").isEmpty, "found the daemon to stop: \(r.summary)")
         XCTAssertEqual(v["list"], "53", r.summary)
         XCTAssertLessThanOrEqual(Int(v["took"] ?? "99") ?? 99, 4, r.summary)
@@ -170,7 +161,7 @@ final class KeygateCLITests: XCTestCase {
             """,
             // A keyring with a password: an unencrypted one stays readable after Lock.
             extraEnvironment: ["SECRET_SESSION_PASSWORD_FD": "0"], stdin: Data("keyring-pw\n".utf8))
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["get"], "36", "a locked collection is not 'not found': \(r.summary)")
         XCTAssertEqual(v["exists"], "36", r.summary)
@@ -184,7 +175,7 @@ final class KeygateCLITests: XCTestCase {
             printf %s '\(canary)' | keygate add -s svc -a a -l mylabel; echo add=$?
             secret-tool search --all xdg:schema io.keygate.Item 2>&1
             """)
-        XCTAssertEqual(values(r)["add"], "0", r.summary)
+        XCTAssertEqual(r.values["add"], "0", r.summary)
         XCTAssertTrue(r.out.contains("attribute.account = a"), "the search did find the item: \(r.summary)")
         XCTAssertFalse(r.out.contains(canary), "no plaintext reaches the Secret Service")
         XCTAssertFalse(r.out.contains(String(canary.dropFirst(7).prefix(8))), "not even a piece of it")
@@ -198,7 +189,7 @@ final class KeygateCLITests: XCTestCase {
             keygate get -s bin -a a > "$HOME/out"; echo get=$?
             cmp "$HOME/in" "$HOME/out"; echo same=$?
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["get"], "0", r.summary)
         XCTAssertEqual(v["same"], "0", r.summary)
@@ -210,7 +201,7 @@ final class KeygateCLITests: XCTestCase {
             keygate add -s svc -a a -w hunter2 </dev/null; echo add=$?
             keygate exists -s svc -a a; echo exists=$?
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["add"], "2", r.summary)
         XCTAssertTrue(r.err.contains("/proc"), "the refusal says why: \(r.err)")
         XCTAssertFalse(r.err.contains("hunter2"), "the refused secret is not echoed")
@@ -229,7 +220,7 @@ final class KeygateCLITests: XCTestCase {
             keygate delete-generic-password -s mail -a bob; echo del=$?
             keygate list --json
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["w"], "pw", r.summary)
         XCTAssertTrue(r.out.contains("label: Mail"), r.summary)
@@ -250,7 +241,7 @@ final class KeygateCLITests: XCTestCase {
             keygate delete -s svc --all; echo all=$?
             keygate list --json
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["noall"], "2", r.summary)
         XCTAssertEqual(v["all"], "0", r.summary)
         XCTAssertTrue(r.out.contains("\"service\":\"other\""), "other services are untouched: \(r.summary)")
@@ -269,7 +260,7 @@ final class KeygateCLITests: XCTestCase {
             printf 'v2=%s\\n' "$(keygate get -s svc -a a)"
             echo n2=$(wc -l < "$HOME/prompts")
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["v1"], "afu", r.summary)
         XCTAssertEqual(v["n1"], "1", "after-first-unlock stays readable after lock")
@@ -285,7 +276,7 @@ final class KeygateCLITests: XCTestCase {
             # Read the permissions from a session that possesses @u, as a login session does.
             echo perm=$(keyctl session - sh -c "keyctl link @u @s >/dev/null; keyctl rdescribe $id" | cut -d';' -f4)
             """)
-        let v = values(r)
+        let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["found"], "0", r.summary)
         XCTAssertEqual(v["perm"], "3f000000", "possessor only: \(r.summary)")
@@ -308,21 +299,21 @@ final class KeygateCLITests: XCTestCase {
     func test_recoveryKey_shownAtInit_unlocksWithoutThePassword() throws {
         let h = try CLIUserHarness()
         let r = try h.run("keygate init > \"$HOME/recovery\"; echo init=$?; printf %s v | keygate add -s svc -a a; keygate lock")
-        XCTAssertEqual(values(r)["init"], "0", r.summary)
+        XCTAssertEqual(r.values["init"], "0", r.summary)
         let recovery = try String(contentsOfFile: h.user.home + "/recovery", encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertGreaterThan(recovery.count, 40, "a recovery key was printed: \(recovery)")
         try h.answerWith("not-the-recovery-key")
         let bad = try h.run("keygate unlock --recovery; echo unlock=$?")
-        XCTAssertNotEqual(values(bad)["unlock"], "0", bad.summary)
+        XCTAssertNotEqual(bad.values["unlock"], "0", bad.summary)
         try h.answerWith(recovery.lowercased())
         let before = try h.promptCount()
         let good = try h.run("""
             keygate unlock --recovery; echo unlock=$?
             printf 'v=%s\\n' "$(keygate get -s svc -a a)"
             """)
-        XCTAssertEqual(values(good)["unlock"], "0", good.summary)
-        XCTAssertEqual(values(good)["v"], "v", good.summary)
+        XCTAssertEqual(good.values["unlock"], "0", good.summary)
+        XCTAssertEqual(good.values["v"], "v", good.summary)
         XCTAssertEqual(try h.promptCount(), before + 1, "only the recovery prompt; the read used the unlocked key")
     }
 }

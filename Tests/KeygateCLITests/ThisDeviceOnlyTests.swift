@@ -40,11 +40,8 @@ final class ThisDeviceOnlyTests: XCTestCase {
         env["PATH"] = PackagePaths.buildProducts + ":" + (env["PATH"] ?? "/usr/bin:/bin")
         let r = try Subprocess.run(["setsid", "-w", PackagePaths.scripts + "/secret-session", "--ephemeral", "bash", "-c", script],
                                    environment: env)
-        var v: [String: String] = [:]
-        for line in r.out.split(separator: "\n") {
-            if let eq = line.firstIndex(of: "=") { v[String(line[..<eq])] = String(line[line.index(after: eq)...]) }
-        }
-        let summary = "exit \(r.status)\nstdout: \(r.out)\nstderr: \(r.err)"
+        let v = r.values
+        let summary = r.summary
         XCTAssertEqual(v["nohost"], "53", summary)
         XCTAssertTrue(r.err.contains("setup-host"), "says how to enable it: \(summary)")
         XCTAssertEqual(v["setup"], "0", summary)

@@ -30,6 +30,16 @@ struct CommandContext {
         try KeychainOperations(prompter: prompter, reason: reason)
     }
 
+    /// Asks for the recovery key shown at init; `ifCanceled` says what did not happen.
+    func readRecoveryKey(ifCanceled: String) throws -> SecureBytes {
+        let prompter = self.prompter
+        try prompter.ensureAvailable()
+        guard let key = try prompter.readSecret(prompt: "Recovery key: ") else {
+            throw KeychainError(.userCanceled, "canceled: \(ifCanceled)")
+        }
+        return key
+    }
+
     func usageError(_ message: String, _ configuration: CommandConfiguration) -> UsageError {
         UsageError(message: message, usage: HelpFormatter.usageLine(for: configuration, programName: programName))
     }

@@ -15,11 +15,7 @@ enum PasswdCommand: KeygateCommand {
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let operations = try context.operations(reason: "re-wrap your keychain for your current password")
         if args.flag("--recovery") {
-            let prompter = context.prompter
-            try prompter.ensureAvailable()
-            guard let key = try prompter.readSecret(prompt: "Recovery key: ") else {
-                throw KeychainError(.userCanceled, "canceled: the keychain's password was not changed")
-            }
+            let key = try context.readRecoveryKey(ifCanceled: "the keychain's password was not changed")
             Console.err(try operations.resetPassword(recoveryKey: key) + "\n")
         } else {
             try operations.changePassword()

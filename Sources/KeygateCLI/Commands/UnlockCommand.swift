@@ -13,12 +13,7 @@ enum UnlockCommand: KeygateCommand {
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let operations = try context.operations(reason: "unlock the keychain")
         if args.flag("--recovery") {
-            let prompter = context.prompter
-            try prompter.ensureAvailable()
-            guard let key = try prompter.readSecret(prompt: "Recovery key: ") else {
-                throw KeychainError(.userCanceled, "canceled: the keychain stays locked")
-            }
-            try operations.unlock(recoveryKey: key)
+            try operations.unlock(recoveryKey: try context.readRecoveryKey(ifCanceled: "the keychain stays locked"))
         } else {
             try operations.unlock()
         }
