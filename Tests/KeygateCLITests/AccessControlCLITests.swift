@@ -184,6 +184,32 @@ final class AccessControlCLITests: XCTestCase {
         XCTAssertEqual(v["cs"], "44", "current-set never comes back: \(fixed.summary)")
     }
 
+    func test_passwdWithRecoveryKey_reopensTheKeychain_andReplacesTheGateKeys() throws {
+        let h = try CLIUserHarness()
+        let setup = try h.run("""
+            keygate init > "$HOME/recovery"
+            printf %s up | keygate add -s svc -a up --access user-presence; echo a1=$?
+            printf %s plain | keygate add -s svc -a plain; echo a2=$?
+            """)
+        XCTAssertEqual(setup.values["a1"], "0", setup.summary)
+        let recovery = try String(contentsOfFile: h.user.home + "/recovery", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let new = "reset-\(UUID().uuidString.prefix(12))"
+        try h.user.changePassword(to: new)
+        try h.answerWith(new)
+        try h.queueAnswers([recovery, new])      // the recovery key; then PAM: the current password
+        let r = try h.run("""
+            keygate lock --all
+            keygate passwd --recovery; echo passwd=$?
+            keygate lock --all
+            printf 'plain=%s\\n' "$(keygate get -s svc -a plain)"
+            keygate get -s svc -a up; echo up=$?
+            """)
+        XCTAssertEqual(r.values["passwd"], "0", r.summary)
+        XCTAssertEqual(r.values["plain"], "plain", "the new password opens the keychain: \(r.summary)")
+        XCTAssertEqual(r.values["up"], "44", "without the old password the presence key was replaced: \(r.summary)")
+    }
+
     func test_lockout_afterFiveFailures_refusesWithoutPrompting() throws {
         let h = try CLIUserHarness()
         _ = try h.run("printf %s g | keygate add -s svc -a a --access user-presence")
