@@ -75,6 +75,3 @@ public func SecAccessControlCreateWithFlags(_ allocator: CFAllocator?, _ protect
     }
     return SecAccessControl(accessibility: accessibility, accessControl: control, flags: flags)
 }
-
-/// Apple's domain for OSStatus errors in NSError/CFError.
-public let NSOSStatusErrorDomain = "NSOSStatusErrorDomain"
