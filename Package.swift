@@ -14,6 +14,7 @@ let package = Package(
     name: "Keygate",
     products: [
         .library(name: "Keygate", targets: ["Keygate"]),
+        .library(name: "KeygateSecurity", targets: ["KeygateSecurity"]),
         .executable(name: "keygate", targets: ["keygate"]),
     ],
     targets: [
@@ -27,6 +28,8 @@ let package = Package(
             dependencies: ["CSecret", "CPAM", "CKeyutils", "CSodium"],
             swiftSettings: testHooks
         ),
+        // Apple's Security and LocalAuthentication surface over Keygate (docs/SECURITY_COMPAT.md).
+        .target(name: "KeygateSecurity", dependencies: ["Keygate"], swiftSettings: testHooks),
         .target(name: "KeygateCLI", dependencies: ["Keygate", "CSystem"], swiftSettings: testHooks),
         // The PAM module's code, type-checked with the package. pam_keygate.so itself is
         // linked by `make pam` (swiftc) from these files and the parts of Keygate it
@@ -36,6 +39,9 @@ let package = Package(
         .target(name: "KeygateTestSupport", dependencies: ["Keygate"], path: "Tests/KeygateTestSupport"),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCLI", "KeygateTestSupport"], swiftSettings: testHooks),
         .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateTestSupport"], swiftSettings: testHooks),
+        // Sources written as Apple code is (Swift 5 mode, as most apps still are), against the real stack.
+        .testTarget(name: "KeygateSecurityTests", dependencies: ["KeygateSecurity", "Keygate", "KeygateTestSupport"],
+                    swiftSettings: testHooks + [.swiftLanguageMode(.v5)]),
         .testTarget(name: "KeygateCLITests", dependencies: ["KeygateTestSupport"]),
     ]
 )

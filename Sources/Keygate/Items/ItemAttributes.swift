@@ -7,6 +7,15 @@ public struct ItemAttributes: Sendable, Hashable {
     public var comment: String?
     /// kSecAttrGeneric: small application data, stored in the clear as an attribute.
     public var generic: [UInt8]?
+    /// kSecAttrDescription: a user-visible kind of item ("Web password"), stored as an attribute.
+    public var description: String?
+    /// kSecAttrAccessGroup: stored and matched as plain text. Linux has no entitlements, so
+    /// any process of the user may name any group: it sorts items, it does not guard them.
+    public var accessGroup: String?
+    /// kSecAttrSynchronizable: stored and matched as Apple does (a query without it finds
+    /// only non-synchronizable items; kSecAttrSynchronizableAny finds both), but Keygate
+    /// never syncs anything: a synchronizable item stays on this machine.
+    public var synchronizable: Bool
     public var accessibility: Accessibility
     /// The item's access control (Apple's kSecAttrAccessControl); nil for an ungated item.
     public var accessControl: AccessControl?
@@ -16,7 +25,8 @@ public struct ItemAttributes: Sendable, Hashable {
 
     public init(identity: ItemIdentity, label: String? = nil, comment: String? = nil, generic: [UInt8]? = nil,
                 accessibility: Accessibility = .whenUnlocked, accessControl: AccessControl? = nil,
-                created: UInt64 = 0, modified: UInt64 = 0) {
+                created: UInt64 = 0, modified: UInt64 = 0, description: String? = nil,
+                accessGroup: String? = nil, synchronizable: Bool = false) {
         self.identity = identity
         self.label = label
         self.comment = comment
@@ -25,5 +35,8 @@ public struct ItemAttributes: Sendable, Hashable {
         self.accessControl = accessControl
         self.created = created
         self.modified = modified
+        self.description = description
+        self.accessGroup = accessGroup
+        self.synchronizable = synchronizable
     }
 }

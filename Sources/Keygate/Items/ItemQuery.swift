@@ -12,10 +12,18 @@ public struct ItemQuery: Sendable, Hashable {
     public var securityDomain: String?
     public var authenticationType: AuthenticationType?
     public var label: String?
+    /// kSecAttrDescription, kSecAttrAccessGroup: exact match when set.
+    public var description: String?
+    public var accessGroup: String?
+    /// kSecAttrSynchronizable: nil matches both (kSecAttrSynchronizableAny; Keygate's own API),
+    /// true or false only items with that flag. Matched client-side: items stored before the
+    /// attribute existed count as false.
+    public var synchronizable: Bool?
 
     public init(itemClass: ItemClass? = nil, service: String? = nil, account: String? = nil, server: String? = nil,
                 protocol: InternetProtocol? = nil, port: UInt16? = nil, path: String? = nil,
-                securityDomain: String? = nil, authenticationType: AuthenticationType? = nil, label: String? = nil) {
+                securityDomain: String? = nil, authenticationType: AuthenticationType? = nil, label: String? = nil,
+                description: String? = nil, accessGroup: String? = nil, synchronizable: Bool? = nil) {
         self.itemClass = itemClass
         self.service = service
         self.account = account
@@ -26,6 +34,9 @@ public struct ItemQuery: Sendable, Hashable {
         self.securityDomain = securityDomain
         self.authenticationType = authenticationType
         self.label = label
+        self.description = description
+        self.accessGroup = accessGroup
+        self.synchronizable = synchronizable
     }
 
     /// The query that matches exactly the item with this primary key.
@@ -59,6 +70,9 @@ public struct ItemQuery: Sendable, Hashable {
         if let v = securityDomain, v != id.securityDomain { return false }
         if let v = authenticationType, v.rawValue != (id.authenticationType?.rawValue ?? "") { return false }
         if let v = label, v != (a.label ?? "") { return false }
+        if let v = description, v != (a.description ?? "") { return false }
+        if let v = accessGroup, v != (a.accessGroup ?? "") { return false }
+        if let v = synchronizable, v != a.synchronizable { return false }
         return true
     }
 }

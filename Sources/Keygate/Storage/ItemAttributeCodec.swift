@@ -9,6 +9,7 @@ enum ItemAttributeCodec {
     static let attributeNames: [String] = [
         Key.itemClass, Key.service, Key.account, Key.server, Key.protocol, Key.port, Key.path,
         Key.securityDomain, Key.authenticationType, Key.accessible, Key.access, Key.comment, Key.generic,
+        Key.description, Key.accessGroup, Key.synchronizable,
     ]
 
     enum Key {
@@ -26,6 +27,10 @@ enum ItemAttributeCodec {
         static let access = "keygate:access"
         static let comment = "comment"
         static let generic = "generic"
+        static let description = "description"
+        static let accessGroup = "access-group"
+        /// "1" for a synchronizable item; absent otherwise (Keygate never syncs: see ItemAttributes).
+        static let synchronizable = "synchronizable"
     }
 
     /// The attributes stored for an item: every primary-key field of its class (empty or "0"
@@ -37,6 +42,9 @@ enum ItemAttributeCodec {
         if let comment = a.comment { out[Key.comment] = comment }
         if let generic = a.generic { out[Key.generic] = Base64.encode(generic) }
         if let access = a.accessControl { out[Key.access] = access.attributeValue }
+        if let description = a.description { out[Key.description] = description }
+        if let group = a.accessGroup { out[Key.accessGroup] = group }
+        if a.synchronizable { out[Key.synchronizable] = "1" }
         return out
     }
 
@@ -53,6 +61,8 @@ enum ItemAttributeCodec {
         if let v = q.path { out[Key.path] = v }
         if let v = q.securityDomain { out[Key.securityDomain] = v }
         if let v = q.authenticationType { out[Key.authenticationType] = v.rawValue }
+        if let v = q.description, !v.isEmpty { out[Key.description] = v }
+        if let v = q.accessGroup, !v.isEmpty { out[Key.accessGroup] = v }
         return out
     }
 
@@ -89,7 +99,8 @@ enum ItemAttributeCodec {
         }
         return ItemAttributes(identity: identity, label: label, comment: attrs[Key.comment], generic: generic,
                               accessibility: accessibility, accessControl: accessControl,
-                              created: created, modified: modified)
+                              created: created, modified: modified, description: attrs[Key.description],
+                              accessGroup: attrs[Key.accessGroup], synchronizable: attrs[Key.synchronizable] == "1")
     }
 
     /// The label the Secret Service shows for an item.

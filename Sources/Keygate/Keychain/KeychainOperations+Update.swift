@@ -1,0 +1,59 @@
+// Updating items in place, as Apple's SecItemUpdate: attributes only (label, comment,
+// description, generic, access group, synchronizable) keep the sealed blob as it is and
+// never prompt; a new secret, or a change to a primary-key field, the accessibility or
+// the access control, seals the secret again (its identity is the blob's associated
+// data), which needs the item's key and may prompt as a read does.
+//
+// Delegates: storage to ItemStore, sealing to KeychainOperations.add, opening to
+// KeychainOperations.secret.
+
+extension KeychainOperations {
+    /// Applies `changes` (and, when given, a new secret) to every item that matches
+    /// `query`; returns how many were updated. Throws `.itemNotFound` when none match,
+    /// and `.duplicateItem`, before anything is written, when a changed primary key
+    /// would collide with another item.
+    @discardableResult
+    public func update(matching query: ItemQuery, set changes: ItemChanges, secret newSecret: SecureBytes? = nil) throws -> Int {
+        try changes.accessControl?.validate()
+        let found = try store.search(query, loadBlobs: true)
+        guard !found.isEmpty else {
+            throw KeychainError.itemNotFound("no item matches the query to update: add it first, or check the service and account")
+        }
+        let plans = found.map { (old: $0, new: changes.applied(to: $0.attributes)) }
+        // Duplicates are judged, as on Apple, by primary keys, and all before any write.
+        var seen = Set<ItemIdentity>()
+        for plan in plans where !seen.insert(plan.new.identity).inserted {
+            throw KeychainError.duplicateItem("the update would give several items the primary key \(plan.new.identity.displayName): narrow the query to one item")
+        }
+        let oldIdentities = Set(found.map(\.attributes.identity))
+        for plan in plans where plan.new.identity != plan.old.attributes.identity && !oldIdentities.contains(plan.new.identity) {
+            if !(try store.search(ItemQuery(exactly: plan.new.identity), loadBlobs: false)).isEmpty {
+                throw KeychainError.duplicateItem("an item for \(plan.new.identity.displayName) already exists: delete it first, or choose another account")
+            }
+        }
+        for plan in plans {
+            let old = plan.old.attributes
+            var new = plan.new
+            new.created = old.created
+            let moved = new.identity != old.identity
+            let reseal = moved || newSecret != nil || new.accessibility != old.accessibility
+                || new.accessControl != old.accessControl
+            if !reseal, let blob = plan.old.blob {
+                try store.create(new, blob: blob, replace: true)
+                continue
+            }
+            let secret: SecureBytes
+            if let newSecret {
+                secret = newSecret
+            } else {
+                guard let opened = try self.secret(for: old.identity) else {
+                    throw KeychainError.itemNotFound("the item \(old.identity.displayName) disappeared during the update: try again")
+                }
+                secret = opened
+            }
+            try add(new, secret: secret, replace: !moved)
+            if moved { try store.delete(ItemQuery(exactly: old.identity)) }
+        }
+        return plans.count
+    }
+}

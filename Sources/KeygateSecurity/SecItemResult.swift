@@ -1,0 +1,65 @@
+// Builds what SecItemCopyMatching (and SecItemAdd, when asked) hands back, in Apple's
+// shapes: Data for kSecReturnData alone, a persistent reference for kSecReturnPersistentRef
+// alone, otherwise a [String: Any] of kSecAttr* keys (plus kSecValueData and
+// kSecValuePersistentRef when asked); an array of those for kSecMatchLimitAll or a count.
+// Delegates nothing: the attributes come from Keygate's ItemAttributes.
+internal import Keygate
+
+enum SecItemResult {
+    /// The kSecAttr* dictionary Apple returns for an item's attributes.
+    static func attributes(_ a: ItemAttributes) -> [String: Any] {
+        let id = a.identity
+        var out: [String: Any] = [
+            kSecClass: id.itemClass.rawValue,
+            kSecAttrAccount: id.account,
+            kSecAttrAccessible: SecValue.code(of: a.accessibility),
+            kSecAttrCreationDate: Date(timeIntervalSince1970: TimeInterval(a.created)),
+            kSecAttrModificationDate: Date(timeIntervalSince1970: TimeInterval(a.modified)),
+            kSecAttrSynchronizable: NSNumber(value: a.synchronizable),
+        ]
+        switch id.itemClass {
+        case .genericPassword:
+            out[kSecAttrService] = id.service
+        case .internetPassword:
+            out[kSecAttrServer] = id.server
+            out[kSecAttrPort] = NSNumber(value: id.port)
+            out[kSecAttrPath] = id.path
+            out[kSecAttrSecurityDomain] = id.securityDomain
+            if let p = id.protocol { out[kSecAttrProtocol] = p.rawValue }
+            if let t = id.authenticationType { out[kSecAttrAuthenticationType] = t.rawValue }
+        }
+        if let v = a.label { out[kSecAttrLabel] = v }
+        if let v = a.comment { out[kSecAttrComment] = v }
+        if let v = a.description { out[kSecAttrDescription] = v }
+        if let v = a.generic { out[kSecAttrGeneric] = Data(v) }
+        if let v = a.accessGroup { out[kSecAttrAccessGroup] = v }
+        if let ac = a.accessControl {
+            out[kSecAttrAccessControl] = SecAccessControl(accessibility: a.accessibility, accessControl: ac,
+                                                          flags: SecAccessControlCreateFlags(rawValue: UInt(ac.rawValue)))
+        }
+        return out
+    }
+
+    /// One item's result for the query's return keys; nil when nothing was asked.
+    static func one(_ a: ItemAttributes, data: Data?, query q: SecItemQuery) -> AnyObject? {
+        let asked = [q.returnData, q.returnAttributes, q.returnPersistentRef].filter { $0 }.count
+        if asked == 0 { return nil }
+        if asked == 1, q.returnData, let data { return data as AnyObject }
+        if asked == 1, q.returnPersistentRef { return SecPersistentRef.data(for: a.identity) as AnyObject }
+        var dict: [String: Any] = q.returnAttributes ? attributes(a) : [:]
+        if q.returnData, let data { dict[kSecValueData] = data }
+        if q.returnPersistentRef { dict[kSecValuePersistentRef] = SecPersistentRef.data(for: a.identity) }
+        return dict as AnyObject
+    }
+
+    /// The result for several items: Apple's array for kSecMatchLimitAll or a count.
+    static func many(_ items: [(ItemAttributes, Data?)], query q: SecItemQuery) -> AnyObject? {
+        let values = items.compactMap { one($0.0, data: $0.1, query: q) }
+        if values.isEmpty { return nil }
+        let asked = [q.returnData, q.returnAttributes, q.returnPersistentRef].filter { $0 }.count
+        if asked == 1 && !q.returnAttributes {
+            return values.compactMap { $0 as? Data } as AnyObject
+        }
+        return values.compactMap { $0 as? [String: Any] } as AnyObject
+    }
+}
