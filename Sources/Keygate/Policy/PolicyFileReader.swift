@@ -172,7 +172,12 @@ enum PolicyFileReader {
             return "\(path) is a symbolic link, and Keygate does not follow links to policy \(isFolder ? "folders" : "files"): "
                 + "put the real \(isFolder ? "folder" : "file") there"
         }
-        if code == ENOTDIR, isFolder { return "\(path) is not a folder" }
+        if code == ENOTDIR, isFolder {
+            // O_DIRECTORY | O_NOFOLLOW on a link to a folder fails with ENOTDIR, not ELOOP.
+            var info = stat()
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK { return describe(ELOOP, path, isFolder: true) }
+            return "\(path) is not a folder"
+        }
         let reason = String(cString: strerror(code))
         if code == EACCES || code == EPERM {
             return "could not read \(path): \(reason); make it readable by everyone (mode 0644, folders 0755)"

@@ -22,8 +22,11 @@ struct PolicyGlob: Sendable, Hashable {
     var matchesEverything: Bool { !scalars.isEmpty && scalars.allSatisfy { $0 == "*" } }
 
     /// How specific the glob is; larger is more specific. Exact text beats any glob; among globs, fewer
-    /// wildcards win, then more literal characters. So "vpn" > "vpn-?" > "vpn*" > "v*n*" > "*".
-    var specificity: Specificity { Specificity(exact: isExact ? 1 : 0, fewerWildcards: -wildcardCount, literals: literalCount) }
+    /// wildcards win, then more literal characters; `*` alone comes last. So "vpn" > "vpn-?" > "vpn*" > "v*n*" > "*".
+    /// A pattern of only `*` (any text at all) is the least specific, whatever its length.
+    var specificity: Specificity {
+        Specificity(exact: isExact ? 2 : (matchesEverything ? 0 : 1), fewerWildcards: -wildcardCount, literals: literalCount)
+    }
 
     struct Specificity: Comparable, Sendable {
         var exact: Int

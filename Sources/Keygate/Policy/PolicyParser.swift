@@ -75,7 +75,8 @@ enum PolicyParser {
             return run.result
         }
         var lineNumber = 0
-        var start = 0
+        // A UTF-8 byte-order mark, as some editors write, is skipped (columns still count it).
+        var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         while start <= bytes.count {
             var end = start
             while end < bytes.count, bytes[end] != 0x0A { end += 1 }
