@@ -81,7 +81,7 @@ enum PolicyCommand: KeygateCommand {
         var out = "policy for service \(quoted(service)), account \(quoted(account)) (\(set.readCount) file\(set.readCount == 1 ? "" : "s") read):\n"
         for key in PolicyKey.allCases {
             let origin = decision.origins[key.rawValue].map { "\($0.description) (\($0.layer.rawValue))" } ?? "default"
-            out += "  " + pad(key.rawValue, 23) + pad(decision.valueText(key), 26) + origin + "\n"
+            out += "  " + pad(key.rawValue, 23) + pad(decision.valueText(key), 32) + origin + "\n"
         }
         Console.out(out)
         for warning in decision.warnings { Console.err("warning: \(warning)\n") }
