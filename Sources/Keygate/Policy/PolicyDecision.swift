@@ -1,0 +1,59 @@
+// The effective policy for one item, with where each setting came from. Built by
+// PolicyMerge from the defaults and the files; read by the keychain's read path and
+// printed by `keygate policy explain`.
+
+/// The effective decision for one item, with where each setting came from (for `policy explain`).
+public struct PolicyDecision: Sendable {
+    /// The defaults overlaid with the files: lockAfter, reuseDuration, reuseScope, pamService, maxTries, lockoutSeconds.
+    public var policy: Policy
+    /// Access control the policy requires (nil = none); combine with the item's own by AccessControl.stricter.
+    public var access: AccessControl?
+    /// Accessibility class the policy requires (nil = none); combine by Accessibility.stricter.
+    public var accessible: Accessibility?
+    /// The reason shown in the PAM prompt (Apple's localizedReason), if the policy sets one.
+    public var prompt: String?
+    /// Default false.
+    public var allowNonInteractive: Bool
+    /// Key name ("reuse-duration") -> where its value came from; absent = the built-in default.
+    public var origins: [String: PolicyOrigin]
+    /// Ignored loosening in a user file (with file:line), ignored broken user files.
+    public var warnings: [String]
+
+    public init(policy: Policy = .default, access: AccessControl? = nil, accessible: Accessibility? = nil,
+                prompt: String? = nil, allowNonInteractive: Bool = false,
+                origins: [String: PolicyOrigin] = [:], warnings: [String] = []) {
+        self.policy = policy
+        self.access = access
+        self.accessible = accessible
+        self.prompt = prompt
+        self.allowNonInteractive = allowNonInteractive
+        self.origins = origins
+        self.warnings = warnings
+    }
+
+    /// The decision's value for `key`, as text (`keygate policy explain`).
+    public func valueText(_ key: PolicyKey) -> String {
+        switch key {
+        case .access: return access.map { $0.policyText } ?? "none"
+        case .accessible: return accessible?.rawValue ?? "(the item's own)"
+        case .reuseDuration: return "\(policy.reuseDuration)"
+        case .reuseScope: return policy.reuseScope.rawValue
+        case .pamService: return policy.pamService
+        case .prompt: return prompt.map { "\"\($0)\"" } ?? "(Keygate's own)"
+        case .maxTries: return "\(policy.maxTries)"
+        case .lockout: return "\(policy.lockoutSeconds)"
+        case .lockAfter: return "\(policy.lockAfter)"
+        case .allowNonInteractive: return allowNonInteractive ? "yes" : "no"
+        }
+    }
+}
+
+extension AccessControl {
+    /// The policy-file spelling: "user-presence", "device-passcode,current-set and".
+    public var policyText: String {
+        if constraints.isEmpty { return "none" }
+        var text = constraints.map(\.rawValue).joined(separator: ",")
+        if contains(.or) { text += " or" } else if contains(.and) { text += " and" }
+        return text
+    }
+}

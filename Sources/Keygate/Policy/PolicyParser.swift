@@ -1,0 +1,312 @@
+// Parses one policy file's text into sections, collecting every error with its
+// file:line:column and what was expected (so `keygate policy check` can list them
+// all). Works on bytes, line by line, with no recursion and no regular expressions:
+// any input, however hostile, is parsed in linear time. Values are delegated to
+// PolicyValues, globs to PolicyGlob. Reading the file safely is PolicyFileReader's job.
+//
+// Grammar (one construct per line; leading and trailing blanks ignored):
+//   # comment            ; comment           (only on a line of their own)
+//   [default]
+//   [service "GLOB"]     [account "GLOB"]     [service "GLOB" account "GLOB"]
+//   key = value
+
+/// A parse error at a place in a file. Columns count bytes, from 1.
+public struct PolicyParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var column: Int
+    public var message: String
+
+    /// "file:line:column: message"; a file that could not be read at all has no line: "file: message".
+    public var description: String { line > 0 ? "\(file):\(line):\(column): \(message)" : "\(file): \(message)" }
+}
+
+/// One `[...]` section and the keys under it.
+struct PolicySection: Sendable {
+    var service: PolicyGlob
+    var account: PolicyGlob
+    /// The header line.
+    var line: Int
+    var settings = PolicySettings()
+    /// The line each key was set on.
+    var keyLines: [PolicyKey: Int] = [:]
+
+    /// The header in canonical form: `[default]`, `[service "vpn*"]`, `[service "x" account "y"]`.
+    var title: String {
+        switch (service.matchesEverything, account.matchesEverything) {
+        case (true, true): return "[default]"
+        case (false, true): return "[service \"\(service.pattern)\"]"
+        case (true, false): return "[account \"\(account.pattern)\"]"
+        case (false, false): return "[service \"\(service.pattern)\" account \"\(account.pattern)\"]"
+        }
+    }
+
+    /// Service first, then account (see PolicyGlob.specificity).
+    var specificity: (PolicyGlob.Specificity, PolicyGlob.Specificity) { (service.specificity, account.specificity) }
+
+    /// Whether two sections match the same items (so a later one overrides the earlier, key by key).
+    func sameMatch(as other: PolicySection) -> Bool {
+        normalized(service) == normalized(other.service) && normalized(account) == normalized(other.account)
+    }
+
+    private func normalized(_ glob: PolicyGlob) -> String { glob.matchesEverything ? "*" : glob.pattern }
+
+    func matches(service s: String, account a: String) -> Bool { service.matches(s) && account.matches(a) }
+}
+
+/// The result of parsing one file: its sections and every error found.
+struct ParsedPolicy: Sendable {
+    var sections: [PolicySection] = []
+    var errors: [PolicyParseError] = []
+}
+
+enum PolicyParser {
+    /// The largest policy file Keygate reads: 64 KiB.
+    static let maximumBytes = 64 * 1024
+    /// The most errors reported for one file; after that, one line says so.
+    static let maximumErrors = 50
+
+    static func parse(_ text: String, file: String) -> ParsedPolicy { parse(Array(text.utf8), file: file) }
+
+    static func parse(_ bytes: [UInt8], file: String) -> ParsedPolicy {
+        var run = Run(file: file)
+        guard bytes.count <= maximumBytes else {
+            run.error(1, 1, "the file is larger than \(maximumBytes / 1024) KiB, too large to be a policy file")
+            return run.result
+        }
+        var lineNumber = 0
+        // A UTF-8 byte-order mark, as some editors write, is skipped (columns still count it).
+        var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while start <= bytes.count {
+            var end = start
+            while end < bytes.count, bytes[end] != 0x0A { end += 1 }
+            lineNumber += 1
+            var stop = end
+            if stop > start, bytes[stop - 1] == 0x0D { stop -= 1 }
+            if start < stop || end < bytes.count {
+                run.line(Array(bytes[start..<stop]), number: lineNumber)
+            }
+            if run.result.errors.count > maximumErrors {
+                run.result.errors.removeLast()
+                run.error(lineNumber, 1, "too many errors (more than \(maximumErrors)); fix these first")
+                break
+            }
+            start = end + 1
+        }
+        return run.result
+    }
+
+    private struct Run {
+        let file: String
+        var result = ParsedPolicy()
+        /// Index into result.sections of the open section; nil before any header or after a broken one.
+        var current: Int? = nil
+        /// A header on this line was broken: its keys are still checked but not reported as "outside a section".
+        var inBrokenSection = false
+
+        init(file: String) { self.file = file }
+
+        mutating func error(_ line: Int, _ column: Int, _ message: String) {
+            result.errors.append(PolicyParseError(file: file, line: line, column: column, message: message))
+        }
+
+        mutating func line(_ bytes: [UInt8], number: Int) {
+            if let (column, problem) = Self.badBytes(bytes) {
+                error(number, column, problem)
+                return
+            }
+            var i = 0
+            while i < bytes.count, isBlank(bytes[i]) { i += 1 }
+            guard i < bytes.count else { return }
+            switch bytes[i] {
+            case UInt8(ascii: "#"), UInt8(ascii: ";"): return
+            case UInt8(ascii: "["): header(bytes, from: i, number: number)
+            default: keyValue(bytes, from: i, number: number)
+            }
+        }
+
+        // MARK: - [section]
+
+        mutating func header(_ bytes: [UInt8], from open: Int, number: Int) {
+            switch Self.parseHeader(bytes, from: open) {
+            case .failure(let problem):
+                error(number, problem.column, problem.message)
+                current = nil
+                inBrokenSection = true
+            case .success(let (service, account)):
+                let section = PolicySection(service: service, account: account, line: number)
+                if let earlier = result.sections.first(where: { $0.sameMatch(as: section) }) {
+                    error(number, open + 1, "duplicate section: \(section.title) matches the same items as "
+                          + "\(earlier.title) at line \(earlier.line); merge the two")
+                    current = nil
+                    inBrokenSection = true
+                    return
+                }
+                result.sections.append(section)
+                current = result.sections.count - 1
+                inBrokenSection = false
+            }
+        }
+
+        struct Problem: Error { var column: Int; var message: String }
+
+        static let sectionForms = "[default], [service \"GLOB\"], [account \"GLOB\"] or [service \"GLOB\" account \"GLOB\"]"
+
+        static func parseHeader(_ b: [UInt8], from open: Int) -> Result<(PolicyGlob, PolicyGlob), Problem> {
+            var i = open + 1
+            var service: PolicyGlob? = nil
+            var account: PolicyGlob? = nil
+            var sawDefault = false
+            while true {
+                while i < b.count, isBlank(b[i]) { i += 1 }
+                guard i < b.count else {
+                    return .failure(Problem(column: i + 1, message: "unterminated section header: expected `]`"))
+                }
+                if b[i] == UInt8(ascii: "]") { break }
+                let wordStart = i
+                while i < b.count, isWordByte(b[i]) { i += 1 }
+                let word = String(decoding: b[wordStart..<i], as: UTF8.self)
+                if word.isEmpty {
+                    return .failure(Problem(column: i + 1, message: "expected `]`, `service \"GLOB\"` or `account \"GLOB\"` in the section header"))
+                }
+                if sawDefault {
+                    return .failure(Problem(column: wordStart + 1, message: "expected `]` after `default`: [default] takes no globs"))
+                }
+                switch word {
+                case "default":
+                    if service != nil || account != nil {
+                        return .failure(Problem(column: wordStart + 1, message: "`default` cannot follow a glob: write \(sectionForms)"))
+                    }
+                    sawDefault = true
+                    continue
+                case "service", "account":
+                    if (word == "service" ? service : account) != nil {
+                        return .failure(Problem(column: wordStart + 1, message: "`\(word)` is given twice in this section header"))
+                    }
+                default:
+                    return .failure(Problem(column: wordStart + 1,
+                                            message: "unknown section \"\(word)\": expected \(sectionForms)"))
+                }
+                while i < b.count, isBlank(b[i]) { i += 1 }
+                guard i < b.count, b[i] == UInt8(ascii: "\"") else {
+                    return .failure(Problem(column: i + 1, message: "expected a quoted glob after `\(word)`, e.g. \(word) \"vpn*\""))
+                }
+                let quote = i
+                i += 1
+                let globStart = i
+                while i < b.count, b[i] != UInt8(ascii: "\"") { i += 1 }
+                guard i < b.count else {
+                    return .failure(Problem(column: quote + 1, message: "unterminated quoted glob: expected a closing `\"`"))
+                }
+                let glob = String(decoding: b[globStart..<i], as: UTF8.self)
+                if glob.isEmpty {
+                    return .failure(Problem(column: quote + 1, message: "expected a glob between the quotes (use \"*\" for any)"))
+                }
+                i += 1
+                if word == "service" { service = PolicyGlob(glob) } else { account = PolicyGlob(glob) }
+            }
+            if !sawDefault, service == nil, account == nil {
+                return .failure(Problem(column: i + 1, message: "empty section header: expected \(sectionForms)"))
+            }
+            i += 1
+            while i < b.count, isBlank(b[i]) { i += 1 }
+            if i < b.count {
+                return .failure(Problem(column: i + 1, message: "unexpected text after `]` (comments go on their own line)"))
+            }
+            return .success((service ?? .any, account ?? .any))
+        }
+
+        // MARK: - key = value
+
+        mutating func keyValue(_ b: [UInt8], from keyStart: Int, number: Int) {
+            var i = keyStart
+            while i < b.count, isKeyByte(b[i]) { i += 1 }
+            let name = String(decoding: b[keyStart..<i], as: UTF8.self)
+            guard !name.isEmpty else {
+                error(number, keyStart + 1, "expected a key, a [section] header or a # comment")
+                return
+            }
+            while i < b.count, isBlank(b[i]) { i += 1 }
+            guard i < b.count, b[i] == UInt8(ascii: "=") else {
+                error(number, i + 1, i < b.count ? "expected `=` after the key \"\(name)\""
+                                                 : "expected `= VALUE` after the key \"\(name)\"")
+                return
+            }
+            guard let key = PolicyKey(rawValue: name) else {
+                let hint = Self.suggestion(for: name).map { " (did you mean \"\($0)\"?)" } ?? ""
+                error(number, keyStart + 1, "unknown key \"\(name)\"\(hint): expected one of "
+                      + PolicyKey.allCases.map(\.rawValue).joined(separator: ", "))
+                return
+            }
+            i += 1
+            while i < b.count, isBlank(b[i]) { i += 1 }
+            var end = b.count
+            while end > i, isBlank(b[end - 1]) { end -= 1 }
+            guard i < end else {
+                error(number, i + 1, "expected a value after `\(name) =`")
+                return
+            }
+            let valueColumn = i + 1
+            var settings = PolicySettings()
+            do {
+                try PolicyValues.apply(key, String(decoding: b[i..<end], as: UTF8.self), to: &settings)
+            } catch {
+                self.error(number, valueColumn + error.offset, "bad value for \(name): \(error.message)")
+                return
+            }
+            guard let index = current else {
+                if !inBrokenSection {
+                    error(number, keyStart + 1, "the key \"\(name)\" is outside any section: put a [default] or "
+                          + "[service \"GLOB\"] header above it")
+                }
+                return
+            }
+            if let first = result.sections[index].keyLines[key] {
+                error(number, keyStart + 1, "duplicate key \"\(name)\" in \(result.sections[index].title) "
+                      + "(first set at line \(first)): keep one")
+                return
+            }
+            result.sections[index].settings.take(key, from: settings)
+            result.sections[index].keyLines[key] = number
+        }
+
+        static func suggestion(for name: String) -> String? {
+            let lower = name.lowercased().replacingUnderscores()
+            if let direct = PolicyKey(rawValue: lower) { return direct.rawValue }
+            return PolicyKey.allCases.first { $0.rawValue.hasPrefix(lower) || lower.hasPrefix($0.rawValue) }?.rawValue
+        }
+
+        // MARK: - bytes
+
+        /// The first byte that cannot be in a policy file (invalid UTF-8, or a control character other than tab),
+        /// with its column.
+        static func badBytes(_ bytes: [UInt8]) -> (Int, String)? {
+            var parser = Unicode.UTF8.ForwardParser()
+            var iterator = bytes.makeIterator()
+            var offset = 0
+            while true {
+                switch parser.parseScalar(from: &iterator) {
+                case .valid(let encoded):
+                    if encoded.count == 1, let byte = encoded.first, (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+                        return (offset + 1, "unexpected control character (byte 0x\(String(byte, radix: 16))): a policy file is plain text")
+                    }
+                    offset += encoded.count
+                case .emptyInput:
+                    return nil
+                case .error:
+                    return (offset + 1, "invalid UTF-8: a policy file is plain UTF-8 text")
+                }
+            }
+        }
+    }
+}
+
+private func isBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
+private func isWordByte(_ b: UInt8) -> Bool { (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) }
+private func isKeyByte(_ b: UInt8) -> Bool {
+    (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x5F
+}
+
+private extension String {
+    func replacingUnderscores() -> String { String(map { $0 == "_" ? "-" : $0 }) }
+}

@@ -1,0 +1,94 @@
+// What one policy-file section sets (or what several sections set once merged), key
+// by key, with nil meaning "not set here"; the key names the files use; and where a
+// setting came from. Parsing values is PolicyValues' job, merging is PolicyMerge's.
+
+/// What one section (or the merged result) sets; nil = not set here.
+public struct PolicySettings: Sendable, Equatable {
+    /// Required access control. An empty set means `access = none` (no requirement).
+    public var access: AccessControl?
+    public var accessible: Accessibility?
+    public var reuseDuration: UInt32?
+    public var reuseScope: ReuseScope.Kind?
+    public var pamService: String?
+    public var prompt: String?
+    public var maxTries: Int?
+    /// Seconds.
+    public var lockout: UInt32?
+    /// Seconds.
+    public var lockAfter: UInt32?
+    public var allowNonInteractive: Bool?
+
+    public init() {}
+
+    /// Whether `key` is set here.
+    public func has(_ key: PolicyKey) -> Bool {
+        switch key {
+        case .access: return access != nil
+        case .accessible: return accessible != nil
+        case .reuseDuration: return reuseDuration != nil
+        case .reuseScope: return reuseScope != nil
+        case .pamService: return pamService != nil
+        case .prompt: return prompt != nil
+        case .maxTries: return maxTries != nil
+        case .lockout: return lockout != nil
+        case .lockAfter: return lockAfter != nil
+        case .allowNonInteractive: return allowNonInteractive != nil
+        }
+    }
+
+    /// Copies `key`'s value (set or not) from `other`.
+    mutating func take(_ key: PolicyKey, from other: PolicySettings) {
+        switch key {
+        case .access: access = other.access
+        case .accessible: accessible = other.accessible
+        case .reuseDuration: reuseDuration = other.reuseDuration
+        case .reuseScope: reuseScope = other.reuseScope
+        case .pamService: pamService = other.pamService
+        case .prompt: prompt = other.prompt
+        case .maxTries: maxTries = other.maxTries
+        case .lockout: lockout = other.lockout
+        case .lockAfter: lockAfter = other.lockAfter
+        case .allowNonInteractive: allowNonInteractive = other.allowNonInteractive
+        }
+    }
+}
+
+/// The keys a policy section may set, by their names in the files.
+public enum PolicyKey: String, Sendable, CaseIterable, Hashable {
+    case access
+    case accessible
+    case reuseDuration = "reuse-duration"
+    case reuseScope = "reuse-scope"
+    case pamService = "pam-service"
+    case prompt
+    case maxTries = "max-tries"
+    case lockout
+    case lockAfter = "lock-after"
+    case allowNonInteractive = "allow-non-interactive"
+}
+
+/// Which folder a policy file came from. Vendor and admin files are "system" files.
+public enum PolicyLayer: String, Sendable {
+    case vendor, admin, user
+
+    public var isSystem: Bool { self != .user }
+}
+
+/// Where one setting came from: the file, the line of the key, the section header as written
+/// in canonical form (`[default]`, `[service "vpn*"]`), and the layer.
+public struct PolicyOrigin: Sendable, Equatable {
+    public var file: String
+    public var line: Int
+    public var section: String
+    public var layer: PolicyLayer
+
+    public init(file: String, line: Int, section: String, layer: PolicyLayer) {
+        self.file = file
+        self.line = line
+        self.section = section
+        self.layer = layer
+    }
+
+    /// "FILE:LINE [section]", as `keygate policy explain` prints it.
+    public var description: String { "\(file):\(line) \(section)" }
+}

@@ -1,0 +1,201 @@
+// The policy-file parser: what each construct means, every value form, and the exact
+// file:line:column (and what was expected) for a set of malformed files.
+import XCTest
+@testable import Keygate
+
+final class PolicyParserTests: XCTestCase {
+    private func parse(_ text: String) -> ParsedPolicy { PolicyParser.parse(text, file: "t.policy") }
+
+    private func assertError(_ text: String, at line: Int, _ column: Int, mentions words: [String],
+                             file: StaticString = #filePath, sourceLine: UInt = #line) {
+        let errors = parse(text).errors
+        guard let first = errors.first else {
+            XCTFail("expected an error at \(line):\(column) for:\n\(text)", file: file, line: sourceLine)
+            return
+        }
+        XCTAssertEqual(first.file, "t.policy", file: file, line: sourceLine)
+        XCTAssertEqual("\(first.line):\(first.column)", "\(line):\(column)", first.description, file: file, line: sourceLine)
+        for word in words {
+            XCTAssertTrue(first.message.contains(word), "\"\(first.message)\" should mention \(word)", file: file, line: sourceLine)
+        }
+        XCTAssertTrue(first.description.hasPrefix("t.policy:\(line):\(column): "), first.description, file: file, line: sourceLine)
+    }
+
+    // MARK: - well-formed
+
+    func test_parse_readsEverySectionForm_andEveryKey() throws {
+        let parsed = parse("""
+            # comment
+            ; another comment
+            [default]
+            access = device-passcode, current-set and
+            accessible = when-unlocked-this-device-only
+            reuse-duration = 5m
+            reuse-scope = ppid
+            pam-service = keygate-passcode
+            prompt = "Unlock the VPN"
+            max-tries = 2
+            lockout = 1h
+            lock-after = 90s
+            allow-non-interactive = yes
+
+            [service "vpn*"]
+            prompt = Unquoted text, kept as is
+            [account "alice"]
+            access = none
+              [ service "ssh"   account "deploy@?" ]\t
+            access = userPresence
+            """)
+        XCTAssertEqual(parsed.errors, [])
+        XCTAssertEqual(parsed.sections.map(\.title),
+                       ["[default]", "[service \"vpn*\"]", "[account \"alice\"]", "[service \"ssh\" account \"deploy@?\"]"])
+        let s = parsed.sections[0].settings
+        XCTAssertEqual(s.access, [.devicePasscode, .biometryCurrentSet, .and])
+        XCTAssertEqual(s.accessible, .whenUnlockedThisDeviceOnly)
+        XCTAssertEqual(s.reuseDuration, 300)
+        XCTAssertEqual(s.reuseScope, .ppid)
+        XCTAssertEqual(s.pamService, "keygate-passcode")
+        XCTAssertEqual(s.prompt, "Unlock the VPN")
+        XCTAssertEqual(s.maxTries, 2)
+        XCTAssertEqual(s.lockout, 3600)
+        XCTAssertEqual(s.lockAfter, 90)
+        XCTAssertEqual(s.allowNonInteractive, true)
+        XCTAssertEqual(parsed.sections[0].keyLines[.reuseDuration], 6)
+        XCTAssertEqual(parsed.sections[1].settings.prompt, "Unquoted text, kept as is")
+        XCTAssertEqual(parsed.sections[2].settings.access, AccessControl(), "none is an explicit empty set")
+        XCTAssertEqual(parsed.sections[3].settings.access, .userPresence)
+        XCTAssertEqual(parsed.sections[3].line, 19)
+    }
+
+    func test_parse_acceptsCRLF_andAFileWithoutFinalNewline() {
+        let parsed = parse("[default]\r\nmax-tries = 2\r\nlockout = 7")
+        XCTAssertEqual(parsed.errors, [])
+        XCTAssertEqual(parsed.sections.first?.settings.maxTries, 2)
+        XCTAssertEqual(parsed.sections.first?.settings.lockout, 7)
+    }
+
+    func test_accessForms_orAndStoredForm() {
+        XCTAssertEqual(parse("[default]\naccess = device-passcode,biometry-any or").sections.first?.settings.access,
+                       [.devicePasscode, .biometryAny, .or])
+        XCTAssertEqual(parse("[default]\naccess = device-passcode,current-set;and").sections.first?.settings.access,
+                       [.devicePasscode, .biometryCurrentSet, .and])
+    }
+
+    // MARK: - malformed files: exact locations
+
+    func test_error_missingEquals_pointsAfterTheKey() {
+        assertError("[default]\nmax-tries 3\n", at: 2, 11, mentions: ["expected `=`", "max-tries"])
+    }
+
+    func test_error_keyWithNothingAfterIt_saysEqualsAndValueExpected() {
+        assertError("[default]\n  lockout\n", at: 2, 10, mentions: ["expected `= VALUE`"])
+    }
+
+    func test_error_unknownKey_atTheKey_withSuggestionAndValidKeys() {
+        assertError("[default]\nreuse_duration = 3\n", at: 2, 1, mentions: ["unknown key \"reuse_duration\"", "did you mean \"reuse-duration\"", "lock-after"])
+    }
+
+    func test_error_badDuration_pointsAtTheBadCharacter() {
+        assertError("[default]\nreuse-duration = 30x\n", at: 2, 20, mentions: ["expected a number of seconds", "5m"])
+        assertError("[default]\nlock-after = 300 # five minutes\n", at: 2, 17, mentions: ["comments go on their own line"])
+    }
+
+    func test_error_duplicateKey_namesTheFirstLine() {
+        assertError("[default]\nmax-tries = 3\n\nmax-tries = 4\n", at: 4, 1, mentions: ["duplicate key \"max-tries\"", "line 2"])
+    }
+
+    func test_error_unterminatedSection_atTheEndOfTheLine() {
+        assertError("[default\nmax-tries = 3\n", at: 1, 9, mentions: ["unterminated section header", "`]`"])
+    }
+
+    func test_error_unterminatedQuotedGlob_atTheOpeningQuote() {
+        assertError("[service \"vpn*]\n", at: 1, 10, mentions: ["unterminated quoted glob"])
+    }
+
+    func test_error_unknownSectionKind_listsTheForms() {
+        assertError("# vpn\n[vpn]\n", at: 2, 2, mentions: ["unknown section \"vpn\"", "[service \"GLOB\"]", "[default]"])
+    }
+
+    func test_error_keyBeforeAnySection() {
+        assertError("\n\nlockout = 60\n", at: 3, 1, mentions: ["outside any section", "[default]"])
+    }
+
+    func test_error_badAccessCombination_carriesApplesReason() {
+        assertError("[service \"x\"]\naccess = user-presence,current-set\n", at: 2, 10, mentions: ["user-presence cannot be combined"])
+        assertError("[default]\naccess = face-id\n", at: 2, 10, mentions: ["unknown access constraint \"face-id\""])
+    }
+
+    func test_error_badEnumValues_listTheChoices() {
+        assertError("[default]\naccessible = always\n", at: 2, 14, mentions: ["after-first-unlock"])
+        assertError("[default]\nreuse-scope = forever\n", at: 2, 15, mentions: ["tty, ppid, session or global"])
+        assertError("[default]\nallow-non-interactive = maybe\n", at: 2, 25, mentions: ["yes, no"])
+        assertError("[default]\nmax-tries = 0\n", at: 2, 13, mentions: ["1 to 100"])
+        assertError("[default]\npam-service = ../../tmp/evil\n", at: 2, 15, mentions: ["PAM service name"])
+    }
+
+    func test_error_emptyValue_andUnterminatedPromptQuote() {
+        assertError("[default]\nprompt =   \n", at: 2, 12, mentions: ["expected a value"])
+        assertError("[default]\nprompt = \"Unlock\n", at: 2, 17, mentions: ["closing `\"`"])
+    }
+
+    func test_error_textAfterHeader_andDefaultWithGlob() {
+        assertError("[default] # all\n", at: 1, 11, mentions: ["unexpected text after `]`"])
+        assertError("[default service \"x\"]\n", at: 1, 10, mentions: ["[default] takes no globs"])
+        assertError("[service \"a\" service \"b\"]\n", at: 1, 14, mentions: ["given twice"])
+        assertError("[service \"\"]\n", at: 1, 10, mentions: ["expected a glob"])
+        assertError("[ ]\n", at: 1, 3, mentions: ["empty section header"])
+    }
+
+    func test_error_duplicateSection_sameMatchAsDefault() {
+        assertError("[default]\nlockout = 1\n[service \"*\"]\n", at: 3, 1, mentions: ["duplicate section", "[default] at line 1"])
+    }
+
+    func test_error_controlCharacterAndInvalidUTF8_atTheByte() {
+        assertError("[default]\nprompt = a\u{1B}[2Jb\n", at: 2, 11, mentions: ["control character"])
+        let bytes: [UInt8] = Array("[default]\nprompt = ab".utf8) + [0xC3, 0x28] + Array("\n".utf8)
+        let errors = PolicyParser.parse(bytes, file: "t.policy").errors
+        XCTAssertEqual(errors.first.map { "\($0.line):\($0.column)" }, "2:12")
+        XCTAssertTrue(errors.first?.message.contains("UTF-8") ?? false)
+    }
+
+    func test_errors_areAllReported_notJustTheFirst() {
+        let errors = parse("[default]\nfoo = 1\nmax-tries = x\n[bar]\nlockout = 1\n").errors
+        XCTAssertEqual(errors.map(\.line), [2, 3, 4], "one error per bad line; a key under a broken header is not a second error")
+    }
+
+    func test_oversizeInput_isOneError() {
+        let big = "[default]\n" + String(repeating: "# padding\n", count: 7000)
+        let errors = parse(big).errors
+        XCTAssertEqual(errors.count, 1)
+        XCTAssertTrue(errors.first?.message.contains("64 KiB") ?? false)
+    }
+
+    // MARK: - globs
+
+    func test_glob_starAndQuestionMark_noCharacterClasses() {
+        XCTAssertTrue(PolicyGlob("vpn*").matches("vpn"))
+        XCTAssertTrue(PolicyGlob("vpn*").matches("vpn-office"))
+        XCTAssertFalse(PolicyGlob("vpn*").matches("myvpn"))
+        XCTAssertTrue(PolicyGlob("*a*b").matches("xxaxxab"))
+        XCTAssertTrue(PolicyGlob("d?ploy").matches("deploy"))
+        XCTAssertFalse(PolicyGlob("d?ploy").matches("dploy"))
+        XCTAssertTrue(PolicyGlob("[x]").matches("[x]"), "brackets are literal")
+        XCTAssertFalse(PolicyGlob("[x]").matches("x"))
+        XCTAssertTrue(PolicyGlob("*").matches(""))
+        XCTAssertTrue(PolicyGlob("é?").matches("éü"), "? is one character, not one byte")
+    }
+
+    func test_glob_specificity_exact_fewerWildcards_moreLiterals() {
+        let ordered = ["*", "v*n*", "vpn*", "vpn-?", "vpn"].map { PolicyGlob($0).specificity }
+        XCTAssertEqual(ordered, ordered.sorted())
+        XCTAssertLessThan(PolicyGlob("**").specificity, PolicyGlob("a*").specificity)
+    }
+
+    func test_glob_pathologicalPattern_isFast() {
+        let pattern = PolicyGlob(String(repeating: "*a", count: 200) + "b")
+        let text = String(repeating: "a", count: 5000)
+        let clock = ContinuousClock()
+        let took = clock.measure { XCTAssertFalse(pattern.matches(text)) }
+        XCTAssertLessThan(took, .seconds(2))
+    }
+}
