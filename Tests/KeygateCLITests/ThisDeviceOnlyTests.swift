@@ -35,6 +35,7 @@ final class ThisDeviceOnlyTests: XCTestCase {
         env["XDG_DATA_HOME"] = dir + "/data"
         env["KEYGATE_TEST_PAM_CONFDIR"] = pam.confdir
         env["KEYGATE_TEST_KDF"] = "fast"
+        env["KEYGATE_TEST_POLICY_ROOT"] = EmptyPolicyRoot.path
         env["KEYGATE_TEST_HOST_KEY"] = dir + "/hostkey/host.key"
         env["KEYGATE_ASKPASS"] = dir + "/askpass"
         env["PATH"] = PackagePaths.buildProducts + ":" + (env["PATH"] ?? "/usr/bin:/bin")

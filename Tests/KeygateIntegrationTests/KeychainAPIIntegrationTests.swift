@@ -20,6 +20,7 @@ final class KeychainAPIIntegrationTests: XCTestCase {
         setenv("XDG_DATA_HOME", dataHome, 1)
         setenv("KEYGATE_TEST_PAM_CONFDIR", pam?.confdir ?? "", 1)
         setenv("KEYGATE_TEST_KDF", "fast", 1)
+        setenv("KEYGATE_TEST_POLICY_ROOT", EmptyPolicyRoot.path, 1)
         service = "api-test-\(UUID().uuidString.prefix(8))"
         // A master key cached by an earlier test belongs to another data folder.
         try KeychainOperations(prompter: ScriptedPrompter(answers: [])).lock(all: true)
@@ -31,6 +32,7 @@ final class KeychainAPIIntegrationTests: XCTestCase {
         unsetenv("XDG_DATA_HOME")
         unsetenv("KEYGATE_TEST_PAM_CONFDIR")
         unsetenv("KEYGATE_TEST_KDF")
+        unsetenv("KEYGATE_TEST_POLICY_ROOT")
         try? FileManager.default.removeItem(atPath: dataHome)
     }
 

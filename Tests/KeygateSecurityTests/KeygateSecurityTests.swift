@@ -23,6 +23,7 @@ final class KeygateSecurityTests: XCTestCase {
         setenv("XDG_DATA_HOME", dataHome, 1)
         setenv("KEYGATE_TEST_PAM_CONFDIR", pam?.confdir ?? "", 1)
         setenv("KEYGATE_TEST_KDF", "fast", 1)
+        setenv("KEYGATE_TEST_POLICY_ROOT", EmptyPolicyRoot.path, 1)
         service = "sec-test-\(UUID().uuidString.prefix(8))"
         try KeychainOperations(prompter: ScriptedPrompter([])).lock(all: true)
         person = ScriptedPrompter([password])
@@ -38,6 +39,7 @@ final class KeygateSecurityTests: XCTestCase {
         unsetenv("XDG_DATA_HOME")
         unsetenv("KEYGATE_TEST_PAM_CONFDIR")
         unsetenv("KEYGATE_TEST_KDF")
+        unsetenv("KEYGATE_TEST_POLICY_ROOT")
         unsetenv("KEYGATE_TEST_REUSE_DURATION")
         try? FileManager.default.removeItem(atPath: dataHome)
     }

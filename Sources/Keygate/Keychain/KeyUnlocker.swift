@@ -18,6 +18,16 @@ struct KeyUnlocker: Sendable {
     let prompter: any Prompter
     let reason: String?
     let authContext: AuthenticationContext?
+    /// A policy's allow-non-interactive: use keys already held, never prompt.
+    var neverPrompt = false
+
+    /// This unlocker under one item's policy: its windows, services, tries and prompt.
+    func applying(_ decision: PolicyDecision) -> KeyUnlocker {
+        var scoped = KeyUnlocker(context: context.with(policy: decision.policy), prompter: prompter,
+                                 reason: decision.prompt ?? reason, authContext: authContext)
+        scoped.neverPrompt = decision.allowNonInteractive
+        return scoped
+    }
 
     var keyStore: KeyStore { KeyStore(directory: context.dataDirectory) }
     var cache: KeyCache { KeyCache(uid: context.user.uid) }
@@ -284,6 +294,9 @@ struct KeyUnlocker: Sendable {
     private func authenticate(service: String) throws -> SecureBytes {
         if authContext?.interactionNotAllowed == true {
             throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
+        }
+        if neverPrompt {
+            throw KeychainError.interactionNotAllowed("the policy for this item allows no prompt (allow-non-interactive): unlock first (keygate unlock), or see `keygate policy explain`")
         }
         try prompter.ensureAvailable()
         let failures = FailureCounter(directory: context.dataDirectory, threshold: context.policy.lockoutThreshold,

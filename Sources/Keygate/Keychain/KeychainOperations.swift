@@ -25,18 +25,24 @@ public struct KeychainOperations: Sendable {
     /// Seals and stores a secret. With `replace`, an existing item with the same
     /// identity is updated in place; without it, a duplicate is an error, reported
     /// before any prompt.
-    public func add(_ attributes: ItemAttributes, secret: SecureBytes, replace: Bool) throws {
+    public func add(_ requested: ItemAttributes, secret: SecureBytes, replace: Bool) throws {
         guard secret.count <= SealedBlob.maxSecretLength else {
             throw KeychainError.param("the secret is \(secret.count) bytes, more than the \(SealedBlob.maxSecretLength)-byte limit: store a key or a path to the data instead")
         }
-        try attributes.accessControl?.validate()
+        try requested.accessControl?.validate()
+        // The stricter of the item's own flags and the policy is what gets sealed.
+        let decision = try keys.context.decision(for: requested.identity)
+        var attributes = requested
+        attributes.accessControl = AccessControl.stricter(requested.accessControl, decision.access)
+        attributes.accessibility = Accessibility.stricter(requested.accessibility, decision.accessible) ?? requested.accessibility
+        let keys = self.keys.applying(decision)
         let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false)
         if !replace, !existing.isEmpty {
             throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: use -U (update) to replace its secret, or delete it first")
         }
         let blob: [UInt8]
         if attributes.accessControl != nil || attributes.accessibility.isThisDeviceOnly {
-            blob = try sealGated(secret, attributes)
+            blob = try sealGated(secret, attributes, keys: keys)
         } else {
             let classKey = try keys.classKey(for: attributes.accessibility, createIfNeeded: true)
             blob = try SealedBlob.seal(secret, identity: attributes.identity,
@@ -47,7 +53,7 @@ public struct KeychainOperations: Sendable {
 
     /// Seals to public keys only, so adding an access-controlled item never prompts
     /// once the keychain exists.
-    private func sealGated(_ secret: SecureBytes, _ attributes: ItemAttributes) throws -> [UInt8] {
+    private func sealGated(_ secret: SecureBytes, _ attributes: ItemAttributes, keys: KeyUnlocker) throws -> [UInt8] {
         let constraints = attributes.accessControl?.constraints ?? []
         let gateKinds = KeyUnlocker.gateKinds(constraints)
         let publicKeys = try keys.publicKeys(for: attributes.accessibility, needsGates: !gateKinds.isEmpty)
@@ -66,9 +72,23 @@ public struct KeychainOperations: Sendable {
                                   gates: gates, combination: attributes.accessControl?.requiresAll == false ? .any : .all)
     }
 
-    /// The secret of one item, or nil when there is no such item.
+    /// The secret of one item, or nil when there is no such item. The item's policy
+    /// applies: its windows, services and prompt, and, when the policy asks for more
+    /// than the item was sealed with (an item added before the policy), a PAM
+    /// authentication for the policy's constraints before the secret is opened.
     public func secret(for identity: ItemIdentity) throws -> SecureBytes? {
         guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first else { return nil }
+        let decision = try keys.context.decision(for: identity)
+        let scoped = KeychainOperations(store: store, keys: keys.applying(decision))
+        if let required = decision.access,
+           AccessControl.stricter(item.attributes.accessControl, required) != item.attributes.accessControl {
+            let constraints = required.requiresAll ? required.constraints : Array(required.constraints.prefix(1))
+            _ = try scoped.keys.gateKeys(for: constraints)
+        }
+        return try scoped.open(item, identity: identity)
+    }
+
+    private func open(_ item: StoredItem, identity: ItemIdentity) throws -> SecureBytes {
         guard let blob = item.blob else {
             throw KeychainError.decode("the item \(identity.displayName) has no secret in the store: delete it and add it again")
         }
