@@ -71,6 +71,24 @@ final class PolicyEnforcementTests: XCTestCase {
         XCTAssertEqual(v["v"], "tok", r.summary)
     }
 
+    func test_pamService_ofTheItemsPolicy_isTheOneAsked() throws {
+        let h = try CLIUserHarness()
+        let root = try policyRoot(["admin/40-svc.policy": "[service \"special\"]\naccess = user-presence\npam-service = keygate-special\n"])
+        let r = try h.run("""
+            keygate init >/dev/null
+            printf %s x | keygate add -s special -a a; echo add=$?
+            printf %s y | keygate add -s other -a a; echo addo=$?
+            keygate lock
+            keygate get -s other -a a >/dev/null; echo other=$?
+            keygate lock
+            keygate get -s special -a a; echo special=$?
+            """, extraEnvironment: ["KEYGATE_TEST_POLICY_ROOT": root])
+        XCTAssertEqual(r.values["add"], "0", r.summary)
+        XCTAssertEqual(r.values["other"], "0", "other items use the keychain's service: \(r.summary)")
+        XCTAssertEqual(r.values["special"], "53", r.summary)
+        XCTAssertTrue(r.err.contains("keygate-special"), "the item's policy chose the PAM service: \(r.summary)")
+    }
+
     func test_corruptAdminFile_failsClosed_namingTheFile() throws {
         let h = try CLIUserHarness()
         _ = try h.run("printf %s x | keygate add -s svc -a a")
