@@ -11,7 +11,7 @@ public enum KeygateMain {
     static let commands: [any KeygateCommand.Type] = [
         InitCommand.self, AddCommand.self, GetCommand.self, FindCommand.self, DeleteCommand.self,
         ListCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
-        PasswdCommand.self, SetupHostCommand.self, PolicyCommand.self,
+        PasswdCommand.self, SetupHostCommand.self, PolicyCommand.self, DoctorCommand.self,
     ]
 
     /// Arguments implied by a macOS alias, e.g. add-internet-password means add --internet.

@@ -1,0 +1,29 @@
+// `keygate doctor`'s checks in order. The system checks (bus, PAM, policies, host
+// key, keyring quota) are this folder's; the Secret Service and keychain checks read
+// the KeychainStatus snapshot the caller takes (KeychainOperations.status()), so the
+// doctor itself never prompts and never reads a secret.
+
+public enum Doctor {
+    /// Checks that need nothing from the keychain: session bus, PAM files and stacks,
+    /// policy files, host key, keyring quota.
+    public static func systemChecks(environment: [String: String]) -> [DiagnosticResult] {
+        [
+            SessionBusCheck.run(environment: environment),
+            PAMSetupCheck.serviceFiles(),
+            PAMSetupCheck.stacks(),
+            PolicyFilesCheck.run(PolicySet.loadForCurrentUser(environment: environment)),
+            HostKeyCheck.run(),
+            KeyringQuotaCheck.run(),
+        ]
+    }
+
+    /// Checks read from a status snapshot: Secret Service and collection, keychain state, timeouts.
+    public static func keychainChecks(_ status: KeychainStatus) -> [DiagnosticResult] {
+        [KeychainStateCheck.secretService(status), KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status)]
+    }
+
+    /// Where the keychain could not even be opened (e.g. no user entry): one FAIL with the error's advice.
+    public static func keychainUnavailable(_ error: KeychainError) -> DiagnosticResult {
+        DiagnosticResult("keychain", .fail, error.message, advice: "see the message; then run keygate doctor again")
+    }
+}

@@ -1,0 +1,79 @@
+// Small read-only looks at the file system for the diagnostics: does a path exist,
+// its owner, mode and type (lstat, never following a link), and a small text
+// file's contents. Only Glibc calls; nothing here writes.
+internal import Glibc
+
+struct FileProbe {
+    enum Kind: Equatable { case regular, directory, symlink, socket, other }
+
+    struct Info: Equatable {
+        var kind: Kind
+        var uid: UInt32
+        /// Permission bits only (0o7777).
+        var mode: UInt32
+    }
+
+    enum Outcome: Equatable {
+        case found(Info)
+        case absent
+        /// Permission denied on the path (e.g. a non-root user looking into /var/lib/keygate).
+        case denied
+        case error(String)
+    }
+
+    static func inspect(_ path: String) -> Outcome {
+        var st = stat()
+        guard lstat(path, &st) == 0 else {
+            let e = errno
+            switch e {
+            case ENOENT, ENOTDIR: return .absent
+            case EACCES, EPERM: return .denied
+            default: return .error(String(cString: strerror(e)))
+            }
+        }
+        let kind: Kind
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: kind = .regular
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symlink
+        case S_IFSOCK: kind = .socket
+        default: kind = .other
+        }
+        return .found(Info(kind: kind, uid: st.st_uid, mode: st.st_mode & 0o7777))
+    }
+
+    static func exists(_ path: String) -> Bool {
+        if case .found = inspect(path) { return true }
+        return false
+    }
+
+    /// The file's text, at most `limit` bytes; nil when it cannot be read.
+    static func readText(_ path: String, limit: Int = 256 * 1024) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < limit {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; return nil }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The paths matching a glob pattern (no error when nothing matches).
+    static func glob(_ pattern: String) -> [String] {
+        var g = glob_t()
+        defer { globfree(&g) }
+        guard Glibc.glob(pattern, 0, nil, &g) == 0 else { return [] }
+        var out: [String] = []
+        for i in 0..<Int(g.gl_pathc) {
+            if let p = g.gl_pathv[i] { out.append(String(cString: p)) }
+        }
+        return out
+    }
+
+    static var uid: UInt32 { getuid() }
+}

@@ -1,0 +1,43 @@
+// Doctor checks built from `keygate status`' snapshot (KeychainStatus): the Secret
+// Service and its default collection's lock state, the keychain itself (created,
+// locked or unlocked) and the timeouts in force with the keys cached now.
+
+enum KeychainStateCheck {
+    static func secretService(_ s: KeychainStatus) -> DiagnosticResult {
+        if let error = s.storeError {
+            return DiagnosticResult("secret-service", .fail, error,
+                                    advice: "start gnome-keyring (gnome-keyring-daemon --start --components=secrets, or the user unit "
+                                        + "contrib/systemd/keygate-secret-service.service), or run under scripts/secret-session")
+        }
+        let where_ = "\(s.store ?? "Secret Service"), collection \"\(s.collection ?? "?")\""
+        if s.collectionLocked == true {
+            return DiagnosticResult("secret-service", .warn, where_ + " is locked: reads and writes fail with exit 36 until it is unlocked",
+                                    advice: "unlock the login keyring: log in to the desktop, use pam_gnome_keyring, or "
+                                        + "`gnome-keyring-daemon --unlock` with its password on stdin")
+        }
+        return DiagnosticResult("secret-service", .ok, where_ + " is unlocked")
+    }
+
+    static func keychain(_ s: KeychainStatus) -> DiagnosticResult {
+        guard s.initialized else {
+            return DiagnosticResult("keychain", .ok, "not created yet in \(s.dataDirectory)",
+                                    advice: "keygate init (or the first keygate add) creates it and shows a recovery key once")
+        }
+        if s.unlocked {
+            return DiagnosticResult("keychain", .ok, "unlocked" + (s.secondsUntilLock.map { ", locks in \($0) s" } ?? "") + " (\(s.dataDirectory))")
+        }
+        let afu = s.afterFirstUnlockAvailable ? "; after-first-unlock items readable" : ""
+        return DiagnosticResult("keychain", .ok, "locked\(afu) (\(s.dataDirectory)); the next read asks for your password")
+    }
+
+    static func timeouts(_ s: KeychainStatus) -> DiagnosticResult {
+        var detail = "lock-after \(s.lockAfter) s, reuse \(s.reuseDuration) s in scope \(s.reuseScope)"
+        if s.cachedKeys.isEmpty {
+            detail += "; no keys cached"
+        } else {
+            detail += "; cached: " + s.cachedKeys.map { "\($0.name) (\($0.secondsLeft.map { "\($0) s left" } ?? "no timeout"))" }
+                .joined(separator: ", ")
+        }
+        return DiagnosticResult("timeouts", .ok, detail)
+    }
+}

@@ -1,0 +1,52 @@
+// `keygate doctor` with the real binary: inside a private session bus with a real
+// gnome-keyring it reports the Secret Service OK and exits 0 or with WARNs only;
+// with DBUS_SESSION_BUS_ADDRESS pointing at nothing it reports FAIL with the advice
+// to start gnome-keyring or use scripts/secret-session, and exits 53.
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class DoctorCLITests: XCTestCase {
+    private func environment(_ extra: [String: String]) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in extra { env[k] = v }
+        return env
+    }
+
+    func test_doctor_reportsSecretServiceOK_inPrivateSession() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/gnome-keyring-daemon"), "gnome-keyring")
+        let r = try Subprocess.run([PackagePaths.scripts + "/secret-session", "--ephemeral", PackagePaths.keygateBinary, "doctor"],
+                                   environment: environment([:]))
+        XCTAssertTrue(r.out.contains("OK   secret-service:"), r.out + r.err)
+        XCTAssertTrue(r.out.contains("OK   session-bus:"), r.out)
+        XCTAssertFalse(r.out.contains("FAIL secret-service"), r.out)
+        XCTAssertTrue(r.out.contains("keyring-quota"), r.out)
+        // A FAIL elsewhere (say, a missing PAM file on this machine) exits 53; otherwise 0.
+        XCTAssertEqual(r.status, r.out.contains("FAIL ") ? 53 : 0, r.out)
+    }
+
+    func test_doctor_failsWithAdvice_whenSessionBusPointsAtNothing() throws {
+        let r = try Subprocess.run([PackagePaths.keygateBinary, "doctor"],
+                                   environment: environment(["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/keygate-bus"]))
+        XCTAssertEqual(r.status, 53, r.out + r.err)
+        let lines = r.out.split(separator: "\n").map(String.init)
+        let service = lines.firstIndex { $0.hasPrefix("FAIL secret-service:") }
+        XCTAssertNotNil(service, r.out)
+        if let i = service {
+            XCTAssertTrue(lines[i + 1].contains("gnome-keyring") && lines[i + 1].contains("scripts/secret-session"), lines[i + 1])
+        }
+        XCTAssertTrue(r.out.contains("FAIL session-bus: DBUS_SESSION_BUS_ADDRESS names /nonexistent/keygate-bus"), r.out)
+    }
+
+    func test_doctor_json_isOneObjectPerCheck_withStatus() throws {
+        let r = try Subprocess.run([PackagePaths.keygateBinary, "doctor", "--json"],
+                                   environment: environment(["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/keygate-bus"]))
+        let parsed = try JSONSerialization.jsonObject(with: r.stdout) as? [[String: String]]
+        let checks = try XCTUnwrap(parsed, r.out)
+        XCTAssertEqual(Set(checks.map { $0["check"] ?? "" }),
+                       ["session-bus", "pam-services", "pam-stacks", "policy-files", "host-key", "keyring-quota",
+                        "secret-service", "keychain", "timeouts"])
+        XCTAssertEqual(checks.first { $0["check"] == "secret-service" }?["status"], "FAIL")
+        XCTAssertEqual(r.status, 53)
+    }
+}
