@@ -1,0 +1,83 @@
+# fish completion for keygate(1): verbs, each verb's options, and the services and
+# accounts of existing items (from `keygate list --json`: attributes only, never
+# secrets, never a prompt). Plain shell tools, no jq.
+# Install: /usr/share/fish/vendor_completions.d/keygate.fish
+
+set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists unlock lock status passwd setup-host policy doctor help
+set -l item_verbs add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists
+
+function __keygate_field_values -a field
+    set -l extra $argv[2..-1]
+    keygate list --all-classes --json $extra </dev/null 2>/dev/null | tr '{' '\n' \
+        | sed -n "s/.*\"$field\":\"\\([^\"\\\\]*\\)\".*/\\1/p" | sort -u
+end
+
+function __keygate_services
+    __keygate_field_values service
+    __keygate_field_values server
+end
+
+function __keygate_accounts
+    set -l tokens (commandline -opc)
+    set -l svc
+    for i in (seq (count $tokens))
+        if contains -- $tokens[$i] -s --service; and test $i -lt (count $tokens)
+            set svc -s $tokens[(math $i + 1)]
+        end
+    end
+    __keygate_field_values account $svc
+end
+
+complete -c keygate -f
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -l version -d 'Print the version'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -s h -l help -d 'Show help'
+complete -c keygate -l askpass -r -a '(__fish_complete_command)' -d 'Askpass program'
+
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a init -d 'Create your keychain'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a add -d 'Add an item (secret on stdin or a prompt)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'add-generic-password add-internet-password' -d 'Add (macOS spelling)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a get -d "Print an item's secret"
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'find-generic-password find-internet-password' -d 'Show attributes; -w the secret'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'delete delete-generic-password delete-internet-password' -d 'Delete items'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a list -d 'List items (attributes only)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a exists -d 'Exit 0 if the item exists, 44 if not'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a unlock -d 'Unlock the keychain now'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a lock -d 'Lock (like sudo -k)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a status -d "Show the keychain's state"
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a passwd -d 'Re-wrap after a password change'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a setup-host -d 'Create the host key (root)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a policy -d 'Check, explain and list policy files'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a doctor -d 'Check the setup and say how to fix it'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a help -d 'Help for a verb'
+complete -c keygate -n "__fish_seen_subcommand_from help" -a "$verbs"
+
+# Item options.
+complete -c keygate -n "__fish_seen_subcommand_from $item_verbs policy" -s s -l service -x -a '(__keygate_services)' -d 'Service or server'
+complete -c keygate -n "__fish_seen_subcommand_from $item_verbs policy" -s a -l account -x -a '(__keygate_accounts)' -d 'Account'
+complete -c keygate -n "__fish_seen_subcommand_from $item_verbs" -l internet -d 'Internet passwords'
+complete -c keygate -n "__fish_seen_subcommand_from $item_verbs" -s r -l protocol -x -a 'https http ssh ftp ftps smtp imap imaps pop3 ldap ldaps smb' -d 'Protocol'
+complete -c keygate -n "__fish_seen_subcommand_from $item_verbs" -s P -l port -x -d 'Port'
+complete -c keygate -n "__fish_seen_subcommand_from $item_verbs" -s p -l path -x -d 'Path'
+complete -c keygate -n "__fish_seen_subcommand_from $item_verbs" -s d -l security-domain -x -d 'Security domain'
+complete -c keygate -n "__fish_seen_subcommand_from $item_verbs" -s t -l auth-type -x -a 'default http-basic http-digest form ntlm' -d 'Authentication type'
+
+# add
+set -l add_verbs add add-generic-password add-internet-password
+complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -s l -l label -x -d 'Label'
+complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -s j -l comment -x -d 'Comment'
+complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -s U -l update -d 'Replace an existing item'
+complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l accessible -x -a 'when-unlocked after-first-unlock when-passcode-set-this-device-only when-unlocked-this-device-only after-first-unlock-this-device-only' -d 'Accessibility class'
+complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l access -x -a 'user-presence device-passcode biometry-any current-set' -d 'Authentication to read'
+complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l or -d 'Any constraint is enough'
+complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l and -d 'Every constraint is needed'
+complete -c keygate -n "__fish_seen_subcommand_from $add_verbs find-generic-password find-internet-password" -s w -d 'Prompt for / print the secret'
+
+# the other verbs
+complete -c keygate -n "__fish_seen_subcommand_from delete delete-generic-password delete-internet-password lock" -l all -d 'Every matching item / every key'
+complete -c keygate -n "__fish_seen_subcommand_from list" -l json -d 'JSON array'
+complete -c keygate -n "__fish_seen_subcommand_from list" -l all-classes -d 'Generic and internet together'
+complete -c keygate -n "__fish_seen_subcommand_from status doctor" -l json -d 'JSON output'
+complete -c keygate -n "__fish_seen_subcommand_from unlock passwd" -l recovery -d 'Use the recovery key'
+complete -c keygate -n "__fish_seen_subcommand_from setup-host" -l rotate -d 'Replace the host key'
+complete -c keygate -n "__fish_seen_subcommand_from policy; and not __fish_seen_subcommand_from check explain list" -a 'check explain list'
+complete -c keygate -n "__fish_seen_subcommand_from policy; and __fish_seen_subcommand_from check" -F
