@@ -8,6 +8,9 @@
 #   make install            PREFIX=/usr/local, DESTDIR honoured (run as root); without
 #                           DESTDIR, as root, also runs `keygate setup-host`
 #   make uninstall
+#   make man                render man/*.scd (scdoc) into .build/man/
+#   make deb                a Debian package in .build/deb/ (dpkg-deb; reuses the release build)
+#   make deb-check          make deb, then inspect it (dpkg-deb -c/-I) and run lintian if installed
 #   make check              the whole test suite, inside a private D-Bus + gnome-keyring
 #   make demo               the quick start end to end (root, after make install)
 #   make clean
@@ -29,6 +32,12 @@ MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -
 BINDIR    := $(DESTDIR)$(PREFIX)/bin
 PAMDIR    := $(DESTDIR)$(SYSCONFDIR)/pam.d
 POLICYDIR := $(DESTDIR)$(PREFIX)/share/keygate/policies.d
+MANDIR    := $(DESTDIR)$(PREFIX)/share/man
+DOCDIR    := $(DESTDIR)$(PREFIX)/share/doc/keygate
+BASHCOMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  := $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+PAMCONFIGDIR := $(DESTDIR)$(PREFIX)/share/pam-configs
 # PAM modules go where libpam looks, whatever PREFIX is.
 SECURITYDIR := $(DESTDIR)/usr/lib/$(MULTIARCH)/security
 
@@ -37,6 +46,20 @@ RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 
 PAM_FILES    := pam.d/keygate pam.d/keygate-passcode
 POLICY_FILES := $(wildcard policies/*.policy)
+# Present once pam_keygate's docs land; packaged when there.
+PAM_CONFIG   := $(wildcard pam-configs/keygate)
+EXAMPLE_FILES := $(wildcard policies/examples/*.policy) $(wildcard pam.d/examples/*) \
+                 $(wildcard contrib/systemd/*.service)
+
+# Man pages: one source format (scdoc), rendered at build time. A troff page not
+# yet converted (docs/*.[1-8]) is installed as it is.
+OUT         := $(if $(BUILD_PATH),$(BUILD_PATH),.build)
+MAN_OUT     := $(OUT)/man
+MAN_SOURCES := $(wildcard man/*.scd)
+MAN_PAGES   := $(patsubst man/%.scd,$(MAN_OUT)/%,$(MAN_SOURCES))
+TROFF_PAGES := $(wildcard docs/*.[1-8])
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+export SOURCE_DATE_EPOCH
 
 # pam_keygate.so is linked with swiftc rather than SwiftPM: one module made of the
 # PAM code and only the parts of the Keygate library it uses (keys, cache, crypto,
@@ -55,7 +78,7 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
                -lpam -lkeyutils -lsodium
 
-.PHONY: all build pam debug install uninstall check demo clean swift-present
+.PHONY: all build pam man debug install uninstall check demo clean swift-present deb deb-check
 
 all: build
 
@@ -76,10 +99,17 @@ $(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygate/exports.map Sources
 	strip --strip-unneeded -o $@ $@.unstripped
 	@echo "pam_keygate.so: $$(stat -c %s $@) bytes stripped"
 
+man: $(MAN_PAGES)
+
+$(MAN_OUT)/%: man/%.scd
+	@mkdir -p $(MAN_OUT)
+	@command -v scdoc >/dev/null 2>&1 || { echo "make: scdoc is missing: apt-get install scdoc (or scripts/install-deps)"; exit 1; }
+	scdoc < $< > $@
+
 debug: swift-present
 	$(SWIFT) build $(SWIFT_FLAGS)
 
-install: build pam
+install: build pam man
 	@bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
 	echo "install -D -m 0755 $$bin/keygate $(BINDIR)/keygate"; \
 	install -D -m 0755 "$$bin/keygate" "$(BINDIR)/keygate"
@@ -87,6 +117,15 @@ install: build pam
 	install -m 0644 $(PAM_FILES) $(PAMDIR)/
 	install -m 0644 $(POLICY_FILES) $(POLICYDIR)/
 	install -D -m 0644 $(PAM_OUT)/pam_keygate.so $(SECURITYDIR)/pam_keygate.so
+	@for page in $(MAN_PAGES) $(TROFF_PAGES); do \
+	  sec=$${page##*.}; echo "install -D -m 0644 $$page $(MANDIR)/man$$sec/$${page##*/}"; \
+	  install -D -m 0644 "$$page" "$(MANDIR)/man$$sec/$${page##*/}" || exit 1; done
+	install -D -m 0644 completions/keygate.bash $(BASHCOMPDIR)/keygate
+	install -D -m 0644 completions/_keygate $(ZSHCOMPDIR)/_keygate
+	install -D -m 0644 completions/keygate.fish $(FISHCOMPDIR)/keygate.fish
+	install -d -m 0755 $(DOCDIR)/examples
+	$(if $(EXAMPLE_FILES),install -m 0644 $(EXAMPLE_FILES) $(DOCDIR)/examples/)
+	$(if $(PAM_CONFIG),install -D -m 0644 $(PAM_CONFIG) $(PAMCONFIGDIR)/keygate)
 	@# The host key (device keys for this-device-only items) is made on the target host
 	@# only: never into a staging DESTDIR, and only root can make it.
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
@@ -102,6 +141,12 @@ uninstall:
 	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
 	rm -f $(addprefix $(POLICYDIR)/,$(notdir $(POLICY_FILES)))
 	-rmdir $(POLICYDIR) $(dir $(POLICYDIR)) 2>/dev/null
+	@for page in $(MAN_SOURCES:.scd=) $(TROFF_PAGES); do \
+	  sec=$${page##*.}; rm -f "$(MANDIR)/man$$sec/$${page##*/}"; done
+	rm -f $(BASHCOMPDIR)/keygate $(ZSHCOMPDIR)/_keygate $(FISHCOMPDIR)/keygate.fish
+	rm -f $(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLE_FILES)))
+	-rmdir $(DOCDIR)/examples $(DOCDIR) 2>/dev/null
+	rm -f $(PAMCONFIGDIR)/keygate
 
 # The whole suite. `swift build` first so that the keygate binary the CLI tests
 # run exists; then the tests inside a private session bus whose keyring lives
@@ -111,6 +156,17 @@ uninstall:
 check: swift-present pam
 	$(SWIFT) build $(SWIFT_FLAGS)
 	scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS)
+
+# The Debian package: scripts/make-deb stages the tree (reusing the release build
+# and pam_keygate.so when they are already there), then dpkg-deb builds it.
+deb: build pam man
+	BUILD_OUT="$(OUT)" RELEASE_BIN="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)" \
+	  PAM_SO="$(PAM_OUT)/pam_keygate.so" MULTIARCH="$(MULTIARCH)" scripts/make-deb
+
+# Not part of `make check` (a release build is slow): builds the package, lists
+# and describes it, checks its layout, and runs lintian when it is installed.
+deb-check: deb
+	BUILD_OUT="$(OUT)" scripts/check-deb
 
 demo:
 	scripts/quickstart-demo
