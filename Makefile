@@ -31,6 +31,9 @@ PAMDIR    := $(DESTDIR)$(SYSCONFDIR)/pam.d
 POLICYDIR := $(DESTDIR)$(PREFIX)/share/keygate/policies.d
 # PAM modules go where libpam looks, whatever PREFIX is.
 SECURITYDIR := $(DESTDIR)/usr/lib/$(MULTIARCH)/security
+# pam-auth-update reads its profiles here only, whatever PREFIX is.
+PAMCONFIGSDIR := $(DESTDIR)/usr/share/pam-configs
+MAN8DIR   := $(DESTDIR)$(PREFIX)/share/man/man8
 
 SWIFT_FLAGS := $(if $(BUILD_PATH),--build-path $(BUILD_PATH))
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
@@ -87,6 +90,9 @@ install: build pam
 	install -m 0644 $(PAM_FILES) $(PAMDIR)/
 	install -m 0644 $(POLICY_FILES) $(POLICYDIR)/
 	install -D -m 0644 $(PAM_OUT)/pam_keygate.so $(SECURITYDIR)/pam_keygate.so
+	install -D -m 0644 pam-configs/keygate $(PAMCONFIGSDIR)/keygate
+	install -D -m 0644 docs/pam_keygate.8 $(MAN8DIR)/pam_keygate.8
+	@echo 'pam_keygate: enable it with "sudo pam-auth-update --enable keygate", or one line per stack (pam.d/examples/)'
 	@# The host key (device keys for this-device-only items) is made on the target host
 	@# only: never into a staging DESTDIR, and only root can make it.
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
@@ -97,8 +103,13 @@ install: build pam
 	fi
 
 uninstall:
+	@# Take the module out of common-* first, so no stack names a missing module.
+	@if [ -z "$(DESTDIR)" ] && [ -f $(PAMCONFIGSDIR)/keygate ] && command -v pam-auth-update >/dev/null; then \
+	  echo "pam-auth-update --package --remove keygate"; pam-auth-update --package --remove keygate; \
+	fi
 	rm -f $(BINDIR)/keygate
 	rm -f $(SECURITYDIR)/pam_keygate.so
+	rm -f $(PAMCONFIGSDIR)/keygate $(MAN8DIR)/pam_keygate.8
 	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
 	rm -f $(addprefix $(POLICYDIR)/,$(notdir $(POLICY_FILES)))
 	-rmdir $(POLICYDIR) $(dir $(POLICYDIR)) 2>/dev/null
