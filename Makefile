@@ -37,9 +37,10 @@ DOCDIR    := $(DESTDIR)$(PREFIX)/share/doc/keygate
 BASHCOMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  := $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
 FISHCOMPDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
-PAMCONFIGDIR := $(DESTDIR)$(PREFIX)/share/pam-configs
 # PAM modules go where libpam looks, whatever PREFIX is.
 SECURITYDIR := $(DESTDIR)/usr/lib/$(MULTIARCH)/security
+# pam-auth-update reads its profiles here only, whatever PREFIX is.
+PAMCONFIGSDIR := $(DESTDIR)/usr/share/pam-configs
 
 SWIFT_FLAGS := $(if $(BUILD_PATH),--build-path $(BUILD_PATH))
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
@@ -47,7 +48,6 @@ RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 PAM_FILES    := pam.d/keygate pam.d/keygate-passcode
 POLICY_FILES := $(wildcard policies/*.policy)
 # Present once pam_keygate's docs land; packaged when there.
-PAM_CONFIG   := $(wildcard pam-configs/keygate)
 EXAMPLE_FILES := $(wildcard policies/examples/*.policy) $(wildcard pam.d/examples/*) \
                  $(wildcard contrib/systemd/*.service)
 
@@ -125,7 +125,8 @@ install: build pam man
 	install -D -m 0644 completions/keygate.fish $(FISHCOMPDIR)/keygate.fish
 	install -d -m 0755 $(DOCDIR)/examples
 	$(if $(EXAMPLE_FILES),install -m 0644 $(EXAMPLE_FILES) $(DOCDIR)/examples/)
-	$(if $(PAM_CONFIG),install -D -m 0644 $(PAM_CONFIG) $(PAMCONFIGDIR)/keygate)
+	install -D -m 0644 pam-configs/keygate $(PAMCONFIGSDIR)/keygate
+	@echo 'pam_keygate: enable it with "sudo pam-auth-update --enable keygate", or one line per stack (pam.d/examples/)'
 	@# The host key (device keys for this-device-only items) is made on the target host
 	@# only: never into a staging DESTDIR, and only root can make it.
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
@@ -136,8 +137,13 @@ install: build pam man
 	fi
 
 uninstall:
+	@# Take the module out of common-* first, so no stack names a missing module.
+	@if [ -z "$(DESTDIR)" ] && [ -f $(PAMCONFIGSDIR)/keygate ] && command -v pam-auth-update >/dev/null; then \
+	  echo "pam-auth-update --package --remove keygate"; pam-auth-update --package --remove keygate; \
+	fi
 	rm -f $(BINDIR)/keygate
 	rm -f $(SECURITYDIR)/pam_keygate.so
+	rm -f $(PAMCONFIGSDIR)/keygate
 	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
 	rm -f $(addprefix $(POLICYDIR)/,$(notdir $(POLICY_FILES)))
 	-rmdir $(POLICYDIR) $(dir $(POLICYDIR)) 2>/dev/null
@@ -146,7 +152,6 @@ uninstall:
 	rm -f $(BASHCOMPDIR)/keygate $(ZSHCOMPDIR)/_keygate $(FISHCOMPDIR)/keygate.fish
 	rm -f $(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLE_FILES)))
 	-rmdir $(DOCDIR)/examples $(DOCDIR) 2>/dev/null
-	rm -f $(PAMCONFIGDIR)/keygate
 
 # The whole suite. `swift build` first so that the keygate binary the CLI tests
 # run exists; then the tests inside a private session bus whose keyring lives

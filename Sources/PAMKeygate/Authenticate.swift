@@ -9,7 +9,7 @@ enum Authenticate {
             call.log.debug("no password was typed for \(user.name) before this module (put it after pam_unix): none kept for the session")
             return PAM_IGNORE
         }
-        let status = call.handle.keepPassword(password)
+        let status = call.handle.keepPassword(password, for: user.name)
         if status == PAM_SUCCESS {
             call.log.debug("kept the typed password of \(user.name) in locked memory for the session")
         } else {

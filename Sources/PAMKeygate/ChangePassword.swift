@@ -1,7 +1,8 @@
 // chauthtok: in the update phase, re-wraps the keychain's login protector from the
 // old password to the new one (PAM_OLDAUTHTOK and PAM_AUTHTOK, as pam_unix left
 // them), as the user, atomically (LoginKeys and KeyStore). It never fails the
-// password change; without the old password it says how to recover.
+// password change; without the old password (root's reset) it marks the protector
+// stale, so that the next `keygate unlock` says how to recover.
 internal import CPAM
 #if !KEYGATE_PAM_STANDALONE
 import Keygate
@@ -23,10 +24,12 @@ enum ChangePassword {
                 return PAM_IGNORE
             }
             guard let oldPassword else {
-                call.log.warning("the password of \(user.name) was changed without the old one (reset by root?): the keychain's login protector is now stale and still opens with the old password, so login will not unlock it; the user should run `keygate passwd`, or unlock with the recovery key (`keygate unlock --recovery`)")
+                try LoginKeys.markLoginStale(dataDirectory: directory)
+                call.log.warning("the password of \(user.name) was changed without the old one (reset by root?): the keychain's login protector is marked stale and still opens with the old password only, so login will not unlock it; the user should run `keygate passwd --recovery` (recovery key), or `keygate passwd` with the old password")
                 return PAM_IGNORE
             }
             try LoginKeys.rewrapLogin(oldPassword: oldPassword, newPassword: newPassword, dataDirectory: directory)
+            LoginKeys.dropCurrentSetKeys(uid: user.uid)
             call.log.notice("re-wrapped the keychain of \(user.name) for the new password")
             return PAM_IGNORE
         }

@@ -1,5 +1,6 @@
 // session close: uncounts the session and, when it was the user's last, locks the
-// keychain (drops the cached master key, as `keygate lock` does) as the user.
+// keychain as the user: drops the cached master key (as `keygate lock` does) and
+// the device key, so this-device-only items close too.
 // `unlock_only` leaves the keys to their timeout.
 internal import CPAM
 #if !KEYGATE_PAM_STANDALONE

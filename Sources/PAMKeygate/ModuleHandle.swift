@@ -11,8 +11,10 @@ import Keygate
 struct ModuleHandle {
     let raw: OpaquePointer
 
-    /// Module data name of the captured password.
-    static let passwordDataName = "keygate.password"
+    /// Module data name of the password captured for `user`: per user, so that a tool
+    /// that authenticates one user and opens a session for another (sudo) never tries
+    /// one user's password on another's keychain.
+    static func passwordDataName(_ user: String) -> String { "keygate.password." + user }
 
     /// PAM_USER, as set by the application or an earlier module (never prompted for).
     func user() -> String? {
@@ -37,23 +39,23 @@ struct ModuleHandle {
 
     /// Keeps `password` with the handle until pam_end, or until replaced; the
     /// cleanup releases it, and SecureBytes zeroes and frees its locked memory.
-    func keepPassword(_ password: SecureBytes) -> Int32 {
+    func keepPassword(_ password: SecureBytes, for user: String) -> Int32 {
         let retained = Unmanaged.passRetained(password).toOpaque()
-        let status = pam_set_data(raw, Self.passwordDataName, retained, releasePassword)
+        let status = pam_set_data(raw, Self.passwordDataName(user), retained, releasePassword)
         if status != PAM_SUCCESS { Unmanaged<SecureBytes>.fromOpaque(retained).release() }
         return status
     }
 
-    /// The password kept by `keepPassword`, or nil.
-    func keptPassword() -> SecureBytes? {
+    /// The password kept by `keepPassword` for `user`, or nil.
+    func keptPassword(for user: String) -> SecureBytes? {
         var data: UnsafeRawPointer?
-        guard pam_get_data(raw, Self.passwordDataName, &data) == PAM_SUCCESS, let data else { return nil }
+        guard pam_get_data(raw, Self.passwordDataName(user), &data) == PAM_SUCCESS, let data else { return nil }
         return Unmanaged<SecureBytes>.fromOpaque(data).takeUnretainedValue()
     }
 
     /// Drops the kept password now (PAM calls the cleanup with PAM_DATA_REPLACE).
-    func forgetPassword() {
-        _ = pam_set_data(raw, Self.passwordDataName, nil, nil)
+    func forgetPassword(for user: String) {
+        _ = pam_set_data(raw, Self.passwordDataName(user), nil, nil)
     }
 
     /// `pam_get_item(3)`: a pointer owned by PAM, or nil.

@@ -3,6 +3,7 @@
 // in the process), real pam_unix, a real user whose keychain the real CLI created,
 // and the user's real kernel keyring. The driver runs as root, like login or sshd.
 import Foundation
+import Glibc
 import KeygateTestSupport
 import XCTest
 
@@ -93,11 +94,245 @@ final class PAMModuleTests: XCTestCase {
         XCTAssertTrue(r.out.contains("s1"), r.summary)
     }
 
+
+    // MARK: - Password changes
+
+    func test_passwordChange_presenceAndPlainItemsReadWithTheNewPassword_currentSetItemsAreInvalidated() throws {
+        let (h, stack) = try userWithKeychain()
+        let made = try h.run("""
+            printf %s up | keygate add -s up -a a --access user-presence; echo up=$?
+            printf %s cs | keygate add -s cs -a a --access current-set; echo cs=$?
+            keygate lock
+            """)
+        XCTAssertTrue(made.out.contains("up=0") && made.out.contains("cs=0"), made.summary)
+        let newPassword = "N3w-" + UUID().uuidString
+        let change = try PAMDriver(stack: stack, user: h.user, steps: ["passwd"], password: h.user.password,
+                                   newPassword: newPassword, ruid: h.user.uid)
+        XCTAssertEqual(try change.result(of: "passwd"), 0)
+        try h.answerWith(newPassword)
+        let r = try h.run("""
+            keygate lock
+            printf 'plain=%s\\n' "$(keygate get -s svc -a a)"
+            printf 'up=%s\\n' "$(keygate get -s up -a a)"
+            keygate get -s cs -a a; echo csexit=$?
+            """)
+        XCTAssertTrue(r.out.contains("plain=s1"), r.summary)
+        XCTAssertTrue(r.out.contains("up=up"), "user presence reads with the new password: \(r.summary)")
+        XCTAssertTrue(r.out.contains("csexit=44"), "current-set items die with the old password: \(r.summary)")
+    }
+
+    func test_rootResetWithoutTheOldPassword_marksTheProtectorStale_andUnlockSaysHowToRecover() throws {
+        let (h, stack) = try userWithKeychain()
+        let newPassword = "R3set-" + UUID().uuidString
+        let log = try SyslogCapture()
+        // `passwd USER` run by root: pam_unix asks no old password, so PAM_OLDAUTHTOK is unset.
+        let reset = try PAMDriver(stack: stack, user: h.user, steps: ["passwd"], password: "unused",
+                                  newPassword: newPassword, log: log)
+        XCTAssertEqual(try reset.result(of: "passwd"), 0, "the password change itself goes through")
+        reset.finish()
+        let marker = h.dataDirectory + "/protectors/stale"
+        let attributes = try FileManager.default.attributesOfItem(atPath: marker)
+        XCTAssertEqual((attributes[.ownerAccountID] as? NSNumber)?.uint32Value, h.user.uid, "written as the user")
+        XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o600)
+        XCTAssertTrue(log.lines().contains { $0.contains("marked stale") }, "the administrator is told")
+
+        try h.answerWith(newPassword)
+        let unlock = try h.run("keygate unlock")
+        XCTAssertNotEqual(unlock.status, 0, unlock.summary)
+        XCTAssertTrue(unlock.err.contains("reset without your old one") && unlock.err.contains("keygate passwd --recovery"),
+                      unlock.summary)
+
+        // `keygate passwd` with the old password repairs it and removes the mark.
+        try h.queueAnswers([newPassword, h.user.password])
+        let repaired = try h.run("keygate passwd && keygate lock && keygate get -s svc -a a")
+        XCTAssertEqual(repaired.status, 0, repaired.summary)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "a re-wrap removes the stale mark")
+    }
+
+    // MARK: - this-device-only
+
+    func test_afterOpenSession_aThisDeviceOnlyItemOpensWithoutAPrompt_andNotAfterTheLastClose() throws {
+        try ensureHostKey()
+        let (h, stack) = try userWithKeychain()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"],
+                                    password: h.user.password)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        let prompts = try h.promptCount()
+        let open = try h.run("""
+            printf %s dev-secret | keygate add -s tdo -a a --accessible when-unlocked-this-device-only; echo add=$?
+            printf 'v=%s\\n' "$(keygate get -s tdo -a a)"
+            """, askpass: false)
+        XCTAssertTrue(open.out.contains("add=0"), open.summary)
+        XCTAssertTrue(open.out.contains("v=dev-secret"), open.summary)
+        XCTAssertEqual(try h.promptCount(), prompts, "no prompt while the session is open")
+
+        try session.proceed()
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        let closed = try h.run("keygate get -s tdo -a a; echo exit=$?")
+        XCTAssertTrue(closed.out.contains("exit=53"), "the device key left with the last session: \(closed.summary)")
+        XCTAssertTrue(closed.err.contains("device key"), closed.summary)
+    }
+
+    // MARK: - Never break a login
+
+    func test_openSessionWithoutACapturedPassword_logsWhy_andIgnores() throws {
+        let (h, _) = try userWithKeychain()
+        let stack = try ignoreStack(h)
+        let log = try SyslogCapture()
+        // Session only, as in an application whose auth ran in another process.
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["open", "close"], password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
+        XCTAssertEqual(try session.result(of: "close"), 0, "PAM_IGNORE")
+        session.finish()
+        XCTAssertTrue(log.lines().contains { $0.contains("no password was captured at auth for \(h.user.name)") })
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+    }
+
+    func test_malformedOptions_areLoggedAndIgnored_andLoginStillWorks() throws {
+        let (h, _) = try userWithKeychain()
+        let options = "garbage \(String(repeating: "x", count: 300)) lock_after=abc min_uid=-1 lock_after= =x debug"
+        let stack = try ignoreStack(h, options: options, sessionMayUnlock: true)
+        let log = try SyslogCapture()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"],
+                                    password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "auth"), 0, "auth answers PAM_IGNORE")
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        let status = try h.run("keygate status", askpass: false)
+        XCTAssertTrue(status.out.contains("state: unlocked"), "bad options fall back to the defaults: \(status.summary)")
+        try session.proceed()
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        session.finish()
+        let lines = log.lines().joined(separator: "\n")
+        for expected in ["unknown option 'garbage'", "too long", "lock_after=abc is not", "min_uid=-1 is not a uid"] {
+            XCTAssertTrue(lines.contains(expected), "\(expected) in:\n\(lines)")
+        }
+    }
+
+    func test_userWithoutAKeychain_moduleIgnores() throws {
+        try requireModule()
+        let h = try CLIUserHarness()
+        let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close"],
+                                    password: h.user.password)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: h.dataDirectory + "/protectors"), "nothing created")
+    }
+
+    func test_corruptLoginProtector_moduleIgnores_andLogsIt() throws {
+        let (h, _) = try userWithKeychain()
+        try h.writeUserFile(".local/share/keygate/protectors/login.json", "{not json", mode: 0o600)
+        let log = try SyslogCapture()
+        let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close"],
+                                    password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        session.finish()
+        let lines = log.lines()
+        XCTAssertTrue(lines.contains { $0.contains("login.json") && $0.contains("the login goes on without Keygate") },
+                      lines.joined(separator: "\n"))
+    }
+
+    func test_fullKeyringQuota_moduleIgnores_andLoginSucceeds() throws {
+        let (h, _) = try userWithKeychain()
+        // Fill this user's kernel key quota (maxkeys/maxbytes) with keys of its own; the
+        // user keyring outlives the filling process.
+        let fill = try h.run("""
+            big=$(head -c 2000 /dev/zero | tr '\\0' x); i=0
+            while keyctl add user kgfill$i "$big" @u >/dev/null 2>&1; do i=$((i+1)); done
+            while keyctl add user kgsmall$i x @u >/dev/null 2>&1; do i=$((i+1)); done
+            echo filled=$i
+            """, askpass: false)
+        XCTAssertTrue(fill.out.contains("filled="), fill.summary)
+        addTeardownBlock { _ = try? h.run("keyctl clear @u", askpass: false) }
+        let log = try SyslogCapture()
+        let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close"],
+                                    password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE: the login goes on")
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        session.finish()
+        let lines = log.lines()
+        XCTAssertTrue(lines.contains { $0.contains("the login goes on without Keygate") }, lines.joined(separator: "\n"))
+    }
+
+    func test_unreadableDataFolder_moduleIgnores() throws {
+        let (h, _) = try userWithKeychain()
+        XCTAssertEqual(chmod(h.dataDirectory, 0), 0)
+        defer { _ = chmod(h.dataDirectory, 0o700) }
+        let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close", "passwd"],
+                                    password: h.user.password, newPassword: "N3w-" + UUID().uuidString)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        XCTAssertEqual(try session.result(of: "passwd"), 0, "the password change goes through")
+    }
+
+    // MARK: - Option fuzzing
+
+    func test_optionParser_survivesTenThousandRandomArgumentVectors() throws {
+        // ModuleOptions.swift compiled alone with a fuzz driver (the PAMKeygate target has no test target).
+        let out = NSTemporaryDirectory() + "keygate-options-fuzz-\(getpid())"
+        let swiftc = ["/opt/swift/usr/bin/swiftc", "swiftc"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "swiftc"
+        let cc = try Subprocess.run([swiftc, "-O", PackagePaths.root + "/Sources/PAMKeygate/ModuleOptions.swift",
+                                     PackagePaths.root + "/Tests/PAMDriver/OptionsFuzz/main.swift", "-o", out])
+        XCTAssertEqual(cc.status, 0, cc.err)
+        let run = try Subprocess.run([out, "20000"])
+        XCTAssertEqual(run.status, 0, run.out + run.err)
+        XCTAssertTrue(run.out.hasPrefix("ok 20000"), run.out)
+    }
+
+    func test_randomOptionLines_throughRealLibpam_neverBreakTheLogin() throws {
+        try requireModule()
+        let h = try CLIUserHarness()
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz_=-0123456789:/.,+%~éß".unicodeScalars)
+        for round in 0..<40 {
+            let options = (0..<Int.random(in: 1...6, using: &rng)).map { _ in
+                String(String.UnicodeScalarView((0..<Int.random(in: 1...60, using: &rng)).map { _ in
+                    alphabet[Int.random(in: 0..<alphabet.count, using: &rng)]
+                }))
+            }.joined(separator: " ")
+            let session = try PAMDriver(stack: try ignoreStack(h, options: options), user: h.user,
+                                        steps: ["auth", "open", "close"], password: h.user.password)
+            for step in ["auth", "open", "close"] {
+                XCTAssertEqual(try session.result(of: step), 0, "round \(round) \(step) with options: \(options)")
+            }
+        }
+    }
+
     // MARK: - Helpers
 
     private func requireModule() throws {
         try Requirement.require(FileManager.default.fileExists(atPath: Self.modulePath),
                                 "the built PAM module at \(Self.modulePath) (run make pam)")
+    }
+
+    /// A stack in which the whole transaction succeeds only if pam_keygate.so answers
+    /// PAM_IGNORE (or, with `sessionMayUnlock`, PAM_SUCCESS at session): any error code
+    /// ends it. pam_unix decides the login.
+    private func ignoreStack(_ h: CLIUserHarness, options: String = "debug", sessionMayUnlock: Bool = false) throws -> Stack {
+        let session = sessionMayUnlock ? "ok" : "bad"
+        addTeardownBlock { _ = try? FileManager.default.removeItem(atPath: "/run/keygate/\(h.user.uid).sessions") }
+        return try Stack(h, """
+        auth required pam_unix.so
+        auth [ignore=ignore success=bad default=die] \(Self.modulePath) \(options)
+        account required pam_unix.so
+        session required pam_permit.so
+        session [ignore=ignore success=\(session) default=die] \(Self.modulePath) \(options)
+        password required pam_unix.so
+        password [ignore=ignore success=bad default=die] \(Self.modulePath) \(options)
+        """)
+    }
+
+    /// The released module reads /var/lib/keygate/host.key: made with the built CLI if
+    /// absent (root-owned, harmless), never replaced or removed.
+    private func ensureHostKey() throws {
+        try Requirement.require(Requirement.isRoot, "root, to make the host key")
+        guard !FileManager.default.fileExists(atPath: "/var/lib/keygate/host.key") else { return }
+        let made = try Subprocess.run([PackagePaths.keygateBinary, "setup-host"], environment: ["PATH": "/usr/bin:/bin"])
+        XCTAssertEqual(made.status, 0, made.err)
     }
 
     /// A user whose keychain the CLI created (holding item svc/a = "s1") and then locked,
@@ -135,14 +370,21 @@ struct Stack {
 /// and releases at each `wait`.
 final class PAMDriver {
     private let process = Process()
+    private let log: SyslogCapture
     private let input = Pipe()
     private let output = Pipe()
     private var buffered = ""
 
     init(stack: Stack, user: TestUser, steps: [String], password: String, newPassword: String = "",
-         ruid: UInt32? = nil) throws {
-        process.executableURL = URL(fileURLWithPath: try Self.binary())
-        process.arguments = (ruid.map { ["--ruid", String($0)] } ?? []) + [stack.confdir, stack.service, user.name] + steps
+         ruid: UInt32? = nil, log: SyslogCapture? = nil) throws {
+        let driverArguments = (ruid.map { ["--ruid", String($0)] } ?? []) + [stack.confdir, stack.service, user.name] + steps
+        // Always in a private mount namespace whose /dev/log is a capture's socket: the
+        // host's /dev/log may be missing, or a listener that stopped reading (sends block).
+        let capture = try log ?? SyslogCapture()
+        self.log = capture
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["-m", "--propagation", "private", PackagePaths.root + "/Tests/PAMDriver/with-log-socket.sh",
+                             capture.folder, try Self.binary()] + driverArguments
         process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PAM_DRIVER_PASSWORD": password,
                                "PAM_DRIVER_NEW_PASSWORD": newPassword]
         process.standardInput = input
@@ -153,6 +395,7 @@ final class PAMDriver {
     deinit {
         try? input.fileHandleForWriting.close()
         if process.isRunning { process.terminate() }
+        log.stop()
     }
 
     /// The status the driver printed for `step` (reading its output up to there).
@@ -169,6 +412,12 @@ final class PAMDriver {
             if data.isEmpty { return nil }  // the driver ended before that step
             buffered += String(decoding: data, as: UTF8.self)
         }
+    }
+
+    /// Waits for the driver to end (after its last step).
+    func finish() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
     }
 
     /// Lets the driver past its next `wait`.
@@ -189,6 +438,74 @@ final class PAMDriver {
     }
 }
 
+extension CLIUserHarness {
+    /// The user's Keygate data folder (the default under the home).
+    var dataDirectory: String { user.home + "/.local/share/keygate" }
+}
+
 struct DriverBuildError: Error, CustomStringConvertible {
     let description: String
+}
+
+/// A syslog stand-in: a datagram socket that PAMDriver makes the driver's /dev/log
+/// (Tests/PAMDriver/with-log-socket.sh), so a test reads the lines an administrator
+/// would find in the journal. A thread drains it all the time: a Unix datagram queue
+/// holds only net.unix.max_dgram_qlen (10) messages before senders block.
+final class SyslogCapture: @unchecked Sendable {
+    let folder: String
+    private let fd: Int32
+    private let lock = NSLock()
+    private var received: [String] = []
+    private var stopped = false
+
+    init() throws {
+        folder = "/tmp/kg-syslog-" + String(UUID().uuidString.prefix(8))
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
+        let path = folder + "/log"
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() where i < raw.count - 1 { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard fd >= 0, bound == 0, chmod(path, 0o666) == 0 else {
+            throw DriverBuildError(description: "cannot make the syslog socket \(path): errno \(errno)")
+        }
+        Thread.detachNewThread { [self] in drain() }
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Stops the reader thread and closes the socket.
+    func stop() {
+        lock.lock(); stopped = true; lock.unlock()
+    }
+
+    private func drain() {
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        while true {
+            lock.lock(); let done = stopped; lock.unlock()
+            if done { close(fd); return }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            guard n > 0 else { continue }
+            let line = String(decoding: buffer.prefix(n), as: UTF8.self)
+            lock.lock(); received.append(line); lock.unlock()
+        }
+    }
+
+    /// Every line received so far ("<priority>date pam_keygate(service:type): text"),
+    /// after a short pause for lines still in the socket.
+    func lines() -> [String] {
+        Thread.sleep(forTimeInterval: 0.3)
+        lock.lock(); defer { lock.unlock() }
+        return received
+    }
 }

@@ -1,9 +1,11 @@
 // The key operations a login needs, shared by KeyUnlocker and the PAM module
 // (pam_keygate.so): unwrap the master key with the login password, cache it and
-// the after-first-unlock class key in the kernel keyring, drop them at logout, and
-// re-wrap the login protector when the password changes. The caller chooses the
-// process identity (the PAM module switches to the user first); this file only
-// delegates: protectors to KeyStore, the cache to KeyCache, derivation to ClassKeys.
+// the after-first-unlock class key in the kernel keyring, hand over the device key
+// (this-device-only items), drop them at logout, and re-wrap the login protector
+// when the password changes (or mark it stale when root reset the password). The
+// caller chooses the process identity (the PAM module switches to the user first);
+// this file only delegates: protectors to KeyStore, the cache to KeyCache,
+// derivation to ClassKeys and DeviceKey.
 
 package enum LoginKeys {
     /// Kernel keyring names (KeyCache) of the unlocked master key and of the
@@ -29,10 +31,52 @@ package enum LoginKeys {
     /// Unwraps the master key with `password` and caches it for `lockAfter` seconds in
     /// the kernel keyring of the calling process's real uid, which must be `uid`.
     /// Throws when the password does not open the keychain or caching failed.
+    /// With `deviceKey` (derived by root from the host key), the device key is cached
+    /// beside the master key for the same `lockAfter` and dropped with it by `lock(uid:)`,
+    /// and the this-device-only classes are recorded and cached (`cacheThisDeviceOnly`).
     package static func unlockAndCache(password: SecureBytes, dataDirectory: String,
-                                       uid: UInt32, lockAfter: UInt32) throws {
-        let master = try KeyStore(directory: dataDirectory).unlock(password: password)
-        try cacheUnlocked(master, in: KeyCache(uid: uid), lockAfter: lockAfter)
+                                       uid: UInt32, lockAfter: UInt32, deviceKey: SecureBytes? = nil) throws {
+        let store = KeyStore(directory: dataDirectory)
+        let master = try store.unlock(password: password)
+        let cache = KeyCache(uid: uid)
+        var firstError: (any Error)?
+        do { try cacheUnlocked(master, in: cache, lockAfter: lockAfter) } catch { firstError = error }
+        if let deviceKey {
+            do {
+                try handOverDeviceKey(deviceKey, uid: uid, lockAfter: lockAfter)
+                try cacheThisDeviceOnly(master, deviceKey: deviceKey, store: store, in: cache)
+            } catch {
+                firstError = firstError ?? error
+            }
+        }
+        if let firstError { throw firstError }
+    }
+
+    /// The device key of `uid` on this host, derived from the host key (root only), or
+    /// nil when the host has no host key (`hostKeyPath`).
+    package static func deriveDeviceKey(uid: UInt32) throws -> SecureBytes? {
+        try DeviceKey.deriveFromHost(uid: uid)
+    }
+
+    /// Where the host key is read from.
+    package static var hostKeyPath: String { HostKey.path }
+
+    /// Caches the device key (DeviceKey.cacheName) in the kernel keyring of the calling
+    /// process's real uid, which must be `uid`, possessor-only like the master key and
+    /// with the same `lockAfter`, so that this-device-only items open for the user.
+    package static func handOverDeviceKey(_ deviceKey: SecureBytes, uid: UInt32, lockAfter: UInt32) throws {
+        try KeyCache(uid: uid).store(DeviceKey.cacheName, key: deviceKey, timeout: lockAfter)
+    }
+
+    /// With the master and device keys in hand: records the this-device-only class
+    /// public keys in keys.json (so such items can be added without an unlock) and
+    /// caches the after-first-unlock-this-device-only class pair with no timeout, as
+    /// the after-first-unlock one is. KeyUnlocker's unlock does the same.
+    static func cacheThisDeviceOnly(_ master: SecureBytes, deviceKey: SecureBytes, store: KeyStore,
+                                    in cache: KeyCache) throws {
+        try store.recordClassKeys(masterKey: master, deviceKey: deviceKey)
+        let pair = try ClassKeys.keyPair(masterKey: master, for: .afterFirstUnlockThisDeviceOnly, deviceKey: deviceKey)
+        try cache.store(classPairName(.afterFirstUnlockThisDeviceOnly), key: pair.privateKey, timeout: 0)
     }
 
     /// Caches the master key for `lockAfter` seconds and the after-first-unlock class
@@ -55,11 +99,21 @@ package enum LoginKeys {
         if let firstError { throw firstError }
     }
 
-    /// Drops the cached master key of `uid` (the caller's real uid must be `uid`).
-    /// The after-first-unlock key stays, as after `keygate lock`. True if one was cached.
+    /// Drops the cached master key and device key of `uid` (the caller's real uid must
+    /// be `uid`): what the last logout does. The after-first-unlock keys stay, as after
+    /// `keygate lock`. True if the master key was cached.
     @discardableResult
     package static func lock(uid: UInt32) -> Bool {
-        KeyCache(uid: uid).evict(masterName)
+        let cache = KeyCache(uid: uid)
+        _ = cache.evict(DeviceKey.cacheName)
+        return cache.evict(masterName)
+    }
+
+    /// Root reset the password (no old one): the login protector still opens with the
+    /// old password only. Records that in `<dataDirectory>/protectors/stale`, so that
+    /// the next failed `keygate unlock` says how to recover. Call as the user.
+    package static func markLoginStale(dataDirectory: String) throws {
+        try KeyStore(directory: dataDirectory).markLoginStale()
     }
 
     /// Re-wraps the login protector from `oldPassword` to `newPassword`: the master and
@@ -75,5 +129,14 @@ package enum LoginKeys {
             cost = KDFParameters(opsLimit: KDFParameters.minimumOps, memLimitBytes: KDFParameters.minimumMemory)
         }
         try store.changePassword(old: oldPassword, new: newPassword, kdf: cost)
+    }
+
+    /// Drops every cached current-set key of `uid` (any reuse scope; the caller's real
+    /// uid must be `uid`): after a password change they belong to the replaced pair.
+    package static func dropCurrentSetKeys(uid: UInt32) {
+        let cache = KeyCache(uid: uid)
+        for entry in cache.entries() where entry.name.hasPrefix("current-set.") {
+            _ = cache.evict(entry.name)
+        }
     }
 }

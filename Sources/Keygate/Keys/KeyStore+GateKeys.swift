@@ -83,6 +83,7 @@ extension KeyStore {
             let replaced = try passwordProtector(masterKey: masterKey, password: new, kdf: cost,
                                                  presence: BoxKeyPair.generate(), currentSet: BoxKeyPair.generate())
             try AtomicFile.write(replaced.encoded(), to: loginPath, mode: Self.fileMode)
+            clearLoginStale()
             try writePublicKeys(nil, gatesFrom: replaced, masterKey: masterKey, deviceKey: nil)
             guard hadGateKeys else { return "The new password now opens the keychain." }
             return "The new password now opens the keychain. Items that required user presence or the current password (current-set) were sealed to keys only the old password could open: they are invalidated; add them again."

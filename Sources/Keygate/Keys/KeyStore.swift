@@ -5,6 +5,10 @@
 // The login protector also wraps the presence and current-set private keys, whose public
 // halves (with the class public keys) go to <dir>/keys.json (PublicKeys); the operations
 // on those live in KeyStore+GateKeys.swift. Multi-file changes hold FileLock.
+// protectors/stale marks a login protector left behind by a root password reset
+// (pam_keygate's chauthtok without the old password): a failed password unlock then
+// says how to recover, and a successful one or a re-wrap removes it.
+internal import Glibc
 
 final class KeyStore: Sendable {
     static let maxProtectorBytes = 64 * 1024
@@ -21,6 +25,7 @@ final class KeyStore: Sendable {
     var recoveryPath: String { protectorsDirectory + "/recovery.json" }
     var publicKeysPath: String { PublicKeys.path(directory: directory) }
     var lockPath: String { directory + "/.keys.lock" }
+    var stalePath: String { protectorsDirectory + "/stale" }
 
     var isInitialized: Bool {
         AtomicFile.exists(loginPath) || AtomicFile.exists(recoveryPath)
@@ -77,6 +82,24 @@ final class KeyStore: Sendable {
         _ = try resetPassword(masterKey: masterKey, new: newPassword, kdf: kdf)
     }
 
+    /// Records that the login password was reset without the old one (the protector
+    /// still opens with the old password only): `protectors/stale`, 0600, atomically,
+    /// holding the time of the reset.
+    func markLoginStale() throws {
+        let now = time(nil)
+        let text = "login password reset without the old one at \(now) (seconds since 1970, UTC): unlock with the recovery key (`keygate passwd --recovery`) or run `keygate passwd` with the old password\n"
+        try AtomicFile.write(Array(text.utf8), to: stalePath, mode: Self.fileMode)
+    }
+
+    /// True when `markLoginStale` was called and no re-wrap or password unlock followed.
+    var isLoginStale: Bool { AtomicFile.exists(stalePath) }
+
+    /// Removes the stale mark (best effort): the login protector matches the password again.
+    func clearLoginStale() {
+        guard isLoginStale else { return }
+        try? AtomicFile.remove(stalePath)
+    }
+
     /// The cost recorded in the login protector (nil when there is none).
     func loginKDF() throws -> KDFParameters? {
         try readProtector(loginPath, kind: Protector.Kind.password)?.kdf
@@ -102,8 +125,12 @@ final class KeyStore: Sendable {
         guard let kdf = login.kdf else { throw Protector.corrupt(loginPath) }
         let wrappingKey = try kdf.deriveKey(password: password, salt: login.saltBytes(path: loginPath))
         guard let masterKey = try login.unwrap(with: wrappingKey, path: loginPath) else {
+            if isLoginStale {
+                throw KeychainError.authFailed("your password was reset without your old one, so it does not open the keychain: unlock with the recovery key (`keygate passwd --recovery`), or, if you know the old password, run `keygate passwd`")
+            }
             throw KeychainError.authFailed("this password does not open the keychain: if your login password changed outside Keygate, run `keygate passwd`, or unlock with the recovery key (`keygate unlock --recovery`)")
         }
+        clearLoginStale()
         return (login, wrappingKey, masterKey)
     }
 
