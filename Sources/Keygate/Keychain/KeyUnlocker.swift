@@ -324,10 +324,7 @@ struct KeyUnlocker: Sendable {
     private func cacheUnlocked(_ master: SecureBytes) {
         try? LoginKeys.cacheUnlocked(master, in: cache, lockAfter: context.policy.lockAfter)
         if let device = DeviceKey.forCurrentUser(uid: context.user.uid) {
-            try? keyStore.recordClassKeys(masterKey: master, deviceKey: device)
-            if let pair = try? ClassKeys.keyPair(masterKey: master, for: .afterFirstUnlockThisDeviceOnly, deviceKey: device) {
-                try? cache.store(LoginKeys.classPairName(.afterFirstUnlockThisDeviceOnly), key: pair.privateKey, timeout: 0)
-            }
+            try? LoginKeys.cacheThisDeviceOnly(master, deviceKey: device, store: keyStore, in: cache)
         }
     }
 
