@@ -10,6 +10,8 @@
 #   make uninstall
 #   make check              the whole test suite, inside a private D-Bus + gnome-keyring
 #   make demo               the quick start end to end (root, after make install)
+#   make bench              the benchmark suite against secret-tool, libsecret and python
+#                           keyring (root; ~15 min): a table and bench/results.json
 #   make clean
 #
 # Variables: PREFIX (/usr/local), DESTDIR, SYSCONFDIR (/etc), SWIFT (swift on
@@ -55,7 +57,7 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
                -lpam -lkeyutils -lsodium
 
-.PHONY: all build pam debug install uninstall check demo clean swift-present
+.PHONY: all build pam debug install uninstall check demo bench clean swift-present
 
 all: build
 
@@ -114,6 +116,11 @@ check: swift-present pam
 
 demo:
 	scripts/quickstart-demo
+
+# The benchmark suite (docs/PERFORMANCE.md): bench/run builds what it measures itself,
+# in its own build folder (BUILD_PATH, default /tmp/keygate-bench-build).
+bench: swift-present
+	SWIFT="$(SWIFT)" $(if $(BUILD_PATH),BUILD_PATH="$(BUILD_PATH)") bench/run
 
 clean:
 	rm -rf $(if $(BUILD_PATH),$(BUILD_PATH),.build)
