@@ -120,7 +120,8 @@ for row in lines("scale.runs"):
     elif row[0] == "delete-left":
         figures[f"scale.{row[1]}.delete-all"]["items_left"] = int(row[2])
     elif row[0] == "secret-tool-clear":
-        figures[f"scale.{row[1]}.secret-tool-clear-after"] = {"median": float(row[2]), "unit": "ms", "n": 1}
+        figures[f"scale.{row[1]}.secret-tool-clear-after"] = {"median": float(row[2]), "unit": "ms", "n": 1,
+                                                              "items": int(row[3]) if len(row) > 3 else None}
     else:
         n, label, ms, rss, status = row
         scale.setdefault((n, label), ([], []))
@@ -252,4 +253,8 @@ if fails:
     for k, v in fails:
         print(f"  {k}: " + (f"{v['failed_runs']} runs failed with status {v['failed_status']} after {v['failed_after_ms']['median']:.0f} ms (median)"
                             if v.get("failed_runs") else f"exit {v['exit_status']} after {v['median']:.0f} ms, {v.get('items_left')} items left"))
+for n in sizes:
+    c = figures.get(f"scale.{n}.secret-tool-clear-after")
+    if c:
+        print(f"  secret-tool clear of the {c.get('items')} items delete --all left at {n}: {c['median']:.0f} ms")
 print(f"\nwrote {results_path}")
