@@ -117,6 +117,8 @@ for row in lines("scale.runs"):
     elif row[0] == "delete-all":
         figures[f"scale.{row[1]}.delete-all"] = {"median": float(row[2]), "unit": "ms", "n": 1, "maxrss_kib": int(row[3]),
                                                  "exit_status": int(row[4])}
+    elif row[0] == "reload":
+        figures[f"scale.{row[1]}.first-get-after-seeding"] = {"seconds": float(row[2]), "note": "gnome-keyring reloading its file"}
     elif row[0] == "delete-left":
         figures[f"scale.{row[1]}.delete-all"]["items_left"] = int(row[2])
     elif row[0] == "secret-tool-clear":
