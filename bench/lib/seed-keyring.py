@@ -1,6 +1,6 @@
 """bench/lib/seed-keyring.py: grows the "scale" items of an unencrypted gnome-keyring
-login.keyring (written by a stopped daemon) to N items, so that the 10,000-item
-figures need no 10,000 Secret Service writes (gnome-keyring rewrites the whole file on
+login.keyring to N items (gnome-keyring notices the file changed and reloads it), so
+that the 10,000-item figures need no 10,000 Secret Service writes (gnome-keyring rewrites the whole file on
 every write: filling 10,000 items through D-Bus takes far longer than the suite's time
 box). The new items copy the attributes of the real ones with accounts item-10 ...;
 their blobs are copies, which only `get` would notice, and the bench reads only the
