@@ -245,10 +245,10 @@ for n in sizes:
           f"{f('delete-all').get('median', 0):>13.1f} {f('delete-all').get('maxrss_kib', 0) / 1024:>8.1f} {f('populate').get('per-item-ms', 0):>14.2f}")
 print("\n  Ratios")
 for k, v in ratios.items():
-    print(f"  {k:<66} {v:>8}")
+    print(f"  {k:<66} {str(v):>8}")
 print("\n  Goals")
 for g in goals:
-    print(f"  {'met    ' if g['met'] else 'NOT MET'} {g['goal']:<58} {g['measured']:>8} (limit {g['limit']}) {g['note']}")
+    print(f"  {'met    ' if g['met'] else 'NOT MET'} {g['goal']:<58} {str(g['measured']):>8} (limit {g['limit']}) {g['note']}")
 fails = [(k, v) for k, v in figures.items() if isinstance(v, dict) and (v.get("failed_runs") or v.get("exit_status"))]
 if fails:
     print("\n  Failures at scale (nan above)")
