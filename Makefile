@@ -13,6 +13,8 @@
 #   make deb-check          make deb, then inspect it (dpkg-deb -c/-I) and run lintian if installed
 #   make check              the whole test suite, inside a private D-Bus + gnome-keyring
 #   make demo               the quick start end to end (root, after make install)
+#   make bench              the benchmark suite against secret-tool, libsecret and python
+#                           keyring (root; ~15 min): a table and bench/results.json
 #   make clean
 #
 # Variables: PREFIX (/usr/local), DESTDIR, SYSCONFDIR (/etc), SWIFT (swift on
@@ -78,7 +80,7 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
                -lpam -lkeyutils -lsodium
 
-.PHONY: all build pam man debug install uninstall check demo clean swift-present deb deb-check
+.PHONY: all build pam man debug install uninstall check demo bench clean swift-present deb deb-check
 
 all: build
 
@@ -175,6 +177,11 @@ deb-check: deb
 
 demo:
 	scripts/quickstart-demo
+
+# The benchmark suite (docs/PERFORMANCE.md): bench/run builds what it measures itself,
+# in its own build folder (BUILD_PATH, default /tmp/keygate-bench-build).
+bench: swift-present
+	SWIFT="$(SWIFT)" $(if $(BUILD_PATH),BUILD_PATH="$(BUILD_PATH)") bench/run
 
 clean:
 	rm -rf $(if $(BUILD_PATH),$(BUILD_PATH),.build)

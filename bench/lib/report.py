@@ -1,0 +1,262 @@
+"""bench/lib/report.py: turns the raw figures bench/run and bench/lib/user-steps.sh
+left in OUT into the table on stdout and bench/results.json (machine, date, every
+figure as median/min/max, every ratio, each goal and whether it is met). Only the
+standard library; all measuring happened before this runs.
+usage: report.py OUT RESULTS_JSON ROUNDS KEYRING_VERSION QUICK"""
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+
+out, results_path, rounds, keyring_version, quick = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5] == "1"
+
+
+def lines(name):
+    path = os.path.join(out, name)
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [line.split() for line in f if line.strip()]
+
+
+def summary(values, unit="ms"):
+    values = sorted(values)
+    return {"median": round(statistics.median(values), 3), "min": round(values[0], 3),
+            "max": round(values[-1], 3), "n": len(values), "unit": unit}
+
+
+def runs(name, column=1, prefix=None):
+    """spawn-timer output: LABEL MS RSS -> {label: [values]}"""
+    found = {}
+    for row in lines(name):
+        if prefix is not None:
+            if row[0] != prefix:
+                continue
+            row = row[1:]
+        found.setdefault(row[0], []).append(float(row[column]))
+    return found
+
+
+def ratio(a, b):
+    return round(a["median"] / b["median"], 3) if a.get("median") and b.get("median") else None
+
+
+figures, ratios, goals = {}, {}, []
+
+
+def goal(name, value, limit, met, note=""):
+    goals.append({"goal": name, "measured": value, "limit": limit, "met": bool(met), "note": note})
+
+
+# CLI read and start-up
+cli = runs("cli.runs")
+for label in ("keygate-get", "secret-tool-lookup", "keygate-version", "true"):
+    figures[f"cli.{label}"] = summary(cli[label])
+figures["cli.keygate-get.maxrss"] = summary(runs("cli.runs", 2)["keygate-get"], "KiB")
+figures["cli.secret-tool-lookup.maxrss"] = summary(runs("cli.runs", 2)["secret-tool-lookup"], "KiB")
+ratios["cli-read keygate get / secret-tool lookup"] = ratio(figures["cli.keygate-get"], figures["cli.secret-tool-lookup"])
+goal("CLI read: keygate get / secret-tool lookup", ratios["cli-read keygate get / secret-tool lookup"], 0.8,
+     ratios["cli-read keygate get / secret-tool lookup"] <= 0.8)
+goal("CLI start-up: keygate --version (ms)", figures["cli.keygate-version"]["median"], 5.0,
+     figures["cli.keygate-version"]["median"] <= 5.0, "includes posix_spawn+wait; /bin/true costs %.2f ms" % figures["cli.true"]["median"])
+py = runs("cli-python.runs")
+figures["cli.keygate-get.beside-python"] = summary(py["keygate-get"])
+figures["cli.keyring-cli"] = summary(py["keyring-cli"])
+ratios["cli-read keygate get / python keyring get"] = ratio(figures["cli.keygate-get.beside-python"], figures["cli.keyring-cli"])
+
+# Gated reads
+gated = runs("gated.runs")
+figures["gated.cached"] = summary(gated["gated-cached"])
+figures["gated.plain-beside"] = summary(gated["plain"])
+ratios["gated cached / plain"] = ratio(figures["gated.cached"], figures["gated.plain-beside"])
+goal("cached gated read / plain read", ratios["gated cached / plain"], 1.05, ratios["gated cached / plain"] <= 1.05)
+auth = runs("auth.runs")
+figures["auth.gated-after-lock"] = summary(auth["gated-auth"])
+figures["auth.plain-beside"] = summary(auth["plain"])
+kdf_cost = open(os.path.join(out, "kdf-cost")).read().split()
+kdf_ms = float(open(os.path.join(out, "kdf.ms")).read())
+figures["kdf.argon2id-alone"] = {"median": kdf_ms, "unit": "ms", "note": "median of 7 in one process"}
+argon = {"algorithm": "argon2id13", "opslimit": int(kdf_cost[0]), "memlimit_mib": int(kdf_cost[1]) // 1048576}
+beyond = figures["auth.gated-after-lock"]["median"] - figures["auth.plain-beside"]["median"] - kdf_ms
+figures["auth.beyond-kdf-and-read"] = {"median": round(beyond, 3), "unit": "ms",
+                                       "note": "authenticated read - plain read - Argon2id alone: askpass, PAM (pam_unix, unix_chkpwd), key files, caching"}
+
+# Library read in one process (per call, µs; one figure per batch of calls)
+library = {}
+for row in lines("library.runs"):
+    library.setdefault(row[0], {"first": [], "mean": [], "median": []})
+    library[row[0]]["first"].append(float(row[1]))
+    library[row[0]]["mean"].append(float(row[2]))
+    library[row[0]]["median"].append(float(row[3]))
+for label, v in library.items():
+    figures[f"library.{label}.per-call"] = summary(v["median"], "us")
+    figures[f"library.{label}.per-call-mean"] = summary(v["mean"], "us")
+    figures[f"library.{label}.first-call"] = summary(v["first"], "us")
+ratios["library Keychain.data(for:) / libsecret C floor"] = ratio(figures["library.keygate-library.per-call"], figures["library.c-floor.per-call"])
+ratios["library Keychain.data(for:) / python keyring.get_password"] = ratio(figures["library.keygate-library.per-call"], figures["library.python-keyring.per-call"])
+goal("library read overhead over the C floor", round(ratios["library Keychain.data(for:) / libsecret C floor"] - 1, 3), 0.10,
+     ratios["library Keychain.data(for:) / libsecret C floor"] <= 1.10)
+
+# Concurrency: reads/s
+conc = {}
+for label, reads, seconds in lines("concurrency.runs"):
+    conc.setdefault(label, []).append(int(reads) / float(seconds))
+for label, v in conc.items():
+    figures[f"concurrency.{label}"] = summary(v, "reads/s")
+for kind in ("cli", "library"):
+    ratios[f"concurrency {kind}: 8 processes / 1 process (throughput)"] = ratio(figures[f"concurrency.{kind}-8"], figures[f"concurrency.{kind}-1"])
+
+# Scale
+scale, failed = {}, {}
+for row in lines("scale.runs"):
+    if row[0] == "populate":
+        figures[f"scale.{row[1]}.populate"] = {"seconds": float(row[2]), "per-item-ms": round(float(row[2]) * 1000 / int(row[1]), 3),
+                                               "note": "Keychain.set, 4 writers at 1,000 and more"}
+    elif row[0] == "delete-all":
+        figures[f"scale.{row[1]}.delete-all"] = {"median": float(row[2]), "unit": "ms", "n": 1, "maxrss_kib": int(row[3]),
+                                                 "exit_status": int(row[4])}
+    elif row[0] == "reload":
+        figures[f"scale.{row[1]}.first-get-after-seeding"] = {"seconds": float(row[2]), "note": "gnome-keyring reloading its file"}
+    elif row[0] == "delete-left":
+        figures[f"scale.{row[1]}.delete-all"]["items_left"] = int(row[2])
+    elif row[0] == "secret-tool-clear":
+        figures[f"scale.{row[1]}.secret-tool-clear-after"] = {"median": float(row[2]), "unit": "ms", "n": 1,
+                                                              "items": int(row[3]) if len(row) > 3 else None}
+    else:
+        n, label, ms, rss, status = row
+        scale.setdefault((n, label), ([], []))
+        failed.setdefault((n, label), [])
+        if status != "0":
+            failed[(n, label)].append((float(ms), int(status)))
+            continue
+        scale[(n, label)][0].append(float(ms))
+        scale[(n, label)][1].append(float(rss))
+for (n, label), (ms, rss) in scale.items():
+    bad = failed.get((n, label), [])
+    if ms:
+        figures[f"scale.{n}.{label}"] = summary(ms)
+        figures[f"scale.{n}.{label}"]["maxrss_kib"] = int(max(rss))
+    else:
+        figures[f"scale.{n}.{label}"] = {"median": None, "unit": "ms", "n": 0}
+    if bad:
+        figures[f"scale.{n}.{label}"]["failed_runs"] = len(bad)
+        figures[f"scale.{n}.{label}"]["failed_after_ms"] = summary([b[0] for b in bad])
+        figures[f"scale.{n}.{label}"]["failed_status"] = sorted({b[1] for b in bad})
+sizes = sorted({int(n) for n, _ in scale})
+if len(sizes) >= 2:
+    lo, hi = sizes[0], sizes[-1]
+    for label in ("get", "list", "secret-tool-search"):
+        ratios[f"scale {label}: {hi} / {lo} items"] = ratio(figures[f"scale.{hi}.{label}"], figures[f"scale.{lo}.{label}"])
+    ratios[f"scale list / secret-tool search --all at {hi}"] = ratio(figures[f"scale.{hi}.list"], figures[f"scale.{hi}.secret-tool-search"])
+    flat = ratios[f"scale get: {hi} / {lo} items"]
+    goal(f"get flat: get at {hi} / get at {lo} items", flat, 1.5, flat is not None and flat <= 1.5, "flat = within 1.5x")
+    big = figures[f"scale.{hi}.list"]
+    peak = big.get("maxrss_kib", 0) / 1024
+    goal(f"list at {hi} items succeeds with peak memory < 64 MiB", round(peak, 1), 64, big.get("median") is not None and peak < 64,
+         f"{big.get('failed_runs', 0)} of {big.get('failed_runs', 0) + big.get('n', 0)} runs failed (status {big.get('failed_status')})" if big.get("failed_runs") else "")
+    for n in sizes:
+        d = figures.get(f"scale.{n}.delete-all", {})
+        goal(f"delete --all of {n} items succeeds", d.get("median"), None, d.get("exit_status") == 0,
+             "" if d.get("exit_status") == 0 else f"exit {d.get('exit_status')}, {d.get('items_left')} items left")
+
+# PAM module
+pam = runs("pam.runs")
+for label in ("pam-base", "pam-keygate", "kdf", "true"):
+    figures[f"pam.{label}"] = summary(pam[label])
+kdf_process = figures["pam.kdf"]["median"] - figures["pam.true"]["median"]
+added = figures["pam.pam-keygate"]["median"] - figures["pam.pam-base"]["median"]
+figures["pam.added-by-module"] = {"median": round(added, 3), "unit": "ms"}
+figures["pam.added-beyond-kdf"] = {"median": round(added - kdf_process, 3), "unit": "ms",
+                                   "note": "(pam_unix+pam_keygate) - pam_unix - (argon2id process - /bin/true)"}
+goal("PAM module: time added beyond the KDF (ms)", round(added - kdf_process, 2), 5.0, added - kdf_process <= 5.0,
+     "" if added > 0.5 * kdf_process else "WARNING: the module added less than half a KDF: did it unlock?")
+
+
+def model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+results = {
+    "machine": {"nproc": os.cpu_count(), "model": model(), "kernel": platform.release(),
+                "loadavg_at_end": os.getloadavg()},
+    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    "settings": {"cli_rounds": rounds, "quick": quick, "python_keyring": keyring_version,
+                 "argon2id": argon, "interleaved": True},
+    "figures": figures,
+    "ratios": ratios,
+    "goals": goals,
+}
+with open(results_path, "w") as f:
+    json.dump(results, f, indent=2)
+    f.write("\n")
+
+
+def row(name, f, unit=None):
+    unit = unit or f.get("unit", "ms")
+    if "min" in f:
+        print(f"  {name:<52} {f['median']:>10.2f} {f['min']:>10.2f} {f['max']:>10.2f}  {unit}")
+    else:
+        print(f"  {name:<52} {f['median']:>10.2f} {'':>10} {'':>10}  {unit}")
+
+
+m = results["machine"]
+print(f"\nKeygate benchmark, {results['date']}: {m['model']}, {m['nproc']} CPUs, Linux {m['kernel']}, load {m['loadavg_at_end'][0]:.2f}")
+print(f"Argon2id cost: {argon['opslimit']} passes, {argon['memlimit_mib']} MiB; python keyring {keyring_version}\n")
+print(f"  {'figure (interleaved runs)':<52} {'median':>10} {'min':>10} {'max':>10}")
+sections = [
+    ("CLI", [("keygate get (plain item, unlocked)", "cli.keygate-get"), ("secret-tool lookup (same size)", "cli.secret-tool-lookup"),
+             ("keygate --version", "cli.keygate-version"), ("/bin/true (spawn floor)", "cli.true"),
+             ("keygate get (beside python)", "cli.keygate-get.beside-python"), ("python keyring get (CLI)", "cli.keyring-cli"),
+             ("keygate get peak RSS", "cli.keygate-get.maxrss"), ("secret-tool lookup peak RSS", "cli.secret-tool-lookup.maxrss")]),
+    ("Library, per call in one process", [("Keychain.data(for:)", "library.keygate-library.per-call"),
+                                          ("libsecret lookup, C (floor)", "library.c-floor.per-call"),
+                                          ("python keyring.get_password", "library.python-keyring.per-call"),
+                                          ("Keychain.data(for:) first call", "library.keygate-library.first-call"),
+                                          ("libsecret C first call", "library.c-floor.first-call")]),
+    ("Access control", [("gated read, cached (user presence)", "gated.cached"), ("plain read beside it", "gated.plain-beside"),
+                        ("gated read after lock (askpass+PAM+KDF)", "auth.gated-after-lock"), ("plain read beside it", "auth.plain-beside"),
+                        ("Argon2id alone", "kdf.argon2id-alone"), ("authenticated read beyond KDF and read", "auth.beyond-kdf-and-read")]),
+    ("PAM (auth open_session close_session)", [("pam_unix alone", "pam.pam-base"), ("pam_unix + pam_keygate.so", "pam.pam-keygate"),
+                                               ("argon2id process", "pam.kdf"), ("added by pam_keygate.so", "pam.added-by-module"),
+                                               ("added beyond the KDF", "pam.added-beyond-kdf")]),
+    ("Concurrency", [(k.split(".", 1)[1].replace("-1", ", 1 process").replace("-8", ", 8 processes"), k)
+                     for k in sorted(figures) if k.startswith("concurrency.")]),
+]
+for title, entries in sections:
+    print(f"  {title}")
+    for name, key in entries:
+        if key in figures:
+            row(name, figures[key])
+print("  Scale (ms; peak RSS in MiB)")
+print(f"  {'items':>8} {'get':>9} {'list':>9} {'list RSS':>9} {'list --json':>11} {'st search':>10} {'st RSS':>7} {'delete --all':>13} {'del RSS':>8} {'populate/item':>14}")
+for n in sizes:
+    f = lambda k: {a: (b if b is not None else float("nan")) for a, b in figures.get(f"scale.{n}.{k}", {}).items()}
+    print(f"  {n:>8} {f('get').get('median', 0):>9.2f} {f('list').get('median', 0):>9.2f} {f('list').get('maxrss_kib', 0) / 1024:>9.1f} "
+          f"{f('list-json').get('median', 0):>11.2f} {f('secret-tool-search').get('median', 0):>10.2f} {f('secret-tool-search').get('maxrss_kib', 0) / 1024:>7.1f} "
+          f"{f('delete-all').get('median', 0):>13.1f} {f('delete-all').get('maxrss_kib', 0) / 1024:>8.1f} {f('populate').get('per-item-ms', 0):>14.2f}")
+print("\n  Ratios")
+for k, v in ratios.items():
+    print(f"  {k:<66} {str(v):>8}")
+print("\n  Goals")
+for g in goals:
+    print(f"  {'met    ' if g['met'] else 'NOT MET'} {g['goal']:<58} {str(g['measured']):>8} (limit {g['limit']}) {g['note']}")
+fails = [(k, v) for k, v in figures.items() if isinstance(v, dict) and (v.get("failed_runs") or v.get("exit_status"))]
+if fails:
+    print("\n  Failures at scale (nan above)")
+    for k, v in fails:
+        print(f"  {k}: " + (f"{v['failed_runs']} runs failed with status {v['failed_status']} after {v['failed_after_ms']['median']:.0f} ms (median)"
+                            if v.get("failed_runs") else f"exit {v['exit_status']} after {v['median']:.0f} ms, {v.get('items_left')} items left"))
+for n in sizes:
+    c = figures.get(f"scale.{n}.secret-tool-clear-after")
+    if c:
+        print(f"  secret-tool clear of the {c.get('items')} items delete --all left at {n}: {c['median']:.0f} ms")
+print(f"\nwrote {results_path}")

@@ -1,0 +1,135 @@
+# shellcheck shell=bash
+# bench/lib/user-steps.sh: the part of `make bench` that runs as the throwaway user,
+# inside its own scripts/secret-session (gnome-keyring on a private bus, no terminal,
+# the askpass program answering PAM). bench/run prepends the settings (OUT, VENV,
+# ROUNDS, QUICK) and this file only drives the tools; bench/lib/report.py reads what
+# it leaves in $OUT. Every timed pair runs interleaved (A B A B ...) in one process
+# (spawn-timer), so that the machine's noise falls on both sides alike.
+set -euo pipefail
+export PYTHON_KEYRING_BACKEND=keyring.backends.SecretService.Keyring
+export SPAWN_TIMER_STDERR="$OUT/stderr.log"
+say() { printf 'bench: %s\n' "$*" >&2; }
+now() { printf '%s\n' "$EPOCHREALTIME"; }
+small=$((ROUNDS / 5 > 10 ? ROUNDS / 5 : 10))
+
+say "setting up: keychain, items of 32 bytes for keygate, secret-tool and python keyring"
+keygate init >/dev/null 2>&1
+keygate status --json >"$OUT/status.json"
+head -c 24 /dev/urandom | base64 | tr -d '\n' >"$HOME/secret"           # 32 bytes
+keygate add -s bench -a user <"$HOME/secret"
+secret-tool store --label=bench service bench-st account user <"$HOME/secret"
+"$VENV/bin/python" -c 'import keyring, sys; keyring.set_password("bench-py", "user", sys.stdin.read())' <"$HOME/secret"
+printf %s "$(cat "$HOME/secret")" | keygate add -s bench -a gated --access user-presence
+keygate get -s bench -a user | cmp -s - "$HOME/secret" || { say "keygate get returned other bytes"; exit 1; }
+
+say "CLI read and start-up: $ROUNDS interleaved rounds"
+spawn-timer "$ROUNDS" 3 \
+    keygate-get keygate get -s bench -a user --- \
+    secret-tool-lookup secret-tool lookup service bench-st account user --- \
+    keygate-version keygate --version --- \
+    true /bin/true >"$OUT/cli.runs"
+say "CLI read against python keyring's CLI: $small rounds"
+spawn-timer "$small" 1 \
+    keygate-get keygate get -s bench -a user --- \
+    keyring-cli "$VENV/bin/keyring" get bench-py user >"$OUT/cli-python.runs"
+
+say "cached gated read (user presence in its reuse window) against a plain read"
+# The warm-up round authenticates once (askpass, PAM, Argon2id); the reuse scope is the
+# parent process (no terminal), which is this spawn-timer for every round.
+spawn-timer "$ROUNDS" 2 \
+    gated-cached keygate get -s bench -a gated --- \
+    plain keygate get -s bench -a user >"$OUT/gated.runs"
+
+say "authenticated read: keygate lock, then a gated read through PAM and Argon2id"
+spawn-timer "$small" 1 \
+    '!lock' keygate lock --- \
+    gated-auth keygate get -s bench -a gated --- \
+    plain keygate get -s bench -a user >"$OUT/auth.runs"
+read -r ops mem < <("$VENV/bin/python" -c '
+import json, re, sys
+kdf = json.load(open(sys.argv[1])).get("passwordKDF") or ""
+m = re.search(r"(\d+) passes, (\d+) MiB", kdf)
+print(m.group(1), int(m.group(2)) * 1048576) if m else print(0, 0)' "$OUT/status.json")
+((ops > 0)) || { say "keygate status --json shows no Argon2id cost"; exit 1; }
+printf '%s %s\n' "$ops" "$mem" >"$OUT/kdf-cost"
+argon2id "$ops" "$mem" 7 >"$OUT/kdf.ms"
+
+say "library read in one process: Keychain.data(for:) against libsecret's lookup and python keyring"
+calls=300 batches=$((QUICK ? 5 : 15))
+: >"$OUT/library.runs"
+for ((i = 0; i < batches; i++)); do
+    printf 'keygate-library %s\n' "$(library-read read bench user "$calls")" >>"$OUT/library.runs"
+    printf 'c-floor %s\n' "$(lookup-loop "$calls" keygate:class genp service bench account user)" >>"$OUT/library.runs"
+    printf 'python-keyring %s\n' "$("$VENV/bin/python" "$BENCH_LIB/keyring-loop.py" "$calls" bench-py user)" >>"$OUT/library.runs"
+done
+
+say "concurrency: 1 process against 8 at once, CLI and library"
+cli_reads=$((QUICK ? 10 : 40)) lib_reads=$((QUICK ? 100 : 400))
+cli_loop() { for ((j = 0; j < cli_reads; j++)); do keygate get -s bench -a user >/dev/null; done; }
+: >"$OUT/concurrency.runs"
+for ((i = 0; i < 3; i++)); do
+    for procs in 1 8; do
+        t0=$(now)
+        for ((p = 0; p < procs; p++)); do cli_loop & done
+        wait
+        t1=$(now)
+        printf 'cli-%s %s %s\n' "$procs" "$((procs * cli_reads))" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$OUT/concurrency.runs"
+        t0=$(now)
+        for ((p = 0; p < procs; p++)); do library-read read bench user "$lib_reads" >/dev/null & done
+        wait
+        t1=$(now)
+        printf 'library-%s %s %s\n' "$procs" "$((procs * (lib_reads + 1)))" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$OUT/concurrency.runs"
+    done
+done
+
+# measure_scale N: get, list, list --json and secret-tool search --all over N items of
+# service "scale", then delete --all (recorded, even when it fails).
+measure_scale() {
+    local n=$1 rounds status
+    rounds=$((n >= 10000 ? 3 : n >= 1000 ? 5 : 10))
+    say "  $n items: get, list, secret-tool search --all ($rounds rounds), then delete --all"
+    # A run that fails (a deadline at this size) is recorded with its status, not fatal.
+    SPAWN_TIMER_KEEP_GOING=1 spawn-timer "$rounds" 1 \
+        get keygate get -s scale -a item-5 --- \
+        list keygate list -s scale --- \
+        list-json keygate list -s scale --json --- \
+        secret-tool-search secret-tool search --all service scale \
+        | sed "s/^/$n /" >>"$OUT/scale.runs"
+    status=0
+    # Capped at 120 s (status 124): at 10,000 items it could otherwise run for many minutes.
+    /usr/bin/time -v -o "$OUT/delete-$n.time" timeout 120 keygate delete -s scale --all 2>>"$OUT/stderr.log" || status=$?
+    printf 'delete-all %s %s %s %s\n' "$n" \
+        "$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s * 1000 }' "$OUT/delete-$n.time")" \
+        "$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$OUT/delete-$n.time")" "$status" >>"$OUT/scale.runs"
+    return "$status"
+}
+count_scale() { secret-tool search --all service scale 2>&1 | grep -c '^attribute.account = item-' || true; }
+
+say "scale: 10 and 1,000 items through Keychain.set, then 10,000 seeded into the keyring file"
+sizes=(10 1000)
+((QUICK)) && sizes=(10 300)
+for n in "${sizes[@]}"; do
+    t0=$(now); library-read populate scale "$n"; t1=$(now)
+    printf 'populate %s %s\n' "$n" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$OUT/scale.runs"
+    listed=$(count_scale)
+    [[ "$listed" == "$n" ]] || { say "the store holds $listed scale items, not $n"; exit 1; }
+    if ! measure_scale "$n"; then
+        left=$(count_scale)
+        printf 'delete-left %s %s\n' "$n" "$left" >>"$OUT/scale.runs"
+        # What delete --all left goes with libsecret's own clear (one D-Bus delete each).
+        t0=$(now); secret-tool clear service scale 2>>"$OUT/stderr.log" || true; t1=$(now)
+        printf 'secret-tool-clear %s %s %s\n' "$n" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) * 1000 }')" "$left" >>"$OUT/scale.runs"
+    fi
+done
+if ((QUICK == 0)); then
+    # 10,000 writes through D-Bus do not fit the time box (gnome-keyring rewrites its whole
+    # file on every write): 10 real items, grown to 10,000 in the keyring file, which the
+    # daemon reloads when it sees the file change (the first read below waits for that).
+    library-read populate scale 10
+    /usr/bin/python3 "$BENCH_LIB/seed-keyring.py" "$HOME/.local/share/keyrings/login.keyring" 10000 >&2
+    sleep 1
+    t0=$(now); keygate get -s scale -a item-5 >/dev/null; t1=$(now)
+    printf 'reload %s %s\n' 10000 "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$OUT/scale.runs"
+    measure_scale 10000 || say "  delete --all of 10,000 items failed (recorded)"
+fi
+say "done"
