@@ -25,7 +25,7 @@ let package = Package(
         .systemLibrary(name: "CSystem"),
         .target(
             name: "Keygate",
-            dependencies: ["CSecret", "CPAM", "CKeyutils", "CSodium"],
+            dependencies: ["CSecret", "CPAM", "CKeyutils", "CSodium", "CSystem"],
             swiftSettings: testHooks
         ),
         // Apple's Security and LocalAuthentication surface over Keygate (docs/SECURITY_COMPAT.md).

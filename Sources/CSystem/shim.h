@@ -4,3 +4,15 @@
 
 /* Marks the process non-dumpable: no core dump, no same-user ptrace or /proc/PID/mem. */
 static inline int keygate_set_nondumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+#include <syslog.h>
+
+/* syslog(3) with a fixed "%s" format, so a message is never read as a format. */
+static inline void keygate_syslog(int priority, const char *message) { syslog(priority, "%s", message); }
+
+/* Names the process "keygate" in the log, with its pid, facility authpriv. Only the
+   CLI calls this: inside a PAM host (sshd, login) the host's own ident stays. */
+static inline void keygate_openlog(void) { openlog("keygate", LOG_PID, LOG_AUTHPRIV); }
+
+static inline int keygate_log_authpriv_notice(void) { return LOG_AUTHPRIV | LOG_NOTICE; }
+static inline int keygate_log_authpriv_warning(void) { return LOG_AUTHPRIV | LOG_WARNING; }

@@ -12,6 +12,7 @@ public enum KeygateMain {
         InitCommand.self, AddCommand.self, GetCommand.self, FindCommand.self, DeleteCommand.self,
         ListCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         PasswdCommand.self, SetupHostCommand.self, PolicyCommand.self, DoctorCommand.self,
+        ExecCommand.self,
     ]
 
     /// Arguments implied by a macOS alias, e.g. add-internet-password means add --internet.
@@ -25,7 +26,7 @@ public enum KeygateMain {
         commandName: "keygate",
         abstract: "The Apple Keychain's access-control model on Linux: sealed items in your Secret Service, unlocked through PAM.",
         discussion: "Exit status: 0 success, 44 not found, 45 duplicate, 51 authentication failed, 128 canceled, 36 interaction not allowed, 53 not available, 206 bad parameter, 93 cannot decode, 2 usage error.",
-        usage: "[--askpass PROG] VERB [OPTIONS]",
+        usage: "[--askpass PROG | --pinentry] [--verbose] VERB [OPTIONS]",
         options: [.flag("--version", help: "Print the version."), .flag("-h", "--help", help: "Show help.")]
             + GlobalOptions.all,
         subcommands: commands.map { $0.configuration })
@@ -34,6 +35,8 @@ public enum KeygateMain {
     public static func run(_ arguments: [String], programName: String = "keygate") -> Int32 {
         var args = arguments
         var askpass: String?
+        var pinentry = false
+        AuditLog.identifyAsKeygate()
         // Options before the verb.
         while let first = args.first, first.hasPrefix("-") {
             switch first {
@@ -43,6 +46,12 @@ public enum KeygateMain {
             case "-h", "--help":
                 Console.out(HelpFormatter.help(for: topLevel, programName: programName) + "\n")
                 return 0
+            case "--pinentry":
+                pinentry = true
+                args.removeFirst()
+            case "--verbose":
+                AuditLog.echoToStandardError = true
+                args.removeFirst()
             case "--askpass":
                 guard args.count > 1 else { return usage("option --askpass needs a value", topLevel, programName) }
                 askpass = args[1]
@@ -84,8 +93,10 @@ public enum KeygateMain {
             Console.out(HelpFormatter.help(for: config, programName: programName) + "\n")
             return 0
         }
+        if parsed.flag("--verbose") { AuditLog.echoToStandardError = true }
         let context = CommandContext(programName: programName, environment: ProcessEnvironment.snapshot(),
-                                     askpass: parsed.value("--askpass") ?? askpass)
+                                     askpass: parsed.value("--askpass") ?? askpass,
+                                     pinentry: pinentry || parsed.flag("--pinentry"))
         do {
             return try command.run(parsed, context: context)
         } catch let error as KeychainError {

@@ -1,20 +1,25 @@
 // The prompter Keygate's CLI and library use by default. It picks, per call, where
-// to ask: a forced askpass program (--askpass), the controlling terminal, or
-// KEYGATE_ASKPASS, following KEYGATE_ASKPASS_REQUIRE with the meanings of ssh's
-// SSH_ASKPASS_REQUIRE. Delegates the asking to TerminalPrompter and AskpassPrompter.
+// to ask: a forced askpass program (--askpass), the user's pinentry (--pinentry or
+// KEYGATE_PINENTRY), the controlling terminal, or KEYGATE_ASKPASS, following
+// KEYGATE_ASKPASS_REQUIRE with the meanings of ssh's SSH_ASKPASS_REQUIRE. Delegates
+// the asking to TerminalPrompter, AskpassPrompter and PinentryPrompter.
 
 public struct SystemPrompter: Prompter {
     private let forcedAskpass: String?
     private let environment: [String: String]
+    private let usePinentry: Bool
 
     /// askpass: the --askpass PROG option (forces askpass). environment: normally the process environment
     /// (KEYGATE_ASKPASS; KEYGATE_ASKPASS_REQUIRE=force|prefer|never with ssh's SSH_ASKPASS_REQUIRE meanings).
     /// Without a forced askpass: the controlling terminal (/dev/tty opened O_RDWR|O_NOCTTY) if there is one,
     /// else KEYGATE_ASKPASS if set, else unavailable. The askpass program runs with `environment` as its
     /// whole environment.
-    public init(askpass: String? = nil, environment: [String: String]) {
+    /// pinentry: the --pinentry option: ask through KEYGATE_PINENTRY, else `pinentry` on PATH (Assuan
+    /// protocol). KEYGATE_PINENTRY set in `environment` chooses pinentry too. A forced askpass wins.
+    public init(askpass: String? = nil, environment: [String: String], pinentry: Bool = false) {
         self.forcedAskpass = askpass
         self.environment = environment
+        self.usePinentry = pinentry
     }
 
     public func readSecret(prompt: String) throws -> SecureBytes? {
@@ -33,11 +38,15 @@ public struct SystemPrompter: Prompter {
     enum Choice: Equatable {
         case terminal
         case askpass(String)
+        case pinentry(String)
     }
 
     /// The choice, or .interactionNotAllowed when there is none.
     func choice(terminalAvailable: () -> Bool) throws -> Choice {
         if let forced = forcedAskpass, !forced.isEmpty { return .askpass(forced) }
+        let pinentry = environment["KEYGATE_PINENTRY"].flatMap { $0.isEmpty ? nil : $0 }
+        if usePinentry { return .pinentry(pinentry ?? "pinentry") }
+        if let pinentry { return .pinentry(pinentry) }
         let askpass = environment["KEYGATE_ASKPASS"].flatMap { $0.isEmpty ? nil : $0 }
         switch environment["KEYGATE_ASKPASS_REQUIRE"] ?? "" {
         case "force":
@@ -64,6 +73,7 @@ public struct SystemPrompter: Prompter {
         switch try choice(terminalAvailable: { TerminalPrompter.isAvailable }) {
         case .terminal: return TerminalPrompter()
         case .askpass(let program): return AskpassPrompter(program: program, environment: environment)
+        case .pinentry(let program): return PinentryPrompter(program: program, environment: environment)
         }
     }
 }

@@ -281,9 +281,14 @@ struct KeyUnlocker: Sendable {
     @discardableResult
     func lock(all: Bool) -> Int {
         authContext?.invalidate()
-        if all { return cache.evictAll() }
+        if all {
+            let dropped = cache.evictAll()
+            audit(.lock, detail: "all scopes, \(dropped) keys dropped")
+            return dropped
+        }
         var dropped = cache.evict(Self.masterName) ? 1 : 0
         for kind in [GateKind.presence, .currentSet] where cache.evict(gateCacheName(kind)) { dropped += 1 }
+        audit(.lock, detail: "\(dropped) keys dropped")
         return dropped
     }
 
@@ -296,21 +301,30 @@ struct KeyUnlocker: Sendable {
             throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
         }
         if neverPrompt {
+            audit(.policyRefusal, service: service, detail: "allow-non-interactive: no prompt")
             throw KeychainError.interactionNotAllowed("the policy for this item allows no prompt (allow-non-interactive): unlock first (keygate unlock), or see `keygate policy explain`")
         }
         try prompter.ensureAvailable()
         let failures = FailureCounter(directory: context.dataDirectory, threshold: context.policy.lockoutThreshold,
                                       lockoutSeconds: context.policy.lockoutSeconds)
         let pam = PAMAuthenticator(service: service, user: context.user.name, confdir: context.pamConfdir)
-        try failures.checkNotLockedOut()
+        do { try failures.checkNotLockedOut() } catch {
+            audit(.lockout, service: service, detail: "refused: locked out after repeated failures")
+            throw error
+        }
         let password = try pam.authenticate(
             prompter: prompter, reason: authContext?.localizedReason ?? reason ?? "unlock the keychain",
             maxTries: context.policy.maxTries,
             afterFailedAttempt: {
                 failures.recordFailure()
-                try failures.checkNotLockedOut()
+                audit(.authFailure, service: service, detail: "incorrect password")
+                do { try failures.checkNotLockedOut() } catch {
+                    audit(.lockout, service: service, detail: "lockout started")
+                    throw error
+                }
             })
         failures.recordSuccess()
+        audit(.authSuccess, service: service)
         guard password.count > 0 else {
             // pam_permit, a fingerprint or a smart card let the user in, but the keys
             // are wrapped by the password: there is nothing to unwrap them with.
@@ -322,10 +336,17 @@ struct KeyUnlocker: Sendable {
     /// Best effort: a full keyring quota must not stop the read that triggered the
     /// unlock; the next read will simply authenticate again.
     private func cacheUnlocked(_ master: SecureBytes) {
+        audit(.unlock, detail: "master key held for \(context.policy.lockAfter) s")
         try? LoginKeys.cacheUnlocked(master, in: cache, lockAfter: context.policy.lockAfter)
         if let device = DeviceKey.forCurrentUser(uid: context.user.uid) {
             try? LoginKeys.cacheThisDeviceOnly(master, deviceKey: device, store: keyStore, in: cache)
         }
+    }
+
+    /// One audit line (Audit/AuditLog.swift) about this user, in this scope.
+    private func audit(_ event: AuditEvent, service: String? = nil, detail: String? = nil) {
+        AuditLog.record(AuditRecord(event: event, user: context.user.name, pamService: service, scope: scope.id,
+                                    reason: authContext?.localizedReason ?? reason, detail: detail))
     }
 
     /// When a write creates the keychain implicitly, the recovery key still has to be

@@ -15,7 +15,9 @@ protocol KeygateCommand: Sendable {
 enum GlobalOptions {
     static let askpass = OptionSpec.value("--askpass", valueName: "PROG",
                                           help: "Ask for passwords with PROG (ssh-askpass semantics: the prompt is argv[1], the answer is read from its stdout). Also KEYGATE_ASKPASS.")
-    static let all: [OptionSpec] = [askpass]
+    static let verbose = OptionSpec.flag("--verbose", help: "Also print the audit lines (authentications, unlocks, locks, policy refusals) on stderr.")
+    static let pinentry = OptionSpec.flag("--pinentry", help: "Ask for passwords with your pinentry (KEYGATE_PINENTRY, else `pinentry` on PATH): curses, GNOME or Qt. Setting KEYGATE_PINENTRY does the same.")
+    static let all: [OptionSpec] = [askpass, pinentry, verbose]
 }
 
 /// What a verb needs from the process: how to prompt, and a way to build operations.
@@ -23,8 +25,9 @@ struct CommandContext {
     let programName: String
     let environment: [String: String]
     let askpass: String?
+    var pinentry = false
 
-    var prompter: SystemPrompter { SystemPrompter(askpass: askpass, environment: environment) }
+    var prompter: SystemPrompter { SystemPrompter(askpass: askpass, environment: environment, pinentry: pinentry) }
 
     func operations(reason: String? = nil) throws -> KeychainOperations {
         try KeychainOperations(prompter: prompter, reason: reason)

@@ -11,6 +11,9 @@ struct ParsedArguments: Sendable {
     /// When set, the parser has not reported any other mistake: show help.
     var helpRequested = false
 
+    /// Every option occurrence in command-line order, as (key, value); a flag's value is "".
+    /// For verbs whose options pair up by position (`keygate exec -s A --env X -s B --fd 3`).
+    private(set) var sequence: [(key: String, value: String)] = []
     /// Option key → values in the order given; a flag has one "" per occurrence.
     private var occurrences: [String: [String]] = [:]
     /// Any option name (and its key without dashes) → the option's key.
@@ -67,6 +70,7 @@ struct ParsedArguments: Sendable {
 
     mutating func record(_ option: OptionSpec, value: String) {
         occurrences[option.key, default: []].append(value)
+        sequence.append((option.key, value))
     }
 
     mutating func assign(_ values: [String], toPositional name: String) {
