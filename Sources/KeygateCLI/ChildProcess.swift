@@ -43,9 +43,9 @@ enum ChildProcess {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
 
-        let argv = CStrings(command)
+        let argv = CStringArray(command)
         let plain = environment.filter { secretEntries[$0.key] == nil }.map { "\($0.key)=\($0.value)" }.sorted()
-        let envStrings = CStrings(plain)
+        let envStrings = CStringArray(plain)
         var envp: [UnsafeMutablePointer<CChar>?] = Array(UnsafeBufferPointer(start: envStrings.pointers, count: plain.count))
         envp += secretEntries.values.map { Optional($0.pointer) }
         envp.append(nil)
@@ -127,23 +127,5 @@ private final class SecureEnvEntry {
         explicit_bzero(pointer, size)
         munlock(pointer, size)
         pointer.deallocate()
-    }
-}
-
-/// A NULL-terminated array of strdup'd C strings (never a secret); freed in deinit.
-private final class CStrings {
-    let pointers: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
-    private let count: Int
-
-    init(_ strings: [String]) {
-        count = strings.count
-        pointers = .allocate(capacity: strings.count + 1)
-        for (index, string) in strings.enumerated() { pointers[index] = strdup(string) }
-        pointers[strings.count] = nil
-    }
-
-    deinit {
-        for index in 0..<count { free(pointers[index]) }
-        pointers.deallocate()
     }
 }

@@ -153,22 +153,3 @@ private final class OutputPipe {
         if writeFD >= 0 { close(writeFD) }
     }
 }
-
-/// A NULL-terminated array of strdup'd C strings for argv/envp; freed in deinit.
-/// Never used for a secret.
-private final class CStringArray {
-    let pointers: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
-    private let count: Int
-
-    init(_ strings: [String]) {
-        count = strings.count
-        pointers = .allocate(capacity: strings.count + 1)
-        for (index, string) in strings.enumerated() { pointers[index] = strdup(string) }
-        pointers[strings.count] = nil
-    }
-
-    deinit {
-        for index in 0..<count { free(pointers[index]) }
-        pointers.deallocate()
-    }
-}
