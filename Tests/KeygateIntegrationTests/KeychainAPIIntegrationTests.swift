@@ -7,33 +7,18 @@ import KeygateTestSupport
 import XCTest
 
 final class KeychainAPIIntegrationTests: XCTestCase {
-    private var pam: PAMMatrix?
-    private var dataHome = ""
-    private let password = "matrix-\(UUID().uuidString.prefix(8))"
+    private var environment: InProcessKeychain?
+    private var password: String { environment?.password ?? "" }
     private var service = ""
 
     override func setUpWithError() throws {
-        try Requirement.requireSecretService()
-        let user = try UserAccount.current()
-        pam = try PAMMatrix(service: "keygate", user: user.name, password: password)
-        dataHome = NSTemporaryDirectory() + "keygate-data-\(UUID().uuidString)"
-        setenv("XDG_DATA_HOME", dataHome, 1)
-        setenv("KEYGATE_TEST_PAM_CONFDIR", pam?.confdir ?? "", 1)
-        setenv("KEYGATE_TEST_KDF", "fast", 1)
-        setenv("KEYGATE_TEST_POLICY_ROOT", EmptyPolicyRoot.path, 1)
+        environment = try InProcessKeychain()
         service = "api-test-\(UUID().uuidString.prefix(8))"
-        // A master key cached by an earlier test belongs to another data folder.
-        try KeychainOperations(prompter: ScriptedPrompter(answers: [])).lock(all: true)
     }
 
     override func tearDownWithError() throws {
         try? Keychain(service: service).removeAll()
-        _ = try? KeychainOperations(prompter: ScriptedPrompter(answers: [])).lock(all: true)
-        unsetenv("XDG_DATA_HOME")
-        unsetenv("KEYGATE_TEST_PAM_CONFDIR")
-        unsetenv("KEYGATE_TEST_KDF")
-        unsetenv("KEYGATE_TEST_POLICY_ROOT")
-        try? FileManager.default.removeItem(atPath: dataHome)
+        environment?.tearDown()
     }
 
     func test_set_then_read_roundTrips_andPromptsOnceForTheFirstUnlock() throws {

@@ -9,23 +9,14 @@ import KeygateTestSupport
 import XCTest
 
 final class KeygateSecurityTests: XCTestCase {
-    private var pam: PAMMatrix?
-    private var dataHome = ""
-    private let password = "matrix-\(UUID().uuidString.prefix(8))"
+    private var environment: InProcessKeychain?
+    private var password: String { environment?.password ?? "" }
     private var service = ""
     private var person = ScriptedPrompter([])
 
     override func setUpWithError() throws {
-        try Requirement.requireSecretService()
-        let user = try UserAccount.current()
-        pam = try PAMMatrix(service: "keygate", user: user.name, password: password)
-        dataHome = NSTemporaryDirectory() + "keygate-sec-\(UUID().uuidString)"
-        setenv("XDG_DATA_HOME", dataHome, 1)
-        setenv("KEYGATE_TEST_PAM_CONFDIR", pam?.confdir ?? "", 1)
-        setenv("KEYGATE_TEST_KDF", "fast", 1)
-        setenv("KEYGATE_TEST_POLICY_ROOT", EmptyPolicyRoot.path, 1)
+        environment = try InProcessKeychain()
         service = "sec-test-\(UUID().uuidString.prefix(8))"
-        try KeychainOperations(prompter: ScriptedPrompter([])).lock(all: true)
         person = ScriptedPrompter([password])
         KeygateSecurityConfiguration.prompter = person
     }
@@ -35,13 +26,7 @@ final class KeygateSecurityTests: XCTestCase {
             try? KeychainOperations(prompter: ScriptedPrompter([])).delete(matching: ItemQuery(service: s))
         }
         KeygateSecurityConfiguration.prompter = nil
-        _ = try? KeychainOperations(prompter: ScriptedPrompter([])).lock(all: true)
-        unsetenv("XDG_DATA_HOME")
-        unsetenv("KEYGATE_TEST_PAM_CONFDIR")
-        unsetenv("KEYGATE_TEST_KDF")
-        unsetenv("KEYGATE_TEST_POLICY_ROOT")
-        unsetenv("KEYGATE_TEST_REUSE_DURATION")
-        try? FileManager.default.removeItem(atPath: dataHome)
+        environment?.tearDown()
     }
 
     private func wrapper() -> KeychainWrapper {
@@ -397,7 +382,7 @@ final class KeygateSecurityTests: XCTestCase {
         XCTAssertFalse(context.canEvaluatePolicy(.deviceOwnerAuthenticationWithWatch, error: nil))
         context.touchIDAuthenticationAllowableReuseDuration = 3600
         XCTAssertEqual(context.touchIDAuthenticationAllowableReuseDuration, 300)
-        let confdir = try XCTUnwrap(pam?.confdir)
+        let confdir = try XCTUnwrap(environment?.pamConfdir)
         try "auth sufficient pam_fprintd.so\n".write(toFile: confdir + "/fingerprint", atomically: true, encoding: .utf8)
         let original = try String(contentsOfFile: confdir + "/keygate", encoding: .utf8)
         try ("@include fingerprint\n" + original).write(toFile: confdir + "/keygate", atomically: true, encoding: .utf8)
