@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // Keygate: the Apple Keychain's access-control model on Linux.
-// C libraries are reached only through the four system-library targets below.
+// C libraries are reached only through the system-library targets below.
 import PackageDescription
 
 let testHooks: [SwiftSetting] = [
@@ -23,9 +23,12 @@ let package = Package(
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSystem"),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Headers only: Keygate dlopens libtss2-esys when a TPM is in use (Sources/CTSS2/shim.h).
+        .systemLibrary(name: "CTSS2", providers: [.apt(["libtss2-dev"])]),
         .target(
             name: "Keygate",
-            dependencies: ["CSecret", "CPAM", "CKeyutils", "CSodium", "CSystem"],
+            dependencies: ["CSecret", "CPAM", "CKeyutils", "CSodium", "CSystem", "CSQLite", "CTSS2"],
             swiftSettings: testHooks
         ),
         // Apple's Security and LocalAuthentication surface over Keygate (docs/SECURITY_COMPAT.md).
