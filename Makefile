@@ -53,13 +53,11 @@ POLICY_FILES := $(wildcard policies/*.policy)
 EXAMPLE_FILES := $(wildcard policies/examples/*.policy) $(wildcard pam.d/examples/*) \
                  $(wildcard contrib/systemd/*.service)
 
-# Man pages: one source format (scdoc), rendered at build time. A troff page not
-# yet converted (docs/*.[1-8]) is installed as it is.
+# Man pages: one source format (scdoc), rendered at build time.
 OUT         := $(if $(BUILD_PATH),$(BUILD_PATH),.build)
 MAN_OUT     := $(OUT)/man
 MAN_SOURCES := $(wildcard man/*.scd)
 MAN_PAGES   := $(patsubst man/%.scd,$(MAN_OUT)/%,$(MAN_SOURCES))
-TROFF_PAGES := $(wildcard docs/*.[1-8])
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 export SOURCE_DATE_EPOCH
 
@@ -119,7 +117,7 @@ install: build pam man
 	install -m 0644 $(PAM_FILES) $(PAMDIR)/
 	install -m 0644 $(POLICY_FILES) $(POLICYDIR)/
 	install -D -m 0644 $(PAM_OUT)/pam_keygate.so $(SECURITYDIR)/pam_keygate.so
-	@for page in $(MAN_PAGES) $(TROFF_PAGES); do \
+	@for page in $(MAN_PAGES); do \
 	  sec=$${page##*.}; echo "install -D -m 0644 $$page $(MANDIR)/man$$sec/$${page##*/}"; \
 	  install -D -m 0644 "$$page" "$(MANDIR)/man$$sec/$${page##*/}" || exit 1; done
 	install -D -m 0644 completions/keygate.bash $(BASHCOMPDIR)/keygate
@@ -149,7 +147,7 @@ uninstall:
 	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
 	rm -f $(addprefix $(POLICYDIR)/,$(notdir $(POLICY_FILES)))
 	-rmdir $(POLICYDIR) $(dir $(POLICYDIR)) 2>/dev/null
-	@for page in $(MAN_SOURCES:.scd=) $(TROFF_PAGES); do \
+	@for page in $(MAN_SOURCES:.scd=); do \
 	  sec=$${page##*.}; rm -f "$(MANDIR)/man$$sec/$${page##*/}"; done
 	rm -f $(BASHCOMPDIR)/keygate $(ZSHCOMPDIR)/_keygate $(FISHCOMPDIR)/keygate.fish
 	rm -f $(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLE_FILES)))
