@@ -36,6 +36,7 @@ PAMDIR    := $(DESTDIR)$(SYSCONFDIR)/pam.d
 POLICYDIR := $(DESTDIR)$(PREFIX)/share/keygate/policies.d
 MANDIR    := $(DESTDIR)$(PREFIX)/share/man
 DOCDIR    := $(DESTDIR)$(PREFIX)/share/doc/keygate
+LIBEXECDIR := $(DESTDIR)$(PREFIX)/libexec/keygate
 BASHCOMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  := $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
 FISHCOMPDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
@@ -126,6 +127,7 @@ install: build pam man
 	install -d -m 0755 $(DOCDIR)/examples
 	$(if $(EXAMPLE_FILES),install -m 0644 $(EXAMPLE_FILES) $(DOCDIR)/examples/)
 	install -D -m 0644 pam-configs/keygate $(PAMCONFIGSDIR)/keygate
+	install -D -m 0755 contrib/systemd/keygate-keyring-unlock $(LIBEXECDIR)/keygate-keyring-unlock
 	@echo 'pam_keygate: enable it with "sudo pam-auth-update --enable keygate", or one line per stack (pam.d/examples/)'
 	@# The host key (device keys for this-device-only items) is made on the target host
 	@# only: never into a staging DESTDIR, and only root can make it.
@@ -144,6 +146,8 @@ uninstall:
 	rm -f $(BINDIR)/keygate
 	rm -f $(SECURITYDIR)/pam_keygate.so
 	rm -f $(PAMCONFIGSDIR)/keygate
+	rm -f $(LIBEXECDIR)/keygate-keyring-unlock
+	-rmdir $(LIBEXECDIR) 2>/dev/null
 	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
 	rm -f $(addprefix $(POLICYDIR)/,$(notdir $(POLICY_FILES)))
 	-rmdir $(POLICYDIR) $(dir $(POLICYDIR)) 2>/dev/null
