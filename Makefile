@@ -11,6 +11,8 @@
 #   make man                render man/*.scd (scdoc) into .build/man/
 #   make deb                a Debian package in .build/deb/ (dpkg-deb; reuses the release build)
 #   make deb-check          make deb, then inspect it (dpkg-deb -c/-I) and run lintian if installed
+#   make deb-install-check  make deb, then install, reinstall, remove and purge it in a fresh
+#                           debootstrap chroot (root and network; scripts/check-deb-install)
 #   make check              the whole test suite, inside a private D-Bus + gnome-keyring
 #   make demo               the quick start end to end (root, after make install)
 #   make bench              the benchmark suite against secret-tool, libsecret and python
@@ -79,7 +81,7 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
                -lpam -lkeyutils -lsodium
 
-.PHONY: all build pam man debug install uninstall check demo bench clean swift-present deb deb-check
+.PHONY: all build pam man debug install uninstall check demo bench clean swift-present deb deb-check deb-install-check
 
 all: build
 
@@ -176,6 +178,10 @@ deb: build pam man
 # and describes it, checks its layout, and runs lintian when it is installed.
 deb-check: deb
 	BUILD_OUT="$(OUT)" scripts/check-deb
+
+# Install, reinstall, remove and purge the .deb in a fresh debootstrap chroot (root, network).
+deb-install-check: deb
+	scripts/check-deb-install "$$(ls -t $(OUT)/deb/keygate_*.deb | head -n 1)"
 
 demo:
 	scripts/quickstart-demo
