@@ -11,6 +11,8 @@
 #   make man                render man/*.scd (scdoc) into .build/man/
 #   make deb                a Debian package in .build/deb/ (dpkg-deb; reuses the release build)
 #   make deb-check          make deb, then inspect it (dpkg-deb -c/-I) and run lintian if installed
+#   make deb-install-check  make deb, then install, reinstall, remove and purge it in a fresh
+#                           debootstrap chroot (root and network; scripts/check-deb-install)
 #   make check              the whole test suite, inside a private D-Bus + gnome-keyring
 #   make demo               the quick start end to end (root, after make install)
 #   make bench              the benchmark suite against secret-tool, libsecret and python
@@ -36,6 +38,7 @@ PAMDIR    := $(DESTDIR)$(SYSCONFDIR)/pam.d
 POLICYDIR := $(DESTDIR)$(PREFIX)/share/keygate/policies.d
 MANDIR    := $(DESTDIR)$(PREFIX)/share/man
 DOCDIR    := $(DESTDIR)$(PREFIX)/share/doc/keygate
+LIBEXECDIR := $(DESTDIR)$(PREFIX)/libexec/keygate
 BASHCOMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  := $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
 FISHCOMPDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
@@ -53,13 +56,11 @@ POLICY_FILES := $(wildcard policies/*.policy)
 EXAMPLE_FILES := $(wildcard policies/examples/*.policy) $(wildcard pam.d/examples/*) \
                  $(wildcard contrib/systemd/*.service)
 
-# Man pages: one source format (scdoc), rendered at build time. A troff page not
-# yet converted (docs/*.[1-8]) is installed as it is.
+# Man pages: one source format (scdoc), rendered at build time.
 OUT         := $(if $(BUILD_PATH),$(BUILD_PATH),.build)
 MAN_OUT     := $(OUT)/man
 MAN_SOURCES := $(wildcard man/*.scd)
 MAN_PAGES   := $(patsubst man/%.scd,$(MAN_OUT)/%,$(MAN_SOURCES))
-TROFF_PAGES := $(wildcard docs/*.[1-8])
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 export SOURCE_DATE_EPOCH
 
@@ -80,7 +81,7 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
                -lpam -lkeyutils -lsodium
 
-.PHONY: all build pam man debug install uninstall check demo bench clean swift-present deb deb-check
+.PHONY: all build pam man debug install uninstall check demo bench clean swift-present deb deb-check deb-install-check
 
 all: build
 
@@ -119,7 +120,7 @@ install: build pam man
 	install -m 0644 $(PAM_FILES) $(PAMDIR)/
 	install -m 0644 $(POLICY_FILES) $(POLICYDIR)/
 	install -D -m 0644 $(PAM_OUT)/pam_keygate.so $(SECURITYDIR)/pam_keygate.so
-	@for page in $(MAN_PAGES) $(TROFF_PAGES); do \
+	@for page in $(MAN_PAGES); do \
 	  sec=$${page##*.}; echo "install -D -m 0644 $$page $(MANDIR)/man$$sec/$${page##*/}"; \
 	  install -D -m 0644 "$$page" "$(MANDIR)/man$$sec/$${page##*/}" || exit 1; done
 	install -D -m 0644 completions/keygate.bash $(BASHCOMPDIR)/keygate
@@ -128,6 +129,7 @@ install: build pam man
 	install -d -m 0755 $(DOCDIR)/examples
 	$(if $(EXAMPLE_FILES),install -m 0644 $(EXAMPLE_FILES) $(DOCDIR)/examples/)
 	install -D -m 0644 pam-configs/keygate $(PAMCONFIGSDIR)/keygate
+	install -D -m 0755 contrib/systemd/keygate-keyring-unlock $(LIBEXECDIR)/keygate-keyring-unlock
 	@echo 'pam_keygate: enable it with "sudo pam-auth-update --enable keygate", or one line per stack (pam.d/examples/)'
 	@# The host key (device keys for this-device-only items) is made on the target host
 	@# only: never into a staging DESTDIR, and only root can make it.
@@ -146,10 +148,12 @@ uninstall:
 	rm -f $(BINDIR)/keygate
 	rm -f $(SECURITYDIR)/pam_keygate.so
 	rm -f $(PAMCONFIGSDIR)/keygate
+	rm -f $(LIBEXECDIR)/keygate-keyring-unlock
+	-rmdir $(LIBEXECDIR) 2>/dev/null
 	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
 	rm -f $(addprefix $(POLICYDIR)/,$(notdir $(POLICY_FILES)))
 	-rmdir $(POLICYDIR) $(dir $(POLICYDIR)) 2>/dev/null
-	@for page in $(MAN_SOURCES:.scd=) $(TROFF_PAGES); do \
+	@for page in $(MAN_SOURCES:.scd=); do \
 	  sec=$${page##*.}; rm -f "$(MANDIR)/man$$sec/$${page##*/}"; done
 	rm -f $(BASHCOMPDIR)/keygate $(ZSHCOMPDIR)/_keygate $(FISHCOMPDIR)/keygate.fish
 	rm -f $(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLE_FILES)))
@@ -174,6 +178,10 @@ deb: build pam man
 # and describes it, checks its layout, and runs lintian when it is installed.
 deb-check: deb
 	BUILD_OUT="$(OUT)" scripts/check-deb
+
+# Install, reinstall, remove and purge the .deb in a fresh debootstrap chroot (root, network).
+deb-install-check: deb
+	scripts/check-deb-install "$$(ls -t $(OUT)/deb/keygate_*.deb | head -n 1)"
 
 demo:
 	scripts/quickstart-demo

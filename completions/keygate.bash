@@ -5,7 +5,7 @@
 
 _keygate_verbs="init add add-generic-password add-internet-password get find-generic-password
 find-internet-password delete delete-generic-password delete-internet-password list exists unlock
-lock status passwd setup-host policy doctor help"
+lock status passwd setup-host policy doctor exec help"
 
 _keygate_item_opts="-s --service -a --account --internet -r --protocol -P --port -p --path
 -d --security-domain -t --auth-type --askpass -h --help"
@@ -25,6 +25,7 @@ _keygate_verb_opts() {
         status | doctor) echo "--json --askpass -h --help" ;;
         setup-host) echo "--rotate -h --help" ;;
         policy) echo "-s --service -a --account -h --help" ;;
+        exec) echo "-s --service -a --account --env --stdin --fd --askpass -h --help" ;;
     esac
 }
 

@@ -3,7 +3,7 @@
 # secrets, never a prompt). Plain shell tools, no jq.
 # Install: /usr/share/fish/vendor_completions.d/keygate.fish
 
-set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists unlock lock status passwd setup-host policy doctor help
+set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists unlock lock status passwd setup-host policy doctor exec help
 set -l item_verbs add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists
 
 function __keygate_field_values -a field
@@ -32,6 +32,8 @@ complete -c keygate -f
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -l version -d 'Print the version'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -s h -l help -d 'Show help'
 complete -c keygate -l askpass -r -a '(__fish_complete_command)' -d 'Askpass program'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -l pinentry -d 'Ask with your pinentry'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -l verbose -d 'Also print the audit lines on stderr'
 
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a init -d 'Create your keychain'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a add -d 'Add an item (secret on stdin or a prompt)'
@@ -48,12 +50,13 @@ complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a passwd -d 'Re
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a setup-host -d 'Create the host key (root)'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a policy -d 'Check, explain and list policy files'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a doctor -d 'Check the setup and say how to fix it'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a exec -d 'Run a command with secrets injected'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a help -d 'Help for a verb'
 complete -c keygate -n "__fish_seen_subcommand_from help" -a "$verbs"
 
 # Item options.
-complete -c keygate -n "__fish_seen_subcommand_from $item_verbs policy" -s s -l service -x -a '(__keygate_services)' -d 'Service or server'
-complete -c keygate -n "__fish_seen_subcommand_from $item_verbs policy" -s a -l account -x -a '(__keygate_accounts)' -d 'Account'
+complete -c keygate -n "__fish_seen_subcommand_from $item_verbs policy exec" -s s -l service -x -a '(__keygate_services)' -d 'Service or server'
+complete -c keygate -n "__fish_seen_subcommand_from $item_verbs policy exec" -s a -l account -x -a '(__keygate_accounts)' -d 'Account'
 complete -c keygate -n "__fish_seen_subcommand_from $item_verbs" -l internet -d 'Internet passwords'
 complete -c keygate -n "__fish_seen_subcommand_from $item_verbs" -s r -l protocol -x -a 'https http ssh ftp ftps smtp imap imaps pop3 ldap ldaps smb' -d 'Protocol'
 complete -c keygate -n "__fish_seen_subcommand_from $item_verbs" -s P -l port -x -d 'Port'
@@ -81,3 +84,8 @@ complete -c keygate -n "__fish_seen_subcommand_from unlock passwd" -l recovery -
 complete -c keygate -n "__fish_seen_subcommand_from setup-host" -l rotate -d 'Replace the host key'
 complete -c keygate -n "__fish_seen_subcommand_from policy; and not __fish_seen_subcommand_from check explain list" -a 'check explain list'
 complete -c keygate -n "__fish_seen_subcommand_from policy; and __fish_seen_subcommand_from check" -F
+
+# exec
+complete -c keygate -n "__fish_seen_subcommand_from exec" -l env -x -d 'Put the secret in the environment as NAME'
+complete -c keygate -n "__fish_seen_subcommand_from exec" -l stdin -d 'Give the secret on standard input'
+complete -c keygate -n "__fish_seen_subcommand_from exec" -l fd -x -d 'Give the secret on a pipe at descriptor N (3-99)'

@@ -19,8 +19,8 @@ final class AuditCLITests: XCTestCase {
             """)
         XCTAssertEqual(r.values["get"], "0", r.summary)
         let lines = r.err.split(separator: "\n").filter { $0.hasPrefix("keygate: audit: ") }
-        XCTAssertTrue(lines.contains { $0.contains("auth-failure user=\(h.user.name) pam-service=keygate scope=") && $0.contains("incorrect password") }, r.err)
-        XCTAssertTrue(lines.contains { $0.hasPrefix("keygate: audit: auth-success user=\(h.user.name) pam-service=keygate") }, r.err)
+        XCTAssertTrue(lines.contains { $0.contains("auth-failure user=\(h.user.name) pam-service=keygate service=svc account=a scope=") && $0.contains("incorrect password") }, r.err)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("keygate: audit: auth-success user=\(h.user.name) pam-service=keygate service=svc account=a ") }, "the item is named: \(r.err)")
         XCTAssertTrue(lines.contains { $0.hasPrefix("keygate: audit: unlock user=\(h.user.name)") }, r.err)
         XCTAssertTrue(lines.contains { $0.hasPrefix("keygate: audit: lock user=\(h.user.name)") && $0.contains("keys dropped") }, r.err)
         XCTAssertFalse(r.err.contains(h.user.password), "the password never appears")

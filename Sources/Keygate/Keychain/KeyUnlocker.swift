@@ -20,12 +20,15 @@ struct KeyUnlocker: Sendable {
     let authContext: AuthenticationContext?
     /// A policy's allow-non-interactive: use keys already held, never prompt.
     var neverPrompt = false
+    /// The item this unlocker works for, named in its audit lines (never its secret).
+    var item: ItemIdentity?
 
     /// This unlocker under one item's policy: its windows, services, tries and prompt.
-    func applying(_ decision: PolicyDecision) -> KeyUnlocker {
+    func applying(_ decision: PolicyDecision, for identity: ItemIdentity) -> KeyUnlocker {
         var scoped = KeyUnlocker(context: context.with(policy: decision.policy), prompter: prompter,
                                  reason: decision.prompt ?? reason, authContext: authContext)
         scoped.neverPrompt = decision.allowNonInteractive
+        scoped.item = identity
         return scoped
     }
 
@@ -345,7 +348,9 @@ struct KeyUnlocker: Sendable {
 
     /// One audit line (Audit/AuditLog.swift) about this user, in this scope.
     private func audit(_ event: AuditEvent, service: String? = nil, detail: String? = nil) {
-        AuditLog.record(AuditRecord(event: event, user: context.user.name, pamService: service, scope: scope.id,
+        let itemService = item.map { $0.itemClass == .genericPassword ? $0.service : $0.server }
+        AuditLog.record(AuditRecord(event: event, user: context.user.name, pamService: service, itemService: itemService,
+                                    account: item?.account, scope: scope.id,
                                     reason: authContext?.localizedReason ?? reason, detail: detail))
     }
 

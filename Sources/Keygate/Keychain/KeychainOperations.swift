@@ -35,7 +35,7 @@ public struct KeychainOperations: Sendable {
         var attributes = requested
         attributes.accessControl = AccessControl.stricter(requested.accessControl, decision.access)
         attributes.accessibility = Accessibility.stricter(requested.accessibility, decision.accessible) ?? requested.accessibility
-        let keys = self.keys.applying(decision)
+        let keys = self.keys.applying(decision, for: attributes.identity)
         let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false)
         if !replace, !existing.isEmpty {
             throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: use -U (update) to replace its secret, or delete it first")
@@ -79,7 +79,7 @@ public struct KeychainOperations: Sendable {
     public func secret(for identity: ItemIdentity) throws -> SecureBytes? {
         guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first else { return nil }
         let decision = try keys.context.decision(for: identity)
-        let scoped = KeychainOperations(store: store, keys: keys.applying(decision))
+        let scoped = KeychainOperations(store: store, keys: keys.applying(decision, for: identity))
         if let required = decision.access,
            AccessControl.stricter(item.attributes.accessControl, required) != item.attributes.accessControl {
             let constraints = required.requiresAll ? required.constraints : Array(required.constraints.prefix(1))
