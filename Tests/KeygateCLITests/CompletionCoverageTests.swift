@@ -15,7 +15,7 @@ final class CompletionCoverageTests: XCTestCase {
         let lines = help.out.split(separator: "\n", omittingEmptySubsequences: false)
         var verbs = Set<String>()
         for line in lines.drop(while: { !$0.hasPrefix("SUBCOMMANDS") }).dropFirst() {
-            guard line.hasPrefix("  "), line.dropFirst(2).first?.isLetter == true else { continue }
+            guard line.hasPrefix("  "), line.dropFirst(2).first?.isLowercase == true else { continue }
             let column = line.dropFirst(2).split(separator: " ", omittingEmptySubsequences: true)
             // "add, add-generic-password, add-internet-password": the names run until one lacks a comma.
             for word in column {

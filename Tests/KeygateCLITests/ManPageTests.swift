@@ -31,7 +31,7 @@ final class ManPageTests: XCTestCase {
         try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/groff"), "groff (apt-get install groff-base)")
         for page in Self.pages {
             let source = try troff(page)
-            let r = try Subprocess.run(["/usr/bin/groff", "-ww", "-man", "-Tutf8"], stdin: Data(source.utf8))
+            let r = try Subprocess.run(["/usr/bin/groff", "-ww", "-man", "-Tutf8", "-P-cbou"], stdin: Data(source.utf8))
             XCTAssertEqual(r.status, 0, page)
             XCTAssertEqual(r.err, "", "\(page): groff warnings")
             XCTAssertTrue(r.out.contains("NAME"), "\(page) rendered to nothing")
@@ -57,7 +57,7 @@ final class ManPageTests: XCTestCase {
         let lines = help.out.split(separator: "\n", omittingEmptySubsequences: false)
         let section = lines.drop { !$0.hasPrefix("SUBCOMMANDS") }.dropFirst()
         let verbs = section.compactMap { line -> String? in
-            guard line.hasPrefix("  "), line.dropFirst(2).first?.isLetter == true,
+            guard line.hasPrefix("  "), line.dropFirst(2).first?.isLowercase == true,
                   let first = line.split(separator: " ").first else { return nil }
             return String(first.trimmingCharacters(in: CharacterSet(charactersIn: ",")))
         }
