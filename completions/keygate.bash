@@ -19,8 +19,9 @@ _keygate_verb_opts() {
         find-generic-password | find-internet-password) echo "$_keygate_item_opts -w" ;;
         delete | delete-generic-password | delete-internet-password) echo "$_keygate_item_opts --all" ;;
         list) echo "$_keygate_item_opts --json --all-classes" ;;
-        init) echo "--askpass -h --help" ;;
-        unlock | passwd) echo "--recovery --askpass -h --help" ;;
+        init) echo "--host-protector --user --askpass -h --help" ;;
+        unlock) echo "--recovery --host-protector --user --askpass -h --help" ;;
+        passwd) echo "--recovery --askpass -h --help" ;;
         lock) echo "--all --askpass -h --help" ;;
         status | doctor) echo "--json --askpass -h --help" ;;
         setup-host) echo "--rotate -h --help" ;;

@@ -2,8 +2,10 @@
 // the master key as the user and caches it in the user's kernel keyring with the
 // lock-after timeout, and hands over the device key that root derived from the
 // host key (LoginKeys and DeviceKey, shared with the CLI). The kept password is
-// dropped once used. Without a kept password (an SSH key, a fingerprint, or an
-// application whose session runs where auth's module data is not), it does nothing.
+// dropped once used. Without a kept password (an SSH key, a fingerprint, a service
+// started with PAMName=, or an application whose session runs where auth's module
+// data is not), it unlocks with the host protector when the system policy's
+// host-protector names the user and the keychain has one; otherwise it does nothing.
 internal import CPAM
 #if !KEYGATE_PAM_STANDALONE
 import Keygate
@@ -19,6 +21,7 @@ enum OpenSession {
             call.log.error("could not count the session of \(user.name): \(error); logging out may leave the keychain unlocked until it times out")
         }
         guard let password = call.handle.keptPassword(for: user.name) else {
+            if try unlockWithHostProtector(user, call) { return PAM_SUCCESS }
             call.log.notice("no password was captured at auth for \(user.name) (SSH key, fingerprint, pam_keygate.so missing from the auth stack, or auth ran in another process): the keychain stays locked; `keygate unlock` opens it")
             return PAM_IGNORE
         }
@@ -44,6 +47,34 @@ enum OpenSession {
         guard unlocked else { return PAM_IGNORE }
         call.log.notice("unlocked the keychain of \(user.name) for \(lockAfter) s\(device == nil ? "" : ", with the device key")")
         return PAM_SUCCESS
+    }
+
+    /// A session with no password (a systemd service with PAMName=, `runuser -l`) of a
+    /// user whom the system policy's host-protector names and whose keychain has a host
+    /// protector: unlock it as a login would, with the key root derives from the host key.
+    /// False (nothing done) otherwise.
+    private static func unlockWithHostProtector(_ user: TargetUser, _ call: ModuleCall) throws -> Bool {
+        let account = AccountEntry(name: user.name, uid: user.uid, gid: user.gid, home: user.home)
+        guard HostProtectorPolicy.enables(try HostProtectorPolicy.decision(for: account), account) else { return false }
+        guard let key = try LoginKeys.deriveHostProtectorKey(uid: user.uid) else {
+            call.log.warning("the policy enables the host protector for \(user.name), but this host has no host key (\(LoginKeys.hostKeyPath)): the keychain stays locked; run `keygate setup-host`")
+            return false
+        }
+        let device = deviceKey(for: user, call)
+        let directory = call.dataDirectory(of: user)
+        let lockAfter = call.lockAfter
+        let unlocked = try UserIdentity.run(as: user) { () throws -> Bool in
+            guard LoginKeys.hasHostProtector(dataDirectory: directory) else { return false }
+            try LoginKeys.unlockWithHostProtector(key, dataDirectory: directory, uid: user.uid,
+                                                  lockAfter: lockAfter, deviceKey: device)
+            return true
+        }
+        if unlocked {
+            call.log.notice("unlocked the keychain of \(user.name) with its host protector for \(lockAfter) s (after-first-unlock items until reboot)")
+        } else {
+            call.log.debug("the policy enables the host protector for \(user.name), but \(directory) has none: `keygate init --host-protector --user \(user.name)` makes one")
+        }
+        return unlocked
     }
 
     /// The user's device key, derived as root from the host key; nil (logged) when the

@@ -92,7 +92,7 @@ final class PolicyCLITests: XCTestCase {
         XCTAssertTrue(line("reuse-scope").hasSuffix("(vendor)") && line("reuse-scope").contains(vendor))
         XCTAssertTrue(line("lock-after").contains(" 900 "), "the user's longer lock-after is ignored: \(line("lock-after"))")
         XCTAssertTrue(line("accessible").hasSuffix(" default"), line("accessible"))
-        XCTAssertEqual(lines.count, 11)
+        XCTAssertEqual(lines.count, 12, "one line per key, host-protector included")
         XCTAssertTrue(r.err.contains("warning: \(user):3: ignored lock-after = 7200 in [default]"), r.err)
     }
 

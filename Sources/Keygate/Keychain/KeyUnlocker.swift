@@ -7,6 +7,9 @@
 // is then cached for the policy's lock-after time, the gate keys for the reuse
 // duration in the current reuse scope.
 //
+// A keychain with only a host protector (a service account) has no password to ask
+// for: such a miss fails at once with interaction-not-allowed.
+//
 // Delegates: PAM to Authentication/, protectors to Keys/, the cache to
 // KeyringCache/, key derivation to Crypto/.
 
@@ -127,6 +130,10 @@ struct KeyUnlocker: Sendable {
         let store = keyStore
         guard store.isInitialized else {
             throw KeychainError.notAvailable("the keychain is not initialised: run `keygate init` (the first `keygate add` does it too)")
+        }
+        if !store.hasLoginProtector, store.hasHostProtector {
+            // A service account's keychain: no password wraps anything, so PAM cannot help.
+            throw KeychainError.interactionNotAllowed("the keychain of \(context.user.name) has no password protector (only the host protector and the recovery key open it), so nothing that needs a password can be opened: items that need user presence or current-set stay closed (give them `access = none` in a system policy, or add them without access control); after a reboot root opens after-first-unlock items with `keygate unlock --host-protector --user \(context.user.name)`")
         }
         let password = try authenticate(service: service ?? context.policy.pamService)
         let unlocked: PasswordUnlock

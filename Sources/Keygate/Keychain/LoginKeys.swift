@@ -1,7 +1,8 @@
 // The key operations a login needs, shared by KeyUnlocker and the PAM module
 // (pam_keygate.so): unwrap the master key with the login password, cache it and
 // the after-first-unlock class key in the kernel keyring, hand over the device key
-// (this-device-only items), drop them at logout, and re-wrap the login protector
+// (this-device-only items), unlock with the host protector instead of a password
+// (service accounts), drop them at logout, and re-wrap the login protector
 // when the password changes (or mark it stale when root reset the password). The
 // caller chooses the process identity (the PAM module switches to the user first);
 // this file only delegates: protectors to KeyStore, the cache to KeyCache,
@@ -38,6 +39,37 @@ package enum LoginKeys {
                                        uid: UInt32, lockAfter: UInt32, deviceKey: SecureBytes? = nil) throws {
         let store = KeyStore(directory: dataDirectory)
         let master = try store.unlock(password: password)
+        try cacheLogin(master, store: store, uid: uid, lockAfter: lockAfter, deviceKey: deviceKey)
+    }
+
+    /// The host protector's key of `uid` on this host (root only), or nil when the host
+    /// has no host key.
+    package static func deriveHostProtectorKey(uid: UInt32) throws -> SecureBytes? {
+        try HostProtector.deriveFromHost(uid: uid)
+    }
+
+    /// True when `dataDirectory` holds a host protector.
+    package static func hasHostProtector(dataDirectory: String) -> Bool {
+        KeyStore(directory: dataDirectory).hasHostProtector
+    }
+
+    /// What a login does, with the host protector's key (derived by root) instead of a
+    /// password: unwraps the master key from protectors/host.json and caches it for
+    /// `lockAfter` seconds, with the after-first-unlock class keys (no timeout) and,
+    /// with `deviceKey`, the device key and the this-device-only classes. Call as the
+    /// user (the kernel keyring of the real uid, which must be `uid`).
+    package static func unlockWithHostProtector(_ key: SecureBytes, dataDirectory: String, uid: UInt32,
+                                                lockAfter: UInt32, deviceKey: SecureBytes?) throws {
+        let store = KeyStore(directory: dataDirectory)
+        let master = try store.unlock(hostProtectorKey: key)
+        try cacheLogin(master, store: store, uid: uid, lockAfter: lockAfter, deviceKey: deviceKey)
+    }
+
+    /// Caches what an unlock at login caches: the master key (`lockAfter`), the
+    /// after-first-unlock keys, and with `deviceKey` the device key and this-device-only
+    /// classes. Everything is tried; the first failure is thrown afterwards.
+    static func cacheLogin(_ master: SecureBytes, store: KeyStore, uid: UInt32, lockAfter: UInt32,
+                           deviceKey: SecureBytes?) throws {
         let cache = KeyCache(uid: uid)
         var firstError: (any Error)?
         do { try cacheUnlocked(master, in: cache, lockAfter: lockAfter) } catch { firstError = error }

@@ -22,6 +22,13 @@ enum DeviceKey {
     /// (its 32 lowercase hex characters, as ASCII)). `.param` for a host key that is not 32 bytes or a
     /// machine-id that is not 32 hex characters.
     static func derive(hostKey: SecureBytes, uid: UInt32, machineID: String) throws -> SecureBytes {
+        try derive(label: label, hostKey: hostKey, uid: uid, machineID: machineID)
+    }
+
+    /// The same derivation under another domain `label` (the host protector's key uses
+    /// "keygate-host-protector-v1"): BLAKE2b-256(key: host key, message: label || uid (4 bytes,
+    /// big-endian) || machine-id). Distinct labels give independent keys.
+    static func derive(label: [UInt8], hostKey: SecureBytes, uid: UInt32, machineID: String) throws -> SecureBytes {
         guard hostKey.count == HostKey.byteCount else {
             throw KeychainError.param("internal: the host key must be \(HostKey.byteCount) bytes, not \(hostKey.count)")
         }

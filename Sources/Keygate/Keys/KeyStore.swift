@@ -1,7 +1,7 @@
 // The master key and its protectors on disk: <dir>/protectors/login.json (password,
 // Argon2id) and recovery.json (recovery key), one file each, written atomically
 // (AtomicFile) in a private folder (PrivateDirectory). Wrapping is delegated to Protector.
-// Other kinds of protector files may sit beside them; this store ignores them.
+// A host protector (host.json, KeyStore+HostProtector.swift) may sit beside them.
 // The login protector also wraps the presence and current-set private keys, whose public
 // halves (with the class public keys) go to <dir>/keys.json (PublicKeys); the operations
 // on those live in KeyStore+GateKeys.swift. Multi-file changes hold FileLock.
@@ -155,7 +155,7 @@ final class KeyStore: Sendable {
         .notAvailable("the keychain is not initialised: run `keygate init`")
     }
 
-    private func alreadyInitialized() -> KeychainError {
+    func alreadyInitialized() -> KeychainError {
         .duplicateItem("the keychain is already initialised (\(protectorsDirectory)): unlock it with `keygate unlock`, or change its password with `keygate passwd`")
     }
 }

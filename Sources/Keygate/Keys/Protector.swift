@@ -1,7 +1,8 @@
 // A protector: the master key wrapped (XChaCha20-Poly1305, via AEAD) under a key that
 // one credential yields: the login password through Argon2id (KDFParameters), or the
 // recovery key through keyed BLAKE2b (GenericHash). Stored as versioned JSON, one file
-// per protector, so later kinds ("host", "tpm2") can sit beside these two.
+// per protector. A third kind, "host" (HostProtector), wraps it under a key root derives
+// from the host key, for service accounts; later kinds ("tpm2") can sit beside them.
 // The login (password) protector also carries the presence and current-set private keys
 // (WrappedGateKey), wrapped under subkeys of the same Argon2id output; files written
 // before those existed simply lack the two fields.
@@ -11,6 +12,8 @@ struct Protector: Codable, Sendable, Equatable {
     enum Kind {
         static let password = "password"
         static let recovery = "recovery"
+        /// Wrapped under a key root derives from the host key (HostProtector): service accounts.
+        static let host = "host"
     }
 
     static let currentVersion = 1
@@ -39,6 +42,12 @@ struct Protector: Codable, Sendable, Equatable {
             let digits = Array("0123456789abcdef")
             return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
         }.joined()
+    }
+
+    /// The wrapping key of a protector whose credential is a random 256-bit key (the recovery
+    /// key, the host protector's key): BLAKE2b(key) keyed with the protector's salt.
+    static func keyWrappingKey(_ credential: SecureBytes, salt: [UInt8]) throws -> SecureBytes {
+        try GenericHash.hash(credential, key: salt, outputBytes: AEAD.keyBytes)
     }
 
     /// The recovery protector's wrapping key: BLAKE2b(recovery key) keyed with the salt.

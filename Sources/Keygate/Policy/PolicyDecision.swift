@@ -14,6 +14,8 @@ public struct PolicyDecision: Sendable {
     public var prompt: String?
     /// Default false.
     public var allowNonInteractive: Bool
+    /// Users and `%groups` whose keychain may have a host protector (system files only).
+    public var hostProtector: [String] = []
     /// Key name ("reuse-duration") -> where its value came from; absent = the built-in default.
     public var origins: [String: PolicyOrigin]
     /// Ignored loosening in a user file (with file:line), ignored broken user files.
@@ -44,7 +46,13 @@ public struct PolicyDecision: Sendable {
         case .lockout: return "\(policy.lockoutSeconds)"
         case .lockAfter: return "\(policy.lockAfter)"
         case .allowNonInteractive: return allowNonInteractive ? "yes" : "no"
+        case .hostProtector: return hostProtector.isEmpty ? "none" : hostProtector.joined(separator: ", ")
         }
+    }
+
+    /// Whether `host-protector` names the user `name` or one of its `groups`.
+    public func enablesHostProtector(user name: String, groups: [String]) -> Bool {
+        hostProtector.contains(name) || groups.contains { hostProtector.contains("%" + $0) }
     }
 }
 

@@ -11,6 +11,9 @@
 //    a looser one is ignored with a warning naming file:line. Access and accessibility
 //    combine with AccessControl.stricter / Accessibility.stricter, so a user can only add.
 //    pam-service cannot be changed by a user; prompt is free (it is only the text shown).
+//    host-protector (keychain-wide) can only be turned off by a user (`none`): a user file
+//    never enables the host protector, since that would let anyone with a copy of the
+//    disk and the host key open the user's keychain without the password.
 
 enum PolicyMerge {
     private struct Entry {
@@ -84,6 +87,7 @@ enum PolicyMerge {
         if let v = s.lockout { d.policy.lockoutSeconds = v }
         if let v = s.lockAfter { d.policy.lockAfter = v }
         if let v = s.allowNonInteractive { d.allowNonInteractive = v }
+        if let v = s.hostProtector { d.hostProtector = v }
     }
 
     private static func tighten(_ d: inout PolicyDecision, origins: inout [PolicyKey: PolicyOrigin],
@@ -122,12 +126,15 @@ enum PolicyMerge {
                 if let v = u.lockAfter, v <= d.policy.lockAfter { d.policy.lockAfter = v } else { accepted = false }
             case .allowNonInteractive:
                 if u.allowNonInteractive == false || d.allowNonInteractive { d.allowNonInteractive = u.allowNonInteractive ?? false } else { accepted = false }
+            case .hostProtector:
+                if u.hostProtector?.isEmpty == true { d.hostProtector = [] } else { accepted = false }
             }
             if accepted {
                 origins[key] = origin
             } else {
                 let why = key == .pamService ? "a user policy cannot choose the PAM service"
-                                             : "a user policy may only tighten, and this would loosen"
+                    : key == .hostProtector ? "a user policy cannot enable the host protector (only root's files in /etc/keygate/policies.d can; a user may set `none`)"
+                    : "a user policy may only tighten, and this would loosen"
                 warnings.append("\(origin.file):\(origin.line): ignored \(key.rawValue) = \(Self.text(key, u)) in \(origin.section): "
                                 + "\(why) (the system policy's value is \(before))")
             }

@@ -261,6 +261,11 @@ enum PolicyParser {
                 }
                 return
             }
+            if key.isKeychainWide, !(result.sections[index].service.matchesEverything && result.sections[index].account.matchesEverything) {
+                error(number, keyStart + 1, "the key \"\(name)\" applies to the whole keychain, not to items: "
+                      + "set it in a [default] section")
+                return
+            }
             if let first = result.sections[index].keyLines[key] {
                 error(number, keyStart + 1, "duplicate key \"\(name)\" in \(result.sections[index].title) "
                       + "(first set at line \(first)): keep one")

@@ -17,6 +17,9 @@ public struct PolicySettings: Sendable, Equatable {
     /// Seconds.
     public var lockAfter: UInt32?
     public var allowNonInteractive: Bool?
+    /// Keychain-wide, [default] sections only: the users and `%groups` whose keychain may
+    /// have a host protector (empty = nobody). Honoured from system files only.
+    public var hostProtector: [String]?
 
     public init() {}
 
@@ -33,6 +36,7 @@ public struct PolicySettings: Sendable, Equatable {
         case .lockout: return lockout != nil
         case .lockAfter: return lockAfter != nil
         case .allowNonInteractive: return allowNonInteractive != nil
+        case .hostProtector: return hostProtector != nil
         }
     }
 
@@ -49,6 +53,7 @@ public struct PolicySettings: Sendable, Equatable {
         case .lockout: lockout = other.lockout
         case .lockAfter: lockAfter = other.lockAfter
         case .allowNonInteractive: allowNonInteractive = other.allowNonInteractive
+        case .hostProtector: hostProtector = other.hostProtector
         }
     }
 }
@@ -65,6 +70,10 @@ public enum PolicyKey: String, Sendable, CaseIterable, Hashable {
     case lockout
     case lockAfter = "lock-after"
     case allowNonInteractive = "allow-non-interactive"
+    case hostProtector = "host-protector"
+
+    /// Keys that apply to the whole keychain, not to items: allowed in [default] only.
+    public var isKeychainWide: Bool { self == .hostProtector }
 }
 
 /// Which folder a policy file came from. Vendor and admin files are "system" files.

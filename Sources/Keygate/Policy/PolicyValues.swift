@@ -27,7 +27,30 @@ enum PolicyValues {
         case .prompt: settings.prompt = try prompt(value)
         case .maxTries: settings.maxTries = try tries(value)
         case .allowNonInteractive: settings.allowNonInteractive = try yesNo(value)
+        case .hostProtector: settings.hostProtector = try principals(value)
         }
+    }
+
+    /// `none`, or a list (commas or blanks) of user names and `%group` names, as sudoers
+    /// writes groups. No globs: enabling the host protector names each account or group.
+    static func principals(_ value: String) throws(PolicyValueError) -> [String] {
+        if value.lowercased() == "none" { return [] }
+        var result: [String] = []
+        var offset = 0
+        for token in value.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) {
+            defer { offset += token.utf8.count + 1 }
+            if token.isEmpty { continue }
+            let name = token.hasPrefix("%") ? token.dropFirst() : Substring(token)
+            let valid = !name.isEmpty && name.utf8.count <= 32 && name.utf8.enumerated().allSatisfy { index, byte in
+                (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || byte == 0x5F
+                    || (index > 0 && ((byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x2E || byte == 0x24))
+            }
+            guard valid else {
+                throw PolicyValueError(message: "expected user names and %group names separated by commas (e.g. `svc-backup, %keygate-services`), or `none`; \"\(token)\" is not a user or group name (no globs)", offset: offset)
+            }
+            if !result.contains(String(token)) { result.append(String(token)) }
+        }
+        return result
     }
 
     /// `none`, or a comma list of constraints with an optional trailing `and` / `or`

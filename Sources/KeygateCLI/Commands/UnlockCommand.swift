@@ -1,5 +1,7 @@
 // `keygate unlock`: authenticates through PAM (or takes the recovery key) and
 // caches the master key in the kernel keyring for the policy's lock-after time.
+// As root with --host-protector --user NAME: the boot step of a service account
+// (HostProtectorAdmin), run from a unit's ExecStartPre=+.
 
 import Keygate
 
@@ -7,10 +9,16 @@ enum UnlockCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "unlock",
         abstract: "Unlock the keychain now (PAM password, or --recovery).",
-        discussion: "The unlocked master key is cached in the kernel keyring, readable only by your processes, until the lock-after time passes (default 15 minutes) or `keygate lock`.",
-        options: [.flag("--recovery", help: "Unlock with the recovery key shown at init instead of the password.")] + GlobalOptions.all)
+        discussion: "The unlocked master key is cached in the kernel keyring, readable only by your processes, until the lock-after time passes (default 15 minutes) or `keygate lock`. As root, `--host-protector --user NAME` opens NAME's keychain with its host protector, with no prompt: after-first-unlock items stay readable by NAME until reboot (a service unit's ExecStartPre=+ step).",
+        options: [.flag("--recovery", help: "Unlock with the recovery key shown at init instead of the password.")] + HostProtectorOptions.all + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
+        if let user = try HostProtectorOptions.userName(args, configuration, context: context) {
+            if args.flag("--recovery") { throw context.usageError("--recovery and --host-protector are two different ways to unlock: give one", configuration) }
+            let lockAfter = try HostProtectorAdmin.unlock(userName: user)
+            Console.err("Unlocked the keychain of \(user) with its host protector: after-first-unlock items until reboot, the rest for \(lockAfter) s.\n")
+            return 0
+        }
         let operations = try context.operations(reason: "unlock the keychain")
         if args.flag("--recovery") {
             try operations.unlock(recoveryKey: try context.readRecoveryKey(ifCanceled: "the keychain stays locked"))

@@ -1,0 +1,77 @@
+// Root's two host-protector operations on a service account's keychain, as the CLI
+// runs them: `keygate init --host-protector --user NAME` (create a passwordless
+// keychain wrapped by the host protector and a recovery key, or add a host protector
+// to an unlocked keychain) and `keygate unlock --host-protector --user NAME` (the boot
+// step: what a login does, without a password). Both need root (the host key), and
+// the system policy's `host-protector` naming the user (HostProtectorPolicy). The key
+// is derived as root (HostProtector); everything that touches the user's files and
+// kernel keyring runs as the user (UserIdentity), so files stay the user's and keys
+// land in the user's @u. Caching is LoginKeys', shared with pam_keygate.
+
+internal import Glibc
+
+public enum HostProtectorAdmin {
+    /// What `enable` did.
+    public enum Outcome: Sendable {
+        /// A new keychain: its recovery key (formatted), to be shown once.
+        case created(recoveryKey: SecureBytes)
+        /// A host protector was added to (or replaced in) an existing, unlocked keychain.
+        case added
+    }
+
+    /// Gives `userName`'s keychain a host protector, creating the keychain when there is
+    /// none, and leaves it unlocked as the boot step would.
+    public static func enable(userName: String) throws -> Outcome {
+        let (account, decision, key) = try prepare(userName)
+        let device = try? DeviceKey.deriveFromHost(uid: account.uid)
+        let directory = LoginKeys.dataDirectory(uid: account.uid, name: account.name, home: account.home)
+        let lockAfter = decision.policy.lockAfter
+        return try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) {
+            let store = KeyStore(directory: directory)
+            if !store.isInitialized {
+                let created = try store.initializeForHost(hostProtectorKey: key, deviceKey: device)
+                try LoginKeys.cacheLogin(created.masterKey, store: store, uid: account.uid, lockAfter: lockAfter, deviceKey: device)
+                AuditLog.record(AuditRecord(event: .unlock, user: account.name, pamService: nil, scope: "host-protector",
+                                            reason: nil, detail: "keychain created with a host protector"))
+                return .created(recoveryKey: try RecoveryKey.format(created.recoveryKey))
+            }
+            guard let master = KeyCache(uid: account.uid).load(LoginKeys.masterName)?.key else {
+                throw KeychainError.interactionNotAllowed("the keychain of \(account.name) exists and is locked, and root cannot open it without its password: unlock it as \(account.name) first (`keygate unlock`, or `keygate unlock --recovery`), then run this again")
+            }
+            try store.writeHostProtector(masterKey: master, hostProtectorKey: key)
+            return .added
+        }
+    }
+
+    /// The boot step: opens `userName`'s keychain with its host protector and caches the
+    /// master key for the policy's lock-after time and the after-first-unlock class
+    /// keys until reboot (or `keygate lock --all`), in the user's kernel keyring.
+    /// Returns the lock-after time in seconds.
+    @discardableResult
+    public static func unlock(userName: String) throws -> UInt32 {
+        let (account, decision, key) = try prepare(userName)
+        let device = try? DeviceKey.deriveFromHost(uid: account.uid)
+        let directory = LoginKeys.dataDirectory(uid: account.uid, name: account.name, home: account.home)
+        let lockAfter = decision.policy.lockAfter
+        try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) {
+            try LoginKeys.unlockWithHostProtector(key, dataDirectory: directory, uid: account.uid,
+                                                  lockAfter: lockAfter, deviceKey: device)
+        }
+        AuditLog.record(AuditRecord(event: .unlock, user: account.name, pamService: nil, scope: "host-protector",
+                                    reason: nil, detail: "unlocked by the host protector; master key held for \(lockAfter) s"))
+        return lockAfter
+    }
+
+    /// Root, the account, a policy that names it, and its host-protector key.
+    private static func prepare(_ userName: String) throws -> (AccountEntry, PolicyDecision, SecureBytes) {
+        guard geteuid() == 0 else {
+            throw KeychainError.param("only root can use the host protector (it is derived from the root-only host key): run it with sudo, or from a unit's ExecStartPre=+")
+        }
+        let account = try AccountEntry.lookup(name: userName)
+        let decision = try HostProtectorPolicy.require(account)
+        guard let key = try HostProtector.deriveFromHost(uid: account.uid) else {
+            throw KeychainError.notAvailable(HostProtector.noHostKeyAdvice)
+        }
+        return (account, decision, key)
+    }
+}

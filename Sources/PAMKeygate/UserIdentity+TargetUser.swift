@@ -1,0 +1,13 @@
+// The PAM module's way to act as the target user: the library's UserIdentity
+// (Sources/Keygate/System/UserIdentity.swift), given a TargetUser.
+#if !KEYGATE_PAM_STANDALONE
+import Keygate
+#endif
+
+extension UserIdentity {
+    /// Runs `body` as `user` and restores the caller's ids and groups, even when
+    /// `body` throws. A process already running as `user` runs `body` unchanged.
+    static func run<R>(as user: TargetUser, _ body: () throws -> R) throws -> R {
+        try run(name: user.name, uid: user.uid, gid: user.gid, body)
+    }
+}
