@@ -130,6 +130,7 @@ install: build pam man
 	$(if $(EXAMPLE_FILES),install -m 0644 $(EXAMPLE_FILES) $(DOCDIR)/examples/)
 	install -D -m 0644 pam-configs/keygate $(PAMCONFIGSDIR)/keygate
 	install -D -m 0755 contrib/systemd/keygate-keyring-unlock $(LIBEXECDIR)/keygate-keyring-unlock
+	install -D -m 0755 scripts/secret-session $(LIBEXECDIR)/secret-session
 	@echo 'pam_keygate: enable it with "sudo pam-auth-update --enable keygate", or one line per stack (pam.d/examples/)'
 	@# The host key (device keys for this-device-only items) is made on the target host
 	@# only: never into a staging DESTDIR, and only root can make it.
@@ -148,7 +149,7 @@ uninstall:
 	rm -f $(BINDIR)/keygate
 	rm -f $(SECURITYDIR)/pam_keygate.so
 	rm -f $(PAMCONFIGSDIR)/keygate
-	rm -f $(LIBEXECDIR)/keygate-keyring-unlock
+	rm -f $(LIBEXECDIR)/keygate-keyring-unlock $(LIBEXECDIR)/secret-session
 	-rmdir $(LIBEXECDIR) 2>/dev/null
 	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
 	rm -f $(addprefix $(POLICYDIR)/,$(notdir $(POLICY_FILES)))
