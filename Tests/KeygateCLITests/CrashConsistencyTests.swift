@@ -194,7 +194,7 @@ final class CrashConsistencyTests: XCTestCase {
         }
         let duration = Date().timeIntervalSince(start) / 3
         var killed = 0, completed = 0, lost = 0, newWins = 0
-        for i in 1...StressBudget.kills {
+        for i in 1...StressBudget.pamKills {
             let next = "pamk\(i)-\(UUID().uuidString.prefix(8))"
             let p = try rewrap(current, next)
             usleep(UInt32(Double.random(in: 0...duration) * 1_000_000))
@@ -220,7 +220,7 @@ final class CrashConsistencyTests: XCTestCase {
             """)
         XCTAssertEqual(items.values["plain"], "s1", items.summary)
         XCTAssertEqual(items.values["up"], "up", "the presence key survives every re-wrap: \(items.summary)")
-        XCTAssertGreaterThan(killed, StressBudget.kills / 4, "most runs must really be killed mid-way")
+        XCTAssertGreaterThan(killed, StressBudget.pamKills / 4, "most runs must really be killed mid-way")
         StressBudget.report("pam chauthtok", ["kills": killed, "completed": completed, "newPasswordWon": newWins, "lost": lost])
     }
 }

@@ -7,6 +7,9 @@ import Foundation
 enum StressBudget {
     /// SIGKILLs per kill loop (STRESS_KILLS, default 20; `make stress` uses 200).
     static var kills: Int { value("STRESS_KILLS", default: 20) }
+    /// SIGKILLs in the PAM re-wrap loop, whose every check runs two processes as the
+    /// user: STRESS_KILLS when set, else 10, to keep `make check` short.
+    static var pamKills: Int { value("STRESS_KILLS", default: 10) }
     /// Writer processes in the CLI race (STRESS_PROCS, default 2; `make stress` uses 8).
     static var processes: Int { value("STRESS_PROCS", default: 2) }
     /// Operations per writer, process or task (STRESS_OPS, default 50; `make stress` uses 500).
