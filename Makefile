@@ -14,6 +14,8 @@
 #   make deb-install-check  make deb, then install, reinstall, remove and purge it in a fresh
 #                           debootstrap chroot (root and network; scripts/check-deb-install)
 #   make check              the whole test suite, inside a private D-Bus + gnome-keyring
+#   make stress             the long reliability runs (docs/SECURITY.md): kill loops, races,
+#                           dying dependencies with big numbers (root; STRESS_* below)
 #   make demo               the quick start end to end (root, after make install)
 #   make bench              the benchmark suite against secret-tool, libsecret and python
 #                           keyring (root; ~15 min): a table and bench/results.json
@@ -81,7 +83,7 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
                -lpam -lkeyutils -lsodium
 
-.PHONY: all build pam man debug install uninstall check demo bench clean swift-present deb deb-check deb-install-check
+.PHONY: all build pam man debug install uninstall check stress demo bench clean swift-present deb deb-check deb-install-check
 
 all: build
 
@@ -168,6 +170,29 @@ uninstall:
 check: swift-present pam
 	$(SWIFT) build $(SWIFT_FLAGS)
 	scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS)
+
+# The long runs of issue 8: the same XCTest cases `check` runs with small numbers
+# (CrashConsistencyTests, ConcurrencyTests, ...), with big ones. STRESS_KILLS SIGKILLs per
+# kill loop, STRESS_PROCS racing processes x STRESS_OPS operations, STRESS_TASKS tasks in
+# the library race. STRESS_PARTS holds the test filters: other long parts (the fuzzers)
+# join with `STRESS_PARTS += TheirTests`. Each test prints a "STRESS name: figures" line;
+# they are collected at the end (the log is $(OUT)/stress.log). Exit status: swift test's.
+STRESS_KILLS ?= 200
+STRESS_PROCS ?= 8
+STRESS_OPS   ?= 500
+STRESS_TASKS ?= 16
+STRESS_PARTS ?= CrashConsistencyTests ConcurrencyTests LibraryConcurrencyTests DyingDependencyTests IsolationTests
+STRESS_LOG   := $(OUT)/stress.log
+
+stress: swift-present pam
+	$(SWIFT) build $(SWIFT_FLAGS)
+	@mkdir -p $(OUT)
+	@status=0; STRESS_KILLS=$(STRESS_KILLS) STRESS_PROCS=$(STRESS_PROCS) STRESS_OPS=$(STRESS_OPS) \
+	  STRESS_TASKS=$(STRESS_TASKS) KEYGATE_PAM_MODULE=$(abspath $(PAM_OUT))/pam_keygate.so \
+	  scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS) \
+	  --filter '$(subst $(eval) ,|,$(strip $(STRESS_PARTS)))' >$(STRESS_LOG) 2>&1 || status=$$?; \
+	  grep -E '^(STRESS |Test Suite .(All|Selected) tests|.*error:|.*failed)' $(STRESS_LOG) | tail -n 60; \
+	  echo "make stress: full log in $(STRESS_LOG), exit $$status"; exit $$status
 
 # The Debian package: scripts/make-deb stages the tree (reusing the release build
 # and pam_keygate.so when they are already there), then dpkg-deb builds it.

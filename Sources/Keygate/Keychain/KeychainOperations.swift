@@ -147,7 +147,15 @@ public struct KeychainOperations: Sendable {
     /// Deletes every matching item; returns how many. Never prompts.
     @discardableResult
     public func delete(matching query: ItemQuery) throws -> Int {
-        try store.delete(query)
+        do {
+            return try store.delete(query)
+        } catch let error as KeychainError where error.code == .notAvailable {
+            // Another process may have deleted a match between the store's search and its
+            // delete (the item's D-Bus object is then gone): search again, and fail only if
+            // something that matches is still there after a second try.
+            guard !(try store.search(query, loadBlobs: false)).isEmpty else { return 0 }
+            return try store.delete(query)
+        }
     }
 
     /// Creates the keychain; returns the recovery key, formatted for people, to show once.

@@ -1,0 +1,191 @@
+// Dependencies that die or stall under the real CLI: gnome-keyring killed in the middle
+// of writes, a Secret Service that stops answering while a write is in flight, a kernel
+// keyring quota that is full (EDQUOT), and a data folder that is read-only or full.
+// Each case must end in a clear error (exit 53 where the store is gone), never a
+// partial item, and everything must work again once the dependency is back.
+// (A daemon stopped before a `list` is KeygateCLITests.test_unresponsiveDaemon_exits53_withinTheDeadline.)
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class DyingDependencyTests: XCTestCase {
+    func test_keyringDaemonKilledDuringAdds_exits53Clearly_noPartialItem_andRecoversOnRestart() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run(#"""
+            keygate init >/dev/null 2>&1 || { echo setup=init; exit 1; }
+            pid=$(pgrep -u "$(id -u)" -x gnome-keyring-d | head -n1); echo daemon=$pid
+            ( for i in $(seq 1 40); do printf %s "value-$i" | keygate add -s dying -a k$i 2>>"$HOME/add.err"; echo "k$i $?"; done > "$HOME/adds" ) &
+            loop=$!
+            sleep 0.$((RANDOM % 5 + 2))
+            kill -KILL "$pid"
+            wait $loop
+            echo after=$(printf %s x | keygate add -s dying -a late 2>&1; echo " status=$?")
+            # Bring gnome-keyring back on the same bus, its unencrypted login keyring unlocked.
+            printf '' | gnome-keyring-daemon --replace --unlock --components=secrets --daemonize >/dev/null 2>&1
+            for t in $(seq 1 50); do keygate list -s none >/dev/null 2>&1; s=$?; [ $s = 53 ] || break; sleep 0.1; done
+            gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \
+              --method org.freedesktop.Secret.Service.Unlock "['/org/freedesktop/secrets/aliases/default']" >/dev/null 2>&1
+            while read -r k st; do
+                v=$(keygate get -s dying -a $k 2>/dev/null); g=$?
+                echo "R $k $st $g $v"
+            done < "$HOME/adds"
+            printf %s again | keygate add -s dying -a again; echo readd=$?
+            echo reread=$(keygate get -s dying -a again)
+            """#, timeout: 180)
+        let v = r.values
+        XCTAssertFalse((v["daemon"] ?? "").isEmpty, r.summary)
+        // Dead: 53. D-Bus activation may start a fresh daemon at once, whose keyring is locked: 36.
+        let after = v["after"] ?? ""
+        XCTAssertTrue(after.contains("status=53") || after.contains("status=36"), "a dead Secret Service is 53 (or 36 once re-activated locked): \(r.summary)")
+        XCTAssertTrue(after.contains("gnome-keyring"), "the message says what to start: \(r.summary)")
+        var stored = 0, refused = 0
+        for line in r.out.split(separator: "\n") where line.hasPrefix("R ") {
+            let f = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+            guard f.count >= 4 else { XCTFail("bad line \(line)"); continue }
+            let key = f[1], addStatus = f[2], getStatus = f[3], value = f.count > 4 ? f[4] : ""
+            let index = key.dropFirst()
+            switch addStatus {
+            case "0":
+                stored += 1
+                XCTAssertEqual(getStatus, "0", "an item reported stored was lost: \(line)\n\(r.summary)")
+                XCTAssertEqual(value, "value-\(index)", String(line))
+            case "53", "36":
+                refused += 1
+                // Refused: absent, or (if the daemon committed just before dying) complete.
+                XCTAssertTrue(getStatus == "44" || (getStatus == "0" && value == "value-\(index)"), "partial item: \(line)")
+            default:
+                XCTFail("add ended with \(addStatus), not 0, 53 or 36: \(line)\n\(r.summary)")
+            }
+        }
+        XCTAssertGreaterThan(refused, 0, "the daemon died during the loop: \(r.summary)")
+        XCTAssertEqual(v["readd"], "0", "works again after the restart: \(r.summary)")
+        XCTAssertEqual(v["reread"], "again", r.summary)
+        StressBudget.report("daemon killed", ["stored": stored, "refused": refused, "lost": 0])
+    }
+
+    func test_daemonStoppedDuringWrites_deadlineHolds_andTheItemIsWholeOrAbsent() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run(#"""
+            printf %s old | keygate add -s stall -a k >/dev/null 2>&1 || { echo setup=add; exit 1; }
+            pid=$(pgrep -u "$(id -u)" -x gnome-keyring-d | head -n1)
+            kill -STOP "$pid"
+            s=$(date +%s%N)
+            printf %s new | keygate add -U -s stall -a k 2>"$HOME/err1"; echo update=$?
+            printf %s fresh | keygate add -s stall -a f 2>"$HOME/err2"; echo create=$?
+            keygate get -s stall -a k >/dev/null 2>&1; echo get=$?
+            echo ms=$(( ($(date +%s%N) - s) / 1000000 ))
+            echo msg=$(head -c 300 "$HOME/err1")
+            kill -CONT "$pid"
+            sleep 0.5
+            echo k=$(keygate get -s stall -a k 2>&1)
+            keygate get -s stall -a f >/dev/null 2>&1; echo fstatus=$?
+            echo f=$(keygate get -s stall -a f 2>/dev/null)
+            """#, extraEnvironment: ["KEYGATE_TEST_STORE_DEADLINE": "2"])
+        let v = r.values
+        XCTAssertNil(v["setup"], r.summary)
+        XCTAssertEqual([v["update"], v["create"], v["get"]], ["53", "53", "53"], r.summary)
+        // Three calls, each bounded by the 2 s deadline, plus process start-up.
+        XCTAssertLessThanOrEqual(Int(v["ms"] ?? "") ?? 99_999, 3 * 2_000 + 3_000, "the deadline held: \(r.summary)")
+        XCTAssertTrue(v["msg"]?.contains("did not answer") ?? false, r.summary)
+        // The daemon may still carry out a write queued before it stopped: whole, never torn.
+        XCTAssertTrue(v["k"] == "old" || v["k"] == "new", "the item reads its old or new value: \(r.summary)")
+        XCTAssertTrue(v["fstatus"] == "44" || v["f"] == "fresh", "the new item is absent or whole: \(r.summary)")
+    }
+
+    func test_fullKernelKeyringQuota_readsStillWork_andPrompt() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run(#"""
+            printf %s q | keygate add -s quota -a k >/dev/null 2>&1 || { echo setup=add; exit 1; }
+            keygate lock --all >/dev/null
+            big=$(head -c 2000 /dev/zero | tr '\0' x); i=0
+            while keyctl add user kgfill$i "$big" @u >/dev/null 2>&1; do i=$((i+1)); done
+            while keyctl add user kgsmall$i x @u >/dev/null 2>"$HOME/q.err"; do i=$((i+1)); done
+            echo quota="$(cat "$HOME/q.err")"
+            n0=$(wc -l < "$HOME/prompts")
+            echo v1=$(keygate get -s quota -a k)
+            echo v2=$(keygate get -s quota -a k)
+            echo prompts=$(( $(wc -l < "$HOME/prompts") - n0 ))
+            keyctl clear @u
+            """#)
+        let v = r.values
+        XCTAssertTrue(v["quota"]?.contains("quota") ?? false, "the quota really is full (EDQUOT): \(r.summary)")
+        XCTAssertEqual(v["v1"], "q", r.summary)
+        XCTAssertEqual(v["v2"], "q", r.summary)
+        XCTAssertEqual(v["prompts"], "2", "nothing can be cached, so each read prompts: \(r.summary)")
+    }
+
+    func test_readOnlyDataFolder_readsWork_andChangesFailClearly() throws {
+        let h = try CLIUserHarness()
+        let made = try h.run("printf %s ro | keygate add -s ro -a k && keygate lock --all")
+        XCTAssertEqual(made.status, 0, made.summary)
+        let r = try h.runWithMounts("mount --bind \"$D\" \"$D\" && mount -o remount,bind,ro \"$D\"", """
+            touch "$HOME/.local/share/keygate/probe" 2>/dev/null; echo writable=$?
+            echo v=$(keygate get -s ro -a k 2>"$HOME/get.err"); echo get=$?; cat "$HOME/get.err" >&2
+            printf %s n | keygate add -s ro -a new; echo add=$?
+            echo n=$(keygate get -s ro -a new)
+            keygate passwd 2>"$HOME/pw.err" </dev/null; echo passwd=$?
+            echo pwmsg=$(head -c 300 "$HOME/pw.err")
+            """)
+        let v = r.values
+        XCTAssertEqual(v["writable"], "1", "the folder is read-only: \(r.summary)")
+        XCTAssertEqual(v["v"], "ro", "an existing item still reads: \(r.summary)")
+        XCTAssertEqual(v["add"], "0", "items live in the Secret Service, so adding works: \(r.summary)")
+        XCTAssertEqual(v["n"], "n", r.summary)
+        XCTAssertNotEqual(v["passwd"], "0", r.summary)
+        let after = try h.run("keygate lock --all; echo v=$(keygate get -s ro -a k)")
+        XCTAssertEqual(after.values["v"], "ro", "nothing was lost: \(after.summary)")
+    }
+
+    func test_fullDataFolder_passwdFailsClearly_andTheOldPasswordStillOpens() throws {
+        let h = try CLIUserHarness()
+        let made = try h.run("printf %s full | keygate add -s full -a k && keygate lock --all")
+        XCTAssertEqual(made.status, 0, made.summary)
+        let old = h.user.password
+        let new = "full-\(UUID().uuidString.prefix(10))"
+        try h.user.changePassword(to: new)
+        try h.answerWith(new)
+        try h.queueAnswers([new, old])
+        // A 256 KiB tmpfs holding a copy of the data folder, then filled to the last byte.
+        let r = try h.runWithMounts("""
+            t=$(mktemp -d) && mount -t tmpfs -o size=256k,mode=0700 kg-full "$t" && cp -a "$D/." "$t/" \
+              && chown "$(stat -c %u:%g "$D")" "$t" && mount --bind "$t" "$D" \
+              && (dd if=/dev/zero of="$D/.filler" bs=4k 2>/dev/null; true)
+            """, """
+            echo df=$(df --output=avail "$HOME/.local/share/keygate" | tail -1)
+            keygate passwd 2>"$HOME/pw.err"; echo passwd=$?
+            echo pwmsg=$(head -c 300 "$HOME/pw.err")
+            ls -a "$HOME/.local/share/keygate/protectors" | grep -c tmp | sed 's/^/tmpfiles=/'
+            """)
+        let v = r.values
+        XCTAssertEqual(v["passwd"], "53", "a full disk is 'not available', with advice: \(r.summary)")
+        XCTAssertTrue(v["pwmsg"]?.contains("No space left") ?? false, r.summary)
+        XCTAssertEqual(v["tmpfiles"], "0", "no temporary file left behind: \(r.summary)")
+        // The real folder (outside the namespace) was never touched: the old password opens it.
+        try h.queueAnswers([])
+        try h.answerWith(new)
+        let after = try h.run("keygate lock --all; keygate get -s full -a k; echo get=$?")
+        XCTAssertEqual(after.values["get"], "51", "the keychain still holds the old password: \(after.summary)")
+        try h.queueAnswers([new, old])
+        let fixed = try h.run("keygate passwd; echo passwd=$?; keygate lock --all; echo v=$(keygate get -s full -a k)")
+        XCTAssertEqual(fixed.values["passwd"], "0", fixed.summary)
+        XCTAssertEqual(fixed.values["v"], "full", fixed.summary)
+    }
+}
+
+extension CLIUserHarness {
+    /// As `run`, inside a private mount namespace prepared by `mounts` (a root shell
+    /// script; $D is the user's Keygate data folder), so the host never sees the mounts.
+    func runWithMounts(_ mounts: String, _ script: String, timeout: TimeInterval = 120) throws -> ProcessResult {
+        let tools = try UserSession.stageTools()
+        var env = ["HOME": user.home, "USER": user.name, "LOGNAME": user.name,
+                   "PATH": "\(tools):/usr/local/bin:/usr/bin:/bin", "KEYGATE_TEST_PAM_CONFDIR": confdir,
+                   "KEYGATE_TEST_KDF": "fast", "KEYGATE_TEST_POLICY_ROOT": EmptyPolicyRoot.path, "KEYGATE_ASKPASS": askpass]
+        env["KEYGATE_TEST_HOOKS"] = nil
+        let assignments = env.keys.sorted().map { "\($0)=\(env[$0] ?? "")" }
+        let userArgv = ["runuser", "-u", user.name, "--", "env", "-i"] + assignments
+            + ["setsid", "-w", tools + "/secret-session", "bash", "-c", script, "keygate-user-session"]
+        let root = "D='\(dataDirectory)'; \(mounts) || { echo mounts-failed >&2; exit 97; }; exec \"$@\""
+        return try Subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", root, "sh"] + userArgv,
+                                  environment: rootToolEnvironment, currentDirectory: "/", timeout: timeout)
+    }
+}
