@@ -164,7 +164,8 @@ final class KeygateCLITests: XCTestCase {
             keygate exists -s svc -a a; echo exists=$?
             """,
             // A keyring with a password: an unencrypted one stays readable after Lock.
-            extraEnvironment: ["SECRET_SESSION_PASSWORD_FD": "0"], stdin: Data("keyring-pw\n".utf8))
+            extraEnvironment: secretServiceOnly.merging(["SECRET_SESSION_PASSWORD_FD": "0"]) { _, new in new },
+            stdin: Data("keyring-pw\n".utf8))
         let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["get"], "36", "a locked collection is not 'not found': \(r.summary)")

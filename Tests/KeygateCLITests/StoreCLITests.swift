@@ -91,6 +91,22 @@ final class StoreCLITests: XCTestCase {
         XCTAssertEqual(v["ss"], "44", "nothing went to the Secret Service: \(r.summary)")
     }
 
+    func test_embeddedStore_holdsNoPlaintext_andIsPrivate() throws {
+        let h = try CLIUserHarness()
+        let canary = "CANARY-\(UUID().uuidString)"
+        let r = try h.run("""
+            printf %s '\(canary)' | keygate add -s svc -a a -l mylabel; echo add=$?
+            db="$HOME/.local/share/keygate/items.sqlite"
+            echo mode=$(stat -c %a "$db")
+            cat "$db" "$db-wal" 2>/dev/null | grep -c mylabel | sed 's/^/label=/'
+            cat "$db" "$db-wal" 2>/dev/null | grep -c '\(canary)' | sed 's/^/plain=/'
+            """, extraEnvironment: ["KEYGATE_STORE": "embedded"])
+        XCTAssertEqual(r.values["add"], "0", r.summary)
+        XCTAssertEqual(r.values["mode"], "600", r.summary)
+        XCTAssertNotEqual(r.values["label"], "0", "the search did look at the item's bytes: \(r.summary)")
+        XCTAssertEqual(r.values["plain"], "0", "no plaintext reaches the embedded store: \(r.summary)")
+    }
+
     func test_badStoreSetting_exits206_namingTheSetting() throws {
         let h = try CLIUserHarness()
         let r = try h.run("""
@@ -110,15 +126,22 @@ final class StoreCLITests: XCTestCase {
     func test_ciRecipe_noDBus_noTty_storesAndReadsAToken_quickly() throws {
         let h = try CLIUserHarness()
         let tools = try UserSession.stageTools()
+        // The README's recipe, line for line, then what the test looks at.
         let script = """
+            askpass="$(mktemp -d)/askpass"
+            printf '#!/bin/sh\\nprintf "%%s\\\\n" "$KEYGATE_CI_PASSWORD"\\n' > "$askpass"
+            chmod 700 "$askpass"
+            export KEYGATE_ASKPASS="$askpass"
+
+            keygate init >/dev/null; echo init=$?
             printf %s 'ghp_token-1234' | keygate add -s ci -a deploy; echo add=$?
-            keygate get -s ci -a deploy > "$HOME/token"; echo get=$?
-            printf 'token=%s\\n' "$(cat "$HOME/token")"
+            token=$(keygate get -s ci -a deploy); echo get=$?
+            printf 'token=%s\\n' "$token"
             keygate status | sed -n 's/^store-choice: /choice=/p'
             tty >/dev/null 2>&1; echo tty=$?
             echo bus=${DBUS_SESSION_BUS_ADDRESS:-none}
             """
-        let env = ["HOME=\(h.user.home)", "PATH=\(tools):/usr/bin:/bin", "KEYGATE_ASKPASS=\(h.askpass)",
+        let env = ["HOME=\(h.user.home)", "PATH=\(tools):/usr/bin:/bin", "KEYGATE_CI_PASSWORD=\(h.user.password)",
                    "KEYGATE_TEST_PAM_CONFDIR=\(h.confdir)", "KEYGATE_TEST_KDF=fast",
                    "KEYGATE_TEST_POLICY_ROOT=\(EmptyPolicyRoot.path)"]
         let started = Date()
@@ -128,9 +151,12 @@ final class StoreCLITests: XCTestCase {
         let elapsed = Date().timeIntervalSince(started)
         let v = r.values
         XCTAssertEqual(r.status, 0, r.summary)
+        XCTAssertEqual(v["init"], "0", r.summary)
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["get"], "0", r.summary)
         XCTAssertEqual(v["token"], "ghp_token-1234", r.summary)
+        XCTAssertNil(r.err.range(of: "[0-9A-Z]{4}(-[0-9A-Z]{4}){5}", options: .regularExpression),
+                     "no recovery key in the job's log: \(r.summary)")
         XCTAssertEqual(v["bus"], "none", r.summary)
         XCTAssertEqual(v["tty"], "1", "no controlling terminal: \(r.summary)")
         XCTAssertTrue(v["choice"]?.hasPrefix("embedded: auto") == true, r.summary)
