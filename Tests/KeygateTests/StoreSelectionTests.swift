@@ -95,7 +95,7 @@ final class StoreSelectionTests: XCTestCase {
         XCTAssertEqual(chmod(path, 0o664), 0)
 
         if geteuid() == 0 {
-            assertParam({ _ = try StoreConfig.read(path, requireRootOwned: true) }, contains: "must be a regular file owned by root")
+            assertParam({ _ = try StoreConfig.read(path, requireRootOwned: true) }, contains: "owned by root and not writable by group")
             XCTAssertEqual(chmod(path, 0o644), 0)
             XCTAssertEqual(try StoreConfig.read(path, requireRootOwned: true), .fixed(.embedded))
         } else {
@@ -103,6 +103,16 @@ final class StoreSelectionTests: XCTestCase {
             assertParam({ _ = try StoreConfig.read(path, requireRootOwned: true) }, contains: "owned by root")
         }
         XCTAssertNil(try StoreConfig.read(root + "/absent.conf", requireRootOwned: true))
+    }
+
+    func test_systemConfig_isRefused_throughASymbolicLink_butTheUsersOwnMayBeOne() throws {
+        let real = root + "/real.conf"
+        try "store = embedded\n".write(toFile: real, atomically: true, encoding: .utf8)
+        let link = root + "/link.conf"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+
+        assertParam({ _ = try StoreConfig.read(link, requireRootOwned: true) }, contains: "not a link")
+        XCTAssertEqual(try StoreConfig.read(link, requireRootOwned: false), .fixed(.embedded))
     }
 
     // MARK: auto

@@ -5,7 +5,8 @@
 //
 // The format is tiny and strict: blank lines, `#` comments, and `store = VALUE` with VALUE
 // one of secret-service, embedded, auto. Anything else is an error naming file:line.
-// Files are read through AtomicFile (no symbolic links, no FIFOs, a size limit).
+// Files are opened without blocking on a FIFO and with a size limit; the system file
+// never through a symbolic link.
 internal import Glibc
 
 /// Which backend holds the items.
@@ -39,18 +40,42 @@ enum StoreConfig {
     }
 
     /// The store setting from `path`, nil when the file does not exist or sets nothing.
-    /// `requireRootOwned`: refuse a file that root does not own or others can write.
+    /// `requireRootOwned` (the system file): never through a link, and refused unless root
+    /// owns it and group and others cannot write it, checked on the opened file. The user's
+    /// own file may be a link (dotfile managers make them).
     static func read(_ path: String, requireRootOwned: Bool) throws -> StoreSetting? {
-        if requireRootOwned {
-            var info = stat()
-            if lstat(path, &info) != 0 { return nil }
-            guard info.st_uid == 0, info.st_mode & 0o022 == 0, info.st_mode & S_IFMT == S_IFREG else {
-                throw KeychainError.param("\(path) is refused: it must be a regular file owned by root and not writable "
-                                          + "by group or others (chown root: \(path); chmod 644 \(path))")
-            }
+        // O_NONBLOCK: a FIFO planted at `path` must not hang the caller.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (requireRootOwned ? O_NOFOLLOW : 0))
+        if fd < 0 {
+            let e = errno
+            if e == ENOENT || e == ENOTDIR { return nil }
+            if e == ELOOP { throw refused(path) }
+            throw KeychainError.param("could not read \(path): \(String(cString: strerror(e))); fix its permissions or remove it")
         }
-        guard let bytes = try AtomicFile.read(path, maxBytes: maxBytes) else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw KeychainError.param("\(path) is not a regular file: remove it, or make it one with a `store = ...` line")
+        }
+        if requireRootOwned, info.st_uid != 0 || info.st_mode & 0o022 != 0 { throw refused(path) }
+        guard info.st_size <= maxBytes else {
+            throw KeychainError.param("\(path) is larger than \(maxBytes) bytes: it holds one `store = ...` line; fix it")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count <= maxBytes {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            if n < 0 { throw KeychainError.param("could not read \(path): \(String(cString: strerror(errno))); check the disk") }
+            if n == 0 { break }
+            bytes += chunk[0..<n]
+        }
         return try parse(String(decoding: bytes, as: UTF8.self), file: path)
+    }
+
+    private static func refused(_ path: String) -> KeychainError {
+        .param("\(path) is refused: it must be a regular file (not a link) owned by root and not writable by group "
+               + "or others (chown root: \(path); chmod 644 \(path))")
     }
 
     /// Parses the text of a keygate.conf; the last `store` line wins.
