@@ -91,6 +91,22 @@ final class StoreCLITests: XCTestCase {
         XCTAssertEqual(v["ss"], "44", "nothing went to the Secret Service: \(r.summary)")
     }
 
+    func test_auto_withABusButNoSecretService_usesTheEmbeddedStore() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            start=$(date +%s)
+            printf %s v | dbus-run-session -- keygate add -s nobus -a a; echo add=$?
+            echo took=$(( $(date +%s) - start ))
+            keygate status | sed -n 's/^store-choice: /choice=/p'
+            keygate get -s nobus -a a | sed 's/^/got=/'; echo
+            """, extraEnvironment: autoStore)
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertLessThanOrEqual(Int(v["took"] ?? "99") ?? 99, 8, "within the store deadline: \(r.summary)")
+        XCTAssertTrue(v["choice"]?.hasPrefix("embedded: auto") == true, "recorded: \(r.summary)")
+        XCTAssertEqual(v["got"], "v", r.summary)
+    }
+
     func test_embeddedStore_holdsNoPlaintext_andIsPrivate() throws {
         let h = try CLIUserHarness()
         let canary = "CANARY-\(UUID().uuidString)"
