@@ -5,7 +5,7 @@
 
 _keygate_verbs="init add add-generic-password add-internet-password get find-generic-password
 find-internet-password delete delete-generic-password delete-internet-password list exists unlock
-lock status passwd setup-host policy doctor exec help"
+lock status passwd setup-host policy doctor exec migrate help"
 
 _keygate_item_opts="-s --service -a --account --internet -r --protocol -P --port -p --path
 -d --security-domain -t --auth-type --askpass -h --help"
@@ -24,6 +24,7 @@ _keygate_verb_opts() {
         passwd) echo "--recovery --askpass -h --help" ;;
         lock) echo "--all --askpass -h --help" ;;
         status | doctor) echo "--json --askpass -h --help" ;;
+        migrate) echo "--to --delete-source --askpass -h --help" ;;
         setup-host) echo "--rotate -h --help" ;;
         policy) echo "-s --service -a --account -h --help" ;;
         exec) echo "-s --service -a --account --env --stdin --fd --askpass -h --help" ;;
@@ -99,6 +100,9 @@ _keygate() {
             else
                 COMPREPLY=($(compgen -W "$(_keygate_field_values account)" -- "$cur"))
             fi
+            return ;;
+        --to)
+            COMPREPLY=($(compgen -W "secret-service embedded" -- "$cur"))
             return ;;
         --accessible)
             COMPREPLY=($(compgen -W "when-unlocked after-first-unlock when-passcode-set-this-device-only

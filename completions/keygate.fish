@@ -3,7 +3,7 @@
 # secrets, never a prompt). Plain shell tools, no jq.
 # Install: /usr/share/fish/vendor_completions.d/keygate.fish
 
-set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists unlock lock status passwd setup-host policy doctor exec help
+set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists unlock lock status passwd setup-host policy doctor exec migrate help
 set -l item_verbs add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists
 
 function __keygate_field_values -a field
@@ -80,6 +80,9 @@ complete -c keygate -n "__fish_seen_subcommand_from delete delete-generic-passwo
 complete -c keygate -n "__fish_seen_subcommand_from list" -l json -d 'JSON array'
 complete -c keygate -n "__fish_seen_subcommand_from list" -l all-classes -d 'Generic and internet together'
 complete -c keygate -n "__fish_seen_subcommand_from status doctor" -l json -d 'JSON output'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a migrate -d 'Move items between the Secret Service and the embedded store'
+complete -c keygate -n "__fish_seen_subcommand_from migrate" -l to -x -a 'secret-service embedded' -d 'Destination store'
+complete -c keygate -n "__fish_seen_subcommand_from migrate" -l delete-source -d 'Delete each source item once its copy is verified'
 complete -c keygate -n "__fish_seen_subcommand_from unlock passwd" -l recovery -d 'Use the recovery key'
 complete -c keygate -n "__fish_seen_subcommand_from setup-host" -l rotate -d 'Replace the host key'
 complete -c keygate -n "__fish_seen_subcommand_from policy; and not __fish_seen_subcommand_from check explain list" -a 'check explain list'

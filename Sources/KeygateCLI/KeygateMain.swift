@@ -12,7 +12,7 @@ public enum KeygateMain {
         InitCommand.self, AddCommand.self, GetCommand.self, FindCommand.self, DeleteCommand.self,
         ListCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         PasswdCommand.self, SetupHostCommand.self, PolicyCommand.self, DoctorCommand.self,
-        ExecCommand.self,
+        ExecCommand.self, MigrateCommand.self,
     ]
 
     /// Arguments implied by a macOS alias, e.g. add-internet-password means add --internet.

@@ -9,6 +9,9 @@ import XCTest
 final class DoctorCLITests: XCTestCase {
     private func environment(_ extra: [String: String]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
+        // These checks are about the Secret Service; pinned, so `auto` never chooses (and
+        // records) the embedded store in the caller's data folder.
+        env["KEYGATE_STORE"] = "secret-service"
         for (k, v) in extra { env[k] = v }
         return env
     }
@@ -45,7 +48,7 @@ final class DoctorCLITests: XCTestCase {
         let checks = try XCTUnwrap(parsed, r.out)
         XCTAssertEqual(Set(checks.map { $0["check"] ?? "" }),
                        ["session-bus", "pam-services", "pam-stacks", "policy-files", "host-key", "keyring-quota",
-                        "secret-service", "keychain", "timeouts"])
+                        "store", "secret-service", "keychain", "timeouts"])
         XCTAssertEqual(checks.first { $0["check"] == "secret-service" }?["status"], "FAIL")
         XCTAssertEqual(r.status, 53)
     }

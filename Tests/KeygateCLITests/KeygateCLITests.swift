@@ -6,6 +6,10 @@ import KeygateTestSupport
 import XCTest
 
 final class KeygateCLITests: XCTestCase {
+    /// For tests about the Secret Service itself (missing, stopped, locked): pinned, so that
+    /// neither `auto` nor the suite's embedded pass (KEYGATE_STORE=embedded) picks another store.
+    private let secretServiceOnly = ["KEYGATE_STORE": "secret-service"]
+
     func test_add_thenGet_afterLock_unlocksThroughPAM_andReturnsExactSecret() throws {
         let h = try CLIUserHarness()
         let r = try h.run("""
@@ -125,7 +129,7 @@ final class KeygateCLITests: XCTestCase {
         let r = try h.run("""
             DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/bus keygate list; echo nobus=$?
             dbus-run-session -- keygate list; echo nokeyring=$?
-            """)
+            """, extraEnvironment: secretServiceOnly)
         let v = r.values
         XCTAssertEqual(v["nobus"], "53", r.summary)
         XCTAssertEqual(v["nokeyring"], "53", r.summary)
@@ -142,7 +146,7 @@ final class KeygateCLITests: XCTestCase {
             keygate list; echo list=$?
             echo took=$(( $(date +%s) - start ))
             kill -CONT "$pid"
-            """, extraEnvironment: ["KEYGATE_TEST_STORE_DEADLINE": "2"])
+            """, extraEnvironment: secretServiceOnly.merging(["KEYGATE_TEST_STORE_DEADLINE": "2"]) { _, new in new })
         let v = r.values
         XCTAssertFalse((v["daemon"] ?? "").isEmpty, "found the daemon to stop: \(r.summary)")
         XCTAssertEqual(v["list"], "53", r.summary)
@@ -160,7 +164,8 @@ final class KeygateCLITests: XCTestCase {
             keygate exists -s svc -a a; echo exists=$?
             """,
             // A keyring with a password: an unencrypted one stays readable after Lock.
-            extraEnvironment: ["SECRET_SESSION_PASSWORD_FD": "0"], stdin: Data("keyring-pw\n".utf8))
+            extraEnvironment: secretServiceOnly.merging(["SECRET_SESSION_PASSWORD_FD": "0"]) { _, new in new },
+            stdin: Data("keyring-pw\n".utf8))
         let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["get"], "36", "a locked collection is not 'not found': \(r.summary)")
@@ -174,7 +179,7 @@ final class KeygateCLITests: XCTestCase {
         let r = try h.run("""
             printf %s '\(canary)' | keygate add -s svc -a a -l mylabel; echo add=$?
             secret-tool search --all xdg:schema io.keygate.Item 2>&1
-            """)
+            """, extraEnvironment: secretServiceOnly)
         XCTAssertEqual(r.values["add"], "0", r.summary)
         XCTAssertTrue(r.out.contains("attribute.account = a"), "the search did find the item: \(r.summary)")
         XCTAssertFalse(r.out.contains(canary), "no plaintext reaches the Secret Service")

@@ -29,6 +29,8 @@ public enum UserSession {
             "LOGNAME": user.name,
             "PATH": "\(tools):/usr/local/bin:/usr/bin:/bin",
         ]
+        // The suite's store pass (make check runs it again with KEYGATE_STORE=embedded).
+        if let store = ProcessInfo.processInfo.environment["KEYGATE_STORE"], !store.isEmpty { env["KEYGATE_STORE"] = store }
         env.merge(environment) { _, given in given }
         let assignments = env.keys.sorted().map { "\($0)=\(env[$0] ?? "")" }
         let argv = ["runuser", "-u", user.name, "--", "env", "-i"] + assignments

@@ -19,7 +19,12 @@ public enum Doctor {
 
     /// Checks read from a status snapshot: Secret Service and collection, keychain state, timeouts.
     public static func keychainChecks(_ status: KeychainStatus) -> [DiagnosticResult] {
-        [KeychainStateCheck.secretService(status), KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status)]
+        [StoreCheck.run(status), KeychainStateCheck.secretService(status), KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status)]
+    }
+
+    /// The system checks adjusted to the store in use (no session bus needed for the embedded store).
+    public static func adjust(_ systemChecks: [DiagnosticResult], for status: KeychainStatus) -> [DiagnosticResult] {
+        StoreCheck.adjust(systemChecks, for: status)
     }
 
     /// Where the keychain could not even be opened (e.g. no user entry): one FAIL with the error's advice.

@@ -4,6 +4,9 @@
 
 enum KeychainStateCheck {
     static func secretService(_ s: KeychainStatus) -> DiagnosticResult {
+        if s.storeKind == StoreKind.embedded.rawValue {
+            return DiagnosticResult("secret-service", .ok, "not used: the embedded store holds the items (see the store check)")
+        }
         if let error = s.storeError {
             return DiagnosticResult("secret-service", .fail, error,
                                     advice: "start gnome-keyring (gnome-keyring-daemon --start --components=secrets, or the user unit "

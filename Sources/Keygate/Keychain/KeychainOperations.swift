@@ -8,18 +8,24 @@
 public struct KeychainOperations: Sendable {
     let store: any ItemStore
     let keys: KeyUnlocker
+    /// Which store this keychain uses and why (StoreSelection); nil for a store given directly.
+    let storeChoice: StoreChoice?
 
     /// Operations for the calling user, with the given way to prompt. Reads through
     /// one `context` share its authentication, as with Apple's LAContext.
     public init(prompter: any Prompter, reason: String? = nil, context authContext: AuthenticationContext? = nil) throws {
         let context = try KeychainContext.current()
-        self.init(store: SecretServiceStore(deadline: context.storeDeadline),
-                  keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext))
+        let selection = try StoreSelection(environment: ProcessEnvironment.snapshot(), dataDirectory: context.dataDirectory,
+                                           home: context.user.home, deadline: context.storeDeadline).resolve()
+        self.init(store: selection.store,
+                  keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
+                  storeChoice: selection.choice)
     }
 
-    init(store: any ItemStore, keys: KeyUnlocker) {
+    init(store: any ItemStore, keys: KeyUnlocker, storeChoice: StoreChoice? = nil) {
         self.store = store
         self.keys = keys
+        self.storeChoice = storeChoice
     }
 
     /// Seals and stores a secret. With `replace`, an existing item with the same
@@ -79,7 +85,7 @@ public struct KeychainOperations: Sendable {
     public func secret(for identity: ItemIdentity) throws -> SecureBytes? {
         guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first else { return nil }
         let decision = try keys.context.decision(for: identity)
-        let scoped = KeychainOperations(store: store, keys: keys.applying(decision, for: identity))
+        let scoped = KeychainOperations(store: store, keys: keys.applying(decision, for: identity), storeChoice: storeChoice)
         if let required = decision.access,
            AccessControl.stricter(item.attributes.accessControl, required) != item.attributes.accessControl {
             let constraints = required.requiresAll ? required.constraints : Array(required.constraints.prefix(1))
@@ -198,7 +204,7 @@ public struct KeychainOperations: Sendable {
         let master = entries.first { $0.name == KeyUnlocker.masterName }
         let storeStatus: Result<StoreStatus, KeychainError>
         do { storeStatus = .success(try store.status()) } catch let e as KeychainError { storeStatus = .failure(e) } catch {
-            storeStatus = .failure(KeychainError.notAvailable("the Secret Service could not be reached"))
+            storeStatus = .failure(KeychainError.notAvailable("the item store could not be reached: run keygate doctor"))
         }
         return KeychainStatus(
             user: keys.context.user.name, dataDirectory: keys.context.dataDirectory, initialized: initialized,
@@ -208,6 +214,7 @@ public struct KeychainOperations: Sendable {
             store: try? storeStatus.get().backend, collection: try? storeStatus.get().collection,
             collectionLocked: try? storeStatus.get().locked,
             storeError: { if case .failure(let e) = storeStatus { return e.message } else { return nil } }(),
+            storeKind: storeChoice?.kind, storeReason: storeChoice?.reason,
             lockAfter: keys.context.policy.lockAfter,
             passwordKDF: (try? keys.keyStore.loginKDF())?.map(Self.describe),
             reuseDuration: keys.context.policy.reuseDuration, reuseScope: keys.scope.id)
@@ -237,6 +244,9 @@ public struct KeychainStatus: Sendable, Codable, Equatable {
     public var collection: String?
     public var collectionLocked: Bool?
     public var storeError: String?
+    /// The store in use ("secret-service" or "embedded") and why it was chosen.
+    public var storeKind: String?
+    public var storeReason: String?
     public var lockAfter: UInt32
     /// The Argon2id cost recorded in the login-password protector.
     public var passwordKDF: String?

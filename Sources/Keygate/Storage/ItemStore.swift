@@ -1,5 +1,6 @@
 // The storage layer's contract: what the keychain asks of a backend (search, create,
-// delete, status), independent of libsecret. `SecretServiceStore` is the real backend.
+// delete, status), independent of libsecret. Two backends: `SecretServiceStore` (libsecret)
+// and `EmbeddedStore` (SQLite); `StoreSelection` picks one.
 
 /// One item as the storage layer sees it: attributes in the clear, the secret as a sealed blob (ciphertext).
 struct StoredItem: Sendable {
@@ -10,9 +11,9 @@ struct StoredItem: Sendable {
 
 /// What `keygate status` reports about the store.
 struct StoreStatus: Sendable {
-    /// The backend, e.g. "Secret Service (libsecret)".
+    /// The backend, e.g. "Secret Service (libsecret)" or "embedded (SQLite)".
     var backend: String
-    /// The default collection's label (or its D-Bus path when it has none).
+    /// The default collection's label (or its D-Bus path when it has none); the embedded store's file.
     var collection: String
     var locked: Bool
 }

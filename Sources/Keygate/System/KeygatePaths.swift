@@ -1,6 +1,6 @@
 // Where Keygate keeps its per-user files: the master key's protectors live under
-// $XDG_DATA_HOME/keygate (default ~/.local/share/keygate). Items themselves live in
-// the Secret Service, not here.
+// $XDG_DATA_HOME/keygate (default ~/.local/share/keygate). Items live in the Secret
+// Service, or in the embedded store (items.sqlite) in this same folder.
 internal import Glibc
 
 enum KeygatePaths {

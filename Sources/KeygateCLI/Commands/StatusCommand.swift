@@ -30,9 +30,12 @@ enum StatusCommand: KeygateCommand {
         }
         if let e = s.storeError {
             out += "store: unavailable: \(e)\n"
+        } else if s.storeKind == StoreKind.embedded.rawValue {
+            out += "store: \(s.store ?? "?"), \(s.collection ?? "?")\n"
         } else {
             out += "store: \(s.store ?? "?"), collection \(ItemFormatter.quoted(s.collection ?? "?")), \(s.collectionLocked == true ? "locked" : "unlocked")\n"
         }
+        if let kind = s.storeKind { out += "store-choice: \(kind): \(s.storeReason ?? "")\n" }
         Console.out(out)
         return 0
     }
@@ -49,6 +52,7 @@ enum StatusCommand: KeygateCommand {
             ("store", s.store.map(JSON.string) ?? "null"), ("collection", s.collection.map(JSON.string) ?? "null"),
             ("collectionLocked", s.collectionLocked.map { String($0) } ?? "null"),
             ("storeError", s.storeError.map(JSON.string) ?? "null"),
+            ("storeKind", s.storeKind.map(JSON.string) ?? "null"), ("storeReason", s.storeReason.map(JSON.string) ?? "null"),
             ("passwordKDF", s.passwordKDF.map(JSON.string) ?? "null"),
             ("reuseDuration", String(s.reuseDuration)), ("reuseScope", JSON.string(s.reuseScope)),
         ])

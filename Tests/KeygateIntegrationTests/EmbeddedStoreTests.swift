@@ -1,0 +1,524 @@
+// Integration tests of EmbeddedStore against a real SQLite database file: the same
+// behaviours SecretServiceStoreTests proves for the Secret Service (round trips of every
+// attribute and binary blobs, duplicates by Apple's primary key, replace in place keeping
+// the creation date, label matching, delete), plus what is the embedded store's own:
+// file modes, WAL, the UNIQUE index, concurrent writers, errors that say what to do,
+// and kill -9 during writes (the test binary re-runs itself as a writer child, as
+// SecretServiceStoreTests' probe does, and the parent kills it at random moments).
+import Foundation
+import XCTest
+@testable import Keygate
+import KeygateTestSupport
+
+final class EmbeddedStoreTests: XCTestCase {
+    private var directory = ""
+    private var store: EmbeddedStore!
+    private let tag = "kg-embedded"
+
+    override class func setUp() {
+        super.setUp()
+        KillWriter.runIfRequested()
+    }
+
+    override func setUpWithError() throws {
+        directory = NSTemporaryDirectory() + "kg-embedded-\(UUID().uuidString)/keygate"
+        store = EmbeddedStore(directory: directory, deadline: .seconds(5))
+    }
+
+    override func tearDownWithError() throws {
+        _ = chmod(directory, 0o700)
+        try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent)
+    }
+
+    // MARK: - helpers
+
+    private let binaryBlob: [UInt8] = [0x00, 0x01, 0xff, 0x00, 0x7f, 0x80, 0x0a, 0x0d, 0x00] + Array(0..<255) + [0]
+
+    private func genericAttributes(account: String = "alice", label: String? = "Mail for alice") -> ItemAttributes {
+        ItemAttributes(identity: .generic(service: tag, account: account), label: label, comment: "a comment",
+                       generic: [0x00, 0x42, 0xff, 0x00], accessibility: .afterFirstUnlock)
+    }
+
+    private func internetAttributes() -> ItemAttributes {
+        ItemAttributes(identity: .internet(server: tag + ".example", account: "bob", protocol: .https, port: 8443,
+                                           path: "/login", securityDomain: "realm", authenticationType: .htmlForm),
+                       label: "bob at example", comment: nil, generic: [0x01],
+                       accessibility: .whenUnlockedThisDeviceOnly, description: "Web password", accessGroup: "group.a",
+                       synchronizable: true)
+    }
+
+    private func withDates(_ written: ItemAttributes, from read: ItemAttributes) -> ItemAttributes {
+        var expected = written
+        expected.created = read.created
+        expected.modified = read.modified
+        return expected
+    }
+
+    private func assertThrows(_ code: KeychainError.Code, _ body: () throws -> Void, messageContains: String? = nil,
+                              file: StaticString = #filePath, line: UInt = #line) {
+        do {
+            try body()
+            XCTFail("expected \(code.name), but the call succeeded", file: file, line: line)
+        } catch let error as KeychainError {
+            XCTAssertEqual(error.code, code, "message: \(error.message)", file: file, line: line)
+            if let messageContains {
+                XCTAssertTrue(error.message.contains(messageContains), error.message, file: file, line: line)
+            }
+        } catch {
+            XCTFail("expected KeychainError \(code.name), got \(error)", file: file, line: line)
+        }
+    }
+
+    // MARK: - round trips
+
+    func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {
+        let written = genericAttributes()
+        try store.create(written, blob: binaryBlob, replace: false)
+
+        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.count, 1)
+        let item = try XCTUnwrap(found.first)
+        XCTAssertEqual(item.blob, binaryBlob)
+        XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+        XCTAssertGreaterThan(item.attributes.created, 1_600_000_000)
+        XCTAssertGreaterThanOrEqual(item.attributes.modified, item.attributes.created)
+    }
+
+    func test_search_roundTripsInternetItem_withEveryPrimaryKeyFieldAndAppleAttributes() throws {
+        let written = internetAttributes()
+        try store.create(written, blob: [0, 0, 0], replace: false)
+
+        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.count, 1)
+        let item = try XCTUnwrap(found.first)
+        XCTAssertEqual(item.blob, [0, 0, 0])
+        XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+    }
+
+    func test_search_roundTripsInternetItem_withUnsetOptionalFields() throws {
+        let written = ItemAttributes(identity: .internet(server: tag + ".example", account: "carol"), label: "carol")
+        try store.create(written, blob: [9], replace: false)
+
+        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.map(\.attributes), [withDates(written, from: try XCTUnwrap(found.first).attributes)])
+        XCTAssertNil(found.first?.attributes.identity.protocol)
+        XCTAssertNil(found.first?.attributes.identity.authenticationType)
+    }
+
+    func test_search_roundTripsEmptyBlobAndEmptyGeneric() throws {
+        var written = genericAttributes()
+        written.generic = []
+        written.comment = nil
+        try store.create(written, blob: [], replace: false)
+
+        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: true).first)
+
+        XCTAssertEqual(item.blob, [])
+        XCTAssertEqual(item.attributes.generic, [])
+        XCTAssertNil(item.attributes.comment)
+    }
+
+    func test_search_roundTripsTextWithEmbeddedNulAndNonASCII() throws {
+        let written = ItemAttributes(identity: .generic(service: tag, account: "a\u{0}b-é-😀"), label: "l\u{0}x")
+        try store.create(written, blob: [1], replace: false)
+
+        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
+
+        XCTAssertEqual(item.attributes.identity.account, "a\u{0}b-é-😀")
+        XCTAssertEqual(item.attributes.label, "l\u{0}x")
+        XCTAssertEqual(try store.search(ItemQuery(exactly: .generic(service: tag, account: "a")), loadBlobs: false).count, 0)
+    }
+
+    func test_label_readsBackAsDisplayName_whenWrittenWithoutLabel() throws {
+        let written = genericAttributes(label: nil)
+        try store.create(written, blob: [1], replace: false)
+
+        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
+
+        XCTAssertEqual(item.attributes.label, written.identity.displayName)
+    }
+
+    func test_search_returnsNilBlobs_whenBlobsNotRequested() throws {
+        try store.create(genericAttributes(), blob: [1, 2, 3], replace: false)
+
+        let found = try store.search(ItemQuery(service: tag), loadBlobs: false)
+
+        XCTAssertEqual(found.count, 1)
+        XCTAssertNil(found.first?.blob)
+    }
+
+    func test_search_returnsEmpty_andCreatesNoFile_whenStoreNeverUsed() throws {
+        XCTAssertEqual(try store.search(ItemQuery(exactly: .generic(service: tag, account: "nobody")), loadBlobs: true).count, 0)
+        XCTAssertEqual(try store.delete(ItemQuery(service: tag)), 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store.path), "reads must not create the database")
+    }
+
+    func test_search_matchesLabelClientSide_andLeavesNilFieldsOpen() throws {
+        try store.create(genericAttributes(account: "a1", label: "first"), blob: [1], replace: false)
+        try store.create(genericAttributes(account: "a2", label: "second"), blob: [2], replace: false)
+
+        let all = try store.search(ItemQuery(service: tag), loadBlobs: false)
+        let second = try store.search(ItemQuery(service: tag, label: "second"), loadBlobs: true)
+        let everything = try store.search(ItemQuery(), loadBlobs: false)
+
+        XCTAssertEqual(Set(all.map(\.attributes.identity.account)), ["a1", "a2"])
+        XCTAssertEqual(second.map(\.attributes.identity.account), ["a2"])
+        XCTAssertEqual(second.first?.blob, [2])
+        XCTAssertEqual(everything.count, 2)
+    }
+
+    func test_search_matchesDescriptionAndAccessGroup_onlyWhenSet() throws {
+        try store.create(internetAttributes(), blob: [1], replace: false)
+
+        XCTAssertEqual(try store.search(ItemQuery(accessGroup: "group.a"), loadBlobs: false).count, 1)
+        XCTAssertEqual(try store.search(ItemQuery(accessGroup: "group.b"), loadBlobs: false).count, 0)
+        XCTAssertEqual(try store.search(ItemQuery(description: "Web password"), loadBlobs: false).count, 1)
+        XCTAssertEqual(try store.search(ItemQuery(synchronizable: false), loadBlobs: false).count, 0)
+    }
+
+    // MARK: - access control
+
+    func test_search_roundTripsAccessControl_forEachCombination() throws {
+        let controls: [AccessControl] = [[.userPresence], [.devicePasscode, .biometryAny, .or],
+                                         [.devicePasscode, .biometryCurrentSet, .and], [.biometryCurrentSet]]
+        for (i, control) in controls.enumerated() {
+            var written = genericAttributes(account: "ac\(i)")
+            written.accessControl = control
+            try store.create(written, blob: [UInt8(i)], replace: false)
+
+            let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
+
+            XCTAssertEqual(item.attributes.accessControl, control)
+            XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+        }
+    }
+
+    func test_replace_dropsTheAccessControl_whenTheNewAttributesHaveNone() throws {
+        var gated = genericAttributes()
+        gated.accessControl = .userPresence
+        try store.create(gated, blob: [1], replace: false)
+        var ungated = gated
+        ungated.accessControl = nil
+
+        try store.create(ungated, blob: [2], replace: true)
+
+        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: gated.identity), loadBlobs: true).first)
+        XCTAssertNil(item.attributes.accessControl)
+        XCTAssertEqual(item.blob, [2])
+    }
+
+    func test_search_throwsDecode_whenTheStoredAccessControlIsInvalid_neverReadingItAsUngated() throws {
+        var gated = genericAttributes()
+        gated.accessControl = .userPresence
+        try store.create(gated, blob: [1], replace: false)
+        let db = try SQLiteDatabase(path: store.path, create: false)
+        try db.execute("UPDATE attributes SET value = 'user-presence,current-set' WHERE name = 'keygate:access'")
+
+        assertThrows(.decode, { _ = try self.store.search(ItemQuery(service: self.tag), loadBlobs: false) },
+                     messageContains: store.path)
+    }
+
+    // MARK: - duplicates and replace
+
+    func test_create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse() throws {
+        try store.create(genericAttributes(), blob: [1], replace: false)
+
+        assertThrows(.duplicateItem) {
+            try self.store.create(self.genericAttributes(label: "another label"), blob: [2], replace: false)
+        }
+        let found = try store.search(ItemQuery(service: tag), loadBlobs: true)
+        XCTAssertEqual(found.map(\.blob), [[1]])
+        XCTAssertEqual(found.first?.attributes.label, "Mail for alice", "the refused write changed nothing")
+    }
+
+    func test_database_refusesASecondRowWithTheSameIdentity_byItsUniqueIndex() throws {
+        try store.create(genericAttributes(), blob: [1], replace: false)
+        let db = try SQLiteDatabase(path: store.path, create: false)
+
+        XCTAssertThrowsError(try db.execute("INSERT INTO items (identity, label, created, modified, blob) "
+                                            + "SELECT identity, 'x', 0, 0, x'00' FROM items")) { error in
+            XCTAssertTrue((error as? SQLiteError)?.isConstraintUnique == true, "\(error)")
+        }
+    }
+
+    func test_create_withReplace_updatesInPlace_keepingCreationDate() throws {
+        let first = genericAttributes()
+        try store.create(first, blob: [1, 0, 1], replace: false)
+        let before = try XCTUnwrap(try store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
+        Thread.sleep(forTimeInterval: 1.1)  // whole seconds, as the Secret Service keeps them
+
+        var second = first
+        second.label = "renamed"
+        second.comment = "changed"
+        second.generic = [7, 7]
+        second.accessibility = .whenUnlocked
+        try store.create(second, blob: [2, 0, 2, 0], replace: true)
+
+        let found = try store.search(ItemQuery(exactly: first.identity), loadBlobs: true)
+        XCTAssertEqual(found.count, 1)
+        let after = try XCTUnwrap(found.first)
+        XCTAssertEqual(after.blob, [2, 0, 2, 0])
+        XCTAssertEqual(after.attributes, withDates(second, from: after.attributes))
+        XCTAssertEqual(after.attributes.created, before.attributes.created)
+        XCTAssertGreaterThan(after.attributes.modified, before.attributes.created)
+    }
+
+    func test_create_withReplace_createsItem_whenNoneExists() throws {
+        try store.create(genericAttributes(), blob: [5], replace: true)
+
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: true).map(\.blob), [[5]])
+    }
+
+    // MARK: - delete
+
+    func test_delete_returnsCount_andRemovesOnlyMatches_withTheirAttributes() throws {
+        try store.create(genericAttributes(account: "a1"), blob: [1], replace: false)
+        try store.create(genericAttributes(account: "a2"), blob: [2], replace: false)
+        let other = ItemAttributes(identity: .generic(service: tag + "-other", account: "a1"), label: "other")
+        try store.create(other, blob: [3], replace: false)
+        try store.create(internetAttributes(), blob: [4], replace: false)
+
+        XCTAssertEqual(try store.delete(ItemQuery(itemClass: .genericPassword, service: tag)), 2)
+
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 0)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: other.identity), loadBlobs: true).map(\.blob), [[3]])
+        XCTAssertEqual(try store.search(ItemQuery(exactly: internetAttributes().identity), loadBlobs: false).count, 1)
+        XCTAssertEqual(try store.delete(ItemQuery(itemClass: .genericPassword, service: tag)), 0)
+        let db = try SQLiteDatabase(path: store.path, create: false)
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM attributes WHERE item NOT IN (SELECT id FROM items)"), "0",
+                       "no orphan attribute rows")
+    }
+
+    func test_delete_withLabel_deletesOnlyThatLabel() throws {
+        try store.create(genericAttributes(account: "a1", label: "keep"), blob: [1], replace: false)
+        try store.create(genericAttributes(account: "a2", label: "drop"), blob: [2], replace: false)
+
+        XCTAssertEqual(try store.delete(ItemQuery(service: tag, label: "drop")), 1)
+
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).map(\.attributes.label), ["keep"])
+    }
+
+    // MARK: - the file
+
+    func test_database_isPrivate_inWALMode_withSchemaVersion_andHoldsTheBlobAsGiven() throws {
+        umask(0o022)
+        try store.create(genericAttributes(), blob: binaryBlob, replace: false)
+
+        let fileMode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: store.path)[.posixPermissions] as? Int)
+        let dirMode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int)
+        XCTAssertEqual(fileMode, 0o600)
+        XCTAssertEqual(dirMode, 0o700)
+        XCTAssertEqual(try store.journalMode(), "wal")
+        XCTAssertEqual(try store.integrityCheck(), "ok")
+        let db = try SQLiteDatabase(path: store.path, create: false)
+        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), "1")
+        XCTAssertEqual(try db.scalarText("SELECT hex(blob) FROM items"),
+                       binaryBlob.map { String(format: "%02X", $0) }.joined())
+        if let walMode = FileManager.default.fileExists(atPath: store.path + "-wal")
+            ? try FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.posixPermissions] as? Int : nil {
+            XCTAssertEqual(walMode, 0o600, "the WAL copies the database's mode")
+        }
+    }
+
+    func test_status_namesTheEmbeddedStoreAndItsFile() throws {
+        let status = try store.status()
+
+        XCTAssertEqual(status.backend, EmbeddedStore.backendName)
+        XCTAssertEqual(status.collection, store.path)
+        XCTAssertFalse(status.locked)
+    }
+
+    func test_open_throwsNotAvailable_withAdvice_whenTheFileIsCorrupt() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data(repeating: 0x5a, count: 8192).write(to: URL(fileURLWithPath: store.path))
+
+        assertThrows(.notAvailable, { _ = try self.store.search(ItemQuery(), loadBlobs: false) },
+                     messageContains: "move it aside")
+        assertThrows(.notAvailable, { try self.store.create(self.genericAttributes(), blob: [1], replace: false) },
+                     messageContains: "corrupt")
+    }
+
+    func test_open_refusesASymbolicLink() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let elsewhere = directory + "/../elsewhere.sqlite"
+        FileManager.default.createFile(atPath: elsewhere, contents: nil)
+        try FileManager.default.createSymbolicLink(atPath: store.path, withDestinationPath: elsewhere)
+
+        assertThrows(.notAvailable, { try self.store.create(self.genericAttributes(), blob: [1], replace: false) },
+                     messageContains: "symbolic link")
+    }
+
+    func test_open_refusesADatabaseFromANewerKeygate() throws {
+        try store.create(genericAttributes(), blob: [1], replace: false)
+        let db = try SQLiteDatabase(path: store.path, create: false)
+        try db.execute("UPDATE schema_version SET version = 99")
+
+        assertThrows(.notAvailable, { _ = try self.store.search(ItemQuery(), loadBlobs: false) },
+                     messageContains: "newer Keygate")
+    }
+
+    // MARK: - concurrency and crashes
+
+    func test_concurrentWriters_inSeparateConnections_allSucceed_andEachItemIsStoredOnce() throws {
+        let writers = 4, perWriter = 25
+        let failures = LockedList()
+        let directory = self.directory, tag = self.tag
+        DispatchQueue.concurrentPerform(iterations: writers) { w in
+            let own = EmbeddedStore(directory: directory, deadline: .seconds(20))
+            for i in 0..<perWriter {
+                do {
+                    try own.create(ItemAttributes(identity: .generic(service: tag, account: "w\(w)-\(i)")),
+                                   blob: [UInt8(w), UInt8(i)], replace: false)
+                    try own.create(ItemAttributes(identity: .generic(service: tag, account: "shared")),
+                                   blob: [UInt8(w), UInt8(i)], replace: true)
+                } catch {
+                    failures.append("\(error)")
+                }
+            }
+        }
+
+        XCTAssertEqual(failures.items, [])
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, writers * perWriter + 1)
+        XCTAssertEqual(try store.integrityCheck(), "ok")
+    }
+
+    func test_killDashNine_duringWrites_losesNothing_andEachItemIsOldOrNew() throws {
+        let rounds = Int(ProcessInfo.processInfo.environment["KEYGATE_KILL_ROUNDS"] ?? "") ?? 30
+        try KillWriter.seed(store)
+        var committed = [Int](repeating: 0, count: KillWriter.items)
+        var killedMidWrite = 0
+        for _ in 0..<rounds {
+            let lines = try KillWriter.runAndKill(directory: directory, delayMilliseconds: Int.random(in: 5...150))
+            for line in lines {
+                let parts = line.split(separator: " ")
+                if parts.count == 3, parts[0] == "committed", let item = Int(parts[1]), let gen = Int(parts[2]),
+                   item < committed.count {
+                    committed[item] = max(committed[item], gen)
+                }
+            }
+            // After every kill: each item holds exactly the last committed value or the one being written.
+            for item in 0..<KillWriter.items {
+                let found = try store.search(ItemQuery(exactly: KillWriter.identity(item)), loadBlobs: true)
+                XCTAssertEqual(found.count, 1, "item \(item)")
+                let blob = try XCTUnwrap(found.first?.blob)
+                let gen = try XCTUnwrap(KillWriter.generation(of: blob), "item \(item): a torn blob")
+                XCTAssertTrue(gen == committed[item] || gen == committed[item] + 1,
+                              "item \(item): read generation \(gen), last committed \(committed[item])")
+                if gen == committed[item] + 1 { killedMidWrite += 1 }
+                committed[item] = gen
+            }
+            XCTAssertEqual(try store.integrityCheck(), "ok")
+        }
+        XCTAssertGreaterThan(committed.reduce(0, +), rounds, "the writer made progress between kills")
+        if ProcessInfo.processInfo.environment["KEYGATE_PROBE_VERBOSE"] == "1" {
+            print("kill -9: \(rounds) rounds, generations \(committed), \(killedMidWrite) commits seen only after the kill")
+        }
+    }
+
+    func test_warmGet_isFasterThanOneSecretToolLookup() throws {
+        let written = genericAttributes()
+        try store.create(written, blob: binaryBlob, replace: false)
+        let query = ItemQuery(exactly: written.identity)
+        var samples: [Duration] = []
+        for _ in 0..<20 {
+            let started = ContinuousClock.now
+            let found = try store.search(query, loadBlobs: true)
+            samples.append(ContinuousClock.now - started)
+            XCTAssertEqual(found.first?.blob, binaryBlob)
+        }
+        let median = samples.sorted()[samples.count / 2]
+        XCTAssertLessThan(median, .milliseconds(15), "median warm get \(median)")
+        if ProcessInfo.processInfo.environment["KEYGATE_PROBE_VERBOSE"] == "1" { print("embedded median warm get: \(median)") }
+    }
+}
+
+private final class LockedList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [String] = []
+    func append(_ s: String) { lock.lock(); list.append(s); lock.unlock() }
+    var items: [String] { lock.lock(); defer { lock.unlock() }; return list }
+}
+
+/// The writer child of the kill -9 test, and the parent's means to start and kill it.
+/// Each item's blob is its generation number repeated over 4 KiB (so a torn write would
+/// show), and every write is a replace of one item with the next generation.
+enum KillWriter {
+    static let items = 5
+    private static let variable = "KEYGATE_KILL_WRITER_DIR"
+
+    static func identity(_ item: Int) -> ItemIdentity { .generic(service: "kg-kill", account: "item\(item)") }
+
+    static func blob(generation: Int) -> [UInt8] {
+        let word = withUnsafeBytes(of: UInt32(generation).littleEndian) { Array($0) }
+        return Array((0..<1024).map { _ in word }.joined())
+    }
+
+    static func generation(of blob: [UInt8]) -> Int? {
+        guard blob.count == 4096 else { return nil }
+        let word = Array(blob[0..<4])
+        for i in stride(from: 0, to: 4096, by: 4) where Array(blob[i..<i + 4]) != word { return nil }
+        return Int(UInt32(word[0]) | UInt32(word[1]) << 8 | UInt32(word[2]) << 16 | UInt32(word[3]) << 24)
+    }
+
+    static func seed(_ store: EmbeddedStore) throws {
+        for item in 0..<items {
+            try store.create(ItemAttributes(identity: identity(item)), blob: blob(generation: 0), replace: false)
+        }
+    }
+
+    /// Starts the writer, waits until it writes, sleeps `delayMilliseconds`, kills it with
+    /// SIGKILL, and returns the lines it printed ("committed ITEM GEN" after each write).
+    static func runAndKill(directory: String, delayMilliseconds: Int) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        process.arguments = ["KeygateIntegrationTests.EmbeddedStoreTests"]
+        var env = ProcessInfo.processInfo.environment
+        env[variable] = directory
+        process.environment = env
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let handle = pipe.fileHandleForReading
+        var text = ""
+        let started = Date()
+        while !text.contains("ready\n"), Date().timeIntervalSince(started) < 30 {
+            let data = handle.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        usleep(useconds_t(delayMilliseconds * 1000))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        text += String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    /// In the child: replace items with ever higher generations until killed.
+    static func runIfRequested() {
+        guard let directory = ProcessInfo.processInfo.environment[variable] else { return }
+        let store = EmbeddedStore(directory: directory, deadline: .seconds(20))
+        var generations = [Int](repeating: 0, count: items)
+        for item in 0..<items {
+            let blob = (try? store.search(ItemQuery(exactly: identity(item)), loadBlobs: true).first?.blob) ?? nil
+            generations[item] = blob.flatMap(generation(of:)) ?? 0
+        }
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        var item = 0
+        while true {
+            let next = generations[item] + 1
+            do {
+                try store.create(ItemAttributes(identity: identity(item)), blob: blob(generation: next), replace: true)
+            } catch {
+                FileHandle.standardOutput.write(Data("error \(error)\n".utf8))
+                exit(1)
+            }
+            generations[item] = next
+            FileHandle.standardOutput.write(Data("committed \(item) \(next)\n".utf8))
+            item = (item + 1) % items
+        }
+    }
+}
