@@ -88,7 +88,13 @@ public final class TestUser: @unchecked Sendable {
             usleep(100_000)
         }
         // -f: exited processes nobody reaps (zombies) still carry the uid and would block userdel.
-        _ = try? Subprocess.run(["userdel", "-f", "-r", name], environment: env, timeout: 30)
+        // userdel fails (status 10) while another useradd/userdel holds /etc/passwd's lock, which
+        // parallel test runs do: retry for a while rather than leave the account behind.
+        for attempt in 0..<20 {
+            let status = (try? Subprocess.run(["userdel", "-f", "-r", name], environment: env, timeout: 30))?.status
+            if status == 0 || status == 6 { break }   // 6: no such user (already gone)
+            usleep(UInt32(100_000 + 50_000 * attempt))
+        }
     }
 
     deinit { remove() }
