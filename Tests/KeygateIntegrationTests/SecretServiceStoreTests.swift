@@ -344,6 +344,31 @@ final class SecretServiceStoreTests: XCTestCase {
         if ProcessInfo.processInfo.environment["KEYGATE_PROBE_VERBOSE"] == "1" { print("median warm get: \(median)") }
     }
 
+    func test_delete_ofManyItems_outlastsTheDeadline_becauseTheDeadlineIsPerCall() throws {
+        // Each Delete makes gnome-keyring rewrite its file: 60 of them take far longer than 50 ms
+        // in all, yet each single call answers within it.
+        for index in 0..<60 { try store.create(genericAttributes(account: "d\(index)"), blob: [1], replace: false) }
+        let shortDeadline = SecretServiceStore(deadline: .milliseconds(50))
+        let started = ContinuousClock.now
+
+        let deleted = try shortDeadline.delete(ItemQuery(itemClass: .genericPassword, service: tag))
+
+        let elapsed = ContinuousClock.now - started
+        XCTAssertEqual(deleted, 60)
+        XCTAssertGreaterThan(elapsed, .milliseconds(50), "the whole run must outlast one call's deadline to prove anything")
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 0)
+    }
+
+    func test_search_ofManyItems_pipelinesTheirProperties_andKeepsEveryOne() throws {
+        let accounts = (0..<100).map { "p\($0)" }
+        for account in accounts { try store.create(genericAttributes(account: account), blob: [7], replace: false) }
+
+        let found = try store.search(ItemQuery(service: tag), loadBlobs: true)
+
+        XCTAssertEqual(Set(found.map(\.attributes.identity.account)), Set(accounts))
+        XCTAssertTrue(found.allSatisfy { $0.blob == [7] })
+    }
+
     // MARK: - child processes: locked collection, no bus, stopped daemon
 
     func test_operations_throwInteractionNotAllowed_whenDefaultCollectionLocked() throws {
