@@ -76,6 +76,9 @@ PAM_OUT     := $(if $(BUILD_PATH),$(BUILD_PATH),.build)/pam
 PAM_SOURCES := $(wildcard Sources/PAMKeygate/*.swift) \
                $(foreach d,Errors Crypto Items Keys KeyringCache System Policy,$(wildcard Sources/Keygate/$(d)/*.swift)) \
                Sources/Keygate/Keychain/LoginKeys.swift
+# As RELEASE_LINK_FLAGS: packed relative relocations make dlopen of the module (static Swift
+# runtime inside) cheaper in every process that loads it (sshd, login, sudo).
+PAM_LINK_FLAGS ?= -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-library -O -wmo \
                -D KEYGATE_PAM_STANDALONE -static-stdlib -emit-library \
                -I Sources/CPAM -I Sources/CKeyutils -I Sources/CSodium \
@@ -83,9 +86,6 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
                -Xlinker --gc-sections -Xlinker --as-needed \
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
                $(PAM_LINK_FLAGS) -lpam -lkeyutils -lsodium
-# As RELEASE_LINK_FLAGS: packed relative relocations make dlopen of the module (static Swift
-# runtime inside) cheaper in every process that loads it (sshd, login, sudo).
-PAM_LINK_FLAGS ?= -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 
 .PHONY: all build pam man debug install uninstall check demo bench clean swift-present deb deb-check
 
