@@ -92,35 +92,57 @@ final class SecretServiceConnection: @unchecked Sendable {
         }
     }
 
-    /// The path of the plain session, opened on first use.
-    func session(_ deadline: ServiceDeadline) throws -> String {
+    /// The OpenSession call of a plain session.
+    static var openSession: ServiceMethodCall {
+        ServiceMethodCall(path: servicePath, interface: serviceInterface, method: "OpenSession",
+                          arguments: Variant.tuple([Variant.string("plain"), Variant.boxed(Variant.string(""))]),
+                          replyType: "(vo)", action: "open a session")
+    }
+
+    /// The ReadAlias call that finds the default collection.
+    static var readDefaultAlias: ServiceMethodCall {
+        ServiceMethodCall(path: servicePath, interface: serviceInterface, method: "ReadAlias",
+                          arguments: Variant.tuple([Variant.string("default")]), replyType: "(o)",
+                          action: "find the default collection")
+    }
+
+    /// The cached session and collection paths (nil: not known yet on the open connection).
+    func cached(_ deadline: ServiceDeadline) throws -> (session: String?, collection: String?) {
         let bus = try connection(deadline)
-        if let session = state.withLock({ $0.connection === bus ? $0.session : nil }) { return session }
-        let reply = try call(ServiceMethodCall(
-            path: Self.servicePath, interface: Self.serviceInterface, method: "OpenSession",
-            arguments: Variant.tuple([Variant.string("plain"), Variant.boxed(Variant.string(""))]),
-            replyType: "(vo)", action: "open a session"), deadline)
-        guard let path = reply.child(1)?.string, path != "/" else {
+        return state.withLock { $0.connection === bus ? ($0.session, $0.collection) : (nil, nil) }
+    }
+
+    /// Records an OpenSession reply; returns the session path.
+    @discardableResult
+    func remember(session reply: GVariantRef) throws -> String {
+        guard let path = reply.child(1)?.string, path != "/", !path.isEmpty else {
             throw KeychainError.notAvailable("the Secret Service refused a plain session: check that "
                                              + "gnome-keyring-daemon is healthy, then try again")
         }
-        state.withLock { if $0.connection === bus { $0.session = path } }
+        state.withLock { $0.session = path }
         return path
+    }
+
+    /// Records a ReadAlias reply; returns the collection path.
+    @discardableResult
+    func remember(collection reply: GVariantRef) throws -> String {
+        guard let path = reply.child(0)?.string, path != "/", !path.isEmpty else {
+            throw SecretServiceFailure.noDefaultCollection()
+        }
+        state.withLock { $0.collection = path }
+        return path
+    }
+
+    /// The path of the plain session, opened on first use.
+    func session(_ deadline: ServiceDeadline) throws -> String {
+        if let session = try cached(deadline).session { return session }
+        return try remember(session: try call(Self.openSession, deadline))
     }
 
     /// The path of the collection behind the "default" alias, resolved on first use.
     func defaultCollection(_ deadline: ServiceDeadline) throws -> String {
-        let bus = try connection(deadline)
-        if let collection = state.withLock({ $0.connection === bus ? $0.collection : nil }) { return collection }
-        let reply = try call(ServiceMethodCall(
-            path: Self.servicePath, interface: Self.serviceInterface, method: "ReadAlias",
-            arguments: Variant.tuple([Variant.string("default")]), replyType: "(o)",
-            action: "find the default collection"), deadline)
-        guard let path = reply.child(0)?.string, path != "/", !path.isEmpty else {
-            throw SecretServiceFailure.noDefaultCollection()
-        }
-        state.withLock { if $0.connection === bus { $0.collection = path } }
-        return path
+        if let collection = try cached(deadline).collection { return collection }
+        return try remember(collection: try call(Self.readDefaultAlias, deadline))
     }
 
     /// Forgets the session (the daemon no longer knows it) or the collection path (it went away).

@@ -21,7 +21,7 @@ final class SecretServiceStore: ItemStore {
 
     func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
         let call = self.call
-        let paths = try call.unlockedItems(matching: query)
+        let paths = try call.unlockedItems(matching: query, openingSession: loadBlobs)
         guard !paths.isEmpty else { return [] }
         let (attributes, blobs) = try call.properties(of: paths, loadingSecrets: loadBlobs)
         var out: [StoredItem] = []
@@ -41,7 +41,7 @@ final class SecretServiceStore: ItemStore {
 
     func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
         let call = self.call
-        let paths = try call.unlockedItems(matching: ItemQuery(exactly: attributes.identity))
+        let paths = try call.unlockedItems(matching: ItemQuery(exactly: attributes.identity), openingSession: true)
         let existing = try call.properties(of: paths, loadingSecrets: false).attributes
         let label = ItemAttributeCodec.label(for: attributes)
         let encoded = ItemAttributeCodec.encode(attributes)
@@ -107,12 +107,22 @@ private struct ServiceCalls {
     /// The paths of Keygate's items in the default collection whose attributes match `query`
     /// (its label is matched later, client-side). One SearchItems, which answers unlocked and
     /// locked items apart: a locked match, or no match in a locked collection, is `.locked`.
-    func unlockedItems(matching query: ItemQuery) throws -> [String] {
-        let collection = try connection.defaultCollection(deadline)
-        let reply = try connection.call(ServiceMethodCall(
+    func unlockedItems(matching query: ItemQuery, openingSession: Bool = false) throws -> [String] {
+        // A process's first call sends ReadAlias (and OpenSession, for a read) with the search:
+        // one wait instead of three.
+        let known = try connection.cached(deadline)
+        var methods: [ServiceMethodCall] = []
+        if known.collection == nil { methods.append(C.readDefaultAlias) }
+        if openingSession, known.session == nil { methods.append(C.openSession) }
+        methods.append(ServiceMethodCall(
             path: C.servicePath, interface: C.serviceInterface, method: "SearchItems",
             arguments: Variant.tuple([Variant.stringDictionary(withSchema(ItemAttributeCodec.encode(query)))]),
-            replyType: "(aoao)", action: "search for items"), deadline)
+            replyType: "(aoao)", action: "search for items"))
+        var results = try connection.calls(methods, deadline)
+        let collection = try known.collection ?? connection.remember(collection: try results.removeFirst().get())
+        if openingSession, known.session == nil { try connection.remember(session: try results.removeFirst().get()) }
+        guard let searched = results.first else { throw SecretServiceFailure.map(nil, action: "search for items", deadline: deadline) }
+        let reply = try searched.get()
         let prefix = collection + "/"
         let unlocked = (reply.child(0)?.strings ?? []).filter { $0.hasPrefix(prefix) }
         let locked = (reply.child(1)?.strings ?? []).filter { $0.hasPrefix(prefix) }
