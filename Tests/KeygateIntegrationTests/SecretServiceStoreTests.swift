@@ -369,6 +369,35 @@ final class SecretServiceStoreTests: XCTestCase {
         XCTAssertTrue(found.allSatisfy { $0.blob == [7] })
     }
 
+    func test_manyConcurrentProcesses_readTheSameItem_andTheServiceSurvives() throws {
+        try store.create(genericAttributes(), blob: [4, 2], replace: false)
+        var children: [Process] = []
+        var outputs: [Pipe] = []
+        for _ in 0..<24 {
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            child.arguments = ["KeygateIntegrationTests.SecretServiceStoreTests"]
+            var env = ProcessInfo.processInfo.environment
+            env["KEYGATE_STORE_PROBE"] = "hammer"
+            env["KEYGATE_PROBE_SERVICE"] = tag
+            child.environment = env
+            let pipe = Pipe()
+            child.standardOutput = pipe
+            child.standardError = pipe
+            try child.run()
+            children.append(child)
+            outputs.append(pipe)
+        }
+        var transcript = ""
+        for (child, pipe) in zip(children, outputs) {
+            transcript += String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            child.waitUntilExit()
+        }
+
+        XCTAssertEqual(transcript.components(separatedBy: "KEYGATE-PROBE hammer ok").count - 1, 24, transcript)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: genericAttributes().identity), loadBlobs: true).first?.blob, [4, 2])
+    }
+
     // MARK: - child processes: locked collection, no bus, stopped daemon
 
     func test_operations_throwInteractionNotAllowed_whenDefaultCollectionLocked() throws {
@@ -443,7 +472,7 @@ final class SecretServiceStoreTests: XCTestCase {
 
 /// The child side of the tests above, and the parent's means to start it.
 enum StoreProbe {
-    enum Mode: String { case locked, noBus = "no-bus", stopped }
+    enum Mode: String { case locked, noBus = "no-bus", stopped, hammer }
 
     static let deadlineMilliseconds = 1000
     private static let modeVariable = "KEYGATE_STORE_PROBE"
@@ -585,6 +614,19 @@ enum StoreProbe {
             }
         case .noBus:
             step("search") { _ = try store.search(ItemQuery(service: tag), loadBlobs: true) }
+        case .hammer:
+            // Many short processes reading one item at once, as `keygate get` in a loop does.
+            let service = ProcessInfo.processInfo.environment["KEYGATE_PROBE_SERVICE"] ?? tag
+            let hammered = SecretServiceStore()
+            step("hammer") {
+                let rounds = ProcessInfo.processInfo.environment["KEYGATE_PROBE_ROUNDS"].flatMap { Int($0) } ?? 20
+                for _ in 0..<rounds {
+                    guard try hammered.search(ItemQuery(exactly: .generic(service: service, account: "alice")),
+                                              loadBlobs: true).first?.blob == [4, 2] else {
+                        throw KeychainError(.itemNotFound, "hammered item missing")
+                    }
+                }
+            }
         case .stopped:
             let pid = ProcessInfo.processInfo.environment[pidVariable].flatMap { pid_t($0) } ?? 0
             guard pid > 0 else {
