@@ -51,7 +51,11 @@ SECURITYDIR := $(DESTDIR)/usr/lib/$(MULTIARCH)/security
 PAMCONFIGSDIR := $(DESTDIR)/usr/share/pam-configs
 
 SWIFT_FLAGS := $(if $(BUILD_PATH),--build-path $(BUILD_PATH))
-RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
+# lld with packed relative relocations (DT_RELR, glibc >= 2.36): the static Swift runtime's
+# ~37,000 relative relocations become a few hundred RELR words, so ld.so does less at every
+# start (docs/PERFORMANCE.md). RELEASE_LINK_FLAGS= (empty) links with the default linker.
+RELEASE_LINK_FLAGS ?= -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
+RELEASE_FLAGS := -c release --static-swift-stdlib $(RELEASE_LINK_FLAGS) $(SWIFT_FLAGS)
 
 PAM_FILES    := pam.d/keygate pam.d/keygate-passcode
 POLICY_FILES := $(wildcard policies/*.policy)
@@ -76,13 +80,16 @@ PAM_OUT     := $(if $(BUILD_PATH),$(BUILD_PATH),.build)/pam
 PAM_SOURCES := $(wildcard Sources/PAMKeygate/*.swift) \
                $(foreach d,Errors Crypto Items Keys KeyringCache System Policy,$(wildcard Sources/Keygate/$(d)/*.swift)) \
                Sources/Keygate/Keychain/LoginKeys.swift
+# As RELEASE_LINK_FLAGS: packed relative relocations make dlopen of the module (static Swift
+# runtime inside) cheaper in every process that loads it (sshd, login, sudo).
+PAM_LINK_FLAGS ?= -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-library -O -wmo \
                -D KEYGATE_PAM_STANDALONE -static-stdlib -emit-library \
                -I Sources/CPAM -I Sources/CKeyutils -I Sources/CSodium \
                -Xlinker --version-script=Sources/PAMKeygate/exports.map \
                -Xlinker --gc-sections -Xlinker --as-needed \
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
-               -lpam -lkeyutils -lsodium
+               $(PAM_LINK_FLAGS) -lpam -lkeyutils -lsodium
 
 .PHONY: all build pam man debug install uninstall check stress demo bench clean swift-present deb deb-check deb-install-check
 
@@ -227,7 +234,7 @@ demo:
 # The benchmark suite (docs/PERFORMANCE.md): bench/run builds what it measures itself,
 # in its own build folder (BUILD_PATH, default /tmp/keygate-bench-build).
 bench: swift-present
-	SWIFT="$(SWIFT)" $(if $(BUILD_PATH),BUILD_PATH="$(BUILD_PATH)") bench/run
+	SWIFT="$(SWIFT)" RELEASE_LINK_FLAGS="$(RELEASE_LINK_FLAGS)" $(if $(BUILD_PATH),BUILD_PATH="$(BUILD_PATH)") bench/run
 
 clean:
 	rm -rf $(if $(BUILD_PATH),$(BUILD_PATH),.build)

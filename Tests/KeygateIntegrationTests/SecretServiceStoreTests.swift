@@ -344,6 +344,60 @@ final class SecretServiceStoreTests: XCTestCase {
         if ProcessInfo.processInfo.environment["KEYGATE_PROBE_VERBOSE"] == "1" { print("median warm get: \(median)") }
     }
 
+    func test_delete_ofManyItems_outlastsTheDeadline_becauseTheDeadlineIsPerCall() throws {
+        // Each Delete makes gnome-keyring rewrite its file: 60 of them take far longer than 50 ms
+        // in all, yet each single call answers within it.
+        for index in 0..<60 { try store.create(genericAttributes(account: "d\(index)"), blob: [1], replace: false) }
+        let shortDeadline = SecretServiceStore(deadline: .milliseconds(50))
+        let started = ContinuousClock.now
+
+        let deleted = try shortDeadline.delete(ItemQuery(itemClass: .genericPassword, service: tag))
+
+        let elapsed = ContinuousClock.now - started
+        XCTAssertEqual(deleted, 60)
+        XCTAssertGreaterThan(elapsed, .milliseconds(50), "the whole run must outlast one call's deadline to prove anything")
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 0)
+    }
+
+    func test_search_ofManyItems_pipelinesTheirProperties_andKeepsEveryOne() throws {
+        let accounts = (0..<100).map { "p\($0)" }
+        for account in accounts { try store.create(genericAttributes(account: account), blob: [7], replace: false) }
+
+        let found = try store.search(ItemQuery(service: tag), loadBlobs: true)
+
+        XCTAssertEqual(Set(found.map(\.attributes.identity.account)), Set(accounts))
+        XCTAssertTrue(found.allSatisfy { $0.blob == [7] })
+    }
+
+    func test_manyConcurrentProcesses_readTheSameItem_andTheServiceSurvives() throws {
+        try store.create(genericAttributes(), blob: [4, 2], replace: false)
+        var children: [Process] = []
+        var outputs: [Pipe] = []
+        for _ in 0..<24 {
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            child.arguments = ["KeygateIntegrationTests.SecretServiceStoreTests"]
+            var env = ProcessInfo.processInfo.environment
+            env["KEYGATE_STORE_PROBE"] = "hammer"
+            env["KEYGATE_PROBE_SERVICE"] = tag
+            child.environment = env
+            let pipe = Pipe()
+            child.standardOutput = pipe
+            child.standardError = pipe
+            try child.run()
+            children.append(child)
+            outputs.append(pipe)
+        }
+        var transcript = ""
+        for (child, pipe) in zip(children, outputs) {
+            transcript += String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            child.waitUntilExit()
+        }
+
+        XCTAssertEqual(transcript.components(separatedBy: "KEYGATE-PROBE hammer ok").count - 1, 24, transcript)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: genericAttributes().identity), loadBlobs: true).first?.blob, [4, 2])
+    }
+
     // MARK: - child processes: locked collection, no bus, stopped daemon
 
     func test_operations_throwInteractionNotAllowed_whenDefaultCollectionLocked() throws {
@@ -418,7 +472,7 @@ final class SecretServiceStoreTests: XCTestCase {
 
 /// The child side of the tests above, and the parent's means to start it.
 enum StoreProbe {
-    enum Mode: String { case locked, noBus = "no-bus", stopped }
+    enum Mode: String { case locked, noBus = "no-bus", stopped, hammer }
 
     static let deadlineMilliseconds = 1000
     private static let modeVariable = "KEYGATE_STORE_PROBE"
@@ -560,6 +614,19 @@ enum StoreProbe {
             }
         case .noBus:
             step("search") { _ = try store.search(ItemQuery(service: tag), loadBlobs: true) }
+        case .hammer:
+            // Many short processes reading one item at once, as `keygate get` in a loop does.
+            let service = ProcessInfo.processInfo.environment["KEYGATE_PROBE_SERVICE"] ?? tag
+            let hammered = SecretServiceStore()
+            step("hammer") {
+                let rounds = ProcessInfo.processInfo.environment["KEYGATE_PROBE_ROUNDS"].flatMap { Int($0) } ?? 20
+                for _ in 0..<rounds {
+                    guard try hammered.search(ItemQuery(exactly: .generic(service: service, account: "alice")),
+                                              loadBlobs: true).first?.blob == [4, 2] else {
+                        throw KeychainError(.itemNotFound, "hammered item missing")
+                    }
+                }
+            }
         case .stopped:
             let pid = ProcessInfo.processInfo.environment[pidVariable].flatMap { pid_t($0) } ?? 0
             guard pid > 0 else {

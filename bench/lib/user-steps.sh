@@ -22,6 +22,24 @@ secret-tool store --label=bench service bench-st account user <"$HOME/secret"
 printf %s "$(cat "$HOME/secret")" | keygate add -s bench -a gated --access user-presence
 keygate get -s bench -a user | cmp -s - "$HOME/secret" || { say "keygate get returned other bytes"; exit 1; }
 
+if ((PROFILE)) && command -v valgrind >/dev/null 2>&1; then
+    # Instruction counts (repeatable on a noisy machine): each program once under callgrind,
+    # the library and the C floor over 100 calls after their first. callgrind_annotate's
+    # inclusive summary of each is left in $OUT/profile/*.txt for docs/PERFORMANCE.md.
+    say "profile: callgrind of keygate get, --version, secret-tool lookup, library-read, the C floor"
+    mkdir -p "$OUT/profile"
+    cg() { local name=$1; shift
+        valgrind --tool=callgrind --callgrind-out-file="$OUT/profile/$name.cg" "$@" >/dev/null 2>"$OUT/profile/$name.log" || true
+        callgrind_annotate --inclusive=yes "$OUT/profile/$name.cg" 2>/dev/null | head -60 >"$OUT/profile/$name.txt" || true; }
+    cg keygate-get keygate get -s bench -a user
+    cg keygate-version keygate --version
+    cg secret-tool-lookup secret-tool lookup service bench-st account user
+    cg library-read-1 library-read read bench user 1
+    cg library-read-101 library-read read bench user 101
+    cg c-floor-1 lookup-loop 1 keygate:class genp service bench account user
+    cg c-floor-101 lookup-loop 101 keygate:class genp service bench account user
+fi
+
 say "CLI read and start-up: $ROUNDS interleaved rounds"
 spawn-timer "$ROUNDS" 3 \
     keygate-get keygate get -s bench -a user --- \

@@ -6,6 +6,12 @@
 // so the test suite can use a temporary PAM service folder, a cheap Argon2id cost
 // and short windows. Release builds compile the hooks out: an installed binary
 // cannot be talked into a weaker configuration through its environment.
+//
+// A process that makes many operations (a library caller) builds the context once:
+// `current()` reuses it while the environment, the uid and every policy folder and file
+// (inode, size, times, owner, mode) are unchanged (KeychainContextCache).
+internal import Glibc
+import Synchronization
 
 struct KeychainContext: Sendable {
     let user: UserAccount
@@ -24,6 +30,11 @@ struct KeychainContext: Sendable {
     let overrides: TestOverrides
 
     static func current() throws -> KeychainContext {
+        try KeychainContextCache.shared.context(building: build)
+    }
+
+    /// Builds the context from scratch: the user, the environment, every policy file.
+    static func build() throws -> KeychainContext {
         let env = ProcessEnvironment.snapshot()
         let user = try UserAccount.current()
         var confdir: String?
@@ -90,5 +101,92 @@ struct TestOverrides: Sendable {
         if let reuseDuration { policy.reuseDuration = reuseDuration }
         if let reuseScope { policy.reuseScope = reuseScope }
         if let lockoutSeconds { policy.lockoutSeconds = lockoutSeconds }
+    }
+}
+
+/// The process's last context, and what it was built from. Parsing the policy files,
+/// copying the environment into a dictionary and reading the password database were 15%
+/// of an in-process read's instructions; checking that nothing changed is a few stat calls.
+final class KeychainContextCache: Sendable {
+    static let shared = KeychainContextCache()
+
+    private struct Entry {
+        let uid: uid_t
+        let environment: [UInt8]
+        let fingerprint: [Int64]
+        let context: KeychainContext
+    }
+
+    private let entry = Mutex<Entry?>(nil)
+
+    func context(building build: () throws -> KeychainContext) rethrows -> KeychainContext {
+        let uid = getuid()
+        let environment = Self.environmentBytes()
+        if let hit = entry.withLock({ $0 }), hit.uid == uid, hit.environment == environment,
+           let fingerprint = Self.fingerprint(hit.context), fingerprint == hit.fingerprint {
+            return hit.context
+        }
+        // Taken before the files are read: a change while they are read shows next time.
+        let context = try build()
+        let fingerprint = Self.fingerprint(context)
+        entry.withLock { $0 = fingerprint.map { Entry(uid: uid, environment: environment, fingerprint: $0, context: context) } }
+        return context
+    }
+
+    /// The environment's bytes, entry after entry (cheaper than a dictionary, and exact).
+    private static func environmentBytes() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(4096)
+        var p = environ
+        while let entry = p.pointee {
+            var c = entry
+            while c.pointee != 0 { out.append(UInt8(bitPattern: c.pointee)); c += 1 }
+            out.append(0)
+            p += 1
+        }
+        return out
+    }
+
+    /// Every policy folder and file the context read, as numbers; nil when one of them changed
+    /// within the last 2 seconds (a file rewritten within one timestamp tick would look
+    /// unchanged, so recent changes are never trusted: as git treats "racy" files).
+    private static func fingerprint(_ context: KeychainContext) -> [Int64]? {
+        let env = getenv("HOME").map { String(cString: $0) }
+        let home = env.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? context.user.home
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var out: [Int64] = []
+        for (_, folder) in PolicyLocations.folders(home: home) {
+            var info = stat()
+            guard stat(folder, &info) == 0 else {
+                out.append(-Int64(errno))
+                continue
+            }
+            guard append(info, to: &out, now: now) else { return nil }
+            guard let dir = opendir(folder) else { return nil }
+            defer { closedir(dir) }
+            var names: [String] = []
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                if name != ".", name != ".." { names.append(name) }
+            }
+            for name in names.sorted() {
+                var file = stat()
+                guard fstatat(dirfd(dir), name, &file, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+                out.append(Int64(name.hashValue))
+                guard append(file, to: &out, now: now) else { return nil }
+            }
+        }
+        return out
+    }
+
+    private static func append(_ info: stat, to out: inout [Int64], now: timespec) -> Bool {
+        if info.st_mtim.tv_sec >= now.tv_sec - 2 || info.st_ctim.tv_sec >= now.tv_sec - 2 { return false }
+        out += [Int64(info.st_dev), Int64(info.st_ino), Int64(info.st_size), Int64(info.st_mode), Int64(info.st_uid),
+                Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec), Int64(info.st_ctim.tv_sec),
+                Int64(info.st_ctim.tv_nsec)]
+        return true
     }
 }

@@ -1,6 +1,7 @@
-// Turns what libsecret reports (a GError, or NULL with no error) into a KeychainError that
-// says what happened and what to do. Never shows a GError code; the GError's message may
-// follow in parentheses (libsecret never puts a secret in one).
+// Turns what a Secret Service call reports (a GError, with the D-Bus error name the daemon
+// sent) into a KeychainError that says what happened and what to do. Never shows a GError
+// code; the error's message may follow in parentheses (the Secret Service never puts a
+// secret in one).
 internal import CSecret
 
 enum SecretServiceFailure {
@@ -10,6 +11,11 @@ enum SecretServiceFailure {
         + "or run under scripts/secret-session"
     static let noDefaultCollectionMessage = "the Secret Service has no default collection: create one "
         + "(log in to the desktop once, or use seahorse), or run under scripts/secret-session"
+
+    /// The Secret Service's D-Bus error names.
+    static let lockedErrorName = "org.freedesktop.Secret.Error.IsLocked"
+    static let noSuchObjectErrorName = "org.freedesktop.Secret.Error.NoSuchObject"
+    static let noSessionErrorName = "org.freedesktop.Secret.Error.NoSession"
 
     static func locked() -> KeychainError { .interactionNotAllowed(lockedMessage) }
 
@@ -22,14 +28,14 @@ enum SecretServiceFailure {
             return .notAvailable("the Secret Service could not \(action) and gave no reason: "
                                  + "check that gnome-keyring-daemon is running, then try again")
         }
-        let io = g_io_error_quark(), dbus = g_dbus_error_quark(), secret = secret_error_get_quark()
+        let io = g_io_error_quark(), dbus = g_dbus_error_quark()
         if error.is(io, G_IO_ERROR_CANCELLED.rawValue) || error.is(io, G_IO_ERROR_TIMED_OUT.rawValue)
             || error.is(dbus, G_DBUS_ERROR_NO_REPLY.rawValue) || error.is(dbus, G_DBUS_ERROR_TIMEOUT.rawValue)
-            || error.is(dbus, G_DBUS_ERROR_TIMED_OUT.rawValue) || deadline.expired {
+            || error.is(dbus, G_DBUS_ERROR_TIMED_OUT.rawValue) {
             return .notAvailable("the Secret Service did not answer within \(deadline.limitText): check that "
                                  + "gnome-keyring-daemon is running and responsive (or run under scripts/secret-session)")
         }
-        if error.is(secret, SECRET_ERROR_IS_LOCKED.rawValue) || error.message.lowercased().contains("locked") {
+        if error.remoteName == lockedErrorName || error.message.lowercased().contains("locked") {
             return locked()
         }
         if error.is(dbus, G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue) || error.is(dbus, G_DBUS_ERROR_NAME_HAS_NO_OWNER.rawValue)
@@ -46,7 +52,8 @@ enum SecretServiceFailure {
             return .notAvailable("cannot reach the D-Bus session bus at DBUS_SESSION_BUS_ADDRESS: start a session bus "
                                  + "and gnome-keyring-daemon, or run under scripts/secret-session" + detail)
         }
-        if error.is(secret, SECRET_ERROR_NO_SUCH_OBJECT.rawValue) {
+        if error.remoteName == noSuchObjectErrorName || error.is(dbus, G_DBUS_ERROR_UNKNOWN_OBJECT.rawValue)
+            || error.is(dbus, G_DBUS_ERROR_UNKNOWN_METHOD.rawValue) {
             return .itemNotFound("the item went away while Keygate tried to \(action): try again" + detail)
         }
         return .notAvailable("the Secret Service could not \(action): check that gnome-keyring-daemon is running "

@@ -1,40 +1,53 @@
-// The ItemStore over libsecret: Keygate's items live in the Secret Service's default
-// collection under the "io.keygate.Item" schema. Every call runs under a ServiceDeadline,
-// a locked collection is reported as locked (never as "not found"), and nothing here ever
-// asks for an unlock prompt. Attribute mapping is ItemAttributeCodec's; C resources are
-// owned by the classes in GLibResources; errors are worded by SecretServiceFailure.
+// The ItemStore over the Secret Service (org.freedesktop.Secret.Service on the session bus):
+// Keygate's items live in the default collection under the "io.keygate.Item" schema (the
+// xdg:schema attribute libsecret writes, so items stay readable by secret-tool and older
+// Keygate builds). Talks D-Bus itself through SecretServiceConnection (one connection, one
+// plain session, reused), so a read is SearchItems, then the item's properties and its secret
+// together. Every call has its own deadline; a locked collection is reported as locked
+// (never as "not found"), and nothing here ever asks for an unlock prompt. Attribute mapping
+// is ItemAttributeCodec's; errors are worded by SecretServiceFailure.
 internal import CSecret
 
 final class SecretServiceStore: ItemStore {
     let deadline: Duration
-    private let schema: SecretSchemaRef?
+    private let connection: SecretServiceConnection
 
     init(deadline: Duration = .seconds(5)) {
         self.deadline = deadline
-        schema = try? SecretSchemaRef(name: ItemAttributeCodec.schemaName,
-                                      stringAttributes: ItemAttributeCodec.attributeNames)
+        connection = .shared
     }
 
+    private var call: ServiceCalls { ServiceCalls(connection: connection, deadline: ServiceDeadline(deadline)) }
+
     func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
-        let call = try begin()
-        let collection = try call.unlockedDefaultCollection()
-        let found = try call.items(in: collection, matching: query)
-        if loadBlobs { try call.loadSecrets(of: found.map(\.item)) }
-        return try found.map { entry in
-            guard loadBlobs else { return StoredItem(attributes: entry.attributes, blob: nil) }
-            return StoredItem(attributes: entry.attributes, blob: try call.secret(of: entry.item))
+        let call = self.call
+        let paths = try call.unlockedItems(matching: query, openingSession: loadBlobs)
+        guard !paths.isEmpty else { return [] }
+        let (attributes, blobs) = try call.properties(of: paths, loadingSecrets: loadBlobs)
+        var out: [StoredItem] = []
+        for (index, item) in attributes.enumerated() where query.matches(item) {
+            guard loadBlobs else {
+                out.append(StoredItem(attributes: item, blob: nil))
+                continue
+            }
+            guard let blob = blobs[paths[index]] else {
+                throw KeychainError.notAvailable("the Secret Service returned no secret for an item: check that "
+                                                 + "gnome-keyring-daemon is healthy, then try again")
+            }
+            out.append(StoredItem(attributes: item, blob: blob))
         }
+        return out
     }
 
     func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
-        let call = try begin()
-        let collection = try call.unlockedDefaultCollection()
-        let existing = try call.items(in: collection, matching: ItemQuery(exactly: attributes.identity))
-        let value = try SecretValueRef(copying: blob)
+        let call = self.call
+        let paths = try call.unlockedItems(matching: ItemQuery(exactly: attributes.identity), openingSession: true)
+        let existing = try call.properties(of: paths, loadingSecrets: false).attributes
         let label = ItemAttributeCodec.label(for: attributes)
-        let table = try GStringTable(ItemAttributeCodec.encode(attributes))
-        guard let current = existing.first else {
-            try call.createItem(in: collection, attributes: table, label: label, value: value)
+        let encoded = ItemAttributeCodec.encode(attributes)
+        guard let index = existing.indices.first(where: { ItemQuery(exactly: attributes.identity).matches(existing[$0]) })
+        else {
+            try call.createItem(attributes: encoded, label: label, secret: blob)
             return
         }
         guard replace else {
@@ -42,187 +55,203 @@ final class SecretServiceStore: ItemStore {
                                               + "update it, or delete it first")
         }
         // In place, so the item keeps its creation date and its D-Bus object.
-        try call.setSecret(of: current.item, to: value)
-        if ItemAttributeCodec.encode(current.attributes) != ItemAttributeCodec.encode(attributes) {
-            try call.setAttributes(of: current.item, to: table)
+        let current = existing[index], path = paths[index]
+        try call.setSecret(of: path, to: blob)
+        if ItemAttributeCodec.encode(current) != encoded {
+            try call.setProperty(of: path, "Attributes", Variant.stringDictionary(call.withSchema(encoded)),
+                                 action: "update the item's attributes")
         }
-        if current.attributes.label != label {
-            try call.setLabel(of: current.item, to: label)
+        if current.label != label {
+            try call.setProperty(of: path, "Label", Variant.string(label), action: "update the item's label")
         }
     }
 
     @discardableResult
     func delete(_ query: ItemQuery) throws -> Int {
-        let call = try begin()
-        let collection = try call.unlockedDefaultCollection()
-        let found = try call.items(in: collection, matching: query)
-        for entry in found { try call.deleteItem(entry.item) }
-        return found.count
+        let call = self.call
+        let paths = try call.unlockedItems(matching: query)
+        let attributes = try call.properties(of: paths, loadingSecrets: false).attributes
+        let doomed = zip(paths, attributes).filter { query.matches($0.1) }.map(\.0)
+        // One call at a time: gnome-keyring rewrites its file for each, and a deadline per call
+        // lets a long healthy run finish while a daemon that stops answering still fails fast.
+        for path in doomed { try call.deleteItem(path) }
+        return doomed.count
     }
 
     func status() throws -> StoreStatus {
-        let call = try begin()
-        let collection = try call.defaultCollection()
-        let label = takeGString(secret_collection_get_label(collection.pointer)) ?? ""
-        let path = g_dbus_proxy_get_object_path(proxy(collection.pointer)).map { String(cString: $0) } ?? ""
-        return StoreStatus(backend: "Secret Service (libsecret)", collection: label.isEmpty ? path : label,
-                           locked: secret_collection_get_locked(collection.pointer) != 0)
-    }
-
-    private func begin() throws -> ServiceCall {
-        guard let schema else {
-            throw KeychainError.notAvailable("could not create the \(ItemAttributeCodec.schemaName) item schema: "
-                                             + "check the libsecret installation")
-        }
-        let call = ServiceCall(deadline: try ServiceDeadline(deadline), schema: schema)
-        return call
+        let call = self.call
+        let collection = try call.connection.defaultCollection(call.deadline)
+        let properties = try call.collectionProperties(collection)
+        let label = properties.lookup("Label")?.string ?? ""
+        return StoreStatus(backend: "Secret Service (D-Bus, plain session over sealed blobs)",
+                           collection: label.isEmpty ? collection : label,
+                           locked: properties.lookup("Locked")?.boolean ?? true)
     }
 }
 
-/// A SecretService/SecretCollection/SecretItem proxy seen as its GDBusProxy base.
-private func proxy<T>(_ pointer: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<GDBusProxy> {
-    UnsafeMutablePointer<GDBusProxy>(OpaquePointer(pointer))
-}
-
-/// One storage operation: its deadline, and the libsecret calls it makes (each passes the
-/// deadline's GCancellable).
-private struct ServiceCall {
+/// The Secret Service calls of one store operation, each under `deadline`.
+private struct ServiceCalls {
+    let connection: SecretServiceConnection
     let deadline: ServiceDeadline
-    let schema: SecretSchemaRef
-    private var cancellable: UnsafeMutablePointer<GCancellable> { deadline.cancellable }
 
-    init(deadline: ServiceDeadline, schema: SecretSchemaRef) {
-        self.deadline = deadline
-        self.schema = schema
+    private typealias C = SecretServiceConnection
+
+    /// Adds the schema attribute libsecret writes and matches ("xdg:schema"), so that only
+    /// Keygate's own items are seen.
+    func withSchema(_ attributes: [String: String]) -> [String: String] {
+        var out = attributes
+        out["xdg:schema"] = ItemAttributeCodec.schemaName
+        return out
     }
 
-    struct Found {
-        let item: GObjectRef<SecretItem>
-        let attributes: ItemAttributes
-    }
-
-    private func failure(_ error: UnsafeMutablePointer<GError>?, _ action: String) -> KeychainError {
-        SecretServiceFailure.map(GErrorInfo.take(error), action: action, deadline: deadline)
-    }
-
-    /// The process's SecretService (libsecret caches the proxy: the bus connection and the
-    /// session are opened once per process).
-    func service() throws -> GObjectRef<SecretService> {
-        var error: UnsafeMutablePointer<GError>?
-        guard let service = secret_service_get_sync(SECRET_SERVICE_NONE, cancellable, &error) else {
-            throw failure(error, "connect to the session bus")
+    /// The paths of Keygate's items in the default collection whose attributes match `query`
+    /// (its label is matched later, client-side). One SearchItems, which answers unlocked and
+    /// locked items apart: a locked match, or no match in a locked collection, is `.locked`.
+    func unlockedItems(matching query: ItemQuery, openingSession: Bool = false) throws -> [String] {
+        // A process's first call sends ReadAlias (and OpenSession, for a read) with the search:
+        // one wait instead of three.
+        let known = try connection.cached(deadline)
+        var methods: [ServiceMethodCall] = []
+        if known.collection == nil { methods.append(C.readDefaultAlias) }
+        if openingSession, known.session == nil { methods.append(C.openSession) }
+        methods.append(ServiceMethodCall(
+            path: C.servicePath, interface: C.serviceInterface, method: "SearchItems",
+            arguments: Variant.tuple([Variant.stringDictionary(withSchema(ItemAttributeCodec.encode(query)))]),
+            replyType: "(aoao)", action: "search for items"))
+        var results = try connection.calls(methods, deadline)
+        let collection = try known.collection ?? connection.remember(collection: try results.removeFirst().get())
+        if openingSession, known.session == nil { try connection.remember(session: try results.removeFirst().get()) }
+        guard let searched = results.first else { throw SecretServiceFailure.map(nil, action: "search for items", deadline: deadline) }
+        let reply = try searched.get()
+        let prefix = collection + "/"
+        let unlocked = (reply.child(0)?.strings ?? []).filter { $0.hasPrefix(prefix) }
+        let locked = (reply.child(1)?.strings ?? []).filter { $0.hasPrefix(prefix) }
+        if !locked.isEmpty { throw SecretServiceFailure.locked() }
+        if unlocked.isEmpty {
+            // Nothing found: "not found" only if the collection is open (and still exists).
+            let properties: GVariantRef
+            do {
+                properties = try collectionProperties(collection)
+            } catch let error as KeychainError where error.code == .itemNotFound {
+                connection.forgetCollection()
+                throw KeychainError.notAvailable("the default keyring collection went away: try again")
+            }
+            if properties.lookup("Locked")?.boolean != false { throw SecretServiceFailure.locked() }
         }
-        // GLib's shared bus connection raises SIGTERM in its process when the bus goes away.
-        // A library inside sshd or a PAM stack must fail its call instead.
-        if let connection = g_dbus_proxy_get_connection(proxy(service)) {
-            g_dbus_connection_set_exit_on_close(connection, 0)
+        return unlocked
+    }
+
+    func collectionProperties(_ collection: String) throws -> GVariantRef {
+        let reply = try connection.call(getAll(collection, C.collectionInterface, action: "read the collection's state"),
+                                        deadline)
+        guard let properties = reply.child(0) else { throw SecretServiceFailure.map(nil, action: "read the collection's state", deadline: deadline) }
+        return properties
+    }
+
+    private func getAll(_ path: String, _ interface: String, action: String) -> ServiceMethodCall {
+        ServiceMethodCall(path: path, interface: C.propertiesInterface, method: "GetAll",
+                          arguments: Variant.tuple([Variant.string(interface)]), replyType: "(a{sv})", action: action)
+    }
+
+    /// The attributes of every item in `paths` (in order) and, when asked, their secrets (by
+    /// path): one GetAll per item and one GetSecrets for all, sent together.
+    func properties(of paths: [String], loadingSecrets: Bool) throws -> (attributes: [ItemAttributes], blobs: [String: [UInt8]]) {
+        guard !paths.isEmpty else { return ([], [:]) }
+        var methods = paths.map { getAll($0, C.itemInterface, action: "read an item's attributes") }
+        if loadingSecrets {
+            methods.append(getSecrets(paths, session: try connection.session(deadline)))
         }
-        return GObjectRef(taking: service)
-    }
-
-    /// The collection behind the "default" alias, as a fresh proxy (so its Locked property is current).
-    func defaultCollection() throws -> GObjectRef<SecretCollection> {
-        let service = try service()
-        var error: UnsafeMutablePointer<GError>?
-        guard let collection = secret_collection_for_alias_sync(service.pointer, "default", SECRET_COLLECTION_NONE,
-                                                                cancellable, &error) else {
-            if error == nil { throw SecretServiceFailure.noDefaultCollection() }
-            throw failure(error, "find the default collection")
+        var results = try connection.calls(methods, deadline)
+        if loadingSecrets, case .failure(let error) = results[paths.count], isStaleSession(error) {
+            // The daemon restarted and forgot the session: open a new one, once.
+            connection.forgetSession()
+            let retried = try connection.calls([getSecrets(paths, session: try connection.session(deadline))], deadline)
+            results[paths.count] = retried.first ?? results[paths.count]
         }
-        return GObjectRef(taking: collection)
-    }
-
-    /// The default collection, or `.interactionNotAllowed` when it is locked. Never prompts.
-    func unlockedDefaultCollection() throws -> GObjectRef<SecretCollection> {
-        let collection = try defaultCollection()
-        if secret_collection_get_locked(collection.pointer) != 0 { throw SecretServiceFailure.locked() }
-        return collection
-    }
-
-    /// Keygate's items in `collection` that match `query` (label matched here, client-side).
-    func items(in collection: GObjectRef<SecretCollection>, matching query: ItemQuery) throws -> [Found] {
-        let table = try GStringTable(ItemAttributeCodec.encode(query))
-        var error: UnsafeMutablePointer<GError>?
-        // SECRET_SEARCH_ALL only: no UNLOCK (never prompt) and no LOAD_SECRETS (libsecret would
-        // load them without our cancellable; loadSecrets does it under the deadline).
-        let list = secret_collection_search_sync(collection.pointer, schema.schema, table.table, SECRET_SEARCH_ALL,
-                                                 cancellable, &error)
-        if error != nil { throw failure(error, "search for items") }
-        var found: [Found] = []
-        for item in takeItemList(list) {
-            if secret_item_get_locked(item.pointer) != 0 { throw SecretServiceFailure.locked() }
-            let attributes = try decode(item)
-            if query.matches(attributes) { found.append(Found(item: item, attributes: attributes)) }
+        var attributes: [ItemAttributes] = []
+        for index in paths.indices {
+            attributes.append(try decode(try results[index].get().child(0)))
         }
-        return found
+        var blobs: [String: [UInt8]] = [:]
+        if loadingSecrets {
+            let secrets = try results[paths.count].get().child(0)?.children ?? []
+            for entry in secrets {
+                guard let path = entry.child(0)?.string, let value = entry.child(1)?.child(2) else { continue }
+                blobs[path] = value.bytes
+            }
+        }
+        return (attributes, blobs)
     }
 
-    private func decode(_ item: GObjectRef<SecretItem>) throws -> ItemAttributes {
-        let label = takeGString(secret_item_get_label(item.pointer)) ?? ""
-        let entries = secret_item_get_attributes(item.pointer).map { GStringTable(taking: $0).entries } ?? [:]
+    private func getSecrets(_ paths: [String], session: String) -> ServiceMethodCall {
+        ServiceMethodCall(path: C.servicePath, interface: C.serviceInterface, method: "GetSecrets",
+                          arguments: Variant.tuple([Variant.objectPaths(paths), Variant.objectPath(session)]),
+                          replyType: "(a{o(oayays)})", action: "read item secrets")
+    }
+
+    private func isStaleSession(_ error: KeychainError) -> Bool {
+        error.message.contains("session")
+    }
+
+    private func decode(_ properties: GVariantRef?) throws -> ItemAttributes {
+        guard let properties else {
+            throw KeychainError.notAvailable("the Secret Service sent an item without its attributes: check that "
+                                             + "gnome-keyring-daemon is healthy, then try again")
+        }
+        if properties.lookup("Locked")?.boolean == true { throw SecretServiceFailure.locked() }
+        let label = properties.lookup("Label")?.string ?? ""
+        let entries = properties.lookup("Attributes")?.stringDictionary ?? [:]
         guard let attributes = ItemAttributeCodec.decode(entries, label: label,
-                                                         created: UInt64(secret_item_get_created(item.pointer)),
-                                                         modified: UInt64(secret_item_get_modified(item.pointer))) else {
+                                                         created: properties.lookup("Created")?.uint64 ?? 0,
+                                                         modified: properties.lookup("Modified")?.uint64 ?? 0) else {
             throw KeychainError.decode("the keyring item \"\(label)\" has \(ItemAttributeCodec.schemaName) attributes "
                                        + "Keygate cannot read: delete it with secret-tool or seahorse")
         }
         return attributes
     }
 
-    /// Loads the secrets of `items` in one round trip.
-    func loadSecrets(of items: [GObjectRef<SecretItem>]) throws {
-        guard !items.isEmpty else { return }
-        var error: UnsafeMutablePointer<GError>?
-        let ok = withItemList(items) { secret_item_load_secrets_sync($0, cancellable, &error) }
-        if ok == 0 || error != nil { throw failure(error, "read item secrets") }
+    /// A Secret struct (oayays) for the plain session: the sealed blob as it is.
+    private func secret(_ blob: [UInt8], session: String) -> OpaquePointer {
+        Variant.tuple([Variant.objectPath(session), Variant.bytes([]), Variant.bytes(blob),
+                       Variant.string("application/octet-stream")])
     }
 
-    /// The loaded secret of `item`.
-    func secret(of item: GObjectRef<SecretItem>) throws -> [UInt8] {
-        guard let value = secret_item_get_secret(item.pointer) else {
-            // load_secrets skips items that are locked; anything else is a store failure.
-            if secret_item_get_locked(item.pointer) != 0 { throw SecretServiceFailure.locked() }
-            throw KeychainError.notAvailable("the Secret Service returned no secret for an item: check that "
-                                             + "gnome-keyring-daemon is healthy, then try again")
-        }
-        return SecretValueRef(taking: value).bytes
+    func createItem(attributes: [String: String], label: String, secret blob: [UInt8]) throws {
+        let collection = try connection.defaultCollection(deadline)
+        let session = try connection.session(deadline)
+        let properties = Variant.array(of: "{sv}", [
+            Variant.dictEntry(Variant.string(C.itemInterface + ".Label"), Variant.boxed(Variant.string(label))),
+            Variant.dictEntry(Variant.string(C.itemInterface + ".Attributes"),
+                              Variant.boxed(Variant.stringDictionary(withSchema(attributes)))),
+        ])
+        let reply = try connection.call(ServiceMethodCall(
+            path: collection, interface: C.collectionInterface, method: "CreateItem",
+            arguments: Variant.tuple([properties, secret(blob, session: session), Variant.boolean(false)]),
+            replyType: "(oo)", action: "create the item"), deadline)
+        // A prompt would mean the collection wants unlocking: Keygate never prompts here.
+        if let prompt = reply.child(1)?.string, prompt != "/" { throw SecretServiceFailure.locked() }
     }
 
-    func createItem(in collection: GObjectRef<SecretCollection>, attributes: GStringTable, label: String,
-                    value: SecretValueRef) throws {
-        var error: UnsafeMutablePointer<GError>?
-        guard let item = secret_item_create_sync(collection.pointer, schema.schema, attributes.table, label, value.value,
-                                                 SECRET_ITEM_CREATE_NONE, cancellable, &error) else {
-            throw failure(error, "create the item")
-        }
-        g_object_unref(item)
+    func setSecret(of path: String, to blob: [UInt8]) throws {
+        let session = try connection.session(deadline)
+        _ = try connection.call(ServiceMethodCall(
+            path: path, interface: C.itemInterface, method: "SetSecret",
+            arguments: Variant.tuple([secret(blob, session: session)]), replyType: "()",
+            action: "update the item's secret"), deadline)
     }
 
-    func setSecret(of item: GObjectRef<SecretItem>, to value: SecretValueRef) throws {
-        var error: UnsafeMutablePointer<GError>?
-        if secret_item_set_secret_sync(item.pointer, value.value, cancellable, &error) == 0 {
-            throw failure(error, "update the item's secret")
-        }
+    /// Sets one org.freedesktop.Secret.Item property (`value` is a floating GVariant).
+    func setProperty(of path: String, _ name: String, _ value: OpaquePointer, action: String) throws {
+        _ = try connection.call(ServiceMethodCall(
+            path: path, interface: C.propertiesInterface, method: "Set",
+            arguments: Variant.tuple([Variant.string(C.itemInterface), Variant.string(name), Variant.boxed(value)]),
+            replyType: "()", action: action), deadline)
     }
 
-    func setAttributes(of item: GObjectRef<SecretItem>, to table: GStringTable) throws {
-        var error: UnsafeMutablePointer<GError>?
-        if secret_item_set_attributes_sync(item.pointer, schema.schema, table.table, cancellable, &error) == 0 {
-            throw failure(error, "update the item's attributes")
-        }
-    }
-
-    func setLabel(of item: GObjectRef<SecretItem>, to label: String) throws {
-        var error: UnsafeMutablePointer<GError>?
-        if secret_item_set_label_sync(item.pointer, label, cancellable, &error) == 0 {
-            throw failure(error, "update the item's label")
-        }
-    }
-
-    func deleteItem(_ item: GObjectRef<SecretItem>) throws {
-        var error: UnsafeMutablePointer<GError>?
-        if secret_item_delete_sync(item.pointer, cancellable, &error) == 0 {
-            throw failure(error, "delete the item")
-        }
+    func deleteItem(_ path: String) throws {
+        let reply = try connection.call(ServiceMethodCall(
+            path: path, interface: C.itemInterface, method: "Delete", arguments: nil, replyType: "(o)",
+            action: "delete the item"), deadline)
+        if let prompt = reply.child(0)?.string, prompt != "/" { throw SecretServiceFailure.locked() }
     }
 }

@@ -1,15 +1,45 @@
-// A deadline for one storage operation: a GCancellable that every libsecret call of the
-// operation receives, cancelled by a Dispatch timer when the time is up. A Secret Service
-// that does not answer (a stopped daemon) then fails with G_IO_ERROR_CANCELLED instead of
-// hanging. The mapping of that error to a message lives in SecretServiceFailure.
+// The deadline of ONE D-Bus exchange with the session bus or the Secret Service: every method
+// call gets it as GDBus's own reply timeout, and connecting to the bus (which takes no
+// timeout) runs under a GCancellable that a Dispatch timer cancels. A daemon that stops
+// answering fails the call that waits for it (G_IO_ERROR_TIMED_OUT or _CANCELLED) within
+// the limit, while a long healthy operation (deleting 10,000 items, one call each) is never
+// cut. The mapping of those errors to a message lives in SecretServiceFailure.
 internal import CSecret
 import Dispatch
 
-final class ServiceDeadline {
+struct ServiceDeadline: Sendable {
     let limit: Duration
-    let cancellable: UnsafeMutablePointer<GCancellable>
-    private let timer: DispatchWorkItem
-    private let box: CancellableBox
+
+    init(_ limit: Duration) { self.limit = limit }
+
+    /// The limit as GDBus's timeout_msec (at least 1 ms: 0 or -1 would mean GDBus's default of 25 s).
+    var milliseconds: Int32 {
+        let (seconds, attoseconds) = limit.components
+        let ms = max(0, seconds) * 1000 + max(0, attoseconds) / 1_000_000_000_000_000
+        return Int32(clamping: max(1, ms))
+    }
+
+    /// The limit as people read it: "5 s", "1.5 s".
+    var limitText: String {
+        let (seconds, attoseconds) = limit.components
+        let tenths = attoseconds / 100_000_000_000_000_000
+        return tenths == 0 ? "\(seconds) s" : "\(seconds).\(tenths) s"
+    }
+
+    /// Runs `body` with a GCancellable that is cancelled when the limit passes: for the steps
+    /// GDBus gives no timeout (finding and connecting to the session bus).
+    func withCancellable<R>(_ body: (UnsafeMutablePointer<GCancellable>?) throws -> R) rethrows -> R {
+        guard let cancellable = g_cancellable_new() else { return try body(nil) }
+        let box = CancellableBox(cancellable)
+        let timer = DispatchWorkItem { box.cancel() }
+        let nanos = Int(milliseconds) * 1_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanos), execute: timer)
+        defer {
+            timer.cancel()
+            g_object_unref(cancellable)
+        }
+        return try body(cancellable)
+    }
 
     /// Holds its own reference to the cancellable, so a timer that fires late never touches freed memory.
     private final class CancellableBox: @unchecked Sendable {
@@ -21,35 +51,5 @@ final class ServiceDeadline {
         }
         func cancel() { g_cancellable_cancel(pointer) }
         deinit { g_object_unref(pointer) }
-    }
-
-    /// Starts the clock.
-    init(_ limit: Duration) throws {
-        guard let cancellable = g_cancellable_new() else {
-            throw KeychainError.notAvailable("could not allocate memory for a Secret Service call: free some memory, then try again")
-        }
-        self.limit = limit
-        self.cancellable = cancellable
-        let box = CancellableBox(cancellable)
-        self.box = box
-        timer = DispatchWorkItem { box.cancel() }
-        let (seconds, attoseconds) = limit.components
-        let nanos = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanos)), execute: timer)
-    }
-
-    /// Whether the deadline has already fired.
-    var expired: Bool { g_cancellable_is_cancelled(cancellable) != 0 }
-
-    /// The limit as people read it: "5 s", "1.5 s".
-    var limitText: String {
-        let (seconds, attoseconds) = limit.components
-        let tenths = attoseconds / 100_000_000_000_000_000
-        return tenths == 0 ? "\(seconds) s" : "\(seconds).\(tenths) s"
-    }
-
-    deinit {
-        timer.cancel()
-        g_object_unref(cancellable)
     }
 }
