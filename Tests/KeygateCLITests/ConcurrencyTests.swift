@@ -45,9 +45,9 @@ final class ConcurrencyTests: XCTestCase {
         }
         // Every attempted write counts as "written": a writer that fails or dies may still have stored.
         for l in lines where l.count == 4 && (l[0] == "A" || l[0] == "U") { written[String(l[1]), default: []].insert(String(l[2])) }
-        // 53 on U/G/D: the KNOWN vanished-item race (SecretServiceStore acts on an item another
-        // process deleted after its search); allowed only with that message, and counted.
-        let allowed: [Substring: Set<Substring>] = ["A": ["0", "45"], "U": ["0", "53"], "G": ["0", "44", "53"], "D": ["0", "44", "53"]]
+        // An item another process deletes between a search and the next call is gone (44 for a
+        // read, counted as deleted, re-created by an update): never an error.
+        let allowed: [Substring: Set<Substring>] = ["A": ["0", "45"], "U": ["0"], "G": ["0", "44"], "D": ["0", "44"]]
         var badStatus: [String] = [], badReads: [String] = []
         for l in lines {
             guard l.count == 4 else { badStatus.append(l.joined(separator: " ")); continue }
@@ -67,15 +67,12 @@ final class ConcurrencyTests: XCTestCase {
         }
         let errors = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.filter { $0.hasPrefix("err") }
             .compactMap { try? String(contentsOfFile: folder + $0, encoding: .utf8) }.joined() ?? ""
-        let vanished = lines.filter { $0.count == 4 && $0[3] == "53" }.count
-        let otherErrors = errors.split(separator: "\n").filter { $0.contains("Secret Service") && !$0.contains("No such") && !$0.contains("returned no secret") }
-        XCTAssertEqual(otherErrors, [], "exit 53 for a reason other than the known vanished-item race")
         XCTAssertEqual(lines.count, processes * operations, "every operation finished and logged")
         XCTAssertEqual(badStatus, [], "unexpected exit statuses; stderr:\n\(errors.suffix(3000))")
         XCTAssertEqual(badReads, [], "a read returned a value no writer wrote to that key")
         XCTAssertEqual(duplicates, [], "two items with one identity")
         StressBudget.report("cli race", ["processes": processes, "operations": lines.count,
-                                         "badStatus": badStatus.count, "vanishedItemRace": vanished, "badReads": badReads.count, "duplicates": duplicates.count])
+                                         "badStatus": badStatus.count, "badReads": badReads.count, "duplicates": duplicates.count])
     }
 
     /// Many `keygate unlock` at once (and gated reads in several reuse scopes): every

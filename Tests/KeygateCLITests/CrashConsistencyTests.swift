@@ -15,10 +15,10 @@ final class CrashConsistencyTests: XCTestCase {
         try addUpdateKillLoop(changingTheClass: false, name: "add -U")
     }
 
-    /// As above, every other update also changing the accessibility class. KNOWN BUG
-    /// (reported): SecretServiceStore.create(replace:) writes the secret and then the
-    /// attributes in two D-Bus calls; a kill between them leaves a blob whose class
-    /// disagrees with its attributes, which reads as "tampered" (exit 93).
+    /// As above, every other update also changing the accessibility class, which the sealed
+    /// blob is bound to: the store creates the new item whole before deleting the old one, so a
+    /// kill in between leaves two complete items (either reads), never a blob under attributes
+    /// it was not sealed for (which would read as "tampered", exit 93).
     func test_addUpdateChangingTheClass_killedAtRandom_itemReadsOldOrNew_neverGarbage() throws {
         try addUpdateKillLoop(changingTheClass: true, name: "add -U --accessible")
     }

@@ -31,6 +31,9 @@ enum ItemAttributeCodec {
         static let accessGroup = "access-group"
         /// "1" for a synchronizable item; absent otherwise (Keygate never syncs: see ItemAttributes).
         static let synchronizable = "synchronizable"
+        /// The creation date (seconds) an item carried before the store replaced it with a new
+        /// object (SecretServiceStore's crash-safe update); absent on items never replaced so.
+        static let created = "keygate:created"
     }
 
     /// The attributes stored for an item: every primary-key field of its class (empty or "0"
@@ -99,7 +102,8 @@ enum ItemAttributeCodec {
         }
         return ItemAttributes(identity: identity, label: label, comment: attrs[Key.comment], generic: generic,
                               accessibility: accessibility, accessControl: accessControl,
-                              created: created, modified: modified, description: attrs[Key.description],
+                              created: attrs[Key.created].flatMap { UInt64($0) } ?? created, modified: modified,
+                              description: attrs[Key.description],
                               accessGroup: attrs[Key.accessGroup], synchronizable: attrs[Key.synchronizable] == "1")
     }
 

@@ -53,7 +53,8 @@ enum SecretServiceFailure {
                                  + "and gnome-keyring-daemon, or run under scripts/secret-session" + detail)
         }
         if error.remoteName == noSuchObjectErrorName || error.is(dbus, G_DBUS_ERROR_UNKNOWN_OBJECT.rawValue)
-            || error.is(dbus, G_DBUS_ERROR_UNKNOWN_METHOD.rawValue) {
+            || error.is(dbus, G_DBUS_ERROR_UNKNOWN_METHOD.rawValue) || error.is(dbus, G_DBUS_ERROR_UNKNOWN_INTERFACE.rawValue)
+            || error.is(dbus, G_DBUS_ERROR_UNKNOWN_PROPERTY.rawValue) {
             return .itemNotFound("the item went away while Keygate tried to \(action): try again" + detail)
         }
         return .notAvailable("the Secret Service could not \(action): check that gnome-keyring-daemon is running "

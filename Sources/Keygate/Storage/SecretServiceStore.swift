@@ -23,30 +23,34 @@ final class SecretServiceStore: ItemStore {
         let call = self.call
         let paths = try call.unlockedItems(matching: query, openingSession: loadBlobs)
         guard !paths.isEmpty else { return [] }
-        let (attributes, blobs) = try call.properties(of: paths, loadingSecrets: loadBlobs)
+        let (found, blobs) = try call.properties(of: paths, loadingSecrets: loadBlobs)
         var out: [StoredItem] = []
-        for (index, item) in attributes.enumerated() where query.matches(item) {
+        for (path, item) in found where query.matches(item) {
             guard loadBlobs else {
                 out.append(StoredItem(attributes: item, blob: nil))
                 continue
             }
-            guard let blob = blobs[paths[index]] else {
-                throw KeychainError.notAvailable("the Secret Service returned no secret for an item: check that "
-                                                 + "gnome-keyring-daemon is healthy, then try again")
-            }
+            // No secret for a path that answered GetAll: deleted by another process in between.
+            guard let blob = blobs[path] else { continue }
             out.append(StoredItem(attributes: item, blob: blob))
         }
         return out
     }
 
+    /// With `replace`, an item whose attributes stay the same gets its new secret in place (one
+    /// call: never half-written). When the attributes change (a new class or access control,
+    /// which the sealed blob is bound to), the new item is created whole first and the old one
+    /// deleted after, keeping its creation date in an attribute: a process killed between the
+    /// two leaves two complete items, each readable as the old or the new value, never a blob
+    /// under attributes it was not sealed for. The next replace removes such leftovers.
     func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
         let call = self.call
-        let paths = try call.unlockedItems(matching: ItemQuery(exactly: attributes.identity), openingSession: true)
-        let existing = try call.properties(of: paths, loadingSecrets: false).attributes
+        let exact = ItemQuery(exactly: attributes.identity)
+        let paths = try call.unlockedItems(matching: exact, openingSession: true)
+        let matches = try call.properties(of: paths, loadingSecrets: false).found.filter { exact.matches($0.attributes) }
         let label = ItemAttributeCodec.label(for: attributes)
         let encoded = ItemAttributeCodec.encode(attributes)
-        guard let index = existing.indices.first(where: { ItemQuery(exactly: attributes.identity).matches(existing[$0]) })
-        else {
+        guard let (path, current) = matches.first else {
             try call.createItem(attributes: encoded, label: label, secret: blob)
             return
         }
@@ -54,27 +58,34 @@ final class SecretServiceStore: ItemStore {
             throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: "
                                               + "update it, or delete it first")
         }
-        // In place, so the item keeps its creation date and its D-Bus object.
-        let current = existing[index], path = paths[index]
-        try call.setSecret(of: path, to: blob)
-        if ItemAttributeCodec.encode(current) != encoded {
-            try call.setProperty(of: path, "Attributes", Variant.stringDictionary(call.withSchema(encoded)),
-                                 action: "update the item's attributes")
+        if ItemAttributeCodec.encode(current) == encoded {
+            do {
+                try call.setSecret(of: path, to: blob)
+                if current.label != label {
+                    try call.setProperty(of: path, "Label", Variant.string(label), action: "update the item's label")
+                }
+            } catch let error as KeychainError where error.code == .itemNotFound {
+                // Deleted by another process meanwhile: the write still happens.
+                try call.createItem(attributes: encoded, label: label, secret: blob)
+            }
+        } else {
+            var keepingDate = encoded
+            keepingDate[ItemAttributeCodec.Key.created] = String(current.created)
+            try call.createItem(attributes: keepingDate, label: label, secret: blob)
+            try call.deleteIfPresent(path)
         }
-        if current.label != label {
-            try call.setProperty(of: path, "Label", Variant.string(label), action: "update the item's label")
-        }
+        for (extra, _) in matches.dropFirst() { try call.deleteIfPresent(extra) }
     }
 
     @discardableResult
     func delete(_ query: ItemQuery) throws -> Int {
         let call = self.call
         let paths = try call.unlockedItems(matching: query)
-        let attributes = try call.properties(of: paths, loadingSecrets: false).attributes
-        let doomed = zip(paths, attributes).filter { query.matches($0.1) }.map(\.0)
+        let doomed = try call.properties(of: paths, loadingSecrets: false).found.filter { query.matches($0.attributes) }
         // One call at a time: gnome-keyring rewrites its file for each, and a deadline per call
         // lets a long healthy run finish while a daemon that stops answering still fails fast.
-        for path in doomed { try call.deleteItem(path) }
+        // An item another process deleted meanwhile counts as deleted: it is gone either way.
+        for (path, _) in doomed { try call.deleteIfPresent(path) }
         return doomed.count
     }
 
@@ -153,34 +164,46 @@ private struct ServiceCalls {
                           arguments: Variant.tuple([Variant.string(interface)]), replyType: "(a{sv})", action: action)
     }
 
-    /// The attributes of every item in `paths` (in order) and, when asked, their secrets (by
-    /// path): one GetAll per item and one GetSecrets for all, sent together.
-    func properties(of paths: [String], loadingSecrets: Bool) throws -> (attributes: [ItemAttributes], blobs: [String: [UInt8]]) {
+    /// The attributes of the items in `paths` (in order) and, when asked, their secrets (by
+    /// path): one GetAll per item and one GetSecrets for all, sent together. An item deleted by
+    /// another process between the search and these calls is left out, not an error.
+    func properties(of paths: [String], loadingSecrets: Bool) throws
+        -> (found: [(path: String, attributes: ItemAttributes)], blobs: [String: [UInt8]]) {
         guard !paths.isEmpty else { return ([], [:]) }
         var methods = paths.map { getAll($0, C.itemInterface, action: "read an item's attributes") }
         if loadingSecrets {
             methods.append(getSecrets(paths, session: try connection.session(deadline)))
         }
         var results = try connection.calls(methods, deadline)
-        if loadingSecrets, case .failure(let error) = results[paths.count], isStaleSession(error) {
-            // The daemon restarted and forgot the session: open a new one, once.
-            connection.forgetSession()
-            let retried = try connection.calls([getSecrets(paths, session: try connection.session(deadline))], deadline)
-            results[paths.count] = retried.first ?? results[paths.count]
-        }
-        var attributes: [ItemAttributes] = []
-        for index in paths.indices {
-            attributes.append(try decode(try results[index].get().child(0)))
-        }
-        var blobs: [String: [UInt8]] = [:]
-        if loadingSecrets {
-            let secrets = try results[paths.count].get().child(0)?.children ?? []
-            for entry in secrets {
-                guard let path = entry.child(0)?.string, let value = entry.child(1)?.child(2) else { continue }
-                blobs[path] = value.bytes
+        var found: [(path: String, attributes: ItemAttributes)] = []
+        for (index, path) in paths.enumerated() {
+            switch results[index] {
+            case .success(let reply): found.append((path, try decode(reply.child(0))))
+            case .failure(let error) where error.code == .itemNotFound: continue
+            case .failure(let error): throw error
             }
         }
-        return (attributes, blobs)
+        guard loadingSecrets else { return (found, [:]) }
+        if case .failure(let error) = results[paths.count], isStaleSession(error) || error.code == .itemNotFound {
+            // The daemon restarted and forgot the session, or an item vanished: once more, with a
+            // fresh session if needed and only the items that are still there.
+            if isStaleSession(error) { connection.forgetSession() }
+            let retried = try connection.calls([getSecrets(found.map(\.path), session: try connection.session(deadline))],
+                                               deadline)
+            results[paths.count] = retried.first ?? results[paths.count]
+        }
+        let secrets: [GVariantRef]
+        switch results[paths.count] {
+        case .success(let reply): secrets = reply.child(0)?.children ?? []
+        case .failure(let error) where error.code == .itemNotFound: secrets = []
+        case .failure(let error): throw error
+        }
+        var blobs: [String: [UInt8]] = [:]
+        for entry in secrets {
+            guard let path = entry.child(0)?.string, let value = entry.child(1)?.child(2) else { continue }
+            blobs[path] = value.bytes
+        }
+        return (found, blobs)
     }
 
     private func getSecrets(_ paths: [String], session: String) -> ServiceMethodCall {
@@ -246,6 +269,15 @@ private struct ServiceCalls {
             path: path, interface: C.propertiesInterface, method: "Set",
             arguments: Variant.tuple([Variant.string(C.itemInterface), Variant.string(name), Variant.boxed(value)]),
             replyType: "()", action: action), deadline)
+    }
+
+    /// Deletes the item; one another process deleted first counts as done.
+    func deleteIfPresent(_ path: String) throws {
+        do {
+            try deleteItem(path)
+        } catch let error as KeychainError where error.code == .itemNotFound {
+            return
+        }
     }
 
     func deleteItem(_ path: String) throws {
