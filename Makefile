@@ -66,15 +66,17 @@ export SOURCE_DATE_EPOCH
 # pam_keygate.so is linked with swiftc rather than SwiftPM: one module made of the
 # PAM code and only the parts of the Keygate library it uses (keys, cache, crypto,
 # paths), so the .so needs libpam, libkeyutils and libsodium but not libsecret or
-# glib, and carries the Swift runtime itself (-static-stdlib). exports.map keeps
+# glib, and carries the Swift runtime itself (-static-stdlib). The TPM code (Keys/TPM)
+# uses tpm2-tss's headers only (-I Sources/CTSS2) and dlopens the libraries when a
+# host key is sealed, so nothing from tpm2-tss is linked. exports.map keeps
 # pam_sm_* the only exported symbols. Release semantics: no test hooks.
 PAM_OUT     := $(if $(BUILD_PATH),$(BUILD_PATH),.build)/pam
 PAM_SOURCES := $(wildcard Sources/PAMKeygate/*.swift) \
-               $(foreach d,Errors Crypto Items Keys KeyringCache System Policy,$(wildcard Sources/Keygate/$(d)/*.swift)) \
+               $(foreach d,Errors Crypto Items Keys Keys/TPM KeyringCache System Policy,$(wildcard Sources/Keygate/$(d)/*.swift)) \
                Sources/Keygate/Keychain/LoginKeys.swift
 PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-library -O -wmo \
                -D KEYGATE_PAM_STANDALONE -static-stdlib -emit-library \
-               -I Sources/CPAM -I Sources/CKeyutils -I Sources/CSodium \
+               -I Sources/CPAM -I Sources/CKeyutils -I Sources/CSodium -I Sources/CTSS2 \
                -Xlinker --version-script=Sources/PAMKeygate/exports.map \
                -Xlinker --gc-sections -Xlinker --as-needed \
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
@@ -95,7 +97,7 @@ build: swift-present
 
 pam: $(PAM_OUT)/pam_keygate.so
 
-$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygate/exports.map Sources/CPAM/shim.h | swift-present
+$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygate/exports.map Sources/CPAM/shim.h Sources/CTSS2/shim.h | swift-present
 	@mkdir -p $(PAM_OUT)
 	$(SWIFTC) $(PAM_SWIFTFLAGS) $(PAM_SOURCES) -o $@.unstripped
 	strip --strip-unneeded -o $@ $@.unstripped
