@@ -132,10 +132,13 @@ install: build pam man
 	install -D -m 0644 pam-configs/keygate $(PAMCONFIGSDIR)/keygate
 	@echo 'pam_keygate: enable it with "sudo pam-auth-update --enable keygate", or one line per stack (pam.d/examples/)'
 	@# The host key (device keys for this-device-only items) is made on the target host
-	@# only: never into a staging DESTDIR, and only root can make it.
+	@# only: never into a staging DESTDIR, and only root can make it. A new key is sealed
+	@# to the TPM when /dev/tpmrm0 exists (as the .deb postinst does).
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+	  if [ ! -e /var/lib/keygate/host.key ] && [ ! -e /var/lib/keygate/host.key.tpm ] && [ -c /dev/tpmrm0 ] \
+	     && "$(BINDIR)/keygate" setup-host --tpm; then :; else \
 	  echo "$(BINDIR)/keygate setup-host"; \
-	  "$(BINDIR)/keygate" setup-host; \
+	  "$(BINDIR)/keygate" setup-host; fi; \
 	else \
 	  echo 'note: host key not created (DESTDIR is set, or not root): run "sudo keygate setup-host" on the target host.'; \
 	fi

@@ -23,7 +23,7 @@ _keygate_verb_opts() {
         unlock | passwd) echo "--recovery --askpass -h --help" ;;
         lock) echo "--all --askpass -h --help" ;;
         status | doctor) echo "--json --askpass -h --help" ;;
-        setup-host) echo "--rotate -h --help" ;;
+        setup-host) echo "--rotate --tpm --tcti -h --help" ;;
         policy) echo "-s --service -a --account -h --help" ;;
     esac
 }
