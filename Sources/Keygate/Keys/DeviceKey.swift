@@ -80,9 +80,9 @@ enum DeviceKey {
     static func unavailableAdvice(uid: UInt32) -> String {
         if uid == 0 {
             // Only on this error path: read again to say why (a TPM that no longer opens the sealed key,
-            // a file with the wrong mode) rather than "no host key".
+            // a file with the wrong mode, no machine-id) rather than "no host key".
             do {
-                if try HostKey.read() != nil { return "the device key could not be derived: check this host's machine-id (`keygate doctor`)" }
+                if try HostKey.read() != nil { _ = try machineID() }
             } catch let error as KeychainError {
                 return error.message
             } catch {}
