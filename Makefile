@@ -74,18 +74,20 @@ export SOURCE_DATE_EPOCH
 # pam_keygate.so is linked with swiftc rather than SwiftPM: one module made of the
 # PAM code and only the parts of the Keygate library it uses (keys, cache, crypto,
 # paths), so the .so needs libpam, libkeyutils and libsodium but not libsecret or
-# glib, and carries the Swift runtime itself (-static-stdlib). exports.map keeps
+# glib, and carries the Swift runtime itself (-static-stdlib). The TPM code (Keys/TPM)
+# uses tpm2-tss's headers only (-I Sources/CTSS2) and dlopens the libraries when a
+# host key is sealed, so nothing from tpm2-tss is linked. exports.map keeps
 # pam_sm_* the only exported symbols. Release semantics: no test hooks.
 PAM_OUT     := $(if $(BUILD_PATH),$(BUILD_PATH),.build)/pam
 PAM_SOURCES := $(wildcard Sources/PAMKeygate/*.swift) \
-               $(foreach d,Errors Crypto Items Keys KeyringCache System Policy,$(wildcard Sources/Keygate/$(d)/*.swift)) \
+               $(foreach d,Errors Crypto Items Keys Keys/TPM KeyringCache System Policy,$(wildcard Sources/Keygate/$(d)/*.swift)) \
                Sources/Keygate/Keychain/LoginKeys.swift
 # As RELEASE_LINK_FLAGS: packed relative relocations make dlopen of the module (static Swift
 # runtime inside) cheaper in every process that loads it (sshd, login, sudo).
 PAM_LINK_FLAGS ?= -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-library -O -wmo \
                -D KEYGATE_PAM_STANDALONE -static-stdlib -emit-library \
-               -I Sources/CPAM -I Sources/CKeyutils -I Sources/CSodium \
+               -I Sources/CPAM -I Sources/CKeyutils -I Sources/CSodium -I Sources/CTSS2 \
                -Xlinker --version-script=Sources/PAMKeygate/exports.map \
                -Xlinker --gc-sections -Xlinker --as-needed \
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
@@ -106,7 +108,7 @@ build: swift-present
 
 pam: $(PAM_OUT)/pam_keygate.so
 
-$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygate/exports.map Sources/CPAM/shim.h | swift-present
+$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygate/exports.map Sources/CPAM/shim.h Sources/CTSS2/shim.h | swift-present
 	@mkdir -p $(PAM_OUT)
 	$(SWIFTC) $(PAM_SWIFTFLAGS) $(PAM_SOURCES) -o $@.unstripped
 	strip --strip-unneeded -o $@ $@.unstripped
@@ -143,10 +145,13 @@ install: build pam man
 	install -D -m 0755 scripts/secret-session $(LIBEXECDIR)/secret-session
 	@echo 'pam_keygate: enable it with "sudo pam-auth-update --enable keygate", or one line per stack (pam.d/examples/)'
 	@# The host key (device keys for this-device-only items) is made on the target host
-	@# only: never into a staging DESTDIR, and only root can make it.
+	@# only: never into a staging DESTDIR, and only root can make it. A new key is sealed
+	@# to the TPM when /dev/tpmrm0 exists (as the .deb postinst does).
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+	  if [ ! -e /var/lib/keygate/host.key ] && [ ! -e /var/lib/keygate/host.key.tpm ] && [ -c /dev/tpmrm0 ] \
+	     && "$(BINDIR)/keygate" setup-host --tpm; then :; else \
 	  echo "$(BINDIR)/keygate setup-host"; \
-	  "$(BINDIR)/keygate" setup-host; \
+	  "$(BINDIR)/keygate" setup-host; fi; \
 	else \
 	  echo 'note: host key not created (DESTDIR is set, or not root): run "sudo keygate setup-host" on the target host.'; \
 	fi

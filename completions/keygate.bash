@@ -25,7 +25,7 @@ _keygate_verb_opts() {
         lock) echo "--all --askpass -h --help" ;;
         status | doctor) echo "--json --askpass -h --help" ;;
         migrate) echo "--to --delete-source --askpass -h --help" ;;
-        setup-host) echo "--rotate -h --help" ;;
+        setup-host) echo "--rotate --tpm --tcti -h --help" ;;
         policy) echo "-s --service -a --account -h --help" ;;
         exec) echo "-s --service -a --account --env --stdin --fd --askpass -h --help" ;;
     esac

@@ -85,6 +85,8 @@ complete -c keygate -n "__fish_seen_subcommand_from migrate" -l to -x -a 'secret
 complete -c keygate -n "__fish_seen_subcommand_from migrate" -l delete-source -d 'Delete each source item once its copy is verified'
 complete -c keygate -n "__fish_seen_subcommand_from unlock passwd" -l recovery -d 'Use the recovery key'
 complete -c keygate -n "__fish_seen_subcommand_from setup-host" -l rotate -d 'Replace the host key'
+complete -c keygate -n "__fish_seen_subcommand_from setup-host" -l tpm -d 'Seal the host key to the TPM2'
+complete -c keygate -n "__fish_seen_subcommand_from setup-host" -l tcti -r -d 'The TPM, as a tpm2-tss TCTI'
 complete -c keygate -n "__fish_seen_subcommand_from policy; and not __fish_seen_subcommand_from check explain list" -a 'check explain list'
 complete -c keygate -n "__fish_seen_subcommand_from policy; and __fish_seen_subcommand_from check" -F
 

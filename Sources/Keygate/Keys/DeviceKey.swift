@@ -86,6 +86,13 @@ enum DeviceKey {
     /// What to tell someone whose this-device-only item needs the device key when there is none.
     static func unavailableAdvice(uid: UInt32) -> String {
         if uid == 0 {
+            // Only on this error path: read again to say why (a TPM that no longer opens the sealed key,
+            // a file with the wrong mode, no machine-id) rather than "no host key".
+            do {
+                if try HostKey.read() != nil { _ = try machineID() }
+            } catch let error as KeychainError {
+                return error.message
+            } catch {}
             return "this host has no host key: run `sudo keygate setup-host`"
         }
         return "this-device-only items need the device key, which pam_keygate hands over at login: enable pam_keygate (see README), or log in again"

@@ -3,7 +3,9 @@
 // device key from it, so a copy of the store taken to another host cannot open
 // this-device-only items. Writing delegates to AtomicFile (temporary file, fsync,
 // rename or link, never through a symbolic link); reading is done here, straight
-// into locked memory, with the checks a key file needs.
+// into locked memory, with the checks a key file needs. Where the key is sealed to
+// a TPM (host.key.tpm beside it, `setup-host --tpm`), reading, creating and
+// rotating delegate to HostKey+TPM.swift.
 internal import Glibc
 
 /// The host secret only root can read: /var/lib/keygate/host.key, 32 random bytes, mode 0400, owner root,
@@ -55,6 +57,11 @@ public enum HostKey {
     static func create(at path: String) throws -> Bool {
         try requireRoot(path)
         try prepareFolder(of: path)
+        // A TPM-sealed key counts as present once it opens (a TPM that no longer opens it is an error).
+        if try existingEntry(at: sealedPath(for: path)) {
+            _ = try read(at: path)
+            return false
+        }
         // A present key is validated, not trusted blindly (a wrong mode or size is an error).
         if try existingEntry(at: path), try read(at: path) != nil { return false }
         do {
@@ -70,6 +77,11 @@ public enum HostKey {
     static func rotate(at path: String) throws {
         try requireRoot(path)
         try prepareFolder(of: path)
+        // A TPM-sealed key is rotated inside the TPM: it stays sealed.
+        if try existingEntry(at: sealedPath(for: path)) {
+            _ = try sealToTPM(at: path, tcti: nil, rotate: true)
+            return
+        }
         _ = try existingEntry(at: path)
         // Opened before the rename, so that the old key's blocks can be overwritten afterwards.
         let old = openOldKeyForScrubbing(path)
@@ -78,6 +90,13 @@ public enum HostKey {
     }
 
     static func read(at path: String) throws -> SecureBytes? {
+        try requireRoot(path)
+        if let sealed = try readSealed(at: path) { return sealed }
+        return try readPlain(at: path)
+    }
+
+    /// The plain key file alone (no TPM): root-owned, 0400 or 0600, 32 bytes. nil when absent.
+    static func readPlain(at path: String) throws -> SecureBytes? {
         try requireRoot(path)
         // O_NONBLOCK: a FIFO planted at the path must not hang sshd's session hook.
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
@@ -109,9 +128,9 @@ public enum HostKey {
         return key
     }
 
-    // MARK: - Implementation
+    // MARK: - Implementation (internal: HostKey+TPM.swift shares the checks)
 
-    private static func requireRoot(_ path: String) throws {
+    static func requireRoot(_ path: String) throws {
         guard geteuid() == 0 else {
             throw KeychainError.param("the host key (\(path)) belongs to root: \(runAsRoot)")
         }
@@ -119,7 +138,7 @@ public enum HostKey {
 
     /// Makes the key's folder (0700, root) if missing. An existing folder must be a real folder owned by
     /// root that nobody else can write to; a readable one is narrowed to 0700.
-    private static func prepareFolder(of path: String) throws {
+    static func prepareFolder(of path: String) throws {
         let folder = parent(of: path)
         var info = stat()
         if lstat(folder, &info) == 0 {
@@ -137,7 +156,7 @@ public enum HostKey {
     }
 
     /// Whether something is at `path`. A symbolic link or a file not owned by root is refused.
-    private static func existingEntry(at path: String) throws -> Bool {
+    static func existingEntry(at path: String) throws -> Bool {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             let e = errno
@@ -154,7 +173,7 @@ public enum HostKey {
     }
 
     /// The checks a host key file must pass: regular, owned by root, 0400 or 0600, exactly 32 bytes.
-    private static func check(_ info: stat, _ path: String) throws {
+    static func check(_ info: stat, _ path: String) throws {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw KeychainError.notAvailable("\(path) is not a regular file: remove it, then run `sudo keygate setup-host`")
         }
@@ -182,7 +201,7 @@ public enum HostKey {
     }
 
     /// A write descriptor on the current key file, if it is a regular file of a plausible size.
-    private static func openOldKeyForScrubbing(_ path: String) -> (fd: Int32, size: Int)? {
+    static func openOldKeyForScrubbing(_ path: String) -> (fd: Int32, size: Int)? {
         let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         var info = stat()
@@ -195,7 +214,7 @@ public enum HostKey {
 
     /// Overwrites the replaced (now unlinked) key file with zeros and syncs it: best effort, since a
     /// copy-on-write or journaling file system may keep the old blocks anyway.
-    private static func scrubAndClose(_ old: (fd: Int32, size: Int)) {
+    static func scrubAndClose(_ old: (fd: Int32, size: Int)) {
         let zeros = [UInt8](repeating: 0, count: old.size)
         var done = 0
         while done < zeros.count {
@@ -208,13 +227,13 @@ public enum HostKey {
         close(old.fd)
     }
 
-    private static func parent(of path: String) -> String {
+    static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let folder = String(path[..<slash])
         return folder.isEmpty ? "/" : folder
     }
 
-    private static func octal(_ mode: mode_t) -> String {
+    static func octal(_ mode: mode_t) -> String {
         let digits = String(mode, radix: 8)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
@@ -223,7 +242,7 @@ public enum HostKey {
         .decode("\(path) holds \(size) bytes, not \(byteCount): it is not a Keygate host key (corrupt or replaced); run `sudo keygate setup-host --rotate` to make a new one (this-device-only items sealed for the old one will be invalidated)")
     }
 
-    private static func failure(_ code: Int32, _ path: String, _ action: String) -> KeychainError {
+    static func failure(_ code: Int32, _ path: String, _ action: String) -> KeychainError {
         if code == ELOOP {
             return .notAvailable("\(path) is a symbolic link, and Keygate does not follow links for the host key: remove the link, then run `sudo keygate setup-host`")
         }
