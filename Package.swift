@@ -18,7 +18,8 @@ let package = Package(
         .executable(name: "keygate", targets: ["keygate"]),
     ],
     targets: [
-        .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        // GDBus and GVariant: the Secret Service is spoken over D-Bus directly (Storage/).
+        .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
         .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -28,7 +29,7 @@ let package = Package(
         .systemLibrary(name: "CTSS2", providers: [.apt(["libtss2-dev"])]),
         .target(
             name: "Keygate",
-            dependencies: ["CSecret", "CPAM", "CKeyutils", "CSodium", "CSystem", "CSQLite", "CTSS2"],
+            dependencies: ["CGio", "CPAM", "CKeyutils", "CSodium", "CSystem", "CSQLite", "CTSS2"],
             swiftSettings: testHooks
         ),
         // Apple's Security and LocalAuthentication surface over Keygate (docs/SECURITY_COMPAT.md).

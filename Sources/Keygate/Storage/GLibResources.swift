@@ -1,7 +1,7 @@
 // Small owners for the GLib resources the storage layer meets besides GVariants
 // (SecretServiceVariants) and the bus connection (SecretServiceConnection): a GError is
 // copied into a Swift value, with the D-Bus error name the Secret Service sent, and freed at once.
-internal import CSecret
+internal import CGio
 
 /// A GError copied into Swift: its domain, code, the remote D-Bus error name (when the error
 /// came from the other end), and its message (with that name removed).

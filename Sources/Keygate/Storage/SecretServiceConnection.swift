@@ -9,7 +9,7 @@
 // (an item's properties and its secret; one GetAll per listed item) share one wait; each
 // call has its own reply timeout (ServiceDeadline). A connection that closed, or a session
 // the daemon forgot (it restarted), is dropped and made again by the next call.
-internal import CSecret
+internal import CGio
 import Synchronization
 
 /// One D-Bus method call to the Secret Service.

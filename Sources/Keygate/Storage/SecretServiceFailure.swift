@@ -2,7 +2,7 @@
 // sent) into a KeychainError that says what happened and what to do. Never shows a GError
 // code; the error's message may follow in parentheses (the Secret Service never puts a
 // secret in one).
-internal import CSecret
+internal import CGio
 
 enum SecretServiceFailure {
     static let lockedMessage = "the default keyring collection is locked: unlock it (log in to the desktop, "

@@ -6,7 +6,7 @@
 // together. Every call has its own deadline; a locked collection is reported as locked
 // (never as "not found"), and nothing here ever asks for an unlock prompt. Attribute mapping
 // is ItemAttributeCodec's; errors are worded by SecretServiceFailure.
-internal import CSecret
+internal import CGio
 
 final class SecretServiceStore: ItemStore {
     let deadline: Duration

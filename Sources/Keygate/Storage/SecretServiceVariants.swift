@@ -2,7 +2,7 @@
 // (with GLib's non-variadic g_variant_new_* constructors: Swift cannot call the variadic
 // g_variant_new) and reading the replies. GVariantRef owns a reference; the builders in
 // `Variant` return floating references that the message (or a parent value) consumes.
-internal import CSecret
+internal import CGio
 
 /// Owns one full reference to a GVariant (a reply, or a child of one).
 final class GVariantRef {

@@ -4,7 +4,7 @@
 // answering fails the call that waits for it (G_IO_ERROR_TIMED_OUT or _CANCELLED) within
 // the limit, while a long healthy operation (deleting 10,000 items, one call each) is never
 // cut. The mapping of those errors to a message lives in SecretServiceFailure.
-internal import CSecret
+internal import CGio
 import Dispatch
 
 struct ServiceDeadline: Sendable {

@@ -1,2 +1,0 @@
-/* libsecret and the parts of GLib/GIO that Keygate's storage layer calls. */
-#include <libsecret/secret.h>
