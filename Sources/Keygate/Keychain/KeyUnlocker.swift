@@ -74,9 +74,10 @@ struct KeyUnlocker: Sendable {
     /// class before the first unlock with a device key), the keychain is unlocked to
     /// record it.
     func publicKeys(for accessibility: Accessibility, needsGates: Bool) throws -> PublicKeys {
-        if let keys = try PublicKeys.load(directory: context.dataDirectory), keys.classKey(accessibility) != nil,
-           !needsGates || (keys.presenceKey != nil && keys.currentSetKey != nil) {
-            return keys
+        if let loaded = try PublicKeys.load(directory: context.dataDirectory), loaded.classKey(accessibility) != nil {
+            // Gated items are sealed to the gate keys login.json holds (repairing a stale copy).
+            let keys = needsGates ? try keyStore.syncGatePublicKeys(loaded) : loaded
+            if !needsGates || (keys.presenceKey != nil && keys.currentSetKey != nil) { return keys }
         }
         let device = accessibility.isThisDeviceOnly ? try deviceKey() : nil
         let existing = try PublicKeys.load(directory: context.dataDirectory)
@@ -190,6 +191,9 @@ struct KeyUnlocker: Sendable {
             throw KeychainError.userCanceled("canceled: the keychain's password was not changed")
         }
         let store = keyStore
+        // Before as well as after: a passwd killed once the new current-set pair is written
+        // must not leave the old private half cached for the reuse window.
+        dropGateKeysEverywhere()
         try store.changePassword(old: previous, new: current, kdf: nil)
         dropGateKeysEverywhere()
         let unlocked = try store.unlockAll(password: current)

@@ -123,6 +123,23 @@ extension KeyStore {
         if keys != onDisk { try keys.save(directory: directory) }
     }
 
+    /// The gate public keys new items are sealed to, as the login protector records them.
+    /// login.json is the truth (it holds the private halves); keys.json is a copy written just
+    /// after it, so a process killed between the two writes (`keygate passwd`, the PAM module's
+    /// re-wrap) leaves a stale copy, which would seal new items to keys nobody holds. Such a
+    /// copy is rewritten here from login.json, under the keychain's lock; no secret is needed.
+    func syncGatePublicKeys(_ published: PublicKeys) throws -> PublicKeys {
+        guard let login = try readProtector(loginPath, kind: Protector.Kind.password) else { return published }
+        let presence = try login.presence.map { PublicKeys.encodeKey(try $0.publicKeyBytes(path: loginPath)) }
+        let currentSet = try login.currentSet.map { PublicKeys.encodeKey(try $0.publicKeyBytes(path: loginPath)) }
+        if published.presence == presence, published.currentSet == currentSet { return published }
+        return try FileLock.withExclusiveLock(lockPath) {
+            guard let login = try readProtector(loginPath, kind: Protector.Kind.password) else { return published }
+            try writePublicKeys(nil, gatesFrom: login, masterKey: nil, deviceKey: nil)
+            return try PublicKeys.load(directory: directory) ?? published
+        }
+    }
+
     /// A gate key from the login protector; nil if the protector predates it. The password
     /// already opened the master key, so a gate key that does not open is a damaged file.
     private func unwrapGate(_ wrapped: WrappedGateKey?, _ kind: GateKind, login: Protector, passwordKey: SecureBytes) throws -> BoxKeyPair? {

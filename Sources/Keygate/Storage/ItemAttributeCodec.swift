@@ -34,6 +34,9 @@ enum ItemAttributeCodec {
         /// The creation date (seconds) an item carried before the store replaced it with a new
         /// object (SecretServiceStore's crash-safe update); absent on items never replaced so.
         static let created = "keygate:created"
+        /// Which of two items with one identity is the newer: SecretServiceStore's crash-safe
+        /// update creates the replacement with the next generation before deleting the old item.
+        static let generation = "keygate:generation"
     }
 
     /// The attributes stored for an item: every primary-key field of its class (empty or "0"

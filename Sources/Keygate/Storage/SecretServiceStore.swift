@@ -25,7 +25,7 @@ final class SecretServiceStore: ItemStore {
         guard !paths.isEmpty else { return [] }
         let (found, blobs) = try call.properties(of: paths, loadingSecrets: loadBlobs)
         var out: [StoredItem] = []
-        for (path, item) in found where query.matches(item) {
+        for (path, item, _) in ServiceCalls.newestPerIdentity(found.filter { query.matches($0.attributes) }) {
             guard loadBlobs else {
                 out.append(StoredItem(attributes: item, blob: nil))
                 continue
@@ -39,18 +39,20 @@ final class SecretServiceStore: ItemStore {
 
     /// With `replace`, an item whose attributes stay the same gets its new secret in place (one
     /// call: never half-written). When the attributes change (a new class or access control,
-    /// which the sealed blob is bound to), the new item is created whole first and the old one
-    /// deleted after, keeping its creation date in an attribute: a process killed between the
-    /// two leaves two complete items, each readable as the old or the new value, never a blob
-    /// under attributes it was not sealed for. The next replace removes such leftovers.
+    /// which the sealed blob is bound to), the new item is created whole first, with the next
+    /// generation, and the old one deleted after, keeping its creation date in an attribute. A
+    /// process killed between the two leaves two complete items; reads see only the newer
+    /// generation (the write committed when its item was created), never a blob under
+    /// attributes it was not sealed for, and the next replace removes the leftover.
     func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
         let call = self.call
         let exact = ItemQuery(exactly: attributes.identity)
         let paths = try call.unlockedItems(matching: exact, openingSession: true)
         let matches = try call.properties(of: paths, loadingSecrets: false).found.filter { exact.matches($0.attributes) }
+            .sorted { $0.generation > $1.generation }
         let label = ItemAttributeCodec.label(for: attributes)
         let encoded = ItemAttributeCodec.encode(attributes)
-        guard let (path, current) = matches.first else {
+        guard let (path, current, generation) = matches.first else {
             try call.createItem(attributes: encoded, label: label, secret: blob)
             return
         }
@@ -71,10 +73,11 @@ final class SecretServiceStore: ItemStore {
         } else {
             var keepingDate = encoded
             keepingDate[ItemAttributeCodec.Key.created] = String(current.created)
+            keepingDate[ItemAttributeCodec.Key.generation] = String(generation + 1)
             try call.createItem(attributes: keepingDate, label: label, secret: blob)
             try call.deleteIfPresent(path)
         }
-        for (extra, _) in matches.dropFirst() { try call.deleteIfPresent(extra) }
+        for (extra, _, _) in matches.dropFirst() { try call.deleteIfPresent(extra) }
     }
 
     @discardableResult
@@ -85,7 +88,7 @@ final class SecretServiceStore: ItemStore {
         // One call at a time: gnome-keyring rewrites its file for each, and a deadline per call
         // lets a long healthy run finish while a daemon that stops answering still fails fast.
         // An item another process deleted meanwhile counts as deleted: it is gone either way.
-        for (path, _) in doomed { try call.deleteIfPresent(path) }
+        for (path, _, _) in doomed { try call.deleteIfPresent(path) }
         return doomed.count
     }
 
@@ -164,21 +167,43 @@ private struct ServiceCalls {
                           arguments: Variant.tuple([Variant.string(interface)]), replyType: "(a{sv})", action: action)
     }
 
+    /// An item as found: its D-Bus path, its attributes, and its generation (0 unless it
+    /// replaced another item of the same identity).
+    typealias Found = (path: String, attributes: ItemAttributes, generation: UInt64)
+
+    /// One item per identity, the newest generation where a killed update left two; the order
+    /// of first appearance is kept.
+    static func newestPerIdentity(_ found: [Found]) -> [Found] {
+        var index: [ItemIdentity: Int] = [:]
+        var out: [Found] = []
+        for item in found {
+            if let at = index[item.attributes.identity] {
+                if item.generation > out[at].generation { out[at] = item }
+            } else {
+                index[item.attributes.identity] = out.count
+                out.append(item)
+            }
+        }
+        return out
+    }
+
     /// The attributes of the items in `paths` (in order) and, when asked, their secrets (by
     /// path): one GetAll per item and one GetSecrets for all, sent together. An item deleted by
     /// another process between the search and these calls is left out, not an error.
     func properties(of paths: [String], loadingSecrets: Bool) throws
-        -> (found: [(path: String, attributes: ItemAttributes)], blobs: [String: [UInt8]]) {
+        -> (found: [Found], blobs: [String: [UInt8]]) {
         guard !paths.isEmpty else { return ([], [:]) }
         var methods = paths.map { getAll($0, C.itemInterface, action: "read an item's attributes") }
         if loadingSecrets {
             methods.append(getSecrets(paths, session: try connection.session(deadline)))
         }
         var results = try connection.calls(methods, deadline)
-        var found: [(path: String, attributes: ItemAttributes)] = []
+        var found: [Found] = []
         for (index, path) in paths.enumerated() {
             switch results[index] {
-            case .success(let reply): found.append((path, try decode(reply.child(0))))
+            case .success(let reply):
+                let generation = reply.child(0)?.lookup("Attributes")?.stringDictionary[ItemAttributeCodec.Key.generation]
+                found.append((path, try decode(reply.child(0)), generation.flatMap { UInt64($0) } ?? 0))
             case .failure(let error) where error.code == .itemNotFound: continue
             case .failure(let error): throw error
             }
