@@ -11,7 +11,14 @@
 #   make man                render man/*.scd (scdoc) into .build/man/
 #   make deb                a Debian package in .build/deb/ (dpkg-deb; reuses the release build)
 #   make deb-check          make deb, then inspect it (dpkg-deb -c/-I) and run lintian if installed
-#   make check              the whole test suite, inside a private D-Bus + gnome-keyring
+#   make check              the whole test suite, inside a private D-Bus + gnome-keyring,
+#                           after fuzz-smoke
+#   make fuzz               build the libFuzzer harnesses (Fuzz/, docs/FUZZING.md) and fuzz each
+#                           for FUZZ_RUNS executions (1000000) or FUZZ_SECONDS; part of stress
+#   make fuzz-smoke         build the harnesses (-Onone), replay every corpus file and run a
+#                           short seeded fuzz per target (FUZZ_SMOKE_RUNS, 2000); part of check
+#   make asan               the unit tests and the C-interop paths (crypto, kernel keyring cache,
+#                           Secret Service store) under AddressSanitizer; part of stress
 #   make demo               the quick start end to end (root, after make install)
 #   make bench              the benchmark suite against secret-tool, libsecret and python
 #                           keyring (root; ~15 min): a table and bench/results.json
@@ -80,7 +87,19 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
                -lpam -lkeyutils -lsodium
 
-.PHONY: all build pam man debug install uninstall check demo bench clean swift-present deb deb-check
+.PHONY: all build pam man debug install uninstall check demo bench clean swift-present deb deb-check \
+        fuzz fuzz-smoke asan
+
+# Fuzzing (scripts/fuzz): its own build folders, $(OUT)/fuzz-O and $(OUT)/fuzz-Onone.
+FUZZ_RUNS       ?= 1000000
+FUZZ_SECONDS    ?=
+FUZZ_SMOKE_RUNS ?= 2000
+FUZZ_ENV = SWIFTC="$(SWIFTC)" FUZZ_OUT="$(OUT)/fuzz" FUZZ_RUNS="$(FUZZ_RUNS)" FUZZ_SECONDS="$(FUZZ_SECONDS)" \
+           FUZZ_SMOKE_RUNS="$(FUZZ_SMOKE_RUNS)"
+# The long parts, for `make stress`: the fuzzers for their budget, then the AddressSanitizer run.
+STRESS_PARTS += fuzz asan
+# What `make asan` runs: the unit tests and the C-interop integration tests.
+ASAN_FILTER ?= KeygateTests|KeyCacheTests|SecretServiceStoreTests|HostKeyTests
 
 all: build
 
@@ -160,7 +179,7 @@ uninstall:
 # in a temporary folder (nothing is written to HOME's keyrings). The PAM module
 # tests load .build/pam/pam_keygate.so, so `pam` is built first. Its exit
 # status is swift test's, so a failing test fails this target.
-check: swift-present pam
+check: swift-present pam fuzz-smoke
 	$(SWIFT) build $(SWIFT_FLAGS)
 	scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS)
 
@@ -177,6 +196,19 @@ deb-check: deb
 
 demo:
 	scripts/quickstart-demo
+
+fuzz: swift-present
+	$(FUZZ_ENV) FUZZ_OPT=-O scripts/fuzz run
+
+fuzz-smoke: swift-present
+	$(FUZZ_ENV) scripts/fuzz smoke
+
+# AddressSanitizer over the Swift<->C paths (libsodium, keyutils, libsecret/glib, PAM), in its
+# own build folder. Too slow for every CI run (a full instrumented build): part of stress.
+asan: swift-present
+	$(SWIFT) build --build-path $(OUT)/asan --build-tests --sanitize=address
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 scripts/secret-session --ephemeral \
+	  $(SWIFT) test --build-path $(OUT)/asan --skip-build --sanitize=address --filter '$(ASAN_FILTER)'
 
 # The benchmark suite (docs/PERFORMANCE.md): bench/run builds what it measures itself,
 # in its own build folder (BUILD_PATH, default /tmp/keygate-bench-build).
