@@ -89,6 +89,7 @@ public func fuzzBlobInitialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: Unsaf
 public func fuzzBlobDecoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let blob = FuzzInput.all(data, size)
     let header = BlobFuzz.decodeOrRefuse("SealedBlob.header") { try SealedBlob.header(of: blob) }
+    FuzzStats.record(refused: header == nil)
     if let header {
         require(header.version >= 1 && header.version <= SealedBlob.currentVersion, "accepted format \(header.version)")
         require(header.scheme == SealedBlob.schemeClassKey || header.scheme == SealedBlob.schemeSealedBox, "accepted scheme \(header.scheme)")

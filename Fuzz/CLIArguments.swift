@@ -43,6 +43,7 @@ public func fuzzCLIArguments(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
 
     let first: Result<ParsedArguments, UsageError> = Result { () throws(UsageError) in try ArgumentParser.parse(args, for: configuration) }
     let second: Result<ParsedArguments, UsageError> = Result { () throws(UsageError) in try ArgumentParser.parse(args, for: configuration) }
+    if case .failure = first { FuzzStats.record(refused: true) } else { FuzzStats.record(refused: false) }
     switch (first, second) {
     case (.success(let parsed), .success(let again)):
         require(parsed.positionals == again.positionals && parsed.afterDoubleDash == again.afterDoubleDash

@@ -10,6 +10,7 @@
 public func fuzzPolicyParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = FuzzInput.all(data, size)
     let parsed = PolicyParser.parse(input, file: "fuzz.policy")
+    FuzzStats.record(refused: !parsed.errors.isEmpty)
 
     let lines = input.split(separator: 0x0A, omittingEmptySubsequences: false)
     for error in parsed.errors {

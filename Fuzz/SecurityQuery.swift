@@ -78,6 +78,7 @@ public func fuzzSecurityQuery(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
     }
     do {
         let query = try SecItemQuery(dictionary)
+        FuzzStats.record(refused: false)
         for step in 0..<4 {
             do {
                 switch step {
@@ -96,6 +97,7 @@ public func fuzzSecurityQuery(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
             require(SecPersistentRef.identity(from: SecPersistentRef.data(for: identity)) == identity, "a persistent reference does not round-trip")
         }
     } catch {
+        FuzzStats.record(refused: true)
         require(SecurityFuzz.statuses.contains(error.status) && !error.message.isEmpty,
                 "refused with \(error.status) and \"\(error.message)\"")
     }

@@ -64,3 +64,20 @@ func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () ->
         abort()
     }
 }
+
+/// Counts executions and refused inputs; prints them when the fuzzer exits, for the
+/// closing figures ("fuzz-stats: N executions, M refused").
+enum FuzzStats {
+    nonisolated(unsafe) static var executions = 0
+    nonisolated(unsafe) static var refused = 0
+    nonisolated(unsafe) static var registered = false
+
+    static func record(refused wasRefused: Bool) {
+        if !registered {
+            registered = true
+            atexit { fputs("fuzz-stats: \(FuzzStats.executions) executions, \(FuzzStats.refused) inputs refused\n", stderr) }
+        }
+        executions += 1
+        if wasRefused { refused += 1 }
+    }
+}
