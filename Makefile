@@ -16,7 +16,7 @@
 #   make fuzz               build the libFuzzer harnesses (Fuzz/, docs/FUZZING.md) and fuzz each
 #                           for FUZZ_RUNS executions (1000000) or FUZZ_SECONDS; part of stress
 #   make fuzz-smoke         build the harnesses (-Onone), replay every corpus file and run a
-#                           short seeded fuzz per target (FUZZ_SMOKE_RUNS, 2000); part of check
+#                           short seeded fuzz per target (FUZZ_SMOKE_RUNS, 500); part of check
 #   make asan               the unit tests and the C-interop paths (crypto, kernel keyring cache,
 #                           Secret Service store) under AddressSanitizer; part of stress
 #   make demo               the quick start end to end (root, after make install)
@@ -93,7 +93,7 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
 # Fuzzing (scripts/fuzz): its own build folders, $(OUT)/fuzz-O and $(OUT)/fuzz-Onone.
 FUZZ_RUNS       ?= 1000000
 FUZZ_SECONDS    ?=
-FUZZ_SMOKE_RUNS ?= 2000
+FUZZ_SMOKE_RUNS ?= 500
 FUZZ_ENV = SWIFTC="$(SWIFTC)" FUZZ_OUT="$(OUT)/fuzz" FUZZ_RUNS="$(FUZZ_RUNS)" FUZZ_SECONDS="$(FUZZ_SECONDS)" \
            FUZZ_SMOKE_RUNS="$(FUZZ_SMOKE_RUNS)"
 # The long parts, for `make stress`: the fuzzers for their budget, then the AddressSanitizer run.
