@@ -13,10 +13,17 @@
 #   make deb-check          make deb, then inspect it (dpkg-deb -c/-I) and run lintian if installed
 #   make deb-install-check  make deb, then install, reinstall, remove and purge it in a fresh
 #                           debootstrap chroot (root and network; scripts/check-deb-install)
-#   make check              the whole test suite, inside a private D-Bus + gnome-keyring; then
-#                           the store flows again against the embedded store (KEYGATE_STORE=embedded)
+#   make check              fuzz-smoke, then the whole test suite, inside a private D-Bus +
+#                           gnome-keyring; then the store flows again against the embedded store
+#                           (KEYGATE_STORE=embedded)
 #   make stress             the long reliability runs (docs/SECURITY.md): kill loops, races,
 #                           dying dependencies with big numbers (root; STRESS_* below)
+#   make fuzz               build the libFuzzer harnesses (Fuzz/, docs/FUZZING.md) and fuzz each
+#                           for FUZZ_RUNS executions (1000000) or FUZZ_SECONDS; part of stress
+#   make fuzz-smoke         build the harnesses (-Onone), replay every corpus file and run a
+#                           short seeded fuzz per target (FUZZ_SMOKE_RUNS, 500); part of check
+#   make asan               the unit tests and the C-interop paths (crypto, kernel keyring cache,
+#                           Secret Service store) under AddressSanitizer; part of stress
 #   make demo               the quick start end to end (root, after make install)
 #   make bench              the benchmark suite against secret-tool, libsecret and python
 #                           keyring (root; ~15 min): a table and bench/results.json
@@ -93,7 +100,23 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
                $(PAM_LINK_FLAGS) -lpam -lkeyutils -lsodium
 
-.PHONY: all build pam man debug install uninstall check stress demo bench clean swift-present deb deb-check deb-install-check
+.PHONY: all build pam man debug install uninstall check stress demo bench clean swift-present deb deb-check \
+        deb-install-check fuzz fuzz-smoke asan
+
+# Fuzzing (scripts/fuzz): its own build folders, $(OUT)/fuzz-O and $(OUT)/fuzz-Onone.
+FUZZ_RUNS       ?= 1000000
+FUZZ_SECONDS    ?=
+FUZZ_SMOKE_RUNS ?= 500
+FUZZ_ENV = SWIFTC="$(SWIFTC)" FUZZ_OUT="$(OUT)/fuzz" FUZZ_RUNS="$(FUZZ_RUNS)" FUZZ_SECONDS="$(FUZZ_SECONDS)" \
+           FUZZ_SMOKE_RUNS="$(FUZZ_SMOKE_RUNS)"
+# The long parts that are make targets, for `make stress`: the fuzzers for their budget, then
+# the AddressSanitizer run.
+STRESS_TARGETS ?= fuzz asan
+# What `make asan` runs: the unit tests and the C-interop integration tests.
+ASAN_FILTER ?= KeygateTests|KeyCacheTests|SecretServiceStoreTests|HostKeyTests
+# Timing tests that ASan's 2-3x slow-down trips (not memory errors): the 100k-input policy
+# property test's hang guard, warm-read latency, and the pseudo-terminal driver's deadlines.
+ASAN_SKIP ?= PolicyFuzzTests|test_terminalPrompter|test_warmGet
 
 all: build
 
@@ -189,7 +212,7 @@ EMBEDDED_PASS_SKIP := SecretServiceStoreTests|SecretSessionTests|EmbeddedStoreTe
 # in a temporary folder (nothing is written to HOME's keyrings). The PAM module
 # tests load .build/pam/pam_keygate.so, so `pam` is built first. Its exit
 # status is swift test's, so a failing test fails this target.
-check: swift-present pam
+check: swift-present pam fuzz-smoke
 	$(SWIFT) build $(SWIFT_FLAGS)
 	scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS)
 	KEYGATE_STORE=embedded scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS) --skip-build \
@@ -198,9 +221,10 @@ check: swift-present pam
 # The long runs of issue 8: the same XCTest cases `check` runs with small numbers
 # (CrashConsistencyTests, ConcurrencyTests, ...), with big ones. STRESS_KILLS SIGKILLs per
 # kill loop, STRESS_PROCS racing processes x STRESS_OPS operations, STRESS_TASKS tasks in
-# the library race. STRESS_PARTS holds the test filters: other long parts (the fuzzers)
-# join with `STRESS_PARTS += TheirTests`. Each test prints a "STRESS name: figures" line;
-# they are collected at the end (the log is $(OUT)/stress.log). Exit status: swift test's.
+# the library race. STRESS_PARTS holds the test filters; STRESS_TARGETS the long parts that
+# are make targets (the fuzzers, the AddressSanitizer run), run after the tests. Each test
+# prints a "STRESS name: figures" line; they are collected at the end (the log is
+# $(OUT)/stress.log). Exit status: the first failure's.
 STRESS_KILLS ?= 200
 STRESS_PROCS ?= 8
 STRESS_OPS   ?= 500
@@ -216,7 +240,9 @@ stress: swift-present pam
 	  scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS) \
 	  --filter '$(subst $(eval) ,|,$(strip $(STRESS_PARTS)))' >$(STRESS_LOG) 2>&1 || status=$$?; \
 	  grep -E '^(STRESS |Test Suite .(All|Selected) tests|.*error:|.*failed)' $(STRESS_LOG) | tail -n 60; \
-	  echo "make stress: full log in $(STRESS_LOG), exit $$status"; exit $$status
+	  echo "make stress: full log in $(STRESS_LOG), exit $$status"; \
+	  for target in $(STRESS_TARGETS); do $(MAKE) --no-print-directory $$target || { [ $$status = 0 ] && status=$$?; }; done; \
+	  exit $$status
 
 # The Debian package: scripts/make-deb stages the tree (reusing the release build
 # and pam_keygate.so when they are already there), then dpkg-deb builds it.
@@ -235,6 +261,19 @@ deb-install-check: deb
 
 demo:
 	scripts/quickstart-demo
+
+fuzz: swift-present
+	$(FUZZ_ENV) FUZZ_OPT=-O scripts/fuzz run
+
+fuzz-smoke: swift-present
+	$(FUZZ_ENV) scripts/fuzz smoke
+
+# AddressSanitizer over the Swift<->C paths (libsodium, keyutils, libsecret/glib, PAM), in its
+# own build folder. Too slow for every CI run (a full instrumented build): part of stress.
+asan: swift-present
+	$(SWIFT) build --build-path $(OUT)/asan --build-tests --sanitize=address
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 scripts/secret-session --ephemeral \
+	  $(SWIFT) test --build-path $(OUT)/asan --skip-build --sanitize=address --filter '$(ASAN_FILTER)' --skip '$(ASAN_SKIP)'
 
 # The benchmark suite (docs/PERFORMANCE.md): bench/run builds what it measures itself,
 # in its own build folder (BUILD_PATH, default /tmp/keygate-bench-build).

@@ -12,7 +12,9 @@ enum ChildProcess {
     /// descriptors (3-99) can never clobber one another.
     static let firstPrivateFD: Int32 = 100
 
-    static func run(_ command: [String], secrets: [(ExecCommand.Request, SecureBytes)],
+    /// `secrets` is emptied once they are in the child's pipes and environment, so no
+    /// copy stays in keygate's memory while it waits (LeakTests dumps it to check).
+    static func run(_ command: [String], secrets: inout [(ExecCommand.Request, SecureBytes)],
                     environment: [String: String]) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -59,6 +61,7 @@ enum ChildProcess {
             posix_spawnp(&pid, command[0], &actions, &attributes, argv.pointers, envBuffer.baseAddress)
         }
         secretEntries.removeAll()  // wipes the environment copies
+        secrets.removeAll()        // and the secrets themselves (SecureBytes zero on free)
         for fd in readEnds { close(fd) }
         readEnds.removeAll()
         guard rc == 0 else {

@@ -14,6 +14,8 @@ extension KeychainOperations {
     /// would collide with another item.
     @discardableResult
     public func update(matching query: ItemQuery, set changes: ItemChanges, secret newSecret: SecureBytes? = nil) throws -> Int {
+        try ItemFieldLimits.check(query)
+        try ItemFieldLimits.check(changes)
         try changes.accessControl?.validate()
         let found = try store.search(query, loadBlobs: true)
         guard !found.isEmpty else {

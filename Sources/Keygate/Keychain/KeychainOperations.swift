@@ -35,6 +35,7 @@ public struct KeychainOperations: Sendable {
         guard secret.count <= SealedBlob.maxSecretLength else {
             throw KeychainError.param("the secret is \(secret.count) bytes, more than the \(SealedBlob.maxSecretLength)-byte limit: store a key or a path to the data instead")
         }
+        try ItemFieldLimits.check(requested)
         try requested.accessControl?.validate()
         // The stricter of the item's own flags and the policy is what gets sealed.
         let decision = try keys.context.decision(for: requested.identity)
@@ -83,6 +84,7 @@ public struct KeychainOperations: Sendable {
     /// than the item was sealed with (an item added before the policy), a PAM
     /// authentication for the policy's constraints before the secret is opened.
     public func secret(for identity: ItemIdentity) throws -> SecureBytes? {
+        try ItemFieldLimits.check(identity: identity)
         guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first else { return nil }
         let decision = try keys.context.decision(for: identity)
         let scoped = KeychainOperations(store: store, keys: keys.applying(decision, for: identity), storeChoice: storeChoice)
@@ -141,7 +143,8 @@ public struct KeychainOperations: Sendable {
 
     /// The attributes of every matching item, sorted for stable output. Never prompts.
     public func attributes(matching query: ItemQuery) throws -> [ItemAttributes] {
-        try store.search(query, loadBlobs: false)
+        try ItemFieldLimits.check(query)
+        return try store.search(query, loadBlobs: false)
             .map(\.attributes)
             .filter { query.matches($0) }
             .sorted { lhs, rhs in
@@ -153,6 +156,7 @@ public struct KeychainOperations: Sendable {
     /// Deletes every matching item; returns how many. Never prompts.
     @discardableResult
     public func delete(matching query: ItemQuery) throws -> Int {
+        try ItemFieldLimits.check(query)
         do {
             return try store.delete(query)
         } catch let error as KeychainError where error.code == .notAvailable {

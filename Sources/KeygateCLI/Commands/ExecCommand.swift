@@ -57,7 +57,7 @@ enum ExecCommand: KeygateCommand {
             secrets.append((request, secret))
         }
         auth.invalidate()
-        return try ChildProcess.run(command, secrets: secrets, environment: context.environment)
+        return try ChildProcess.run(command, secrets: &secrets, environment: context.environment)
     }
 
     /// The -s/-a groups in command-line order, each closed by its destination.
