@@ -241,7 +241,7 @@ stress: swift-present pam
 	  --filter '$(subst $(eval) ,|,$(strip $(STRESS_PARTS)))' >$(STRESS_LOG) 2>&1 || status=$$?; \
 	  grep -E '^(STRESS |Test Suite .(All|Selected) tests|.*error:|.*failed)' $(STRESS_LOG) | tail -n 60; \
 	  echo "make stress: full log in $(STRESS_LOG), exit $$status"; \
-	  for target in $(STRESS_TARGETS); do $(MAKE) --no-print-directory $$target || { [ $$status = 0 ] && status=$$?; }; done; \
+	  for target in $(STRESS_TARGETS); do $(MAKE) --no-print-directory $$target || { rc=$$?; [ $$status = 0 ] && status=$$rc; }; done; \
 	  exit $$status
 
 # The Debian package: scripts/make-deb stages the tree (reusing the release build
