@@ -245,7 +245,7 @@ final class PAMModuleTests: XCTestCase {
             echo filled=$i
             """, askpass: false)
         XCTAssertTrue(fill.out.contains("filled="), fill.summary)
-        addTeardownBlock { _ = try? h.run("keyctl clear @u", askpass: false) }
+        addTeardownBlock { [weak h] in _ = try? h?.run("keyctl clear @u", askpass: false) }   // weak: removing the user clears it too
         let log = try SyslogCapture()
         let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close"],
                                     password: h.user.password, log: log)
@@ -314,7 +314,10 @@ final class PAMModuleTests: XCTestCase {
     /// ends it. pam_unix decides the login.
     private func ignoreStack(_ h: CLIUserHarness, options: String = "debug", sessionMayUnlock: Bool = false) throws -> Stack {
         let session = sessionMayUnlock ? "ok" : "bad"
-        addTeardownBlock { _ = try? FileManager.default.removeItem(atPath: "/run/keygate/\(h.user.uid).sessions") }
+        // The uid, not the harness: XCTest keeps teardown blocks (and what they capture) until
+        // the whole run ends, and the harness removes its user only when it is released.
+        let uid = h.user.uid
+        addTeardownBlock { _ = try? FileManager.default.removeItem(atPath: "/run/keygate/\(uid).sessions") }
         return try Stack(h, """
         auth required pam_unix.so
         auth [ignore=ignore success=bad default=die] \(Self.modulePath) \(options)
@@ -351,7 +354,10 @@ final class PAMModuleTests: XCTestCase {
         password required pam_unix.so
         password optional \(Self.modulePath) debug
         """)
-        addTeardownBlock { _ = try? FileManager.default.removeItem(atPath: "/run/keygate/\(h.user.uid).sessions") }
+        // The uid, not the harness: XCTest keeps teardown blocks (and what they capture) until
+        // the whole run ends, and the harness removes its user only when it is released.
+        let uid = h.user.uid
+        addTeardownBlock { _ = try? FileManager.default.removeItem(atPath: "/run/keygate/\(uid).sessions") }
         return (h, stack)
     }
 }
