@@ -66,9 +66,12 @@ public func fuzzCLIArguments(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
         require(error == again, "errors are not deterministic")
         require(!error.message.isEmpty && !error.usage.isEmpty, "a usage error without a message or usage line")
         let others = args.joined(separator: "\u{0}")
+        let optionNames = configuration.options.flatMap(\.names) + ["--help", "--version", "--verbose", "--askpass", "--pinentry"]
         for secret in CLIFuzz.possibleSecrets(args, configuration) where secret.count >= 8 {
-            // Skip a token that also appears as part of another argument or of the usage line.
+            // Skip a token that also appears as part of another argument, of the usage line, or of
+            // an option name the message suggests ("--verbos" is inside "did you mean '--verbose'?").
             let elsewhere = others.ranges(of: secret).count > 1 || error.usage.contains(secret)
+                || optionNames.contains { $0.contains(secret) }
             require(elsewhere || !error.message.contains(secret), "a usage error repeats a possible secret: \(error.message)")
         }
     default:
