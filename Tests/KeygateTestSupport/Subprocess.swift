@@ -28,16 +28,21 @@ public enum Subprocess {
         let inPipe = Pipe()
         process.standardInput = stdin == nil ? FileHandle(forReadingAtPath: "/dev/null") : inPipe
         try process.run()
+        // Each stream is drained by its own thread with plain blocking read(2) until
+        // end-of-file, and standard input is fed by a third, so a child that writes
+        // more than a pipe's worth before reading all its input cannot deadlock us.
+        // (Foundation's readabilityHandler may report a spurious empty read, which
+        // once cut a man page short on a loaded CI machine.)
+        let outReader = StreamReader(outPipe.fileHandleForReading)
+        let errReader = StreamReader(errPipe.fileHandleForReading)
         if let stdin {
-            inPipe.fileHandleForWriting.write(stdin)
-            try? inPipe.fileHandleForWriting.close()
+            let writer = inPipe.fileHandleForWriting
+            Thread.detachNewThread {
+                signal(SIGPIPE, SIG_IGN)
+                try? writer.write(contentsOf: stdin)
+                try? writer.close()
+            }
         }
-        // Output is collected as it arrives. A background grandchild that inherits the
-        // pipes must not hold the test up: once the process has exited, we wait at most
-        // two seconds for end-of-file, then take what arrived.
-        let collected = OutputCollector()
-        outPipe.fileHandleForReading.readabilityHandler = { h in collected.append(h.availableData, toError: false) }
-        errPipe.fileHandleForReading.readabilityHandler = { h in collected.append(h.availableData, toError: true) }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(2000) }
         if process.isRunning {
@@ -46,33 +51,40 @@ public enum Subprocess {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         process.waitUntilExit()
+        // A background grandchild that inherits the pipes must not hold the test up:
+        // once the process has exited, wait at most two seconds for end-of-file, then
+        // take what arrived.
         let drainUntil = Date().addingTimeInterval(2)
-        while !collected.bothClosed && Date() < drainUntil { usleep(2000) }
-        outPipe.fileHandleForReading.readabilityHandler = nil
-        errPipe.fileHandleForReading.readabilityHandler = nil
-        let (outData, errData) = collected.snapshot()
-        return ProcessResult(status: process.terminationStatus, stdout: outData, stderr: errData)
+        while !(outReader.finished && errReader.finished) && Date() < drainUntil { usleep(2000) }
+        return ProcessResult(status: process.terminationStatus, stdout: outReader.data, stderr: errReader.data)
     }
 }
 
-/// Thread-safe accumulation of a child's two output streams.
-private final class OutputCollector: @unchecked Sendable {
+/// Reads one of a child's output streams to end-of-file on a thread of its own.
+private final class StreamReader: @unchecked Sendable {
     private let lock = NSLock()
-    private var out = Data(), err = Data()
-    private var outClosed = false, errClosed = false
+    private var collected = Data()
+    private var done = false
 
-    func append(_ data: Data, toError: Bool) {
-        lock.withLock {
-            if data.isEmpty {
-                if toError { errClosed = true } else { outClosed = true }
-            } else if toError {
-                err.append(data)
-            } else {
-                out.append(data)
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                if n > 0 {
+                    lock.withLock { collected.append(contentsOf: buffer[0..<n]) }
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
             }
+            lock.withLock { done = true }
+            // The handle is kept alive until here, so its descriptor is never closed under the read.
+            withExtendedLifetime(handle) {}
         }
     }
 
-    var bothClosed: Bool { lock.withLock { outClosed && errClosed } }
-    func snapshot() -> (Data, Data) { lock.withLock { (out, err) } }
+    var finished: Bool { lock.withLock { done } }
+    var data: Data { lock.withLock { collected } }
 }
