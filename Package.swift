@@ -19,12 +19,14 @@ let package = Package(
     ],
     targets: [
         // GDBus and GVariant: the Secret Service is spoken over D-Bus directly (Storage/).
-        .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        // Declarations only: GIO and SQLite are dlopened on first use (Sources/CGio/shim.h,
+        // Sources/CSQLite/shim.h), so a run that needs neither never loads them.
+        .systemLibrary(name: "CGio"),
         .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSystem"),
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSQLite"),
         // Headers only: Keygate dlopens libtss2-esys when a TPM is in use (Sources/CTSS2/shim.h).
         .systemLibrary(name: "CTSS2", providers: [.apt(["libtss2-dev"])]),
         .target(

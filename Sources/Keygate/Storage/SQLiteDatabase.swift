@@ -4,7 +4,7 @@
 // is binary-safe (embedded NULs, empty blobs), a busy timeout, and transactions.
 // Errors come out as SQLiteError (the result code and SQLite's message); the
 // embedded store turns them into KeychainError with advice. The C names appear
-// only here.
+// only here. libsqlite3 is loaded on the first open (Sources/CSQLite/shim.h).
 internal import CSQLite
 
 /// A failed SQLite call: its extended result code and SQLite's own message.
@@ -16,8 +16,7 @@ struct SQLiteError: Error, Sendable {
     var primary: Int32 { code & 0xff }
     var isBusy: Bool { primary == SQLITE_BUSY || primary == SQLITE_LOCKED }
     var isConstraintUnique: Bool {
-        // SQLITE_CONSTRAINT_UNIQUE and SQLITE_CONSTRAINT_PRIMARYKEY (macros Swift does not import).
-        code == SQLITE_CONSTRAINT | (8 << 8) || code == SQLITE_CONSTRAINT | (6 << 8)
+        code == SQLITE_CONSTRAINT_UNIQUE || code == SQLITE_CONSTRAINT_PRIMARYKEY
     }
 }
 
@@ -30,6 +29,10 @@ final class SQLiteDatabase {
     /// Opens (and creates when `create`) the database at `path`, read-write, never
     /// through a symbolic link. The C function is `sqlite3_open_v2(3)`.
     init(path: String, create: Bool) throws {
+        if let why = kg_sqlite_load_error() {
+            throw KeychainError.notAvailable(String(cString: why) + ": the embedded store needs SQLite; install it "
+                                             + "(Debian: `sudo apt-get install libsqlite3-0`)")
+        }
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOFOLLOW
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE

@@ -74,7 +74,12 @@ final class SecretServiceConnection: @unchecked Sendable {
     }
 
     private static func connect(_ deadline: ServiceDeadline) throws -> BusConnection {
-        try deadline.withCancellable { cancellable in
+        if let why = kg_gio_load_error() {
+            throw KeychainError.notAvailable(String(cString: why) + ": Keygate reaches the Secret Service through "
+                                             + "GLib's GIO; install it (Debian: `sudo apt-get install libglib2.0-0`), "
+                                             + "or use the embedded store (KEYGATE_STORE=embedded)")
+        }
+        return try deadline.withCancellable { cancellable in
             var error: UnsafeMutablePointer<GError>?
             guard let address = g_dbus_address_get_for_bus_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
                 throw SecretServiceFailure.map(GErrorInfo.take(error), action: "connect to the session bus", deadline: deadline)
@@ -226,7 +231,7 @@ private let replyArrived: GAsyncReadyCallback = { source, result, userData in
     guard let userData else { return }
     let slot = Unmanaged<SecretServiceConnection.ReplySlot>.fromOpaque(userData).takeRetainedValue()
     var error: UnsafeMutablePointer<GError>?
-    let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error)
+    let reply = g_dbus_connection_call_finish(source, result, &error)
     if let reply {
         slot.batch.replies[slot.index] = GVariantRef(taking: reply)
     } else {

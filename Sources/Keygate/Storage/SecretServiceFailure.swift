@@ -3,6 +3,7 @@
 // code; the error's message may follow in parentheses (the Secret Service never puts a
 // secret in one).
 internal import CGio
+internal import Glibc
 
 enum SecretServiceFailure {
     static let lockedMessage = "the default keyring collection is locked: unlock it (log in to the desktop, "
@@ -62,7 +63,7 @@ enum SecretServiceFailure {
     }
 
     private static var hasSessionBusAddress: Bool {
-        guard let value = g_getenv("DBUS_SESSION_BUS_ADDRESS") else { return false }
+        guard let value = getenv("DBUS_SESSION_BUS_ADDRESS") else { return false }
         return value.pointee != 0
     }
 }

@@ -28,7 +28,7 @@ struct ServiceDeadline: Sendable {
 
     /// Runs `body` with a GCancellable that is cancelled when the limit passes: for the steps
     /// GDBus gives no timeout (finding and connecting to the session bus).
-    func withCancellable<R>(_ body: (UnsafeMutablePointer<GCancellable>?) throws -> R) rethrows -> R {
+    func withCancellable<R>(_ body: (OpaquePointer?) throws -> R) rethrows -> R {
         guard let cancellable = g_cancellable_new() else { return try body(nil) }
         let box = CancellableBox(cancellable)
         let timer = DispatchWorkItem { box.cancel() }
@@ -36,7 +36,7 @@ struct ServiceDeadline: Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanos), execute: timer)
         defer {
             timer.cancel()
-            g_object_unref(cancellable)
+            g_object_unref(UnsafeMutableRawPointer(cancellable))
         }
         return try body(cancellable)
     }
@@ -44,12 +44,12 @@ struct ServiceDeadline: Sendable {
     /// Holds its own reference to the cancellable, so a timer that fires late never touches freed memory.
     private final class CancellableBox: @unchecked Sendable {
         // @unchecked: g_cancellable_cancel is thread-safe; the pointer never changes.
-        let pointer: UnsafeMutablePointer<GCancellable>
-        init(_ pointer: UnsafeMutablePointer<GCancellable>) {
+        let pointer: OpaquePointer
+        init(_ pointer: OpaquePointer) {
             self.pointer = pointer
-            g_object_ref(pointer)
+            g_object_ref(UnsafeMutableRawPointer(pointer))
         }
         func cancel() { g_cancellable_cancel(pointer) }
-        deinit { g_object_unref(pointer) }
+        deinit { g_object_unref(UnsafeMutableRawPointer(pointer)) }
     }
 }

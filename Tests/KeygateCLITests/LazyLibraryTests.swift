@@ -1,0 +1,123 @@
+// GIO and SQLite are loaded on first use, not linked (Sources/CSystem/lazy_library.h,
+// Sources/CGio/shim.h, Sources/CSQLite/shim.h): the shims' declarations must be exactly
+// the libraries' own, the built binary must not need either library, and a library
+// that cannot be loaded must end in a clear "not available" (exit 53) that says what
+// to install, never a crash.
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class LazyLibraryTests: XCTestCase {
+    private struct Shim {
+        let module: String
+        let checkMacro: String
+        let realHeader: String
+        let pkgConfig: String?
+        let loadError: String
+    }
+
+    private static let shims = [
+        Shim(module: "CGio", checkMacro: "KG_GIO_CHECK", realHeader: "gio/gio.h", pkgConfig: "gio-2.0",
+             loadError: "kg_gio_load_error"),
+        Shim(module: "CSQLite", checkMacro: "KG_SQLITE_CHECK", realHeader: "sqlite3.h", pkgConfig: nil,
+             loadError: "kg_sqlite_load_error"),
+    ]
+
+    /// Compiles `shim`'s header (from `sources`) against the library's real header, in check mode.
+    private func compileCheck(_ shim: Shim, sources: String) throws -> ProcessResult {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/cc"), "a C compiler (apt-get install gcc)")
+        var flags: [String] = []
+        if let package = shim.pkgConfig {
+            let pc = try Subprocess.run(["pkg-config", "--cflags", package])
+            try Requirement.require(pc.status == 0, "pkg-config and \(package) (apt-get install pkg-config libglib2.0-dev)")
+            flags = pc.out.split(whereSeparator: \.isWhitespace).map(String.init)
+        }
+        let program = """
+            #include <\(shim.realHeader)>
+            #define \(shim.checkMacro) 1
+            #include "\(sources)/\(shim.module)/shim.h"
+            int main(void) { return \(shim.loadError)() != 0; }
+            """
+        let dir = try temporaryDirectory("kg-shim")
+        let file = dir + "/check.c"
+        try Data(program.utf8).write(to: URL(fileURLWithPath: file))
+        return try Subprocess.run(["/usr/bin/cc", "-std=c11", "-Wall", "-Werror"] + flags + [file, "-o", dir + "/check"])
+    }
+
+    /// A fresh folder, removed when the test ends.
+    private func temporaryDirectory(_ prefix: String) throws -> String {
+        let path = NSTemporaryDirectory() + prefix + "-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        return path
+    }
+
+    func test_eachShim_agreesWithTheLibrarysOwnHeader_andLoadsIt() throws {
+        for shim in Self.shims {
+            let r = try compileCheck(shim, sources: PackagePaths.root + "/Sources")
+            XCTAssertEqual(r.status, 0, "\(shim.module)/shim.h disagrees with <\(shim.realHeader)>: \(r.err)")
+        }
+    }
+
+    func test_theCheck_catchesAWrongDeclaration() throws {
+        // A copy of the shims with one return type and one constant changed must not compile.
+        let dir = try temporaryDirectory("kg-shim-bad")
+        for module in ["CGio", "CSQLite", "CSystem"] {
+            try FileManager.default.copyItem(atPath: PackagePaths.root + "/Sources/" + module, toPath: dir + "/" + module)
+        }
+        let gio = dir + "/CGio/shim.h", sqlite = dir + "/CSQLite/shim.h"
+        let gioText = try String(contentsOfFile: gio, encoding: .utf8)
+        let sqliteText = try String(contentsOfFile: sqlite, encoding: .utf8)
+        let badGio = gioText.replacingOccurrences(of: "X(VALUE, gboolean, g_variant_get_boolean,", with: "X(VALUE, gsize, g_variant_get_boolean,")
+        let badSQLite = sqliteText.replacingOccurrences(of: "X(SQLITE_DONE, 101)", with: "X(SQLITE_DONE, 102)")
+        XCTAssertNotEqual(badGio, gioText)
+        XCTAssertNotEqual(badSQLite, sqliteText)
+        try badGio.write(toFile: gio, atomically: true, encoding: .utf8)
+        try badSQLite.write(toFile: sqlite, atomically: true, encoding: .utf8)
+        let g = try compileCheck(Self.shims[0], sources: dir)
+        XCTAssertNotEqual(g.status, 0)
+        XCTAssertTrue(g.err.contains("g_variant_get_boolean differs"), g.err)
+        let s = try compileCheck(Self.shims[1], sources: dir)
+        XCTAssertNotEqual(s.status, 0)
+        XCTAssertTrue(s.err.contains("SQLITE_DONE differs"), s.err)
+    }
+
+    func test_keygateBinary_needsNeitherGioNorSQLite() throws {
+        let r = try Subprocess.run(["readelf", "-d", PackagePaths.keygateBinary])
+        try Requirement.require(r.status == 0, "readelf (apt-get install binutils)")
+        let needed = r.out.split(separator: "\n").filter { $0.contains("(NEEDED)") }.map(String.init)
+        XCTAssertTrue(needed.contains { $0.contains("libsodium") }, "could not read the NEEDED entries: \(r.out)")
+        for library in ["libgio", "libgobject", "libglib", "libsqlite3", "libsecret"] {
+            XCTAssertFalse(needed.contains { $0.contains(library) }, "keygate links \(library): \(needed)")
+        }
+    }
+
+    func test_aLibraryThatCannotBeLoaded_isExit53_namingItAndWhatToInstall() throws {
+        let dir = try temporaryDirectory("kg-lazy")
+        let lib = dir + "/lib", home = dir + "/home"
+        try FileManager.default.createDirectory(atPath: lib, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: home + "/.local/share/keygate", withIntermediateDirectories: true)
+        // Broken copies found first through LD_LIBRARY_PATH: dlopen refuses them.
+        for name in ["libgio-2.0.so.0", "libsqlite3.so.0"] {
+            try Data("not an ELF object".utf8).write(to: URL(fileURLWithPath: lib + "/" + name))
+        }
+        FileManager.default.createFile(atPath: home + "/.local/share/keygate/items.sqlite", contents: Data())
+        let cases = [("secret-service", "libgio-2.0.so.0", "libglib2.0-0"), ("embedded", "libsqlite3.so.0", "libsqlite3-0")]
+        for (store, library, package) in cases {
+            let env = ["PATH": "/usr/bin:/bin", "HOME": home, "KEYGATE_STORE": store, "LD_LIBRARY_PATH": lib,
+                       "DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir + "/no-bus"]
+            let r = try Subprocess.run([PackagePaths.keygateBinary, "list"], environment: env, timeout: 30)
+            XCTAssertEqual(r.status, 53, "\(store): \(r.err)")
+            XCTAssertTrue(r.err.contains("could not load \(library)"), "\(store): \(r.err)")
+            XCTAssertTrue(r.err.contains("apt-get install \(package)"), "\(store): \(r.err)")
+            XCTAssertEqual(r.out, "", "\(store)")
+            // The same environment without the broken copies works: the failure was the library's.
+            var healthy = env
+            healthy["LD_LIBRARY_PATH"] = nil
+            if store == "embedded" {
+                let ok = try Subprocess.run([PackagePaths.keygateBinary, "list"], environment: healthy, timeout: 30)
+                XCTAssertFalse(ok.err.contains("could not load"), ok.err)
+            }
+        }
+    }
+}
