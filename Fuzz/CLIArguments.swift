@@ -18,20 +18,31 @@ enum CLIFuzz {
         return all
     }()
 
-    /// Tokens that may be secrets, by the rules ArgumentEcho documents.
-    static func possibleSecrets(_ args: [String], _ configuration: CommandConfiguration) -> [String] {
+    /// Where a secret may be, by the rules ArgumentEcho documents: the argument's index and how
+    /// many of its characters come before the secret ("-wSECRET": 2, "--password=S": 11).
+    static func secretPositions(_ args: [String], _ configuration: CommandConfiguration) -> [(index: Int, prefix: Int)] {
         let guarding = Set(configuration.options.filter(\.guardsNextToken).flatMap(\.names))
             .union(OptionSpec.conventionalSecretNames)
-        var secrets: [String] = []
+        var positions: [(index: Int, prefix: Int)] = []
         for (index, token) in args.enumerated() {
-            if index > 0, guarding.contains(args[index - 1]) { secrets.append(token) }
-            if token.hasPrefix("--password=") { secrets.append(String(token.dropFirst("--password=".count))) }
+            if index > 0, guarding.contains(args[index - 1]) { positions.append((index, 0)) }
+            if token.hasPrefix("--password=") { positions.append((index, "--password=".count)) }
             for name in guarding where name.count == 2 && configuration.options.contains(where: { $0.names.contains(name) })
                 && token.hasPrefix(name) && token.count > 2 {
-                secrets.append(String(token.dropFirst(2)))
+                positions.append((index, 2))
             }
         }
-        return secrets
+        return positions
+    }
+
+    /// The marker that stands in for a secret's characters.
+    static let marker: Character = "\u{A7}"
+
+    /// `token` with every character after `prefix` that is not a dash or '=' replaced by the
+    /// marker: the same shape for the parser (an option stays an option), and any echo of it
+    /// shows.
+    static func masked(_ token: String, after prefix: Int) -> String {
+        String(token.prefix(prefix)) + String(token.dropFirst(prefix).map { $0 == "-" || $0 == "=" ? $0 : marker })
     }
 }
 
@@ -65,14 +76,22 @@ public func fuzzCLIArguments(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
     case (.failure(let error), .failure(let again)):
         require(error == again, "errors are not deterministic")
         require(!error.message.isEmpty && !error.usage.isEmpty, "a usage error without a message or usage line")
-        let others = args.joined(separator: "\u{0}")
-        let optionNames = configuration.options.flatMap(\.names) + ["--help", "--version", "--verbose", "--askpass", "--pinentry"]
-        for secret in CLIFuzz.possibleSecrets(args, configuration) where secret.count >= 8 {
-            // Skip a token that also appears as part of another argument, of the usage line, or of
-            // an option name the message suggests ("--verbos" is inside "did you mean '--verbose'?").
-            let elsewhere = others.ranges(of: secret).count > 1 || error.usage.contains(secret)
-                || optionNames.contains { $0.contains(secret) }
-            require(elsewhere || !error.message.contains(secret), "a usage error repeats a possible secret: \(error.message)")
+        // A secret is echoed when the message changes with it: parse again with the secret's
+        // characters masked, and look for the marker. (A message may contain the same text for
+        // another reason: another argument, a suggested option name, the usage line.)
+        guard !args.contains(where: { $0.contains(CLIFuzz.marker) }) else { break }
+        for (index, prefix) in CLIFuzz.secretPositions(args, configuration) where args[index].count - prefix >= 8 {
+            // Cheap first: only a message that contains the secret's text needs the second parse.
+            guard error.message.contains(String(args[index].dropFirst(prefix))) else { continue }
+            var masked = args
+            masked[index] = CLIFuzz.masked(args[index], after: prefix)
+            let outcome: Result<ParsedArguments, UsageError> = Result { () throws(UsageError) in
+                try ArgumentParser.parse(masked, for: configuration)
+            }
+            if case .failure(let maskedError) = outcome {
+                require(!maskedError.message.contains(CLIFuzz.marker),
+                        "a usage error repeats a possible secret: \(maskedError.message)")
+            }
         }
     default:
         require(false, "parsing the same arguments twice gave different outcomes")
