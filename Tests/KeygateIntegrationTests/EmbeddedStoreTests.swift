@@ -1,7 +1,7 @@
-// Integration tests of EmbeddedStore against a real SQLite database file: the same
-// behaviours SecretServiceStoreTests proves for the Secret Service (round trips of every
-// attribute and binary blobs, duplicates by Apple's primary key, replace in place keeping
-// the creation date, label matching, delete), plus what is the embedded store's own:
+// Integration tests of EmbeddedStore against a real SQLite database file: every check of
+// ItemStoreContract, which SecretServiceStoreTests runs on the Secret Service (round trips
+// of every attribute and binary blobs, duplicates by Apple's primary key, replace in place
+// keeping the creation date, label matching, delete), plus what is the embedded store's own:
 // file modes, WAL, the UNIQUE index, concurrent writers, errors that say what to do,
 // and kill -9 during writes (the test binary re-runs itself as a writer child, as
 // SecretServiceStoreTests' probe does, and the parent kills it at random moments).
@@ -32,12 +32,8 @@ final class EmbeddedStoreTests: XCTestCase {
 
     // MARK: - helpers
 
-    private let binaryBlob: [UInt8] = [0x00, 0x01, 0xff, 0x00, 0x7f, 0x80, 0x0a, 0x0d, 0x00] + Array(0..<255) + [0]
-
-    private func genericAttributes(account: String = "alice", label: String? = "Mail for alice") -> ItemAttributes {
-        ItemAttributes(identity: .generic(service: tag, account: account), label: label, comment: "a comment",
-                       generic: [0x00, 0x42, 0xff, 0x00], accessibility: .afterFirstUnlock)
-    }
+    /// The checks every ItemStore must pass (ItemStoreContract), on this test's store.
+    private var contract: ItemStoreContract { ItemStoreContract(store: store, tag: tag) }
 
     private func internetAttributes() -> ItemAttributes {
         ItemAttributes(identity: .internet(server: tag + ".example", account: "bob", protocol: .https, port: 8443,
@@ -47,42 +43,10 @@ final class EmbeddedStoreTests: XCTestCase {
                        synchronizable: true)
     }
 
-    private func withDates(_ written: ItemAttributes, from read: ItemAttributes) -> ItemAttributes {
-        var expected = written
-        expected.created = read.created
-        expected.modified = read.modified
-        return expected
-    }
-
-    private func assertThrows(_ code: KeychainError.Code, _ body: () throws -> Void, messageContains: String? = nil,
-                              file: StaticString = #filePath, line: UInt = #line) {
-        do {
-            try body()
-            XCTFail("expected \(code.name), but the call succeeded", file: file, line: line)
-        } catch let error as KeychainError {
-            XCTAssertEqual(error.code, code, "message: \(error.message)", file: file, line: line)
-            if let messageContains {
-                XCTAssertTrue(error.message.contains(messageContains), error.message, file: file, line: line)
-            }
-        } catch {
-            XCTFail("expected KeychainError \(code.name), got \(error)", file: file, line: line)
-        }
-    }
-
     // MARK: - round trips
 
     func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {
-        let written = genericAttributes()
-        try store.create(written, blob: binaryBlob, replace: false)
-
-        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
-
-        XCTAssertEqual(found.count, 1)
-        let item = try XCTUnwrap(found.first)
-        XCTAssertEqual(item.blob, binaryBlob)
-        XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
-        XCTAssertGreaterThan(item.attributes.created, 1_600_000_000)
-        XCTAssertGreaterThanOrEqual(item.attributes.modified, item.attributes.created)
+        try contract.search_roundTripsGenericItem_withBinaryBlobAndAllAttributes()
     }
 
     func test_search_roundTripsInternetItem_withEveryPrimaryKeyFieldAndAppleAttributes() throws {
@@ -94,31 +58,15 @@ final class EmbeddedStoreTests: XCTestCase {
         XCTAssertEqual(found.count, 1)
         let item = try XCTUnwrap(found.first)
         XCTAssertEqual(item.blob, [0, 0, 0])
-        XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+        XCTAssertEqual(item.attributes, contract.withDates(written, from: item.attributes))
     }
 
     func test_search_roundTripsInternetItem_withUnsetOptionalFields() throws {
-        let written = ItemAttributes(identity: .internet(server: tag + ".example", account: "carol"), label: "carol")
-        try store.create(written, blob: [9], replace: false)
-
-        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
-
-        XCTAssertEqual(found.map(\.attributes), [withDates(written, from: try XCTUnwrap(found.first).attributes)])
-        XCTAssertNil(found.first?.attributes.identity.protocol)
-        XCTAssertNil(found.first?.attributes.identity.authenticationType)
+        try contract.search_roundTripsInternetItem_withUnsetOptionalFields()
     }
 
     func test_search_roundTripsEmptyBlobAndEmptyGeneric() throws {
-        var written = genericAttributes()
-        written.generic = []
-        written.comment = nil
-        try store.create(written, blob: [], replace: false)
-
-        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: true).first)
-
-        XCTAssertEqual(item.blob, [])
-        XCTAssertEqual(item.attributes.generic, [])
-        XCTAssertNil(item.attributes.comment)
+        try contract.search_roundTripsEmptyBlobAndEmptyGeneric()
     }
 
     func test_search_roundTripsTextWithEmbeddedNulAndNonASCII() throws {
@@ -133,21 +81,11 @@ final class EmbeddedStoreTests: XCTestCase {
     }
 
     func test_label_readsBackAsDisplayName_whenWrittenWithoutLabel() throws {
-        let written = genericAttributes(label: nil)
-        try store.create(written, blob: [1], replace: false)
-
-        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
-
-        XCTAssertEqual(item.attributes.label, written.identity.displayName)
+        try contract.label_readsBackAsDisplayName_whenWrittenWithoutLabel()
     }
 
     func test_search_returnsNilBlobs_whenBlobsNotRequested() throws {
-        try store.create(genericAttributes(), blob: [1, 2, 3], replace: false)
-
-        let found = try store.search(ItemQuery(service: tag), loadBlobs: false)
-
-        XCTAssertEqual(found.count, 1)
-        XCTAssertNil(found.first?.blob)
+        try contract.search_returnsNilBlobs_whenBlobsNotRequested()
     }
 
     func test_search_returnsEmpty_andCreatesNoFile_whenStoreNeverUsed() throws {
@@ -157,17 +95,8 @@ final class EmbeddedStoreTests: XCTestCase {
     }
 
     func test_search_matchesLabelClientSide_andLeavesNilFieldsOpen() throws {
-        try store.create(genericAttributes(account: "a1", label: "first"), blob: [1], replace: false)
-        try store.create(genericAttributes(account: "a2", label: "second"), blob: [2], replace: false)
-
-        let all = try store.search(ItemQuery(service: tag), loadBlobs: false)
-        let second = try store.search(ItemQuery(service: tag, label: "second"), loadBlobs: true)
-        let everything = try store.search(ItemQuery(), loadBlobs: false)
-
-        XCTAssertEqual(Set(all.map(\.attributes.identity.account)), ["a1", "a2"])
-        XCTAssertEqual(second.map(\.attributes.identity.account), ["a2"])
-        XCTAssertEqual(second.first?.blob, [2])
-        XCTAssertEqual(everything.count, 2)
+        try contract.search_matchesLabelClientSide_andLeavesNilFieldsOpen()
+        XCTAssertEqual(try store.search(ItemQuery(), loadBlobs: false).count, 2, "the file holds only this test's items")
     }
 
     func test_search_matchesDescriptionAndAccessGroup_onlyWhenSet() throws {
@@ -182,60 +111,32 @@ final class EmbeddedStoreTests: XCTestCase {
     // MARK: - access control
 
     func test_search_roundTripsAccessControl_forEachCombination() throws {
-        let controls: [AccessControl] = [[.userPresence], [.devicePasscode, .biometryAny, .or],
-                                         [.devicePasscode, .biometryCurrentSet, .and], [.biometryCurrentSet]]
-        for (i, control) in controls.enumerated() {
-            var written = genericAttributes(account: "ac\(i)")
-            written.accessControl = control
-            try store.create(written, blob: [UInt8(i)], replace: false)
-
-            let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
-
-            XCTAssertEqual(item.attributes.accessControl, control)
-            XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
-        }
+        try contract.search_roundTripsAccessControl_forEachCombination()
     }
 
     func test_replace_dropsTheAccessControl_whenTheNewAttributesHaveNone() throws {
-        var gated = genericAttributes()
-        gated.accessControl = .userPresence
-        try store.create(gated, blob: [1], replace: false)
-        var ungated = gated
-        ungated.accessControl = nil
-
-        try store.create(ungated, blob: [2], replace: true)
-
-        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: gated.identity), loadBlobs: true).first)
-        XCTAssertNil(item.attributes.accessControl)
-        XCTAssertEqual(item.blob, [2])
+        try contract.replace_dropsTheAccessControl_whenTheNewAttributesHaveNone()
     }
 
     func test_search_throwsDecode_whenTheStoredAccessControlIsInvalid_neverReadingItAsUngated() throws {
-        var gated = genericAttributes()
+        var gated = contract.genericAttributes()
         gated.accessControl = .userPresence
         try store.create(gated, blob: [1], replace: false)
         let db = try SQLiteDatabase(path: store.path, create: false)
         try db.execute("UPDATE attributes SET value = 'user-presence,current-set' WHERE name = 'keygate:access'")
 
-        assertThrows(.decode, { _ = try self.store.search(ItemQuery(service: self.tag), loadBlobs: false) },
+        contract.assertThrows(.decode, { _ = try self.store.search(ItemQuery(service: self.tag), loadBlobs: false) },
                      messageContains: store.path)
     }
 
     // MARK: - duplicates and replace
 
     func test_create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse() throws {
-        try store.create(genericAttributes(), blob: [1], replace: false)
-
-        assertThrows(.duplicateItem) {
-            try self.store.create(self.genericAttributes(label: "another label"), blob: [2], replace: false)
-        }
-        let found = try store.search(ItemQuery(service: tag), loadBlobs: true)
-        XCTAssertEqual(found.map(\.blob), [[1]])
-        XCTAssertEqual(found.first?.attributes.label, "Mail for alice", "the refused write changed nothing")
+        try contract.create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse()
     }
 
     func test_database_refusesASecondRowWithTheSameIdentity_byItsUniqueIndex() throws {
-        try store.create(genericAttributes(), blob: [1], replace: false)
+        try store.create(contract.genericAttributes(), blob: [1], replace: false)
         let db = try SQLiteDatabase(path: store.path, create: false)
 
         XCTAssertThrowsError(try db.execute("INSERT INTO items (identity, label, created, modified, blob) "
@@ -245,38 +146,18 @@ final class EmbeddedStoreTests: XCTestCase {
     }
 
     func test_create_withReplace_updatesInPlace_keepingCreationDate() throws {
-        let first = genericAttributes()
-        try store.create(first, blob: [1, 0, 1], replace: false)
-        let before = try XCTUnwrap(try store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
-        Thread.sleep(forTimeInterval: 1.1)  // whole seconds, as the Secret Service keeps them
-
-        var second = first
-        second.label = "renamed"
-        second.comment = "changed"
-        second.generic = [7, 7]
-        second.accessibility = .whenUnlocked
-        try store.create(second, blob: [2, 0, 2, 0], replace: true)
-
-        let found = try store.search(ItemQuery(exactly: first.identity), loadBlobs: true)
-        XCTAssertEqual(found.count, 1)
-        let after = try XCTUnwrap(found.first)
-        XCTAssertEqual(after.blob, [2, 0, 2, 0])
-        XCTAssertEqual(after.attributes, withDates(second, from: after.attributes))
-        XCTAssertEqual(after.attributes.created, before.attributes.created)
-        XCTAssertGreaterThan(after.attributes.modified, before.attributes.created)
+        try contract.create_withReplace_updatesInPlace_keepingCreationDate()
     }
 
     func test_create_withReplace_createsItem_whenNoneExists() throws {
-        try store.create(genericAttributes(), blob: [5], replace: true)
-
-        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: true).map(\.blob), [[5]])
+        try contract.create_withReplace_createsItem_whenNoneExists()
     }
 
     // MARK: - delete
 
     func test_delete_returnsCount_andRemovesOnlyMatches_withTheirAttributes() throws {
-        try store.create(genericAttributes(account: "a1"), blob: [1], replace: false)
-        try store.create(genericAttributes(account: "a2"), blob: [2], replace: false)
+        try store.create(contract.genericAttributes(account: "a1"), blob: [1], replace: false)
+        try store.create(contract.genericAttributes(account: "a2"), blob: [2], replace: false)
         let other = ItemAttributes(identity: .generic(service: tag + "-other", account: "a1"), label: "other")
         try store.create(other, blob: [3], replace: false)
         try store.create(internetAttributes(), blob: [4], replace: false)
@@ -293,19 +174,14 @@ final class EmbeddedStoreTests: XCTestCase {
     }
 
     func test_delete_withLabel_deletesOnlyThatLabel() throws {
-        try store.create(genericAttributes(account: "a1", label: "keep"), blob: [1], replace: false)
-        try store.create(genericAttributes(account: "a2", label: "drop"), blob: [2], replace: false)
-
-        XCTAssertEqual(try store.delete(ItemQuery(service: tag, label: "drop")), 1)
-
-        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).map(\.attributes.label), ["keep"])
+        try contract.delete_withLabel_deletesOnlyThatLabel()
     }
 
     // MARK: - the file
 
     func test_database_isPrivate_inWALMode_withSchemaVersion_andHoldsTheBlobAsGiven() throws {
         umask(0o022)
-        try store.create(genericAttributes(), blob: binaryBlob, replace: false)
+        try store.create(contract.genericAttributes(), blob: contract.binaryBlob, replace: false)
 
         let fileMode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: store.path)[.posixPermissions] as? Int)
         let dirMode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int)
@@ -316,7 +192,7 @@ final class EmbeddedStoreTests: XCTestCase {
         let db = try SQLiteDatabase(path: store.path, create: false)
         XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), "1")
         XCTAssertEqual(try db.scalarText("SELECT hex(blob) FROM items"),
-                       binaryBlob.map { String(format: "%02X", $0) }.joined())
+                       contract.binaryBlob.map { String(format: "%02X", $0) }.joined())
         if let walMode = FileManager.default.fileExists(atPath: store.path + "-wal")
             ? try FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.posixPermissions] as? Int : nil {
             XCTAssertEqual(walMode, 0o600, "the WAL copies the database's mode")
@@ -335,9 +211,9 @@ final class EmbeddedStoreTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Data(repeating: 0x5a, count: 8192).write(to: URL(fileURLWithPath: store.path))
 
-        assertThrows(.notAvailable, { _ = try self.store.search(ItemQuery(), loadBlobs: false) },
+        contract.assertThrows(.notAvailable, { _ = try self.store.search(ItemQuery(), loadBlobs: false) },
                      messageContains: "move it aside")
-        assertThrows(.notAvailable, { try self.store.create(self.genericAttributes(), blob: [1], replace: false) },
+        contract.assertThrows(.notAvailable, { try self.store.create(self.contract.genericAttributes(), blob: [1], replace: false) },
                      messageContains: "corrupt")
     }
 
@@ -347,16 +223,16 @@ final class EmbeddedStoreTests: XCTestCase {
         FileManager.default.createFile(atPath: elsewhere, contents: nil)
         try FileManager.default.createSymbolicLink(atPath: store.path, withDestinationPath: elsewhere)
 
-        assertThrows(.notAvailable, { try self.store.create(self.genericAttributes(), blob: [1], replace: false) },
+        contract.assertThrows(.notAvailable, { try self.store.create(self.contract.genericAttributes(), blob: [1], replace: false) },
                      messageContains: "symbolic link")
     }
 
     func test_open_refusesADatabaseFromANewerKeygate() throws {
-        try store.create(genericAttributes(), blob: [1], replace: false)
+        try store.create(contract.genericAttributes(), blob: [1], replace: false)
         let db = try SQLiteDatabase(path: store.path, create: false)
         try db.execute("UPDATE schema_version SET version = 99")
 
-        assertThrows(.notAvailable, { _ = try self.store.search(ItemQuery(), loadBlobs: false) },
+        contract.assertThrows(.notAvailable, { _ = try self.store.search(ItemQuery(), loadBlobs: false) },
                      messageContains: "newer Keygate")
     }
 
@@ -419,15 +295,15 @@ final class EmbeddedStoreTests: XCTestCase {
     }
 
     func test_warmGet_isFasterThanOneSecretToolLookup() throws {
-        let written = genericAttributes()
-        try store.create(written, blob: binaryBlob, replace: false)
+        let written = contract.genericAttributes()
+        try store.create(written, blob: contract.binaryBlob, replace: false)
         let query = ItemQuery(exactly: written.identity)
         var samples: [Duration] = []
         for _ in 0..<20 {
             let started = ContinuousClock.now
             let found = try store.search(query, loadBlobs: true)
             samples.append(ContinuousClock.now - started)
-            XCTAssertEqual(found.first?.blob, binaryBlob)
+            XCTAssertEqual(found.first?.blob, contract.binaryBlob)
         }
         let median = samples.sorted()[samples.count / 2]
         XCTAssertLessThan(median, .milliseconds(15), "median warm get \(median)")

@@ -1,4 +1,6 @@
-// Integration tests of SecretServiceStore against a real gnome-keyring on a real session bus.
+// Integration tests of SecretServiceStore against a real gnome-keyring on a real session bus:
+// every check of ItemStoreContract (which EmbeddedStoreTests runs on SQLite), and what is the
+// Secret Service's own (locked collections, missing bus, stopped daemon, crash-safe replace).
 //
 // Most tests run in this process, on the session bus the suite runs under (scripts/secret-session,
 // or: HOME=$(mktemp -d) dbus-run-session -- sh -c 'echo -n pw | gnome-keyring-daemon --unlock
@@ -39,13 +41,8 @@ final class SecretServiceStoreTests: XCTestCase {
 
     // MARK: - helpers
 
-    /// Bytes no text API would carry: NULs, high bytes, a trailing NUL.
-    private let binaryBlob: [UInt8] = [0x00, 0x01, 0xff, 0x00, 0x7f, 0x80, 0x0a, 0x0d, 0x00] + Array(0..<255) + [0]
-
-    private func genericAttributes(account: String = "alice", label: String? = "Mail for alice") -> ItemAttributes {
-        ItemAttributes(identity: .generic(service: tag, account: account), label: label, comment: "a comment",
-                       generic: [0x00, 0x42, 0xff, 0x00], accessibility: .afterFirstUnlock)
-    }
+    /// The checks every ItemStore must pass (ItemStoreContract), on this test's store.
+    private var contract: ItemStoreContract { ItemStoreContract(store: store, tag: tag) }
 
     private func internetAttributes() -> ItemAttributes {
         ItemAttributes(identity: .internet(server: tag + ".example", account: "bob", protocol: .https, port: 8443,
@@ -54,40 +51,10 @@ final class SecretServiceStoreTests: XCTestCase {
                        accessibility: .whenUnlockedThisDeviceOnly)
     }
 
-    /// `written` with the dates the store filled in, for comparing whole values.
-    private func withDates(_ written: ItemAttributes, from read: ItemAttributes) -> ItemAttributes {
-        var expected = written
-        expected.created = read.created
-        expected.modified = read.modified
-        return expected
-    }
-
-    private func assertThrows(_ code: KeychainError.Code, _ body: () throws -> Void,
-                              file: StaticString = #filePath, line: UInt = #line) {
-        do {
-            try body()
-            XCTFail("expected \(code.name), but the call succeeded", file: file, line: line)
-        } catch let error as KeychainError {
-            XCTAssertEqual(error.code, code, "message: \(error.message)", file: file, line: line)
-        } catch {
-            XCTFail("expected KeychainError \(code.name), got \(error)", file: file, line: line)
-        }
-    }
-
     // MARK: - round trips
 
     func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {
-        let written = genericAttributes()
-        try store.create(written, blob: binaryBlob, replace: false)
-
-        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
-
-        XCTAssertEqual(found.count, 1)
-        let item = try XCTUnwrap(found.first)
-        XCTAssertEqual(item.blob, binaryBlob)
-        XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
-        XCTAssertGreaterThan(item.attributes.created, 1_600_000_000)
-        XCTAssertGreaterThanOrEqual(item.attributes.modified, item.attributes.created)
+        try contract.search_roundTripsGenericItem_withBinaryBlobAndAllAttributes()
     }
 
     func test_search_roundTripsInternetItem_withEveryPrimaryKeyField() throws {
@@ -99,49 +66,23 @@ final class SecretServiceStoreTests: XCTestCase {
         XCTAssertEqual(found.count, 1)
         let item = try XCTUnwrap(found.first)
         XCTAssertEqual(item.blob, [0, 0, 0])
-        XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+        XCTAssertEqual(item.attributes, contract.withDates(written, from: item.attributes))
     }
 
     func test_search_roundTripsInternetItem_withUnsetOptionalFields() throws {
-        let written = ItemAttributes(identity: .internet(server: tag + ".example", account: "carol"), label: "carol")
-        try store.create(written, blob: [9], replace: false)
-
-        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
-
-        XCTAssertEqual(found.map(\.attributes), [withDates(written, from: try XCTUnwrap(found.first).attributes)])
-        XCTAssertNil(found.first?.attributes.identity.protocol)
-        XCTAssertNil(found.first?.attributes.identity.authenticationType)
+        try contract.search_roundTripsInternetItem_withUnsetOptionalFields()
     }
 
     func test_search_roundTripsEmptyBlobAndEmptyGeneric() throws {
-        var written = genericAttributes()
-        written.generic = []
-        written.comment = nil
-        try store.create(written, blob: [], replace: false)
-
-        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: true).first)
-
-        XCTAssertEqual(item.blob, [])
-        XCTAssertEqual(item.attributes.generic, [])
-        XCTAssertNil(item.attributes.comment)
+        try contract.search_roundTripsEmptyBlobAndEmptyGeneric()
     }
 
     func test_label_readsBackAsDisplayName_whenWrittenWithoutLabel() throws {
-        let written = genericAttributes(label: nil)
-        try store.create(written, blob: [1], replace: false)
-
-        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
-
-        XCTAssertEqual(item.attributes.label, written.identity.displayName)
+        try contract.label_readsBackAsDisplayName_whenWrittenWithoutLabel()
     }
 
     func test_search_returnsNilBlobs_whenBlobsNotRequested() throws {
-        try store.create(genericAttributes(), blob: [1, 2, 3], replace: false)
-
-        let found = try store.search(ItemQuery(service: tag), loadBlobs: false)
-
-        XCTAssertEqual(found.count, 1)
-        XCTAssertNil(found.first?.blob)
+        try contract.search_returnsNilBlobs_whenBlobsNotRequested()
     }
 
     func test_search_returnsEmpty_whenItemMissing() throws {
@@ -151,36 +92,17 @@ final class SecretServiceStoreTests: XCTestCase {
     }
 
     func test_search_matchesLabelClientSide_andLeavesNilFieldsOpen() throws {
-        try store.create(genericAttributes(account: "a1", label: "first"), blob: [1], replace: false)
-        try store.create(genericAttributes(account: "a2", label: "second"), blob: [2], replace: false)
-
-        let all = try store.search(ItemQuery(service: tag), loadBlobs: false)
-        let second = try store.search(ItemQuery(service: tag, label: "second"), loadBlobs: true)
-
-        XCTAssertEqual(Set(all.map(\.attributes.identity.account)), ["a1", "a2"])
-        XCTAssertEqual(second.map(\.attributes.identity.account), ["a2"])
-        XCTAssertEqual(second.first?.blob, [2])
+        try contract.search_matchesLabelClientSide_andLeavesNilFieldsOpen()
     }
 
     // MARK: - access control (attribute "keygate:access")
 
     func test_search_roundTripsAccessControl_forEachCombination() throws {
-        let controls: [AccessControl] = [[.userPresence], [.devicePasscode, .biometryAny, .or],
-                                         [.devicePasscode, .biometryCurrentSet, .and], [.biometryCurrentSet]]
-        for (i, control) in controls.enumerated() {
-            var written = genericAttributes(account: "ac\(i)")
-            written.accessControl = control
-            try store.create(written, blob: [UInt8(i)], replace: false)
-
-            let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
-
-            XCTAssertEqual(item.attributes.accessControl, control)
-            XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
-        }
+        try contract.search_roundTripsAccessControl_forEachCombination()
     }
 
     func test_accessControl_isNil_whenTheItemHasNone() throws {
-        let written = genericAttributes()
+        let written = contract.genericAttributes()
         XCTAssertNil(written.accessControl)
         try store.create(written, blob: [1], replace: false)
 
@@ -191,7 +113,7 @@ final class SecretServiceStoreTests: XCTestCase {
 
     func test_accessControl_isStoredAsTheKeygateAccessAttribute_inItsTextForm() throws {
         try Requirement.require(which("secret-tool") != nil, "secret-tool (libsecret-tools)")
-        var written = genericAttributes()
+        var written = contract.genericAttributes()
         written.accessControl = [.biometryCurrentSet, .devicePasscode, .and]
         try store.create(written, blob: [1], replace: false)
 
@@ -203,17 +125,7 @@ final class SecretServiceStoreTests: XCTestCase {
     }
 
     func test_replace_dropsTheAccessControl_whenTheNewAttributesHaveNone() throws {
-        var gated = genericAttributes()
-        gated.accessControl = .userPresence
-        try store.create(gated, blob: [1], replace: false)
-        var ungated = gated
-        ungated.accessControl = nil
-
-        try store.create(ungated, blob: [2], replace: true)
-
-        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: gated.identity), loadBlobs: true).first)
-        XCTAssertNil(item.attributes.accessControl)
-        XCTAssertEqual(item.blob, [2])
+        try contract.replace_dropsTheAccessControl_whenTheNewAttributesHaveNone()
     }
 
     func test_search_throwsDecode_whenTheStoredAccessControlIsInvalid_neverReadingItAsUngated() throws {
@@ -227,56 +139,28 @@ final class SecretServiceStoreTests: XCTestCase {
         // Keygate refuses to touch an item it cannot read, delete included; its message points to secret-tool.
         defer { _ = try? Subprocess.run(["secret-tool", "clear", "service", tag, "account", "mallory"], timeout: 20) }
 
-        assertThrows(.decode) { _ = try self.store.search(ItemQuery(service: self.tag), loadBlobs: false) }
+        contract.assertThrows(.decode) { _ = try self.store.search(ItemQuery(service: self.tag), loadBlobs: false) }
     }
 
     // MARK: - duplicates and replace
 
     func test_create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse() throws {
-        try store.create(genericAttributes(), blob: [1], replace: false)
-
-        assertThrows(.duplicateItem) {
-            try self.store.create(self.genericAttributes(label: "another label"), blob: [2], replace: false)
-        }
-        let found = try store.search(ItemQuery(service: tag), loadBlobs: true)
-        XCTAssertEqual(found.map(\.blob), [[1]])
+        try contract.create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse()
     }
 
     func test_create_withReplace_updatesInPlace_keepingCreationDate() throws {
-        let first = genericAttributes()
-        try store.create(first, blob: [1, 0, 1], replace: false)
-        let before = try XCTUnwrap(try store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
-        Thread.sleep(forTimeInterval: 1.1)  // the Secret Service keeps whole seconds
-
-        var second = first
-        second.label = "renamed"
-        second.comment = "changed"
-        second.generic = [7, 7]
-        second.accessibility = .whenUnlocked
-        try store.create(second, blob: [2, 0, 2, 0], replace: true)
-
-        let found = try store.search(ItemQuery(exactly: first.identity), loadBlobs: true)
-        XCTAssertEqual(found.count, 1)
-        let after = try XCTUnwrap(found.first)
-        XCTAssertEqual(after.blob, [2, 0, 2, 0])
-        XCTAssertEqual(after.attributes, withDates(second, from: after.attributes))
-        XCTAssertEqual(after.attributes.created, before.attributes.created)
-        XCTAssertGreaterThan(after.attributes.modified, before.attributes.created)
+        try contract.create_withReplace_updatesInPlace_keepingCreationDate()
     }
 
     func test_create_withReplace_createsItem_whenNoneExists() throws {
-        try store.create(genericAttributes(), blob: [5], replace: true)
-
-        let found = try store.search(ItemQuery(service: tag), loadBlobs: true)
-
-        XCTAssertEqual(found.map(\.blob), [[5]])
+        try contract.create_withReplace_createsItem_whenNoneExists()
     }
 
     // MARK: - delete
 
     func test_delete_returnsCount_andRemovesOnlyMatches() throws {
-        try store.create(genericAttributes(account: "a1"), blob: [1], replace: false)
-        try store.create(genericAttributes(account: "a2"), blob: [2], replace: false)
+        try store.create(contract.genericAttributes(account: "a1"), blob: [1], replace: false)
+        try store.create(contract.genericAttributes(account: "a2"), blob: [2], replace: false)
         let other = ItemAttributes(identity: .generic(service: tag + "-other", account: "a1"), label: "other")
         try store.create(other, blob: [3], replace: false)
         try store.create(internetAttributes(), blob: [4], replace: false)
@@ -290,12 +174,7 @@ final class SecretServiceStoreTests: XCTestCase {
     }
 
     func test_delete_withLabel_deletesOnlyThatLabel() throws {
-        try store.create(genericAttributes(account: "a1", label: "keep"), blob: [1], replace: false)
-        try store.create(genericAttributes(account: "a2", label: "drop"), blob: [2], replace: false)
-
-        XCTAssertEqual(try store.delete(ItemQuery(service: tag, label: "drop")), 1)
-
-        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).map(\.attributes.label), ["keep"])
+        try contract.delete_withLabel_deletesOnlyThatLabel()
     }
 
     // MARK: - other schemas, status
@@ -325,8 +204,8 @@ final class SecretServiceStoreTests: XCTestCase {
     // MARK: - speed
 
     func test_warmGet_takesFewMilliseconds_likeOneSecretToolLookupOrLess() throws {
-        let written = genericAttributes()
-        try store.create(written, blob: binaryBlob, replace: false)
+        let written = contract.genericAttributes()
+        try store.create(written, blob: contract.binaryBlob, replace: false)
         let query = ItemQuery(exactly: written.identity)
         _ = try store.search(query, loadBlobs: true)  // opens the bus, the service and the session once
 
@@ -335,7 +214,7 @@ final class SecretServiceStoreTests: XCTestCase {
             let started = ContinuousClock.now
             let found = try store.search(query, loadBlobs: true)
             samples.append(ContinuousClock.now - started)
-            XCTAssertEqual(found.first?.blob, binaryBlob)
+            XCTAssertEqual(found.first?.blob, contract.binaryBlob)
         }
         let median = samples.sorted()[samples.count / 2]
         // secret-tool lookup takes about 15 ms as a whole process; a warm get must stay well under it
@@ -347,7 +226,7 @@ final class SecretServiceStoreTests: XCTestCase {
     func test_delete_ofManyItems_outlastsTheDeadline_becauseTheDeadlineIsPerCall() throws {
         // Each Delete makes gnome-keyring rewrite its file: 60 of them take far longer than 50 ms
         // in all, yet each single call answers within it.
-        for index in 0..<60 { try store.create(genericAttributes(account: "d\(index)"), blob: [1], replace: false) }
+        for index in 0..<60 { try store.create(contract.genericAttributes(account: "d\(index)"), blob: [1], replace: false) }
         let shortDeadline = SecretServiceStore(deadline: .milliseconds(50))
         let started = ContinuousClock.now
 
@@ -361,7 +240,7 @@ final class SecretServiceStoreTests: XCTestCase {
 
     func test_search_ofManyItems_pipelinesTheirProperties_andKeepsEveryOne() throws {
         let accounts = (0..<100).map { "p\($0)" }
-        for account in accounts { try store.create(genericAttributes(account: account), blob: [7], replace: false) }
+        for account in accounts { try store.create(contract.genericAttributes(account: account), blob: [7], replace: false) }
 
         let found = try store.search(ItemQuery(service: tag), loadBlobs: true)
 
@@ -370,7 +249,7 @@ final class SecretServiceStoreTests: XCTestCase {
     }
 
     func test_manyConcurrentProcesses_readTheSameItem_andTheServiceSurvives() throws {
-        try store.create(genericAttributes(), blob: [4, 2], replace: false)
+        try store.create(contract.genericAttributes(), blob: [4, 2], replace: false)
         var children: [Process] = []
         var outputs: [Pipe] = []
         for _ in 0..<24 {
@@ -395,7 +274,7 @@ final class SecretServiceStoreTests: XCTestCase {
         }
 
         XCTAssertEqual(transcript.components(separatedBy: "KEYGATE-PROBE hammer ok").count - 1, 24, transcript)
-        XCTAssertEqual(try store.search(ItemQuery(exactly: genericAttributes().identity), loadBlobs: true).first?.blob, [4, 2])
+        XCTAssertEqual(try store.search(ItemQuery(exactly: contract.genericAttributes().identity), loadBlobs: true).first?.blob, [4, 2])
     }
 
     // MARK: - child processes: locked collection, no bus, stopped daemon

@@ -1,0 +1,192 @@
+// The behaviour every ItemStore must have, proved on both backends: SecretServiceStoreTests
+// and EmbeddedStoreTests each run every check here against their own real store
+// (gnome-keyring on the session bus; a SQLite file). Round trips of every attribute and
+// binary blobs, duplicates by Apple's primary key, replace in place keeping the creation
+// date, label matching, and delete. (XCTest on Linux finds only a class's own test methods,
+// so each class keeps one line per check.)
+import Foundation
+import XCTest
+@testable import Keygate
+
+struct ItemStoreContract {
+    let store: any ItemStore
+    /// The service (and server prefix) of this test's items.
+    let tag: String
+
+    /// Bytes no text API would carry: NULs, high bytes, a trailing NUL.
+    let binaryBlob: [UInt8] = [0x00, 0x01, 0xff, 0x00, 0x7f, 0x80, 0x0a, 0x0d, 0x00] + Array(0..<255) + [0]
+
+    func genericAttributes(account: String = "alice", label: String? = "Mail for alice") -> ItemAttributes {
+        ItemAttributes(identity: .generic(service: tag, account: account), label: label, comment: "a comment",
+                       generic: [0x00, 0x42, 0xff, 0x00], accessibility: .afterFirstUnlock)
+    }
+
+    /// `written` with the dates the store filled in, for comparing whole values.
+    func withDates(_ written: ItemAttributes, from read: ItemAttributes) -> ItemAttributes {
+        var expected = written
+        expected.created = read.created
+        expected.modified = read.modified
+        return expected
+    }
+
+    func assertThrows(_ code: KeychainError.Code, _ body: () throws -> Void, messageContains: String? = nil,
+                      file: StaticString = #filePath, line: UInt = #line) {
+        do {
+            try body()
+            XCTFail("expected \(code.name), but the call succeeded", file: file, line: line)
+        } catch let error as KeychainError {
+            XCTAssertEqual(error.code, code, "message: \(error.message)", file: file, line: line)
+            if let messageContains {
+                XCTAssertTrue(error.message.contains(messageContains), error.message, file: file, line: line)
+            }
+        } catch {
+            XCTFail("expected KeychainError \(code.name), got \(error)", file: file, line: line)
+        }
+    }
+
+    func search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {
+        let written = genericAttributes()
+        try store.create(written, blob: binaryBlob, replace: false)
+
+        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.count, 1)
+        let item = try XCTUnwrap(found.first)
+        XCTAssertEqual(item.blob, binaryBlob)
+        XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+        XCTAssertGreaterThan(item.attributes.created, 1_600_000_000)
+        XCTAssertGreaterThanOrEqual(item.attributes.modified, item.attributes.created)
+    }
+
+    func search_roundTripsInternetItem_withUnsetOptionalFields() throws {
+        let written = ItemAttributes(identity: .internet(server: tag + ".example", account: "carol"), label: "carol")
+        try store.create(written, blob: [9], replace: false)
+
+        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.map(\.attributes), [withDates(written, from: try XCTUnwrap(found.first).attributes)])
+        XCTAssertNil(found.first?.attributes.identity.protocol)
+        XCTAssertNil(found.first?.attributes.identity.authenticationType)
+    }
+
+    func search_roundTripsEmptyBlobAndEmptyGeneric() throws {
+        var written = genericAttributes()
+        written.generic = []
+        written.comment = nil
+        try store.create(written, blob: [], replace: false)
+
+        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: true).first)
+
+        XCTAssertEqual(item.blob, [])
+        XCTAssertEqual(item.attributes.generic, [])
+        XCTAssertNil(item.attributes.comment)
+    }
+
+    func label_readsBackAsDisplayName_whenWrittenWithoutLabel() throws {
+        let written = genericAttributes(label: nil)
+        try store.create(written, blob: [1], replace: false)
+
+        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
+
+        XCTAssertEqual(item.attributes.label, written.identity.displayName)
+    }
+
+    func search_returnsNilBlobs_whenBlobsNotRequested() throws {
+        try store.create(genericAttributes(), blob: [1, 2, 3], replace: false)
+
+        let found = try store.search(ItemQuery(service: tag), loadBlobs: false)
+
+        XCTAssertEqual(found.count, 1)
+        XCTAssertNil(found.first?.blob)
+    }
+
+    func search_matchesLabelClientSide_andLeavesNilFieldsOpen() throws {
+        try store.create(genericAttributes(account: "a1", label: "first"), blob: [1], replace: false)
+        try store.create(genericAttributes(account: "a2", label: "second"), blob: [2], replace: false)
+
+        let all = try store.search(ItemQuery(service: tag), loadBlobs: false)
+        let second = try store.search(ItemQuery(service: tag, label: "second"), loadBlobs: true)
+
+        XCTAssertEqual(Set(all.map(\.attributes.identity.account)), ["a1", "a2"])
+        XCTAssertEqual(second.map(\.attributes.identity.account), ["a2"])
+        XCTAssertEqual(second.first?.blob, [2])
+        XCTAssertEqual(all.count, 2)
+    }
+
+    func search_roundTripsAccessControl_forEachCombination() throws {
+        let controls: [AccessControl] = [[.userPresence], [.devicePasscode, .biometryAny, .or],
+                                         [.devicePasscode, .biometryCurrentSet, .and], [.biometryCurrentSet]]
+        for (i, control) in controls.enumerated() {
+            var written = genericAttributes(account: "ac\(i)")
+            written.accessControl = control
+            try store.create(written, blob: [UInt8(i)], replace: false)
+
+            let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
+
+            XCTAssertEqual(item.attributes.accessControl, control)
+            XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+        }
+    }
+
+    func replace_dropsTheAccessControl_whenTheNewAttributesHaveNone() throws {
+        var gated = genericAttributes()
+        gated.accessControl = .userPresence
+        try store.create(gated, blob: [1], replace: false)
+        var ungated = gated
+        ungated.accessControl = nil
+
+        try store.create(ungated, blob: [2], replace: true)
+
+        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: gated.identity), loadBlobs: true).first)
+        XCTAssertNil(item.attributes.accessControl)
+        XCTAssertEqual(item.blob, [2])
+    }
+
+    func create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse() throws {
+        try store.create(genericAttributes(), blob: [1], replace: false)
+
+        assertThrows(.duplicateItem) {
+            try self.store.create(self.genericAttributes(label: "another label"), blob: [2], replace: false)
+        }
+        let found = try store.search(ItemQuery(service: tag), loadBlobs: true)
+        XCTAssertEqual(found.map(\.blob), [[1]])
+        XCTAssertEqual(found.first?.attributes.label, "Mail for alice", "the refused write changed nothing")
+    }
+
+    func create_withReplace_updatesInPlace_keepingCreationDate() throws {
+        let first = genericAttributes()
+        try store.create(first, blob: [1, 0, 1], replace: false)
+        let before = try XCTUnwrap(try store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
+        Thread.sleep(forTimeInterval: 1.1)  // whole seconds, as the Secret Service keeps them
+
+        var second = first
+        second.label = "renamed"
+        second.comment = "changed"
+        second.generic = [7, 7]
+        second.accessibility = .whenUnlocked
+        try store.create(second, blob: [2, 0, 2, 0], replace: true)
+
+        let found = try store.search(ItemQuery(exactly: first.identity), loadBlobs: true)
+        XCTAssertEqual(found.count, 1)
+        let after = try XCTUnwrap(found.first)
+        XCTAssertEqual(after.blob, [2, 0, 2, 0])
+        XCTAssertEqual(after.attributes, withDates(second, from: after.attributes))
+        XCTAssertEqual(after.attributes.created, before.attributes.created)
+        XCTAssertGreaterThan(after.attributes.modified, before.attributes.created)
+    }
+
+    func create_withReplace_createsItem_whenNoneExists() throws {
+        try store.create(genericAttributes(), blob: [5], replace: true)
+
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: true).map(\.blob), [[5]])
+    }
+
+    func delete_withLabel_deletesOnlyThatLabel() throws {
+        try store.create(genericAttributes(account: "a1", label: "keep"), blob: [1], replace: false)
+        try store.create(genericAttributes(account: "a2", label: "drop"), blob: [2], replace: false)
+
+        XCTAssertEqual(try store.delete(ItemQuery(service: tag, label: "drop")), 1)
+
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).map(\.attributes.label), ["keep"])
+    }
+}
