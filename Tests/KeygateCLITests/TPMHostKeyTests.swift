@@ -12,45 +12,27 @@ import KeygateTestSupport
 import XCTest
 
 final class TPMHostKeyTests: XCTestCase {
-    private var dir = ""
+    private var sandbox: RootKeychainSandbox?
     private var tpm: SoftwareTPM?
 
     override func setUpWithError() throws {
-        try Requirement.require(Requirement.isRoot, "root, who owns the host key (CI runs as root)")
-        try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.keygateBinary), "the built keygate binary")
         try Requirement.require(FileManager.default.isExecutableFile(atPath: SoftwareTPM.binary),
                                 "swtpm, a software TPM2 (apt-get install swtpm swtpm-tools)")
-        dir = NSTemporaryDirectory() + "keygate-tpm-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir + "/home", withIntermediateDirectories: true)
+        sandbox = try RootKeychainSandbox(prefix: "keygate-tpm")
     }
 
     override func tearDown() {
         tpm?.stop()
-        if !dir.isEmpty { try? FileManager.default.removeItem(atPath: dir) }
+        sandbox?.remove()
     }
 
-    private var hostKeyPath: String { dir + "/hostkey/host.key" }
-
-    private func environment(pam: PAMMatrix) -> [String: String] {
-        var env = ProcessInfo.processInfo.environment
-        env["HOME"] = dir + "/home"
-        env["XDG_DATA_HOME"] = dir + "/data"
-        env["KEYGATE_TEST_PAM_CONFDIR"] = pam.confdir
-        env["KEYGATE_TEST_KDF"] = "fast"
-        env["KEYGATE_TEST_POLICY_ROOT"] = EmptyPolicyRoot.path
-        env["KEYGATE_TEST_HOST_KEY"] = hostKeyPath
-        env["KEYGATE_ASKPASS"] = dir + "/askpass"
-        env["KEYGATE_TEST_TCTI"] = nil
-        env["PATH"] = PackagePaths.buildProducts + ":" + (env["PATH"] ?? "/usr/bin:/bin")
-        return env
-    }
+    private var dir: String { sandbox?.directory ?? "/nonexistent" }
+    private var hostKeyPath: String { sandbox?.hostKeyPath ?? "/nonexistent" }
+    private var environment: [String: String] { sandbox?.environment ?? [:] }
 
     func test_sealedHostKey_opensItemsWithTheTPM_andNotAfterTheTPMStateIsReset() throws {
         let tpm = try SoftwareTPM(stateFolder: dir + "/tpm-state", pidFile: dir + "/swtpm.pid")
         self.tpm = tpm
-        let pam = try PAMMatrix(service: "keygate", user: "root", password: "root-test-pw")
-        try "#!/bin/sh\necho root-test-pw\n".write(toFile: dir + "/askpass", atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dir + "/askpass")
         // The reset runs inside the one script: the ephemeral keyring (and its items) lives only as long.
         try tpm.resetScript().write(toFile: dir + "/reset-tpm", atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dir + "/reset-tpm")
@@ -73,8 +55,7 @@ final class TPMHostKeyTests: XCTestCase {
             keygate doctor > '\(dir)/doctor-after' 2>&1; echo doctorafter=$?
             keygate lock --all
             """
-        let r = try Subprocess.run(["setsid", "-w", PackagePaths.scripts + "/secret-session", "--ephemeral", "bash", "-c", script],
-                                   environment: environment(pam: pam))
+        let r = try XCTUnwrap(sandbox).runInSecretSession(script)
         let v = r.values
         let summary = r.summary
         XCTAssertEqual(v["plainsetup"], "0", summary)
@@ -104,8 +85,7 @@ final class TPMHostKeyTests: XCTestCase {
 
     func test_setupHostTPM_whereNoTPMAnswers_exits53_andChangesNothing() throws {
         let port = try SoftwareTPM.freePortPair()
-        var env = ProcessInfo.processInfo.environment
-        env["KEYGATE_TEST_HOST_KEY"] = hostKeyPath
+        let env = environment
         let keygate = PackagePaths.keygateBinary
         let plain = try Subprocess.run([keygate, "setup-host"], environment: env, timeout: 30)
         XCTAssertEqual(plain.status, 0, plain.err)
@@ -134,8 +114,7 @@ final class TPMHostKeyTests: XCTestCase {
     func test_rotate_ofASealedKey_keepsItSealed_withNewBytes() throws {
         let tpm = try SoftwareTPM(stateFolder: dir + "/tpm-state", pidFile: dir + "/swtpm.pid")
         self.tpm = tpm
-        var env = ProcessInfo.processInfo.environment
-        env["KEYGATE_TEST_HOST_KEY"] = hostKeyPath
+        let env = environment
         let keygate = PackagePaths.keygateBinary
         let sealed = try Subprocess.run([keygate, "setup-host", "--tpm", "--tcti", tpm.tcti], environment: env, timeout: 60)
         XCTAssertEqual(sealed.status, 0, sealed.err)

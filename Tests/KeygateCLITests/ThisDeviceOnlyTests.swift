@@ -8,15 +8,8 @@ import XCTest
 
 final class ThisDeviceOnlyTests: XCTestCase {
     func test_thisDeviceOnly_needsTheHostKey_andDiesWhenItRotates() throws {
-        try Requirement.require(Requirement.isRoot, "root, who derives the device key from the host key")
-        try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.keygateBinary), "the built keygate binary")
-        let pam = try PAMMatrix(service: "keygate", user: "root", password: "root-test-pw")
-        let dir = NSTemporaryDirectory() + "keygate-tdo-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir + "/home", withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        try "#!/bin/sh\necho prompt >> \(dir)/prompts\necho root-test-pw\n"
-            .write(toFile: dir + "/askpass", atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dir + "/askpass")
+        let sandbox = try RootKeychainSandbox(prefix: "keygate-tdo")
+        defer { sandbox.remove() }
         let script = """
             keygate lock --all
             printf %s x | keygate add -s tdo -a a --accessible when-unlocked-this-device-only; echo nohost=$?
@@ -30,17 +23,7 @@ final class ThisDeviceOnlyTests: XCTestCase {
             keygate list -s tdo | grep accessible
             keygate lock --all
             """
-        var env = ProcessInfo.processInfo.environment
-        env["HOME"] = dir + "/home"
-        env["XDG_DATA_HOME"] = dir + "/data"
-        env["KEYGATE_TEST_PAM_CONFDIR"] = pam.confdir
-        env["KEYGATE_TEST_KDF"] = "fast"
-        env["KEYGATE_TEST_POLICY_ROOT"] = EmptyPolicyRoot.path
-        env["KEYGATE_TEST_HOST_KEY"] = dir + "/hostkey/host.key"
-        env["KEYGATE_ASKPASS"] = dir + "/askpass"
-        env["PATH"] = PackagePaths.buildProducts + ":" + (env["PATH"] ?? "/usr/bin:/bin")
-        let r = try Subprocess.run(["setsid", "-w", PackagePaths.scripts + "/secret-session", "--ephemeral", "bash", "-c", script],
-                                   environment: env)
+        let r = try sandbox.runInSecretSession(script)
         let v = r.values
         let summary = r.summary
         XCTAssertEqual(v["nohost"], "53", summary)
