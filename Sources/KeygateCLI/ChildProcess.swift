@@ -14,7 +14,8 @@ enum ChildProcess {
 
     /// `secrets` is emptied once they are in the child's pipes and environment, so no
     /// copy stays in keygate's memory while it waits (LeakTests dumps it to check).
-    static func run(_ command: [String], secrets: inout [(ExecCommand.Request, SecureBytes)],
+    /// `command` is argv for the child, as bytes (they need not be UTF-8).
+    static func run(_ command: [[UInt8]], secrets: inout [(ExecCommand.Request, SecureBytes)],
                     environment: [String: String]) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -45,7 +46,11 @@ enum ChildProcess {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
 
-        let argv = CStringArray(command)
+        let argv = CStringArray(bytes: command)
+        let commandName = String(decoding: command.first ?? [], as: UTF8.self)
+        guard let program = argv.pointers[0] else {
+            throw KeychainError(.param, "exec needs a command after --")
+        }
         let plain = environment.filter { secretEntries[$0.key] == nil }.map { "\($0.key)=\($0.value)" }.sorted()
         let envStrings = CStringArray(plain)
         var envp: [UnsafeMutablePointer<CChar>?] = Array(UnsafeBufferPointer(start: envStrings.pointers, count: plain.count))
@@ -58,20 +63,20 @@ enum ChildProcess {
 
         var pid: pid_t = 0
         let rc = envp.withUnsafeMutableBufferPointer { envBuffer in
-            posix_spawnp(&pid, command[0], &actions, &attributes, argv.pointers, envBuffer.baseAddress)
+            posix_spawnp(&pid, program, &actions, &attributes, argv.pointers, envBuffer.baseAddress)
         }
         secretEntries.removeAll()  // wipes the environment copies
         secrets.removeAll()        // and the secrets themselves (SecureBytes zero on free)
         for fd in readEnds { close(fd) }
         readEnds.removeAll()
         guard rc == 0 else {
-            Console.err("keygate: cannot run '\(command[0])': \(String(cString: strerror(rc))): check the command name and PATH\n")
+            Console.err("keygate: cannot run '\(commandName)': \(String(cString: strerror(rc))): check the command name and PATH\n")
             return 127
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             if errno == EINTR { continue }
-            throw KeychainError(.notAvailable, "lost track of '\(command[0])' (\(String(cString: strerror(errno)))): check whether it finished")
+            throw KeychainError(.notAvailable, "lost track of '\(commandName)' (\(String(cString: strerror(errno)))): check whether it finished")
         }
         // WIFSIGNALED / WTERMSIG / WEXITSTATUS are macros: decode by hand.
         let signal = status & 0x7F

@@ -33,6 +33,11 @@ public enum KeygateMain {
 
     /// Runs the CLI with `arguments` (without the program name) and returns the exit status.
     public static func run(_ arguments: [String], programName: String = "keygate") -> Int32 {
+        run(arguments, raw: [], programName: programName)
+    }
+
+    /// `raw` is argv's bytes for `arguments` (see CommandContext.rawArguments), or empty.
+    static func run(_ arguments: [String], raw: [[UInt8]], programName: String) -> Int32 {
         var args = arguments
         var askpass: String?
         var pinentry = false
@@ -96,7 +101,7 @@ public enum KeygateMain {
         if parsed.flag("--verbose") { AuditLog.echoToStandardError = true }
         let context = CommandContext(programName: programName, environment: ProcessEnvironment.snapshot(),
                                      askpass: parsed.value("--askpass") ?? askpass,
-                                     pinentry: pinentry || parsed.flag("--pinentry"))
+                                     pinentry: pinentry || parsed.flag("--pinentry"), rawArguments: raw)
         do {
             return try command.run(parsed, context: context)
         } catch let error as KeychainError {

@@ -30,14 +30,18 @@ final class ExecCLITests: XCTestCase {
         XCTAssertEqual(try h.promptCount(), 2, h.prompts())
     }
 
-    func test_exec_passesTheExitStatusThrough_andSignalsAs128PlusN() throws {
+    func test_exec_passesTheExitStatusThrough_signalsAs128PlusN_andArgumentsByteForByte() throws {
         let h = try CLIUserHarness()
         let r = try h.run("""
             printf %s s | keygate add -s svc -a a
             keygate exec -s svc -a a --env X -- sh -c 'exit 7'; echo status=$?
             keygate exec -s svc -a a --env X -- sh -c 'kill -TERM $$'; echo signaled=$?
             keygate exec -s svc -a a --env X -- no-such-command-here; echo missing=$?
+            arg=$(printf '\\377\\376-x\\303\\251')
+            echo bytes=$(keygate exec -s svc -a a --env X -- sh -c 'printf %s "$1" | od -An -tx1 | tr -d " \\n"' sh "$arg")
             """)
+        // The command's arguments reach it byte for byte: invalid UTF-8 is not replaced by U+FFFD.
+        XCTAssertEqual(r.values["bytes"], "fffe2d78c3a9", r.summary)
         XCTAssertEqual(r.values["status"], "7", r.summary)
         XCTAssertEqual(r.values["signaled"], "143", r.summary)
         XCTAssertEqual(r.values["missing"], "127", r.summary)

@@ -14,6 +14,22 @@ package final class CStringArray {
         pointers[strings.count] = nil
     }
 
+    /// C strings with exactly these bytes (argv entries that need not be UTF-8); each is
+    /// NUL-terminated here, so none may contain a NUL.
+    package init(bytes entries: [[UInt8]]) {
+        count = entries.count
+        pointers = .allocate(capacity: entries.count + 1)
+        for (index, entry) in entries.enumerated() {
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: entry.count + 1)
+            entry.withUnsafeBytes { source in
+                UnsafeMutableRawPointer(copy).copyMemory(from: source.baseAddress ?? UnsafeRawPointer(copy), byteCount: entry.count)
+            }
+            copy[entry.count] = 0
+            pointers[index] = copy
+        }
+        pointers[entries.count] = nil
+    }
+
     deinit {
         for index in 0..<count { free(pointers[index]) }
         pointers.deallocate()

@@ -57,7 +57,11 @@ enum ExecCommand: KeygateCommand {
             secrets.append((request, secret))
         }
         auth.invalidate()
-        return try ChildProcess.run(command, secrets: &secrets, environment: context.environment)
+        // The parser's afterDoubleDash is always argv's tail; its raw bytes are what the command gets
+        // (Swift's String would have turned invalid UTF-8 into U+FFFD).
+        let raw = context.rawArguments.count >= command.count ? Array(context.rawArguments.suffix(command.count))
+            : command.map { Array($0.utf8) }
+        return try ChildProcess.run(raw, secrets: &secrets, environment: context.environment)
     }
 
     /// The -s/-a groups in command-line order, each closed by its destination.

@@ -26,6 +26,9 @@ struct CommandContext {
     let environment: [String: String]
     let askpass: String?
     var pinentry = false
+    /// argv's bytes after the program name, as the kernel gave them (empty when the CLI was run
+    /// from Strings): `keygate exec` passes its command's arguments on byte for byte.
+    var rawArguments: [[UInt8]] = []
 
     var prompter: SystemPrompter { SystemPrompter(askpass: askpass, environment: environment, pinentry: pinentry) }
 

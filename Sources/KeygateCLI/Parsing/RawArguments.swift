@@ -1,14 +1,15 @@
 // Turns the raw argv bytes into the Strings the parser reads, refusing an argument
 // before "--" that is not valid UTF-8: Swift would repair it to U+FFFD, so "\xff" and
 // "\xfe" would name the same item. Arguments after "--" (a command for `keygate exec`)
-// are the child's business and pass as they are. Delegates the run to KeygateMain.
+// are the child's business: they are checked for nothing, and `keygate exec` hands
+// them on as the very bytes it was given. Delegates the run to KeygateMain.
 
 extension KeygateMain {
     /// Runs the CLI with the raw bytes of argv (without the program name).
     public static func run(rawArguments: [[UInt8]], programName: String = "keygate") -> Int32 {
         switch RawArguments.decode(rawArguments) {
         case .success(let arguments):
-            return run(arguments, programName: programName)
+            return run(arguments, raw: rawArguments, programName: programName)
         case .failure(let error):
             Console.err("keygate: \(error.message)\n\(HelpFormatter.usageLine(for: topLevel, programName: programName))\n")
             return 2
