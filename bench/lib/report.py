@@ -28,7 +28,7 @@ def summary(values, unit="ms"):
 
 
 def runs(name, column=1, prefix=None):
-    """spawn-timer output: LABEL MS RSS -> {label: [values]}"""
+    """spawn-timer output: LABEL MS RSS STATUS CPU_MS -> {label: [values of `column`]}"""
     found = {}
     for row in lines(name):
         if prefix is not None:
@@ -56,6 +56,12 @@ for label in ("keygate-get", "secret-tool-lookup", "keygate-version", "true"):
     figures[f"cli.{label}"] = summary(cli[label])
 figures["cli.keygate-get.maxrss"] = summary(runs("cli.runs", 2)["keygate-get"], "KiB")
 figures["cli.secret-tool-lookup.maxrss"] = summary(runs("cli.runs", 2)["secret-tool-lookup"], "KiB")
+# CPU time (user + system) of the same runs: the part of the wall time each client computed itself;
+# the rest is spawning, loading, and waiting on the bus and gnome-keyring.
+cpu = runs("cli.runs", 4)
+for label in ("keygate-get", "secret-tool-lookup", "keygate-version", "true"):
+    if label in cpu:
+        figures[f"cli.{label}.cpu"] = summary(cpu[label])
 ratios["cli-read keygate get / secret-tool lookup"] = ratio(figures["cli.keygate-get"], figures["cli.secret-tool-lookup"])
 goal("CLI read: keygate get / secret-tool lookup", ratios["cli-read keygate get / secret-tool lookup"], 0.8,
      ratios["cli-read keygate get / secret-tool lookup"] <= 0.8)
@@ -125,7 +131,7 @@ for row in lines("scale.runs"):
         figures[f"scale.{row[1]}.secret-tool-clear-after"] = {"median": float(row[2]), "unit": "ms", "n": 1,
                                                               "items": int(row[3]) if len(row) > 3 else None}
     else:
-        n, label, ms, rss, status = row
+        n, label, ms, rss, status = row[:5]
         scale.setdefault((n, label), ([], []))
         failed.setdefault((n, label), [])
         if status != "0":
@@ -216,7 +222,9 @@ sections = [
     ("CLI", [("keygate get (plain item, unlocked)", "cli.keygate-get"), ("secret-tool lookup (same size)", "cli.secret-tool-lookup"),
              ("keygate --version", "cli.keygate-version"), ("/bin/true (spawn floor)", "cli.true"),
              ("keygate get (beside python)", "cli.keygate-get.beside-python"), ("python keyring get (CLI)", "cli.keyring-cli"),
-             ("keygate get peak RSS", "cli.keygate-get.maxrss"), ("secret-tool lookup peak RSS", "cli.secret-tool-lookup.maxrss")]),
+             ("keygate get peak RSS", "cli.keygate-get.maxrss"), ("secret-tool lookup peak RSS", "cli.secret-tool-lookup.maxrss"),
+             ("keygate get CPU (user+sys)", "cli.keygate-get.cpu"), ("secret-tool lookup CPU (user+sys)", "cli.secret-tool-lookup.cpu"),
+             ("keygate --version CPU (user+sys)", "cli.keygate-version.cpu"), ("/bin/true CPU (user+sys)", "cli.true.cpu")]),
     ("Library, per call in one process", [("Keychain.data(for:)", "library.keygate-library.per-call"),
                                           ("libsecret lookup, C (floor)", "library.c-floor.per-call"),
                                           ("python keyring.get_password", "library.python-keyring.per-call"),

@@ -6,7 +6,9 @@
    not time failures), unless SPAWN_TIMER_KEEP_GOING=1: then the run is printed
    with its status and the next one starts.
    usage: spawn-timer ROUNDS WARMUP LABEL CMD ARGS... [--- LABEL CMD ARGS...]...
-   prints one line per timed run: "LABEL MILLISECONDS MAXRSS_KB EXIT_STATUS". */
+   prints one line per timed run: "LABEL MILLISECONDS MAXRSS_KB EXIT_STATUS CPU_MS",
+   CPU_MS being the child's user plus system time (what it computed, as against what
+   it waited for: the rest of MILLISECONDS is spawn, loading and waiting on others). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <spawn.h>
@@ -21,7 +23,7 @@ extern char **environ;
 
 struct command { const char *label; char **argv; };
 
-static int run(const struct command *c, double *ms, long *rss, int *exit_status) {
+static int run(const struct command *c, double *ms, long *rss, int *exit_status, double *cpu_ms) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -46,6 +48,8 @@ static int run(const struct command *c, double *ms, long *rss, int *exit_status)
     }
     *ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
     *rss = ru.ru_maxrss;
+    *cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3
+            + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
     return 1;
 }
 
@@ -69,9 +73,10 @@ int main(int argc, char **argv) {
     }
     for (int r = 0; r < warmup + rounds; r++) {
         for (int k = 0; k < count; k++) {
-            double ms; long rss; int status;
-            if (!run(&commands[k], &ms, &rss, &status)) return 1;
-            if (r >= warmup && commands[k].label[0] != '!') printf("%s %.3f %ld %d\n", commands[k].label, ms, rss, status);
+            double ms, cpu_ms; long rss; int status;
+            if (!run(&commands[k], &ms, &rss, &status, &cpu_ms)) return 1;
+            if (r >= warmup && commands[k].label[0] != '!')
+                printf("%s %.3f %ld %d %.3f\n", commands[k].label, ms, rss, status, cpu_ms);
         }
     }
     return 0;
