@@ -173,5 +173,36 @@ final class HelpFormatterTests: XCTestCase {
         XCTAssertEqual(NameSuggestion.distance("kitten", "sitting"), 3)
         XCTAssertEqual(NameSuggestion.distance("", "abc"), 3)
         XCTAssertEqual(NameSuggestion.distance("same", "same"), 0)
+        XCTAssertEqual(NameSuggestion.distance("ca", "abc"), 3, "OSA edits a transposed pair no further")
+    }
+
+    func test_nameSuggestion_distance_agreesWithTheFullTable_onRandomPairs() {
+        // The full (n+1) x (m+1) table, as the textbook writes it; the product keeps three rows.
+        func reference(_ a: String, _ b: String) -> Int {
+            let s = Array(a), t = Array(b)
+            var d = [[Int]](repeating: [Int](repeating: 0, count: t.count + 1), count: s.count + 1)
+            for i in 0...s.count { d[i][0] = i }
+            for j in 0...t.count { d[0][j] = j }
+            for i in stride(from: 1, through: s.count, by: 1) {
+                for j in stride(from: 1, through: t.count, by: 1) {
+                    d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (s[i - 1] == t[j - 1] ? 0 : 1))
+                    if i > 1, j > 1, s[i - 1] == t[j - 2], s[i - 2] == t[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+                }
+            }
+            return d[s.count][t.count]
+        }
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ab-c")
+        func word() -> String { String((0..<Int.random(in: 0...7, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" }) }
+        for _ in 0..<3000 {
+            let a = word(), b = word()
+            XCTAssertEqual(NameSuggestion.distance(a, b), reference(a, b), "\(a) vs \(b)")
+        }
+    }
+
+    func test_nameSuggestion_skipsNamesWhoseLengthAloneRulesThemOut() {
+        XCTAssertEqual(NameSuggestion.closest(to: "--servce", among: ["--service", "--account"]), "--service")
+        XCTAssertNil(NameSuggestion.closest(to: "--service" + String(repeating: "x", count: 3), among: ["--service"]))
+        XCTAssertNil(NameSuggestion.closest(to: "--" + String(repeating: "s", count: 4096), among: ["--service", "--account"]))
     }
 }

@@ -11,7 +11,11 @@ enum NameSuggestion {
             return candidates.first { $0 != typed && $0.count == typed.count && $0.lowercased() == typed.lowercased() }
         }
         var best: (name: String, distance: Int)? = nil
+        let typedCount = typed.count
         for candidate in candidates where candidate.count > 2 {
+            // The distance is at least the difference in length: a long token (the fuzzer sends 1 KiB
+            // ones) is never compared cell by cell with names it cannot be close to.
+            guard abs(candidate.count - typedCount) <= 2 else { continue }
             let d = distance(typed, candidate)
             let core = candidate.drop { $0 == "-" }.count
             guard d <= 2, d * 3 <= max(core, 3) else { continue }
@@ -22,25 +26,29 @@ enum NameSuggestion {
         return best?.name
     }
 
-    /// Optimal string alignment distance between `a` and `b`.
+    /// Optimal string alignment distance between `a` and `b`, kept in three rolling rows
+    /// (the transposition looks two rows back).
     static func distance(_ a: String, _ b: String) -> Int {
         let s = Array(a), t = Array(b)
         if s.isEmpty { return t.count }
         if t.isEmpty { return s.count }
-        // rows[i][j]: distance between s[..<i] and t[..<j].
-        var rows = [[Int]](repeating: [Int](repeating: 0, count: t.count + 1), count: s.count + 1)
-        for i in 0...s.count { rows[i][0] = i }
-        for j in 0...t.count { rows[0][j] = j }
+        // previous2, previous, current: rows i-2, i-1 and i of the table, where row i
+        // column j is the distance between s[..<i] and t[..<j].
+        var previous2 = [Int](repeating: 0, count: t.count + 1)
+        var previous = Array(0...t.count)
+        var current = [Int](repeating: 0, count: t.count + 1)
         for i in 1...s.count {
+            current[0] = i
             for j in 1...t.count {
                 let cost = s[i - 1] == t[j - 1] ? 0 : 1
-                var d = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
+                var d = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
                 if i > 1, j > 1, s[i - 1] == t[j - 2], s[i - 2] == t[j - 1] {
-                    d = min(d, rows[i - 2][j - 2] + 1)
+                    d = min(d, previous2[j - 2] + 1)
                 }
-                rows[i][j] = d
+                current[j] = d
             }
+            (previous2, previous, current) = (previous, current, previous2)
         }
-        return rows[s.count][t.count]
+        return previous[t.count]
     }
 }
