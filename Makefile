@@ -61,8 +61,18 @@ SWIFT_FLAGS := $(if $(BUILD_PATH),--build-path $(BUILD_PATH))
 # lld with packed relative relocations (DT_RELR, glibc >= 2.36): the static Swift runtime's
 # ~37,000 relative relocations become a few hundred RELR words, so ld.so does less at every
 # start (docs/PERFORMANCE.md). RELEASE_LINK_FLAGS= (empty) links with the default linker.
-RELEASE_LINK_FLAGS ?= -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
-RELEASE_FLAGS := -c release --static-swift-stdlib $(RELEASE_LINK_FLAGS) $(SWIFT_FLAGS)
+#
+# The C++ runtime under the static Swift runtime is linked statically too: the Swift driver
+# asks for -lstdc++, and STATIC_CXX_DIR, searched first, answers with a linker script naming
+# GCC's libstdc++.a, so ld.so resolves none of libstdc++.so's symbols at each start (its
+# ~4,300 symbol relocations were most of what `keygate --version` still spent in ld.so). The
+# static Swift runtime's own link arguments keep archive symbols unexported (--exclude-libs
+# ALL). Without a libstdc++.a (`cc -print-file-name=libstdc++.a` finds none) the shared one is used.
+STATIC_CXX_ARCHIVE := $(shell $(CC) -print-file-name=libstdc++.a 2>/dev/null)
+STATIC_CXX_DIR      = $(abspath $(OUT))/static-libstdc++
+STATIC_CXX_FLAGS    = $(if $(filter /%,$(STATIC_CXX_ARCHIVE)),-Xswiftc -L$(STATIC_CXX_DIR))
+RELEASE_LINK_FLAGS ?= -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs $(STATIC_CXX_FLAGS)
+RELEASE_FLAGS = -c release --static-swift-stdlib $(RELEASE_LINK_FLAGS) $(SWIFT_FLAGS)
 
 PAM_FILES    := pam.d/keygate pam.d/keygate-passcode
 POLICY_FILES := $(wildcard policies/*.policy)
@@ -100,7 +110,7 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
                $(PAM_LINK_FLAGS) -lpam -lkeyutils -lsodium
 
-.PHONY: all build pam man debug install uninstall check stress demo bench clean swift-present deb deb-check \
+.PHONY: all build static-cxx pam man debug install uninstall check stress demo bench clean swift-present deb deb-check \
         deb-install-check fuzz fuzz-smoke asan
 
 # Fuzzing (scripts/fuzz): its own build folders, $(OUT)/fuzz-O and $(OUT)/fuzz-Onone.
@@ -126,8 +136,11 @@ swift-present:
 	  echo "      Get Swift 6 from https://www.swift.org/install/linux/ or set SWIFT=/path/to/swift."; \
 	  exit 1; }
 
-build: swift-present
+build: swift-present static-cxx
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
+
+static-cxx:
+	@$(if $(STATIC_CXX_FLAGS),mkdir -p $(STATIC_CXX_DIR) && echo 'INPUT($(STATIC_CXX_ARCHIVE))' > $(STATIC_CXX_DIR)/libstdc++.so,true)
 
 pam: $(PAM_OUT)/pam_keygate.so
 
@@ -277,7 +290,7 @@ asan: swift-present
 
 # The benchmark suite (docs/PERFORMANCE.md): bench/run builds what it measures itself,
 # in its own build folder (BUILD_PATH, default /tmp/keygate-bench-build).
-bench: swift-present
+bench: swift-present static-cxx
 	SWIFT="$(SWIFT)" RELEASE_LINK_FLAGS="$(RELEASE_LINK_FLAGS)" $(if $(BUILD_PATH),BUILD_PATH="$(BUILD_PATH)") bench/run
 
 clean:
