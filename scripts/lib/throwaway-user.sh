@@ -45,12 +45,14 @@ tu_run() {
         setsid -w "$tu_stage/secret-session" bash "$steps" </dev/null
 }
 
+# Every step may fail without stopping the others (callers run under `set -e`, and pkill
+# answers 1 when the user has no process left): the user is always removed.
 tu_cleanup() {
     if ((tu_created)); then
-        runuser -u "$tu_user" -- keyctl clear @u >/dev/null 2>&1
-        pkill -KILL -U "$tu_user" >/dev/null 2>&1
+        runuser -u "$tu_user" -- keyctl clear @u >/dev/null 2>&1 || true
+        pkill -KILL -U "$tu_user" >/dev/null 2>&1 || true
         sleep 0.2
-        userdel -f -r "$tu_user" >/dev/null 2>&1
+        userdel -f -r "$tu_user" >/dev/null 2>&1 || true
         tu_created=0
     fi
     [[ -n "$tu_stage" ]] && rm -rf -- "$tu_stage"
