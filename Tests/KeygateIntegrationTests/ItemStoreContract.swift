@@ -58,6 +58,18 @@ struct ItemStoreContract {
         XCTAssertGreaterThanOrEqual(item.attributes.modified, item.attributes.created)
     }
 
+    /// `written` (an internet item of the backend's choosing) reads back whole, with its blob.
+    func search_roundTrips(_ written: ItemAttributes) throws {
+        try store.create(written, blob: [0, 0, 0], replace: false)
+
+        let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.count, 1)
+        let item = try XCTUnwrap(found.first)
+        XCTAssertEqual(item.blob, [0, 0, 0])
+        XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+    }
+
     func search_roundTripsInternetItem_withUnsetOptionalFields() throws {
         let written = ItemAttributes(identity: .internet(server: tag + ".example", account: "carol"), label: "carol")
         try store.create(written, blob: [9], replace: false)
