@@ -12,7 +12,7 @@
  * names a pkg-config package also links its libraries, so the few types and constants
  * Keygate uses are declared here, as GLib's stable ABI defines them. `KG_GIO_CHECK`
  * compiles this file against the real <gio/gio.h> instead and asserts that every
- * function's type and every constant's value agree (Tests/KeygateTests/LazyLibraryShimTests.swift). */
+ * function's type and every constant's value agree (Tests/KeygateCLITests/LazyLibraryTests.swift). */
 #ifndef KEYGATE_CGIO_SHIM_H
 #define KEYGATE_CGIO_SHIM_H
 

@@ -8,7 +8,7 @@
  * The few types and constants Keygate uses are declared here, as SQLite's stable C API defines
  * them, so that <sqlite3.h>'s own declarations of the same names cannot clash with the wrappers.
  * `KG_SQLITE_CHECK` compiles this file against the real <sqlite3.h> instead and asserts that
- * every function's type and every constant's value agree (Tests/KeygateTests/LazyLibraryShimTests.swift). */
+ * every function's type and every constant's value agree (Tests/KeygateCLITests/LazyLibraryTests.swift). */
 #ifndef KEYGATE_CSQLITE_SHIM_H
 #define KEYGATE_CSQLITE_SHIM_H
 
