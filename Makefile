@@ -13,9 +13,11 @@
 #   make deb-check          make deb, then inspect it (dpkg-deb -c/-I) and run lintian if installed
 #   make deb-install-check  make deb, then install, reinstall, remove and purge it in a fresh
 #                           debootstrap chroot (root and network; scripts/check-deb-install)
-#   make check              fuzz-smoke, then the whole test suite, inside a private D-Bus +
-#                           gnome-keyring; then the store flows again against the embedded store
-#                           (KEYGATE_STORE=embedded)
+#   make check              fuzz-smoke, then the whole test suite (debug build), inside a private
+#                           D-Bus + gnome-keyring; then the store flows again against the embedded
+#                           store (KEYGATE_STORE=embedded); then check-release
+#   make check-release      (root) make install, then the pseudo-terminal tests of every prompting
+#                           verb against the installed release binary
 #   make stress             the long reliability runs (docs/SECURITY.md): kill loops, races,
 #                           dying dependencies with big numbers (root; STRESS_* below)
 #   make fuzz               build the libFuzzer harnesses (Fuzz/, docs/FUZZING.md) and fuzz each
@@ -110,7 +112,7 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
                $(PAM_LINK_FLAGS) -lpam -lkeyutils -lsodium
 
-.PHONY: all build static-cxx pam man debug install uninstall check stress demo bench clean swift-present deb deb-check \
+.PHONY: all build static-cxx pam man debug install uninstall check check-release stress demo bench clean swift-present deb deb-check \
         deb-install-check fuzz fuzz-smoke asan
 
 # Fuzzing (scripts/fuzz): its own build folders, $(OUT)/fuzz-O and $(OUT)/fuzz-Onone.
@@ -230,6 +232,21 @@ check: swift-present pam fuzz-smoke
 	scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS)
 	KEYGATE_STORE=embedded scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS) --skip-build \
 	    --filter '$(EMBEDDED_PASS_FILTER)' --skip '$(EMBEDDED_PASS_SKIP)'
+	$(MAKE) --no-print-directory check-release
+
+# The release pass of `make check`: what people run, run the way they run it. `make install`
+# (the release build, /etc/pam.d/keygate, the shipped policies), then the tests that type at
+# every prompting verb through a real pseudo-terminal (RELEASE_PASS_FILTER), against the
+# installed $(BINDIR)/keygate. The debug passes above ran the same tests on the debug build.
+# Installing needs root: elsewhere the pass is skipped with a note, and under CI=true it fails.
+RELEASE_PASS_FILTER := ^KeygateCLITests\.TerminalCLITests/
+check-release: swift-present
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "make check-release: needs root (it runs make install, as CI does): skipped"; \
+	  case "$${CI:-}" in true|1) exit 1;; esac; exit 0; fi; \
+	$(MAKE) --no-print-directory install DESTDIR= && \
+	KEYGATE_TERMINAL_BINARY="$(PREFIX)/bin/keygate" scripts/secret-session --ephemeral \
+	  $(SWIFT) test $(SWIFT_FLAGS) --skip-build --filter '$(RELEASE_PASS_FILTER)'
 
 # The long runs of issue 8: the same XCTest cases `check` runs with small numbers
 # (CrashConsistencyTests, ConcurrencyTests, ...), with big ones. STRESS_KILLS SIGKILLs per

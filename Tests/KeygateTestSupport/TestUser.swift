@@ -104,7 +104,7 @@ public final class TestUser: @unchecked Sendable {
                                       environment: Self.systemEnvironment, timeout: 30), "chpasswd for \(name)")
     }
 
-    static let systemEnvironment = ["PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+    public static let systemEnvironment = ["PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
 
     private static func check(_ result: ProcessResult, _ what: String) throws {
         guard result.status == 0 else {

@@ -45,6 +45,18 @@ tu_run() {
         setsid -w "$tu_stage/secret-session" bash "$steps" </dev/null
 }
 
+# tu_run_at_terminal SCRIPT_FILE: runs the script as the user on a new pseudo-terminal,
+# in the user's own private session, with no askpass program: keygate asks for the
+# password at the terminal, and type-password types it at each "Password for USER: "
+# prompt once echo is off, as a person would. The screen is copied to stdout.
+tu_run_at_terminal() {
+    local steps=$1
+    chmod 0644 "$steps"
+    "$(dirname -- "${BASH_SOURCE[0]}")/type-password" "$tu_private/password" "Password for $tu_user: \$" -- \
+        runuser -u "$tu_user" -- env -i HOME="$tu_home" USER="$tu_user" LOGNAME="$tu_user" TERM=dumb \
+        PATH="$tu_stage/bin:/usr/local/bin:/usr/bin:/bin" "$tu_stage/secret-session" bash "$steps" </dev/null
+}
+
 # Every step may fail without stopping the others (callers run under `set -e`, and pkill
 # answers 1 when the user has no process left): the user is always removed.
 tu_cleanup() {

@@ -35,19 +35,25 @@ struct TerminalPrompter: Prompter {
     }
 
     /// The prompt on `fd` (a terminal): write, echo off, read one line, restore, newline.
+    /// After Ctrl-Z and `fg` the prompt starts again, as sudo's does; Ctrl-C cancels (nil).
     static func readSecret(prompt: String, fd: Int32) throws -> SecureBytes? {
-        writeAll(fd, prompt)
-        let (line, outcome) = try TerminalEchoGuard.withEchoOff(fd: fd) { interrupted in
-            try readLine(fd: fd, interrupted: interrupted)
+        while true {
+            writeAll(fd, prompt)
+            let (line, signal) = try TerminalEchoGuard.withEchoOff(fd: fd) { readByte in
+                try readLine(readByte)
+            }
+            writeAll(fd, "\n")  // the person's Enter was not echoed
+            if signal == 0 { return line ?? nil }
+            switch TerminalEchoGuard.passOn(signal) {
+            case .resumed: continue
+            case .canceled: return nil
+            }
         }
-        writeAll(fd, "\n")  // the person's Enter was not echoed
-        if case .interrupted = outcome { return nil }
-        return line
     }
 
     /// Reads up to a newline (or carriage return) into locked memory. nil on EOF with
     /// nothing typed (Ctrl-D) or when a guarded signal interrupted the read.
-    private static func readLine(fd: Int32, interrupted: () -> Bool) throws -> SecureBytes? {
+    private static func readLine(_ readByte: TerminalEchoGuard.ReadByte) throws -> SecureBytes? {
         let buffer = try SecretLineBuffer()
         var overflow = false
         var sawAnything = false
@@ -56,17 +62,16 @@ struct TerminalPrompter: Prompter {
                 // Keep reading to the end of the line, but keep none of it.
                 overflow = true
                 var scratch: UInt8 = 0
-                let n = read(fd, &scratch, 1)
+                let n = readByte(&scratch)
                 let ended = n <= 0 || scratch == 0x0A || scratch == 0x0D
                 scratch = 0
-                if n < 0 && errno == EINTR && !interrupted() { continue }
+                if n == TerminalEchoGuard.interruptedBySignal { return nil }
                 if ended { break }
                 continue
             }
-            let n = buffer.fill { pointer, _ in read(fd, pointer, 1) }
+            let n = buffer.fill { pointer, _ in readByte(pointer.assumingMemoryBound(to: UInt8.self)) }
+            if n == TerminalEchoGuard.interruptedBySignal { return nil }
             if n < 0 {
-                if errno == EINTR && !interrupted() { continue }
-                if interrupted() { return nil }
                 throw KeychainError.interactionNotAllowed(
                     "reading the password from the terminal failed (\(TerminalEchoGuard.errnoText())): run from a terminal or set KEYGATE_ASKPASS")
             }

@@ -1,0 +1,302 @@
+// Every verb that asks for a secret, typed by a person at an interactive shell on a
+// real pseudo-terminal (TerminalShell), against the keygate binary people run: make
+// check's release pass points KEYGATE_TERMINAL_BINARY at the binary `make install`
+// put on PATH, and the debug pass runs the same tests on the debug build. Each test
+// asserts the exact screen (prompt text, the newline after the hidden input, the
+// output), the exit status, and that no typed secret ever appeared on the screen.
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class TerminalCLITests: XCTestCase {
+    private let secret = "s3cret vpn"
+
+    // MARK: creating and adding
+
+    func test_init_asksForThePassword_andShowsTheRecoveryKeyOnce() throws {
+        let shell = try TerminalShell()
+        try shell.start("keygate init")
+        try shell.answer(passwordPrompt(shell), with: shell.user.password)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        let lines = screen.components(separatedBy: "\n")
+        XCTAssertEqual(Array(lines.prefix(4)), [
+            "[keygate] create your keychain",
+            "Password for \(shell.user.name): ",
+            "Keychain created. Your recovery key is shown only this once; keep it somewhere safe.",
+            "It unlocks the keychain if your password is lost: keygate unlock --recovery",
+        ], screen)
+        XCTAssertEqual(lines.count, 6, screen)  // the key, then the end of its line
+        XCTAssertTrue(Self.isRecoveryKey(lines.count > 4 ? lines[4] : ""), screen)
+        assertNothingSecretShown(shell)
+    }
+
+    func test_add_secretTypedTwice_isStored_andReadBack() throws {
+        let (shell, _) = try initializedShell()
+        try shell.start("keygate add -s vpn -a alice")
+        try shell.answer("Secret for vpn/alice: ", with: secret)
+        try shell.answer("Retype the secret: ", with: secret)
+        let added = try shell.finish()
+        XCTAssertEqual(added.status, 0, added.screen)
+        XCTAssertEqual(added.screen, "Secret for vpn/alice: \nRetype the secret: \n")
+
+        try shell.start("keygate get -s vpn -a alice")
+        let read = try shell.finish(answering: [passwordPrompt(shell): shell.user.password])
+        XCTAssertEqual(read.status, 0, read.screen)
+        XCTAssertTrue(read.screen.hasSuffix(": \n\(secret)\n"), read.screen)
+        assertNothingSecretShown(shell)  // the secret itself is printed by get, on purpose
+    }
+
+    func test_add_whenTheTwoEntriesDiffer_saysSo_andAsksAgain() throws {
+        let (shell, _) = try initializedShell()
+        try shell.start("keygate add -s vpn -a alice")
+        try shell.answer("Secret for vpn/alice: ", with: secret)
+        try shell.answer("Retype the secret: ", with: "something else")
+        try shell.answer("Secret for vpn/alice: ", with: secret)
+        try shell.answer("Retype the secret: ", with: secret)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertEqual(screen, """
+            Secret for vpn/alice: 
+            Retype the secret: 
+            The two entries differ; try again.
+            Secret for vpn/alice: 
+            Retype the secret: 
+
+            """)
+        assertNothingSecretShown(shell, also: [secret, "something else"])
+    }
+
+    func test_addGenericPassword_dashW_promptsTwice_asOnMacOS() throws {
+        let (shell, _) = try initializedShell()
+        try shell.start("keygate add-generic-password -s vpn -a alice -w")
+        try shell.answer("Secret for vpn/alice: ", with: secret)
+        try shell.answer("Retype the secret: ", with: secret)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertEqual(screen, "Secret for vpn/alice: \nRetype the secret: \n")
+        assertNothingSecretShown(shell, also: [secret])
+    }
+
+    // MARK: reading
+
+    func test_get_whenLocked_asksForThePassword_thenPrintsTheSecret() throws {
+        let (shell, _) = try initializedShell(withItem: true)
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        try shell.start("keygate get -s vpn -a alice")
+        try shell.answer(passwordPrompt(shell), with: shell.user.password)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertEqual(screen, "[keygate] unlock the keychain\nPassword for \(shell.user.name): \n\(secret)\n")
+        assertNothingSecretShown(shell)
+    }
+
+    func test_get_ofAGatedItem_asksAgainAfterLock_andNotWithinTheWindow() throws {
+        let (shell, _) = try initializedShell()
+        let added = try shell.run("printf %s 'b4nk' | keygate add -s bank -a alice --access user-presence")
+        XCTAssertEqual(added.status, 0, added.screen)
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+
+        try shell.start("keygate get -s bank -a alice")
+        try shell.answer(passwordPrompt(shell), with: shell.user.password)
+        let first = try shell.finish()
+        XCTAssertEqual(first.status, 0, first.screen)
+        XCTAssertEqual(first.screen, "[keygate] unlock the keychain\nPassword for \(shell.user.name): \nb4nk\n")
+
+        let again = try shell.run("keygate get -s bank -a alice")  // same terminal, inside the reuse window
+        XCTAssertEqual(again.status, 0, again.screen)
+        XCTAssertEqual(again.screen, "b4nk\n")
+        assertNothingSecretShown(shell)
+    }
+
+    func test_findGenericPassword_dashW_whenLocked_asksThenPrints_asOnMacOS() throws {
+        let (shell, _) = try initializedShell(withItem: true)
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        try shell.start("keygate find-generic-password -s vpn -a alice -w")
+        try shell.answer(passwordPrompt(shell), with: shell.user.password)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertEqual(screen, "[keygate] unlock the keychain\nPassword for \(shell.user.name): \n\(secret)\n")
+        assertNothingSecretShown(shell)
+    }
+
+    func test_threeWrongPasswords_sayWhy_andExit51() throws {
+        let (shell, _) = try initializedShell(withItem: true)
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        try shell.start("keygate get -s vpn -a alice")
+        for _ in 0..<3 { try shell.answer(passwordPrompt(shell), with: "not-the-password") }
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 51, screen)
+        let ask = "[keygate] unlock the keychain\nPassword for \(shell.user.name): \n"
+        XCTAssertEqual(screen, ask + "Sorry, try again.\n" + ask + "Sorry, try again.\n" + ask
+                       + "keygate: 3 incorrect password attempts for \(shell.user.name)\n")
+        assertNothingSecretShown(shell, also: ["not-the-password"])
+    }
+
+    // MARK: unlocking and re-wrapping
+
+    func test_unlock_asksForThePassword() throws {
+        let (shell, _) = try initializedShell(withItem: true)
+        XCTAssertEqual(try shell.run("keygate lock --all").status, 0)
+        try shell.start("keygate unlock")
+        try shell.answer(passwordPrompt(shell), with: shell.user.password)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertEqual(screen, "[keygate] unlock the keychain\nPassword for \(shell.user.name): \n")
+        XCTAssertEqual(try shell.run("keygate status --json").status, 0)
+        assertNothingSecretShown(shell)
+    }
+
+    func test_unlockRecovery_asksForTheRecoveryKey() throws {
+        let (shell, recoveryKey) = try initializedShell(withItem: true)
+        XCTAssertEqual(try shell.run("keygate lock --all").status, 0)
+        try shell.start("keygate unlock --recovery")
+        try shell.answer("Recovery key: ", with: recoveryKey)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertEqual(screen, "Recovery key: \n")
+        XCTAssertEqual(shell.terminal.screen.components(separatedBy: recoveryKey).count, 2,
+                       "the recovery key shows once, at init, and is not echoed when typed")
+        assertNothingSecretShown(shell)
+    }
+
+    func test_passwd_afterAPasswordChange_asksForTheNewThenThePrevious() throws {
+        let (shell, _) = try initializedShell(withItem: true)
+        let previous = shell.user.password
+        let newPassword = "Changed-" + String(previous.prefix(12))
+        try shell.user.changePassword(to: newPassword)
+        XCTAssertEqual(try shell.run("keygate lock --all").status, 0)
+        try shell.start("keygate passwd")
+        try shell.answer(passwordPrompt(shell), with: newPassword)
+        try shell.answer("(your previous password): ", with: previous)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertEqual(screen, """
+            [keygate] re-wrap your keychain for your current password
+            Password for \(shell.user.name): 
+            [keygate] the password Keygate last knew for \(shell.user.name) (your previous password): 
+            The keychain now opens with your current password. Items with current-set access were invalidated.
+
+            """)
+        XCTAssertEqual(try shell.run("keygate lock --all").status, 0)
+        try shell.start("keygate get -s vpn -a alice")
+        let read = try shell.finish(answering: [passwordPrompt(shell): newPassword])
+        XCTAssertEqual(read.status, 0, read.screen)
+        XCTAssertTrue(read.screen.hasSuffix(": \n\(secret)\n"), read.screen)
+        assertNothingSecretShown(shell, also: [previous, newPassword])
+    }
+
+    func test_passwdRecovery_asksForTheRecoveryKeyThenTheNewPassword() throws {
+        let (shell, recoveryKey) = try initializedShell(withItem: true)
+        let newPassword = "Reset-" + String(shell.user.password.prefix(12))
+        try shell.user.changePassword(to: newPassword)
+        XCTAssertEqual(try shell.run("keygate lock --all").status, 0)
+        try shell.start("keygate passwd --recovery")
+        try shell.answer("Recovery key: ", with: recoveryKey)
+        try shell.answer(passwordPrompt(shell), with: newPassword)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertTrue(screen.hasPrefix("""
+            Recovery key: 
+            [keygate] re-wrap your keychain for your current password
+            Password for \(shell.user.name): 
+            The new password now opens the keychain.
+            """), screen)
+        XCTAssertEqual(try shell.run("keygate lock --all").status, 0)
+        try shell.start("keygate unlock")
+        let unlocked = try shell.finish(answering: [passwordPrompt(shell): newPassword])
+        XCTAssertEqual(unlocked.status, 0, unlocked.screen)
+        XCTAssertEqual(shell.terminal.screen.components(separatedBy: recoveryKey).count, 2,
+                       "the recovery key shows once, at init, and is not echoed when typed")
+        assertNothingSecretShown(shell, also: [newPassword])
+    }
+
+    // MARK: keys a person presses at a prompt
+
+    func test_ctrlC_atThePrompt_cancelsWith128_andLeavesEchoOn() throws {
+        let (shell, _) = try initializedShell(withItem: true)
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        try shell.start("keygate get -s vpn -a alice")
+        try shell.pressAtPrompt(passwordPrompt(shell), PseudoTerminal.interrupt)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 128, screen)
+        XCTAssertEqual(screen, """
+            [keygate] unlock the keychain
+            Password for \(shell.user.name): 
+            keygate: authentication for \(shell.user.name) was canceled: nothing was unlocked
+
+            """)
+        try assertSaneTerminal(shell)
+    }
+
+    func test_ctrlD_onAnEmptyPrompt_cancelsWith128() throws {
+        let (shell, _) = try initializedShell(withItem: true)
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        try shell.start("keygate get -s vpn -a alice")
+        try shell.pressAtPrompt(passwordPrompt(shell), PseudoTerminal.endOfFile)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 128, screen)
+        XCTAssertTrue(screen.hasSuffix("was canceled: nothing was unlocked\n"), screen)
+        try assertSaneTerminal(shell)
+    }
+
+    func test_ctrlZ_thenFg_atThePrompt_asksAgain_andLeavesTheTerminalSane() throws {
+        let (shell, _) = try initializedShell(withItem: true)
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        try shell.start("keygate get -s vpn -a alice", statusMarker: false)
+        try shell.pressAtPrompt(passwordPrompt(shell), PseudoTerminal.suspend)
+        try shell.expect("Stopped")
+        try shell.expect("$ ")
+        try assertSaneTerminal(shell)  // the shell got the terminal back with echo on
+
+        try shell.start("fg; echo \"[rc=$?]\"", statusMarker: false)
+        try shell.answer(passwordPrompt(shell), with: shell.user.password)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertEqual(screen, "keygate get -s vpn -a alice\n[keygate] unlock the keychain\nPassword for \(shell.user.name): \n\(secret)\n")
+        try assertSaneTerminal(shell)
+        assertNothingSecretShown(shell)
+    }
+
+    // MARK: helpers
+
+    private func passwordPrompt(_ shell: TerminalShell) -> String { "Password for \(shell.user.name): " }
+
+    /// A shell whose user has a keychain (made at the terminal), optionally with vpn/alice holding
+    /// `secret`. Returns the recovery key shown at init.
+    private func initializedShell(withItem: Bool = false) throws -> (TerminalShell, String) {
+        let shell = try TerminalShell()
+        try shell.start("keygate init")
+        let made = try shell.finish(answering: [passwordPrompt(shell): shell.user.password])
+        XCTAssertEqual(made.status, 0, made.screen)
+        let key = made.screen.components(separatedBy: "\n").first(where: Self.isRecoveryKey) ?? ""
+        XCTAssertFalse(key.isEmpty, made.screen)
+        if withItem {
+            let added = try shell.run("printf %s '\(secret)' | keygate add -s vpn -a alice")
+            XCTAssertEqual(added.status, 0, added.screen)
+        }
+        return (shell, key)
+    }
+
+    private static func isRecoveryKey(_ line: String) -> Bool {
+        line.range(of: #"^([0-9A-Z]{4}-){13}[0-9A-Z]{4}$"#, options: .regularExpression) != nil
+    }
+
+    /// `stty -a` from the shell, on the same terminal: echo and canonical input are on.
+    private func assertSaneTerminal(_ shell: TerminalShell, file: StaticString = #filePath, line: UInt = #line) throws {
+        let settings = try shell.sttySettings()
+        let flags = Set(settings.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == ";" }).map(String.init))
+        for flag in ["echo", "icanon", "isig", "icrnl"] {
+            XCTAssertTrue(flags.contains(flag), "stty -a lacks \(flag):\n\(settings)", file: file, line: line)
+        }
+    }
+
+    /// No typed password (and none of `also`) ever appeared on the terminal.
+    private func assertNothingSecretShown(_ shell: TerminalShell, also: [String] = [],
+                                          file: StaticString = #filePath, line: UInt = #line) {
+        let screen = shell.terminal.screen
+        for typed in [shell.user.password] + also where !typed.isEmpty {
+            XCTAssertFalse(screen.contains(typed), "'\(typed)' was echoed:\n\(screen)", file: file, line: line)
+        }
+    }
+}
