@@ -258,6 +258,33 @@ final class TerminalCLITests: XCTestCase {
         assertNothingSecretShown(shell)
     }
 
+    func test_bg_atThePrompt_stopsTheJobUntilFg_thenAsksAgain() throws {
+        let (shell, _) = try initializedShell(withItem: true)
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        try shell.start("keygate get -s vpn -a alice", statusMarker: false)
+        try shell.pressAtPrompt(passwordPrompt(shell), PseudoTerminal.suspend)
+        try shell.expect("Stopped")
+        try shell.expect("$ ")
+        // In the background it may print its prompt, but it stops before it touches the terminal's settings.
+        try shell.start("bg", statusMarker: false)
+        try shell.expect("$ ")
+        try shell.expect(passwordPrompt(shell))  // printed from the background; then it stops
+        var jobs = ""
+        for _ in 0..<100 where !jobs.contains("Stopped") {  // bash reports a job's stop at its next command
+            usleep(50_000)
+            jobs = try shell.run("jobs").screen
+        }
+        XCTAssertTrue(jobs.contains("Stopped"), "the background job did not stop before touching the terminal: \(jobs)")
+        try assertSaneTerminal(shell)
+
+        try shell.start("fg; echo \"[rc=$?]\"", statusMarker: false)
+        let (screen, status) = try shell.finish(answering: [passwordPrompt(shell): shell.user.password])
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertTrue(screen.hasSuffix("Password for \(shell.user.name): \n\(secret)\n"), screen)
+        try assertSaneTerminal(shell)
+        assertNothingSecretShown(shell)
+    }
+
     // MARK: helpers
 
     private func passwordPrompt(_ shell: TerminalShell) -> String { "Password for \(shell.user.name): " }
