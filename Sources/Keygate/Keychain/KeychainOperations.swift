@@ -44,8 +44,14 @@ public struct KeychainOperations: Sendable {
         attributes.accessibility = Accessibility.stricter(requested.accessibility, decision.accessible) ?? requested.accessibility
         let keys = self.keys.applying(decision, for: attributes.identity)
         let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false)
+        var replace = replace
         if !replace, !existing.isEmpty {
-            throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: use -U (update) to replace its secret, or delete it first")
+            // What is there may be the leftover of an add the Secret Service never finished: it
+            // is not an item, so this add takes its place.
+            guard try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true).allSatisfy(\.isUnfinishedWrite) else {
+                throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: use -U (update) to replace its secret, or delete it first")
+            }
+            replace = true
         }
         let blob: [UInt8]
         if attributes.accessControl != nil || attributes.accessibility.isThisDeviceOnly {
@@ -85,7 +91,8 @@ public struct KeychainOperations: Sendable {
     /// authentication for the policy's constraints before the secret is opened.
     public func secret(for identity: ItemIdentity) throws -> SecureBytes? {
         try ItemFieldLimits.check(identity: identity)
-        guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first else { return nil }
+        guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first,
+              !item.isUnfinishedWrite else { return nil }
         let decision = try keys.context.decision(for: identity)
         let scoped = KeychainOperations(store: store, keys: keys.applying(decision, for: identity), storeChoice: storeChoice)
         if let required = decision.access,
