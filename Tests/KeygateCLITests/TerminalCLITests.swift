@@ -81,14 +81,8 @@ final class TerminalCLITests: XCTestCase {
     // MARK: reading
 
     func test_get_whenLocked_asksForThePassword_thenPrintsTheSecret() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
-        try shell.start("keygate get -s vpn -a alice")
-        try shell.answer(passwordPrompt(shell), with: shell.user.password)
-        let (screen, status) = try shell.finish()
-        XCTAssertEqual(status, 0, screen)
-        XCTAssertEqual(screen, "[keygate] unlock the keychain\nPassword for \(shell.user.name): \n\(secret)\n")
-        assertNothingSecretShown(shell)
+        let shell = try lockedShell()
+        try assertUnlocksAndPrints(shell, "keygate get -s vpn -a alice", secret)
     }
 
     func test_get_ofAGatedItem_asksAgainAfterLock_andNotWithinTheWindow() throws {
@@ -96,12 +90,7 @@ final class TerminalCLITests: XCTestCase {
         let added = try shell.run("printf %s 'b4nk' | keygate add -s bank -a alice --access user-presence")
         XCTAssertEqual(added.status, 0, added.screen)
         XCTAssertEqual(try shell.run("keygate lock").status, 0)
-
-        try shell.start("keygate get -s bank -a alice")
-        try shell.answer(passwordPrompt(shell), with: shell.user.password)
-        let first = try shell.finish()
-        XCTAssertEqual(first.status, 0, first.screen)
-        XCTAssertEqual(first.screen, "[keygate] unlock the keychain\nPassword for \(shell.user.name): \nb4nk\n")
+        try assertUnlocksAndPrints(shell, "keygate get -s bank -a alice", "b4nk")
 
         let again = try shell.run("keygate get -s bank -a alice")  // same terminal, inside the reuse window
         XCTAssertEqual(again.status, 0, again.screen)
@@ -110,19 +99,12 @@ final class TerminalCLITests: XCTestCase {
     }
 
     func test_findGenericPassword_dashW_whenLocked_asksThenPrints_asOnMacOS() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
-        try shell.start("keygate find-generic-password -s vpn -a alice -w")
-        try shell.answer(passwordPrompt(shell), with: shell.user.password)
-        let (screen, status) = try shell.finish()
-        XCTAssertEqual(status, 0, screen)
-        XCTAssertEqual(screen, "[keygate] unlock the keychain\nPassword for \(shell.user.name): \n\(secret)\n")
-        assertNothingSecretShown(shell)
+        let shell = try lockedShell()
+        try assertUnlocksAndPrints(shell, "keygate find-generic-password -s vpn -a alice -w", secret)
     }
 
     func test_threeWrongPasswords_sayWhy_andExit51() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        let shell = try lockedShell()
         try shell.start("keygate get -s vpn -a alice")
         for _ in 0..<3 { try shell.answer(passwordPrompt(shell), with: "not-the-password") }
         let (screen, status) = try shell.finish()
@@ -214,8 +196,7 @@ final class TerminalCLITests: XCTestCase {
     // MARK: keys a person presses at a prompt
 
     func test_ctrlC_atThePrompt_cancelsWith128_andLeavesEchoOn() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        let shell = try lockedShell()
         try shell.start("keygate get -s vpn -a alice")
         try shell.pressAtPrompt(passwordPrompt(shell), PseudoTerminal.interrupt)
         let (screen, status) = try shell.finish()
@@ -230,8 +211,7 @@ final class TerminalCLITests: XCTestCase {
     }
 
     func test_ctrlD_onAnEmptyPrompt_cancelsWith128() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        let shell = try lockedShell()
         try shell.start("keygate get -s vpn -a alice")
         try shell.pressAtPrompt(passwordPrompt(shell), PseudoTerminal.endOfFile)
         let (screen, status) = try shell.finish()
@@ -241,8 +221,7 @@ final class TerminalCLITests: XCTestCase {
     }
 
     func test_ctrlZ_thenFg_atThePrompt_asksAgain_andLeavesTheTerminalSane() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        let shell = try lockedShell()
         try shell.start("keygate get -s vpn -a alice", statusMarker: false)
         try shell.pressAtPrompt(passwordPrompt(shell), PseudoTerminal.suspend)
         try shell.expect("Stopped")
@@ -259,8 +238,7 @@ final class TerminalCLITests: XCTestCase {
     }
 
     func test_bg_atThePrompt_stopsTheJobUntilFg_thenAsksAgain() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        let shell = try lockedShell()
         try shell.start("keygate get -s vpn -a alice", statusMarker: false)
         try shell.pressAtPrompt(passwordPrompt(shell), PseudoTerminal.suspend)
         try shell.expect("Stopped")
@@ -289,6 +267,19 @@ final class TerminalCLITests: XCTestCase {
 
     private func passwordPrompt(_ shell: TerminalShell) -> String { "Password for \(shell.user.name): " }
 
+    /// Runs `command` on a locked keychain, types the password at its one prompt, and checks the
+    /// whole screen: the unlock prompt, the newline after the hidden input, then `printed`.
+    private func assertUnlocksAndPrints(_ shell: TerminalShell, _ command: String, _ printed: String,
+                                        file: StaticString = #filePath, line: UInt = #line) throws {
+        try shell.start(command)
+        try shell.answer(passwordPrompt(shell), with: shell.user.password)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen, file: file, line: line)
+        XCTAssertEqual(screen, "[keygate] unlock the keychain\nPassword for \(shell.user.name): \n\(printed)\n",
+                       file: file, line: line)
+        assertNothingSecretShown(shell, file: file, line: line)
+    }
+
     /// A shell whose user has a keychain (made at the terminal), optionally with vpn/alice holding
     /// `secret`. Returns the recovery key shown at init.
     private func initializedShell(withItem: Bool = false) throws -> (TerminalShell, String) {
@@ -303,6 +294,13 @@ final class TerminalCLITests: XCTestCase {
             XCTAssertEqual(added.status, 0, added.screen)
         }
         return (shell, key)
+    }
+
+    /// A shell whose keychain holds vpn/alice and is locked (`keygate lock`).
+    private func lockedShell() throws -> TerminalShell {
+        let (shell, _) = try initializedShell(withItem: true)
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        return shell
     }
 
     private static func isRecoveryKey(_ line: String) -> Bool {
