@@ -10,6 +10,8 @@ public struct KeychainOperations: Sendable {
     let keys: KeyUnlocker
     /// Which store this keychain uses and why (StoreSelection); nil for a store given directly.
     let storeChoice: StoreChoice?
+    /// An auto choice the first write records (never a read: StoreSelection).
+    let storeRecord: StoreRecord?
 
     /// Operations for the calling user, with the given way to prompt. Reads through
     /// one `context` share its authentication, as with Apple's LAContext.
@@ -19,13 +21,14 @@ public struct KeychainOperations: Sendable {
                                            home: context.user.home, deadline: context.storeDeadline).resolve()
         self.init(store: selection.store,
                   keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
-                  storeChoice: selection.choice)
+                  storeChoice: selection.choice, storeRecord: selection.record)
     }
 
-    init(store: any ItemStore, keys: KeyUnlocker, storeChoice: StoreChoice? = nil) {
+    init(store: any ItemStore, keys: KeyUnlocker, storeChoice: StoreChoice? = nil, storeRecord: StoreRecord? = nil) {
         self.store = store
         self.keys = keys
         self.storeChoice = storeChoice
+        self.storeRecord = storeRecord
     }
 
     /// Seals and stores a secret. With `replace`, an existing item with the same
@@ -62,6 +65,7 @@ public struct KeychainOperations: Sendable {
                                        accessibility: attributes.accessibility, classKey: classKey)
         }
         try store.create(attributes, blob: blob, replace: replace)
+        storeRecord?.commit()
     }
 
     /// Seals to public keys only, so adding an access-controlled item never prompts
@@ -177,7 +181,9 @@ public struct KeychainOperations: Sendable {
 
     /// Creates the keychain; returns the recovery key, formatted for people, to show once.
     public func initialize() throws -> SecureBytes {
-        try RecoveryKey.format(keys.initialize().recoveryKey)
+        let recoveryKey = try keys.initialize().recoveryKey
+        storeRecord?.commit()
+        return try RecoveryKey.format(recoveryKey)
     }
 
     /// Authenticates and caches the unlocked keys.
