@@ -36,7 +36,7 @@ final class DoctorCLITests: XCTestCase {
         let service = lines.firstIndex { $0.hasPrefix("FAIL secret-service:") }
         XCTAssertNotNil(service, r.out)
         if let i = service {
-            XCTAssertTrue(lines[i + 1].contains("gnome-keyring") && lines[i + 1].contains("scripts/secret-session"), lines[i + 1])
+            XCTAssertTrue(lines[i + 1].contains("gnome-keyring") && lines[i + 1].contains("libexec/keygate/secret-session"), lines[i + 1])
         }
         XCTAssertTrue(r.out.contains("FAIL session-bus: DBUS_SESSION_BUS_ADDRESS names /nonexistent/keygate-bus"), r.out)
     }

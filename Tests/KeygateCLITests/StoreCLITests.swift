@@ -114,6 +114,25 @@ final class StoreCLITests: XCTestCase {
         XCTAssertEqual(v["recorded"], "secret-service", "the first write records the choice: \(r.summary)")
     }
 
+    /// The keychain is in the Secret Service, and this session has no bus: status and doctor say
+    /// so, with the migrate command, rather than only "no session bus".
+    func test_statusAndDoctor_sayWhenTheRecordedStoreIsOutOfReach_withTheMigrateCommand() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s tok | keygate add -s far -a a; echo add=$?
+            env -u DBUS_SESSION_BUS_ADDRESS keygate status | sed -n 's/^store-advice: /advice=/p'
+            env -u DBUS_SESSION_BUS_ADDRESS keygate doctor | grep -A1 '^FAIL store' | tr '\n' ' ' | sed 's/^/doctor=/'; echo
+            keygate status | grep -c '^store-advice' | sed 's/^/withbus=/'
+            """, extraEnvironment: autoStore)
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertTrue(v["advice"]?.contains("keygate migrate --to embedded") ?? false, r.summary)
+        XCTAssertTrue(v["advice"]?.contains("secret-session") ?? false, r.summary)
+        XCTAssertTrue(v["doctor"]?.contains("which this session cannot reach") ?? false, r.summary)
+        XCTAssertTrue(v["doctor"]?.contains("keygate migrate --to embedded") ?? false, r.summary)
+        XCTAssertEqual(v["withbus"], "0", "no advice where the store is reachable: \(r.summary)")
+    }
+
     func test_auto_withABusButNoSecretService_usesTheEmbeddedStore() throws {
         let h = try CLIUserHarness()
         let r = try h.run("""

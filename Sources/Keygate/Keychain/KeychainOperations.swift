@@ -271,3 +271,14 @@ public struct KeychainStatus: Sendable, Codable, Equatable {
     public var reuseDuration: UInt32
     public var reuseScope: String
 }
+
+extension KeychainStatus {
+    /// When this keychain's items are in the Secret Service (its recorded store, or a keychain
+    /// made before the embedded store) and this session cannot reach it: what to do. nil otherwise.
+    public var storeMismatchAdvice: String? {
+        guard storeError != nil, storeKind == StoreKind.secretService.rawValue, initialized else { return nil }
+        return "this keychain's items are in the Secret Service: run inside a session that has one ("
+            + "\(InstalledTools.secretSession) CMD starts a private one), or, from a session that has it, "
+            + "move them with `keygate migrate --to embedded`"
+    }
+}
