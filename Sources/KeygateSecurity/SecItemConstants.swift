@@ -104,7 +104,16 @@ public let kSecReturnPersistentRef: CFString = "r_PersistentRef"
 public let kSecMatchLimit: CFString = "m_Limit"
 public let kSecMatchLimitOne: CFString = "m_LimitOne"
 public let kSecMatchLimitAll: CFString = "m_LimitAll"
+public let kSecMatchItemList: CFString = "m_ItemList"
+// Declared for code that names them; Keygate refuses them with errSecUnimplemented.
 public let kSecMatchCaseInsensitive: CFString = "m_CaseInsensitive"
+public let kSecMatchSearchList: CFString = "m_SearchList"
+public let kSecMatchPolicy: CFString = "m_Policy"
+public let kSecMatchIssuers: CFString = "m_Issuers"
+public let kSecMatchEmailAddressIfPresent: CFString = "m_EmailAddressIfPresent"
+public let kSecMatchSubjectContains: CFString = "m_SubjectContains"
+public let kSecMatchTrustedOnly: CFString = "m_TrustedOnly"
+public let kSecMatchValidOnDate: CFString = "m_ValidOnDate"
 
 // MARK: Use
 public let kSecUseAuthenticationContext: CFString = "u_AuthCtx"
@@ -117,3 +126,20 @@ public let kSecUseOperationPrompt: CFString = "u_OpPrompt"
 public let kSecUseNoAuthenticationUI: CFString = "u_NoAuthUI"
 /// macOS's switch to the data-protection keychain. Keygate has one keychain; accepted and ignored.
 public let kSecUseDataProtectionKeychain: CFString = "nleg"
+// Declared for code that names them; Keygate refuses them with errSecUnimplemented.
+public let kSecUseKeychain: CFString = "u_Keychain"
+public let kSecUseItemList: CFString = "u_ItemList"
+public let kSecUseUserIndependentKeychain: CFString = "u_UserIndependentKeychain"
+
+// MARK: Attributes Keygate refuses with errSecUnimplemented (key attributes, token and sync views)
+public let kSecAttrPersistentReference: CFString = "persistref"
+public let kSecAttrSyncViewHint: CFString = "vwht"
+public let kSecAttrTokenID: CFString = "tkid"
+public let kSecAttrApplicationTag: CFString = "atag"
+public let kSecAttrApplicationLabel: CFString = "klbl"
+public let kSecAttrKeyClass: CFString = "kcls"
+/// Apple's key type has the same string as kSecAttrType.
+public let kSecAttrKeyType: CFString = "type"
+public let kSecAttrKeySizeInBits: CFString = "bsiz"
+public let kSecAttrEffectiveKeySize: CFString = "esiz"
+public let kSecAttrIsPermanent: CFString = "perm"
