@@ -45,5 +45,5 @@ public func CFHash(_ cf: CFTypeRef!) -> CFHashCode {
 /// `CFGetTypeID` for the aliases that are Swift values (a CFString is a String here).
 public func CFGetTypeID(_ cf: Any) -> CFTypeID {
     guard let v = SecValue.unwrapped(cf) else { return CFTypeIdentifier.unknown }
-    return CFGetTypeID(v as AnyObject)
+    return CFTypeIdentifier.of(v as AnyObject)
 }

@@ -31,31 +31,38 @@ enum CFTypeIdentifier {
 /// values that stand for them here). nil or a foreign object gives 0, which no CF…GetTypeID returns.
 public func CFGetTypeID(_ cf: CFTypeRef!) -> CFTypeID {
     guard let cf else { return CFTypeIdentifier.unknown }
-    switch cf {
-    case is CFBoolean: return CFTypeIdentifier.boolean
-    case is SecAccessControl: return CFTypeIdentifier.accessControl
-    case is SecKeychainItem: return CFTypeIdentifier.keychainItem
-    case is CFMutableDictionary: return CFTypeIdentifier.dictionary
-    case is NSError: return CFTypeIdentifier.error
-    case let n as NSNumber: return CFNumberSupport.isBoolean(n) ? CFTypeIdentifier.boolean : CFTypeIdentifier.number
-    case is NSString: return CFTypeIdentifier.string
-    case is NSData: return CFTypeIdentifier.data
-    case is NSDate: return CFTypeIdentifier.date
-    case is NSDictionary: return CFTypeIdentifier.dictionary
-    case is NSArray: return CFTypeIdentifier.array
-    default: break
-    }
-    // Swift values boxed by `as AnyObject`.
-    let value: Any = cf
-    switch value {
-    case is String: return CFTypeIdentifier.string
-    case is Data: return CFTypeIdentifier.data
-    case is Date: return CFTypeIdentifier.date
-    case is Bool: return CFTypeIdentifier.boolean
-    case is [String: Any], is [AnyHashable: Any]: return CFTypeIdentifier.dictionary
-    case is [Any]: return CFTypeIdentifier.array
-    case is any BinaryInteger, is any BinaryFloatingPoint: return CFTypeIdentifier.number
-    default: return CFTypeIdentifier.unknown
+    return CFTypeIdentifier.of(cf)
+}
+
+extension CFTypeIdentifier {
+    /// The identifier of an object's dynamic type (CFGetTypeID's answer).
+    static func of(_ cf: AnyObject) -> CFTypeID {
+        switch cf {
+        case is CFBoolean: return CFTypeIdentifier.boolean
+        case is SecAccessControl: return CFTypeIdentifier.accessControl
+        case is SecKeychainItem: return CFTypeIdentifier.keychainItem
+        case is CFMutableDictionary: return CFTypeIdentifier.dictionary
+        case is NSError: return CFTypeIdentifier.error
+        case let n as NSNumber: return CFNumberSupport.isBoolean(n) ? CFTypeIdentifier.boolean : CFTypeIdentifier.number
+        case is NSString: return CFTypeIdentifier.string
+        case is NSData: return CFTypeIdentifier.data
+        case is NSDate: return CFTypeIdentifier.date
+        case is NSDictionary: return CFTypeIdentifier.dictionary
+        case is NSArray: return CFTypeIdentifier.array
+        default: break
+        }
+        // Swift values boxed by `as AnyObject`.
+        let value: Any = cf
+        switch value {
+        case is String: return CFTypeIdentifier.string
+        case is Data: return CFTypeIdentifier.data
+        case is Date: return CFTypeIdentifier.date
+        case is Bool: return CFTypeIdentifier.boolean
+        case is [String: Any], is [AnyHashable: Any]: return CFTypeIdentifier.dictionary
+        case is [Any]: return CFTypeIdentifier.array
+        case is any BinaryInteger, is any BinaryFloatingPoint: return CFTypeIdentifier.number
+        default: return CFTypeIdentifier.unknown
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 // Translates an Apple query dictionary (kSec* keys, loosely typed values) into Keygate's
 // terms: the item class and attributes, an ItemQuery to match with, the changes of an
-// update, what to return, how many, and how to authenticate. Unknown keys and values of
-// the wrong type are errSecParam, as on Apple, never silently ignored. Delegates the
+// update, what to return, how many, and how to authenticate. As on Apple, an unknown key
+// or another class's attribute is errSecNoSuchAttr and a value of the wrong type errSecParam;
+// keys Apple defines that Keygate does not implement are errSecUnimplemented; none is ignored. Delegates the
 // model to Keygate's Items types; values are read by SecValue.
 internal import Keygate
 
@@ -194,7 +195,8 @@ struct SecItemQuery {
             if let name = Self.unimplemented[key] {
                 throw SecFailure(status: errSecUnimplemented, message: "\(name) is not implemented by Keygate: see docs/SECURITY_COMPAT.md for the keys it reads")
             }
-            throw .param("the query key \"\(key)\" is not supported by Keygate: see docs/SECURITY_COMPAT.md for the keys it reads")
+            // Apple's securityd: "attribute %@ not found in class %@" (errSecNoSuchAttr).
+            throw SecFailure(status: errSecNoSuchAttr, message: "the query key \"\(key)\" is not an attribute Keygate knows: see docs/SECURITY_COMPAT.md for the keys it reads")
         }
     }
 
