@@ -2,8 +2,10 @@
 // CFDictionaryCreateMutable with the kCFType callbacks, CFDictionarySetValue /
 // AddValue / RemoveValue, CFDictionaryGetValue / GetCount / ContainsKey, and the SecItem
 // functions taking the CFMutableDictionary. Keys and values are CoreFoundation objects
-// passed as raw pointers, as on Apple (`Unmanaged.passUnretained(x as AnyObject).toOpaque()`);
-// CFString keys may also be passed directly. Delegates storage to a Swift dictionary and
+// passed as raw pointers, as on Apple (`Unmanaged.passUnretained(x as AnyObject).toOpaque()`).
+// A CFString constant is a Swift String here, so `kSecClass as AnyObject` is a temporary
+// object: keep it alive across the call (withExtendedLifetime), or pass the CFString
+// itself, which every function here also accepts. Delegates storage to a Swift dictionary and
 // the SecItem calls to SecItem.swift.
 
 /// Apple's `CFDictionaryKeyCallBacks`. Keygate's dictionaries always retain, compare and
@@ -91,6 +93,16 @@ public func CFDictionaryAddValue(_ theDict: CFMutableDictionary!, _ key: UnsafeR
 public func CFDictionaryRemoveValue(_ theDict: CFMutableDictionary!, _ key: UnsafeRawPointer!) {
     guard let theDict, let key else { return }
     theDict.entries[CFDictionarySupport.key(key)] = nil
+}
+
+/// `CFDictionaryRemoveValue` with a CFString key.
+public func CFDictionaryRemoveValue(_ theDict: CFMutableDictionary!, _ key: CFString) {
+    theDict?.entries[key] = nil
+}
+
+/// `CFDictionaryContainsKey` with a CFString key.
+public func CFDictionaryContainsKey(_ theDict: CFMutableDictionary!, _ key: CFString) -> Bool {
+    theDict?.entries[key] != nil
 }
 
 /// Apple's `CFDictionaryGetValue` on a mutable dictionary: a pointer to the stored object

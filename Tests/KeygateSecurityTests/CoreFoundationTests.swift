@@ -208,7 +208,8 @@ final class CoreFoundationTests: XCTestCase {
         let got = CFDictionaryGetValue(dict, Unmanaged.passUnretained(key).toOpaque())
         XCTAssertEqual(got.map { Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue() as? String }, "alice")
         XCTAssertNotNil(CFDictionaryGetValue(dict, kSecAttrService))
-        CFDictionaryAddValue(dict, Unmanaged.passUnretained(key).toOpaque(), Unmanaged.passUnretained("bob" as AnyObject).toOpaque())
+        let bob = "bob" as AnyObject
+        CFDictionaryAddValue(dict, Unmanaged.passUnretained(key).toOpaque(), Unmanaged.passUnretained(bob).toOpaque())
         XCTAssertEqual(CFDictionaryGetValue(dict, kSecAttrAccount).map { Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue() as? String }, "alice",
                        "AddValue leaves an existing key alone")
         CFDictionaryRemoveValue(dict, Unmanaged.passUnretained(key).toOpaque())
