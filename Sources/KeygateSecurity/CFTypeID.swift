@@ -23,6 +23,7 @@ enum CFTypeIdentifier {
     static let date: CFTypeID = 42
     static let accessControl: CFTypeID = 300
     static let keychainItem: CFTypeID = 301
+    // 302-306: SecKey, SecCertificate, SecIdentity, SecTrust, SecPolicy (SecUnimplemented.swift).
     /// Anything else (Apple has no such value; no CF… function returns it).
     static let unknown: CFTypeID = 0
 }
