@@ -42,6 +42,19 @@ public func CFHash(_ cf: CFTypeRef!) -> CFHashCode {
     return CFHashCode(bitPattern: ObjectIdentifier(cf).hashValue)
 }
 
+/// Apple's `CFBridgingRetain`: under ARC here, the value as a CoreFoundation object.
+public func CFBridgingRetain(_ X: Any?) -> CFTypeRef? {
+    X.flatMap(SecValue.unwrapped).map { $0 as AnyObject }
+}
+
+/// Apple's `CFBridgingRelease`: the object back as a Swift value.
+public func CFBridgingRelease(_ X: CFTypeRef?) -> Any? { X }
+
+/// Apple's `CFShow`: the description, on standard error.
+public func CFShow(_ obj: CFTypeRef!) {
+    FileHandle.standardError.write(Data(((CFCopyDescription(obj) as String?) ?? "(null)").utf8 + [0x0A]))
+}
+
 /// `CFGetTypeID` for the aliases that are Swift values (a CFString is a String here).
 public func CFGetTypeID(_ cf: Any) -> CFTypeID {
     guard let v = SecValue.unwrapped(cf) else { return CFTypeIdentifier.unknown }

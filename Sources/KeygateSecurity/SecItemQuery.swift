@@ -73,6 +73,16 @@ struct SecItemQuery {
         kSecAttrApplicationTag: "kSecAttrApplicationTag", kSecAttrApplicationLabel: "kSecAttrApplicationLabel",
         kSecAttrKeyClass: "kSecAttrKeyClass", kSecAttrKeySizeInBits: "kSecAttrKeySizeInBits",
         kSecAttrEffectiveKeySize: "kSecAttrEffectiveKeySize", kSecAttrIsPermanent: "kSecAttrIsPermanent",
+        kSecMatchSubjectStartsWith: "kSecMatchSubjectStartsWith", kSecMatchSubjectEndsWith: "kSecMatchSubjectEndsWith",
+        kSecMatchSubjectWholeString: "kSecMatchSubjectWholeString", kSecMatchDiacriticInsensitive: "kSecMatchDiacriticInsensitive",
+        kSecMatchWidthInsensitive: "kSecMatchWidthInsensitive", kSecMatchHostOrSubdomainOfHost: "kSecMatchHostOrSubdomainOfHost",
+        kSecAttrIsSensitive: "kSecAttrIsSensitive", kSecAttrIsExtractable: "kSecAttrIsExtractable",
+        kSecAttrCanEncrypt: "kSecAttrCanEncrypt", kSecAttrCanDecrypt: "kSecAttrCanDecrypt", kSecAttrCanDerive: "kSecAttrCanDerive",
+        kSecAttrCanSign: "kSecAttrCanSign", kSecAttrCanVerify: "kSecAttrCanVerify", kSecAttrCanWrap: "kSecAttrCanWrap",
+        kSecAttrCanUnwrap: "kSecAttrCanUnwrap", kSecAttrCertificateType: "kSecAttrCertificateType",
+        kSecAttrCertificateEncoding: "kSecAttrCertificateEncoding", kSecAttrSubject: "kSecAttrSubject", kSecAttrIssuer: "kSecAttrIssuer",
+        kSecAttrSerialNumber: "kSecAttrSerialNumber", kSecAttrSubjectKeyID: "kSecAttrSubjectKeyID",
+        kSecAttrPublicKeyHash: "kSecAttrPublicKeyHash", kSecPrivateKeyAttrs: "kSecPrivateKeyAttrs", kSecPublicKeyAttrs: "kSecPublicKeyAttrs",
     ]
 
     init(_ dictionary: [String: Any]) throws(SecFailure) {

@@ -539,6 +539,43 @@ final class WrapperStyleTests: XCTestCase {
         XCTAssertEqual(SecItemCopyMatching(query, nil), errSecItemNotFound)
     }
 
+    // MARK: macOS's legacy generic-password calls
+
+    func test_legacySecKeychainGenericPassword_addFindModifyFreeAndDelete() throws {
+        let serviceName = service, account = "legacy"
+        let secret = Array("hunter2".utf8)
+        var added: SecKeychainItem?
+        XCTAssertEqual(SecKeychainAddGenericPassword(nil, UInt32(serviceName.utf8.count), serviceName, UInt32(account.utf8.count), account,
+                                                     UInt32(secret.count), secret, &added), errSecSuccess)
+        XCTAssertNotNil(added)
+        XCTAssertEqual(SecKeychainAddGenericPassword(nil, UInt32(serviceName.utf8.count), serviceName, UInt32(account.utf8.count), account,
+                                                     UInt32(secret.count), secret, nil), errSecDuplicateItem)
+        var length: UInt32 = 0
+        var data: UnsafeMutableRawPointer?
+        var found: SecKeychainItem?
+        XCTAssertEqual(SecKeychainFindGenericPassword(nil, UInt32(serviceName.utf8.count), serviceName, UInt32(account.utf8.count), account,
+                                                      &length, &data, &found), errSecSuccess)
+        XCTAssertEqual(length, 7)
+        XCTAssertEqual(data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) }, secret)
+        XCTAssertEqual(SecKeychainItemFreeContent(nil, data), errSecSuccess)
+        let item = try XCTUnwrap(found)
+        XCTAssertEqual(item, added)
+        let replacement = Array("correct horse".utf8)
+        XCTAssertEqual(SecKeychainItemModifyAttributesAndData(item, nil, UInt32(replacement.count), replacement), errSecSuccess)
+        XCTAssertEqual(storedSecret(account), Data(replacement))
+        XCTAssertEqual(SecKeychainItemDelete(item), errSecSuccess)
+        XCTAssertEqual(SecKeychainFindGenericPassword(nil, UInt32(serviceName.utf8.count), serviceName, UInt32(account.utf8.count), account,
+                                                      nil, nil, nil), errSecItemNotFound)
+        var keychain: SecKeychain?
+        XCTAssertEqual(SecKeychainCopyDefault(&keychain), errSecUnimplemented, "keychain files are not Keygate's")
+    }
+
+    private func storedSecret(_ account: String) -> Data? {
+        var result: AnyObject?
+        guard SecItemCopyMatching(generic(account, [kSecReturnData as String: true]) as CFDictionary, &result) == errSecSuccess else { return nil }
+        return result as? Data
+    }
+
     private func KeychainOperations_lock() {
         _ = try? KeychainOperations(prompter: ScriptedPrompter([])).lock(all: true)
     }
