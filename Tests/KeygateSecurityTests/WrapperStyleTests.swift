@@ -208,6 +208,31 @@ final class WrapperStyleTests: XCTestCase {
         }
     }
 
+    func test_LAContext_evaluateAccessControl_forUseItem_servesTheRead_keyOperationsAreUnimplemented() async throws {
+        setenv("KEYGATE_TEST_REUSE_DURATION", "0", 1)
+        answer(2)
+        let access = try userPresence()
+        XCTAssertEqual(add("g", "gated", [kSecAttrAccessControl as String: access]), errSecSuccess)
+        let context = LAContext()
+        XCTAssertNil(context.evaluatedPolicyDomainState)
+        XCTAssertFalse(context.setCredential(Data("pw".utf8), type: .applicationPassword))
+        let ok = try await context.evaluateAccessControl(access, operation: .useItem, localizedReason: "use the item")
+        XCTAssertTrue(ok)
+        let prompts = person.prompts.count
+        var result: AnyObject?
+        XCTAssertEqual(SecItemCopyMatching(generic("g", [kSecReturnData as String: true, kSecUseAuthenticationContext as String: context,
+                                                         kSecUseAuthenticationUI as String: kSecUseAuthenticationUIFail]) as CFDictionary, &result),
+                       errSecSuccess)
+        XCTAssertEqual(result as? Data, Data("gated".utf8))
+        XCTAssertEqual(person.prompts.count, prompts)
+        do {
+            _ = try await context.evaluateAccessControl(access, operation: .useKeySign, localizedReason: "sign")
+            XCTFail("key operations are not implemented")
+        } catch {
+            XCTAssertEqual((error as NSError).code, Int(errSecUnimplemented))
+        }
+    }
+
     // MARK: Static wrapper, queries built the C way
 
     func test_static_cWayQueries_setReadAndOverwrite() {
