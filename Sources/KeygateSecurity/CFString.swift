@@ -25,6 +25,26 @@ public let kCFStringEncodingUTF32LE: CFStringEncoding = 0x1C00_0100
 /// Apple's "no encoding" marker.
 public let kCFStringEncodingInvalidId: CFStringEncoding = 0xFFFF_FFFF
 
+/// Apple's `CFStringBuiltInEncodings`, as Swift imports it: the way Swift code on Apple
+/// names an encoding (`CFStringBuiltInEncodings.UTF8.rawValue`). The `kCFStringEncoding…`
+/// constants above are the C names of the same values.
+public enum CFStringBuiltInEncodings: CFStringEncoding, Sendable {
+    case macRoman = 0
+    case windowsLatin1 = 0x0500
+    case isoLatin1 = 0x0201
+    case nextStepLatin = 0x0B01
+    case ASCII = 0x0600
+    case unicode = 0x0100
+    case UTF8 = 0x0800_0100
+    case nonLossyASCII = 0x0BFF
+    case UTF16BE = 0x1000_0100
+    case UTF16LE = 0x1400_0100
+    case UTF32 = 0x0C00_0100
+    case UTF32BE = 0x1800_0100
+    case UTF32LE = 0x1C00_0100
+    public static let UTF16 = CFStringBuiltInEncodings.unicode
+}
+
 /// Apple's `CFComparisonResult`.
 public enum CFComparisonResult: CFIndex, Sendable {
     case compareLessThan = -1

@@ -19,14 +19,14 @@ final class CoreFoundationTests: XCTestCase {
         XCTAssertEqual(CFErrorCopyDescription(error) as String, "the disk is full")
         XCTAssertEqual(CFErrorCopyFailureReason(error) as String?, "no space left")
         XCTAssertEqual(CFErrorCopyRecoverySuggestion(error) as String?, "free some space")
-        let copied = (CFErrorCopyUserInfo(error) as? [String: Any]) ?? [:]
-        XCTAssertEqual(copied[kCFErrorLocalizedDescriptionKey as String] as? String, "the disk is full")
+        let copied = CFErrorCopyUserInfo(error) as NSDictionary?
+        XCTAssertEqual(copied?[kCFErrorLocalizedDescriptionKey as String] as? String, "the disk is full")
         XCTAssertEqual(CFGetTypeID(error), CFErrorGetTypeID())
     }
 
     func test_CFErrorCreate_withNilUserInfo_hasEmptyUserInfo_noFailureReason_andADefaultDescription() {
         let error: CFError = CFErrorCreate(nil, kCFErrorDomainOSStatus, CFIndex(errSecItemNotFound), nil)
-        XCTAssertEqual((CFErrorCopyUserInfo(error) as? [String: Any])?.count, 0)
+        XCTAssertEqual((CFErrorCopyUserInfo(error) as NSDictionary?)?.count, 0)
         XCTAssertNil(CFErrorCopyFailureReason(error) as String?)
         let description = CFErrorCopyDescription(error) as String
         XCTAssertTrue(description.contains("-25300"), description)
@@ -148,6 +148,9 @@ final class CoreFoundationTests: XCTestCase {
         XCTAssertEqual(made, "naïve ✓")
         let bad: [CChar] = [CChar(bitPattern: 0xC3), 0x28, 0]
         XCTAssertNil(bad.withUnsafeBufferPointer { CFStringCreateWithCString(nil, $0.baseAddress, kCFStringEncodingUTF8) } as CFString?)
+        let swiftStyle: CFString? = "ok".withCString { CFStringCreateWithCString(nil, $0, CFStringBuiltInEncodings.UTF8.rawValue) }
+        XCTAssertEqual(swiftStyle, "ok")
+        XCTAssertEqual(CFStringBuiltInEncodings.UTF8.rawValue, kCFStringEncodingUTF8)
         let latin: [CChar] = [CChar(bitPattern: 0xE9), 0]
         XCTAssertEqual(latin.withUnsafeBufferPointer { CFStringCreateWithCString(nil, $0.baseAddress, kCFStringEncodingISOLatin1) } as CFString?, "é")
     }
