@@ -4,6 +4,7 @@
 // stable address, so each answer is kept in a ring of the last 64 and is valid until 64
 // more such calls have been made in the process. Byte copies are zeroed when they leave
 // the ring (they may hold a secret). Delegates nothing.
+import Foundation
 import Synchronization
 
 enum CFInteriorPointers {
@@ -19,7 +20,7 @@ enum CFInteriorPointers {
         }
         deinit {
             if let bytes {
-                bytes.initializeMemory(as: UInt8.self, repeating: 0)
+                if let base = bytes.baseAddress { explicit_bzero(base, bytes.count) }   // not elided before the free
                 bytes.deallocate()
             }
         }

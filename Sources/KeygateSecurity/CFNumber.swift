@@ -28,7 +28,7 @@ public enum CFNumberType: CFIndex, Sendable {
 }
 
 enum CFNumberSupport {
-    /// Foundation's Bool-made NSNumbers (Apple's CFBoolean) say "c" and are one of the two boolean singletons' values.
+    /// NSNumbers made from a Bool (Apple's CFBoolean) are of Foundation's private boolean subclass (`__NSCFBoolean`).
     static func isBoolean(_ n: NSNumber) -> Bool {
         String(describing: type(of: n)).contains("Bool")
     }
