@@ -535,6 +535,10 @@ final class WrapperStyleTests: XCTestCase {
         XCTAssertEqual(byAccount["b"], "only b")
         XCTAssertNotEqual(byAccount["a"], "only b")
         XCTAssertEqual(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecValueRef as String: ref] as CFDictionary, nil), errSecParam)
+        let byRef: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecValueRef as String: ref]
+        XCTAssertEqual(SecItemCopyMatching(byRef as CFDictionary, nil), errSecSuccess, "the ref survives an attribute-only update")
+        XCTAssertEqual(SecItemUpdate(byRef as CFDictionary, [kSecAttrAccount as String: "b2"] as CFDictionary), errSecSuccess)
+        XCTAssertEqual(SecItemCopyMatching(byRef as CFDictionary, nil), errSecItemNotFound, "the ref names the old primary key")
     }
 
     func test_CFMutableDictionaryQuery_goesThroughAllFourSecItemFunctions() {
