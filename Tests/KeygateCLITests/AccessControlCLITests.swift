@@ -198,12 +198,25 @@ final class AccessControlCLITests: XCTestCase {
             printf 'up=%s\\n' "$(keygate get -s svc -a up)"
             printf 'plain=%s\\n' "$(keygate get -s svc -a plain)"
             keygate get -s svc -a cs; echo cs=$?
+            keygate exists -s svc -a cs; echo exists=$?
+            keygate list -s svc | grep -c '^    invalidated: ' | sed 's/^/marked=/'
+            keygate list -s svc | grep -B11 '^    invalidated: ' | sed -n 's/^    account: /which=/p'
+            keygate list -s svc --json | sed 's/^/json=/'
             """)
         let v = fixed.values
         XCTAssertEqual(v["passwd"], "0", fixed.summary)
         XCTAssertEqual(v["up"], "up", "user-presence survives keygate passwd: \(fixed.summary)")
         XCTAssertEqual(v["plain"], "plain", fixed.summary)
         XCTAssertEqual(v["cs"], "44", "current-set never comes back: \(fixed.summary)")
+        XCTAssertTrue(fixed.err.contains("was invalidated: it was bound to your previous password (current-set)"), fixed.summary)
+        XCTAssertEqual(v["exists"], "0", "an invalidated item still exists (keygate exists documents it): \(fixed.summary)")
+        XCTAssertEqual(v["marked"], "1", "list marks the one invalidated item: \(fixed.summary)")
+        XCTAssertEqual(v["which"], "cs", fixed.summary)
+        let listed = try XCTUnwrap(JSONSerialization.jsonObject(with: Data((v["json"] ?? "").utf8)) as? [[String: Any]], fixed.summary)
+        let reasons = Dictionary(uniqueKeysWithValues: listed.map { ($0["account"] as? String ?? "?", $0["invalidated"] as? String ?? "none") })
+        XCTAssertTrue(reasons["cs"]?.contains("current-set") ?? false, "\(reasons)")
+        XCTAssertEqual(reasons["up"], "none", "\(reasons)")
+        XCTAssertEqual(reasons["plain"], "none", "\(reasons)")
     }
 
     func test_passwdWithRecoveryKey_reopensTheKeychain_andReplacesTheGateKeys() throws {
@@ -226,10 +239,15 @@ final class AccessControlCLITests: XCTestCase {
             keygate lock --all
             printf 'plain=%s\\n' "$(keygate get -s svc -a plain)"
             keygate get -s svc -a up; echo up=$?
+            keygate list -s svc -a up | sed -n 's/^    invalidated: /why=/p'
             """)
         XCTAssertEqual(r.values["passwd"], "0", r.summary)
         XCTAssertEqual(r.values["plain"], "plain", "the new password opens the keychain: \(r.summary)")
         XCTAssertEqual(r.values["up"], "44", "without the old password the presence key was replaced: \(r.summary)")
+        XCTAssertTrue(r.err.contains("keygate passwd --recovery"), "the 44 names the real reason: \(r.summary)")
+        let getError = r.err.split(separator: "\n").first { $0.hasPrefix("keygate: the item svc/up was invalidated") } ?? ""
+        XCTAssertFalse(getError.isEmpty || getError.contains("current-set"), "a presence item is not current-set: \(r.summary)")
+        XCTAssertTrue(r.values["why"]?.contains("recovery") ?? false, "list says why: \(r.summary)")
     }
 
     func test_lockout_afterFiveFailures_refusesWithoutPrompting() throws {

@@ -129,13 +129,9 @@ public struct KeychainOperations: Sendable {
     private func openGated(_ blob: [UInt8], identity: ItemIdentity) throws -> SecureBytes {
         let header = try GatedBlob.header(of: blob)
         let current = try PublicKeys.load(directory: keys.context.dataDirectory)
-        func isCurrent(_ slot: GatedBlob.Slot) -> Bool {
-            let key = slot.kind == .presence ? current?.presenceKey : current?.currentSetKey
-            return key.map { BoxKeyPair.keyID(of: $0) == slot.keyID } ?? false
-        }
-        let live = header.gateSlots.filter(isCurrent)
-        if !header.gateSlots.isEmpty, header.combination == .all ? live.count < header.gateSlots.count : live.isEmpty {
-            throw KeychainError.itemNotFound("the item \(identity.displayName) was invalidated: it was bound to your previous password (current-set), and the password has changed since")
+        let live = header.gateSlots.filter { Self.isCurrent($0, current) }
+        if let reason = Self.invalidation(header, current: current) {
+            throw KeychainError.itemNotFound("the item \(identity.displayName) was invalidated: \(reason)")
         }
         let constraints = AccessControl(rawValue: header.accessControl).constraints
         // For `or`, one live gate is enough: prefer the one whose kind is still live.
@@ -158,10 +154,46 @@ public struct KeychainOperations: Sendable {
         return try store.search(query, loadBlobs: false)
             .map(\.attributes)
             .filter { query.matches($0) }
-            .sorted { lhs, rhs in
-                (lhs.identity.itemClass.rawValue, lhs.identity.service, lhs.identity.server, lhs.identity.account)
-                    < (rhs.identity.itemClass.rawValue, rhs.identity.service, rhs.identity.server, rhs.identity.account)
+            .sorted(by: Self.listOrder)
+    }
+
+    /// Every matching item with, for one that can no longer be read, the reason (`keygate list`).
+    /// Reads the sealed blobs' headers and keys.json, never a secret; never prompts.
+    public func listing(matching query: ItemQuery) throws -> [ListedItem] {
+        try ItemFieldLimits.check(query)
+        let current = try? PublicKeys.load(directory: keys.context.dataDirectory)
+        return try store.search(query, loadBlobs: true)
+            .filter { query.matches($0.attributes) && !$0.isUnfinishedWrite }
+            .map { item in
+                let header = item.blob.flatMap { try? GatedBlob.header(of: $0) }
+                return ListedItem(attributes: item.attributes,
+                                  invalidated: current == nil ? nil : header.flatMap { Self.invalidation($0, current: current) })
             }
+            .sorted { Self.listOrder($0.attributes, $1.attributes) }
+    }
+
+    private static func listOrder(_ lhs: ItemAttributes, _ rhs: ItemAttributes) -> Bool {
+        (lhs.identity.itemClass.rawValue, lhs.identity.service, lhs.identity.server, lhs.identity.account)
+            < (rhs.identity.itemClass.rawValue, rhs.identity.service, rhs.identity.server, rhs.identity.account)
+    }
+
+    /// True when the slot's key is the one keys.json publishes now.
+    private static func isCurrent(_ slot: GatedBlob.Slot, _ current: PublicKeys?) -> Bool {
+        let key = slot.kind == .presence ? current?.presenceKey : current?.currentSetKey
+        return key.map { BoxKeyPair.keyID(of: $0) == slot.keyID } ?? false
+    }
+
+    /// Why a gated item can no longer be opened, from its header alone: the gate keys it needs
+    /// (all for `and`, one for `or`) were replaced. nil while it can be.
+    static func invalidation(_ header: GatedBlob.Header, current: PublicKeys?) -> String? {
+        let stale = header.gateSlots.filter { !isCurrent($0, current) }
+        let dead = header.combination == .all ? !stale.isEmpty
+            : (!header.gateSlots.isEmpty && stale.count == header.gateSlots.count)
+        guard dead else { return nil }
+        if stale.contains(where: { $0.kind == .currentSet }) {
+            return "it was bound to your previous password (current-set), and the password has changed since"
+        }
+        return "it needs a user-presence key that a reset with the recovery key (`keygate passwd --recovery`) replaced, because the previous password was lost"
     }
 
     /// Deletes every matching item; returns how many. Never prompts.
@@ -280,5 +312,17 @@ extension KeychainStatus {
         return "this keychain's items are in the Secret Service: run inside a session that has one ("
             + "\(InstalledTools.secretSession) CMD starts a private one), or, from a session that has it, "
             + "move them with `keygate migrate --to embedded`"
+    }
+}
+
+/// An item as `keygate list` shows it.
+public struct ListedItem: Sendable {
+    public let attributes: ItemAttributes
+    /// Why the item can no longer be read (its secret is gone for good), or nil.
+    public let invalidated: String?
+
+    public init(attributes: ItemAttributes, invalidated: String?) {
+        self.attributes = attributes
+        self.invalidated = invalidated
     }
 }

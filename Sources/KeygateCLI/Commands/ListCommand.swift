@@ -1,5 +1,5 @@
-// `keygate list`: the attributes of every matching item, as text or JSON. Never
-// prints a secret and never prompts.
+// `keygate list`: the attributes of every matching item, as text or JSON, and for an
+// item that can no longer be read, why. Never prints a secret and never prompts.
 
 import Keygate
 
@@ -18,7 +18,7 @@ enum ListCommand: KeygateCommand {
         if args.flag("--all-classes") || (args.value("--service") == nil && !args.flag("--internet")) {
             query.itemClass = nil
         }
-        let items = try context.operations().attributes(matching: query)
+        let items = try context.operations().listing(matching: query)
         Console.out(args.flag("--json") ? ItemFormatter.json(items) : ItemFormatter.text(items))
         return 0
     }

@@ -1,12 +1,18 @@
-// How `list` and `find-*-password` show items: a readable block per item, or JSON.
-// Secrets are never part of the output; only attributes are.
+// How `list` and `find-*-password` show items: a readable block per item, or JSON, with
+// an `invalidated` reason for an item that can no longer be read. Secrets are never part
+// of the output; only attributes are.
 
 import Keygate
 
 enum ItemFormatter {
     static func text(_ items: [ItemAttributes]) -> String {
+        text(items.map { ListedItem(attributes: $0, invalidated: nil) })
+    }
+
+    static func text(_ items: [ListedItem]) -> String {
         var out = ""
-        for a in items {
+        for item in items {
+            let a = item.attributes
             let id = a.identity
             out += "class: \(id.itemClass.name)\n"
             switch id.itemClass {
@@ -27,13 +33,15 @@ enum ItemFormatter {
             if let access = a.accessControl { out += "    access: \(access.attributeValue)\n" }
             out += "    created: \(Timestamp.iso8601(a.created))\n"
             out += "    modified: \(Timestamp.iso8601(a.modified))\n"
+            if let reason = item.invalidated { out += "    invalidated: \(reason)\n" }
         }
         return out
     }
 
-    static func json(_ items: [ItemAttributes]) -> String {
+    static func json(_ items: [ListedItem]) -> String {
         var parts: [String] = []
-        for a in items {
+        for item in items {
+            let a = item.attributes
             let id = a.identity
             var fields: [(String, String)] = [("class", JSON.string(id.itemClass.name))]
             switch id.itemClass {
@@ -54,6 +62,7 @@ enum ItemFormatter {
             fields.append(("access", a.accessControl.map { JSON.string($0.attributeValue) } ?? "null"))
             fields.append(("created", JSON.string(Timestamp.iso8601(a.created))))
             fields.append(("modified", JSON.string(Timestamp.iso8601(a.modified))))
+            fields.append(("invalidated", item.invalidated.map(JSON.string) ?? "null"))
             parts.append(JSON.object(fields))
         }
         return "[" + parts.joined(separator: ",") + "]\n"
