@@ -26,4 +26,24 @@ final class InstalledBinaryTests: XCTestCase {
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: tool), tool)
         XCTAssertEqual(try Subprocess.run([tool, "--help"]).status, 0)
     }
+
+    /// A read as a normal user writes nothing to the system log on its own: libdispatch's worker
+    /// threads used to log "Failed to set thread priority ... errno=13" at every run (issue 16).
+    /// LIBDISPATCH_LOG=stderr shows here what would have gone to syslog.
+    func test_aReadAsAUser_logsNothingFromLibdispatch() throws {
+        let (binary, installed) = TerminalShell.binary
+        try Requirement.require(Requirement.isRoot, "root, to create a test user")
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: binary), "the keygate binary at \(binary)")
+        let user = try TestUser.create()
+        defer { user.remove() }
+        let tools = try UserSession.stageTools()
+        let keygate = installed ? binary : tools + "/keygate"
+        let r = try Subprocess.run(["runuser", "-u", user.name, "--", "env", "-i", "HOME=\(user.home)", "PATH=/usr/bin:/bin",
+                                    "LIBDISPATCH_LOG=stderr", "KEYGATE_STORE=secret-service",
+                                    tools + "/secret-session", keygate, "list"],
+                                   environment: TestUser.systemEnvironment, currentDirectory: "/", timeout: 60)
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertFalse(r.err.contains("thread priority"), r.err)
+        XCTAssertFalse(r.err.contains("log file opened"), "libdispatch logged something: \(r.err)")
+    }
 }

@@ -1,11 +1,11 @@
 // The deadline of ONE D-Bus exchange with the session bus or the Secret Service: every method
 // call gets it as GDBus's own reply timeout, and connecting to the bus (which takes no
-// timeout) runs under a GCancellable that a Dispatch timer cancels. A daemon that stops
+// timeout) runs under a GCancellable that a watchdog thread cancels. A daemon that stops
 // answering fails the call that waits for it (G_IO_ERROR_TIMED_OUT or _CANCELLED) within
 // the limit, while a long healthy operation (deleting 10,000 items, one call each) is never
 // cut. The mapping of those errors to a message lives in SecretServiceFailure.
 internal import CGio
-import Dispatch
+internal import CSystem
 
 struct ServiceDeadline: Sendable {
     let limit: Duration
@@ -27,29 +27,18 @@ struct ServiceDeadline: Sendable {
     }
 
     /// Runs `body` with a GCancellable that is cancelled when the limit passes: for the steps
-    /// GDBus gives no timeout (finding and connecting to the session bus).
+    /// GDBus gives no timeout (finding and connecting to the session bus). The timer is a
+    /// watchdog thread of CSystem's (watchdog.h), stopped and joined before the cancellable is
+    /// released, so it never fires on freed memory.
     func withCancellable<R>(_ body: (OpaquePointer?) throws -> R) rethrows -> R {
         guard let cancellable = g_cancellable_new() else { return try body(nil) }
-        let box = CancellableBox(cancellable)
-        let timer = DispatchWorkItem { box.cancel() }
-        let nanos = Int(milliseconds) * 1_000_000
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanos), execute: timer)
+        let watchdog = keygate_watchdog_start(Int(milliseconds), { context in
+            if let context { g_cancellable_cancel(OpaquePointer(context)) }
+        }, UnsafeMutableRawPointer(cancellable))
         defer {
-            timer.cancel()
+            keygate_watchdog_stop(watchdog)
             g_object_unref(UnsafeMutableRawPointer(cancellable))
         }
         return try body(cancellable)
-    }
-
-    /// Holds its own reference to the cancellable, so a timer that fires late never touches freed memory.
-    private final class CancellableBox: @unchecked Sendable {
-        // @unchecked: g_cancellable_cancel is thread-safe; the pointer never changes.
-        let pointer: OpaquePointer
-        init(_ pointer: OpaquePointer) {
-            self.pointer = pointer
-            g_object_ref(UnsafeMutableRawPointer(pointer))
-        }
-        func cancel() { g_cancellable_cancel(pointer) }
-        deinit { g_object_unref(UnsafeMutableRawPointer(pointer)) }
     }
 }
