@@ -13,6 +13,7 @@ public enum KeygateMain {
         ListCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         PasswdCommand.self, SetupHostCommand.self, PolicyCommand.self, DoctorCommand.self,
         ExecCommand.self, MigrateCommand.self,
+        GitCredentialCommand.self, DockerCredentialCommand.self, SSHAddCommand.self, SSHAskpassCommand.self,
     ]
 
     /// Arguments implied by a macOS alias, e.g. add-internet-password means add --internet.
@@ -38,6 +39,8 @@ public enum KeygateMain {
 
     /// `raw` is argv's bytes for `arguments` (see CommandContext.rawArguments), or empty.
     static func run(_ arguments: [String], raw: [[UInt8]], programName: String) -> Int32 {
+        // ssh-keygen's askpass child while `keygate ssh-add` checks a passphrase (SSHKeygen).
+        if ProcessEnvironment.snapshot()[SSHKeygen.feedVariable] == "1" { return SSHKeygen.feed() }
         var args = arguments
         var askpass: String?
         var pinentry = false
