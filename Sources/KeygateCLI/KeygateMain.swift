@@ -2,6 +2,7 @@
 // parses its options, runs it, and turns errors into messages and exit codes:
 // KeychainError exits with its OSStatus & 0xFF, a usage error with 2.
 
+import Glibc
 import Keygate
 
 public enum KeygateMain {
@@ -40,7 +41,7 @@ public enum KeygateMain {
     /// `raw` is argv's bytes for `arguments` (see CommandContext.rawArguments), or empty.
     static func run(_ arguments: [String], raw: [[UInt8]], programName: String) -> Int32 {
         // ssh-keygen's askpass child while `keygate ssh-add` checks a passphrase (SSHKeygen).
-        if ProcessEnvironment.snapshot()[SSHKeygen.feedVariable] == "1" { return SSHKeygen.feed() }
+        if let feed = getenv(SSHKeygen.feedVariable), strcmp(feed, "1") == 0 { return SSHKeygen.feed() }
         var args = arguments
         var askpass: String?
         var pinentry = false
