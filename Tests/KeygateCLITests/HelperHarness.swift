@@ -38,6 +38,17 @@ extension CLIUserHarness {
         return root
     }
 
+    /// Shell lines that put a spy named `program` in ~/spy: it appends its arguments and
+    /// environment to ~/spy.log, then execs the real one found on PATH now. Scripts then
+    /// run with PATH="$HOME/spy:$PATH" to see what the helpers pass to it.
+    static func spy(on program: String) -> String {
+        """
+        mkdir -p "$HOME/spy"; real=$(command -v \(program))
+        printf '#!/bin/sh\\nprintf "argv: %%s\\\\n" "$*" >> "$HOME/spy.log"\\nenv >> "$HOME/spy.log"\\nexec %s "$@"\\n' "$real" > "$HOME/spy/\(program)"
+        chmod 755 "$HOME/spy/\(program)"; : > "$HOME/spy.log"
+        """
+    }
+
     /// Whether a program is on the PATH test users get.
     static func hasTool(_ name: String) -> Bool {
         ["/usr/local/bin", "/usr/bin", "/bin"].contains { FileManager.default.isExecutableFile(atPath: $0 + "/" + name) }

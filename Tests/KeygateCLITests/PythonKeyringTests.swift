@@ -31,8 +31,9 @@ final class PythonKeyringTests: XCTestCase {
 
     func test_keyringCLI_prefersKeygate_andRoundTripsThroughTheSameItems() throws {
         let h = try harness()
-        let r = try h.run(Self.venv + """
+        let r = try h.run(Self.venv + "\n" + CLIUserHarness.spy(on: "keygate") + """
 
+            export PATH="$HOME/spy:$PATH"
             "$PY" -m keyring --list-backends | sed 's/^/backend: /'
             echo chosen=$("$PY" -c 'import keyring; print(type(keyring.get_keyring()).__name__)')
             printf 'py-secret-1\\n' | "$PY" -m keyring set pypi-upload alice 2>/dev/null; echo set=$?
@@ -40,6 +41,8 @@ final class PythonKeyringTests: XCTestCase {
             printf 'keygate=%s\\n' "$(keygate get -s pypi-upload -a alice)"
             printf %s from-keygate | keygate add -s tool -a bob
             printf 'fromkeygate=%s\\n' "$("$PY" -m keyring get tool bob)"
+            echo spied=$(grep -c '^argv: add -U -s pypi-upload -a alice$' spy.log)
+            echo leaked=$(grep -c py-secret-1 spy.log)
             "$PY" -m keyring get pypi-upload nobody; echo missing=$?
             "$PY" -m keyring del pypi-upload alice; echo del=$?
             "$PY" -m keyring get pypi-upload alice; echo gone=$?
@@ -53,6 +56,8 @@ final class PythonKeyringTests: XCTestCase {
         XCTAssertEqual(v["chosen"], "KeygateKeyring", r.summary)
         XCTAssertEqual(v["set"], "0", r.summary)
         XCTAssertEqual(v["cli"], "py-secret-1", r.summary)
+        XCTAssertEqual(v["spied"], "1", "the backend ran keygate add: \(r.summary)")
+        XCTAssertEqual(v["leaked"], "0", "the password was in no argument or environment of keygate: \(r.summary)")
         XCTAssertEqual(v["keygate"], "py-secret-1", "keyring's password is a Keygate item: \(r.summary)")
         XCTAssertEqual(v["fromkeygate"], "from-keygate", r.summary)
         XCTAssertEqual(v["missing"], "1", "keyring get of a missing password exits 1: \(r.summary)")

@@ -45,9 +45,11 @@ final class SSHAddTests: XCTestCase {
 
     func test_sshAdd_storesOnce_thenSshAddLoadsTheKey_afterPresence_withoutTypingThePassphrase() throws {
         let (h, passphrase) = try harness()
-        let r = try h.run(Self.makeKey + """
+        let r = try h.run(Self.makeKey + "\n" + CLIUserHarness.spy(on: "ssh-keygen") + """
 
-            keygate ssh-add key; echo stored=$?
+            PATH="$HOME/spy:$PATH" keygate ssh-add key; echo stored=$?
+            echo spied=$(grep -c '^argv: -y -f key$' spy.log)
+            echo leaked=$(grep -c -F "$(cat key-passphrase)" spy.log)
             keygate list -s ssh --json; echo
             echo fp=$(ssh-keygen -l -E sha256 -f key | cut -d' ' -f2)
             eval "$(ssh-agent -s)" >/dev/null; trap 'ssh-agent -k >/dev/null' EXIT
@@ -60,6 +62,8 @@ final class SSHAddTests: XCTestCase {
             """, extraEnvironment: ["KEYGATE_ASKPASS": h.user.home + "/ssh-askpass-test"])
         let v = r.values
         XCTAssertEqual(v["stored"], "0", r.summary)
+        XCTAssertNotEqual(v["spied"], "0", "keygate ssh-add checked the passphrase with ssh-keygen -y: \(r.summary)")
+        XCTAssertEqual(v["leaked"], "0", "the passphrase was in no argument or environment of ssh-keygen: \(r.summary)")
         XCTAssertTrue(r.out.contains("\"service\":\"ssh\"") && r.out.contains("\"account\":\"\(v["fp"] ?? "?")\""),
                       "stored under the key's fingerprint: \(r.summary)")
         XCTAssertTrue(r.out.contains("\"access\":\"user-presence\""), r.summary)
