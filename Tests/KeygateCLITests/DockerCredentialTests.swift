@@ -2,7 +2,8 @@
 // protocol (credentials/credentials.go and error.go of docker/docker-credential-
 // helpers): store/get/erase/list/version on stdin and stdout, Go's JSON encoding
 // (HTML-safe escapes, final newline), errors as one line on stdout with exit 1, and
-// the exact not-found text docker matches. Then the real docker CLI, with no daemon:
+// the exact not-found text docker matches. Then each real docker CLI on the machine
+// (Debian's docker.io client, and any other in /usr/local/bin), with no daemon:
 // `docker login` to a registry endpoint on 127.0.0.1 (a Python stub of the /v2/ basic
 // auth check, which is all login talks to) stores through the helper, and `docker
 // logout` erases.
@@ -99,9 +100,18 @@ final class DockerCredentialTests: XCTestCase {
     server.serve_forever()
     """#
 
+    /// Each docker CLI on the machine: Debian's (docker.io, /usr/bin) and any other on PATH.
+    private var dockerClients: [String] {
+        ["/usr/bin/docker", "/usr/local/bin/docker"].filter { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
     func test_dockerLogin_storesThroughHelper_withNoDaemon_andLogoutErases() throws {
-        try Requirement.require(CLIUserHarness.hasTool("docker"), "the docker CLI (apt-get install docker.io; scripts/install-deps)")
+        try Requirement.require(!dockerClients.isEmpty, "the docker CLI (apt-get install docker.io; scripts/install-deps)")
         try Requirement.require(CLIUserHarness.hasTool("python3"), "python3")
+        for client in dockerClients { try dockerLoginFlow(client) }
+    }
+
+    private func dockerLoginFlow(_ docker: String) throws {
         let h = try harness()
         let password = "reg-pass-\(UUID().uuidString.prefix(8))"
         try h.writeUserFile("registry.py", Self.registry, mode: 0o600)
@@ -115,17 +125,19 @@ final class DockerCredentialTests: XCTestCase {
             SERVER=$!; trap 'kill $SERVER 2>/dev/null' EXIT
             for i in $(seq 100); do [ -s port ] && break; sleep 0.1; done
             PORT=$(cat port)
-            docker login -u bob --password-stdin "127.0.0.1:$PORT" < docker-password > login.out 2>&1; echo login=$?
+            echo version=$(\(docker) --version)
+            \(docker) login -u bob --password-stdin "127.0.0.1:$PORT" < docker-password > login.out 2>&1; echo login=$?
             echo inconfig=$(grep -c -F "$(cat docker-password)" .docker/config.json)
             keygate list --internet --json; echo
             echo "127.0.0.1:$PORT" | docker-credential-keygate get | grep -c -F "\\"Secret\\":\\"$(cat docker-password)\\"" | sed 's/^/got=/'
             echo ok=$(grep -c ' ok' registry-log)
-            docker logout "127.0.0.1:$PORT" > logout.out 2>&1; echo logout=$?
+            \(docker) logout "127.0.0.1:$PORT" > logout.out 2>&1; echo logout=$?
             echo left=$(docker-credential-keygate list)
             cat login.out logout.out >&2
             """, timeout: 90)
         let v = r.values
-        XCTAssertEqual(v["login"], "0", r.summary)
+        XCTAssertTrue(v["version"]?.hasPrefix("Docker version") == true, r.summary)
+        XCTAssertEqual(v["login"], "0", "\(docker): \(r.summary)")
         XCTAssertEqual(v["inconfig"], "0", "the password is not in config.json: \(r.summary)")
         XCTAssertTrue(r.out.contains("\"server\":\"127.0.0.1\"") && r.out.contains("\"account\":\"bob\""), r.summary)
         XCTAssertTrue(r.out.contains("\"label\":\"Docker Credentials\""), r.summary)
