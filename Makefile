@@ -241,10 +241,10 @@ check: swift-present pam fuzz-smoke
 
 # The release pass of `make check`: what people run, run the way they run it. `make install`
 # (the release build, /etc/pam.d/keygate, the shipped policies), then the tests that type at
-# every prompting verb through a real pseudo-terminal (RELEASE_PASS_FILTER), against the
-# installed $(BINDIR)/keygate. The debug passes above ran the same tests on the debug build.
+# every prompting verb through a real pseudo-terminal and check the installed paths
+# (RELEASE_PASS_FILTER), against the installed $(BINDIR)/keygate. The debug passes above ran the same tests on the debug build.
 # Installing needs root: elsewhere the pass is skipped with a note, and under CI=true it fails.
-RELEASE_PASS_FILTER := ^KeygateCLITests\.TerminalCLITests/
+RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests)/
 check-release: swift-present
 	@if [ "$$(id -u)" != 0 ]; then \
 	  echo "make check-release: needs root (it runs make install, as CI does): skipped"; \

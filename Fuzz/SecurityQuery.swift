@@ -27,7 +27,9 @@ enum SecurityFuzz {
         kSecUseAuthenticationUIFail, kSecUseAuthenticationUISkip, kSecUseOperationPrompt, kSecUseNoAuthenticationUI,
         kSecUseDataProtectionKeychain,
     ]
-    static let statuses: Set<OSStatus> = [errSecParam, errSecUnimplemented]
+    /// The refusals Apple gives for a bad query: a bad value, a key that is not an attribute of
+    /// the class, an access group not declared (KEYGATE_ACCESS_GROUPS), a key Keygate does not do.
+    static let statuses: Set<OSStatus> = [errSecParam, errSecUnimplemented, errSecNoSuchAttr, errSecMissingEntitlement]
     static let context = LAContext()
     static let sample = ItemAttributes(identity: .generic(service: "svc", account: "acct"), label: "l", comment: "c",
                                        generic: [1, 2], accessibility: .whenUnlocked, accessControl: nil,

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <termios.h>
@@ -72,7 +73,15 @@ static void keygate_tty_on_signal(int sig) {
 static inline int keygate_tty_end(void) {
     struct keygate_tty_state *t = keygate_tty();
     if (t->changed && t->fd >= 0) {
+        /* With SIGTTOU blocked the kernel lets even a background process (a job sent on with
+           `bg` at the prompt) put back the settings it changed, instead of interrupting the
+           call forever (our handler is still in) or stopping with echo off. */
+        sigset_t ttou, previous_mask;
+        sigemptyset(&ttou);
+        sigaddset(&ttou, SIGTTOU);
+        pthread_sigmask(SIG_BLOCK, &ttou, &previous_mask);
         while (tcsetattr(t->fd, TCSAFLUSH, &t->saved) != 0 && errno == EINTR) {}
+        pthread_sigmask(SIG_SETMASK, &previous_mask, NULL);
     }
     t->changed = 0;
     for (int i = 0; i < KEYGATE_TTY_NSIGNALS; i++) {

@@ -80,16 +80,15 @@ public enum KeygateMain {
         }
         args.removeFirst()
         if verb == "help" {
-            if let name = args.first, let command = lookup(name) {
-                Console.out(HelpFormatter.help(for: command.configuration, programName: programName) + "\n")
-            } else {
+            guard let name = args.first else {
                 Console.out(HelpFormatter.help(for: topLevel, programName: programName) + "\n")
+                return 0
             }
+            guard let command = lookup(name) else { return unknownVerb(name, programName) }
+            Console.out(HelpFormatter.help(for: command.configuration, programName: programName) + "\n")
             return 0
         }
-        guard let command = lookup(verb) else {
-            return usage("unknown verb '\(verb)': see `keygate help`", topLevel, programName)
-        }
+        guard let command = lookup(verb) else { return unknownVerb(verb, programName) }
         let config = command.configuration
         let parsed: ParsedArguments
         do {
@@ -122,6 +121,13 @@ public enum KeygateMain {
 
     static func lookup(_ verb: String) -> (any KeygateCommand.Type)? {
         commands.first { $0.configuration.commandName == verb || $0.configuration.aliases.contains(verb) }
+    }
+
+    /// Exit 2, with the closest verb when there is one ("did you mean 'get'?"), as for options.
+    private static func unknownVerb(_ verb: String, _ program: String) -> Int32 {
+        let names = commands.flatMap { [$0.configuration.commandName] + $0.configuration.aliases } + ["help"]
+        let hint = NameSuggestion.closest(to: verb, among: names).map { ": did you mean '\($0)'?" } ?? ""
+        return usage("unknown verb '\(verb)'\(hint) (all verbs: `keygate help`)", topLevel, program)
     }
 
     private static func usage(_ message: String, _ config: CommandConfiguration, _ program: String) -> Int32 {

@@ -75,3 +75,6 @@ public func SecAccessControlCreateWithFlags(_ allocator: CFAllocator?, _ protect
     }
     return SecAccessControl(accessibility: accessibility, accessControl: control, flags: flags)
 }
+
+/// Apple's `SecAccessControlGetTypeID`: what CFGetTypeID gives for a SecAccessControl.
+public func SecAccessControlGetTypeID() -> CFTypeID { CFTypeIdentifier.accessControl }

@@ -63,6 +63,7 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
     SecStatusMapping.run {
         let q = try SecItemQuery(query)
         let u = try SecItemQuery(attributesToUpdate)
+        try u.checkAttributes(for: q.requireClass())
         let changes = try u.changes()
         var secret: SecureBytes?
         if let data = u.valueData {

@@ -1,7 +1,8 @@
 // Translates an Apple query dictionary (kSec* keys, loosely typed values) into Keygate's
 // terms: the item class and attributes, an ItemQuery to match with, the changes of an
-// update, what to return, how many, and how to authenticate. Unknown keys and values of
-// the wrong type are errSecParam, as on Apple, never silently ignored. Delegates the
+// update, what to return, how many, and how to authenticate. As on Apple, an unknown key
+// or another class's attribute is errSecNoSuchAttr and a value of the wrong type errSecParam;
+// keys Apple defines that Keygate does not implement are errSecUnimplemented; none is ignored. Delegates the
 // model to Keygate's Items types; values are read by SecValue.
 internal import Keygate
 
@@ -40,9 +41,12 @@ struct SecItemQuery {
 
     var valueData: Data?
     var persistentRef: ItemIdentity?
+    /// The access groups the process declared (SecAccessGroups); nil when none.
+    let declaredGroups = SecAccessGroups.declared()
     var returnData = false
     var returnAttributes = false
     var returnPersistentRef = false
+    var returnRef = false
     var limit: Limit?
     var context: LAContext?
     var authenticationUI = AuthenticationUI.allow
@@ -53,8 +57,32 @@ struct SecItemQuery {
     /// Keys that only a search or an add may hold, never the attributes of an update.
     static let notUpdatable: Set<String> = [
         kSecClass, kSecReturnData, kSecReturnAttributes, kSecReturnRef, kSecReturnPersistentRef, kSecMatchLimit,
-        kSecMatchCaseInsensitive, kSecValuePersistentRef, kSecValueRef, kSecUseAuthenticationContext,
+        kSecMatchCaseInsensitive, kSecValuePersistentRef, kSecValueRef, kSecMatchItemList, kSecUseAuthenticationContext,
         kSecUseAuthenticationUI, kSecUseOperationPrompt, kSecUseNoAuthenticationUI, kSecAttrSynchronizableAny,
+    ]
+
+    /// Keys Apple defines that Keygate does not implement: errSecUnimplemented, never ignored.
+    static let unimplemented: [String: String] = [
+        kSecAttrCreator: "kSecAttrCreator", kSecAttrType: "kSecAttrType", kSecAttrIsNegative: "kSecAttrIsNegative",
+        kSecMatchCaseInsensitive: "kSecMatchCaseInsensitive", kSecMatchSearchList: "kSecMatchSearchList",
+        kSecMatchPolicy: "kSecMatchPolicy", kSecMatchIssuers: "kSecMatchIssuers",
+        kSecMatchEmailAddressIfPresent: "kSecMatchEmailAddressIfPresent", kSecMatchSubjectContains: "kSecMatchSubjectContains",
+        kSecMatchTrustedOnly: "kSecMatchTrustedOnly", kSecMatchValidOnDate: "kSecMatchValidOnDate",
+        kSecUseKeychain: "kSecUseKeychain", kSecUseItemList: "kSecUseItemList", kSecAttrPersistentReference: "kSecAttrPersistentReference",
+        kSecAttrSyncViewHint: "kSecAttrSyncViewHint", kSecAttrTokenID: "kSecAttrTokenID", kSecUseUserIndependentKeychain: "kSecUseUserIndependentKeychain",
+        kSecAttrApplicationTag: "kSecAttrApplicationTag", kSecAttrApplicationLabel: "kSecAttrApplicationLabel",
+        kSecAttrKeyClass: "kSecAttrKeyClass", kSecAttrKeySizeInBits: "kSecAttrKeySizeInBits",
+        kSecAttrEffectiveKeySize: "kSecAttrEffectiveKeySize", kSecAttrIsPermanent: "kSecAttrIsPermanent",
+        kSecMatchSubjectStartsWith: "kSecMatchSubjectStartsWith", kSecMatchSubjectEndsWith: "kSecMatchSubjectEndsWith",
+        kSecMatchSubjectWholeString: "kSecMatchSubjectWholeString", kSecMatchDiacriticInsensitive: "kSecMatchDiacriticInsensitive",
+        kSecMatchWidthInsensitive: "kSecMatchWidthInsensitive", kSecMatchHostOrSubdomainOfHost: "kSecMatchHostOrSubdomainOfHost",
+        kSecAttrIsSensitive: "kSecAttrIsSensitive", kSecAttrIsExtractable: "kSecAttrIsExtractable",
+        kSecAttrCanEncrypt: "kSecAttrCanEncrypt", kSecAttrCanDecrypt: "kSecAttrCanDecrypt", kSecAttrCanDerive: "kSecAttrCanDerive",
+        kSecAttrCanSign: "kSecAttrCanSign", kSecAttrCanVerify: "kSecAttrCanVerify", kSecAttrCanWrap: "kSecAttrCanWrap",
+        kSecAttrCanUnwrap: "kSecAttrCanUnwrap", kSecAttrCertificateType: "kSecAttrCertificateType",
+        kSecAttrCertificateEncoding: "kSecAttrCertificateEncoding", kSecAttrSubject: "kSecAttrSubject", kSecAttrIssuer: "kSecAttrIssuer",
+        kSecAttrSerialNumber: "kSecAttrSerialNumber", kSecAttrSubjectKeyID: "kSecAttrSubjectKeyID",
+        kSecAttrPublicKeyHash: "kSecAttrPublicKeyHash", kSecPrivateKeyAttrs: "kSecPrivateKeyAttrs", kSecPublicKeyAttrs: "kSecPublicKeyAttrs",
     ]
 
     init(_ dictionary: [String: Any]) throws(SecFailure) {
@@ -62,6 +90,7 @@ struct SecItemQuery {
             keys.insert(key)
             try read(key, raw)
         }
+        if let group = accessGroup { try SecAccessGroups.check(group, declared: declaredGroups) }
     }
 
     private mutating func read(_ key: String, _ raw: Any) throws(SecFailure) {
@@ -92,6 +121,21 @@ struct SecItemQuery {
         case kSecAttrPath: path = try text()
         case kSecAttrSecurityDomain: securityDomain = try text()
         case kSecAttrAccessGroup: accessGroup = try text()
+        case kSecValueRef:
+            guard let unwrapped = SecValue.unwrapped(raw), let item = unwrapped as? SecKeychainItem else {
+                throw SecFailure(status: errSecUnimplemented, message: "kSecValueRef is a SecKeychainItem from kSecReturnRef here: Keygate has no key or certificate refs")
+            }
+            try matchItem(item.identity)
+        case kSecMatchItemList:
+            guard let unwrapped = SecValue.unwrapped(raw), let list = unwrapped as? [Any] else {
+                throw .param("kSecMatchItemList must be an array holding one SecKeychainItem")
+            }
+            let items = list.compactMap { SecValue.unwrapped($0) as? SecKeychainItem }
+            guard items.count == list.count else { throw .param("kSecMatchItemList holds something other than SecKeychainItems from kSecReturnRef") }
+            guard items.count == 1, let only = items.first else {
+                throw SecFailure(status: errSecUnimplemented, message: "kSecMatchItemList with more than one item is not supported: query each item by its kSecValueRef")
+            }
+            try matchItem(only.identity)
         case kSecAttrGeneric:
             guard let d = SecValue.data(raw) else { throw .param("kSecAttrGeneric must be Data") }
             generic = d
@@ -127,10 +171,7 @@ struct SecItemQuery {
         case kSecReturnData: returnData = try flag()
         case kSecReturnAttributes: returnAttributes = try flag()
         case kSecReturnPersistentRef: returnPersistentRef = try flag()
-        case kSecReturnRef:
-            if try flag() {
-                throw .param("kSecReturnRef has no meaning for passwords: ask for kSecReturnData, kSecReturnAttributes or kSecReturnPersistentRef")
-            }
+        case kSecReturnRef: returnRef = try flag()
         case kSecMatchLimit:
             if let s = SecValue.string(raw) {
                 switch s {
@@ -161,8 +202,20 @@ struct SecItemQuery {
         case kSecUseDataProtectionKeychain, kSecAttrIsInvisible:
             _ = try flag()   // accepted: Keygate has one keychain and no item browser to hide items from
         default:
-            throw .param("the query key \"\(key)\" is not supported by Keygate: see docs/SECURITY_COMPAT.md for the keys it reads")
+            if let name = Self.unimplemented[key] {
+                throw SecFailure(status: errSecUnimplemented, message: "\(name) is not implemented by Keygate: see docs/SECURITY_COMPAT.md for the keys it reads")
+            }
+            // Apple's securityd: "attribute %@ not found in class %@" (errSecNoSuchAttr).
+            throw SecFailure(status: errSecNoSuchAttr, message: "the query key \"\(key)\" is not an attribute Keygate knows: see docs/SECURITY_COMPAT.md for the keys it reads")
         }
+    }
+
+    /// kSecValueRef / kSecMatchItemList: the query matches exactly this item.
+    private mutating func matchItem(_ identity: ItemIdentity) throws(SecFailure) {
+        if let other = persistentRef, other != identity {
+            throw .param("the query names two different items (kSecValueRef, kSecValuePersistentRef or kSecMatchItemList)")
+        }
+        persistentRef = identity
     }
 
     /// Apple's constant name for a key, for messages.
@@ -188,11 +241,32 @@ struct SecItemQuery {
         return itemClass
     }
 
+    /// Attributes the class does not have are errSecNoSuchAttr, as on Apple: kSecAttrService
+    /// belongs to generic passwords; server, protocol, port, path, security domain and
+    /// authentication type to internet passwords.
+    func checkAttributes(for cls: ItemClass) throws(SecFailure) {
+        let wrong: [(String, Bool)]
+        switch cls {
+        case .genericPassword:
+            wrong = [("kSecAttrServer", server != nil), ("kSecAttrProtocol", self.protocol != nil || keys.contains(kSecAttrProtocol)),
+                     ("kSecAttrPort", port != nil), ("kSecAttrPath", path != nil),
+                     ("kSecAttrSecurityDomain", securityDomain != nil),
+                     ("kSecAttrAuthenticationType", authenticationType != nil || keys.contains(kSecAttrAuthenticationType))]
+        case .internetPassword:
+            wrong = [("kSecAttrService", service != nil)]
+        }
+        if let (name, _) = wrong.first(where: { $0.1 }) {
+            throw SecFailure(status: errSecNoSuchAttr,
+                             message: "\(name) is not an attribute of \(cls == .genericPassword ? "kSecClassGenericPassword" : "kSecClassInternetPassword") items: remove it, or use the other class")
+        }
+    }
+
     /// The match for a search, delete or update. A query without kSecAttrSynchronizable finds
     /// only items that are not synchronizable, as on Apple.
     func itemQuery() throws(SecFailure) -> ItemQuery {
         if let identity = persistentRef { return ItemQuery(exactly: identity) }
         let cls = try requireClass()
+        try checkAttributes(for: cls)
         var q = ItemQuery(itemClass: cls, service: cls == .genericPassword ? service : nil, account: account,
                           label: label, description: description, accessGroup: accessGroup)
         if cls == .internetPassword {
@@ -214,9 +288,12 @@ struct SecItemQuery {
     /// Whether the query also matches on attributes ItemQuery leaves open (checked here).
     var hasExtraFilters: Bool {
         comment != nil || generic != nil || accessibility != nil || creationDate != nil || modificationDate != nil
+            || (accessGroup == nil && declaredGroups != nil) || (persistentRef != nil && accessGroup != nil)
     }
 
     func matchesExtra(_ a: ItemAttributes) -> Bool {
+        if accessGroup == nil, !SecAccessGroups.visible(a.accessGroup, declared: declaredGroups) { return false }
+        if let v = accessGroup, v != (a.accessGroup ?? "") { return false }
         if let v = comment, v != (a.comment ?? "") { return false }
         if let v = generic, [UInt8](v) != (a.generic ?? []) { return false }
         if let v = accessibility, v != a.accessibility { return false }
@@ -240,6 +317,10 @@ struct SecItemQuery {
     /// The attributes of a new item (SecItemAdd).
     func newItem() throws(SecFailure) -> ItemAttributes {
         let cls = try requireClass()
+        try checkAttributes(for: cls)
+        if persistentRef != nil {
+            throw .param("kSecValueRef, kSecValuePersistentRef and kSecMatchItemList find items; an add describes a new one with kSecAttr* keys")
+        }
         let identity: ItemIdentity
         switch cls {
         case .genericPassword:
@@ -255,7 +336,7 @@ struct SecItemQuery {
         let (accessibility, accessControl) = try protection()
         return ItemAttributes(identity: identity, label: label, comment: comment, generic: generic.map { [UInt8]($0) },
                               accessibility: accessibility, accessControl: accessControl, description: description,
-                              accessGroup: accessGroup, synchronizable: synchronizable == .yes)
+                              accessGroup: accessGroup ?? declaredGroups?.first, synchronizable: synchronizable == .yes)
     }
 
     /// The changes an update applies (SecItemUpdate's attributesToUpdate).

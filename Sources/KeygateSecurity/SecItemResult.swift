@@ -1,7 +1,7 @@
 // Builds what SecItemCopyMatching (and SecItemAdd, when asked) hands back, in Apple's
 // shapes: Data for kSecReturnData alone, a persistent reference for kSecReturnPersistentRef
-// alone, otherwise a [String: Any] of kSecAttr* keys (plus kSecValueData and
-// kSecValuePersistentRef when asked); an array of those for kSecMatchLimitAll or a count.
+// alone, a SecKeychainItem for kSecReturnRef alone, otherwise a [String: Any] of kSecAttr* keys (plus kSecValueData and
+// kSecValuePersistentRef and kSecValueRef when asked); an array of those for kSecMatchLimitAll or a count.
 // Delegates nothing: the attributes come from Keygate's ItemAttributes.
 internal import Keygate
 
@@ -42,13 +42,15 @@ enum SecItemResult {
 
     /// One item's result for the query's return keys; nil when nothing was asked.
     static func one(_ a: ItemAttributes, data: Data?, query q: SecItemQuery) -> AnyObject? {
-        let asked = [q.returnData, q.returnAttributes, q.returnPersistentRef].filter { $0 }.count
+        let asked = [q.returnData, q.returnAttributes, q.returnPersistentRef, q.returnRef].filter { $0 }.count
         if asked == 0 { return nil }
         if asked == 1, q.returnData, let data { return data as AnyObject }
         if asked == 1, q.returnPersistentRef { return SecPersistentRef.data(for: a.identity) as AnyObject }
+        if asked == 1, q.returnRef { return SecKeychainItem(identity: a.identity) }
         var dict: [String: Any] = q.returnAttributes ? attributes(a) : [:]
         if q.returnData, let data { dict[kSecValueData] = data }
         if q.returnPersistentRef { dict[kSecValuePersistentRef] = SecPersistentRef.data(for: a.identity) }
+        if q.returnRef { dict[kSecValueRef] = SecKeychainItem(identity: a.identity) }
         return dict as AnyObject
     }
 
@@ -56,7 +58,10 @@ enum SecItemResult {
     static func many(_ items: [(ItemAttributes, Data?)], query q: SecItemQuery) -> AnyObject? {
         let values = items.compactMap { one($0.0, data: $0.1, query: q) }
         if values.isEmpty { return nil }
-        let asked = [q.returnData, q.returnAttributes, q.returnPersistentRef].filter { $0 }.count
+        let asked = [q.returnData, q.returnAttributes, q.returnPersistentRef, q.returnRef].filter { $0 }.count
+        if asked == 1 && q.returnRef {
+            return values.compactMap { $0 as? SecKeychainItem } as AnyObject
+        }
         if asked == 1 && !q.returnAttributes {
             return values.compactMap { $0 as? Data } as AnyObject
         }

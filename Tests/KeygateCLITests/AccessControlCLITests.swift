@@ -6,6 +6,28 @@ import KeygateTestSupport
 import XCTest
 
 final class AccessControlCLITests: XCTestCase {
+    /// A presence check says what it is for and names the item, as a Mac does; a real unlock
+    /// keeps "unlock the keychain" (issue 16).
+    func test_presencePrompt_namesTheItem_andTheUnlockPromptSaysUnlock() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s b4nk | keygate add -s bank -a alice --access user-presence; echo add=$?
+            keygate lock --all
+            : > "$HOME/prompt-texts"
+            keygate get -s bank -a alice >/dev/null; echo get=$?
+            keygate lock --all
+            keygate unlock; echo unlock=$?
+            cat "$HOME/prompt-texts"
+            """)
+        XCTAssertEqual(r.values["get"], "0", r.summary)
+        XCTAssertEqual(r.values["unlock"], "0", r.summary)
+        let texts = h.prompts()
+        XCTAssertTrue(texts.contains("[keygate] keygate wants to use your confidential information stored in \"bank\" in your keychain."),
+                      texts)
+        XCTAssertTrue(texts.contains("[keygate] unlock the keychain"), texts)
+        XCTAssertEqual(texts.components(separatedBy: "confidential information").count, 2, "one presence prompt: \(texts)")
+    }
+
     func test_userPresence_addNeverPrompts_readPrompts_reuseWindow_andLock() throws {
         let h = try CLIUserHarness()
         let r = try h.run("""

@@ -36,7 +36,7 @@ final class DoctorCLITests: XCTestCase {
         let service = lines.firstIndex { $0.hasPrefix("FAIL secret-service:") }
         XCTAssertNotNil(service, r.out)
         if let i = service {
-            XCTAssertTrue(lines[i + 1].contains("gnome-keyring") && lines[i + 1].contains("scripts/secret-session"), lines[i + 1])
+            XCTAssertTrue(lines[i + 1].contains("gnome-keyring") && lines[i + 1].contains("libexec/keygate/secret-session"), lines[i + 1])
         }
         XCTAssertTrue(r.out.contains("FAIL session-bus: DBUS_SESSION_BUS_ADDRESS names /nonexistent/keygate-bus"), r.out)
     }
@@ -48,8 +48,25 @@ final class DoctorCLITests: XCTestCase {
         let checks = try XCTUnwrap(parsed, r.out)
         XCTAssertEqual(Set(checks.map { $0["check"] ?? "" }),
                        ["session-bus", "pam-services", "pam-stacks", "policy-files", "host-key", "keyring-quota",
-                        "store", "secret-service", "keychain", "timeouts"])
+                        "same-user-isolation", "store", "secret-service", "keychain", "timeouts"])
         XCTAssertEqual(checks.first { $0["check"] == "secret-service" }?["status"], "FAIL")
         XCTAssertEqual(r.status, 53)
+    }
+
+    /// The ptrace and TIOCSTI warning follows this machine's real sysctls, read here independently.
+    func test_doctor_warnsAboutPtraceAndTIOCSTI_exactlyWhenThisKernelAllowsThem() throws {
+        let r = try Subprocess.run([PackagePaths.keygateBinary, "doctor", "--json"],
+                                   environment: environment(["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/keygate-bus"]))
+        let checks = try XCTUnwrap(try JSONSerialization.jsonObject(with: r.stdout) as? [[String: String]], r.out)
+        let check = try XCTUnwrap(checks.first { $0["check"] == "same-user-isolation" }, r.out)
+        func sysctl(_ path: String) -> String? {
+            (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let ptrace = sysctl("/proc/sys/kernel/yama/ptrace_scope"), tiocsti = sysctl("/proc/sys/dev/tty/legacy_tiocsti")
+        let ptraceOpen = ptrace == nil || ptrace == "0", tiocstiOpen = tiocsti == nil || tiocsti == "1"
+        XCTAssertEqual(check["status"], ptraceOpen || tiocstiOpen ? "WARN" : "OK", "\(check) with ptrace_scope=\(ptrace ?? "none") legacy_tiocsti=\(tiocsti ?? "none")")
+        XCTAssertEqual(check["detail"]?.contains("ptrace"), ptraceOpen, check["detail"] ?? "")
+        XCTAssertEqual(check["detail"]?.contains("TIOCSTI"), tiocstiOpen, check["detail"] ?? "")
+        if tiocsti == "1" { XCTAssertTrue(check["advice"]?.contains("sysctl -w dev.tty.legacy_tiocsti=0") ?? false, "\(check)") }
     }
 }

@@ -30,6 +30,26 @@ final class KeygateUsageTests: XCTestCase {
         XCTAssertTrue(r.err.contains("unknown verb"), r.err)
     }
 
+    func test_mistypedVerb_suggestsTheClosest_likeAMistypedOption() throws {
+        for (typed, meant) in [("gte", "get"), ("lsit", "list"), ("find-generic-pasword", "find-generic-password")] {
+            let r = try keygate(typed, "-s", "x", "-a", "y")
+            XCTAssertEqual(r.status, 2, r.err)
+            XCTAssertTrue(r.err.hasPrefix("keygate: unknown verb '\(typed)': did you mean '\(meant)'?"), r.err)
+            XCTAssertTrue(r.err.contains("USAGE") || r.err.contains("keygate ["), "a usage line follows: \(r.err)")
+        }
+        XCTAssertFalse(try keygate("frobnicate").err.contains("did you mean"), "no suggestion when nothing is close")
+    }
+
+    func test_helpOfAnUnknownVerb_exits2_withTheSuggestion_notTheOverview() throws {
+        let r = try keygate("help", "gte")
+        XCTAssertEqual(r.status, 2, r.out + r.err)
+        XCTAssertTrue(r.err.contains("did you mean 'get'?"), r.err)
+        XCTAssertFalse(r.out.contains("SUBCOMMANDS"), "the overview is not printed as if all were well: \(r.out)")
+        let known = try keygate("help", "get")
+        XCTAssertEqual(known.status, 0)
+        XCTAssertTrue(known.out.contains("keygate get"), known.out)
+    }
+
     func test_missingAccount_exits2() throws {
         let r = try keygate("exists", "-s", "x")
         XCTAssertEqual(r.status, 2, r.err)

@@ -91,6 +91,48 @@ final class StoreCLITests: XCTestCase {
         XCTAssertEqual(v["ss"], "44", "nothing went to the Secret Service: \(r.summary)")
     }
 
+    /// doctor, status, list, exists and get decide the store but never write the choice down: a
+    /// doctor run once without a bus must not pin a later desktop session to the embedded store.
+    func test_readOnlyCommands_neverRecordTheStore_andTheFirstWriteDoes() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            marker="$HOME/.local/share/keygate/store"
+            for verb in doctor status list "exists -s v -a a" "get -s v -a a"; do
+                env -u DBUS_SESSION_BUS_ADDRESS keygate $verb >/dev/null 2>&1
+                [ -e "$marker" ] && echo "wrote=$verb"
+            done
+            echo folder=$([ -e "$HOME/.local/share/keygate" ] && echo yes || echo no)
+            keygate status | sed -n 's/^store-choice: /choice=/p'
+            printf %s tok | keygate add -s v -a a; echo add=$?
+            echo recorded=$(cat "$marker" 2>/dev/null)
+            """, extraEnvironment: autoStore)
+        let v = r.values
+        XCTAssertNil(v["wrote"], "a read-only command recorded the store: \(r.summary)")
+        XCTAssertEqual(v["folder"], "no", "a read-only command made the data folder: \(r.summary)")
+        XCTAssertTrue(v["choice"]?.contains("secret-service") ?? false, "with the bus back, auto picks the Secret Service: \(r.summary)")
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["recorded"], "secret-service", "the first write records the choice: \(r.summary)")
+    }
+
+    /// The keychain is in the Secret Service, and this session has no bus: status and doctor say
+    /// so, with the migrate command, rather than only "no session bus".
+    func test_statusAndDoctor_sayWhenTheRecordedStoreIsOutOfReach_withTheMigrateCommand() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s tok | keygate add -s far -a a; echo add=$?
+            env -u DBUS_SESSION_BUS_ADDRESS keygate status | sed -n 's/^store-advice: /advice=/p'
+            env -u DBUS_SESSION_BUS_ADDRESS keygate doctor | grep -A1 '^FAIL store' | tr '\n' ' ' | sed 's/^/doctor=/'; echo
+            keygate status | grep -c '^store-advice' | sed 's/^/withbus=/'
+            """, extraEnvironment: autoStore)
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertTrue(v["advice"]?.contains("keygate migrate --to embedded") ?? false, r.summary)
+        XCTAssertTrue(v["advice"]?.contains("secret-session") ?? false, r.summary)
+        XCTAssertTrue(v["doctor"]?.contains("which this session cannot reach") ?? false, r.summary)
+        XCTAssertTrue(v["doctor"]?.contains("keygate migrate --to embedded") ?? false, r.summary)
+        XCTAssertEqual(v["withbus"], "0", "no advice where the store is reachable: \(r.summary)")
+    }
+
     func test_auto_withABusButNoSecretService_usesTheEmbeddedStore() throws {
         let h = try CLIUserHarness()
         let r = try h.run("""

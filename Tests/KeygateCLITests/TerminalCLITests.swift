@@ -81,14 +81,8 @@ final class TerminalCLITests: XCTestCase {
     // MARK: reading
 
     func test_get_whenLocked_asksForThePassword_thenPrintsTheSecret() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
-        try shell.start("keygate get -s vpn -a alice")
-        try shell.answer(passwordPrompt(shell), with: shell.user.password)
-        let (screen, status) = try shell.finish()
-        XCTAssertEqual(status, 0, screen)
-        XCTAssertEqual(screen, "[keygate] unlock the keychain\nPassword for \(shell.user.name): \n\(secret)\n")
-        assertNothingSecretShown(shell)
+        let shell = try lockedShell()
+        try assertAsksThenPrints(shell, "keygate get -s vpn -a alice", "vpn", secret)
     }
 
     func test_get_ofAGatedItem_asksAgainAfterLock_andNotWithinTheWindow() throws {
@@ -96,12 +90,7 @@ final class TerminalCLITests: XCTestCase {
         let added = try shell.run("printf %s 'b4nk' | keygate add -s bank -a alice --access user-presence")
         XCTAssertEqual(added.status, 0, added.screen)
         XCTAssertEqual(try shell.run("keygate lock").status, 0)
-
-        try shell.start("keygate get -s bank -a alice")
-        try shell.answer(passwordPrompt(shell), with: shell.user.password)
-        let first = try shell.finish()
-        XCTAssertEqual(first.status, 0, first.screen)
-        XCTAssertEqual(first.screen, "[keygate] unlock the keychain\nPassword for \(shell.user.name): \nb4nk\n")
+        try assertAsksThenPrints(shell, "keygate get -s bank -a alice", "bank", "b4nk")
 
         let again = try shell.run("keygate get -s bank -a alice")  // same terminal, inside the reuse window
         XCTAssertEqual(again.status, 0, again.screen)
@@ -110,24 +99,17 @@ final class TerminalCLITests: XCTestCase {
     }
 
     func test_findGenericPassword_dashW_whenLocked_asksThenPrints_asOnMacOS() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
-        try shell.start("keygate find-generic-password -s vpn -a alice -w")
-        try shell.answer(passwordPrompt(shell), with: shell.user.password)
-        let (screen, status) = try shell.finish()
-        XCTAssertEqual(status, 0, screen)
-        XCTAssertEqual(screen, "[keygate] unlock the keychain\nPassword for \(shell.user.name): \n\(secret)\n")
-        assertNothingSecretShown(shell)
+        let shell = try lockedShell()
+        try assertAsksThenPrints(shell, "keygate find-generic-password -s vpn -a alice -w", "vpn", secret)
     }
 
     func test_threeWrongPasswords_sayWhy_andExit51() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        let shell = try lockedShell()
         try shell.start("keygate get -s vpn -a alice")
         for _ in 0..<3 { try shell.answer(passwordPrompt(shell), with: "not-the-password") }
         let (screen, status) = try shell.finish()
         XCTAssertEqual(status, 51, screen)
-        let ask = "[keygate] unlock the keychain\nPassword for \(shell.user.name): \n"
+        let ask = useItemReason("vpn") + "Password for \(shell.user.name): \n"
         XCTAssertEqual(screen, ask + "Sorry, try again.\n" + ask + "Sorry, try again.\n" + ask
                        + "keygate: 3 incorrect password attempts for \(shell.user.name)\n")
         assertNothingSecretShown(shell, also: ["not-the-password"])
@@ -214,14 +196,12 @@ final class TerminalCLITests: XCTestCase {
     // MARK: keys a person presses at a prompt
 
     func test_ctrlC_atThePrompt_cancelsWith128_andLeavesEchoOn() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        let shell = try lockedShell()
         try shell.start("keygate get -s vpn -a alice")
         try shell.pressAtPrompt(passwordPrompt(shell), PseudoTerminal.interrupt)
         let (screen, status) = try shell.finish()
         XCTAssertEqual(status, 128, screen)
-        XCTAssertEqual(screen, """
-            [keygate] unlock the keychain
+        XCTAssertEqual(screen, useItemReason("vpn") + """
             Password for \(shell.user.name): 
             keygate: authentication for \(shell.user.name) was canceled: nothing was unlocked
 
@@ -230,8 +210,7 @@ final class TerminalCLITests: XCTestCase {
     }
 
     func test_ctrlD_onAnEmptyPrompt_cancelsWith128() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        let shell = try lockedShell()
         try shell.start("keygate get -s vpn -a alice")
         try shell.pressAtPrompt(passwordPrompt(shell), PseudoTerminal.endOfFile)
         let (screen, status) = try shell.finish()
@@ -241,8 +220,7 @@ final class TerminalCLITests: XCTestCase {
     }
 
     func test_ctrlZ_thenFg_atThePrompt_asksAgain_andLeavesTheTerminalSane() throws {
-        let (shell, _) = try initializedShell(withItem: true)
-        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        let shell = try lockedShell()
         try shell.start("keygate get -s vpn -a alice", statusMarker: false)
         try shell.pressAtPrompt(passwordPrompt(shell), PseudoTerminal.suspend)
         try shell.expect("Stopped")
@@ -253,7 +231,33 @@ final class TerminalCLITests: XCTestCase {
         try shell.answer(passwordPrompt(shell), with: shell.user.password)
         let (screen, status) = try shell.finish()
         XCTAssertEqual(status, 0, screen)
-        XCTAssertEqual(screen, "keygate get -s vpn -a alice\n[keygate] unlock the keychain\nPassword for \(shell.user.name): \n\(secret)\n")
+        XCTAssertEqual(screen, "keygate get -s vpn -a alice\n" + useItemReason("vpn") + "Password for \(shell.user.name): \n\(secret)\n")
+        try assertSaneTerminal(shell)
+        assertNothingSecretShown(shell)
+    }
+
+    func test_bg_atThePrompt_stopsTheJobUntilFg_thenAsksAgain() throws {
+        let shell = try lockedShell()
+        try shell.start("keygate get -s vpn -a alice", statusMarker: false)
+        try shell.pressAtPrompt(passwordPrompt(shell), PseudoTerminal.suspend)
+        try shell.expect("Stopped")
+        try shell.expect("$ ")
+        // In the background it may print its prompt, but it stops before it touches the terminal's settings.
+        try shell.start("bg", statusMarker: false)
+        try shell.expect("$ ")
+        try shell.expect(passwordPrompt(shell))  // printed from the background; then it stops
+        var jobs = ""
+        for _ in 0..<100 where !jobs.contains("Stopped") {  // bash reports a job's stop at its next command
+            usleep(50_000)
+            jobs = try shell.run("jobs").screen
+        }
+        XCTAssertTrue(jobs.contains("Stopped"), "the background job did not stop before touching the terminal: \(jobs)")
+        try assertSaneTerminal(shell)
+
+        try shell.start("fg; echo \"[rc=$?]\"", statusMarker: false)
+        let (screen, status) = try shell.finish(answering: [passwordPrompt(shell): shell.user.password])
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertTrue(screen.hasSuffix("Password for \(shell.user.name): \n\(secret)\n"), screen)
         try assertSaneTerminal(shell)
         assertNothingSecretShown(shell)
     }
@@ -284,6 +288,25 @@ final class TerminalCLITests: XCTestCase {
 
     private func passwordPrompt(_ shell: TerminalShell) -> String { "Password for \(shell.user.name): " }
 
+    /// The reason a read of a gated item shows (every item, under the shipped policy): what is
+    /// asked, naming the item, in a Mac's words; "unlock the keychain" is for real unlocks.
+    private func useItemReason(_ service: String) -> String {
+        "[keygate] keygate wants to use your confidential information stored in \"\(service)\" in your keychain.\n"
+    }
+
+    /// Runs `command` on a locked keychain, types the password at its one prompt, and checks the
+    /// whole screen: the reason naming `service`, the newline after the hidden input, then `printed`.
+    private func assertAsksThenPrints(_ shell: TerminalShell, _ command: String, _ service: String, _ printed: String,
+                                      file: StaticString = #filePath, line: UInt = #line) throws {
+        try shell.start(command)
+        try shell.answer(passwordPrompt(shell), with: shell.user.password)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen, file: file, line: line)
+        XCTAssertEqual(screen, useItemReason(service) + "Password for \(shell.user.name): \n\(printed)\n",
+                       file: file, line: line)
+        assertNothingSecretShown(shell, file: file, line: line)
+    }
+
     /// A shell whose user has a keychain (made at the terminal), optionally with vpn/alice holding
     /// `secret`. Returns the recovery key shown at init.
     private func initializedShell(withItem: Bool = false) throws -> (TerminalShell, String) {
@@ -298,6 +321,13 @@ final class TerminalCLITests: XCTestCase {
             XCTAssertEqual(added.status, 0, added.screen)
         }
         return (shell, key)
+    }
+
+    /// A shell whose keychain holds vpn/alice and is locked (`keygate lock`).
+    private func lockedShell() throws -> TerminalShell {
+        let (shell, _) = try initializedShell(withItem: true)
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        return shell
     }
 
     private static func isRecoveryKey(_ line: String) -> Bool {

@@ -289,7 +289,7 @@ final class SecretServiceStoreTests: XCTestCase {
 
         XCTAssertEqual(result.step("search"), "errSecNotAvailable", result.transcript)
         XCTAssertLessThan(result.milliseconds("search"), 2000, result.transcript)
-        XCTAssertTrue(result.transcript.contains("scripts/secret-session"), result.transcript)
+        XCTAssertTrue(result.transcript.contains("libexec/keygate/secret-session"), result.transcript)
     }
 
     func test_search_throwsNotAvailable_whenNoBusAddressAndNoDisplay() throws {

@@ -57,6 +57,38 @@ final class PinentryPrompterTests: XCTestCase {
         XCTAssertEqual(lines.suffix(2), ["GETPIN", "BYE"], "GETPIN comes last, then BYE: \(lines)")
     }
 
+    /// gpg-agent's options: without lc-ctype, pinentry-curses says "no LC_CTYPE known".
+    func test_readSecret_sendsTheLocale_likeGpgAgent() throws {
+        let program = try fakePinentry(getpin: "D pw\\nOK\\n")
+        _ = try PinentryPrompter(program: program, environment: env.merging(["LANG": "en_GB.UTF-8", "LC_MESSAGES": "C"]) { $1 })
+            .readSecret(prompt: "Password for alice: ")
+        let lines = received()
+        XCTAssertTrue(lines.contains("OPTION lc-ctype=en_GB.UTF-8"), "\(lines)")
+        XCTAssertTrue(lines.contains("OPTION lc-messages=C"), "\(lines)")
+        XCTAssertEqual(PinentryPrompter.options(environment: ["LC_ALL": "de_DE.UTF-8", "LANG": "C", "TERM": "xterm"],
+                                                terminal: "/dev/pts/3"),
+                       ["ttyname=/dev/pts/3", "ttytype=xterm", "lc-ctype=de_DE.UTF-8", "lc-messages=de_DE.UTF-8"])
+        XCTAssertEqual(PinentryPrompter.options(environment: [:], terminal: nil), [])
+    }
+
+    /// Each of Keygate's prompts gets a dialog of its own, not "Keygate needs your password".
+    func test_recoveryKey_andNewSecret_haveTheirOwnTitleAndDescription() throws {
+        let program = try fakePinentry(getpin: "D key\\nOK\\n")
+        _ = try PinentryPrompter(program: program, environment: env).readSecret(prompt: "Recovery key: ")
+        let lines = received()
+        XCTAssertTrue(lines.contains("SETTITLE Keygate: recovery key"), "\(lines)")
+        XCTAssertTrue(lines.contains { $0.hasPrefix("SETDESC Type the recovery key") }, "\(lines)")
+        XCTAssertFalse(lines.contains { $0.contains("needs your password") }, "\(lines)")
+        let secret = PinentryPrompter.dialog(for: "Secret for vpn/alice: ")
+        XCTAssertEqual(secret.title, "Keygate: new secret")
+        XCTAssertEqual(secret.description, "Type the secret to store for vpn/alice.")
+        XCTAssertEqual(PinentryPrompter.dialog(for: "Retype the secret: ").description, "Type the same secret again, to check it.")
+        XCTAssertEqual(PinentryPrompter.dialog(for: "[keygate] the password Keygate last knew for al (your previous password): ").title,
+                       "Keygate: previous password")
+        let pam = PinentryPrompter.dialog(for: "[keygate] unlock the keychain\nPassword for alice: ")
+        XCTAssertEqual([pam.title, pam.description, pam.prompt], ["Keygate", "unlock the keychain", "Password for alice:"])
+    }
+
     func test_readSecret_isNil_whenThePersonCancels() throws {
         let program = try fakePinentry(getpin: "ERR 83886179 Operation cancelled <Pinentry>\\n")
         XCTAssertNil(try PinentryPrompter(program: program, environment: env).readSecret(prompt: "[keygate] password for bob: "))

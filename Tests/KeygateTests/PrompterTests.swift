@@ -50,6 +50,36 @@ final class PrompterTests: XCTestCase {
         XCTAssertEqual(code { try choice(["KEYGATE_ASKPASS_REQUIRE": "force"], tty: true) }, .interactionNotAllowed)
     }
 
+    /// keygate(1)'s precedence table, row by row: each row wins over every row below it.
+    func test_choice_followsThePrecedenceTable_optionsFirst_thenForce_thenPinentry_thenTerminal() throws {
+        let everything = ["KEYGATE_ASKPASS": "/bin/ask", "KEYGATE_ASKPASS_REQUIRE": "force", "KEYGATE_PINENTRY": "/bin/pin"]
+        func pick(_ env: [String: String], forced: String? = nil, pinentry: Bool = false, tty: Bool) throws -> SystemPrompter.Choice {
+            try SystemPrompter(askpass: forced, environment: env, pinentry: pinentry).choice(terminalAvailable: { tty })
+        }
+        // 1. --askpass
+        XCTAssertEqual(try pick(everything, forced: "/opt/ask", pinentry: true, tty: true), .askpass("/opt/ask"))
+        // 2. --pinentry (KEYGATE_PINENTRY names the program, else `pinentry`)
+        XCTAssertEqual(try pick(everything, pinentry: true, tty: true), .pinentry("/bin/pin"))
+        XCTAssertEqual(try pick([:], pinentry: true, tty: true), .pinentry("pinentry"))
+        // 3. KEYGATE_ASKPASS_REQUIRE=force beats KEYGATE_PINENTRY and the terminal
+        XCTAssertEqual(try pick(everything, tty: true), .askpass("/bin/ask"))
+        // 4. KEYGATE_PINENTRY beats prefer, the terminal and a plain KEYGATE_ASKPASS
+        XCTAssertEqual(try pick(["KEYGATE_ASKPASS": "/bin/ask", "KEYGATE_ASKPASS_REQUIRE": "prefer", "KEYGATE_PINENTRY": "/bin/pin"], tty: true),
+                       .pinentry("/bin/pin"))
+        XCTAssertEqual(try pick(["KEYGATE_ASKPASS": "/bin/ask", "KEYGATE_ASKPASS_REQUIRE": "never", "KEYGATE_PINENTRY": "/bin/pin"], tty: false),
+                       .pinentry("/bin/pin"), "never forbids askpass, not pinentry")
+        // 5. prefer beats the terminal
+        XCTAssertEqual(try pick(["KEYGATE_ASKPASS": "/bin/ask", "KEYGATE_ASKPASS_REQUIRE": "prefer"], tty: true), .askpass("/bin/ask"))
+        // 6. the terminal beats a plain KEYGATE_ASKPASS
+        XCTAssertEqual(try pick(["KEYGATE_ASKPASS": "/bin/ask"], tty: true), .terminal)
+        // 7. KEYGATE_ASKPASS without a terminal, unless never
+        XCTAssertEqual(try pick(["KEYGATE_ASKPASS": "/bin/ask"], tty: false), .askpass("/bin/ask"))
+        XCTAssertEqual(code { try pick(["KEYGATE_ASKPASS": "/bin/ask", "KEYGATE_ASKPASS_REQUIRE": "never"], tty: false) },
+                       .interactionNotAllowed)
+        // 8. nothing: interaction not allowed (36)
+        XCTAssertEqual(code { try pick([:], tty: false) }, .interactionNotAllowed)
+    }
+
     func test_choice_isUnavailable_withoutTerminalAndAskpass() throws {
         XCTAssertEqual(code { try choice([:], tty: false) }, .interactionNotAllowed)
         XCTAssertEqual(code { try choice(["KEYGATE_ASKPASS": ""], tty: false) }, .interactionNotAllowed)

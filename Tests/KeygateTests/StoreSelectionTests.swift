@@ -26,10 +26,10 @@ final class StoreSelectionTests: XCTestCase {
         return env
     }
 
-    private func choose(_ env: [String: String]) throws -> (kind: String, reason: String, store: any ItemStore) {
-        let (store, choice) = try StoreSelection(environment: env, dataDirectory: data, home: root + "/home",
-                                                 deadline: .seconds(5)).resolve()
-        return (choice.kind, choice.reason, store)
+    private func choose(_ env: [String: String]) throws -> (kind: String, reason: String, store: any ItemStore, record: StoreRecord?) {
+        let (store, choice, record) = try StoreSelection(environment: env, dataDirectory: data, home: root + "/home",
+                                                         deadline: .seconds(5)).resolve()
+        return (choice.kind, choice.reason, store, record)
     }
 
     private func writeUserConfig(_ text: String) throws -> String {
@@ -117,7 +117,7 @@ final class StoreSelectionTests: XCTestCase {
 
     // MARK: auto
 
-    func test_auto_withNoSessionBus_choosesEmbeddedAtOnce_andRecordsIt() throws {
+    func test_auto_withNoSessionBus_choosesEmbeddedAtOnce_andRecordsIt_onlyWhenAWriteCommits() throws {
         let started = ContinuousClock.now
         let chosen = try choose(environment(["XDG_RUNTIME_DIR": root + "/no-runtime"]))
         let elapsed = ContinuousClock.now - started
@@ -125,6 +125,9 @@ final class StoreSelectionTests: XCTestCase {
         XCTAssertEqual(chosen.kind, "embedded")
         XCTAssertTrue(chosen.reason.contains("no D-Bus session bus"), chosen.reason)
         XCTAssertLessThan(elapsed, .milliseconds(200), "no waiting for a bus")
+        XCTAssertNil(StoreSelection.recorded(in: data), "deciding writes nothing: a read-only command changes no state")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: data), "not even the data folder")
+        try XCTUnwrap(chosen.record).commit()
         XCTAssertEqual(StoreSelection.recorded(in: data), .embedded)
         let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: data + "/store")[.posixPermissions] as? Int)
         XCTAssertEqual(mode, 0o600)
@@ -139,6 +142,7 @@ final class StoreSelectionTests: XCTestCase {
 
         XCTAssertEqual(chosen.kind, "secret-service")
         XCTAssertTrue(chosen.reason.contains("recorded in \(data)/store"), chosen.reason)
+        XCTAssertNil(chosen.record, "already recorded: nothing to write")
     }
 
     func test_auto_choosesEmbedded_whenItsDatabaseExists_evenWithABus() throws {
@@ -148,7 +152,8 @@ final class StoreSelectionTests: XCTestCase {
         let chosen = try choose(environment(["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/kg-bus"]))
 
         XCTAssertEqual(chosen.kind, "embedded")
-        XCTAssertEqual(StoreSelection.recorded(in: data), .embedded)
+        XCTAssertNil(StoreSelection.recorded(in: data))
+        XCTAssertEqual(chosen.record?.kind, .embedded)
     }
 
     func test_auto_fromConfig_isStillAuto() throws {

@@ -1,7 +1,8 @@
 // Asks for a secret through the user's pinentry (curses, GNOME, Qt …), speaking the
 // Assuan protocol as gpg-agent does: spawn it on one end of a socket pair (its stdin
 // and stdout), read the "OK" greeting, send OPTION ttyname/ttytype when there is a
-// terminal, SETTITLE, SETDESC (the reason), SETPROMPT, GETPIN; the answer comes back
+// terminal and lc-ctype/lc-messages from the locale, then SETTITLE and SETDESC (each
+// prompt kind its own dialog; a PAM prompt's reason), SETPROMPT, GETPIN; the answer comes back
 // as "D <percent-encoded PIN>", decoded straight into locked memory; "ERR 83886179"
 // means the person canceled. Writes use MSG_NOSIGNAL, so a pinentry that dies never
 // kills the caller with SIGPIPE. Delegates to posix_spawn(3) and SecretLineBuffer.
@@ -83,15 +84,56 @@ struct PinentryPrompter: Prompter {
         let session = try Session(path: path, program: program, environment: environment)
         defer { session.finish() }
         try session.expectOK("greeting")
-        if let tty = Self.terminalName() {
-            try session.command("OPTION ttyname=\(Self.escape(tty))")
-            try session.command("OPTION ttytype=\(Self.escape(environment["TERM"] ?? "dumb"))")
+        for option in Self.options(environment: environment, terminal: Self.terminalName()) {
+            try session.command("OPTION \(option)")
         }
-        let (description, shownPrompt) = Self.split(prompt)
-        try session.command("SETTITLE Keygate")
-        try session.command("SETDESC \(Self.escape(description ?? "Keygate needs your password."))")
-        try session.command("SETPROMPT \(Self.escape(shownPrompt))")
+        let dialog = Self.dialog(for: prompt)
+        try session.command("SETTITLE \(Self.escape(dialog.title))")
+        try session.command("SETDESC \(Self.escape(dialog.description))")
+        try session.command("SETPROMPT \(Self.escape(dialog.prompt))")
         return try session.getPin()
+    }
+
+    /// What gpg-agent tells a pinentry about where it runs: the terminal and its type (for
+    /// pinentry-curses), and the locale's character set and messages (without lc-ctype,
+    /// pinentry-curses says "no LC_CTYPE known" and may not draw).
+    static func options(environment: [String: String], terminal: String?) -> [String] {
+        func locale(_ category: String) -> String? {
+            for name in ["LC_ALL", category, "LANG"] {
+                if let value = environment[name], !value.isEmpty { return value }
+            }
+            return nil
+        }
+        var options: [String] = []
+        if let terminal {
+            options.append("ttyname=\(escape(terminal))")
+            options.append("ttytype=\(escape(environment["TERM"] ?? "dumb"))")
+        }
+        if let ctype = locale("LC_CTYPE") { options.append("lc-ctype=\(escape(ctype))") }
+        if let messages = locale("LC_MESSAGES") { options.append("lc-messages=\(escape(messages))") }
+        return options
+    }
+
+    /// The dialog for one of Keygate's prompts: its own title and description, so a person
+    /// can tell the recovery key from a password and a new secret from either.
+    static func dialog(for prompt: String) -> (title: String, description: String, prompt: String) {
+        let (description, shown) = split(prompt)
+        switch shown {
+        case "Recovery key:":
+            return ("Keygate: recovery key",
+                    "Type the recovery key Keygate showed when your keychain was created (groups of four letters and digits).",
+                    shown)
+        case "Retype the secret:":
+            return ("Keygate: new secret", "Type the same secret again, to check it.", shown)
+        case _ where shown.hasPrefix("Secret for "):
+            let item = shown.dropFirst("Secret for ".count).dropLast()
+            return ("Keygate: new secret", "Type the secret to store for \(item).", shown)
+        case _ where shown.contains("(your previous password)"):
+            return ("Keygate: previous password",
+                    "Your login password changed. Type the password you had before, so the keychain can be re-wrapped.", shown)
+        default:
+            return ("Keygate", description ?? "Keygate needs your password.", shown)
+        }
     }
 
     /// The controlling terminal's name, when keygate has one (what pinentry-curses draws on).

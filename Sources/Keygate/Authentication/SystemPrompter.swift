@@ -41,20 +41,26 @@ public struct SystemPrompter: Prompter {
         case pinentry(String)
     }
 
-    /// The choice, or .interactionNotAllowed when there is none.
+    /// The choice, or .interactionNotAllowed when there is none. Precedence (keygate(1),
+    /// ENVIRONMENT): options before the environment, then
+    /// 1. --askpass PROG; 2. --pinentry; 3. KEYGATE_ASKPASS_REQUIRE=force (KEYGATE_ASKPASS, which must
+    /// be set); 4. KEYGATE_PINENTRY; 5. KEYGATE_ASKPASS_REQUIRE=prefer with KEYGATE_ASKPASS;
+    /// 6. the terminal; 7. KEYGATE_ASKPASS, unless KEYGATE_ASKPASS_REQUIRE=never; 8. none: 36.
     func choice(terminalAvailable: () -> Bool) throws -> Choice {
         if let forced = forcedAskpass, !forced.isEmpty { return .askpass(forced) }
         let pinentry = environment["KEYGATE_PINENTRY"].flatMap { $0.isEmpty ? nil : $0 }
         if usePinentry { return .pinentry(pinentry ?? "pinentry") }
-        if let pinentry { return .pinentry(pinentry) }
         let askpass = environment["KEYGATE_ASKPASS"].flatMap { $0.isEmpty ? nil : $0 }
-        switch environment["KEYGATE_ASKPASS_REQUIRE"] ?? "" {
-        case "force":
+        let require = environment["KEYGATE_ASKPASS_REQUIRE"] ?? ""
+        if require == "force" {
             guard let askpass else {
                 throw KeychainError.interactionNotAllowed(
                     "KEYGATE_ASKPASS_REQUIRE=force but KEYGATE_ASKPASS is not set: set KEYGATE_ASKPASS, pass --askpass PROG, or unset KEYGATE_ASKPASS_REQUIRE")
             }
             return .askpass(askpass)
+        }
+        if let pinentry { return .pinentry(pinentry) }
+        switch require {
         case "prefer":
             if let askpass { return .askpass(askpass) }
             if terminalAvailable() { return .terminal }

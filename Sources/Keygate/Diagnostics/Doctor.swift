@@ -1,11 +1,11 @@
 // `keygate doctor`'s checks in order. The system checks (bus, PAM, policies, host
-// key, keyring quota) are this folder's; the Secret Service and keychain checks read
+// key, keyring quota, same-user isolation) are this folder's; the Secret Service and keychain checks read
 // the KeychainStatus snapshot the caller takes (KeychainOperations.status()), so the
 // doctor itself never prompts and never reads a secret.
 
 public enum Doctor {
     /// Checks that need nothing from the keychain: session bus, PAM files and stacks,
-    /// policy files, host key, keyring quota.
+    /// policy files, host key, keyring quota, same-user isolation (ptrace, TIOCSTI).
     public static func systemChecks(environment: [String: String]) -> [DiagnosticResult] {
         [
             SessionBusCheck.run(environment: environment),
@@ -14,6 +14,7 @@ public enum Doctor {
             PolicyFilesCheck.run(PolicySet.loadForCurrentUser(environment: environment)),
             HostKeyCheck.run(),
             KeyringQuotaCheck.run(),
+            SameUserIsolationCheck.run(),
         ]
     }
 

@@ -10,7 +10,7 @@ enum KeychainStateCheck {
         if let error = s.storeError {
             return DiagnosticResult("secret-service", .fail, error,
                                     advice: "start gnome-keyring (gnome-keyring-daemon --start --components=secrets, or the user unit "
-                                        + "contrib/systemd/keygate-secret-service.service), or run under scripts/secret-session")
+                                        + "contrib/systemd/keygate-secret-service.service), or run under " + InstalledTools.secretSession)
         }
         let where_ = "\(s.store ?? "Secret Service"), collection \"\(s.collection ?? "?")\""
         if s.collectionLocked == true {

@@ -8,6 +8,9 @@ enum StoreCheck {
     static func run(_ s: KeychainStatus) -> DiagnosticResult {
         let reason = s.storeReason.map { " (\($0))" } ?? ""
         guard s.storeKind == StoreKind.embedded.rawValue else {
+            if let advice = s.storeMismatchAdvice {
+                return DiagnosticResult(name, .fail, "Secret Service" + reason + ", which this session cannot reach", advice: advice)
+            }
             return DiagnosticResult(name, .ok, "Secret Service" + reason)
         }
         if let error = s.storeError {

@@ -127,7 +127,7 @@ struct KeyUnlocker: Sendable {
     }
 
     @discardableResult
-    private func unlockWithPassword(service: String? = nil) throws -> PasswordUnlock {
+    private func unlockWithPassword(service: String? = nil, purpose: Purpose = .unlock) throws -> PasswordUnlock {
         let store = keyStore
         guard store.isInitialized else {
             throw KeychainError.notAvailable("the keychain is not initialised: run `keygate init` (the first `keygate add` does it too)")
@@ -136,7 +136,7 @@ struct KeyUnlocker: Sendable {
             // A service account's keychain: no password wraps anything, so PAM cannot help.
             throw KeychainError.interactionNotAllowed("the keychain of \(context.user.name) has no password protector (only the host protector and the recovery key open it), so nothing that needs a password can be opened: items that need user presence or current-set stay closed (give them `access = none` in a system policy, or add them without access control); after a reboot root opens after-first-unlock items with `keygate unlock --host-protector --user \(context.user.name)`")
         }
-        let password = try authenticate(service: service ?? context.policy.pamService)
+        let password = try authenticate(service: service ?? context.policy.pamService, purpose: purpose)
         let unlocked: PasswordUnlock
         do {
             unlocked = try store.unlockAll(password: password)
@@ -238,7 +238,7 @@ struct KeyUnlocker: Sendable {
         }
         let unlocked: PasswordUnlock
         do {
-            unlocked = try unlockWithPassword(service: pamService(for: constraints))
+            unlocked = try unlockWithPassword(service: pamService(for: constraints), purpose: .useItem)
         } catch let stale as StaleLoginProtector {
             if missing == [.currentSet] {
                 throw KeychainError.itemNotFound("this item was invalidated: it was bound to your previous password (current-set), and the password has changed since")
@@ -308,9 +308,28 @@ struct KeyUnlocker: Sendable {
 
     // MARK: Authentication
 
+    /// What an authentication is for, which the prompt says when no reason was given.
+    enum Purpose {
+        /// Opening the keychain (the master key).
+        case unlock
+        /// A user-presence or current-set check for reading one item.
+        case useItem
+    }
+
+    /// The reason shown above the password prompt: the caller's (LAContext's localizedReason,
+    /// kSecUseOperationPrompt, the policy's prompt, the command's), else what the check is for,
+    /// in the words a Mac uses for an item ("keygate wants to use your confidential information
+    /// stored in "vpn" in your keychain.").
+    func promptReason(for purpose: Purpose) -> String {
+        if let given = authContext?.localizedReason ?? reason { return given }
+        guard purpose == .useItem, let item else { return "unlock the keychain" }
+        let name = item.itemClass == .genericPassword ? item.service : item.server
+        return "keygate wants to use your confidential information stored in \"\(name)\" in your keychain."
+    }
+
     /// One PAM authentication, with sudo's three tries and the lockout after
     /// repeated failures. Returns the password typed in the successful attempt.
-    private func authenticate(service: String) throws -> SecureBytes {
+    private func authenticate(service: String, purpose: Purpose = .unlock) throws -> SecureBytes {
         if authContext?.interactionNotAllowed == true {
             throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
         }
@@ -327,7 +346,7 @@ struct KeyUnlocker: Sendable {
             throw error
         }
         let password = try pam.authenticate(
-            prompter: prompter, reason: authContext?.localizedReason ?? reason ?? "unlock the keychain",
+            prompter: prompter, reason: promptReason(for: purpose),
             maxTries: context.policy.maxTries,
             afterFailedAttempt: {
                 failures.recordFailure()

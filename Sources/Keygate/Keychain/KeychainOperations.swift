@@ -10,6 +10,8 @@ public struct KeychainOperations: Sendable {
     let keys: KeyUnlocker
     /// Which store this keychain uses and why (StoreSelection); nil for a store given directly.
     let storeChoice: StoreChoice?
+    /// An auto choice the first write records (never a read: StoreSelection).
+    let storeRecord: StoreRecord?
 
     /// Operations for the calling user, with the given way to prompt. Reads through
     /// one `context` share its authentication, as with Apple's LAContext.
@@ -19,13 +21,14 @@ public struct KeychainOperations: Sendable {
                                            home: context.user.home, deadline: context.storeDeadline).resolve()
         self.init(store: selection.store,
                   keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
-                  storeChoice: selection.choice)
+                  storeChoice: selection.choice, storeRecord: selection.record)
     }
 
-    init(store: any ItemStore, keys: KeyUnlocker, storeChoice: StoreChoice? = nil) {
+    init(store: any ItemStore, keys: KeyUnlocker, storeChoice: StoreChoice? = nil, storeRecord: StoreRecord? = nil) {
         self.store = store
         self.keys = keys
         self.storeChoice = storeChoice
+        self.storeRecord = storeRecord
     }
 
     /// Seals and stores a secret. With `replace`, an existing item with the same
@@ -44,8 +47,14 @@ public struct KeychainOperations: Sendable {
         attributes.accessibility = Accessibility.stricter(requested.accessibility, decision.accessible) ?? requested.accessibility
         let keys = self.keys.applying(decision, for: attributes.identity)
         let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false)
+        var replace = replace
         if !replace, !existing.isEmpty {
-            throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: use -U (update) to replace its secret, or delete it first")
+            // What is there may be the leftover of an add the Secret Service never finished: it
+            // is not an item, so this add takes its place.
+            guard try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true).allSatisfy(\.isUnfinishedWrite) else {
+                throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: use -U (update) to replace its secret, or delete it first")
+            }
+            replace = true
         }
         let blob: [UInt8]
         if attributes.accessControl != nil || attributes.accessibility.isThisDeviceOnly {
@@ -56,6 +65,7 @@ public struct KeychainOperations: Sendable {
                                        accessibility: attributes.accessibility, classKey: classKey)
         }
         try store.create(attributes, blob: blob, replace: replace)
+        storeRecord?.commit()
     }
 
     /// Seals to public keys only, so adding an access-controlled item never prompts
@@ -85,7 +95,8 @@ public struct KeychainOperations: Sendable {
     /// authentication for the policy's constraints before the secret is opened.
     public func secret(for identity: ItemIdentity) throws -> SecureBytes? {
         try ItemFieldLimits.check(identity: identity)
-        guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first else { return nil }
+        guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first,
+              !item.isUnfinishedWrite else { return nil }
         let decision = try keys.context.decision(for: identity)
         let scoped = KeychainOperations(store: store, keys: keys.applying(decision, for: identity), storeChoice: storeChoice)
         if let required = decision.access,
@@ -170,7 +181,9 @@ public struct KeychainOperations: Sendable {
 
     /// Creates the keychain; returns the recovery key, formatted for people, to show once.
     public func initialize() throws -> SecureBytes {
-        try RecoveryKey.format(keys.initialize().recoveryKey)
+        let recoveryKey = try keys.initialize().recoveryKey
+        storeRecord?.commit()
+        return try RecoveryKey.format(recoveryKey)
     }
 
     /// Authenticates and caches the unlocked keys.
@@ -257,4 +270,15 @@ public struct KeychainStatus: Sendable, Codable, Equatable {
     /// How long an authentication for an access-controlled item lasts, and where.
     public var reuseDuration: UInt32
     public var reuseScope: String
+}
+
+extension KeychainStatus {
+    /// When this keychain's items are in the Secret Service (its recorded store, or a keychain
+    /// made before the embedded store) and this session cannot reach it: what to do. nil otherwise.
+    public var storeMismatchAdvice: String? {
+        guard storeError != nil, storeKind == StoreKind.secretService.rawValue, initialized else { return nil }
+        return "this keychain's items are in the Secret Service: run inside a session that has one ("
+            + "\(InstalledTools.secretSession) CMD starts a private one), or, from a session that has it, "
+            + "move them with `keygate migrate --to embedded`"
+    }
 }

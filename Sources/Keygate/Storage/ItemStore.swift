@@ -7,6 +7,12 @@ struct StoredItem: Sendable {
     var attributes: ItemAttributes
     /// The sealed blob; nil unless the search asked to load blobs.
     var blob: [UInt8]?
+
+    /// An item with an empty secret: every blob Keygate writes has a header, so this is what a
+    /// Secret Service leaves when it dies inside CreateItem after storing the attributes and
+    /// before the secret (gnome-keyring saves its file at each step). Reads treat it as absent
+    /// and the next add takes its place. Only known once the blob was loaded.
+    var isUnfinishedWrite: Bool { blob?.isEmpty ?? false }
 }
 
 /// What `keygate status` reports about the store.

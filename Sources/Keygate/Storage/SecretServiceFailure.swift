@@ -9,9 +9,9 @@ enum SecretServiceFailure {
     static let lockedMessage = "the default keyring collection is locked: unlock it (log in to the desktop, "
         + "or restart gnome-keyring-daemon with --unlock), then try again"
     static let noServiceMessage = "no Secret Service on the session bus: start gnome-keyring-daemon, "
-        + "or run under scripts/secret-session"
+        + "or run under " + InstalledTools.secretSession
     static let noDefaultCollectionMessage = "the Secret Service has no default collection: create one "
-        + "(log in to the desktop once, or use seahorse), or run under scripts/secret-session"
+        + "(log in to the desktop once, or use seahorse), or run under " + InstalledTools.secretSession
 
     /// The Secret Service's D-Bus error names.
     static let lockedErrorName = "org.freedesktop.Secret.Error.IsLocked"
@@ -34,7 +34,7 @@ enum SecretServiceFailure {
             || error.is(dbus, G_DBUS_ERROR_NO_REPLY.rawValue) || error.is(dbus, G_DBUS_ERROR_TIMEOUT.rawValue)
             || error.is(dbus, G_DBUS_ERROR_TIMED_OUT.rawValue) {
             return .notAvailable("the Secret Service did not answer within \(deadline.limitText): check that "
-                                 + "gnome-keyring-daemon is running and responsive (or run under scripts/secret-session)")
+                                 + "gnome-keyring-daemon is running and responsive (or run under \(InstalledTools.secretSession))")
         }
         if error.remoteName == lockedErrorName || error.message.lowercased().contains("locked") {
             return locked()
@@ -45,13 +45,13 @@ enum SecretServiceFailure {
         }
         if !hasSessionBusAddress || error.message.contains("Cannot autolaunch D-Bus") {
             return .notAvailable("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set): start one with "
-                                 + "dbus-run-session and gnome-keyring-daemon, or run under scripts/secret-session" + detail)
+                                 + "dbus-run-session and gnome-keyring-daemon, or run under " + InstalledTools.secretSession + detail)
         }
         if error.is(dbus, G_DBUS_ERROR_DISCONNECTED.rawValue) || error.is(dbus, G_DBUS_ERROR_NO_SERVER.rawValue)
             || error.is(io, G_IO_ERROR_NOT_FOUND.rawValue) || error.is(io, G_IO_ERROR_CONNECTION_REFUSED.rawValue)
             || error.is(io, G_IO_ERROR_CLOSED.rawValue) || error.is(io, G_IO_ERROR_BROKEN_PIPE.rawValue) {
             return .notAvailable("cannot reach the D-Bus session bus at DBUS_SESSION_BUS_ADDRESS: start a session bus "
-                                 + "and gnome-keyring-daemon, or run under scripts/secret-session" + detail)
+                                 + "and gnome-keyring-daemon, or run under " + InstalledTools.secretSession + detail)
         }
         if error.remoteName == noSuchObjectErrorName || error.is(dbus, G_DBUS_ERROR_UNKNOWN_OBJECT.rawValue)
             || error.is(dbus, G_DBUS_ERROR_UNKNOWN_METHOD.rawValue) || error.is(dbus, G_DBUS_ERROR_UNKNOWN_INTERFACE.rawValue)

@@ -8,8 +8,10 @@
 //    embedded, at once, with no D-Bus call;
 // 5. else ask the Secret Service (under the store deadline): it answers (even locked), use
 //    it; it does not, embedded.
-// An auto choice is recorded (rule 1) whenever the data folder exists or the choice made it,
-// so a keyring that is down for a moment later never splits one keychain over two stores.
+// An auto choice is recorded (rule 1) by the first write that needs a store (creating the
+// keychain, adding an item: StoreRecord.commit), so a keyring that is down for a moment later
+// never splits one keychain over two stores. Read-only commands (doctor, status, list,
+// exists, get) decide the same way but never write the choice down.
 
 /// The store in use and the reason, for `keygate status` and `keygate doctor`.
 public struct StoreChoice: Sendable, Equatable, Codable {
@@ -26,11 +28,12 @@ struct StoreSelection {
     let home: String
     let deadline: Duration
 
-    /// The chosen store and why. Throws .param for a bad KEYGATE_STORE or config file.
-    func resolve() throws -> (store: any ItemStore, choice: StoreChoice) {
-        let (kind, reason) = try choose()
+    /// The chosen store and why, and for an auto choice not yet recorded, the record the first
+    /// write commits. Throws .param for a bad KEYGATE_STORE or config file.
+    func resolve() throws -> (store: any ItemStore, choice: StoreChoice, record: StoreRecord?) {
+        let (kind, reason, record) = try choose()
         return (Self.store(kind, dataDirectory: dataDirectory, deadline: deadline),
-                StoreChoice(kind: kind.rawValue, reason: reason))
+                StoreChoice(kind: kind.rawValue, reason: reason), record)
     }
 
     static func store(_ kind: StoreKind, dataDirectory: String, deadline: Duration) -> any ItemStore {
@@ -40,18 +43,18 @@ struct StoreSelection {
         }
     }
 
-    private func choose() throws -> (StoreKind, String) {
+    private func choose() throws -> (StoreKind, String, StoreRecord?) {
         if let text = environment[Self.variable], !text.isEmpty {
             guard let setting = StoreSetting(text: text) else {
                 throw KeychainError.param("\(Self.variable)=\(text) is not one of \(StoreSetting.allowedText): fix or unset it")
             }
-            if case .fixed(let kind) = setting { return (kind, "chosen by \(Self.variable)=\(text)") }
+            if case .fixed(let kind) = setting { return (kind, "chosen by \(Self.variable)=\(text)", nil) }
             return try auto(source: "\(Self.variable)=auto")
         }
         let userFile = StoreConfig.userPath(environment: environment, home: home)
         for (file, rootOwned) in [(userFile, false), (StoreConfig.systemPath, true)] {
             switch try StoreConfig.read(file, requireRootOwned: rootOwned) {
-            case .fixed(let kind)?: return (kind, "chosen by \(file)")
+            case .fixed(let kind)?: return (kind, "chosen by \(file)", nil)
             case .auto?: return try auto(source: file)
             case nil: continue
             }
@@ -63,41 +66,27 @@ struct StoreSelection {
 
     private var markerPath: String { dataDirectory + "/" + Self.markerName }
 
-    private func auto(source: String) throws -> (StoreKind, String) {
+    private func auto(source: String) throws -> (StoreKind, String, StoreRecord?) {
         let prefix = "auto (\(source)): "
         if let recorded = Self.recorded(in: dataDirectory) {
-            return (recorded, prefix + "this keychain's items are in the \(recorded.rawValue) store, recorded in \(markerPath)")
+            return (recorded, prefix + "this keychain's items are in the \(recorded.rawValue) store, recorded in \(markerPath)", nil)
         }
+        let (kind, reason): (StoreKind, String)
         if EmbeddedStore.exists(in: dataDirectory) {
-            record(.embedded)
-            return (.embedded, prefix + "\(dataDirectory)/\(EmbeddedStore.fileName) exists")
+            (kind, reason) = (.embedded, "\(dataDirectory)/\(EmbeddedStore.fileName) exists")
+        } else if KeyStore(directory: dataDirectory).isInitialized {
+            (kind, reason) = (.secretService, "the keychain was created before the embedded store, so its items are in the Secret Service")
+        } else if !Self.hasSessionBus(environment) {
+            (kind, reason) = (.embedded, "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS unset, no $XDG_RUNTIME_DIR/bus)")
+        } else {
+            do {
+                _ = try SecretServiceStore(deadline: deadline).status()
+                (kind, reason) = (.secretService, "the Secret Service answered")
+            } catch let error as KeychainError where error.code == .notAvailable {
+                (kind, reason) = (.embedded, "no Secret Service answered (\(error.message))")
+            }
         }
-        if KeyStore(directory: dataDirectory).isInitialized {
-            record(.secretService)
-            return (.secretService, prefix + "the keychain was created before the embedded store, so its items are in the Secret Service")
-        }
-        guard Self.hasSessionBus(environment) else {
-            record(.embedded, create: true)
-            return (.embedded, prefix + "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS unset, no $XDG_RUNTIME_DIR/bus)")
-        }
-        do {
-            _ = try SecretServiceStore(deadline: deadline).status()
-        } catch let error as KeychainError where error.code == .notAvailable {
-            record(.embedded, create: true)
-            return (.embedded, prefix + "no Secret Service answered (\(error.message))")
-        }
-        record(.secretService)
-        return (.secretService, prefix + "the Secret Service answered")
-    }
-
-    /// Records an auto choice. Best effort: a folder that cannot be written is reported by the
-    /// store itself on its first write. `create`: make the data folder if needed.
-    private func record(_ kind: StoreKind, create: Bool = false) {
-        if !create, !AtomicFile.exists(dataDirectory) { return }
-        do {
-            if create { try PrivateDirectory.make(dataDirectory) }
-            try Self.record(kind, in: dataDirectory)
-        } catch {}
+        return (kind, prefix + reason, StoreRecord(kind: kind, dataDirectory: dataDirectory))
     }
 
     /// The store recorded for the keychain in `directory`, if any.
@@ -119,5 +108,20 @@ struct StoreSelection {
         guard let runtime = env["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return false }
         if case .found(let info) = FileProbe.inspect(runtime + "/bus"), info.kind == .socket { return true }
         return false
+    }
+}
+
+/// An auto store choice to write down, which the first write that needs the store commits
+/// (KeychainOperations: initialize, add).
+struct StoreRecord: Sendable {
+    let kind: StoreKind
+    let dataDirectory: String
+
+    /// Best effort: a folder that cannot be written is reported by the write itself.
+    func commit() {
+        do {
+            try PrivateDirectory.make(dataDirectory)
+            try StoreSelection.record(kind, in: dataDirectory)
+        } catch {}
     }
 }

@@ -36,6 +36,7 @@ enum StatusCommand: KeygateCommand {
             out += "store: \(s.store ?? "?"), collection \(ItemFormatter.quoted(s.collection ?? "?")), \(s.collectionLocked == true ? "locked" : "unlocked")\n"
         }
         if let kind = s.storeKind { out += "store-choice: \(kind): \(s.storeReason ?? "")\n" }
+        if let advice = s.storeMismatchAdvice { out += "store-advice: \(advice)\n" }
         Console.out(out)
         return 0
     }
@@ -53,6 +54,7 @@ enum StatusCommand: KeygateCommand {
             ("collectionLocked", s.collectionLocked.map { String($0) } ?? "null"),
             ("storeError", s.storeError.map(JSON.string) ?? "null"),
             ("storeKind", s.storeKind.map(JSON.string) ?? "null"), ("storeReason", s.storeReason.map(JSON.string) ?? "null"),
+            ("storeAdvice", s.storeMismatchAdvice.map(JSON.string) ?? "null"),
             ("passwordKDF", s.passwordKDF.map(JSON.string) ?? "null"),
             ("reuseDuration", String(s.reuseDuration)), ("reuseScope", JSON.string(s.reuseScope)),
         ])

@@ -1,0 +1,60 @@
+// The rest of LAContext's surface a keychain wrapper may call: evaluateAccessControl for
+// item operations (an authentication through the same PAM path as evaluatePolicy, since
+// Keygate's access control is PAM), evaluatedPolicyDomainState (nil: there is no
+// biometric enrolment database to fingerprint, which is Apple's answer when biometry is
+// unavailable), and setCredential (refused: Keygate never takes a password from the app).
+// Key operations are refused with errSecUnimplemented. Delegates to LAContext.evaluatePolicy.
+
+/// Apple's `LACredentialType`.
+public enum LACredentialType: Int, Sendable {
+    case applicationPassword = 0
+    case smartCardPIN = -3
+}
+
+/// Apple's `LAAccessControlOperation`.
+public enum LAAccessControlOperation: Int, Sendable {
+    case createItem = 0
+    case useItem = 1
+    case createKey = 2
+    case useKeySign = 3
+    case useKeyDecrypt = 4
+    case useKeyKeyExchange = 5
+}
+
+extension LAContext {
+    /// nil: Linux has no biometric enrolment state to report (Apple gives nil without biometry).
+    public var evaluatedPolicyDomainState: Data? { nil }
+
+    /// Refused (false): the password is always asked by PAM, never handed over by the app.
+    public func setCredential(_ credential: Data?, type: LACredentialType) -> Bool {
+        SecLastFailure.record(errSecUnimplemented, "LAContext.setCredential is not supported: Keygate asks for the password through PAM itself")
+        return false
+    }
+
+    /// Authenticates for an item operation under `accessControl`: nothing to do when it
+    /// names no constraint, else a PAM authentication as evaluatePolicy does, whose
+    /// context then serves reads of such items. Key operations are errSecUnimplemented.
+    public func evaluateAccessControl(_ accessControl: SecAccessControl, operation: LAAccessControlOperation,
+                                      localizedReason: String) async throws -> Bool {
+        switch operation {
+        case .createItem, .useItem:
+            guard accessControl.accessControl != nil else { return true }
+            return try await evaluatePolicy(.deviceOwnerAuthentication, localizedReason: localizedReason)
+        case .createKey, .useKeySign, .useKeyDecrypt, .useKeyKeyExchange:
+            throw NSError(domain: NSOSStatusErrorDomain, code: Int(errSecUnimplemented),
+                          userInfo: [NSLocalizedDescriptionKey: SecUnimplemented.message])
+        }
+    }
+
+    /// The reply form, called on a background queue as Apple does.
+    public func evaluateAccessControl(_ accessControl: SecAccessControl, operation: LAAccessControlOperation,
+                                      localizedReason: String, reply: @escaping @Sendable (Bool, (any Error)?) -> Void) {
+        Task.detached {
+            do {
+                reply(try await self.evaluateAccessControl(accessControl, operation: operation, localizedReason: localizedReason), nil)
+            } catch {
+                reply(false, error)
+            }
+        }
+    }
+}
