@@ -77,6 +77,10 @@ RELEASE_LINK_FLAGS ?= -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-re
 RELEASE_FLAGS = -c release --static-swift-stdlib $(RELEASE_LINK_FLAGS) $(SWIFT_FLAGS)
 
 PAM_FILES    := pam.d/keygate pam.d/keygate-passcode
+# The names git, docker and ssh-add look for: each a two-line wrapper that execs a keygate verb
+# (docs/INTEGRATIONS.md), installed beside keygate.
+HELPER_FILES := contrib/helpers/git-credential-keygate contrib/helpers/docker-credential-keygate \
+                contrib/helpers/keygate-ssh-askpass
 POLICY_FILES := $(wildcard policies/*.policy)
 # Present once pam_keygate's docs land; packaged when there.
 EXAMPLE_FILES := $(wildcard policies/examples/*.policy) $(wildcard pam.d/examples/*) \
@@ -166,6 +170,7 @@ install: build pam man
 	@bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
 	echo "install -D -m 0755 $$bin/keygate $(BINDIR)/keygate"; \
 	install -D -m 0755 "$$bin/keygate" "$(BINDIR)/keygate"
+	install -m 0755 $(HELPER_FILES) $(BINDIR)/
 	install -d -m 0755 $(PAMDIR) $(POLICYDIR)
 	install -m 0644 $(PAM_FILES) $(PAMDIR)/
 	install -m 0644 $(POLICY_FILES) $(POLICYDIR)/
@@ -199,7 +204,7 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -f $(PAMCONFIGSDIR)/keygate ] && command -v pam-auth-update >/dev/null; then \
 	  echo "pam-auth-update --package --remove keygate"; pam-auth-update --package --remove keygate; \
 	fi
-	rm -f $(BINDIR)/keygate
+	rm -f $(BINDIR)/keygate $(addprefix $(BINDIR)/,$(notdir $(HELPER_FILES)))
 	rm -f $(SECURITYDIR)/pam_keygate.so
 	rm -f $(PAMCONFIGSDIR)/keygate
 	rm -f $(LIBEXECDIR)/keygate-keyring-unlock $(LIBEXECDIR)/secret-session

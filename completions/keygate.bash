@@ -5,7 +5,8 @@
 
 _keygate_verbs="init add add-generic-password add-internet-password get find-generic-password
 find-internet-password delete delete-generic-password delete-internet-password list exists unlock
-lock status passwd setup-host policy doctor exec migrate help"
+lock status passwd setup-host policy doctor exec migrate git-credential docker-credential ssh-add
+ssh-askpass help"
 
 _keygate_item_opts="-s --service -a --account --internet -r --protocol -P --port -p --path
 -d --security-domain -t --auth-type --askpass -h --help"
@@ -28,6 +29,10 @@ _keygate_verb_opts() {
         setup-host) echo "--rotate --tpm --tcti -h --help" ;;
         policy) echo "-s --service -a --account -h --help" ;;
         exec) echo "-s --service -a --account --env --stdin --fd --askpass -h --help" ;;
+        git-credential) echo "get store erase --askpass -h --help" ;;
+        docker-credential) echo "store get erase list version --askpass -h --help" ;;
+        ssh-add) echo "--no-presence -U --update --askpass -h --help" ;;
+        ssh-askpass) echo "--askpass -h --help" ;;
     esac
 }
 

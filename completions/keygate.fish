@@ -3,7 +3,7 @@
 # secrets, never a prompt). Plain shell tools, no jq.
 # Install: /usr/share/fish/vendor_completions.d/keygate.fish
 
-set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists unlock lock status passwd setup-host policy doctor exec migrate help
+set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists unlock lock status passwd setup-host policy doctor exec migrate git-credential docker-credential ssh-add ssh-askpass help
 set -l item_verbs add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists
 
 function __keygate_field_values -a field
@@ -91,6 +91,16 @@ complete -c keygate -n "__fish_seen_subcommand_from setup-host" -l tpm -d 'Seal 
 complete -c keygate -n "__fish_seen_subcommand_from setup-host" -l tcti -r -d 'The TPM, as a tpm2-tss TCTI'
 complete -c keygate -n "__fish_seen_subcommand_from policy; and not __fish_seen_subcommand_from check explain list" -a 'check explain list'
 complete -c keygate -n "__fish_seen_subcommand_from policy; and __fish_seen_subcommand_from check" -F
+
+# credential helpers
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a git-credential -d 'git credential helper (git-credential-keygate)'
+complete -c keygate -n "__fish_seen_subcommand_from git-credential" -x -a 'get store erase'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a docker-credential -d 'docker credential helper (docker-credential-keygate)'
+complete -c keygate -n "__fish_seen_subcommand_from docker-credential" -x -a 'store get erase list version'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a ssh-add -d 'Store an SSH key passphrase for keygate-ssh-askpass'
+complete -c keygate -n "__fish_seen_subcommand_from ssh-add" -l no-presence -d 'No presence check to read it back'
+complete -c keygate -n "__fish_seen_subcommand_from ssh-add" -s U -l update -d 'Replace a stored passphrase'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a ssh-askpass -d 'SSH_ASKPASS for ssh-add (keygate-ssh-askpass)'
 
 # exec
 complete -c keygate -n "__fish_seen_subcommand_from exec" -l env -x -d 'Put the secret in the environment as NAME'

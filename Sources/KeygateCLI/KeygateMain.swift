@@ -2,6 +2,7 @@
 // parses its options, runs it, and turns errors into messages and exit codes:
 // KeychainError exits with its OSStatus & 0xFF, a usage error with 2.
 
+import Glibc
 import Keygate
 
 public enum KeygateMain {
@@ -13,6 +14,7 @@ public enum KeygateMain {
         ListCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         PasswdCommand.self, SetupHostCommand.self, PolicyCommand.self, DoctorCommand.self,
         ExecCommand.self, MigrateCommand.self,
+        GitCredentialCommand.self, DockerCredentialCommand.self, SSHAddCommand.self, SSHAskpassCommand.self,
     ]
 
     /// Arguments implied by a macOS alias, e.g. add-internet-password means add --internet.
@@ -38,6 +40,8 @@ public enum KeygateMain {
 
     /// `raw` is argv's bytes for `arguments` (see CommandContext.rawArguments), or empty.
     static func run(_ arguments: [String], raw: [[UInt8]], programName: String) -> Int32 {
+        // ssh-keygen's askpass child while `keygate ssh-add` checks a passphrase (SSHKeygen).
+        if let feed = getenv(SSHKeygen.feedVariable), strcmp(feed, "1") == 0 { return SSHKeygen.feed() }
         var args = arguments
         var askpass: String?
         var pinentry = false

@@ -38,7 +38,8 @@ final class BashCompletionTests: XCTestCase {
     }
 
     func test_verbs_completeFromPrefix_includingDoctor() throws {
-        XCTAssertEqual(try complete(["do"]), ["doctor"])
+        XCTAssertEqual(try complete(["doc"]), ["doctor", "docker-credential"])
+        XCTAssertEqual(try complete(["doct"]), ["doctor"])
         XCTAssertEqual(Set(try complete(["de"])), ["delete", "delete-generic-password", "delete-internet-password"])
         XCTAssertEqual(try complete(["--askpass", "/bin/true", "li"]), ["list"], "a top-level option's value is not the verb")
     }

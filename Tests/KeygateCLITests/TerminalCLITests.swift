@@ -264,6 +264,28 @@ final class TerminalCLITests: XCTestCase {
 
     // MARK: helpers
 
+    // MARK: ssh-add
+
+    func test_sshAdd_asksForTheKeysPassphrase_refusesOneThatDoesNotOpenIt_andStoresTheRightOne() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/ssh-keygen"), "ssh-keygen (apt-get install openssh-client)")
+        let (shell, _) = try initializedShell()
+        let keyPassphrase = "key phrase 42"
+        let made = try shell.run("cd && ssh-keygen -q -t ed25519 -C terminal-test -f key -N '\(keyPassphrase)'")
+        XCTAssertEqual(made.status, 0, made.screen)
+        try shell.start("keygate ssh-add key")
+        try shell.answer("Passphrase for key: ", with: "not it")
+        try shell.answer("Passphrase for key: ", with: keyPassphrase)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertTrue(screen.hasPrefix("Passphrase for key: \nThat passphrase does not open key; try again.\nPassphrase for key: \n"), screen)
+        XCTAssertTrue(screen.contains("stored the passphrase of key (SHA256:"), screen)
+        XCTAssertFalse(screen.contains("not it"), screen)
+
+        let listed = try shell.run("keygate list -s ssh --json")
+        XCTAssertTrue(listed.screen.contains("\"access\":\"user-presence\""), listed.screen)
+        assertNothingSecretShown(shell)
+    }
+
     private func passwordPrompt(_ shell: TerminalShell) -> String { "Password for \(shell.user.name): " }
 
     /// The reason a read of a gated item shows (every item, under the shipped policy): what is

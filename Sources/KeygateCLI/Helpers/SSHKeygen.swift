@@ -1,0 +1,97 @@
+// What Keygate asks of OpenSSH's ssh-keygen: a key file's fingerprint
+// (`ssh-keygen -l -f KEY`), and whether a passphrase opens it (`ssh-keygen -y -f
+// KEY`). The passphrase never goes into argv or the environment: ssh-keygen is run
+// with SSH_ASKPASS set to this very keygate binary and SSH_ASKPASS_REQUIRE=force,
+// and with the passphrase in a pipe on its standard input, which its askpass child
+// inherits; keygate started that way (KEYGATE_SSH_KEYGEN_FEED=1, no secret in it)
+// copies its standard input to its standard output and exits (`feed`). posix_spawnp,
+// no shell.
+import Glibc
+import Keygate
+
+enum SSHKeygen {
+    /// The environment variable that makes keygate the passphrase feeder for ssh-keygen.
+    static let feedVariable = "KEYGATE_SSH_KEYGEN_FEED"
+
+    /// The SHA256 fingerprint of the key in `path` ("SHA256:…"), from the key file (or KEY.pub).
+    static func fingerprint(of path: String, environment: [String: String]) throws -> String {
+        let (status, out) = try run(["ssh-keygen", "-l", "-E", "sha256", "-f", path], stdin: nil, environment: environment)
+        let fields = String(decoding: out, as: UTF8.self).split(separator: " ")
+        guard status == 0, fields.count >= 2, fields[1].hasPrefix("SHA256:") else {
+            throw KeychainError(.param, "cannot read the key \(path) (ssh-keygen -l failed): check that it is an SSH private key with its public half inside or in \(path).pub")
+        }
+        return String(fields[1])
+    }
+
+    /// Whether `passphrase` opens the private key in `path` (ssh-keygen -y succeeds).
+    static func opens(_ path: String, with passphrase: SecureBytes, environment: [String: String]) throws -> Bool {
+        guard let me = selfPath() else {
+            throw KeychainError(.notAvailable, "cannot find the keygate binary (/proc/self/exe) to check the passphrase")
+        }
+        var env = environment.filter { !$0.key.hasPrefix("DISPLAY") && $0.key != "WAYLAND_DISPLAY" }
+        env["SSH_ASKPASS"] = me
+        env["SSH_ASKPASS_REQUIRE"] = "force"
+        env[feedVariable] = "1"
+        let (status, _) = try run(["ssh-keygen", "-y", "-f", path], stdin: passphrase, environment: env)
+        return status == 0
+    }
+
+    /// The feeder's whole job: standard input (the passphrase) to standard output, one line.
+    static func feed() -> Int32 {
+        guard let input = try? SecureBytes.read(fileDescriptor: 0, maxBytes: 64 * 1024),
+              (try? input.write(toFileDescriptor: 1)) != nil else { return 1 }
+        return 0
+    }
+
+    private static func selfPath() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Runs argv with `stdin` (a pipe holding those bytes, or /dev/null) and returns the exit
+    /// status and standard output; standard error is discarded.
+    private static func run(_ argv: [String], stdin: SecureBytes?, environment: [String: String]) throws -> (Int32, [UInt8]) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var inPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1]
+        guard pipe(&inPipe) == 0 else { throw KeychainError(.notAvailable, "cannot make a pipe for ssh-keygen") }
+        guard pipe(&outPipe) == 0 else {
+            close(inPipe[0]); close(inPipe[1])
+            throw KeychainError(.notAvailable, "cannot make a pipe for ssh-keygen")
+        }
+        for fd in inPipe + outPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // The passphrase is small (a pipe holds 64 KiB): written and closed before the spawn.
+        if let stdin { try? stdin.write(toFileDescriptor: inPipe[1]) }
+        close(inPipe[1])
+        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let args = CStringArray(argv)
+        let env = CStringArray(environment.map { "\($0.key)=\($0.value)" }.sorted())
+        var pid: pid_t = 0
+        guard let program = args.pointers[0] else { throw KeychainError(.param, "no program to run") }
+        let rc = posix_spawnp(&pid, program, &actions, nil, args.pointers, env.pointers)
+        close(inPipe[0]); close(outPipe[1])
+        guard rc == 0 else {
+            close(outPipe[0])
+            throw KeychainError(.notAvailable, "cannot run ssh-keygen (\(String(cString: strerror(rc)))): install openssh-client")
+        }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(outPipe[0], &chunk, chunk.count)
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { break }
+            out += chunk[0..<n]
+        }
+        close(outPipe[0])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { throw KeychainError(.notAvailable, "lost track of ssh-keygen") }
+        }
+        return ((status & 0x7F) != 0 ? 128 + (status & 0x7F) : (status >> 8) & 0xFF, out)
+    }
+}
