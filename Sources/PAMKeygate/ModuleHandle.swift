@@ -22,6 +22,19 @@ struct ModuleHandle {
         return String(validatingCString: pointer.assumingMemoryBound(to: CChar.self))
     }
 
+    /// PAM_TTY: the terminal ("/dev/pts/3", "tty1"), sshd's "ssh", an X display (":0"), or what a
+    /// service without one sets ("cron"); nil when unset.
+    func tty() -> String? {
+        guard let pointer = item(PAM_TTY) else { return nil }
+        return String(cString: pointer.assumingMemoryBound(to: CChar.self))
+    }
+
+    /// A session a person logs in to (a terminal, ssh, a display), not a job (cron, a service).
+    func isInteractiveSession() -> Bool {
+        guard let tty = tty() else { return false }
+        return tty.hasPrefix("/dev/") || tty.hasPrefix("tty") || tty.hasPrefix("pts/") || tty == "ssh" || tty.hasPrefix(":")
+    }
+
     /// PAM_SERVICE, for log lines.
     func service() -> String {
         guard let pointer = item(PAM_SERVICE) else { return "?" }

@@ -22,7 +22,9 @@ enum OpenSession {
         }
         guard let password = call.handle.keptPassword(for: user.name) else {
             if try unlockWithHostProtector(user, call) { return PAM_SUCCESS }
-            call.log.notice("no password was captured at auth for \(user.name) (SSH key, fingerprint, pam_keygate.so missing from the auth stack, or auth ran in another process): the keychain stays locked; `keygate unlock` opens it")
+            let why = "no password was captured at auth for \(user.name) (SSH key, fingerprint, pam_keygate.so missing from the auth stack, or auth ran in another process): the keychain stays locked; `keygate unlock` opens it"
+            // A job (cron, a service) never types a password: saying so at every run is noise.
+            if call.handle.isInteractiveSession() { call.log.notice(why) } else { call.log.debug(why) }
             return PAM_IGNORE
         }
         let device = deviceKey(for: user, call)

@@ -179,13 +179,30 @@ final class PAMModuleTests: XCTestCase {
         let (h, _) = try userWithKeychain()
         let stack = try ignoreStack(h)
         let log = try SyslogCapture()
-        // Session only, as in an application whose auth ran in another process.
-        let session = try PAMDriver(stack: stack, user: h.user, steps: ["open", "close"], password: h.user.password, log: log)
+        // Session only, as in a terminal login whose auth ran in another process.
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["tty=/dev/pts/9", "open", "close"],
+                                    password: h.user.password, log: log)
         XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
         XCTAssertEqual(try session.result(of: "close"), 0, "PAM_IGNORE")
         session.finish()
         XCTAssertTrue(log.lines().contains { $0.contains("no password was captured at auth for \(h.user.name)") })
         XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+    }
+
+    /// cron opens a session for every job and never types a password: nothing to tell an
+    /// administrator, so nothing in the log (issue 16). With `debug`, the line is there.
+    func test_aCronSession_logsNothing_withoutDebug() throws {
+        let (h, _) = try userWithKeychain()
+        for (options, expected) in [("", false), ("debug", true)] {
+            let stack = try ignoreStack(h, options: options)
+            let log = try SyslogCapture()
+            let session = try PAMDriver(stack: stack, user: h.user, steps: ["tty=cron", "open", "close"],
+                                        password: h.user.password, log: log)
+            XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
+            session.finish()
+            XCTAssertEqual(log.lines().contains { $0.contains("no password was captured") }, expected,
+                           "options '\(options)': \(log.lines())")
+        }
     }
 
     func test_malformedOptions_areLoggedAndIgnored_andLoginStillWorks() throws {

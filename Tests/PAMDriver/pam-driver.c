@@ -60,6 +60,7 @@ int main(int argc, char **argv) {
         else if (strcmp(step, "open") == 0) status = pam_open_session(h, 0);
         else if (strcmp(step, "close") == 0) status = pam_close_session(h, 0);
         else if (strcmp(step, "passwd") == 0) status = pam_chauthtok(h, 0);
+        else if (strncmp(step, "tty=", 4) == 0) status = pam_set_item(h, PAM_TTY, step + 4);
         else if (strcmp(step, "wait") == 0) {
             char line[64];
             status = fgets(line, sizeof line, stdin) ? 0 : -1;
