@@ -83,8 +83,9 @@ HELPER_FILES := contrib/helpers/git-credential-keygate contrib/helpers/docker-cr
                 contrib/helpers/keygate-ssh-askpass
 POLICY_FILES := $(wildcard policies/*.policy)
 # Present once pam_keygate's docs land; packaged when there.
-EXAMPLE_FILES := $(wildcard policies/examples/*.policy) $(wildcard pam.d/examples/*) \
-                 $(wildcard contrib/systemd/*.service)
+EXAMPLE_FILES := $(wildcard policies/examples/*.policy) $(wildcard pam.d/examples/*)
+# systemd units, written with the install's paths in place of @BINDIR@ and @LIBEXECDIR@.
+UNIT_FILES    := $(wildcard contrib/systemd/*.service)
 
 # Man pages: one source format (scdoc), rendered at build time.
 OUT         := $(if $(BUILD_PATH),$(BUILD_PATH),.build)
@@ -183,6 +184,10 @@ install: build pam man
 	install -D -m 0644 completions/keygate.fish $(FISHCOMPDIR)/keygate.fish
 	install -d -m 0755 $(DOCDIR)/examples
 	$(if $(EXAMPLE_FILES),install -m 0644 $(EXAMPLE_FILES) $(DOCDIR)/examples/)
+	@# The units name the paths they run: this install's, not the source tree's placeholders.
+	@for unit in $(UNIT_FILES); do \
+	  sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@LIBEXECDIR@|$(PREFIX)/libexec/keygate|g' "$$unit" \
+	    > "$(DOCDIR)/examples/$${unit##*/}" && chmod 0644 "$(DOCDIR)/examples/$${unit##*/}" || exit 1; done
 	install -D -m 0644 pam-configs/keygate $(PAMCONFIGSDIR)/keygate
 	install -D -m 0755 contrib/systemd/keygate-keyring-unlock $(LIBEXECDIR)/keygate-keyring-unlock
 	install -D -m 0755 scripts/secret-session $(LIBEXECDIR)/secret-session
@@ -215,7 +220,7 @@ uninstall:
 	@for page in $(MAN_SOURCES:.scd=); do \
 	  sec=$${page##*.}; rm -f "$(MANDIR)/man$$sec/$${page##*/}"; done
 	rm -f $(BASHCOMPDIR)/keygate $(ZSHCOMPDIR)/_keygate $(FISHCOMPDIR)/keygate.fish
-	rm -f $(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLE_FILES)))
+	rm -f $(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLE_FILES) $(UNIT_FILES)))
 	-rmdir $(DOCDIR)/examples $(DOCDIR) 2>/dev/null
 
 # The second pass of `make check`: the flows that go through an item store, again with

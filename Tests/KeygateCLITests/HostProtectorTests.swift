@@ -72,6 +72,59 @@ final class HostProtectorTests: XCTestCase {
         XCTAssertEqual(r.status, 0, "keyctl clear @u: \(r.summary)")
     }
 
+    /// Runs `script` as the account the way docs/SERVICES.md does: `runuser -u svc -- keygate …`,
+    /// no session bus, no terminal, no askpass, and no KEYGATE_STORE.
+    private func asUserWithoutBus(_ account: TestUser, _ script: String, policy: String) throws -> ProcessResult {
+        let tools = try UserSession.stageTools()
+        return try Subprocess.run(["runuser", "-u", account.name, "--", "env", "-i", "HOME=\(account.home)",
+                                   "PATH=\(tools):/usr/bin:/bin", "KEYGATE_TEST_POLICY_ROOT=\(policy)",
+                                   "setsid", "-w", "bash", "-c", script],
+                                  environment: TestUserEnvironment.base, currentDirectory: "/", timeout: 60)
+    }
+
+    /// docs/SERVICES.md step by step, as written: root makes the keychain (from a session that
+    /// has a bus, as an administrator's may), the account adds with no bus at all and gets the
+    /// embedded store by itself; after a reboot the boot step opens it again (issue 16).
+    func test_servicesGuide_stepByStep_noBusForTheAccount_usesTheEmbeddedStore() throws {
+        let svc = try serviceAccount()
+        let hostKey = try hostKeyPath()
+        let policy = try policyRoot(admin: ["10-services.policy": """
+            [default]
+            host-protector = \(svc.name)
+
+            [service "backup-*"]
+            access = none
+            allow-non-interactive = yes
+            accessible = after-first-unlock
+            """])
+        XCTAssertEqual(try asRoot(["setup-host"], policy: policy, hostKey: hostKey).status, 0)
+        var rootEnvironment = TestUserEnvironment.base
+        rootEnvironment["KEYGATE_TEST_POLICY_ROOT"] = policy
+        rootEnvironment["KEYGATE_TEST_HOST_KEY"] = hostKey
+        rootEnvironment["DBUS_SESSION_BUS_ADDRESS"] = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
+        let made = try Subprocess.run([PackagePaths.keygateBinary, "init", "--host-protector", "--user", svc.name],
+                                      environment: rootEnvironment, currentDirectory: "/", timeout: 60)
+        XCTAssertEqual(made.status, 0, made.summary)
+
+        let added = try asUserWithoutBus(svc, """
+            printf %s s3-key | keygate add -s backup-s3 -a key --accessible after-first-unlock; echo add=$?
+            printf 'v=%s\\n' "$(keygate get -s backup-s3 -a key)"
+            echo store=$(cat "$HOME/.local/share/keygate/store")
+            [ -f "$HOME/.local/share/keygate/items.sqlite" ] && echo sqlite=yes
+            """, policy: policy)
+        XCTAssertEqual(added.values["add"], "0", "step 4 works with no session bus: \(added.summary)")
+        XCTAssertEqual(added.values["v"], "s3-key", added.summary)
+        XCTAssertEqual(added.values["store"], "embedded", added.summary)
+        XCTAssertEqual(added.values["sqlite"], "yes", added.summary)
+
+        try keyringCleared(svc)    // a reboot
+        let boot = try Subprocess.run([PackagePaths.keygateBinary, "unlock", "--host-protector", "--user", svc.name],
+                                      environment: rootEnvironment, currentDirectory: "/", timeout: 60)
+        XCTAssertEqual(boot.status, 0, boot.summary)
+        let read = try asUserWithoutBus(svc, "printf 'v=%s\\n' \"$(keygate get -s backup-s3 -a key)\"", policy: policy)
+        XCTAssertEqual(read.values["v"], "s3-key", read.summary)
+    }
+
     func test_serviceAccount_readsAfterFirstUnlockItems_afterReboot_throughTheHostProtector() throws {
         let svc = try serviceAccount()
         let hostKey = try hostKeyPath()

@@ -46,4 +46,27 @@ final class InstalledBinaryTests: XCTestCase {
         XCTAssertFalse(r.err.contains("thread priority"), r.err)
         XCTAssertFalse(r.err.contains("log file opened"), "libdispatch logged something: \(r.err)")
     }
+
+    /// The example service unit `make install` put in the docs runs the installed binary, with
+    /// no placeholder and no other prefix left (the .deb's is checked by scripts/check-deb).
+    func test_installedExampleUnit_runsTheInstalledKeygate() throws {
+        let (binary, installed) = TerminalShell.binary
+        guard installed else {
+            let template = try String(contentsOfFile: PackagePaths.root + "/contrib/systemd/keygate-example-service.service", encoding: .utf8)
+            XCTAssertTrue(template.contains("ExecStartPre=+@BINDIR@/keygate unlock"), "the source tree keeps the placeholder")
+            return
+        }
+        let prefix = ((binary as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        let unit = try String(contentsOfFile: prefix + "/share/doc/keygate/examples/keygate-example-service.service", encoding: .utf8)
+        XCTAssertFalse(unit.contains("@BINDIR@") || unit.contains("@LIBEXECDIR@"), unit)
+        let commands = unit.split(separator: "\n").filter { $0.hasPrefix("ExecStart") }
+        XCTAssertEqual(commands.count, 2, unit)
+        for line in commands {
+            let program = line.split(separator: "=", maxSplits: 1).last.map { String($0.drop { $0 == "+" }) }?
+                .split(separator: " ").first.map(String.init) ?? ""
+            XCTAssertEqual(program, binary, "\(line)")
+            XCTAssertTrue(FileManager.default.isExecutableFile(atPath: program), program)
+        }
+        XCTAssertTrue(unit.contains(prefix + "/libexec/keygate/secret-session"), unit)
+    }
 }

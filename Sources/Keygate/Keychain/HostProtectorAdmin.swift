@@ -30,6 +30,12 @@ public enum HostProtectorAdmin {
             let store = KeyStore(directory: directory)
             if !store.isInitialized {
                 let created = try store.initializeForHost(hostProtectorKey: key, deviceKey: device)
+                // A service account has no session bus: its items go to the embedded store
+                // (docs/SERVICES.md), whatever bus root's own session has. Without this record, the
+                // account's first add took the new keychain for one older than the embedded store
+                // and went to the Secret Service (53 with no bus). KEYGATE_STORE and keygate.conf
+                // still win; `keygate migrate` moves the items.
+                if StoreSelection.recorded(in: directory) == nil { try StoreSelection.record(.embedded, in: directory) }
                 try LoginKeys.cacheLogin(created.masterKey, store: store, uid: account.uid, lockAfter: lockAfter, deviceKey: device)
                 AuditLog.record(AuditRecord(event: .unlock, user: account.name, pamService: nil, scope: "host-protector",
                                             reason: nil, detail: "keychain created with a host protector"))
