@@ -69,4 +69,40 @@ final class InstalledBinaryTests: XCTestCase {
         }
         XCTAssertTrue(unit.contains(prefix + "/libexec/keygate/secret-session"), unit)
     }
+
+    /// docs/SERVICES.md with what `make install` put on the system: the installed binary, the real
+    /// host key (/var/lib/keygate, made by make install), a system policy in /etc/keygate/policies.d
+    /// naming the account, and the account with no session bus. The debug pass covers the same
+    /// steps through its test hooks (HostProtectorTests.test_servicesGuide_stepByStep_…); this one
+    /// runs in the release pass only.
+    func test_servicesGuide_withTheInstalledBinary_asRootAndAsTheServiceAccount() throws {
+        let (binary, installed) = TerminalShell.binary
+        guard installed else { return }
+        try Requirement.require(Requirement.isRoot, "root")
+        let svc = try TestUser.create()
+        defer { svc.remove() }
+        let policy = "/etc/keygate/policies.d/90-keygate-test-\(svc.name).policy"
+        try FileManager.default.createDirectory(atPath: "/etc/keygate/policies.d", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
+        try "[default]\nhost-protector = \(svc.name)\n\n[service \"backup-*\"]\naccess = none\nallow-non-interactive = yes\naccessible = after-first-unlock\n"
+            .write(toFile: policy, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: policy) }
+        chmod(policy, 0o644)
+        let root = TestUser.systemEnvironment
+        func asService(_ command: String) throws -> ProcessResult {
+            try Subprocess.run(["runuser", "-u", svc.name, "--", "env", "-i", "HOME=\(svc.home)", "PATH=/usr/bin:/bin",
+                                "bash", "-c", command], environment: root, currentDirectory: "/", timeout: 60)
+        }
+        let made = try Subprocess.run([binary, "init", "--host-protector", "--user", svc.name], environment: root, timeout: 60)
+        XCTAssertEqual(made.status, 0, made.summary)
+        let added = try asService("printf %s s3-key | \(binary) add -s backup-s3 -a key --accessible after-first-unlock; echo add=$?")
+        XCTAssertEqual(added.values["add"], "0", added.summary)
+        XCTAssertEqual(try Subprocess.run(["runuser", "-u", svc.name, "--", "keyctl", "clear", "@u"], environment: root).status, 0)
+        let locked = try asService("\(binary) get -s backup-s3 -a key; echo get=$?")
+        XCTAssertEqual(locked.values["get"], "36", "after a reboot, before the boot step: \(locked.summary)")
+        let boot = try Subprocess.run([binary, "unlock", "--host-protector", "--user", svc.name], environment: root, timeout: 60)
+        XCTAssertEqual(boot.status, 0, boot.summary)
+        let read = try asService("printf 'v=%s\\n' \"$(\(binary) get -s backup-s3 -a key)\"")
+        XCTAssertEqual(read.values["v"], "s3-key", read.summary)
+    }
 }
