@@ -22,7 +22,7 @@ _keygate_verb_opts() {
         list) echo "$_keygate_item_opts --json --all-classes" ;;
         init) echo "--host-protector --user --askpass -h --help" ;;
         unlock) echo "--recovery --host-protector --user --askpass -h --help" ;;
-        passwd) echo "--recovery --askpass -h --help" ;;
+        passwd) echo "--recovery --yes -y --askpass -h --help" ;;
         lock) echo "--all --askpass -h --help" ;;
         status | doctor) echo "--json --askpass -h --help" ;;
         migrate) echo "--to --delete-source --askpass -h --help" ;;

@@ -235,12 +235,20 @@ final class AccessControlCLITests: XCTestCase {
         try h.queueAnswers([recovery, new])      // the recovery key; then PAM: the current password
         let r = try h.run("""
             keygate lock --all
-            keygate passwd --recovery; echo passwd=$?
+            echo before=$(wc -l < "$HOME/prompts")
+            keygate passwd --recovery 2>"$HOME/refused"; echo unconfirmed=$?
+            echo prompts=$(wc -l < "$HOME/prompts")
+            printf 'refused=%s\\n' "$(cat "$HOME/refused")"
+            keygate passwd --recovery --yes; echo passwd=$?
             keygate lock --all
             printf 'plain=%s\\n' "$(keygate get -s svc -a plain)"
             keygate get -s svc -a up; echo up=$?
             keygate list -s svc -a up | sed -n 's/^    invalidated: /why=/p'
             """)
+        XCTAssertEqual(r.values["unconfirmed"], "36", "no terminal to ask on, no --yes: \(r.summary)")
+        XCTAssertEqual(r.values["prompts"], r.values["before"], "refused before asking for anything: \(r.summary)")
+        XCTAssertTrue(r.values["refused"]?.contains("This invalidates 1 item that need user presence") ?? false, r.summary)
+        XCTAssertTrue(r.values["refused"]?.contains("pass --yes") ?? false, r.summary)
         XCTAssertEqual(r.values["passwd"], "0", r.summary)
         XCTAssertEqual(r.values["plain"], "plain", "the new password opens the keychain: \(r.summary)")
         XCTAssertEqual(r.values["up"], "44", "without the old password the presence key was replaced: \(r.summary)")

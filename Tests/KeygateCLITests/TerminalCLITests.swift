@@ -173,12 +173,23 @@ final class TerminalCLITests: XCTestCase {
         let newPassword = "Reset-" + String(shell.user.password.prefix(12))
         try shell.user.changePassword(to: newPassword)
         XCTAssertEqual(try shell.run("keygate lock --all").status, 0)
+        // It says what it would lose first; "n" changes nothing.
+        let question = "This invalidates 1 item that need user presence and 0 items bound to your password (current-set): "
+            + "their keys open only with the previous password. Continue? [y/N] "
         try shell.start("keygate passwd --recovery")
+        try shell.reply(question, with: "n")
+        let declined = try shell.finish()
+        XCTAssertEqual(declined.status, 128, declined.screen)
+        XCTAssertEqual(declined.screen, question + "n\nkeygate: canceled: nothing was changed\n")
+
+        try shell.start("keygate passwd --recovery")
+        try shell.reply(question, with: "y")
         try shell.answer("Recovery key: ", with: recoveryKey)
         try shell.answer(passwordPrompt(shell), with: newPassword)
         let (screen, status) = try shell.finish()
         XCTAssertEqual(status, 0, screen)
-        XCTAssertTrue(screen.hasPrefix("""
+        XCTAssertTrue(screen.hasPrefix(question + """
+            y
             Recovery key: 
             [keygate] re-wrap your keychain for your current password
             Password for \(shell.user.name): 
@@ -244,8 +255,8 @@ final class TerminalCLITests: XCTestCase {
         try shell.expect("$ ")
         // In the background it may print its prompt, but it stops before it touches the terminal's settings.
         try shell.start("bg", statusMarker: false)
-        try shell.expect("$ ")
-        try shell.expect(passwordPrompt(shell))  // printed from the background; then it stops
+        // Printed from the background (before or after the shell's next "$ "); then it stops.
+        try shell.expect(passwordPrompt(shell))
         var jobs = ""
         for _ in 0..<100 where !jobs.contains("Stopped") {  // bash reports a job's stop at its next command
             usleep(50_000)

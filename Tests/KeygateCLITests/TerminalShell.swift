@@ -76,6 +76,12 @@ final class TerminalShell {
         terminal.typeLine(answer)
     }
 
+    /// Waits for `question` (asked with echo on, like a y/N question) and types `answer` and Enter.
+    func reply(_ question: String, with answer: String) throws {
+        try expectPrompt(question)
+        terminal.typeLine(answer)
+    }
+
     /// Waits for `prompt`; fails at once, with the screen, when the command ends first.
     private func expectPrompt(_ prompt: String) throws {
         let (index, seen) = try terminal.expect(anyOf: [prompt, "[rc="])

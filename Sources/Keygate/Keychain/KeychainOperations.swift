@@ -172,6 +172,19 @@ public struct KeychainOperations: Sendable {
             .sorted { Self.listOrder($0.attributes, $1.attributes) }
     }
 
+    /// What `keygate passwd --recovery` would invalidate: the readable gated items, whose gate keys
+    /// only the previous password opens (a current-set slot counts as current-set). Never prompts.
+    public func itemsARecoveryResetInvalidates() throws -> (userPresence: Int, currentSet: Int) {
+        let current = try? PublicKeys.load(directory: keys.context.dataDirectory)
+        var counts = (userPresence: 0, currentSet: 0)
+        for item in try store.search(ItemQuery(), loadBlobs: true) where !item.isUnfinishedWrite {
+            guard let blob = item.blob, let header = try? GatedBlob.header(of: blob), !header.gateSlots.isEmpty,
+                  Self.invalidation(header, current: current) == nil else { continue }
+            if header.gateSlots.contains(where: { $0.kind == .currentSet }) { counts.currentSet += 1 } else { counts.userPresence += 1 }
+        }
+        return counts
+    }
+
     private static func listOrder(_ lhs: ItemAttributes, _ rhs: ItemAttributes) -> Bool {
         (lhs.identity.itemClass.rawValue, lhs.identity.service, lhs.identity.server, lhs.identity.account)
             < (rhs.identity.itemClass.rawValue, rhs.identity.service, rhs.identity.server, rhs.identity.account)

@@ -9,12 +9,18 @@ enum PasswdCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "passwd",
         abstract: "Re-wrap the keychain after your login password changed outside Keygate.",
-        discussion: "Asks for your current password (checked through PAM) and the previous one, then re-wraps the master and user-presence keys for the current password. Items with current-set access are invalidated, as on Apple when the enrolled set changes. With --recovery, the recovery key replaces the previous password; user-presence items are then invalidated too.",
-        options: [.flag("--recovery", help: "Use the recovery key instead of the previous password.")] + GlobalOptions.all)
+        discussion: "Asks for your current password (checked through PAM) and the previous one, then re-wraps the master and user-presence keys for the current password. Items with current-set access are invalidated, as on Apple when the enrolled set changes. With --recovery, the recovery key replaces the previous password; user-presence items are then invalidated too, so it first says how many items it would invalidate and asks (--yes answers for scripts).",
+        options: [.flag("--recovery", help: "Use the recovery key instead of the previous password."), Confirmation.yes] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let operations = try context.operations(reason: "re-wrap your keychain for your current password")
         if args.flag("--recovery") {
+            let lost = try operations.itemsARecoveryResetInvalidates()
+            if lost.userPresence + lost.currentSet > 0 {
+                try Confirmation.ask("This invalidates \(count(lost.userPresence, "item")) that need user presence and "
+                                     + "\(count(lost.currentSet, "item")) bound to your password (current-set): their keys open "
+                                     + "only with the previous password", assumeYes: args.flag("--yes"))
+            }
             let key = try context.readRecoveryKey(ifCanceled: "the keychain's password was not changed")
             Console.err(try operations.resetPassword(recoveryKey: key) + "\n")
         } else {
@@ -23,4 +29,6 @@ enum PasswdCommand: KeygateCommand {
         }
         return 0
     }
+
+    private static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
 }
