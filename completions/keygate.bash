@@ -18,14 +18,14 @@ _keygate_verb_opts() {
             echo "$_keygate_item_opts -l --label -j --comment -U --update --accessible --access --or --and -w" ;;
         get | exists) echo "$_keygate_item_opts" ;;
         find-generic-password | find-internet-password) echo "$_keygate_item_opts -w" ;;
-        delete | delete-generic-password | delete-internet-password) echo "$_keygate_item_opts --all" ;;
+        delete | delete-generic-password | delete-internet-password) echo "$_keygate_item_opts --all --yes -y" ;;
         list) echo "$_keygate_item_opts --json --all-classes" ;;
         init) echo "--host-protector --user --askpass -h --help" ;;
         unlock) echo "--recovery --host-protector --user --askpass -h --help" ;;
         passwd) echo "--recovery --yes -y --askpass -h --help" ;;
         lock) echo "--all --askpass -h --help" ;;
         status | doctor) echo "--json --askpass -h --help" ;;
-        migrate) echo "--to --delete-source --askpass -h --help" ;;
+        migrate) echo "--to --delete-source --yes -y --askpass -h --help" ;;
         setup-host) echo "--rotate --tpm --tcti -h --help" ;;
         policy) echo "-s --service -a --account -h --help" ;;
         exec) echo "-s --service -a --account --env --stdin --fd --askpass -h --help" ;;

@@ -84,7 +84,7 @@ complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a migrate -d 'M
 complete -c keygate -n "__fish_seen_subcommand_from migrate" -l to -x -a 'secret-service embedded' -d 'Destination store'
 complete -c keygate -n "__fish_seen_subcommand_from migrate" -l delete-source -d 'Delete each source item once its copy is verified'
 complete -c keygate -n "__fish_seen_subcommand_from unlock passwd" -l recovery -d 'Use the recovery key'
-complete -c keygate -n "__fish_seen_subcommand_from passwd" -s y -l yes -d 'Go ahead without asking'
+complete -c keygate -n "__fish_seen_subcommand_from passwd delete delete-generic-password delete-internet-password migrate" -s y -l yes -d 'Go ahead without asking'
 complete -c keygate -n "__fish_seen_subcommand_from init unlock" -l host-protector -d '(root) the host protector of a service account'
 complete -c keygate -n "__fish_seen_subcommand_from init unlock" -l user -x -a '(__fish_complete_users)' -d '(root) the account'
 complete -c keygate -n "__fish_seen_subcommand_from setup-host" -l rotate -d 'Replace the host key'

@@ -243,11 +243,14 @@ final class KeygateCLITests: XCTestCase {
             for a in a b c; do printf %s x | keygate add -s svc -a $a; done
             printf %s y | keygate add -s other -a a
             keygate delete -s svc; echo noall=$?
-            keygate delete -s svc --all; echo all=$?
+            keygate delete -s svc --all; echo unconfirmed=$?
+            keygate delete -s svc --all --yes; echo all=$?
             keygate list --json
             """)
         let v = r.values
         XCTAssertEqual(v["noall"], "2", r.summary)
+        XCTAssertEqual(v["unconfirmed"], "36", "no terminal to ask on and no --yes: nothing deleted: \(r.summary)")
+        XCTAssertTrue(r.err.contains("This deletes 3 items for good") && r.err.contains("pass --yes"), r.summary)
         XCTAssertEqual(v["all"], "0", r.summary)
         XCTAssertTrue(r.out.contains("\"service\":\"other\""), "other services are untouched: \(r.summary)")
         XCTAssertFalse(r.out.contains("\"service\":\"svc\""), r.summary)

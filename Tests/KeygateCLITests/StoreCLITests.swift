@@ -19,14 +19,15 @@ final class StoreCLITests: XCTestCase {
             KEYGATE_STORE=secret-service keygate add -s mig -a bin < "$HOME/secret.bin"; echo add=$?
             printf %s text | KEYGATE_STORE=secret-service keygate add -s mig -a text -l "Text item"; echo add2=$?
             echo p0=$(wc -l < "$HOME/prompts")
-            keygate migrate --to embedded --delete-source; echo m1=$?
+            keygate migrate --to embedded --delete-source; echo unconfirmed=$?
+            keygate migrate --to embedded --delete-source --yes; echo m1=$?
             echo p1=$(wc -l < "$HOME/prompts")
             KEYGATE_STORE=secret-service keygate exists -s mig -a bin; echo ss1=$?
             KEYGATE_STORE=embedded keygate get -s mig -a bin > "$HOME/out1"; echo get1=$?
             cmp -s "$HOME/secret.bin" "$HOME/out1"; echo same1=$?
             keygate status | sed -n 's/^store-choice: /choice1=/p'
             KEYGATE_STORE=embedded keygate list -s mig | grep -c 'Text item' | sed 's/^/label1=/'
-            keygate migrate --to secret-service --delete-source; echo m2=$?
+            keygate migrate --to secret-service --delete-source --yes; echo m2=$?
             echo p2=$(wc -l < "$HOME/prompts")
             KEYGATE_STORE=embedded keygate exists -s mig -a bin; echo emb2=$?
             KEYGATE_STORE=secret-service keygate get -s mig -a bin > "$HOME/out2"; echo get2=$?
@@ -36,6 +37,7 @@ final class StoreCLITests: XCTestCase {
             """, extraEnvironment: autoStore)
         let v = r.values
         XCTAssertEqual([v["add"], v["add2"]], ["0", "0"], r.summary)
+        XCTAssertEqual(v["unconfirmed"], "36", "moving needs a yes: \(r.summary)")
         XCTAssertEqual(v["m1"], "0", r.summary)
         XCTAssertEqual(v["p1"], v["p0"], "migrate never prompts: \(r.summary)")
         XCTAssertEqual(v["ss1"], "44", "--delete-source removed the Secret Service copy: \(r.summary)")
@@ -61,7 +63,7 @@ final class StoreCLITests: XCTestCase {
             keygate migrate --to embedded 2> "$HOME/again"; echo m2=$?
             printf 'again=%s\\n' "$(head -n1 "$HOME/again")"
             printf %s other | KEYGATE_STORE=embedded keygate add -U -s mig -a b; echo upd=$?
-            keygate migrate --to embedded --delete-source 2> "$HOME/conflict"; echo m3=$?
+            keygate migrate --to embedded --delete-source --yes 2> "$HOME/conflict"; echo m3=$?
             printf 'conflict=%s\\n' "$(grep -c '^conflict: mig/b' "$HOME/conflict")"
             KEYGATE_STORE=secret-service keygate exists -s mig -a b; echo kept=$?
             KEYGATE_STORE=secret-service keygate exists -s mig -a a; echo gone=$?

@@ -204,6 +204,23 @@ final class TerminalCLITests: XCTestCase {
         assertNothingSecretShown(shell, also: [newPassword])
     }
 
+    func test_deleteAll_saysHowManyAndAsks_asAptDoes() throws {
+        let (shell, _) = try initializedShell(withItem: true)
+        XCTAssertEqual(try shell.run("printf %s two | keygate add -s vpn -a bob").status, 0)
+        let question = "This deletes 2 items for good (their secrets cannot be recovered). Continue? [y/N] "
+        try shell.start("keygate delete -s vpn --all")
+        try shell.reply(question, with: "")
+        let kept = try shell.finish()
+        XCTAssertEqual(kept.status, 128, kept.screen)
+        XCTAssertEqual(kept.screen, question + "\nkeygate: canceled: nothing was changed\n")
+        XCTAssertEqual(try shell.run("keygate exists -s vpn -a bob").status, 0, "Enter alone is no")
+        try shell.start("keygate delete -s vpn --all")
+        try shell.reply(question, with: "y")
+        let gone = try shell.finish()
+        XCTAssertEqual(gone.status, 0, gone.screen)
+        XCTAssertEqual(gone.screen, question + "y\ndeleted 2 items\n")
+    }
+
     // MARK: keys a person presses at a prompt
 
     func test_ctrlC_atThePrompt_cancelsWith128_andLeavesEchoOn() throws {

@@ -121,7 +121,7 @@ measure_scale() {
         | sed "s/^/$n /" >>"$OUT/scale.runs"
     status=0
     # Capped at 120 s (status 124): at 10,000 items it could otherwise run for many minutes.
-    /usr/bin/time -v -o "$OUT/delete-$n.time" timeout 120 keygate delete -s scale --all 2>>"$OUT/stderr.log" || status=$?
+    /usr/bin/time -v -o "$OUT/delete-$n.time" timeout 120 keygate delete -s scale --all --yes 2>>"$OUT/stderr.log" || status=$?
     printf 'delete-all %s %s %s %s\n' "$n" \
         "$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s * 1000 }' "$OUT/delete-$n.time")" \
         "$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$OUT/delete-$n.time")" "$status" >>"$OUT/scale.runs"
