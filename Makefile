@@ -250,6 +250,7 @@ check: swift-present pam fuzz-smoke
 # (RELEASE_PASS_FILTER), against the installed $(BINDIR)/keygate. The debug passes above ran the same tests on the debug build.
 # Installing needs root: elsewhere the pass is skipped with a note, and under CI=true it fails.
 RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests)/
+DEB_PASS_FILTER     := ^KeygateCLITests\.InstalledBinaryTests/test_(servicesGuide|aReadAsAUser|noBusAdvice)
 check-release: swift-present
 	@if [ "$$(id -u)" != 0 ]; then \
 	  echo "make check-release: needs root (it runs make install, as CI does): skipped"; \
@@ -257,6 +258,15 @@ check-release: swift-present
 	$(MAKE) --no-print-directory install DESTDIR= && \
 	KEYGATE_TERMINAL_BINARY="$(PREFIX)/bin/keygate" scripts/secret-session --ephemeral \
 	  $(SWIFT) test $(SWIFT_FLAGS) --skip-build --filter '$(RELEASE_PASS_FILTER)'
+	@# The .deb: built from the same release build and inspected (scripts/check-deb: layout,
+	@# helpers, the units' paths, man pages), then SERVICES.md's steps with its own binary,
+	@# unpacked into a folder every user can read.
+	$(MAKE) --no-print-directory deb-check
+	@root=$$(mktemp -d /tmp/keygate-deb.XXXXXX) && chmod 0755 "$$root" && \
+	  dpkg-deb -x "$$(ls -t $(OUT)/deb/keygate_*.deb | head -n 1)" "$$root" && \
+	  KEYGATE_TERMINAL_BINARY="$$root/usr/bin/keygate" scripts/secret-session --ephemeral \
+	    $(SWIFT) test $(SWIFT_FLAGS) --skip-build --filter '$(DEB_PASS_FILTER)'; \
+	  status=$$?; rm -rf "$$root"; exit $$status
 
 # The long runs of issue 8: the same XCTest cases `check` runs with small numbers
 # (CrashConsistencyTests, ConcurrencyTests, ...), with big ones. STRESS_KILLS SIGKILLs per
