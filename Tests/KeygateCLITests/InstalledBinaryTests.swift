@@ -104,5 +104,9 @@ final class InstalledBinaryTests: XCTestCase {
         XCTAssertEqual(boot.status, 0, boot.summary)
         let read = try asService("printf 'v=%s\\n' \"$(\(binary) get -s backup-s3 -a key)\"")
         XCTAssertEqual(read.values["v"], "s3-key", read.summary)
+        // The example unit's ExecStart: the secret reaches the program in its environment.
+        let exec = try asService("\(binary) exec -s backup-s3 -a key --env S3_SECRET_KEY -- "
+                                 + "sh -c 'test \"$S3_SECRET_KEY\" = s3-key && echo exec=ok'")
+        XCTAssertEqual(exec.values["exec"], "ok", exec.summary)
     }
 }
