@@ -157,56 +157,9 @@ public struct KeychainOperations: Sendable {
             .sorted(by: Self.listOrder)
     }
 
-    /// Every matching item with, for one that can no longer be read, the reason (`keygate list`).
-    /// Reads the sealed blobs' headers and keys.json, never a secret; never prompts.
-    public func listing(matching query: ItemQuery) throws -> [ListedItem] {
-        try ItemFieldLimits.check(query)
-        let current = try? PublicKeys.load(directory: keys.context.dataDirectory)
-        return try store.search(query, loadBlobs: true)
-            .filter { query.matches($0.attributes) && !$0.isUnfinishedWrite }
-            .map { item in
-                let header = item.blob.flatMap { try? GatedBlob.header(of: $0) }
-                return ListedItem(attributes: item.attributes,
-                                  invalidated: current == nil ? nil : header.flatMap { Self.invalidation($0, current: current) })
-            }
-            .sorted { Self.listOrder($0.attributes, $1.attributes) }
-    }
-
-    /// What `keygate passwd --recovery` would invalidate: the readable gated items, whose gate keys
-    /// only the previous password opens (a current-set slot counts as current-set). Never prompts.
-    public func itemsARecoveryResetInvalidates() throws -> (userPresence: Int, currentSet: Int) {
-        let current = try? PublicKeys.load(directory: keys.context.dataDirectory)
-        var counts = (userPresence: 0, currentSet: 0)
-        for item in try store.search(ItemQuery(), loadBlobs: true) where !item.isUnfinishedWrite {
-            guard let blob = item.blob, let header = try? GatedBlob.header(of: blob), !header.gateSlots.isEmpty,
-                  Self.invalidation(header, current: current) == nil else { continue }
-            if header.gateSlots.contains(where: { $0.kind == .currentSet }) { counts.currentSet += 1 } else { counts.userPresence += 1 }
-        }
-        return counts
-    }
-
-    private static func listOrder(_ lhs: ItemAttributes, _ rhs: ItemAttributes) -> Bool {
+    static func listOrder(_ lhs: ItemAttributes, _ rhs: ItemAttributes) -> Bool {
         (lhs.identity.itemClass.rawValue, lhs.identity.service, lhs.identity.server, lhs.identity.account)
             < (rhs.identity.itemClass.rawValue, rhs.identity.service, rhs.identity.server, rhs.identity.account)
-    }
-
-    /// True when the slot's key is the one keys.json publishes now.
-    private static func isCurrent(_ slot: GatedBlob.Slot, _ current: PublicKeys?) -> Bool {
-        let key = slot.kind == .presence ? current?.presenceKey : current?.currentSetKey
-        return key.map { BoxKeyPair.keyID(of: $0) == slot.keyID } ?? false
-    }
-
-    /// Why a gated item can no longer be opened, from its header alone: the gate keys it needs
-    /// (all for `and`, one for `or`) were replaced. nil while it can be.
-    static func invalidation(_ header: GatedBlob.Header, current: PublicKeys?) -> String? {
-        let stale = header.gateSlots.filter { !isCurrent($0, current) }
-        let dead = header.combination == .all ? !stale.isEmpty
-            : (!header.gateSlots.isEmpty && stale.count == header.gateSlots.count)
-        guard dead else { return nil }
-        if stale.contains(where: { $0.kind == .currentSet }) {
-            return "it was bound to your previous password (current-set), and the password has changed since"
-        }
-        return "it needs a user-presence key that a reset with the recovery key (`keygate passwd --recovery`) replaced, because the previous password was lost"
     }
 
     /// Deletes every matching item; returns how many. Never prompts.
@@ -325,17 +278,5 @@ extension KeychainStatus {
         return "this keychain's items are in the Secret Service: run inside a session that has one ("
             + "\(InstalledTools.secretSession) CMD starts a private one), or, from a session that has it, "
             + "move them with `keygate migrate --to embedded`"
-    }
-}
-
-/// An item as `keygate list` shows it.
-public struct ListedItem: Sendable {
-    public let attributes: ItemAttributes
-    /// Why the item can no longer be read (its secret is gone for good), or nil.
-    public let invalidated: String?
-
-    public init(attributes: ItemAttributes, invalidated: String?) {
-        self.attributes = attributes
-        self.invalidated = invalidated
     }
 }
