@@ -109,4 +109,31 @@ final class InstalledBinaryTests: XCTestCase {
                                  + "sh -c 'test \"$S3_SECRET_KEY\" = s3-key && echo exec=ok'")
         XCTAssertEqual(exec.values["exec"], "ok", exec.summary)
     }
+
+    /// A mistyped verb, with the binary people run: a suggestion and exit 2, for `help` too.
+    func test_mistypedVerb_suggests_andHelpOfAnUnknownVerbExits2() throws {
+        let (binary, _) = TerminalShell.binary
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: binary), "the keygate binary at \(binary)")
+        for argv in [["gte", "-s", "x", "-a", "y"], ["help", "gte"]] {
+            let r = try Subprocess.run([binary] + argv, environment: TestUser.systemEnvironment)
+            XCTAssertEqual(r.status, 2, "\(argv): \(r.err)")
+            XCTAssertTrue(r.err.contains("did you mean 'get'?"), "\(argv): \(r.err)")
+        }
+    }
+
+    /// Read-only commands change nothing on disk, with the binary people run: a user with no
+    /// bus runs doctor, status, list, exists and get, and no data folder appears.
+    func test_readOnlyCommands_writeNothing_forAUserWithoutABus() throws {
+        let (binary, installed) = TerminalShell.binary
+        try Requirement.require(Requirement.isRoot, "root, to create a test user")
+        let user = try TestUser.create()
+        defer { user.remove() }
+        let keygate = installed ? binary : try UserSession.stageTools() + "/keygate"
+        let r = try Subprocess.run(["runuser", "-u", user.name, "--", "env", "-i", "HOME=\(user.home)", "PATH=/usr/bin:/bin",
+                                    "bash", "-c", """
+            for verb in doctor status list "exists -s v -a a" "get -s v -a a"; do \(keygate) $verb >/dev/null 2>&1; done
+            [ -e "$HOME/.local/share/keygate" ] && echo wrote=yes || echo wrote=no
+            """], environment: TestUser.systemEnvironment, currentDirectory: "/", timeout: 60)
+        XCTAssertEqual(r.values["wrote"], "no", r.summary)
+    }
 }
