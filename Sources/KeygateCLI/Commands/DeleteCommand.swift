@@ -1,5 +1,5 @@
-// `keygate delete` (and delete-generic-password / delete-internet-password):
-// removes one item, or with --all every item that matches. Never prompts.
+// `keygate delete`: removes one item, or with --all every item that matches. Never
+// prompts. macOS's delete-*-password spellings are DeletePasswordCommand.
 
 import Keygate
 
@@ -8,7 +8,6 @@ enum DeleteCommand: KeygateCommand {
         commandName: "delete",
         abstract: "Delete an item, or with --all every matching item.",
         discussion: "Without -a, --all is required, so that a missing -a never deletes more than intended. `keygate delete --all` alone deletes every Keygate item.",
-        aliases: ["delete-generic-password", "delete-internet-password"],
         usage: "-s SERVICE -a ACCOUNT | keygate delete [-s SERVICE] --all",
         options: ItemOptions.matching + [.flag("--all", help: "Delete every matching item.")] + GlobalOptions.all)
 
