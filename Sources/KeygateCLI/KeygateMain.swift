@@ -14,6 +14,7 @@ public enum KeygateMain {
         ListCommand.self, DumpKeychainCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         PasswdCommand.self, SetupHostCommand.self, PolicyCommand.self, DoctorCommand.self,
         ExecCommand.self, MigrateCommand.self,
+        SearchCommand.self, LookupCommand.self, StoreCommand.self, ClearCommand.self,
         GitCredentialCommand.self, DockerCredentialCommand.self, SSHAddCommand.self, SSHAskpassCommand.self,
     ]
 
