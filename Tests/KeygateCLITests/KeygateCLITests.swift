@@ -228,7 +228,7 @@ final class KeygateCLITests: XCTestCase {
         let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["w"], "pw", r.summary)
-        XCTAssertTrue(r.out.contains("    \"labl\"<blob>=\"Mail\"\n"), r.summary)
+        XCTAssertTrue(r.out.contains("    0x00000007 <blob>=\"Mail\"\n"), "macOS shows the label as 0x00000007: \(r.summary)")
         XCTAssertTrue(r.out.contains("    \"icmt\"<blob>=\"a comment\"\n"), r.summary)
         XCTAssertEqual(v["addi"], "0", r.summary)
         XCTAssertEqual(v["wi"], "ipw", r.summary)

@@ -1,6 +1,6 @@
 // macOS's delete-generic-password / delete-internet-password: deletes one item and,
 // as macOS does, prints what was deleted (the attribute block of MacOSItemFormatter)
-// followed by "password has been deleted.". The item is resolved as find does
+// on stdout, then "password has been deleted." on stderr (keychain_find.c). The item is resolved as find does
 // (ItemLookup); the deletion is KeychainOperations.delete. Never prompts.
 
 import Keygate
@@ -9,7 +9,7 @@ enum DeletePasswordCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete-generic-password",
         abstract: "Delete one item and print what was deleted, as macOS does.",
-        discussion: "Prints the item's attribute block (as find-generic-password does), then `password has been deleted.`. With only -s, the one item of that service; if several match, give -a. To delete several items, use `keygate delete --all`.",
+        discussion: "Prints the item's attribute block on stdout (as find-generic-password does), then `password has been deleted.` on stderr, as macOS does. With only -s, the one item of that service; if several match, give -a. To delete several items, use `keygate delete --all`.",
         aliases: ["delete-internet-password"],
         usage: "-s SERVICE [-a ACCOUNT]",
         options: ItemOptions.matching + GlobalOptions.all)
@@ -22,8 +22,8 @@ enum DeletePasswordCommand: KeygateCommand {
               try operations.delete(matching: query) > 0 else {
             throw KeychainError(.itemNotFound, "no item for \(identity.displayName), so nothing was deleted: list what exists with `keygate list`")
         }
-        Console.out(MacOSItemFormatter.block(attributes, keychain: MacOSItemFormatter.keychainPath(context.environment))
-                    + "password has been deleted.\n")
+        Console.out(MacOSItemFormatter.block(attributes, keychain: MacOSItemFormatter.keychainPath(context.environment)))
+        Console.err("password has been deleted.\n")
         return 0
     }
 }

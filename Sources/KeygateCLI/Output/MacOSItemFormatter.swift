@@ -1,9 +1,10 @@
 // The attribute block macOS security(1) prints for find-*-password, delete-*-password
 // and dump-keychain (`keychain:`, `version: 512`, `class: "genp"`, `attributes:` then
 // one `"tag"<type>=value` line per attribute in Apple's order), and its `password:`
-// line. Byte values are shown as macOS's print_buffer does: quoted when every byte is
-// printable, else 0x-hex followed by the quoted form with octal escapes. Only
-// find -g, dump-keychain -d and lookup call `secretLine`; attributes never hold a secret.
+// line. Values are shown as print_buffer in Apple's security tool
+// (keychain_utilities.c) shows them: quoted when every byte is printable, else 0x-hex,
+// then the quoted form with octal escapes. Only find -g and dump-keychain -d pass a
+// secret here; attributes never hold one. The label is macOS's 0x00000007 line.
 
 import Keygate
 
@@ -38,7 +39,6 @@ enum MacOSItemFormatter {
             lines.append("\"gena\"<blob>=" + (a.generic.map(bytes) ?? null))
             blob("\"icmt\"", a.comment)
             lines.append("\"invi\"<sint32>=<NULL>")
-            blob("\"labl\"", label)
             lines.append("\"mdat\"<timedate>=" + timedate(a.modified))
             lines.append("\"nega\"<sint32>=<NULL>")
             lines.append("\"prot\"<blob>=<NULL>")
@@ -57,13 +57,12 @@ enum MacOSItemFormatter {
             blob("\"desc\"", a.description)
             blob("\"icmt\"", a.comment)
             lines.append("\"invi\"<sint32>=<NULL>")
-            blob("\"labl\"", label)
             lines.append("\"mdat\"<timedate>=" + timedate(a.modified))
             lines.append("\"nega\"<sint32>=<NULL>")
             blob("\"path\"", id.path.isEmpty ? nil : id.path)
-            lines.append("\"port\"<uint32>=" + hex32(UInt32(id.port)))
+            lines.append("\"port\"<uint32>=" + uint32(UInt32(id.port)))
             lines.append("\"prot\"<blob>=<NULL>")
-            lines.append("\"ptcl\"<uint32>=" + (id.protocol.map { bytes(Array($0.rawValue.utf8)) } ?? "0x00000000 "))
+            lines.append("\"ptcl\"<uint32>=" + (id.protocol.map { bytes(Array($0.rawValue.utf8)) } ?? uint32(0)))
             lines.append("\"scrp\"<sint32>=<NULL>")
             blob("\"sdmn\"", id.securityDomain.isEmpty ? nil : id.securityDomain)
             blob("\"srvr\"", id.server)
@@ -77,26 +76,22 @@ enum MacOSItemFormatter {
         secret.withUnsafeBytes { "password: " + bytes(Array($0)) + "\n" }
     }
 
-    /// macOS's print_buffer: `"text"` when every byte is printable ASCII; otherwise
-    /// `0xHEX`, then, when some bytes are printable, two spaces and the quoted form with
-    /// `\ooo` octal escapes for the others. Quotes and backslashes are escaped.
+    /// macOS's print_buffer, byte for byte: a byte is printable when it is ' '...'~' and
+    /// not a backslash. Any other byte makes the value `0xHEX` followed by one space, or by
+    /// two spaces and the quoted form when some bytes are printable; the quoted form shows
+    /// the others as `\ooo` (so a backslash is `\134`; a quote is not escaped). All
+    /// printable: only the quoted form. No bytes: nothing.
     static func bytes(_ data: [UInt8]) -> String {
-        let printable = data.map { $0 >= 0x20 && $0 < 0x7f }
+        let printable = data.map { $0 >= 0x20 && $0 <= 0x7e && $0 != 0x5c }
         let hasText = printable.contains(true)
-        let hasBinary = printable.contains(false)
         var out = ""
-        if hasBinary { out += "0x" + data.map(hexByte).joined() }
-        if hasText && hasBinary { out += "  " }
-        if hasText || data.isEmpty {
+        if printable.contains(false) {
+            out += "0x" + data.map(hexByte).joined() + (hasText ? "  " : " ")
+        }
+        if hasText {
             out += "\""
             for (byte, isPrintable) in zip(data, printable) {
-                if !isPrintable {
-                    out += "\\" + octal(byte)
-                } else if byte == 0x22 || byte == 0x5c {
-                    out += "\\" + String(UnicodeScalar(byte))
-                } else {
-                    out += String(UnicodeScalar(byte))
-                }
+                out += isPrintable ? String(UnicodeScalar(byte)) : "\\" + octal(byte)
             }
             out += "\""
         }
@@ -109,8 +104,9 @@ enum MacOSItemFormatter {
         return bytes(Array(digits.utf8) + [0])
     }
 
-    private static func hex32(_ v: UInt32) -> String {
-        "0x" + [24, 16, 8, 0].map { hexByte(UInt8(truncatingIfNeeded: v >> $0)) }.joined() + " "
+    /// macOS's print_uint32: the big-endian bytes through print_buffer.
+    private static func uint32(_ v: UInt32) -> String {
+        bytes([24, 16, 8, 0].map { UInt8(truncatingIfNeeded: v >> $0) })
     }
 
     private static func hexByte(_ b: UInt8) -> String {
