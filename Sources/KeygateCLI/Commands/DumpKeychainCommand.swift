@@ -29,7 +29,7 @@ enum DumpKeychainCommand: KeygateCommand {
                 continue
             }
             guard let secret = try operations.secret(for: item.attributes.identity) else { continue }
-            Console.out("data:\n" + secret.withUnsafeBytes { MacOSItemFormatter.bytes(Array($0)) } + "\n")
+            try MacOSItemFormatter.writeSecret(secret, prefix: "data:\n", toFileDescriptor: 1)
         }
         return status
     }

@@ -36,7 +36,7 @@ enum FindCommand: KeygateCommand {
             throw KeychainError(.itemNotFound, "no item for \(identity.displayName): list what exists with `keygate list`")
         }
         Console.out(block)
-        Console.err(MacOSItemFormatter.passwordLine(secret))
+        try MacOSItemFormatter.writeSecret(secret, prefix: "password: ", toFileDescriptor: 2)
         return 0
     }
 }

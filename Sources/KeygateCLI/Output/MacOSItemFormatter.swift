@@ -71,9 +71,15 @@ enum MacOSItemFormatter {
         return out + lines.map { "    " + $0 + "\n" }.joined()
     }
 
-    /// `password: "…"` (or `password: 0x…` for bytes that are not all printable), as find -g prints it.
-    static func passwordLine(_ secret: SecureBytes) -> String {
-        secret.withUnsafeBytes { "password: " + bytes(Array($0)) + "\n" }
+    /// Writes `prefix`, the secret as print_buffer shows it, and a newline to `fd`: find -g's
+    /// `password: "…"` on stderr, dump-keychain -d's `data:` value. The formatted bytes go
+    /// straight into locked memory (SecureBytes), never into a String.
+    static func writeSecret(_ secret: SecureBytes, prefix: String, toFileDescriptor fd: Int32) throws {
+        var line = Array(prefix.utf8)
+        secret.withUnsafeBytes { render($0, into: &line) }
+        line.append(0x0A)
+        let locked = try SecureBytes(consuming: &line)
+        try locked.write(toFileDescriptor: fd)
     }
 
     /// macOS's print_buffer, byte for byte: a byte is printable when it is ' '...'~' and
@@ -82,20 +88,31 @@ enum MacOSItemFormatter {
     /// the others as `\ooo` (so a backslash is `\134`; a quote is not escaped). All
     /// printable: only the quoted form. No bytes: nothing.
     static func bytes(_ data: [UInt8]) -> String {
-        let printable = data.map { $0 >= 0x20 && $0 <= 0x7e && $0 != 0x5c }
-        let hasText = printable.contains(true)
-        var out = ""
-        if printable.contains(false) {
-            out += "0x" + data.map(hexByte).joined() + (hasText ? "  " : " ")
+        var out: [UInt8] = []
+        render(data, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// print_buffer into `out`, without an intermediate copy of `data`.
+    static func render<Bytes: Collection>(_ data: Bytes, into out: inout [UInt8]) where Bytes.Element == UInt8 {
+        func isPrintable(_ b: UInt8) -> Bool { b >= 0x20 && b <= 0x7e && b != 0x5c }
+        let hasText = data.contains(where: isPrintable)
+        let hex = Array("0123456789ABCDEF".utf8)
+        if data.contains(where: { !isPrintable($0) }) {
+            out += Array("0x".utf8)
+            for b in data { out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 0xF)]) }
+            out += hasText ? [0x20, 0x20] : [0x20]
         }
-        if hasText {
-            out += "\""
-            for (byte, isPrintable) in zip(data, printable) {
-                out += isPrintable ? String(UnicodeScalar(byte)) : "\\" + octal(byte)
+        guard hasText else { return }
+        out.append(0x22)
+        for b in data {
+            if isPrintable(b) {
+                out.append(b)
+            } else {
+                out += [0x5C, 0x30 + (b >> 6), 0x30 + ((b >> 3) & 7), 0x30 + (b & 7)]
             }
-            out += "\""
         }
-        return out
+        out.append(0x22)
     }
 
     /// A CSSM timedate: "YYYYMMDDhhmmssZ" and a NUL, shown in hex and quoted.
@@ -109,12 +126,4 @@ enum MacOSItemFormatter {
         bytes([24, 16, 8, 0].map { UInt8(truncatingIfNeeded: v >> $0) })
     }
 
-    private static func hexByte(_ b: UInt8) -> String {
-        let digits = Array("0123456789ABCDEF")
-        return String(digits[Int(b >> 4)]) + String(digits[Int(b & 0xF)])
-    }
-
-    private static func octal(_ b: UInt8) -> String {
-        String(b >> 6) + String((b >> 3) & 7) + String(b & 7)
-    }
 }
