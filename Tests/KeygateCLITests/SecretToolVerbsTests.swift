@@ -15,6 +15,8 @@ final class SecretToolVerbsTests: XCTestCase {
             printf 'got2=%s\\n' "$(keygate lookup service vpn account alice)"
             keygate list -s vpn | grep label
             printf %s ipw | keygate store server example.com account carol protocol https; echo storei=$?
+            keygate store service vpn account alice hunter2 </dev/null 2>"$HOME/err"; echo argvsecret=$?
+            printf 'argverr=%s\\n' "$(grep -c hunter2 "$HOME/err")"
             printf 'goti=%s\\n' "$(keygate find-internet-password -s example.com -a carol -w)"
             """)
         let v = r.values
@@ -26,6 +28,8 @@ final class SecretToolVerbsTests: XCTestCase {
         XCTAssertTrue(r.out.contains("    label: VPN\n"), r.summary)
         XCTAssertEqual(v["storei"], "0", r.summary)
         XCTAssertEqual(v["goti"], "ipw", "server makes an internet password: \(r.summary)")
+        XCTAssertEqual(v["argvsecret"], "2", "a word after the pairs is refused: \(r.summary)")
+        XCTAssertEqual(v["argverr"], "0", "and not repeated, since it may be a secret: \(r.summary)")
     }
 
     func test_lookup_exitStatuses_notFound44_ambiguous206_usage2() throws {

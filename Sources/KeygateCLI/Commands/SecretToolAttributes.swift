@@ -27,12 +27,13 @@ struct SecretToolAttributes {
         var entries: [(String, String)] = []
         let positional = args.positionalValues(Self.pairs.name)
         guard positional.count % 2 == 0 else {
-            throw context.usageError("attributes come in pairs (attribute value): '\(positional.last ?? "")' has no value", config)
+            // The odd word is not repeated: it may be a secret typed where none belongs.
+            throw context.usageError("attributes come in pairs (attribute value): the last one has no value; a secret is never an argument, it comes on standard input", config)
         }
         for i in stride(from: 0, to: positional.count, by: 2) { entries.append((positional[i], positional[i + 1])) }
         for attr in args.values("--attr") {
             guard let eq = attr.firstIndex(of: "=") else {
-                throw context.usageError("--attr takes NAME=VALUE: '\(attr)' has no '='", config)
+                throw context.usageError("--attr takes NAME=VALUE, with an '='", config)
             }
             entries.append((String(attr[..<eq]), String(attr[attr.index(after: eq)...])))
         }
