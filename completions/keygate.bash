@@ -4,9 +4,9 @@
 # Install: /usr/share/bash-completion/completions/keygate
 
 _keygate_verbs="init add add-generic-password add-internet-password get find-generic-password
-find-internet-password delete delete-generic-password delete-internet-password list exists unlock
-lock status passwd setup-host policy doctor exec migrate git-credential docker-credential ssh-add
-ssh-askpass help"
+find-internet-password delete delete-generic-password delete-internet-password list dump-keychain
+exists unlock unlock-keychain lock lock-keychain status passwd setup-host policy doctor exec migrate
+search lookup store clear git-credential docker-credential ssh-add ssh-askpass help"
 
 _keygate_item_opts="-s --service -a --account --internet -r --protocol -P --port -p --path
 -d --security-domain -t --auth-type --askpass -h --help"
@@ -17,13 +17,18 @@ _keygate_verb_opts() {
         add | add-generic-password | add-internet-password)
             echo "$_keygate_item_opts -l --label -j --comment -U --update --accessible --access --or --and -w" ;;
         get | exists) echo "$_keygate_item_opts" ;;
-        find-generic-password | find-internet-password) echo "$_keygate_item_opts -w" ;;
-        delete | delete-generic-password | delete-internet-password) echo "$_keygate_item_opts --all --yes -y" ;;
+        find-generic-password | find-internet-password) echo "$_keygate_item_opts -g -w" ;;
+        delete) echo "$_keygate_item_opts --all --yes -y" ;;
+        delete-generic-password | delete-internet-password) echo "$_keygate_item_opts" ;;
+        dump-keychain) echo "-d --askpass -h --help" ;;
+        search) echo "--attr --json --askpass -h --help" ;;
+        lookup | clear) echo "--attr --askpass -h --help" ;;
+        store) echo "--label --attr --askpass -h --help" ;;
         list) echo "$_keygate_item_opts --json --all-classes" ;;
         init) echo "--host-protector --user --askpass -h --help" ;;
-        unlock) echo "--recovery --host-protector --user --askpass -h --help" ;;
+        unlock | unlock-keychain) echo "--recovery --host-protector --user --askpass -h --help" ;;
         passwd) echo "--recovery --yes -y --askpass -h --help" ;;
-        lock) echo "--all --askpass -h --help" ;;
+        lock | lock-keychain) echo "-a --all --askpass -h --help" ;;
         status | doctor) echo "--json --askpass -h --help" ;;
         migrate) echo "--to --delete-source --yes -y --askpass -h --help" ;;
         setup-host) echo "--rotate --tpm --tcti -h --help" ;;

@@ -3,7 +3,7 @@
 # secrets, never a prompt). Plain shell tools, no jq.
 # Install: /usr/share/fish/vendor_completions.d/keygate.fish
 
-set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists unlock lock status passwd setup-host policy doctor exec migrate git-credential docker-credential ssh-add ssh-askpass help
+set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list dump-keychain exists unlock unlock-keychain lock lock-keychain status passwd setup-host policy doctor exec migrate search lookup store clear git-credential docker-credential ssh-add ssh-askpass help
 set -l item_verbs add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists
 
 function __keygate_field_values -a field
@@ -40,11 +40,23 @@ complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a add -d 'Add a
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'add-generic-password add-internet-password' -d 'Add (macOS spelling)'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a get -d "Print an item's secret"
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'find-generic-password find-internet-password' -d 'Show attributes; -w the secret'
-complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'delete delete-generic-password delete-internet-password' -d 'Delete items'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a delete -d 'Delete items'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'delete-generic-password delete-internet-password' -d 'Delete one item and print it (macOS)'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a list -d 'List items (attributes only)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a dump-keychain -d 'Every item as macOS prints it; -d secrets'
+complete -c keygate -n "__fish_seen_subcommand_from dump-keychain" -s d -d 'Also print secrets, after authentication'
+complete -c keygate -n "__fish_seen_subcommand_from find-generic-password find-internet-password" -s g -d 'Also the password on stderr'
+complete -c keygate -n "__fish_seen_subcommand_from lock-keychain lock" -s a -d 'Also the after-first-unlock key'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a exists -d 'Exit 0 if the item exists, 44 if not'
-complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a unlock -d 'Unlock the keychain now'
-complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a lock -d 'Lock (like sudo -k)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'unlock unlock-keychain' -d 'Unlock the keychain now'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'lock lock-keychain' -d 'Lock (like sudo -k)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a search -d 'Items whose attributes match (secret-tool)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a lookup -d 'Print the matching secret (secret-tool)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a store -d 'Store a secret from stdin (secret-tool)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a clear -d 'Delete matching items (secret-tool)'
+complete -c keygate -n "__fish_seen_subcommand_from search lookup store clear" -l attr -x -a 'service= account= server= protocol= port= path= security-domain= authentication-type= label= comment=' -d 'Attribute NAME=VALUE'
+complete -c keygate -n "__fish_seen_subcommand_from search" -l json -d 'JSON array'
+complete -c keygate -n "__fish_seen_subcommand_from store" -l label -x -d 'Label'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a status -d "Show the keychain's state"
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a passwd -d 'Re-wrap after a password change'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a setup-host -d 'Create the host key (root)'
@@ -76,17 +88,17 @@ complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l and -d 'Every
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs find-generic-password find-internet-password" -s w -d 'Prompt for / print the secret'
 
 # the other verbs
-complete -c keygate -n "__fish_seen_subcommand_from delete delete-generic-password delete-internet-password lock" -l all -d 'Every matching item / every key'
+complete -c keygate -n "__fish_seen_subcommand_from delete lock lock-keychain" -l all -d 'Every matching item / every key'
 complete -c keygate -n "__fish_seen_subcommand_from list" -l json -d 'JSON array'
 complete -c keygate -n "__fish_seen_subcommand_from list" -l all-classes -d 'Generic and internet together'
 complete -c keygate -n "__fish_seen_subcommand_from status doctor" -l json -d 'JSON output'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a migrate -d 'Move items between the Secret Service and the embedded store'
 complete -c keygate -n "__fish_seen_subcommand_from migrate" -l to -x -a 'secret-service embedded' -d 'Destination store'
 complete -c keygate -n "__fish_seen_subcommand_from migrate" -l delete-source -d 'Delete each source item once its copy is verified'
-complete -c keygate -n "__fish_seen_subcommand_from unlock passwd" -l recovery -d 'Use the recovery key'
-complete -c keygate -n "__fish_seen_subcommand_from passwd delete delete-generic-password delete-internet-password migrate" -s y -l yes -d 'Go ahead without asking'
-complete -c keygate -n "__fish_seen_subcommand_from init unlock" -l host-protector -d '(root) the host protector of a service account'
-complete -c keygate -n "__fish_seen_subcommand_from init unlock" -l user -x -a '(__fish_complete_users)' -d '(root) the account'
+complete -c keygate -n "__fish_seen_subcommand_from unlock unlock-keychain passwd" -l recovery -d 'Use the recovery key'
+complete -c keygate -n "__fish_seen_subcommand_from init unlock unlock-keychain" -l host-protector -d '(root) the host protector of a service account'
+complete -c keygate -n "__fish_seen_subcommand_from init unlock unlock-keychain" -l user -x -a '(__fish_complete_users)' -d '(root) the account'
+complete -c keygate -n "__fish_seen_subcommand_from passwd delete migrate" -s y -l yes -d 'Go ahead without asking'
 complete -c keygate -n "__fish_seen_subcommand_from setup-host" -l rotate -d 'Replace the host key'
 complete -c keygate -n "__fish_seen_subcommand_from setup-host" -l tpm -d 'Seal the host key to the TPM2'
 complete -c keygate -n "__fish_seen_subcommand_from setup-host" -l tcti -r -d 'The TPM, as a tpm2-tss TCTI'

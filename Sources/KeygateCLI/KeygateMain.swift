@@ -10,10 +10,11 @@ public enum KeygateMain {
 
     /// The verbs, in the order `keygate help` lists them.
     static let commands: [any KeygateCommand.Type] = [
-        InitCommand.self, AddCommand.self, GetCommand.self, FindCommand.self, DeleteCommand.self,
-        ListCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
+        InitCommand.self, AddCommand.self, GetCommand.self, FindCommand.self, DeleteCommand.self, DeletePasswordCommand.self,
+        ListCommand.self, DumpKeychainCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         PasswdCommand.self, SetupHostCommand.self, PolicyCommand.self, DoctorCommand.self,
         ExecCommand.self, MigrateCommand.self,
+        SearchCommand.self, LookupCommand.self, StoreCommand.self, ClearCommand.self,
         GitCredentialCommand.self, DockerCredentialCommand.self, SSHAddCommand.self, SSHAskpassCommand.self,
     ]
 

@@ -228,8 +228,8 @@ final class KeygateCLITests: XCTestCase {
         let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["w"], "pw", r.summary)
-        XCTAssertTrue(r.out.contains("label: Mail"), r.summary)
-        XCTAssertTrue(r.out.contains("comment: \"a comment\""), r.summary)
+        XCTAssertTrue(r.out.contains("    0x00000007 <blob>=\"Mail\"\n"), "macOS shows the label as 0x00000007: \(r.summary)")
+        XCTAssertTrue(r.out.contains("    \"icmt\"<blob>=\"a comment\"\n"), r.summary)
         XCTAssertEqual(v["addi"], "0", r.summary)
         XCTAssertEqual(v["wi"], "ipw", r.summary)
         XCTAssertEqual(v["deli"], "0", r.summary)

@@ -1,6 +1,6 @@
-// `keygate delete` (and delete-generic-password / delete-internet-password):
-// removes one item, or with --all every item that matches, after saying how many and
-// asking (Confirmation; --yes for scripts). Never asks for a password.
+// `keygate delete`: removes one item, or with --all every item that matches, after
+// saying how many and asking (Confirmation; --yes for scripts). Never asks for a
+// password. macOS's delete-*-password spellings are DeletePasswordCommand.
 
 import Keygate
 
@@ -9,7 +9,6 @@ enum DeleteCommand: KeygateCommand {
         commandName: "delete",
         abstract: "Delete an item, or with --all every matching item.",
         discussion: "Without -a, --all is required, so that a missing -a never deletes more than intended. `keygate delete --all` alone deletes every Keygate item. With --all it says how many items would go and asks on the terminal; --yes answers for scripts (with no terminal and no --yes it exits 36 and deletes nothing).",
-        aliases: ["delete-generic-password", "delete-internet-password"],
         usage: "-s SERVICE -a ACCOUNT | keygate delete [-s SERVICE] --all",
         options: ItemOptions.matching + [.flag("--all", help: "Delete every matching item."), Confirmation.yes] + GlobalOptions.all)
 

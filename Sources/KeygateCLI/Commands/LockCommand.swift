@@ -1,5 +1,6 @@
-// `keygate lock`: drops the cached master key (like `sudo -k`); with --all, every
-// cached Keygate key including after-first-unlock (like `sudo -K`).
+// `keygate lock` (and macOS's lock-keychain): drops the cached master key (like
+// `sudo -k`); with --all (macOS: -a), every cached Keygate key including
+// after-first-unlock (like `sudo -K`). A keychain argument is checked by KeychainArgument.
 
 import Keygate
 
@@ -7,9 +8,13 @@ enum LockCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "lock",
         abstract: "Lock: drop the master key and this scope's authentications (like sudo -k; --all like sudo -K).",
-        options: [.flag("--all", help: "Also drop the after-first-unlock key, like sudo -K.")] + GlobalOptions.all)
+        discussion: "Alias lock-keychain, as on macOS: `lock-keychain -a` is --all, and a keychain argument may name only your one keychain (login.keychain).",
+        aliases: ["lock-keychain"],
+        options: [.flag("-a", "--all", help: "Also drop the after-first-unlock key, like sudo -K (macOS: lock all keychains).")] + GlobalOptions.all,
+        positionals: [KeychainArgument.positional])
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
+        try KeychainArgument.check(args, configuration, context)
         try context.operations().lock(all: args.flag("--all"))
         return 0
     }
