@@ -14,10 +14,10 @@ enum ClearCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let attributes = try SecretToolAttributes(args, configuration, context)
-        if attributes.isEmpty { throw context.usageError("clear needs at least one attribute (service NAME …), so that it never deletes everything", configuration) }
+        try attributes.requireSome("clear", configuration, context)
         let operations = try context.operations()
         var count = 0
-        for item in try operations.attributes(matching: try attributes.query()) where attributes.matches(item) {
+        for item in try attributes.items(in: operations) {
             count += try operations.delete(matching: ItemQuery(exactly: item.identity))
         }
         if count == 0 {

@@ -15,9 +15,9 @@ enum LookupCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let attributes = try SecretToolAttributes(args, configuration, context)
-        if attributes.isEmpty { throw context.usageError("lookup needs at least one attribute (service NAME …)", configuration) }
+        try attributes.requireSome("lookup", configuration, context)
         let operations = try context.operations()
-        let matches = try operations.attributes(matching: try attributes.query()).filter(attributes.matches)
+        let matches = try attributes.items(in: operations)
         guard let first = matches.first else {
             throw KeychainError(.itemNotFound, "no item matches: list what exists with `keygate list`")
         }

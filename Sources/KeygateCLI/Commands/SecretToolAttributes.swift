@@ -79,6 +79,16 @@ struct SecretToolAttributes {
         values["comment"].map { attributes.comment == $0 } ?? true
     }
 
+    /// The attributes of every item that matches: the store's query, then the comment.
+    func items(in operations: KeychainOperations) throws -> [ItemAttributes] {
+        try operations.attributes(matching: try query()).filter(matches)
+    }
+
+    /// A usage error unless at least one attribute was given: `verb` must never act on every item.
+    func requireSome(_ verb: String, _ config: CommandConfiguration, _ context: CommandContext) throws {
+        if isEmpty { throw context.usageError("\(verb) needs at least one attribute (service NAME …), so that it never acts on every item", config) }
+    }
+
     /// The exact item `store` writes: service and account, or server and account.
     func identity(_ config: CommandConfiguration, _ context: CommandContext) throws -> ItemIdentity {
         guard let account = values["account"] else {
