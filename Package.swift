@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "Keygate", targets: ["Keygate"]),
         .library(name: "KeygateSecurity", targets: ["KeygateSecurity"]),
         .executable(name: "keygate", targets: ["keygate"]),
+        .executable(name: "keygate-gatekeeper", targets: ["keygate-gatekeeper"]),
     ],
     targets: [
         // GDBus and GVariant: the Secret Service is spoken over D-Bus directly (Storage/).
@@ -42,6 +43,8 @@ let package = Package(
         // uses, so that it carries no libsecret or glib; see docs/DECISIONS.md.
         .target(name: "PAMKeygate", dependencies: ["Keygate", "CPAM"], exclude: ["exports.map"]),
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI"], swiftSettings: testHooks),
+        // The setuid-root helper that holds the gate keys (docs/GATEKEEPER.md); its code is Keygate's Gatekeeper/.
+        .executableTarget(name: "keygate-gatekeeper", dependencies: ["Keygate"], swiftSettings: testHooks),
         .target(name: "KeygateTestSupport", dependencies: ["Keygate"], path: "Tests/KeygateTestSupport"),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCLI", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
         .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateTestSupport"], swiftSettings: testHooks),

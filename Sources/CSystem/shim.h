@@ -6,6 +6,7 @@
 static inline int keygate_set_nondumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 
 #include <syslog.h>
+#include <shadow.h>
 
 /* syslog(3) with a fixed "%s" format, so a message is never read as a format. */
 static inline void keygate_syslog(int priority, const char *message) { syslog(priority, "%s", message); }

@@ -10,9 +10,14 @@
 //   | sealed k_class (80) | n sealed gate keys or shares (80 each) | nonce (24) | ciphertext+tag
 // The AEAD's associated data is everything before the ciphertext plus the item's identity,
 // so a changed header, slot, sealed key or a blob moved to another item fails to open.
+// Device slots (kind 4) stand outside the combination: each carries a share that is
+// always needed, K = BLAKE2b(k_class || k_gate || device shares...). A blob without
+// one is byte for byte what Keygate 1.x wrote.
 
-/// What gates a gated blob's content key. Slot kinds (u8): 1 = class, 2 = presence, 3 = current-set.
-enum GateKind: UInt8, Sendable { case accessClass = 1, presence = 2, currentSet = 3 }
+/// What gates a gated blob's content key. Slot kinds (u8): 1 = class, 2 = presence, 3 = current-set,
+/// 4 = device (this-device-only: sealed to a key only this host's gatekeeper holds; always
+/// required, whatever the combination of the other gates).
+enum GateKind: UInt8, Sendable { case accessClass = 1, presence = 2, currentSet = 3, device = 4 }
 
 /// A key a gated blob's gate share is sealed to.
 struct GateRecipient: Sendable {
@@ -76,25 +81,34 @@ enum GatedBlob {
             throw KeychainError.param("internal: the class key is a blob's class slot, not one of its gates")
         }
 
+        // Device slots go last, so a blob's slot order is its boxes' order.
+        let gates = gates.filter { $0.kind != .device } + gates.filter { $0.kind == .device }
+        let combined = gates.filter { $0.kind != .device }
         let classShare = try SecureBytes.random(count: contentKeyBytes)
         var boxes = try SealedBox.seal(classShare, to: classKey)
         let gateKey: SecureBytes?
-        if gates.isEmpty {
+        if combined.isEmpty {
             gateKey = nil
         } else if combination == .any {
             let key = try SecureBytes.random(count: contentKeyBytes)
-            for gate in gates { boxes += try SealedBox.seal(key, to: gate.publicKey) }
+            for gate in combined { boxes += try SealedBox.seal(key, to: gate.publicKey) }
             gateKey = key
         } else {
             var shares: [SecureBytes] = []
-            for gate in gates {
+            for gate in combined {
                 let share = try SecureBytes.random(count: contentKeyBytes)
                 boxes += try SealedBox.seal(share, to: gate.publicKey)
                 shares.append(share)
             }
             gateKey = try combine(shares)
         }
-        let contentKey = try self.contentKey(classShare: classShare, gateKey: gateKey)
+        var deviceShares: [SecureBytes] = []
+        for gate in gates where gate.kind == .device {
+            let share = try SecureBytes.random(count: contentKeyBytes)
+            boxes += try SealedBox.seal(share, to: gate.publicKey)
+            deviceShares.append(share)
+        }
+        let contentKey = try self.contentKey(classShare: classShare, gateKey: gateKey, deviceShares: deviceShares)
 
         var header = SealedBlob.magic + [version, scheme, accessibility.blobCode]
         header += [UInt8(accessControl >> 24), UInt8((accessControl >> 16) & 0xff),
@@ -147,34 +161,56 @@ enum GatedBlob {
     /// open it (wrong/missing key, moved blob, corrupt). The caller checks key ids against the header first to
     /// tell "invalidated" from "corrupt".
     static func open(_ blob: [UInt8], identity: ItemIdentity, keys: [BoxKeyPair]) throws -> SecureBytes {
+        try open(blob, identity: identity, keys: keys, shares: [:])
+    }
+
+    /// The sealed box of gate slot `index` (0-based among the gate slots), for the gatekeeper.
+    static func gateBox(_ blob: [UInt8], header: Header, index: Int) -> [UInt8] {
+        let start = fixedHeaderBytes + slotBytes * (header.gateSlots.count + 1) + (index + 1) * boxBytes
+        return Array(blob[start..<(start + boxBytes)])
+    }
+
+    /// Opens with the class pair in `keys` and, per gate slot index, either a pair in `keys`
+    /// or a share the gatekeeper already opened (`shares`).
+    static func open(_ blob: [UInt8], identity: ItemIdentity, keys: [BoxKeyPair], shares: [Int: SecureBytes]) throws -> SecureBytes {
         let header = try header(of: blob)
         let boxesStart = fixedHeaderBytes + slotBytes * (header.gateSlots.count + 1)
         func box(_ index: Int) -> ArraySlice<UInt8> {
             blob[(boxesStart + index * boxBytes)..<(boxesStart + (index + 1) * boxBytes)]
         }
+        func share(_ index: Int, _ slot: Slot) throws -> SecureBytes? {
+            if let given = shares[index], given.count == contentKeyBytes { return given }
+            return try openBox(box(index + 1), slot: slot, keys: keys)
+        }
         guard let classShare = try openBox(box(0), slot: header.classSlot, keys: keys) else {
             throw cannotOpen(identity, "its class key")
         }
+        let combined = header.gateSlots.enumerated().filter { $0.element.kind != .device }
         var gateKey: SecureBytes?
-        if !header.gateSlots.isEmpty {
+        if !combined.isEmpty {
             switch header.combination {
             case .any:
-                for (index, slot) in header.gateSlots.enumerated() {
-                    if let key = try openBox(box(index + 1), slot: slot, keys: keys) { gateKey = key; break }
+                for (index, slot) in combined {
+                    if let key = try share(index, slot) { gateKey = key; break }
                 }
                 guard gateKey != nil else { throw cannotOpen(identity, "any of its access-control keys") }
             case .all:
-                var shares: [SecureBytes] = []
-                for (index, slot) in header.gateSlots.enumerated() {
-                    guard let share = try openBox(box(index + 1), slot: slot, keys: keys) else {
+                var parts: [SecureBytes] = []
+                for (index, slot) in combined {
+                    guard let part = try share(index, slot) else {
                         throw cannotOpen(identity, "all of its access-control keys")
                     }
-                    shares.append(share)
+                    parts.append(part)
                 }
-                gateKey = try combine(shares)
+                gateKey = try combine(parts)
             }
         }
-        let contentKey = try self.contentKey(classShare: classShare, gateKey: gateKey)
+        var deviceShares: [SecureBytes] = []
+        for (index, slot) in header.gateSlots.enumerated() where slot.kind == .device {
+            guard let part = try share(index, slot) else { throw cannotOpen(identity, "this host's device key") }
+            deviceShares.append(part)
+        }
+        let contentKey = try self.contentKey(classShare: classShare, gateKey: gateKey, deviceShares: deviceShares)
         let length = header.length
         let associatedData = Array(blob[0..<length]) + identity.canonicalBytes
         guard let plaintext = try AEAD.open(blob[length...], associatedData: associatedData,
@@ -194,9 +230,10 @@ enum GatedBlob {
         return nil
     }
 
-    /// K = BLAKE2b(k_class || k_gate), keyed for this purpose.
-    private static func contentKey(classShare: SecureBytes, gateKey: SecureBytes?) throws -> SecureBytes {
-        try GenericHash.hash(concatenate([classShare] + (gateKey.map { [$0] } ?? [])), key: contentKeyKey, outputBytes: AEAD.keyBytes)
+    /// K = BLAKE2b(k_class || k_gate || device shares), keyed for this purpose.
+    private static func contentKey(classShare: SecureBytes, gateKey: SecureBytes?, deviceShares: [SecureBytes]) throws -> SecureBytes {
+        try GenericHash.hash(concatenate([classShare] + (gateKey.map { [$0] } ?? []) + deviceShares),
+                             key: contentKeyKey, outputBytes: AEAD.keyBytes)
     }
 
     /// k_gate = BLAKE2b(share1 || share2 ...), keyed for this purpose.

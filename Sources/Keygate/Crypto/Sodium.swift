@@ -32,3 +32,12 @@ enum Sodium {
         bytes.withUnsafeMutableBytes { wipe($0) }
     }
 }
+
+extension Sodium {
+    /// Equal length and equal bytes, in time that does not depend on where they differ.
+    static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        guard !a.isEmpty else { return true }
+        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in sodium_memcmp(x.baseAddress, y.baseAddress, a.count) == 0 } }
+    }
+}

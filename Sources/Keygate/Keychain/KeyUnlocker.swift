@@ -400,6 +400,7 @@ extension GateKind {
         case .accessClass: return "class"
         case .presence: return "presence"
         case .currentSet: return "current-set"
+        case .device: return "device"
         }
     }
 }

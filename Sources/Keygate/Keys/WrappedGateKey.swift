@@ -52,6 +52,7 @@ struct WrappedGateKey: Codable, Sendable, Equatable {
         case .accessClass: return "class"
         case .presence: return "presence"
         case .currentSet: return "current-set"
+        case .device: return "device"
         }
     }
 

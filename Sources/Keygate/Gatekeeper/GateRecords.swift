@@ -1,0 +1,154 @@
+// Root's record of one user's authentications (docs/GATEKEEPER.md), in the manner of sudo's
+// /run/sudo/ts: which PAM service, in which scope, when (CLOCK_BOOTTIME seconds), the
+// consecutive failures and the lockout, and the authentication-context handles issued.
+// One small text file per uid, mode 0600 root, under a lock taken with a deadline. A file
+// from another boot (its boot id differs) is ignored: the clock it counted on restarted.
+// The user can neither read, forge, extend nor delete any of it.
+internal import Glibc
+
+struct GateRecords: Sendable, Equatable {
+    struct Authentication: Sendable, Equatable {
+        var service: String
+        var scope: String
+        var time: UInt64
+    }
+
+    struct Handle: Sendable, Equatable {
+        /// BLAKE2b of the handle: the file never holds a usable handle.
+        var digest: String
+        var pid: Int32
+        var start: UInt64
+        var service: String
+        var expires: UInt64
+    }
+
+    var bootID: String = ""
+    var failures: Int = 0
+    var lockedUntil: UInt64 = 0
+    var authentications: [Authentication] = []
+    var handles: [Handle] = []
+
+    static let maxBytes = 256 * 1024
+    static let maxEntries = 256
+    /// How long a call waits for another call's lock before it gives up.
+    static let lockDeadlineMilliseconds = 3000
+
+    // MARK: Decisions
+
+    /// The newest authentication through `service` in `scope` no older than `window` seconds.
+    func freshAuthentication(service: String, scope: String, window: UInt32, now: UInt64) -> Authentication? {
+        guard window > 0 else { return nil }
+        return authentications.last { $0.service == service && $0.scope == scope && $0.time <= now && now - $0.time <= UInt64(window) }
+    }
+
+    mutating func recordSuccess(service: String, scope: String, now: UInt64) {
+        authentications.removeAll { $0.service == service && $0.scope == scope }
+        authentications.append(Authentication(service: service, scope: scope, time: now))
+        if authentications.count > Self.maxEntries { authentications.removeFirst(authentications.count - Self.maxEntries) }
+        failures = 0
+        lockedUntil = 0
+    }
+
+    /// Counts one failure; the one that reaches `threshold` starts the lockout and restarts the count.
+    mutating func recordFailure(threshold: Int, lockoutSeconds: UInt32, now: UInt64) {
+        failures += 1
+        if threshold > 0, lockoutSeconds > 0, failures >= threshold {
+            lockedUntil = now + UInt64(lockoutSeconds)
+            failures = 0
+        }
+    }
+
+    func lockoutSecondsLeft(lockoutSeconds: UInt32, now: UInt64) -> UInt32? {
+        guard lockoutSeconds > 0, lockedUntil > now else { return nil }
+        return UInt32(min(lockedUntil - now, UInt64(lockoutSeconds)))
+    }
+
+    /// Drops every authentication and handle (`keygate lock --all`).
+    mutating func forgetAll() {
+        authentications.removeAll()
+        handles.removeAll()
+    }
+
+    /// Drops what belongs to one scope (`keygate lock`).
+    mutating func forget(scope: String) {
+        authentications.removeAll { $0.scope == scope }
+    }
+
+    mutating func prune(now: UInt64) {
+        handles.removeAll { $0.expires <= now }
+        if handles.count > Self.maxEntries { handles.removeFirst(handles.count - Self.maxEntries) }
+    }
+
+    // MARK: File
+
+    static var now: UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &ts)
+        return UInt64(ts.tv_sec)
+    }
+
+    static var currentBootID: String {
+        guard let bytes = try? AtomicFile.read("/proc/sys/kernel/random/boot_id", maxBytes: 64) else { return "" }
+        return String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+    }
+
+    func encoded() -> [UInt8] {
+        var text = "keygate-records 1\nboot \(bootID)\nfailures \(failures) \(lockedUntil)\n"
+        for a in authentications { text += "auth \(a.service) \(a.scope) \(a.time)\n" }
+        for h in handles { text += "handle \(h.digest) \(h.pid) \(h.start) \(h.service) \(h.expires)\n" }
+        return Array(text.utf8)
+    }
+
+    /// Parses a records file; anything unreadable is an empty record (fail towards asking),
+    /// except the lockout, which a damaged line cannot shorten: root wrote every line.
+    static func decode(_ bytes: [UInt8], bootID: String) -> GateRecords {
+        var records = GateRecords(bootID: bootID)
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        guard lines.first == "keygate-records 1", lines.count > 1, lines[1] == "boot \(bootID)" else { return records }
+        for line in lines.dropFirst(2) {
+            let f = line.split(separator: " ").map(String.init)
+            switch f.first {
+            case "failures" where f.count == 3:
+                records.failures = Int(f[1]) ?? 0
+                records.lockedUntil = UInt64(f[2]) ?? 0
+            case "auth" where f.count == 4:
+                if let t = UInt64(f[3]) { records.authentications.append(Authentication(service: f[1], scope: f[2], time: t)) }
+            case "handle" where f.count == 6:
+                if let pid = Int32(f[2]), let start = UInt64(f[3]), let expires = UInt64(f[5]) {
+                    records.handles.append(Handle(digest: f[1], pid: pid, start: start, service: f[4], expires: expires))
+                }
+            default:
+                continue
+            }
+        }
+        return records
+    }
+
+    /// Runs `body` on the user's records under an exclusive lock (with a deadline) and saves
+    /// what it leaves.
+    static func update<R>(uid: UInt32, _ body: (inout GateRecords) throws -> R) throws -> R {
+        try GatekeeperPaths.makeFolder(GatekeeperPaths.recordRoot, mode: 0o700)
+        let path = GatekeeperPaths.recordPath(uid: uid)
+        let lockFD = open(path + ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard lockFD >= 0 else {
+            throw KeychainError.notAvailable("the gatekeeper could not open \(path).lock: \(String(cString: strerror(errno)))")
+        }
+        defer { close(lockFD) }
+        var waited = 0
+        while flock(lockFD, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, waited < lockDeadlineMilliseconds else {
+                throw KeychainError.notAvailable("the gatekeeper's records for uid \(uid) stayed locked for \(lockDeadlineMilliseconds / 1000) s: try again")
+            }
+            usleep(20_000)
+            waited += 20
+        }
+        let boot = currentBootID
+        var records = (try? AtomicFile.read(path, maxBytes: maxBytes)).flatMap { $0 }.map { decode($0, bootID: boot) }
+            ?? GateRecords(bootID: boot)
+        let before = records
+        records.prune(now: now)
+        let result = try body(&records)
+        if records != before { try AtomicFile.write(records.encoded(), to: path, mode: 0o600) }
+        return result
+    }
+}

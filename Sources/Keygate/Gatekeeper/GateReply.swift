@@ -1,0 +1,108 @@
+// What keygate-gatekeeper sends back (docs/GATEKEEPER.md): prompts to relay to the person
+// ('P' without echo, 'E' with echo, 'I' a notice), each prompt answered by the client with
+// 'A' (the answer) or 'C' (a cancel), and one final result ('R'): a status, a message,
+// and whatever the operation returns. The shares and seeds in a result are secrets: the
+// client copies them into locked memory and wipes the frame.
+
+enum GateMessage: Equatable {
+    case promptSecret(String)
+    case promptVisible(String)
+    case notice(String)
+    case result(GateResult)
+
+    static let maxTextBytes = 2048
+
+    func encoded() -> [UInt8] {
+        var w = ByteWriter()
+        switch self {
+        case .promptSecret(let text): w.u8(UInt8(ascii: "P")); w.string(Self.cut(text))
+        case .promptVisible(let text): w.u8(UInt8(ascii: "E")); w.string(Self.cut(text))
+        case .notice(let text): w.u8(UInt8(ascii: "I")); w.string(Self.cut(text))
+        case .result(let result): w.u8(UInt8(ascii: "R")); result.write(to: &w)
+        }
+        return w.bytes
+    }
+
+    static func decode(_ frame: [UInt8]) throws -> GateMessage {
+        var r = ByteReader(frame)
+        let message: GateMessage
+        switch try r.u8() {
+        case UInt8(ascii: "P"): message = .promptSecret(try r.string(max: maxTextBytes))
+        case UInt8(ascii: "E"): message = .promptVisible(try r.string(max: maxTextBytes))
+        case UInt8(ascii: "I"): message = .notice(try r.string(max: maxTextBytes))
+        case UInt8(ascii: "R"): message = .result(try GateResult.read(&r))
+        default: throw GateWireError.malformed("an unknown message from the gatekeeper")
+        }
+        guard r.isAtEnd else { throw GateWireError.malformed("trailing bytes after a message") }
+        return message
+    }
+
+    private static func cut(_ text: String) -> String {
+        String(decoding: text.utf8.prefix(maxTextBytes), as: UTF8.self)
+    }
+}
+
+/// The final answer to a request.
+struct GateResult: Equatable {
+    /// nil on success, else the error's code (its message is `message`).
+    var error: KeychainError.Code?
+    var message: String = ""
+    /// open: the opened share of each requested box, by the box's index in the request.
+    var shares: [(index: UInt8, share: [UInt8])] = []
+    /// keys: the gate public keys of the item, by slot kind.
+    var publicKeys: [(kind: GateKind, key: [UInt8])] = []
+    /// authenticate: the gatekeeper's seal on each class public key sent.
+    var seals: [(accessibility: Accessibility, seal: [UInt8])] = []
+    /// open with issueHandle: the new authentication-context handle.
+    var handle: [UInt8] = []
+    /// legacyClassSeed: the 1.x device-bound seed.
+    var seed: [UInt8] = []
+
+    static func failure(_ error: KeychainError) -> GateResult { GateResult(error: error.code, message: error.message) }
+
+    var keychainError: KeychainError? { error.map { KeychainError($0, message) } }
+
+    static func == (a: GateResult, b: GateResult) -> Bool {
+        a.error == b.error && a.message == b.message && a.handle == b.handle && a.seed == b.seed
+            && a.shares.map(\.index) == b.shares.map(\.index) && a.shares.map(\.share) == b.shares.map(\.share)
+            && a.publicKeys.map(\.kind) == b.publicKeys.map(\.kind) && a.publicKeys.map(\.key) == b.publicKeys.map(\.key)
+            && a.seals.map(\.accessibility) == b.seals.map(\.accessibility) && a.seals.map(\.seal) == b.seals.map(\.seal)
+    }
+
+    fileprivate func write(to w: inout ByteWriter) {
+        w.i32(error?.status ?? 0)
+        w.string(String(decoding: message.utf8.prefix(GateMessage.maxTextBytes), as: UTF8.self))
+        w.u8(UInt8(shares.count))
+        for s in shares { w.u8(s.index); w.tiny(s.share) }
+        w.u8(UInt8(publicKeys.count))
+        for k in publicKeys { w.u8(k.kind.rawValue); w.raw(k.key) }
+        w.u8(UInt8(seals.count))
+        for s in seals { w.u8(s.accessibility.blobCode); w.raw(s.seal) }
+        w.tiny(handle)
+        w.tiny(seed)
+    }
+
+    fileprivate static func read(_ r: inout ByteReader) throws -> GateResult {
+        var result = GateResult()
+        let status = try r.i32()
+        if status != 0 {
+            guard let code = KeychainError.Code.allCases.first(where: { $0.status == status }) else {
+                throw GateWireError.malformed("an unknown status \(status)")
+            }
+            result.error = code
+        }
+        result.message = try r.string(max: GateMessage.maxTextBytes)
+        for _ in 0..<Int(try r.u8()) { result.shares.append((try r.u8(), try r.tiny())) }
+        for _ in 0..<Int(try r.u8()) {
+            guard let kind = GateKind(rawValue: try r.u8()) else { throw GateWireError.malformed("an unknown key kind") }
+            result.publicKeys.append((kind, try r.raw(BoxKeyPair.publicKeyBytes)))
+        }
+        for _ in 0..<Int(try r.u8()) {
+            guard let a = Accessibility(blobCode: try r.u8()) else { throw GateWireError.malformed("an unknown class") }
+            result.seals.append((a, try r.raw(GateRequest.sealBytes)))
+        }
+        result.handle = try r.tiny()
+        result.seed = try r.tiny()
+        return result
+    }
+}

@@ -1,0 +1,205 @@
+// What keygate-gatekeeper does with one request (docs/GATEKEEPER.md), as root, for the
+// real uid that ran it. The item's rules come from root's policy files (the user's own
+// may only tighten), the scope from the kernel (CallerScope), the records and the lockout
+// from root's file (GateRecords), the keys from root's secret (GateSecrets). PAM runs here,
+// through the item's service, with its prompts relayed to the caller (RelayPrompter).
+internal import Glibc
+
+struct GateServer {
+    let user: UserAccount
+    let prompter: RelayPrompter
+    /// A folder of PAM service files instead of /etc/pam.d (test-hook builds only).
+    let pamConfdir: String?
+    let overrides: TestOverrides
+
+    func handle(_ request: GateRequest) throws -> GateResult {
+        let secrets = try GateSecrets.load(uid: user.uid, userName: user.name)
+        switch request.operation {
+        case .keys: return try keys(request, secrets)
+        case .open: return try open(request, secrets)
+        case .authenticate: return try authenticate(request, secrets)
+        case .legacyClassSeed: return try legacySeed(request)
+        }
+    }
+
+    // MARK: Operations
+
+    /// The item's gate public keys, once the class key it will be sealed with checks out.
+    private func keys(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        guard let identity = request.identity else { throw malformed() }
+        var needsDevice = false
+        for key in request.classKeys {
+            let expected = try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)
+            guard key.seal.count == expected.count, Sodium.constantTimeEquals(key.seal, expected) else {
+                throw KeychainError.param("the public key your keychain's keys.json gives for \(key.accessibility.rawValue) items was not recorded by your keychain (another process may have replaced it): nothing was sealed to it; run `keygate unlock` to record the right keys again")
+            }
+            needsDevice = needsDevice || key.accessibility.isThisDeviceOnly
+        }
+        var result = GateResult()
+        for kind in KeyUnlocker.gateKinds(AccessControl(rawValue: request.accessControl).constraints) {
+            let pair = kind == .presence
+                ? try secrets.presencePair(generation: secrets.generation, flags: request.accessControl, identity: identity)
+                : try secrets.currentSetPair(flags: request.accessControl, identity: identity)
+            result.publicKeys.append((kind, pair.publicKey))
+        }
+        if needsDevice {
+            result.publicKeys.append((.device, try secrets.devicePair(flags: request.accessControl, identity: identity).publicKey))
+        }
+        return result
+    }
+
+    /// Opens the boxes the item's policy allows now, authenticating first when it needs to.
+    private func open(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        guard let identity = request.identity else { throw malformed() }
+        var pairs: [BoxKeyPair] = []
+        var needsPresence = false
+        for box in request.boxes {
+            switch box.kind {
+            case .presence:
+                guard let pair = try secrets.presencePair(keyID: box.keyID, flags: request.accessControl, identity: identity) else {
+                    throw KeychainError.itemNotFound("the item \(identity.displayName) was invalidated: its user-presence key is not one this host's gatekeeper holds for it (it was sealed on another host, for another item, or its gate secret was reset)")
+                }
+                pairs.append(pair)
+                needsPresence = true
+            case .currentSet:
+                let pair = try secrets.currentSetPair(flags: request.accessControl, identity: identity)
+                guard pair.keyID == box.keyID else {
+                    throw KeychainError.itemNotFound("the item \(identity.displayName) was invalidated: it was bound to your previous password (current-set), and the password has changed since")
+                }
+                pairs.append(pair)
+                needsPresence = true
+            case .device:
+                let pair = try secrets.devicePair(flags: request.accessControl, identity: identity)
+                guard pair.keyID == box.keyID else {
+                    throw KeychainError.itemNotFound("the item \(identity.displayName) was invalidated: it is this-device-only and was sealed on another host, or before this host's key was rotated")
+                }
+                pairs.append(pair)
+            case .accessClass:
+                throw malformed()
+            }
+        }
+        var result = GateResult()
+        if needsPresence {
+            let decision = try itemDecision(identity)
+            let constraints = AccessControl(rawValue: request.accessControl).constraints
+            let service = Self.pamService(for: constraints, policy: decision.policy)
+            let scope = try CallerScope.ofParent(decision.policy.reuseScope)
+            let now = GateRecords.now
+            let handleDigest = request.handle.isEmpty ? nil : Self.digest(request.handle)
+            let satisfied = try GateRecords.update(uid: user.uid) { records -> Bool in
+                if let handleDigest, records.handles.contains(where: {
+                    $0.digest == handleDigest && $0.pid == scope.callerPID && $0.start == scope.callerStart
+                        && $0.service == service && $0.expires > now
+                }) { return true }
+                if request.flags.contains(.fresh) { return false }
+                return records.freshAuthentication(service: service, scope: scope.id, window: decision.policy.reuseDuration, now: now) != nil
+            }
+            if !satisfied {
+                if request.flags.contains(.noPrompt) {
+                    throw KeychainError.interactionNotAllowed("reading this item needs your password, and the authentication context does not allow a prompt")
+                }
+                if decision.allowNonInteractive {
+                    throw KeychainError.interactionNotAllowed("the policy for this item allows no prompt (allow-non-interactive): unlock first (keygate unlock), or see `keygate policy explain`")
+                }
+                let reason = request.reason.isEmpty ? decision.prompt ?? "" : request.reason
+                try authenticateThroughPAM(service: service, scope: scope, policy: decision.policy, reason: reason)
+            }
+            if request.flags.contains(.issueHandle), decision.policy.reuseDuration > 0 {
+                let handle = try SecureBytes.random(count: GateRequest.handleBytes).unprotectedCopy()
+                let entry = GateRecords.Handle(digest: Self.digest(handle), pid: scope.callerPID, start: scope.callerStart,
+                                               service: service, expires: GateRecords.now + UInt64(decision.policy.reuseDuration))
+                try GateRecords.update(uid: user.uid) { $0.handles.append(entry) }
+                result.handle = handle
+            }
+        }
+        for (index, box) in request.boxes.enumerated() {
+            guard let share = try SealedBox.open(box.sealed[...], with: pairs[index]), share.count == GatedBlob.contentKeyBytes else {
+                throw KeychainError.decode("the secret of \(identity.displayName) cannot be opened: its access-control box is corrupt; delete the item and add it again, or restore it from a backup")
+            }
+            result.shares.append((UInt8(index), share.unprotectedCopy()))
+        }
+        return result
+    }
+
+    /// An unlock: PAM through the keychain's service, recorded for this scope; seals the class keys sent.
+    private func authenticate(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        let decision = try policies().keychainDecision()
+        var policy = decision.policy
+        overrides.apply(to: &policy)
+        if request.flags.contains(.noPrompt) {
+            throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
+        }
+        let scope = try CallerScope.ofParent(policy.reuseScope)
+        try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason)
+        var result = GateResult()
+        for key in request.classKeys {
+            result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
+        }
+        return result
+    }
+
+    /// Migration from 1.x: BLAKE2b(1.x device key; seed), the seed of a this-device-only class pair.
+    private func legacySeed(_ request: GateRequest) throws -> GateResult {
+        guard request.seed.count == BoxKeyPair.seedBytes else { throw malformed() }
+        guard let deviceKey = try DeviceKey.deriveFromHost(uid: user.uid) else {
+            throw KeychainError.notAvailable("this-device-only items need this host's key, and the host has none: an administrator runs `sudo keygate setup-host`")
+        }
+        var seed = request.seed
+        let bound = try GenericHash.hash(SecureBytes(consuming: &seed), secretKey: deviceKey, outputBytes: BoxKeyPair.seedBytes)
+        var result = GateResult()
+        result.seed = bound.unprotectedCopy()
+        return result
+    }
+
+    // MARK: PAM
+
+    /// sudo's tries with root's failure counter and lockout; records the success for `scope`.
+    private func authenticateThroughPAM(service: String, scope: CallerScope, policy: Policy, reason: String) throws {
+        let now = GateRecords.now
+        let left = try GateRecords.update(uid: user.uid) { $0.lockoutSecondsLeft(lockoutSeconds: policy.lockoutSeconds, now: now) }
+        if let left { throw Self.lockedOut(left) }
+        let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
+        let password = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: policy.maxTries,
+                                            afterFailedAttempt: {
+            let left = try GateRecords.update(uid: user.uid) { records -> UInt32? in
+                let now = GateRecords.now
+                records.recordFailure(threshold: policy.lockoutThreshold, lockoutSeconds: policy.lockoutSeconds, now: now)
+                return records.lockoutSecondsLeft(lockoutSeconds: policy.lockoutSeconds, now: now)
+            }
+            if let left { throw Self.lockedOut(left) }
+        })
+        _ = password
+        try GateRecords.update(uid: user.uid) { $0.recordSuccess(service: service, scope: scope.id, now: GateRecords.now) }
+    }
+
+    static func lockedOut(_ seconds: UInt32) -> KeychainError {
+        .authFailed("too many failed attempts: gated items are locked for \(seconds) more seconds; wait, then try again with the right password")
+    }
+
+    // MARK: Policy
+
+    private func policies() -> PolicySet { PolicySet.load(home: user.home, uid: user.uid) }
+
+    private func itemDecision(_ identity: ItemIdentity) throws -> PolicyDecision {
+        let service = identity.itemClass == .genericPassword ? identity.service : identity.server
+        var decision = try policies().decision(service: service, account: identity.account)
+        overrides.apply(to: &decision.policy)
+        return decision
+    }
+
+    /// The PAM service that authenticates these constraints.
+    static func pamService(for constraints: [AccessControl.Constraint], policy: Policy) -> String {
+        switch constraints.first {
+        case .devicePasscode: return policy.passcodePamService
+        case .biometryAny: return policy.biometryPamService
+        default: return policy.pamService
+        }
+    }
+
+    static func digest(_ handle: [UInt8]) -> String {
+        GenericHash.publicDigest(handle, key: Array("keygate.gate.handle.v1".utf8), outputBytes: 16)
+            .map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
+    private func malformed() -> KeychainError { .param("the gatekeeper refused a malformed request") }
+}

@@ -1,0 +1,50 @@
+// Where keygate-gatekeeper is (docs/GATEKEEPER.md): beside the running program's
+// libexec (<prefix>/bin/keygate -> <prefix>/libexec/keygate/keygate-gatekeeper), else the
+// packaged and `make install` places. Test-hook builds also take KEYGATE_TEST_GATEKEEPER
+// and a gatekeeper in the running program's own folder (SwiftPM's build folder).
+internal import Glibc
+
+enum GatekeeperLocator {
+    static let name = "keygate-gatekeeper"
+    static let installedPaths = ["/usr/libexec/keygate/keygate-gatekeeper", "/usr/local/libexec/keygate/keygate-gatekeeper"]
+
+    /// The gatekeeper to run, or .notAvailable saying how to install it.
+    static func path() throws -> String {
+        for candidate in candidates() where isExecutable(candidate) { return candidate }
+        throw KeychainError.notAvailable("Keygate's gatekeeper (keygate-gatekeeper) is not installed, so no item with access control can be opened or sealed: install the keygate package, or run `sudo make install` (it installs it setuid root in <prefix>/libexec/keygate); `keygate doctor` checks it")
+    }
+
+    static func candidates() -> [String] {
+        var out: [String] = []
+        #if KEYGATE_TEST_HOOKS
+        if let raw = getenv("KEYGATE_TEST_GATEKEEPER") { out.append(String(cString: raw)) }
+        if let folder = executableFolder() { out.append(folder + "/" + name) }
+        #endif
+        if let folder = executableFolder() {
+            let prefix = folder.hasSuffix("/bin") ? String(folder.dropLast(4)) : folder + "/.."
+            out.append(prefix + "/libexec/keygate/" + name)
+        }
+        return out + installedPaths
+    }
+
+    /// Whether the gatekeeper at `path` can act for a user other than root: a regular file,
+    /// owned by root, setuid. (Root needs no setuid bit.)
+    static func isSetuidRoot(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_uid == 0 && (info.st_mode & S_ISUID) != 0
+    }
+
+    private static func isExecutable(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
+    }
+
+    private static func executableFolder() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        let path = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return String(path[..<slash])
+    }
+}

@@ -1,0 +1,78 @@
+// keygate-gatekeeper's process (docs/GATEKEEPER.md): a setuid-root helper in the manner of
+// sudo and unix_chkpwd. Before it reads anything it makes itself safe to be run by anyone:
+// a fixed environment (cleared; PATH and LC_ALL set), descriptors above 2 closed,
+// non-dumpable, no core files, umask 077, and an alarm that ends it whatever happens
+// (a person at a prompt included). Then it serves exactly one request from fd 0, writing
+// to fd 1, for the real uid that ran it, and exits.
+internal import CSystem
+internal import Glibc
+
+public enum GatekeeperMain {
+    /// The longest a gatekeeper lives: a prompt left unanswered ends with it.
+    static let lifetimeSeconds: UInt32 = 300
+
+    public static func run() -> Int32 {
+        let hooks = testHookEnvironment()
+        sanitize(keeping: hooks)
+        let uid = getuid()
+        let prompter = RelayPrompter(input: 0, output: 1)
+        guard let frame = GateWire.readFrame(0) else { return 2 }
+        let result: GateResult
+        do {
+            let request = try GateRequest.decode(frame)
+            let user = try UserAccount.lookup(uid: uid)
+            var confdir: String?
+            var overrides = TestOverrides()
+            #if KEYGATE_TEST_HOOKS
+            confdir = hooks["KEYGATE_TEST_PAM_CONFDIR"].flatMap { $0.isEmpty ? nil : $0 }
+            overrides = TestOverrides(environment: hooks)
+            #endif
+            let server = GateServer(user: user, prompter: prompter, pamConfdir: confdir, overrides: overrides)
+            result = try server.handle(request)
+        } catch let error as KeychainError {
+            result = .failure(error)
+        } catch is GateWireError {
+            result = .failure(.param("the gatekeeper refused a malformed request: the keygate that sent it does not match this gatekeeper; reinstall keygate"))
+        } catch {
+            result = .failure(.notAvailable("the gatekeeper failed: \(error)"))
+        }
+        var encoded = GateMessage.result(result).encoded()
+        defer { Sodium.wipe(&encoded) }
+        return GateWire.writeFrame(1, encoded) ? 0 : 1
+    }
+
+    /// The variables test-hook builds pass through (none in release builds).
+    private static func testHookEnvironment() -> [String: String] {
+        #if KEYGATE_TEST_HOOKS
+        var kept: [String: String] = [:]
+        var p = environ
+        while let entry = p.pointee {
+            let text = String(cString: entry)
+            if text.hasPrefix("KEYGATE_TEST_"), let eq = text.firstIndex(of: "=") {
+                kept[String(text[..<eq])] = String(text[text.index(after: eq)...])
+            }
+            p += 1
+        }
+        return kept
+        #else
+        return [:]
+        #endif
+    }
+
+    private static func sanitize(keeping hooks: [String: String]) {
+        clearenv()
+        setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1)
+        setenv("LC_ALL", "C", 1)
+        for (name, value) in hooks { setenv(name, value, 1) }
+        // Descriptors above stderr: nothing the caller left open reaches PAM modules.
+        for fd in 3..<Int32(1024) { close(fd) }
+        _ = keygate_set_nondumpable()
+        var none = rlimit(rlim_cur: 0, rlim_max: 0)
+        setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none)
+        umask(0o077)
+        // Standard descriptors that are closed would be reused by the first open: fill them.
+        for fd in Int32(0)...2 where fcntl(fd, F_GETFD) < 0 { _ = open("/dev/null", O_RDWR) }
+        signal(SIGPIPE, SIG_IGN)
+        alarm(lifetimeSeconds)
+    }
+}
