@@ -1,0 +1,202 @@
+// keygate-gatekeeper end to end, in its own process as every caller runs it: the built
+// helper, real libpam (pam_matrix services with distinct passwords), root's records and
+// per-item keys in a private folder. Each test names the promise of docs/GATEKEEPER.md it
+// checks; the attacks run as another user are in GatekeeperAttackTests.
+import Foundation
+@testable import Keygate
+import KeygateTestSupport
+import XCTest
+
+final class GatekeeperTests: XCTestCase {
+    private var sandbox: GatekeeperSandbox?
+    private let basic = "basic-\(UUID().uuidString.prefix(6))"
+    private let strong = "strong-\(UUID().uuidString.prefix(6))"
+
+    override func setUpWithError() throws {
+        sandbox = try GatekeeperSandbox(
+            services: ["keygate": basic, "keygate-strong": strong],
+            policies: ["admin/10-gate.policy": """
+                [service "prod*"]
+                pam-service = keygate-strong
+
+                [service "bank"]
+                reuse-duration = 2
+
+                """])
+    }
+
+    override func tearDownWithError() throws { sandbox?.tearDown() }
+
+    private let presence = AccessControl.Constraint.userPresence
+
+    /// Seals `secret` for `identity` to the gatekeeper's keys for these flags, with a throwaway class pair.
+    private func seal(_ secret: String, _ identity: ItemIdentity, flags: UInt32 = AccessControl.userPresence.rawValue)
+        throws -> (blob: [UInt8], classPair: BoxKeyPair) {
+        let keys = try GateClient(prompter: ScriptedPrompter([])).call(
+            GateRequest(operation: .keys, accessControl: flags, identity: identity)).result
+        XCTAssertFalse(keys.publicKeys.isEmpty, "the gatekeeper gave the item's gate keys")
+        let classPair = try BoxKeyPair.generate()
+        var bytes = Array(secret.utf8)
+        let blob = try GatedBlob.seal(SecureBytes(consuming: &bytes), identity: identity, accessibility: .whenUnlocked,
+                                      accessControl: flags, classKey: classPair.publicKey,
+                                      gates: keys.publicKeys.map { GateRecipient(kind: $0.kind, publicKey: $0.key) },
+                                      combination: .all)
+        return (blob, classPair)
+    }
+
+    /// Asks the gatekeeper to open the blob's gate boxes, claiming `identity`.
+    private func open(_ blob: [UInt8], claiming identity: ItemIdentity, classPair: BoxKeyPair, person: ScriptedPrompter,
+                      flags: GateRequest.Flags = []) throws -> String {
+        let header = try GatedBlob.header(of: blob)
+        let boxes = header.gateSlots.enumerated().map { index, slot in
+            GateRequest.Box(kind: slot.kind, keyID: slot.keyID, sealed: GatedBlob.gateBox(blob, header: header, index: index))
+        }
+        let reply = try GateClient(prompter: person).call(
+            GateRequest(operation: .open, flags: flags, accessControl: header.accessControl, identity: identity, boxes: boxes))
+        var shares: [Int: SecureBytes] = [:]
+        for share in reply.result.shares {
+            var bytes = share.share
+            shares[Int(share.index)] = try SecureBytes(consuming: &bytes)
+        }
+        let opened = try GatedBlob.open(blob, identity: identity, keys: [classPair], shares: shares)
+        return opened.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func test_aPresenceItemOpensAfterPAM_andTheWindowServesTheNextRead() throws {
+        let item = ItemIdentity.generic(service: "web", account: "a")
+        let sealed = try seal("hunter2", item)
+        let person = ScriptedPrompter([basic])
+        XCTAssertEqual(try open(sealed.blob, claiming: item, classPair: sealed.classPair, person: person), "hunter2")
+        XCTAssertEqual(person.prompts.count, 1, "the first read authenticated through PAM")
+        XCTAssertEqual(try open(sealed.blob, claiming: item, classPair: sealed.classPair, person: person), "hunter2")
+        XCTAssertEqual(person.prompts.count, 1, "the second read, same scope and service, was inside the window")
+    }
+
+    func test_theGateKeyNeverReachesTheClient_onlyTheItemsShare() throws {
+        let item = ItemIdentity.generic(service: "web", account: "a")
+        let sealed = try seal("s", item)
+        let header = try GatedBlob.header(of: sealed.blob)
+        let box = GateRequest.Box(kind: .presence, keyID: header.gateSlots[0].keyID,
+                                  sealed: GatedBlob.gateBox(sealed.blob, header: header, index: 0))
+        let reply = try GateClient(prompter: ScriptedPrompter([basic])).call(
+            GateRequest(operation: .open, accessControl: header.accessControl, identity: item, boxes: [box]))
+        XCTAssertEqual(reply.result.shares.count, 1)
+        XCTAssertEqual(reply.result.shares.first?.share.count, GatedBlob.contentKeyBytes, "a 32-byte share, no key pair")
+        XCTAssertTrue(reply.result.publicKeys.isEmpty && reply.result.seed.isEmpty, "nothing else came back")
+    }
+
+    func test_aBoxOfOneItemOpensNothingWhenTheClientClaimsAnother() throws {
+        let prod = ItemIdentity.generic(service: "prod-db", account: "a")
+        let sealed = try seal("p", prod)
+        // The lie: prod's box, presented as an item whose policy asks only the basic service.
+        let person = ScriptedPrompter([basic])
+        XCTAssertThrowsError(try open(sealed.blob, claiming: .generic(service: "web", account: "a"),
+                                      classPair: sealed.classPair, person: person)) { error in
+            XCTAssertEqual((error as? KeychainError)?.code, .itemNotFound, "\(error)")
+        }
+        XCTAssertEqual(person.prompts.count, 0, "refused before any prompt: the key id does not match")
+    }
+
+    func test_aWeakerServiceNeverSatisfiesAStrongerOne() throws {
+        let web = ItemIdentity.generic(service: "web", account: "a")
+        let prod = ItemIdentity.generic(service: "prod-db", account: "a")
+        let webItem = try seal("w", web)
+        let prodItem = try seal("p", prod)
+        let person = ScriptedPrompter([basic])
+        XCTAssertEqual(try open(webItem.blob, claiming: web, classPair: webItem.classPair, person: person), "w")
+        // Inside the basic service's window, prod still asks, through its own stack.
+        let strongPerson = ScriptedPrompter([basic, basic, basic])
+        XCTAssertThrowsError(try open(prodItem.blob, claiming: prod, classPair: prodItem.classPair, person: strongPerson)) { error in
+            XCTAssertEqual((error as? KeychainError)?.code, .authFailed, "the basic password is wrong for keygate-strong: \(error)")
+        }
+        XCTAssertEqual(strongPerson.prompts.count, 3, "three tries through keygate-strong")
+        let right = ScriptedPrompter([strong])
+        XCTAssertEqual(try open(prodItem.blob, claiming: prod, classPair: prodItem.classPair, person: right), "p")
+        XCTAssertEqual(right.prompts.count, 1)
+    }
+
+    func test_eachItemsOwnWindowHolds() throws {
+        let web = ItemIdentity.generic(service: "web", account: "a")
+        let bank = ItemIdentity.generic(service: "bank", account: "a")
+        let webItem = try seal("w", web)
+        let bankItem = try seal("b", bank)
+        let person = ScriptedPrompter([basic, basic])
+        XCTAssertEqual(try open(bankItem.blob, claiming: bank, classPair: bankItem.classPair, person: person), "b")
+        XCTAssertEqual(person.prompts.count, 1)
+        sleep(4)
+        // The web item's window (the default) still holds for the same authentication...
+        XCTAssertEqual(try open(webItem.blob, claiming: web, classPair: webItem.classPair, person: person), "w")
+        XCTAssertEqual(person.prompts.count, 1, "the default window still holds")
+        // ...but bank's 2-second window has passed.
+        XCTAssertEqual(try open(bankItem.blob, claiming: bank, classPair: bankItem.classPair, person: person), "b")
+        XCTAssertEqual(person.prompts.count, 2, "bank's own reuse-duration ended: asked again")
+    }
+
+    func test_noPromptFailsClosed_andAnotherProcessTreeDoesNotShareTheWindow() throws {
+        let web = ItemIdentity.generic(service: "web", account: "a")
+        let item = try seal("w", web)
+        XCTAssertThrowsError(try open(item.blob, claiming: web, classPair: item.classPair, person: ScriptedPrompter([]),
+                                      flags: .noPrompt)) { error in
+            XCTAssertEqual((error as? KeychainError)?.code, .interactionNotAllowed, "\(error)")
+        }
+        XCTAssertEqual(try open(item.blob, claiming: web, classPair: item.classPair, person: ScriptedPrompter([basic])), "w")
+        XCTAssertEqual(try open(item.blob, claiming: web, classPair: item.classPair, person: ScriptedPrompter([]),
+                                flags: .noPrompt), "w", "the window holds for this process tree")
+    }
+
+    func test_theLockoutAndItsCounterAreRootsRecords() throws {
+        let web = ItemIdentity.generic(service: "web", account: "a")
+        let item = try seal("w", web)
+        // The default lockout: 5 failures. Two calls of three wrong tries reach it.
+        for _ in 0..<2 {
+            XCTAssertThrowsError(try open(item.blob, claiming: web, classPair: item.classPair,
+                                          person: ScriptedPrompter(["no", "no", "no"])))
+        }
+        let right = ScriptedPrompter([basic])
+        XCTAssertThrowsError(try open(item.blob, claiming: web, classPair: item.classPair, person: right)) { error in
+            XCTAssertTrue((error as? KeychainError)?.message.contains("too many failed attempts") == true, "\(error)")
+        }
+        XCTAssertEqual(right.prompts.count, 0, "locked out: not even asked")
+        let path = try XCTUnwrap(sandbox).recordsPath(uid: getuid())
+        var info = stat()
+        XCTAssertEqual(stat(path, &info), 0, "the records file exists at \(path)")
+        XCTAssertEqual(info.st_mode & 0o777, 0o600)
+        XCTAssertEqual(info.st_uid, geteuid(), "owned by the gatekeeper's effective user (root when installed)")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertTrue(text.contains("failures 0 "), "the lockout restarted the count: \(text)")
+        XCTAssertFalse(text.contains(basic), "no password in the records")
+    }
+
+    func test_aClassKeyWithoutTheGatekeepersSealIsRefused() throws {
+        let web = ItemIdentity.generic(service: "web", account: "a")
+        let mine = try BoxKeyPair.generate()
+        let forged = GateRequest.ClassKey(accessibility: .whenUnlocked, publicKey: mine.publicKey, seal: [UInt8](repeating: 7, count: 32))
+        XCTAssertThrowsError(try GateClient(prompter: ScriptedPrompter([])).call(
+            GateRequest(operation: .keys, accessControl: AccessControl.userPresence.rawValue, identity: web, classKeys: [forged]))) { error in
+            XCTAssertEqual((error as? KeychainError)?.code, .param)
+            XCTAssertTrue((error as? KeychainError)?.message.contains("nothing was sealed") == true, "\(error)")
+        }
+        // Sealed by an authentication, the same key is accepted.
+        let unsealed = GateRequest.ClassKey(accessibility: .whenUnlocked, publicKey: mine.publicKey, seal: [])
+        let auth = try GateClient(prompter: ScriptedPrompter([basic])).call(
+            GateRequest(operation: .authenticate, classKeys: [unsealed]))
+        XCTAssertEqual(auth.password.map { $0.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }, basic,
+                       "the client kept the password typed for the unlock")
+        let seal = try XCTUnwrap(auth.result.seals.first?.seal)
+        let accepted = GateRequest.ClassKey(accessibility: .whenUnlocked, publicKey: mine.publicKey, seal: seal)
+        XCTAssertNoThrow(try GateClient(prompter: ScriptedPrompter([])).call(
+            GateRequest(operation: .keys, accessControl: AccessControl.userPresence.rawValue, identity: web, classKeys: [accepted])))
+    }
+
+    func test_malformedRequestsAreRefusedWithAClearError() throws {
+        var request = GateRequest(operation: .open, identity: .generic(service: "x", account: "y")).encoded()
+        request.append(0)
+        XCTAssertThrowsError(try GateRequest.decode(request))
+        let helper = try XCTUnwrap(sandbox).helper
+        let result = try Subprocess.run([helper], stdin: Data([0, 0, 0, 2, 0x51, 9]))
+        let reply = try GateMessage.decode(Array(result.stdout.dropFirst(4)))
+        guard case .result(let r) = reply else { return XCTFail("no result: \(reply)") }
+        XCTAssertEqual(r.error, .param)
+        XCTAssertTrue(r.message.contains("malformed"), r.message)
+    }
+}
