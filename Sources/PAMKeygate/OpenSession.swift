@@ -1,7 +1,8 @@
 // session open: counts the session, then, with the password kept at auth, unwraps
 // the master key as the user and caches it in the user's kernel keyring with the
-// lock-after timeout, and hands over the device key that root derived from the
-// host key (LoginKeys and DeviceKey, shared with the CLI). The kept password is
+// lock-after timeout (LoginKeys, shared with the CLI). No device key is handed over:
+// this-device-only items open through keygate-gatekeeper, and that key stays root's
+// (docs/GATEKEEPER.md). The kept password is
 // dropped once used. Without a kept password (an SSH key, a fingerprint, a service
 // started with PAMName=, or an application whose session runs where auth's module
 // data is not), it unlocks with the host protector when the system policy's
@@ -27,7 +28,6 @@ enum OpenSession {
             if call.handle.isInteractiveSession() { call.log.notice(why) } else { call.log.debug(why) }
             return PAM_IGNORE
         }
-        let device = deviceKey(for: user, call)
         let directory = call.dataDirectory(of: user)
         let lockAfter = call.lockAfter
         let unlocked: Bool = try withExtendedLifetime(password) {
@@ -35,19 +35,15 @@ enum OpenSession {
             return try UserIdentity.run(as: user) {
                 guard LoginKeys.isInitialized(dataDirectory: directory) else {
                     call.log.debug("\(user.name) has no keychain in \(directory): nothing to unlock")
-                    if let device {
-                        // So that a keychain made in this session can hold this-device-only items.
-                        try LoginKeys.handOverDeviceKey(device, uid: user.uid, lockAfter: lockAfter)
-                    }
                     return false
                 }
                 try LoginKeys.unlockAndCache(password: password, dataDirectory: directory,
-                                             uid: user.uid, lockAfter: lockAfter, deviceKey: device)
+                                             uid: user.uid, lockAfter: lockAfter)
                 return true
             }
         }
         guard unlocked else { return PAM_IGNORE }
-        call.log.notice("unlocked the keychain of \(user.name) for \(lockAfter) s\(device == nil ? "" : ", with the device key")")
+        call.log.notice("unlocked the keychain of \(user.name) for \(lockAfter) s")
         return PAM_SUCCESS
     }
 
@@ -62,13 +58,12 @@ enum OpenSession {
             call.log.warning("the policy enables the host protector for \(user.name), but this host has no host key (\(LoginKeys.hostKeyPath)): the keychain stays locked; run `keygate setup-host`")
             return false
         }
-        let device = deviceKey(for: user, call)
         let directory = call.dataDirectory(of: user)
         let lockAfter = call.lockAfter
         let unlocked = try UserIdentity.run(as: user) { () throws -> Bool in
             guard LoginKeys.hasHostProtector(dataDirectory: directory) else { return false }
             try LoginKeys.unlockWithHostProtector(key, dataDirectory: directory, uid: user.uid,
-                                                  lockAfter: lockAfter, deviceKey: device)
+                                                  lockAfter: lockAfter)
             return true
         }
         if unlocked {
@@ -77,20 +72,5 @@ enum OpenSession {
             call.log.debug("the policy enables the host protector for \(user.name), but \(directory) has none: `keygate init --host-protector --user \(user.name)` makes one")
         }
         return unlocked
-    }
-
-    /// The user's device key, derived as root from the host key; nil (logged) when the
-    /// host has none or it cannot be read: this-device-only items then stay closed.
-    private static func deviceKey(for user: TargetUser, _ call: ModuleCall) -> SecureBytes? {
-        do {
-            guard let key = try LoginKeys.deriveDeviceKey(uid: user.uid) else {
-                call.log.debug("this host has no host key (\(LoginKeys.hostKeyPath)): no device key for \(user.name), this-device-only items stay closed; `keygate setup-host` makes one")
-                return nil
-            }
-            return key
-        } catch {
-            call.log.warning("no device key for \(user.name): \(error); this-device-only items stay closed")
-            return nil
-        }
     }
 }

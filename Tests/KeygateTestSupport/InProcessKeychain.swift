@@ -12,7 +12,7 @@ public final class InProcessKeychain {
     public var pamConfdir: String { pam.confdir }
     private let pam: PAMMatrix
     private static let variables = ["XDG_DATA_HOME", "KEYGATE_TEST_PAM_CONFDIR", "KEYGATE_TEST_KDF",
-                                    "KEYGATE_TEST_POLICY_ROOT", "KEYGATE_TEST_REUSE_DURATION"]
+                                    "KEYGATE_TEST_POLICY_ROOT", "KEYGATE_TEST_REUSE_DURATION", "KEYGATE_TEST_GATE_DIR"]
 
     public init() throws {
         try Requirement.requireSecretService()
@@ -22,6 +22,8 @@ public final class InProcessKeychain {
         setenv("KEYGATE_TEST_PAM_CONFDIR", pam.confdir, 1)
         setenv("KEYGATE_TEST_KDF", "fast", 1)
         setenv("KEYGATE_TEST_POLICY_ROOT", EmptyPolicyRoot.path, 1)
+        // The gatekeeper's records and lockout of this test alone (docs/GATEKEEPER.md).
+        setenv("KEYGATE_TEST_GATE_DIR", dataHome + "/gate", 1)
         try KeychainOperations(prompter: ScriptedPrompter([])).lock(all: true)
     }
 

@@ -37,6 +37,7 @@ public final class RootKeychainSandbox {
         env["KEYGATE_TEST_KDF"] = "fast"
         env["KEYGATE_TEST_POLICY_ROOT"] = EmptyPolicyRoot.path
         env["KEYGATE_TEST_HOST_KEY"] = hostKeyPath
+        env["KEYGATE_TEST_GATE_DIR"] = directory + "/gate"
         env["KEYGATE_ASKPASS"] = directory + "/askpass"
         env["KEYGATE_TEST_TCTI"] = nil
         env["PATH"] = PackagePaths.buildProducts + ":" + (env["PATH"] ?? "/usr/bin:/bin")

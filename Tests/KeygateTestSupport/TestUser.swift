@@ -55,6 +55,7 @@ public final class TestUser: @unchecked Sendable {
             user = TestUser(name: name, password: password,
                             home: String(cString: entry.pointee.pw_dir), uid: entry.pointee.pw_uid)
             try user.setPassword(password)
+            try BuiltGatekeeper.makeSetuidRoot()
         } catch {
             _ = try? Subprocess.run(["userdel", "-f", "-r", name], environment: systemEnvironment, timeout: 30)
             throw error
@@ -86,6 +87,10 @@ public final class TestUser: @unchecked Sendable {
             if (try? Subprocess.run(["pgrep", "-U", String(uid), "-r", "RSDT"], environment: env, timeout: 10))?
                 .status != 0 { break }
             usleep(100_000)
+        }
+        // Root's gate state of the uid (docs/GATEKEEPER.md), as an administrator's userdel should.
+        for path in ["/var/lib/keygate/gate/\(uid)", "/run/keygate/ts/\(uid)", "/run/keygate/ts/\(uid).lock"] {
+            try? FileManager.default.removeItem(atPath: path)
         }
         // -f: exited processes nobody reaps (zombies) still carry the uid and would block userdel.
         // userdel fails (status 10) while another useradd/userdel holds /etc/passwd's lock, which

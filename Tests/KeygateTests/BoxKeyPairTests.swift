@@ -42,34 +42,34 @@ final class BoxKeyPairTests: XCTestCase {
         let device = try SecureBytes.random(count: 32)
         var publicKeys: Set<[UInt8]> = []
         for accessibility in Accessibility.allCases {
-            let pair = try ClassKeys.keyPair(masterKey: master, for: accessibility, deviceKey: device)
-            let again = try ClassKeys.keyPair(masterKey: secureBytes(master.unprotectedCopy()), for: accessibility, deviceKey: device)
+            let pair = try ClassKeys.legacyKeyPair(masterKey: master, for: accessibility, deviceKey: device)
+            let again = try ClassKeys.legacyKeyPair(masterKey: secureBytes(master.unprotectedCopy()), for: accessibility, deviceKey: device)
             XCTAssertEqual(pair.publicKey, again.publicKey, accessibility.rawValue)
             publicKeys.insert(pair.publicKey)
             let symmetric = try ClassKeys.derive(masterKey: master, for: accessibility)
             XCTAssertFalse(pair.privateKey.constantTimeEquals(symmetric), accessibility.rawValue)
         }
         XCTAssertEqual(publicKeys.count, Accessibility.allCases.count)
-        let other = try ClassKeys.keyPair(masterKey: SecureBytes.random(count: 32), for: .whenUnlocked, deviceKey: nil)
+        let other = try ClassKeys.legacyKeyPair(masterKey: SecureBytes.random(count: 32), for: .whenUnlocked, deviceKey: nil)
         XCTAssertFalse(publicKeys.contains(other.publicKey))
     }
 
     func test_classKeyPair_thisDeviceOnly_throwsParam_withoutADeviceKey() throws {
         let master = try SecureBytes.random(count: 32)
         for accessibility in Accessibility.allCases where accessibility.isThisDeviceOnly {
-            let error = assertThrowsKeychainError(.param) { try ClassKeys.keyPair(masterKey: master, for: accessibility, deviceKey: nil) }
+            let error = assertThrowsKeychainError(.param) { try ClassKeys.legacyKeyPair(masterKey: master, for: accessibility, deviceKey: nil) }
             XCTAssertTrue(error?.message.contains("device key") ?? false, error?.message ?? "")
         }
-        XCTAssertNoThrow(try ClassKeys.keyPair(masterKey: master, for: .whenUnlocked, deviceKey: nil))
+        XCTAssertNoThrow(try ClassKeys.legacyKeyPair(masterKey: master, for: .whenUnlocked, deviceKey: nil))
     }
 
     func test_classKeyPair_thisDeviceOnly_dependsOnTheDeviceKey_otherClassesDoNot() throws {
         let master = try SecureBytes.random(count: 32)
         let hostA = try SecureBytes.random(count: 32), hostB = try SecureBytes.random(count: 32)
-        let a = try ClassKeys.keyPair(masterKey: master, for: .whenUnlockedThisDeviceOnly, deviceKey: hostA)
-        let b = try ClassKeys.keyPair(masterKey: master, for: .whenUnlockedThisDeviceOnly, deviceKey: hostB)
+        let a = try ClassKeys.legacyKeyPair(masterKey: master, for: .whenUnlockedThisDeviceOnly, deviceKey: hostA)
+        let b = try ClassKeys.legacyKeyPair(masterKey: master, for: .whenUnlockedThisDeviceOnly, deviceKey: hostB)
         XCTAssertNotEqual(a.publicKey, b.publicKey)
-        XCTAssertEqual(try ClassKeys.keyPair(masterKey: master, for: .whenUnlocked, deviceKey: hostA).publicKey,
-                       try ClassKeys.keyPair(masterKey: master, for: .whenUnlocked, deviceKey: nil).publicKey)
+        XCTAssertEqual(try ClassKeys.legacyKeyPair(masterKey: master, for: .whenUnlocked, deviceKey: hostA).publicKey,
+                       try ClassKeys.legacyKeyPair(masterKey: master, for: .whenUnlocked, deviceKey: nil).publicKey)
     }
 }

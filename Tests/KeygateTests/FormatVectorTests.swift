@@ -64,7 +64,7 @@ final class FormatVectorTests: XCTestCase {
         XCTAssertEqual(keys.currentSetKey.map(hex), vectors.currentSetPublicKey)
         let master = try secureBytes(unhex(vectors.masterKey))
         for accessibility in [Accessibility.whenUnlocked, .afterFirstUnlock] {
-            let pair = try ClassKeys.keyPair(masterKey: master, for: accessibility, deviceKey: nil)
+            let pair = try ClassKeys.legacyKeyPair(masterKey: master, for: accessibility, deviceKey: nil)
             XCTAssertEqual(keys.classKey(accessibility).map(hex), hex(pair.publicKey), accessibility.rawValue)
         }
     }
@@ -86,7 +86,7 @@ final class FormatVectorTests: XCTestCase {
     func test_scheme2Or_opensWithEitherGate_andNotWithoutOne() throws {
         let (store, vectors) = try loadKeychain()
         let unlocked = try store.unlockAll(password: secureBytes(Self.password))
-        let classPair = try ClassKeys.keyPair(masterKey: unlocked.masterKey, for: .whenUnlocked, deviceKey: nil)
+        let classPair = try ClassKeys.legacyKeyPair(masterKey: unlocked.masterKey, for: .whenUnlocked, deviceKey: nil)
         let blob = try unhex(XCTUnwrap(vectors.blobs["scheme2-or-presence-current-set"]))
         let header = try GatedBlob.header(of: blob)
         XCTAssertEqual(header.combination, .any)
@@ -102,7 +102,7 @@ final class FormatVectorTests: XCTestCase {
     func test_scheme2And_needsEveryGate() throws {
         let (store, vectors) = try loadKeychain()
         let unlocked = try store.unlockAll(password: secureBytes(Self.password))
-        let classPair = try ClassKeys.keyPair(masterKey: unlocked.masterKey, for: .whenUnlocked, deviceKey: nil)
+        let classPair = try ClassKeys.legacyKeyPair(masterKey: unlocked.masterKey, for: .whenUnlocked, deviceKey: nil)
         let presence = try XCTUnwrap(unlocked.presence), currentSet = try XCTUnwrap(unlocked.currentSet)
         let blob = try unhex(XCTUnwrap(vectors.blobs["scheme2-and-presence-current-set"]))
         XCTAssertEqual(try GatedBlob.header(of: blob).combination, .all)
@@ -117,10 +117,10 @@ final class FormatVectorTests: XCTestCase {
         let presence = try XCTUnwrap(unlocked.presence)
         let blob = try unhex(XCTUnwrap(vectors.blobs["scheme2-presence-when-unlocked-this-device-only"]))
         XCTAssertEqual(try GatedBlob.header(of: blob).accessibility, .whenUnlockedThisDeviceOnly)
-        let right = try ClassKeys.keyPair(masterKey: unlocked.masterKey, for: .whenUnlockedThisDeviceOnly,
+        let right = try ClassKeys.legacyKeyPair(masterKey: unlocked.masterKey, for: .whenUnlockedThisDeviceOnly,
                                           deviceKey: secureBytes(Self.deviceKey))
         XCTAssertEqual(text(try GatedBlob.open(blob, identity: Self.identity, keys: [right, presence])), Self.secret)
-        let otherHost = try ClassKeys.keyPair(masterKey: unlocked.masterKey, for: .whenUnlockedThisDeviceOnly,
+        let otherHost = try ClassKeys.legacyKeyPair(masterKey: unlocked.masterKey, for: .whenUnlockedThisDeviceOnly,
                                               deviceKey: secureBytes([UInt8](repeating: 7, count: 32)))
         XCTAssertThrowsError(try GatedBlob.open(blob, identity: Self.identity, keys: [otherHost, presence]))
     }
@@ -143,8 +143,8 @@ final class FormatVectorTests: XCTestCase {
         let unlocked = try store.unlockAll(password: secureBytes(Self.password))
         let presence = try XCTUnwrap(unlocked.presence), currentSet = try XCTUnwrap(unlocked.currentSet)
         let secret = try secureBytes(Self.secret)
-        let classPair = try ClassKeys.keyPair(masterKey: master, for: .whenUnlocked, deviceKey: nil)
-        let devicePair = try ClassKeys.keyPair(masterKey: master, for: .whenUnlockedThisDeviceOnly,
+        let classPair = try ClassKeys.legacyKeyPair(masterKey: master, for: .whenUnlocked, deviceKey: nil)
+        let devicePair = try ClassKeys.legacyKeyPair(masterKey: master, for: .whenUnlockedThisDeviceOnly,
                                                deviceKey: secureBytes(Self.deviceKey))
         let gates = [GateRecipient(kind: .presence, publicKey: presence.publicKey),
                      GateRecipient(kind: .currentSet, publicKey: currentSet.publicKey)]

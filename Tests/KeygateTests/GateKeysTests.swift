@@ -1,6 +1,7 @@
-// The presence and current-set keys in the login protector, and keys.json: created at
-// initialise, unwrapped by the password alone, carried over (presence) or replaced
-// (current-set) on a password change, both replaced on a reset, added to old keychains.
+// What the login protector and keys.json hold since the gatekeeper (docs/GATEKEEPER.md):
+// no gate keys in a new keychain; class public keys with the gatekeeper's seals; Keygate
+// 1.x's wrapped gate keys still read (for the migration), kept across a password change
+// until migrated, and removed afterwards.
 import Foundation
 import XCTest
 @testable import Keygate
@@ -22,9 +23,17 @@ final class GateKeysTests: XCTestCase {
         try XCTUnwrap(try PublicKeys.load(directory: store.directory))
     }
 
-    private func sealGated(_ store: KeyStore, _ master: SecureBytes, _ gates: [GateRecipient]) throws -> [UInt8] {
-        try GatedBlob.seal(secureBytes("hunter2"), identity: item, accessibility: .whenUnlocked, accessControl: 0,
-                           classKey: XCTUnwrap(publicKeys(store).classKey(.whenUnlocked)), gates: gates, combination: .all)
+    /// A login protector as Keygate 1.x wrote it: the master key and wrapped presence and current-set pairs.
+    private func writeLegacyLogin(_ store: KeyStore, masterKey: SecureBytes, password: String) throws -> (BoxKeyPair, BoxKeyPair) {
+        let presence = try BoxKeyPair.generate(), currentSet = try BoxKeyPair.generate()
+        let login = try store.passwordProtector(masterKey: masterKey, password: secureBytes(password), kdf: cost,
+                                                presence: presence, currentSet: currentSet)
+        try AtomicFile.write(login.encoded(), to: store.loginPath, mode: 0o600)
+        var keys = try publicKeys(store)
+        keys.presence = PublicKeys.encodeKey(presence.publicKey)
+        keys.currentSet = PublicKeys.encodeKey(currentSet.publicKey)
+        try keys.save(directory: store.directory)
+        return (presence, currentSet)
     }
 
     /// A login protector as Keygate wrote it before gate keys existed (no presence/currentSet fields).
@@ -39,35 +48,28 @@ final class GateKeysTests: XCTestCase {
         XCTAssertNil(object["currentSet"])
     }
 
-    func test_initialize_createsGateKeys_thatUnlockAllReturns_andKeysJSONPublishes() throws {
+    func test_initialize_wrapsNoGateKey_andPublishesEveryClassKeyUnsealed() throws {
         let store = try makeStore()
         let (master, _) = try store.initialize(password: secureBytes("pw"), kdf: cost)
         let unlocked = try store.unlockAll(password: secureBytes("pw"))
         XCTAssertTrue(unlocked.masterKey.constantTimeEquals(master))
-        let presence = try XCTUnwrap(unlocked.presence), currentSet = try XCTUnwrap(unlocked.currentSet)
-        XCTAssertNotEqual(presence.publicKey, currentSet.publicKey)
-
+        XCTAssertNil(unlocked.presence, "the gates are the gatekeeper's")
+        XCTAssertNil(unlocked.currentSet)
+        XCTAssertFalse(store.hasLegacyGateKeys)
         let keys = try publicKeys(store)
-        XCTAssertEqual(keys.presenceKey, presence.publicKey)
-        XCTAssertEqual(keys.currentSetKey, currentSet.publicKey)
+        XCTAssertNil(keys.presenceKey)
+        XCTAssertNil(keys.currentSetKey)
         for accessibility in Accessibility.allCases {
-            if accessibility.isThisDeviceOnly {
-                XCTAssertNil(keys.classKey(accessibility), "no device key was given")
-            } else {
-                XCTAssertEqual(keys.classKey(accessibility),
-                               try ClassKeys.keyPair(masterKey: master, for: accessibility, deviceKey: nil).publicKey)
-            }
+            XCTAssertEqual(keys.classKey(accessibility), try ClassKeys.keyPair(masterKey: master, for: accessibility).publicKey,
+                           "every class, this-device-only ones too: the device gate is a slot of its own")
+            XCTAssertTrue(keys.seal(accessibility).isEmpty, "sealed only by the gatekeeper")
         }
         var info = stat()
         XCTAssertEqual(lstat(store.publicKeysPath, &info), 0)
         XCTAssertEqual(info.st_mode & 0o777, 0o600)
         let login = try json(store.loginPath)
-        for field in ["presence", "currentSet"] {
-            let entry = try XCTUnwrap(login[field] as? [String: Any], field)
-            XCTAssertEqual(Set(entry.keys), ["publicKey", "nonce", "wrapped"])
-        }
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: store.protectorsDirectory).sorted(),
-                       ["login.json", "recovery.json"])
+        XCTAssertNil(login["presence"])
+        XCTAssertNil(login["currentSet"])
     }
 
     func test_unlockAll_failsAuth_withTheWrongPassword() throws {
@@ -76,48 +78,29 @@ final class GateKeysTests: XCTestCase {
         assertThrowsKeychainError(.authFailed) { try store.unlockAll(password: secureBytes("nope")) }
     }
 
-    func test_gateKeys_areNotWrappedByTheMasterKey() throws {
+    func test_a1xLogin_staysReadable_keepsPresenceAcrossAChange_andLosesItsGateKeysOnceMigrated() throws {
         let store = try makeStore()
-        let (master, _) = try store.initialize(password: secureBytes("pw"), kdf: cost)
-        let login = try XCTUnwrap(try store.readProtector(store.loginPath, kind: Protector.Kind.password))
-        let wrapped = try XCTUnwrap(login.presence)
-        XCTAssertNil(try wrapped.unwrap(kind: .presence, passwordKey: master, masterKeyID: login.masterKeyID, path: store.loginPath))
-        let blob = try sealGated(store, master, [GateRecipient(kind: .presence, publicKey: XCTUnwrap(publicKeys(store).presenceKey))])
-        let classPair = try ClassKeys.keyPair(masterKey: master, for: .whenUnlocked, deviceKey: nil)
-        assertThrowsKeychainError(.decode) { try GatedBlob.open(blob, identity: item, keys: [classPair]) }
-        let presence = try XCTUnwrap(try store.unlockAll(password: secureBytes("pw")).presence)
-        XCTAssertEqual(try GatedBlob.open(blob, identity: item, keys: [classPair, presence]).unprotectedCopy(), Array("hunter2".utf8))
-    }
-
-    func test_changePassword_carriesMasterAndPresence_replacesCurrentSet() throws {
-        let store = try makeStore()
-        let (master, recoveryKey) = try store.initialize(password: secureBytes("old"), kdf: cost)
+        let (master, _) = try store.initialize(password: secureBytes("old"), kdf: cost)
+        let (presence, currentSet) = try writeLegacyLogin(store, masterKey: master, password: "old")
+        XCTAssertTrue(store.hasLegacyGateKeys)
         let before = try store.unlockAll(password: secureBytes("old"))
-        let keysBefore = try publicKeys(store)
-        let presenceBlob = try sealGated(store, master, [GateRecipient(kind: .presence, publicKey: XCTUnwrap(keysBefore.presenceKey))])
-        let currentSetBlob = try sealGated(store, master, [GateRecipient(kind: .currentSet, publicKey: XCTUnwrap(keysBefore.currentSetKey))])
+        XCTAssertEqual(before.presence?.publicKey, presence.publicKey)
+        XCTAssertEqual(before.currentSet?.publicKey, currentSet.publicKey)
 
         try store.changePassword(old: secureBytes("old"), new: secureBytes("new"), kdf: nil)
-
-        assertThrowsKeychainError(.authFailed) { try store.unlockAll(password: secureBytes("old")) }
         let after = try store.unlockAll(password: secureBytes("new"))
         XCTAssertTrue(after.masterKey.constantTimeEquals(master))
-        XCTAssertEqual(after.presence?.publicKey, before.presence?.publicKey)
-        let oldCurrentSet = try XCTUnwrap(before.currentSet), newCurrentSet = try XCTUnwrap(after.currentSet)
-        XCTAssertNotEqual(newCurrentSet.keyID, oldCurrentSet.keyID)
-        XCTAssertEqual(try GatedBlob.header(of: currentSetBlob).gateSlots.first?.keyID, oldCurrentSet.keyID,
-                       "the header names the old key, so a reader can tell the item is invalidated")
+        XCTAssertEqual(after.presence?.publicKey, presence.publicKey, "kept, so 1.x presence items can still migrate")
+        XCTAssertNotEqual(try XCTUnwrap(after.currentSet).keyID, currentSet.keyID, "1.x current-set items die with the change")
 
-        let classPair = try ClassKeys.keyPair(masterKey: master, for: .whenUnlocked, deviceKey: nil)
-        let presence = try XCTUnwrap(after.presence)
-        XCTAssertEqual(try GatedBlob.open(presenceBlob, identity: item, keys: [classPair, presence]).unprotectedCopy(), Array("hunter2".utf8))
-        assertThrowsKeychainError(.decode) { try GatedBlob.open(currentSetBlob, identity: self.item, keys: [classPair, presence, newCurrentSet]) }
-
-        let keysAfter = try publicKeys(store)
-        XCTAssertEqual(keysAfter.presenceKey, keysBefore.presenceKey)
-        XCTAssertEqual(keysAfter.currentSetKey, newCurrentSet.publicKey)
-        XCTAssertEqual(try store.loginKDF(), cost, "nil kdf keeps the recorded cost")
-        XCTAssertTrue(try store.unlock(recoveryKey: recoveryKey).constantTimeEquals(master))
+        try store.removeLegacyGateKeys()
+        XCTAssertFalse(store.hasLegacyGateKeys)
+        let migrated = try store.unlockAll(password: secureBytes("new"))
+        XCTAssertNil(migrated.presence)
+        XCTAssertNil(migrated.currentSet)
+        XCTAssertNil(try publicKeys(store).presence)
+        XCTAssertNil(try publicKeys(store).currentSet)
+        XCTAssertTrue(try store.unlock(password: secureBytes("new")).constantTimeEquals(master))
     }
 
     func test_changePassword_failsAuth_withTheWrongOldPassword_andChangesNothing() throws {
@@ -130,81 +113,39 @@ final class GateKeysTests: XCTestCase {
         XCTAssertEqual(try AtomicFile.read(store.publicKeysPath, maxBytes: 1 << 16), keysBefore)
     }
 
-    func test_resetPassword_replacesBothGatePairs_andSaysItemsAreInvalidated() throws {
+    func test_resetPassword_keepsTheMasterKey_andSaysPresenceItemsKeepWorking() throws {
         let store = try makeStore()
         let (master, recoveryKey) = try store.initialize(password: secureBytes("old"), kdf: cost)
-        let before = try store.unlockAll(password: secureBytes("old"))
         let recovered = try store.unlock(recoveryKey: recoveryKey)
         let note = try store.resetPassword(masterKey: recovered, new: secureBytes("new"), kdf: nil)
-        XCTAssertTrue(note.contains("invalidated"), note)
+        XCTAssertTrue(note.contains("user presence keep working"), note)
         assertThrowsKeychainError(.authFailed) { try store.unlock(password: secureBytes("old")) }
-        let after = try store.unlockAll(password: secureBytes("new"))
-        XCTAssertTrue(after.masterKey.constantTimeEquals(master))
-        XCTAssertNotEqual(try XCTUnwrap(after.presence).keyID, try XCTUnwrap(before.presence).keyID)
-        XCTAssertNotEqual(try XCTUnwrap(after.currentSet).keyID, try XCTUnwrap(before.currentSet).keyID)
-        let keys = try publicKeys(store)
-        XCTAssertEqual(keys.presenceKey, after.presence?.publicKey)
-        XCTAssertEqual(keys.currentSetKey, after.currentSet?.publicKey)
+        XCTAssertTrue(try store.unlock(password: secureBytes("new")).constantTimeEquals(master))
         assertThrowsKeychainError(.param) { try store.resetPassword(masterKey: SecureBytes.random(count: 32), new: secureBytes("x"), kdf: nil) }
-        XCTAssertNoThrow(try store.unlock(password: secureBytes("new")))
     }
 
-    func test_oldStyleLogin_staysReadable_andEnsureGateKeysAddsThem() throws {
+    func test_resetPassword_of_a1xKeychain_saysItsUnmigratedGatedItemsAreLost() throws {
         let store = try makeStore()
-        let (master, _) = try store.initialize(password: secureBytes("pw"), kdf: cost)
-        try writeOldStyleLogin(store, masterKey: master, password: "pw")
-
-        XCTAssertTrue(try store.unlock(password: secureBytes("pw")).constantTimeEquals(master))
-        let old = try store.unlockAll(password: secureBytes("pw"))
-        XCTAssertNil(old.presence)
-        XCTAssertNil(old.currentSet)
-        XCTAssertNil(try PublicKeys.load(directory: store.directory))
-
-        assertThrowsKeychainError(.authFailed) { try store.ensureGateKeys(password: secureBytes("wrong"), masterKey: master) }
-        assertThrowsKeychainError(.param) { try store.ensureGateKeys(password: secureBytes("pw"), masterKey: SecureBytes.random(count: 32)) }
-        try store.ensureGateKeys(password: secureBytes("pw"), masterKey: master)
-
-        let upgraded = try store.unlockAll(password: secureBytes("pw"))
-        let presence = try XCTUnwrap(upgraded.presence), currentSet = try XCTUnwrap(upgraded.currentSet)
-        let keys = try publicKeys(store)
-        XCTAssertEqual(keys.presenceKey, presence.publicKey)
-        XCTAssertEqual(keys.currentSetKey, currentSet.publicKey)
-        XCTAssertNotNil(keys.classKey(.whenUnlocked))
-
-        let loginBytes = try AtomicFile.read(store.loginPath, maxBytes: 1 << 16)
-        try store.ensureGateKeys(password: secureBytes("pw"), masterKey: master)
-        XCTAssertEqual(try AtomicFile.read(store.loginPath, maxBytes: 1 << 16), loginBytes, "idempotent: existing keys are kept")
-        XCTAssertEqual(try store.unlockAll(password: secureBytes("pw")).presence?.publicKey, presence.publicKey)
+        let (master, _) = try store.initialize(password: secureBytes("old"), kdf: cost)
+        _ = try writeLegacyLogin(store, masterKey: master, password: "old")
+        let note = try store.resetPassword(masterKey: master, new: secureBytes("new"), kdf: nil)
+        XCTAssertTrue(note.contains("invalidated"), note)
+        XCTAssertFalse(store.hasLegacyGateKeys)
     }
 
-    func test_ensureGateKeys_rewritesAMissingOrDamagedKeysJSON() throws {
+    func test_recordClassKeys_keepsSeals_andDropsOneWhoseKeyChanged() throws {
         let store = try makeStore()
         let (master, _) = try store.initialize(password: secureBytes("pw"), kdf: cost)
-        let expected = try publicKeys(store)
-        try AtomicFile.write(Array("{garbage".utf8), to: store.publicKeysPath, mode: 0o600)
-        try store.ensureGateKeys(password: secureBytes("pw"), masterKey: master)
-        XCTAssertEqual(try publicKeys(store), expected)
-        try AtomicFile.remove(store.publicKeysPath)
-        try store.ensureGateKeys(password: secureBytes("pw"), masterKey: master)
-        XCTAssertEqual(try publicKeys(store), expected)
-    }
-
-    func test_recordClassKeys_addsThisDeviceOnlyKeys_onlyWithADeviceKey_andKeepsThem() throws {
-        let store = try makeStore()
-        let (master, _) = try store.initialize(password: secureBytes("pw"), kdf: cost)
-        let device = try SecureBytes.random(count: 32)
-        try store.recordClassKeys(masterKey: master, deviceKey: device)
+        let seal = [UInt8](repeating: 9, count: GateRequest.sealBytes)
+        try store.recordClassKeys(masterKey: master, seals: [.whenUnlocked: seal])
+        XCTAssertEqual(try publicKeys(store).seal(.whenUnlocked), seal)
+        try store.recordClassKeys(masterKey: master, seals: [:])
+        XCTAssertEqual(try publicKeys(store).seal(.whenUnlocked), seal, "an unlock without seals keeps the recorded ones")
         var keys = try publicKeys(store)
-        for accessibility in Accessibility.allCases {
-            XCTAssertEqual(keys.classKey(accessibility),
-                           try ClassKeys.keyPair(masterKey: master, for: accessibility, deviceKey: device).publicKey, accessibility.rawValue)
-        }
-        try store.recordClassKeys(masterKey: master, deviceKey: nil)
-        keys = try publicKeys(store)
-        XCTAssertNotNil(keys.classKey(.whenUnlockedThisDeviceOnly), "an unlock without the device key keeps what is known")
-        XCTAssertNotNil(keys.presenceKey, "class keys leave the gate keys alone")
-        try store.recordClassKeys(masterKey: master, deviceKey: SecureBytes.random(count: 32))
-        XCTAssertNotEqual(try publicKeys(store).classKey(.whenUnlockedThisDeviceOnly), keys.classKey(.whenUnlockedThisDeviceOnly))
-        assertThrowsKeychainError(.param) { try store.recordClassKeys(masterKey: SecureBytes.random(count: 32), deviceKey: nil) }
+        keys.classKeys[Accessibility.whenUnlocked.rawValue] = PublicKeys.encodeKey(try BoxKeyPair.generate().publicKey)
+        try keys.save(directory: store.directory)
+        try store.recordClassKeys(masterKey: master, seals: [:])
+        XCTAssertTrue(try publicKeys(store).seal(.whenUnlocked).isEmpty, "a replaced key loses the seal it carried")
+        assertThrowsKeychainError(.param) { try store.recordClassKeys(masterKey: SecureBytes.random(count: 32), seals: [:]) }
     }
 }

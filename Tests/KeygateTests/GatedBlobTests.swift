@@ -17,7 +17,7 @@ final class GatedBlobTests: XCTestCase {
 
     private func makeKeys() throws -> Keys {
         let master = try SecureBytes.random(count: 32)
-        return Keys(master: master, classPair: try ClassKeys.keyPair(masterKey: master, for: .whenUnlocked, deviceKey: nil),
+        return Keys(master: master, classPair: try ClassKeys.legacyKeyPair(masterKey: master, for: .whenUnlocked, deviceKey: nil),
                     presence: try BoxKeyPair.generate(), currentSet: try BoxKeyPair.generate())
     }
 
@@ -40,7 +40,7 @@ final class GatedBlobTests: XCTestCase {
         let keys = try makeKeys()
         let blob = try seal(keys, [], .all)
         assertOpens(blob, [keys.classPair])
-        assertRefuses(blob, [try ClassKeys.keyPair(masterKey: SecureBytes.random(count: 32), for: .whenUnlocked, deviceKey: nil)])
+        assertRefuses(blob, [try ClassKeys.legacyKeyPair(masterKey: SecureBytes.random(count: 32), for: .whenUnlocked, deviceKey: nil)])
         assertRefuses(blob, [])
     }
 
@@ -85,7 +85,7 @@ final class GatedBlobTests: XCTestCase {
         let blob = try seal(keys, [keys.presenceGate], .all)
         // Everything a holder of the master key can derive: every class pair, and pairs seeded from it.
         var derivable = try Accessibility.allCases.map {
-            try ClassKeys.keyPair(masterKey: keys.master, for: $0, deviceKey: SecureBytes.random(count: 32))
+            try ClassKeys.legacyKeyPair(masterKey: keys.master, for: $0, deviceKey: SecureBytes.random(count: 32))
         }
         derivable.append(try BoxKeyPair.derive(seed: keys.master))
         derivable.append(try BoxKeyPair(privateKey: keys.master))

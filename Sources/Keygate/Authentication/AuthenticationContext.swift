@@ -1,8 +1,9 @@
 // The counterpart of Apple's LAContext: one authentication shared by several
-// reads. The gate keys a PAM authentication unwrapped are kept in this object
-// (locked memory) for `reuseDuration`, so passing one context to several reads
-// prompts once. `invalidate()` wipes them; `interactionNotAllowed` turns any read
-// that would need a prompt into errSecInteractionNotAllowed.
+// reads. The context holds a handle keygate-gatekeeper issued (docs/GATEKEEPER.md),
+// bound to this process and capped by `reuseDuration` (at most 5 minutes): it opens
+// nothing by itself, and no key is ever held here. `invalidate()` drops it;
+// `interactionNotAllowed` turns any read that would need a prompt into
+// errSecInteractionNotAllowed.
 import Dispatch
 import Synchronization
 internal import Glibc
@@ -12,7 +13,7 @@ public final class AuthenticationContext: Sendable {
         var localizedReason: String?
         var reuseDuration: UInt32 = 300
         var interactionNotAllowed = false
-        var keys: [String: (pair: BoxKeyPair, until: UInt64)] = [:]
+        var handle: (bytes: [UInt8], until: UInt64)?
         var invalidated = false
     }
 
@@ -41,35 +42,37 @@ public final class AuthenticationContext: Sendable {
     /// Wipes the keys this context holds; reads through it prompt again.
     public func invalidate() {
         state.withLock {
-            $0.keys.removeAll()
+            if var handle = $0.handle?.bytes { Sodium.wipe(&handle) }
+            $0.handle = nil
             $0.invalidated = true
         }
     }
 
     var isInvalidated: Bool { state.withLock { $0.invalidated } }
 
-    func key(_ name: String) -> BoxKeyPair? {
+    /// The gatekeeper's handle, while this context's reuse duration lasts.
+    var handle: [UInt8]? {
         state.withLock {
-            guard let entry = $0.keys[name], entry.until > UInt64(time(nil)) else { return nil }
-            return entry.pair
+            guard let entry = $0.handle, entry.until > UInt64(time(nil)) else { return nil }
+            return entry.bytes
         }
     }
 
-    func remember(_ name: String, _ pair: BoxKeyPair) {
+    func remember(handle: [UInt8]) {
         state.withLock {
             guard !$0.invalidated, $0.reuseDuration > 0 else { return }
-            $0.keys[name] = (pair, UInt64(time(nil)) + UInt64($0.reuseDuration))
+            $0.handle = (handle, UInt64(time(nil)) + UInt64($0.reuseDuration))
         }
     }
 
     /// Authenticates now, as Apple's evaluatePolicy does, through the user-presence
-    /// PAM service; the keys it unwraps serve later reads through this context.
+    /// PAM service; the gatekeeper's handle serves later reads through this context.
     public func evaluate(prompter: any Prompter) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
                     let operations = try KeychainOperations(prompter: prompter, context: self)
-                    _ = try operations.keys.gateKeys(for: [.userPresence])
+                    try operations.keys.evaluatePresence()
                 })
             }
         }

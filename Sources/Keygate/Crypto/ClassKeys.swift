@@ -1,8 +1,10 @@
 // Class keys: per accessibility class, derived from the master key with libsodium's
 // `crypto_kdf_derive_from_key` (Subkey). The symmetric class key (context "KGclass1")
 // seals scheme-1 blobs; the class key pair (X25519 from a seed under context "KGclsbx1",
-// BoxKeyPair) receives the class share of gated (scheme-2) blobs. For the
-// this-device-only classes the seed is further bound to the device key (keyed BLAKE2b).
+// BoxKeyPair) receives the class share of gated (scheme-2) blobs. Keygate 1.x further
+// bound the this-device-only classes' seed to the device key (keyed BLAKE2b,
+// `legacyKeyPair`); from 2.0 those items carry a device slot the gatekeeper opens instead
+// (docs/GATEKEEPER.md), and every class pair comes from the master key alone.
 
 enum ClassKeys {
     static let context = "KGclass1"
@@ -15,10 +17,21 @@ enum ClassKeys {
         return try Subkey.derive(from: masterKey, id: subkeyID(accessibility), context: context, bytes: keyBytes)
     }
 
-    /// The class key pair: seed = crypto_kdf subkey of the master key for the class (distinct from the symmetric
+    /// The class key pair of every class: X25519 from the class's seed.
+    static func keyPair(masterKey: SecureBytes, for accessibility: Accessibility) throws -> BoxKeyPair {
+        try BoxKeyPair.derive(seed: seed(masterKey: masterKey, for: accessibility))
+    }
+
+    /// The class's seed: a crypto_kdf subkey of the master key (distinct from the symmetric class key).
+    static func seed(masterKey: SecureBytes, for accessibility: Accessibility) throws -> SecureBytes {
+        try checkMasterKey(masterKey)
+        return try Subkey.derive(from: masterKey, id: subkeyID(accessibility), context: keyPairContext, bytes: BoxKeyPair.seedBytes)
+    }
+
+    /// Keygate 1.x's class key pair: seed = crypto_kdf subkey of the master key for the class (distinct from the symmetric
     /// class key), and for *-this-device-only classes seed = BLAKE2b(key: deviceKey, message: that seed).
     /// Throws .param if a this-device-only class is asked for without a device key.
-    static func keyPair(masterKey: SecureBytes, for accessibility: Accessibility, deviceKey: SecureBytes?) throws -> BoxKeyPair {
+    static func legacyKeyPair(masterKey: SecureBytes, for accessibility: Accessibility, deviceKey: SecureBytes?) throws -> BoxKeyPair {
         try checkMasterKey(masterKey)
         let seed = try Subkey.derive(from: masterKey, id: subkeyID(accessibility), context: keyPairContext, bytes: BoxKeyPair.seedBytes)
         guard accessibility.isThisDeviceOnly else { return try BoxKeyPair.derive(seed: seed) }

@@ -16,6 +16,15 @@ struct GateRequest: Sendable, Equatable {
         case authenticate = 3
         /// Migration from 1.x: the device-bound class seed of a this-device-only class.
         case legacyClassSeed = 4
+        /// A user-presence check for an item whose policy asks more than it was sealed with:
+        /// the item's service, window and scope, no box.
+        case presence = 5
+        /// Forget this user's authentications: this scope's (`keygate lock`), or with the
+        /// `all` flag every scope's and every handle (`keygate lock --all`, like sudo -K).
+        case forget = 6
+        /// Seal the class public keys sent, once this scope authenticated within the last minute
+        /// (else through PAM): the unlock that just opened the master key did.
+        case certify = 7
     }
 
     struct Flags: OptionSet, Sendable, Equatable {
@@ -26,6 +35,8 @@ struct GateRequest: Sendable, Equatable {
         static let fresh = Flags(rawValue: 2)
         /// Issue an authentication-context handle (LAContext) for later opens.
         static let issueHandle = Flags(rawValue: 4)
+        /// forget: every scope, not only the caller's.
+        static let all = Flags(rawValue: 8)
     }
 
     /// One sealed gate box of an item: its slot kind, the key id it names, the 80 sealed bytes.
@@ -59,6 +70,8 @@ struct GateRequest: Sendable, Equatable {
     var boxes: [Box] = []
     /// legacyClassSeed: the master-derived seed of the class (32 bytes).
     var seed: [UInt8] = []
+    /// issueHandle: how long the authentication context wants its handle (the gatekeeper caps it).
+    var handleSeconds: UInt32 = 0
 
     // MARK: Encoding
 
@@ -90,6 +103,7 @@ struct GateRequest: Sendable, Equatable {
             w.raw(box.sealed)
         }
         w.tiny(seed)
+        w.u32(handleSeconds)
         return w.bytes
     }
 
@@ -101,7 +115,7 @@ struct GateRequest: Sendable, Equatable {
         guard try r.u8() == version else { throw GateWireError.malformed("a request of another version") }
         guard let operation = Operation(rawValue: try r.u8()) else { throw GateWireError.malformed("an unknown operation") }
         let flagBits = try r.u8()
-        guard flagBits & ~UInt8(7) == 0 else { throw GateWireError.malformed("unknown flags") }
+        guard flagBits & ~UInt8(15) == 0 else { throw GateWireError.malformed("unknown flags") }
         var request = GateRequest(operation: operation, flags: Flags(rawValue: flagBits))
         request.accessControl = try r.u32()
         switch try r.u8() {
@@ -137,8 +151,9 @@ struct GateRequest: Sendable, Equatable {
         guard request.seed.isEmpty || request.seed.count == BoxKeyPair.seedBytes else {
             throw GateWireError.malformed("a seed of \(request.seed.count) bytes")
         }
+        request.handleSeconds = try r.u32()
         guard r.isAtEnd else { throw GateWireError.malformed("trailing bytes after the request") }
-        if operation != .authenticate && operation != .legacyClassSeed, request.identity == nil {
+        if [.keys, .open, .presence].contains(operation), request.identity == nil {
             throw GateWireError.malformed("an item operation without an item")
         }
         return request

@@ -91,6 +91,17 @@ struct GateSecrets {
         return try GenericHash.hash(input, secretKey: secret, outputBytes: GateRequest.sealBytes).unprotectedCopy()
     }
 
+    /// Root's seals on every class public key of `masterKey` (HostProtectorAdmin, which runs as root).
+    static func seals(masterKey: SecureBytes, uid: UInt32, userName: String) throws -> [Accessibility: [UInt8]] {
+        let secrets = try load(uid: uid, userName: userName)
+        var seals: [Accessibility: [UInt8]] = [:]
+        for accessibility in Accessibility.allCases {
+            seals[accessibility] = try secrets.classSeal(accessibility: accessibility,
+                                                         publicKey: ClassKeys.keyPair(masterKey: masterKey, for: accessibility).publicKey)
+        }
+        return seals
+    }
+
     // MARK: Implementation
 
     private init(uid: UInt32, secret: SecureBytes, generation: UInt64, shadowHash: SecureBytes?) {

@@ -19,6 +19,9 @@ struct GateServer {
         case .open: return try open(request, secrets)
         case .authenticate: return try authenticate(request, secrets)
         case .legacyClassSeed: return try legacySeed(request)
+        case .presence: return try presence(request)
+        case .forget: return try forget(request)
+        case .certify: return try certify(request, secrets)
         }
     }
 
@@ -79,39 +82,7 @@ struct GateServer {
             }
         }
         var result = GateResult()
-        if needsPresence {
-            let decision = try itemDecision(identity)
-            let constraints = AccessControl(rawValue: request.accessControl).constraints
-            let service = Self.pamService(for: constraints, policy: decision.policy)
-            let scope = try CallerScope.ofParent(decision.policy.reuseScope)
-            let now = GateRecords.now
-            let handleDigest = request.handle.isEmpty ? nil : Self.digest(request.handle)
-            let satisfied = try GateRecords.update(uid: user.uid) { records -> Bool in
-                if let handleDigest, records.handles.contains(where: {
-                    $0.digest == handleDigest && $0.pid == scope.callerPID && $0.start == scope.callerStart
-                        && $0.service == service && $0.expires > now
-                }) { return true }
-                if request.flags.contains(.fresh) { return false }
-                return records.freshAuthentication(service: service, scope: scope.id, window: decision.policy.reuseDuration, now: now) != nil
-            }
-            if !satisfied {
-                if request.flags.contains(.noPrompt) {
-                    throw KeychainError.interactionNotAllowed("reading this item needs your password, and the authentication context does not allow a prompt")
-                }
-                if decision.allowNonInteractive {
-                    throw KeychainError.interactionNotAllowed("the policy for this item allows no prompt (allow-non-interactive): unlock first (keygate unlock), or see `keygate policy explain`")
-                }
-                let reason = request.reason.isEmpty ? decision.prompt ?? "" : request.reason
-                try authenticateThroughPAM(service: service, scope: scope, policy: decision.policy, reason: reason)
-            }
-            if request.flags.contains(.issueHandle), decision.policy.reuseDuration > 0 {
-                let handle = try SecureBytes.random(count: GateRequest.handleBytes).unprotectedCopy()
-                let entry = GateRecords.Handle(digest: Self.digest(handle), pid: scope.callerPID, start: scope.callerStart,
-                                               service: service, expires: GateRecords.now + UInt64(decision.policy.reuseDuration))
-                try GateRecords.update(uid: user.uid) { $0.handles.append(entry) }
-                result.handle = handle
-            }
-        }
+        if needsPresence { result.handle = try ensurePresence(identity, request) }
         for (index, box) in request.boxes.enumerated() {
             guard let share = try SealedBox.open(box.sealed[...], with: pairs[index]), share.count == GatedBlob.contentKeyBytes else {
                 throw KeychainError.decode("the secret of \(identity.displayName) cannot be opened: its access-control box is corrupt; delete the item and add it again, or restore it from a backup")
@@ -120,6 +91,94 @@ struct GateServer {
         }
         return result
     }
+
+    /// A presence check with no box: an item whose policy asks more than it was sealed with.
+    private func presence(_ request: GateRequest) throws -> GateResult {
+        guard let identity = request.identity else { throw malformed() }
+        var result = GateResult()
+        result.handle = try ensurePresence(identity, request)
+        return result
+    }
+
+    /// Seals class public keys for a caller that authenticated in this scope within `certifyWindow`
+    /// seconds (through any service), else after PAM through the keychain's service.
+    private func certify(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        var policy = try policies().keychainDecision().policy
+        overrides.apply(to: &policy)
+        let scope = try CallerScope.ofParent(policy.reuseScope)
+        let now = GateRecords.now
+        let recent = try GateRecords.update(uid: user.uid) { records in
+            records.authentications.contains { $0.scope == scope.id && $0.time <= now && now - $0.time <= Self.certifyWindow }
+        }
+        if !recent {
+            if request.flags.contains(.noPrompt) {
+                throw KeychainError.interactionNotAllowed("recording the keychain's public keys needs your password, and no prompt is allowed: run `keygate unlock`")
+            }
+            try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason)
+        }
+        var result = GateResult()
+        for key in request.classKeys {
+            result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
+        }
+        return result
+    }
+
+    static let certifyWindow: UInt64 = 60
+
+    /// `keygate lock` (this scope) and `keygate lock --all` (everything, like sudo -K).
+    private func forget(_ request: GateRequest) throws -> GateResult {
+        var policy = (try? policies().keychainDecision().policy) ?? Policy.default
+        overrides.apply(to: &policy)
+        let scope = try CallerScope.ofParent(policy.reuseScope)
+        try GateRecords.update(uid: user.uid) { records in
+            if request.flags.contains(.all) { records.forgetAll() } else { records.forget(scope: scope.id) }
+        }
+        return GateResult()
+    }
+
+    /// The item's presence condition, now: a handle of this caller, or an authentication through
+    /// the item's service in the item's scope and window, or PAM. Returns a new handle when asked.
+    private func ensurePresence(_ identity: ItemIdentity, _ request: GateRequest) throws -> [UInt8] {
+        let decision = try itemDecision(identity)
+        let constraints = AccessControl(rawValue: request.accessControl).constraints
+        let service = Self.pamService(for: constraints, policy: decision.policy)
+        let scope = try CallerScope.ofParent(decision.policy.reuseScope)
+        let now = GateRecords.now
+        let handleDigest = request.handle.isEmpty ? nil : Self.digest(request.handle)
+        let satisfied = try GateRecords.update(uid: user.uid) { records -> Bool in
+            if let handleDigest, records.handles.contains(where: {
+                $0.digest == handleDigest && $0.pid == scope.callerPID && $0.start == scope.callerStart
+                    && $0.service == service && $0.expires > now
+            }) { return true }
+            if request.flags.contains(.fresh) { return false }
+            return records.freshAuthentication(service: service, scope: scope.id, window: decision.policy.reuseDuration, now: now) != nil
+        }
+        if !satisfied {
+            if request.flags.contains(.noPrompt) {
+                throw KeychainError.interactionNotAllowed("reading this item needs your password, and the authentication context does not allow a prompt")
+            }
+            if decision.allowNonInteractive {
+                throw KeychainError.interactionNotAllowed("the policy for this item allows no prompt (allow-non-interactive): unlock first (keygate unlock), or see `keygate policy explain`")
+            }
+            try authenticateThroughPAM(service: service, scope: scope, policy: decision.policy, reason: request.reason)
+        }
+        guard request.flags.contains(.issueHandle) else { return [] }
+        return try issueHandle(service: service, scope: scope, seconds: request.handleSeconds)
+    }
+
+    /// A handle for the caller (its pid and start time) and `service`, for at most
+    /// `maxHandleSeconds` (Apple's longest LAContext reuse, 5 minutes).
+    private func issueHandle(service: String, scope: CallerScope, seconds: UInt32) throws -> [UInt8] {
+        let lifetime = min(seconds, Self.maxHandleSeconds)
+        guard lifetime > 0 else { return [] }
+        let handle = try SecureBytes.random(count: GateRequest.handleBytes).unprotectedCopy()
+        let entry = GateRecords.Handle(digest: Self.digest(handle), pid: scope.callerPID, start: scope.callerStart,
+                                       service: service, expires: GateRecords.now + UInt64(lifetime))
+        try GateRecords.update(uid: user.uid) { $0.handles.append(entry) }
+        return handle
+    }
+
+    static let maxHandleSeconds: UInt32 = 300
 
     /// An unlock: PAM through the keychain's service, recorded for this scope; seals the class keys sent.
     private func authenticate(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
@@ -132,6 +191,9 @@ struct GateServer {
         let scope = try CallerScope.ofParent(policy.reuseScope)
         try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason)
         var result = GateResult()
+        if request.flags.contains(.issueHandle) {
+            result.handle = try issueHandle(service: policy.pamService, scope: scope, seconds: request.handleSeconds)
+        }
         for key in request.classKeys {
             result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
         }

@@ -23,20 +23,23 @@ public enum HostProtectorAdmin {
     /// none, and leaves it unlocked as the boot step would.
     public static func enable(userName: String) throws -> Outcome {
         let (account, decision, key) = try prepare(userName)
-        let device = try? DeviceKey.deriveFromHost(uid: account.uid)
         let directory = LoginKeys.dataDirectory(uid: account.uid, name: account.name, home: account.home)
         let lockAfter = decision.policy.lockAfter
+        // Root seals the class keys of the new master key (docs/GATEKEEPER.md): a keychain with no
+        // password can never authenticate through the gatekeeper to have them sealed.
+        let newMaster = try SecureBytes.random(count: Protector.masterKeyBytes)
+        let seals = try GateSecrets.seals(masterKey: newMaster, uid: account.uid, userName: account.name)
         return try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) {
             let store = KeyStore(directory: directory)
             if !store.isInitialized {
-                let created = try store.initializeForHost(hostProtectorKey: key, deviceKey: device)
+                let created = try store.initializeForHost(hostProtectorKey: key, masterKey: newMaster, seals: seals)
                 // A service account has no session bus: its items go to the embedded store
                 // (docs/SERVICES.md), whatever bus root's own session has. Without this record, the
                 // account's first add took the new keychain for one older than the embedded store
                 // and went to the Secret Service (53 with no bus). KEYGATE_STORE and keygate.conf
                 // still win; `keygate migrate` moves the items.
                 if StoreSelection.recorded(in: directory) == nil { try StoreSelection.record(.embedded, in: directory) }
-                try LoginKeys.cacheLogin(created.masterKey, store: store, uid: account.uid, lockAfter: lockAfter, deviceKey: device)
+                try LoginKeys.cacheLogin(created.masterKey, store: store, uid: account.uid, lockAfter: lockAfter)
                 AuditLog.record(AuditRecord(event: .unlock, user: account.name, pamService: nil, scope: "host-protector",
                                             reason: nil, detail: "keychain created with a host protector"))
                 return .created(recoveryKey: try RecoveryKey.format(created.recoveryKey))
@@ -56,12 +59,18 @@ public enum HostProtectorAdmin {
     @discardableResult
     public static func unlock(userName: String) throws -> UInt32 {
         let (account, decision, key) = try prepare(userName)
-        let device = try? DeviceKey.deriveFromHost(uid: account.uid)
         let directory = LoginKeys.dataDirectory(uid: account.uid, name: account.name, home: account.home)
         let lockAfter = decision.policy.lockAfter
+        let master = try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) { () throws -> SecureBytes in
+            let store = KeyStore(directory: directory)
+            let master = try store.unlock(hostProtectorKey: key)
+            try LoginKeys.cacheLogin(master, store: store, uid: account.uid, lockAfter: lockAfter)
+            return master
+        }
+        // Root seals the class keys (a passwordless keychain cannot authenticate through the gatekeeper).
+        let seals = try GateSecrets.seals(masterKey: master, uid: account.uid, userName: account.name)
         try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) {
-            try LoginKeys.unlockWithHostProtector(key, dataDirectory: directory, uid: account.uid,
-                                                  lockAfter: lockAfter, deviceKey: device)
+            try KeyStore(directory: directory).recordClassKeys(masterKey: master, seals: seals)
         }
         AuditLog.record(AuditRecord(event: .unlock, user: account.name, pamService: nil, scope: "host-protector",
                                     reason: nil, detail: "unlocked by the host protector; master key held for \(lockAfter) s"))

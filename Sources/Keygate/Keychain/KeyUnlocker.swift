@@ -1,21 +1,20 @@
-// Finds the keys that open an item: the class key (from the master key), and for
-// access-controlled items the gate keys (presence, current set) that only a PAM
-// authentication in which the password was typed can unwrap. Everything is looked
-// up first in the kernel-keyring cache (and the caller's AuthenticationContext);
-// a miss authenticates through PAM once, and the password typed in that
-// conversation unwraps the master key and the gate keys together. The master key
-// is then cached for the policy's lock-after time, the gate keys for the reuse
-// duration in the current reuse scope.
+// Finds the keys the user's own processes may hold: the master key and the class keys
+// derived from it, from the kernel-keyring cache or by an unlock. Every authentication
+// goes through keygate-gatekeeper (GateAccess), root's PAM conversation whose prompts
+// this process shows; the password typed there opens the master key, which is then
+// cached for the policy's lock-after time. Gate keys (presence, current set, device)
+// are never here: reads get their item's shares from the gatekeeper (KeychainOperations).
 //
 // A keychain with only a host protector (a service account) has no password to ask
-// for: such a miss fails at once with interaction-not-allowed.
+// for: a locked one fails at once with interaction-not-allowed.
 //
-// Delegates: PAM to Authentication/, protectors to Keys/, the cache to
-// KeyringCache/, key derivation to Crypto/.
+// Delegates: the gatekeeper to GateAccess, protectors to Keys/, the cache to
+// KeyringCache/, key derivation to Crypto/, password changes to PasswordChange, the
+// 1.x migration to LegacyGateMigration.
 
 struct KeyUnlocker: Sendable {
-    static let masterName = LoginKeys.masterName
-    static let afterFirstUnlockName = LoginKeys.afterFirstUnlockName
+    static let masterName = CacheName.master.text
+    static let afterFirstUnlockName = CacheName.afterFirstUnlock.text
 
     let context: KeychainContext
     let prompter: any Prompter
@@ -23,8 +22,10 @@ struct KeyUnlocker: Sendable {
     let authContext: AuthenticationContext?
     /// A policy's allow-non-interactive: use keys already held, never prompt.
     var neverPrompt = false
-    /// The item this unlocker works for, named in its audit lines (never its secret).
+    /// The item this unlocker works for, named in its audit lines and prompt (never its secret).
     var item: ItemIdentity?
+    /// The keychain's items, for the 1.x migration an unlock may run (nil in the PAM module).
+    var itemStore: (any ItemStore)?
 
     /// This unlocker under one item's policy: its windows, services, tries and prompt.
     func applying(_ decision: PolicyDecision, for identity: ItemIdentity) -> KeyUnlocker {
@@ -32,12 +33,13 @@ struct KeyUnlocker: Sendable {
                                  reason: decision.prompt ?? reason, authContext: authContext)
         scoped.neverPrompt = decision.allowNonInteractive
         scoped.item = identity
+        scoped.itemStore = itemStore
         return scoped
     }
 
     var keyStore: KeyStore { KeyStore(directory: context.dataDirectory) }
     var cache: KeyCache { KeyCache(uid: context.user.uid) }
-    var scope: ReuseScope { ReuseScope.current(context.policy.reuseScope) }
+    var gate: GateAccess { GateAccess(prompter: prompter, authContext: authContext) }
 
     // MARK: Class keys
 
@@ -52,47 +54,31 @@ struct KeyUnlocker: Sendable {
 
     /// The class key pair of gated and this-device-only items (scheme 2).
     func classKeyPair(for accessibility: Accessibility) throws -> BoxKeyPair {
-        if accessibility.survivesLock, let cached = cache.load(LoginKeys.classPairName(accessibility)),
+        if accessibility.survivesLock, let cached = cache.load(CacheName.classPair(accessibility).text),
            let pair = try? BoxKeyPair(privateKey: cached.key) {
             return pair
         }
-        let device = accessibility.isThisDeviceOnly ? try deviceKey() : nil
-        let master = try masterKey(createIfNeeded: false)
-        return try ClassKeys.keyPair(masterKey: master, for: accessibility, deviceKey: device)
+        return try ClassKeys.keyPair(masterKey: masterKey(createIfNeeded: false), for: accessibility)
     }
 
-    /// This host's device key for the calling user, or a clear error saying how to get one.
-    func deviceKey() throws -> SecureBytes {
-        guard let key = DeviceKey.forCurrentUser(uid: context.user.uid) else {
-            throw KeychainError.notAvailable(DeviceKey.unavailableAdvice(uid: context.user.uid))
+    /// The class public key new items of `accessibility` are sealed to, with the gatekeeper's
+    /// seal on it. Without one (a new or upgraded keychain), the keychain is unlocked through
+    /// the gatekeeper once, which records both.
+    func sealedClassKey(for accessibility: Accessibility) throws -> GateRequest.ClassKey {
+        if let keys = try PublicKeys.load(directory: context.dataDirectory), let key = keys.classKey(accessibility) {
+            let seal = keys.seal(accessibility)
+            if !seal.isEmpty { return GateRequest.ClassKey(accessibility: accessibility, publicKey: key, seal: seal) }
         }
-        return key
-    }
-
-    /// The public keys new items are sealed to; recorded at init and at each unlock.
-    /// When the class key of `accessibility` is not recorded yet (a this-device-only
-    /// class before the first unlock with a device key), the keychain is unlocked to
-    /// record it.
-    func publicKeys(for accessibility: Accessibility, needsGates: Bool) throws -> PublicKeys {
-        if let loaded = try PublicKeys.load(directory: context.dataDirectory), loaded.classKey(accessibility) != nil {
-            // Gated items are sealed to the gate keys login.json holds (repairing a stale copy).
-            let keys = needsGates ? try keyStore.syncGatePublicKeys(loaded) : loaded
-            if !needsGates || (keys.presenceKey != nil && keys.currentSetKey != nil) { return keys }
-        }
-        let device = accessibility.isThisDeviceOnly ? try deviceKey() : nil
-        let existing = try PublicKeys.load(directory: context.dataDirectory)
-        if keyStore.isInitialized, needsGates, existing?.presenceKey == nil || existing?.currentSetKey == nil {
-            // A keychain from before gate keys: they are wrapped by the password only,
-            // so creating them needs it.
+        if keyStore.isInitialized {
             try unlock()
+        } else {
+            _ = try masterKey(createIfNeeded: true)
         }
-        // On a new keychain this initialises it, which records every public key.
-        let master = try masterKey(createIfNeeded: true)
-        try keyStore.recordClassKeys(masterKey: master, deviceKey: device)
-        guard let keys = try PublicKeys.load(directory: context.dataDirectory), keys.classKey(accessibility) != nil else {
-            throw KeychainError.notAvailable("the keychain's public keys could not be recorded in \(context.dataDirectory): check that the folder is writable")
+        guard let keys = try PublicKeys.load(directory: context.dataDirectory), let key = keys.classKey(accessibility),
+              !keys.seal(accessibility).isEmpty else {
+            throw KeychainError.notAvailable("the keychain's public keys could not be recorded in \(context.dataDirectory): check that the folder is writable, then run `keygate unlock`")
         }
-        return keys
+        return GateRequest.ClassKey(accessibility: accessibility, publicKey: key, seal: keys.seal(accessibility))
     }
 
     // MARK: The master key
@@ -111,7 +97,7 @@ struct KeyUnlocker: Sendable {
         return try unlock()
     }
 
-    /// Authenticates through PAM and unwraps everything the password protects.
+    /// Authenticates through the gatekeeper and opens everything the password protects.
     @discardableResult
     func unlock() throws -> SecureBytes {
         do {
@@ -126,8 +112,28 @@ struct KeyUnlocker: Sendable {
         let underlying: KeychainError
     }
 
+    /// Opens the login protector with a password the gatekeeper's PAM conversation just took:
+    /// caches the master key, seals the class keys, and migrates a 1.x keychain.
     @discardableResult
-    private func unlockWithPassword(service: String? = nil, purpose: Purpose = .unlock) throws -> PasswordUnlock {
+    func open(with password: SecureBytes) throws -> PasswordUnlock {
+        let unlocked: PasswordUnlock
+        do {
+            unlocked = try keyStore.unlockAll(password: password)
+        } catch let error as KeychainError where error.code == .authFailed {
+            // PAM accepted this password, yet it does not open the login protector:
+            // the password changed without Keygate hearing of it.
+            throw StaleLoginProtector(underlying: error)
+        }
+        cacheUnlocked(unlocked.masterKey)
+        try recordSealedClassKeys(unlocked.masterKey)
+        if unlocked.presence != nil || unlocked.currentSet != nil {
+            try LegacyGateMigration(unlocker: self).run(unlocked)
+        }
+        return unlocked
+    }
+
+    @discardableResult
+    private func unlockWithPassword() throws -> PasswordUnlock {
         let store = keyStore
         guard store.isInitialized else {
             throw KeychainError.notAvailable("the keychain is not initialised: run `keygate init` (the first `keygate add` does it too)")
@@ -136,23 +142,7 @@ struct KeyUnlocker: Sendable {
             // A service account's keychain: no password wraps anything, so PAM cannot help.
             throw KeychainError.interactionNotAllowed("the keychain of \(context.user.name) has no password protector (only the host protector and the recovery key open it), so nothing that needs a password can be opened: items that need user presence or current-set stay closed (give them `access = none` in a system policy, or add them without access control); after a reboot root opens after-first-unlock items with `keygate unlock --host-protector --user \(context.user.name)`")
         }
-        let password = try authenticate(service: service ?? context.policy.pamService, purpose: purpose)
-        let unlocked: PasswordUnlock
-        do {
-            unlocked = try store.unlockAll(password: password)
-        } catch let error as KeychainError where error.code == .authFailed {
-            // PAM accepted this password, yet it does not open the login protector:
-            // the password changed without Keygate hearing of it.
-            throw StaleLoginProtector(underlying: error)
-        }
-        if unlocked.presence == nil || unlocked.currentSet == nil {
-            try store.ensureGateKeys(password: password, masterKey: unlocked.masterKey)
-            let upgraded = try store.unlockAll(password: password)
-            cacheUnlocked(upgraded.masterKey)
-            return upgraded
-        }
-        cacheUnlocked(unlocked.masterKey)
-        return unlocked
+        return try open(with: authenticate(purpose: .unlock))
     }
 
     /// Unlocks with the recovery key instead of the password.
@@ -171,137 +161,47 @@ struct KeyUnlocker: Sendable {
         if store.isInitialized {
             throw KeychainError.duplicateItem("the keychain is already initialised in \(context.dataDirectory): nothing to do (to start over, remove that folder; items sealed by the old key become unreadable)")
         }
-        let password = try authenticate(service: context.policy.pamService)
+        let password = try authenticate(purpose: .unlock)
         let kdf = try context.kdfForNewProtector()
         let created = try store.initialize(password: password, kdf: kdf)
-        try store.recordClassKeys(masterKey: created.masterKey, deviceKey: DeviceKey.forCurrentUser(uid: context.user.uid))
         cacheUnlocked(created.masterKey)
+        try recordSealedClassKeys(created.masterKey)
         return created
     }
 
-    // MARK: Password changes
-
-    /// `keygate passwd`: the password changed without Keygate (chpasswd, a root reset,
-    /// another tool). PAM confirms the current password; the previous one opens the
-    /// old protector; master and presence keys are re-wrapped for the current
-    /// password, and the current-set key is replaced, so current-set items die.
-    func changePassword() throws {
-        let current = try authenticate(service: context.policy.pamService)
-        guard let previous = try prompter.readSecret(prompt: "[keygate] the password Keygate last knew for \(context.user.name) (your previous password): ") else {
-            throw KeychainError.userCanceled("canceled: the keychain's password was not changed")
+    /// Records the class public keys with the gatekeeper's seals. The seals need an
+    /// authentication in this scope, which the unlock that called this just made.
+    private func recordSealedClassKeys(_ master: SecureBytes) throws {
+        var classKeys: [GateRequest.ClassKey] = []
+        for accessibility in Accessibility.allCases {
+            classKeys.append(GateRequest.ClassKey(accessibility: accessibility,
+                                                  publicKey: try ClassKeys.keyPair(masterKey: master, for: accessibility).publicKey,
+                                                  seal: []))
         }
-        let store = keyStore
-        // Before as well as after: a passwd killed once the new current-set pair is written
-        // must not leave the old private half cached for the reuse window.
-        dropGateKeysEverywhere()
-        try store.changePassword(old: previous, new: current, kdf: nil)
-        dropGateKeysEverywhere()
-        let unlocked = try store.unlockAll(password: current)
-        cacheUnlocked(unlocked.masterKey)
+        let seals = try gate.certify(classKeys)
+        try keyStore.recordClassKeys(masterKey: master, seals: seals)
     }
 
-    /// `keygate passwd --recovery`: the previous password is lost. The recovery key
-    /// opens the master key; the presence and current-set keys cannot be carried
-    /// over without the old password, so both are replaced.
-    func resetPassword(recoveryKey: SecureBytes) throws -> String {
-        let current = try authenticate(service: context.policy.pamService)
-        let store = keyStore
-        let master = try store.unlock(recoveryKey: recoveryKey)
-        let note = try store.resetPassword(masterKey: master, new: current, kdf: nil)
-        dropGateKeysEverywhere()
-        cacheUnlocked(master)
-        return note
-    }
-
-    /// Gate keys cached in any scope belong to the old key pairs after a change.
-    private func dropGateKeysEverywhere() {
-        for entry in cache.entries() where entry.name.hasPrefix("presence.") || entry.name.hasPrefix("current-set.") {
-            cache.evict(entry.name)
-        }
-        authContext?.invalidate()
-    }
-
-    // MARK: Gate keys
-
-    /// The gate key pairs for these constraints: from the caller's context or this
-    /// scope's cache, else through one PAM authentication via the constraint's service.
-    func gateKeys(for constraints: [AccessControl.Constraint]) throws -> [BoxKeyPair] {
-        let kinds = Self.gateKinds(constraints)
-        var found: [BoxKeyPair] = []
-        var missing: [GateKind] = []
-        for kind in kinds {
-            if let pair = cachedGate(kind) { found.append(pair) } else { missing.append(kind) }
-        }
-        if missing.isEmpty { return found }
-        if authContext?.interactionNotAllowed == true {
-            throw KeychainError.interactionNotAllowed("reading this item needs your password, and the authentication context does not allow a prompt")
-        }
-        let unlocked: PasswordUnlock
-        do {
-            unlocked = try unlockWithPassword(service: pamService(for: constraints), purpose: .useItem)
-        } catch let stale as StaleLoginProtector {
-            if missing == [.currentSet] {
-                throw KeychainError.itemNotFound("this item was invalidated: it was bound to your previous password (current-set), and the password has changed since")
-            }
-            throw stale.underlying
-        }
-        for kind in missing {
-            guard let pair = kind == .presence ? unlocked.presence : unlocked.currentSet else {
-                throw KeychainError.decode("the keychain has no \(kind.name) key after unlocking: run `keygate passwd` to repair it")
-            }
-            cacheGate(kind, pair)
-            found.append(pair)
-        }
-        return found
-    }
-
-    /// Presence for userPresence, devicePasscode and biometryAny; current set for biometryCurrentSet.
-    static func gateKinds(_ constraints: [AccessControl.Constraint]) -> [GateKind] {
-        var kinds: [GateKind] = []
-        for c in constraints {
-            let kind: GateKind = c == .biometryCurrentSet ? .currentSet : .presence
-            if !kinds.contains(kind) { kinds.append(kind) }
-        }
-        return kinds
-    }
-
-    /// The PAM service that authenticates these constraints.
-    func pamService(for constraints: [AccessControl.Constraint]) -> String {
-        switch constraints.first {
-        case .devicePasscode: return context.policy.passcodePamService
-        case .biometryAny: return context.policy.biometryPamService
-        default: return context.policy.pamService
-        }
-    }
-
-    func gateCacheName(_ kind: GateKind) -> String { "\(kind.name).\(scope.id)" }
-
-    private func cachedGate(_ kind: GateKind) -> BoxKeyPair? {
-        if let pair = authContext?.key(kind.name) { return pair }
-        guard context.policy.reuseDuration > 0, let cached = cache.load(gateCacheName(kind)) else { return nil }
-        return try? BoxKeyPair(privateKey: cached.key)
-    }
-
-    private func cacheGate(_ kind: GateKind, _ pair: BoxKeyPair) {
-        authContext?.remember(kind.name, pair)
-        guard context.policy.reuseDuration > 0 else { return }
-        try? cache.store(gateCacheName(kind), key: pair.privateKey, timeout: context.policy.reuseDuration)
+    /// LAContext.evaluatePolicy: one presence check now, whose handle serves later reads.
+    func evaluatePresence() throws {
+        _ = try gate.authenticate(reason: promptReason(for: .useItem))
     }
 
     // MARK: Locking
 
-    /// Drops the unlocked keys: the master key and this scope's gate keys (like
-    /// `sudo -k`), or with `all` every Keygate key of this user (like `sudo -K`).
+    /// Drops the unlocked keys: the master key and this scope's authentications (like
+    /// `sudo -k`), or with `all` every Keygate key of this user and every authentication
+    /// the gatekeeper recorded for it (like `sudo -K`).
     @discardableResult
     func lock(all: Bool) -> Int {
         authContext?.invalidate()
+        gate.forget(all: all)
         if all {
             let dropped = cache.evictAll()
             audit(.lock, detail: "all scopes, \(dropped) keys dropped")
             return dropped
         }
-        var dropped = cache.evict(Self.masterName) ? 1 : 0
-        for kind in [GateKind.presence, .currentSet] where cache.evict(gateCacheName(kind)) { dropped += 1 }
+        let dropped = cache.evict(Self.masterName) ? 1 : 0
         audit(.lock, detail: "\(dropped) keys dropped")
         return dropped
     }
@@ -327,40 +227,24 @@ struct KeyUnlocker: Sendable {
         return "keygate wants to use your confidential information stored in \"\(name)\" in your keychain."
     }
 
-    /// One PAM authentication, with sudo's three tries and the lockout after
-    /// repeated failures. Returns the password typed in the successful attempt.
-    private func authenticate(service: String, purpose: Purpose = .unlock) throws -> SecureBytes {
+    /// One authentication through the gatekeeper (root's tries, failure counter and lockout).
+    /// Returns the password typed in the successful attempt.
+    func authenticate(purpose: Purpose) throws -> SecureBytes {
         if authContext?.interactionNotAllowed == true {
             throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
         }
         if neverPrompt {
-            audit(.policyRefusal, service: service, detail: "allow-non-interactive: no prompt")
+            audit(.policyRefusal, service: context.policy.pamService, detail: "allow-non-interactive: no prompt")
             throw KeychainError.interactionNotAllowed("the policy for this item allows no prompt (allow-non-interactive): unlock first (keygate unlock), or see `keygate policy explain`")
         }
         try prompter.ensureAvailable()
-        let failures = FailureCounter(directory: context.dataDirectory, threshold: context.policy.lockoutThreshold,
-                                      lockoutSeconds: context.policy.lockoutSeconds)
-        let pam = PAMAuthenticator(service: service, user: context.user.name, confdir: context.pamConfdir)
-        do { try failures.checkNotLockedOut() } catch {
-            audit(.lockout, service: service, detail: "refused: locked out after repeated failures")
-            throw error
-        }
-        let password = try pam.authenticate(
-            prompter: prompter, reason: promptReason(for: purpose),
-            maxTries: context.policy.maxTries,
-            afterFailedAttempt: {
-                failures.recordFailure()
-                audit(.authFailure, service: service, detail: "incorrect password")
-                do { try failures.checkNotLockedOut() } catch {
-                    audit(.lockout, service: service, detail: "lockout started")
-                    throw error
-                }
-            })
-        failures.recordSuccess()
-        audit(.authSuccess, service: service)
-        guard password.count > 0 else {
-            // pam_permit, a fingerprint or a smart card let the user in, but the keys
-            // are wrapped by the password: there is nothing to unwrap them with.
+        return try Self.requirePassword(gate.authenticate(reason: promptReason(for: purpose)).password, service: context.policy.pamService)
+    }
+
+    /// The keys are wrapped by the password: a stack that let the person in without one
+    /// (pam_permit, a fingerprint, a smart card) leaves nothing to open them with.
+    static func requirePassword(_ password: SecureBytes?, service: String) throws -> SecureBytes {
+        guard let password, password.count > 0 else {
             throw KeychainError.authFailed("PAM service '\(service)' accepted you without a typed password, but the keychain opens only with your password: make that service ask for it (see pam.d/keygate)")
         }
         return password
@@ -368,19 +252,16 @@ struct KeyUnlocker: Sendable {
 
     /// Best effort: a full keyring quota must not stop the read that triggered the
     /// unlock; the next read will simply authenticate again.
-    private func cacheUnlocked(_ master: SecureBytes) {
+    func cacheUnlocked(_ master: SecureBytes) {
         audit(.unlock, detail: "master key held for \(context.policy.lockAfter) s")
         try? LoginKeys.cacheUnlocked(master, in: cache, lockAfter: context.policy.lockAfter)
-        if let device = DeviceKey.forCurrentUser(uid: context.user.uid) {
-            try? LoginKeys.cacheThisDeviceOnly(master, deviceKey: device, store: keyStore, in: cache)
-        }
     }
 
-    /// One audit line (Audit/AuditLog.swift) about this user, in this scope.
-    private func audit(_ event: AuditEvent, service: String? = nil, detail: String? = nil) {
+    /// One audit line (Audit/AuditLog.swift) about this user.
+    func audit(_ event: AuditEvent, service: String? = nil, detail: String? = nil) {
         let itemService = item.map { $0.itemClass == .genericPassword ? $0.service : $0.server }
         AuditLog.record(AuditRecord(event: event, user: context.user.name, pamService: service, itemService: itemService,
-                                    account: item?.account, scope: scope.id,
+                                    account: item?.account, scope: ReuseScope.current(context.policy.reuseScope).id,
                                     reason: authContext?.localizedReason ?? reason, detail: detail))
     }
 
@@ -391,10 +272,20 @@ struct KeyUnlocker: Sendable {
         let shown = text.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         prompter.notify("Keygate created your keychain. Recovery key, shown only this once; keep it somewhere safe:\n  \(shown)\nIt unlocks the keychain if your password is lost (keygate unlock --recovery).")
     }
+
+    /// Presence for userPresence, devicePasscode and biometryAny; current set for biometryCurrentSet.
+    static func gateKinds(_ constraints: [AccessControl.Constraint]) -> [GateKind] {
+        var kinds: [GateKind] = []
+        for c in constraints {
+            let kind: GateKind = c == .biometryCurrentSet ? .currentSet : .presence
+            if !kinds.contains(kind) { kinds.append(kind) }
+        }
+        return kinds
+    }
 }
 
 extension GateKind {
-    /// The name used in cache entries and messages.
+    /// The name used in messages.
     var name: String {
         switch self {
         case .accessClass: return "class"

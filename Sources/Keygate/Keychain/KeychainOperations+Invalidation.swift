@@ -19,36 +19,26 @@ extension KeychainOperations {
             .sorted { Self.listOrder($0.attributes, $1.attributes) }
     }
 
-    /// What `keygate passwd --recovery` would invalidate: the readable gated items, whose gate keys
-    /// only the previous password opens (a current-set slot counts as current-set). Never prompts.
+    /// What `keygate passwd --recovery` would invalidate: the current-set items (their keys die
+    /// with the password change); user-presence items are the gatekeeper's and keep opening.
+    /// Never prompts.
     public func itemsARecoveryResetInvalidates() throws -> (userPresence: Int, currentSet: Int) {
         let current = try? PublicKeys.load(directory: keys.context.dataDirectory)
         var counts = (userPresence: 0, currentSet: 0)
         for item in try store.search(ItemQuery(), loadBlobs: true) where !item.isUnfinishedWrite {
             guard let blob = item.blob, let header = try? GatedBlob.header(of: blob), !header.gateSlots.isEmpty,
                   Self.invalidation(header, current: current) == nil else { continue }
-            if header.gateSlots.contains(where: { $0.kind == .currentSet }) { counts.currentSet += 1 } else { counts.userPresence += 1 }
+            if header.gateSlots.contains(where: { $0.kind == .currentSet }) { counts.currentSet += 1 }
         }
         return counts
     }
 
-    /// True when the slot's key is the one keys.json publishes now.
-    static func isCurrent(_ slot: GatedBlob.Slot, _ current: PublicKeys?) -> Bool {
-        let key = slot.kind == .presence ? current?.presenceKey : current?.currentSetKey
-        return key.map { BoxKeyPair.keyID(of: $0) == slot.keyID } ?? false
-    }
-
-    /// Why a gated item can no longer be opened, from its header alone: the gate keys it needs
-    /// (all for `and`, one for `or`) were replaced. nil while it can be.
+    /// Why a gated item can no longer be opened, from its header alone: never known here any
+    /// more. The gate keys are the gatekeeper's (docs/GATEKEEPER.md), derived from root's secret
+    /// and, for current-set, the password's entry in the shadow database: only the gatekeeper
+    /// can tell, and a read says it (exit 44, "was invalidated").
     static func invalidation(_ header: GatedBlob.Header, current: PublicKeys?) -> String? {
-        let stale = header.gateSlots.filter { !isCurrent($0, current) }
-        let dead = header.combination == .all ? !stale.isEmpty
-            : (!header.gateSlots.isEmpty && stale.count == header.gateSlots.count)
-        guard dead else { return nil }
-        if stale.contains(where: { $0.kind == .currentSet }) {
-            return "it was bound to your previous password (current-set), and the password has changed since"
-        }
-        return "it needs a user-presence key that a reset with the recovery key (`keygate passwd --recovery`) replaced, because the previous password was lost"
+        nil
     }
 }
 

@@ -26,6 +26,8 @@ public struct KeychainOperations: Sendable {
 
     init(store: any ItemStore, keys: KeyUnlocker, storeChoice: StoreChoice? = nil, storeRecord: StoreRecord? = nil) {
         self.store = store
+        var keys = keys
+        keys.itemStore = store
         self.keys = keys
         self.storeChoice = storeChoice
         self.storeRecord = storeRecord
@@ -68,24 +70,15 @@ public struct KeychainOperations: Sendable {
         storeRecord?.commit()
     }
 
-    /// Seals to public keys only, so adding an access-controlled item never prompts
-    /// once the keychain exists.
-    private func sealGated(_ secret: SecureBytes, _ attributes: ItemAttributes, keys: KeyUnlocker) throws -> [UInt8] {
-        let constraints = attributes.accessControl?.constraints ?? []
-        let gateKinds = KeyUnlocker.gateKinds(constraints)
-        let publicKeys = try keys.publicKeys(for: attributes.accessibility, needsGates: !gateKinds.isEmpty)
-        guard let classKey = publicKeys.classKey(attributes.accessibility) else {
-            throw KeychainError.notAvailable("no public key is recorded for \(attributes.accessibility.rawValue) items: unlock the keychain once (keygate unlock)")
-        }
-        var gates: [GateRecipient] = []
-        for kind in gateKinds {
-            guard let key = kind == .presence ? publicKeys.presenceKey : publicKeys.currentSetKey else {
-                throw KeychainError.notAvailable("the keychain has no \(kind.name) key yet: unlock it once with your password (keygate unlock)")
-            }
-            gates.append(GateRecipient(kind: kind, publicKey: key))
-        }
+    /// Seals to public keys only: the class key recorded in keys.json (with the gatekeeper's
+    /// seal on it) and the item's own gate keys, which the gatekeeper derives for its identity
+    /// and flags. Once the keychain's class keys are sealed, adding never prompts.
+    func sealGated(_ secret: SecureBytes, _ attributes: ItemAttributes, keys: KeyUnlocker) throws -> [UInt8] {
+        let flags = attributes.accessControl?.rawValue ?? 0
+        let classKey = try keys.sealedClassKey(for: attributes.accessibility)
+        let gates = try keys.gate.recipients(for: attributes.identity, accessControl: flags, classKey: classKey)
         return try GatedBlob.seal(secret, identity: attributes.identity, accessibility: attributes.accessibility,
-                                  accessControl: attributes.accessControl?.rawValue ?? 0, classKey: classKey,
+                                  accessControl: flags, classKey: classKey.publicKey,
                                   gates: gates, combination: attributes.accessControl?.requiresAll == false ? .any : .all)
     }
 
@@ -101,8 +94,8 @@ public struct KeychainOperations: Sendable {
         let scoped = KeychainOperations(store: store, keys: keys.applying(decision, for: identity), storeChoice: storeChoice)
         if let required = decision.access,
            AccessControl.stricter(item.attributes.accessControl, required) != item.attributes.accessControl {
-            let constraints = required.requiresAll ? required.constraints : Array(required.constraints.prefix(1))
-            _ = try scoped.keys.gateKeys(for: constraints)
+            try scoped.keys.gate.requirePresence(for: identity, constraints: required,
+                                                 reason: scoped.keys.promptReason(for: .useItem))
         }
         return try scoped.open(item, identity: identity)
     }
@@ -122,30 +115,61 @@ public struct KeychainOperations: Sendable {
         return try SealedBlob.open(blob, identity: identity, classKey: classKey)
     }
 
-    /// Opens a scheme-2 blob: checks first that every key it was sealed to still
-    /// exists (a replaced current-set key or a rotated host key means the item was
-    /// invalidated), then gets the gate keys (cache, context, or one PAM prompt) and
-    /// the class key pair.
-    private func openGated(_ blob: [UInt8], identity: ItemIdentity) throws -> SecureBytes {
+    /// Opens a scheme-2 blob: the gatekeeper opens the item's gate boxes if its policy holds
+    /// now (one PAM prompt at most, whose password also opens a locked keychain), and the
+    /// class pair from the master key opens the class box.
+    private func openGated(_ blob: [UInt8], identity: ItemIdentity, retried: Bool = false) throws -> SecureBytes {
         let header = try GatedBlob.header(of: blob)
-        let current = try PublicKeys.load(directory: keys.context.dataDirectory)
-        let live = header.gateSlots.filter { Self.isCurrent($0, current) }
-        if let reason = Self.invalidation(header, current: current) {
-            throw KeychainError.itemNotFound("the item \(identity.displayName) was invalidated: \(reason)")
+        let slots = Self.slotsToOpen(header)
+        let needsPresence = slots.contains { header.gateSlots[$0].kind != .device }
+        let locked = !Self.classPairAvailable(header.accessibility, keys: keys)
+        let fresh = locked && needsPresence && keys.keyStore.hasLoginProtector && keys.authContext?.interactionNotAllowed != true
+        if locked && !fresh { _ = try keys.masterKey(createIfNeeded: false) }
+        let opened: (shares: [Int: SecureBytes], password: SecureBytes?)
+        do {
+            opened = try keys.gate.shares(of: blob, header: header, slots: slots, identity: identity,
+                                          reason: keys.promptReason(for: .useItem), fresh: fresh)
+        } catch let error as KeychainError where error.code == .itemNotFound && !retried && keys.keyStore.hasLegacyGateKeys {
+            // An item Keygate 1.x sealed: the first password unlock moves every such item.
+            try keys.unlock()
+            guard let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first?.blob else { throw error }
+            return try openGated(moved, identity: identity, retried: true)
         }
-        let constraints = AccessControl(rawValue: header.accessControl).constraints
-        // For `or`, one live gate is enough: prefer the one whose kind is still live.
-        let wanted = header.combination == .all ? constraints
-            : constraints.filter { c in live.contains { $0.kind == KeyUnlocker.gateKinds([c]).first } }.prefix(1).map { $0 }
-        let gatePairs = try keys.gateKeys(for: wanted)
+        if fresh {
+            do {
+                try keys.open(with: KeyUnlocker.requirePassword(opened.password, service: keys.context.policy.pamService))
+            } catch let stale as KeyUnlocker.StaleLoginProtector {
+                throw stale.underlying
+            }
+        }
         let classPair = try keys.classKeyPair(for: header.accessibility)
         guard classPair.keyID == header.classSlot.keyID else {
-            if header.accessibility.isThisDeviceOnly {
-                throw KeychainError.itemNotFound("the item \(identity.displayName) was invalidated: it is this-device-only and was sealed on another host, or before this host's key was rotated")
+            if header.accessibility.isThisDeviceOnly, !header.gateSlots.contains(where: { $0.kind == .device }), !retried,
+               keys.keyStore.hasLegacyGateKeys || !(header.gateSlots.isEmpty) {
+                try keys.unlock()
+                if let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first?.blob, moved != blob {
+                    return try openGated(moved, identity: identity, retried: true)
+                }
             }
             throw KeychainError.decode("the item \(identity.displayName) was sealed by another keychain: delete it and add it again")
         }
-        return try GatedBlob.open(blob, identity: identity, keys: [classPair] + gatePairs)
+        return try GatedBlob.open(blob, identity: identity, keys: [classPair], shares: opened.shares)
+    }
+
+    /// The gate slots a read asks the gatekeeper for: every combined one for `and`, the first
+    /// presence one (else the first) for `or`, and every device slot.
+    static func slotsToOpen(_ header: GatedBlob.Header) -> [Int] {
+        let combined = header.gateSlots.indices.filter { header.gateSlots[$0].kind != .device }
+        let devices = header.gateSlots.indices.filter { header.gateSlots[$0].kind == .device }
+        if header.combination == .all { return combined + devices }
+        let first = combined.first { header.gateSlots[$0].kind == .presence } ?? combined.first
+        return (first.map { [$0] } ?? []) + devices
+    }
+
+    /// Whether the class pair opens without an unlock (the master key or an after-first-unlock pair is cached).
+    static func classPairAvailable(_ accessibility: Accessibility, keys: KeyUnlocker) -> Bool {
+        if accessibility.survivesLock, keys.cache.load(CacheName.classPair(accessibility).text) != nil { return true }
+        return keys.cache.load(KeyUnlocker.masterName) != nil
     }
 
     /// The attributes of every matching item, sorted for stable output. Never prompts.
@@ -197,13 +221,13 @@ public struct KeychainOperations: Sendable {
     /// Re-wraps the keychain for a password that changed outside Keygate, asking for
     /// the previous password. Current-set items are invalidated.
     public func changePassword() throws {
-        try keys.changePassword()
+        try PasswordChange(unlocker: keys).changePassword()
     }
 
     /// Re-wraps the keychain for the current password using the recovery key, when
     /// the previous password is lost. Returns a note on what was replaced.
     public func resetPassword(recoveryKey: SecureBytes) throws -> String {
-        try keys.resetPassword(recoveryKey: try RecoveryKey.parse(recoveryKey))
+        try PasswordChange(unlocker: keys).resetPassword(recoveryKey: try RecoveryKey.parse(recoveryKey))
     }
 
     /// Drops the cached keys; returns how many were dropped.
@@ -232,7 +256,7 @@ public struct KeychainOperations: Sendable {
             storeKind: storeChoice?.kind, storeReason: storeChoice?.reason,
             lockAfter: keys.context.policy.lockAfter,
             passwordKDF: (try? keys.keyStore.loginKDF())?.map(Self.describe),
-            reuseDuration: keys.context.policy.reuseDuration, reuseScope: keys.scope.id)
+            reuseDuration: keys.context.policy.reuseDuration, reuseScope: ReuseScope.current(keys.context.policy.reuseScope).id)
     }
 
     /// The recorded Argon2id cost, e.g. "argon2id13, 2 passes, 256 MiB (493 ms when calibrated)".

@@ -1,22 +1,18 @@
 // The key operations a login needs, shared by KeyUnlocker and the PAM module
 // (pam_keygate.so): unwrap the master key with the login password, cache it and
-// the after-first-unlock class key in the kernel keyring, hand over the device key
-// (this-device-only items), unlock with the host protector instead of a password
+// the after-first-unlock class keys in the kernel keyring, unlock with the host
+// protector instead of a password
 // (service accounts), drop them at logout, and re-wrap the login protector
 // when the password changes (or mark it stale when root reset the password). The
 // caller chooses the process identity (the PAM module switches to the user first);
 // this file only delegates: protectors to KeyStore, the cache to KeyCache,
-// derivation to ClassKeys and DeviceKey.
+// derivation to ClassKeys.
 
 package enum LoginKeys {
     /// Kernel keyring names (KeyCache) of the unlocked master key and of the
     /// after-first-unlock class key.
-    static let masterName = "master"
-    static let afterFirstUnlockName = "class.after-first-unlock"
-
-    /// The cache name of an after-first-unlock class's key pair (gated and
-    /// this-device-only items), which, like the symmetric key, outlives `keygate lock`.
-    static func classPairName(_ accessibility: Accessibility) -> String { "classpair.\(accessibility.rawValue)" }
+    static let masterName = CacheName.master.text
+    static let afterFirstUnlockName = CacheName.afterFirstUnlock.text
 
     /// The per-user data folder of a user, from the password database's home only: a
     /// PAM module runs in another program's environment, so no HOME or XDG variable counts.
@@ -30,16 +26,15 @@ package enum LoginKeys {
     }
 
     /// Unwraps the master key with `password` and caches it for `lockAfter` seconds in
-    /// the kernel keyring of the calling process's real uid, which must be `uid`.
-    /// Throws when the password does not open the keychain or caching failed.
-    /// With `deviceKey` (derived by root from the host key), the device key is cached
-    /// beside the master key for the same `lockAfter` and dropped with it by `lock(uid:)`,
-    /// and the this-device-only classes are recorded and cached (`cacheThisDeviceOnly`).
+    /// the kernel keyring of the calling process's real uid, which must be `uid`, with the
+    /// after-first-unlock class keys. Throws when the password does not open the keychain
+    /// or caching failed. No device key is involved: this-device-only items open through
+    /// the gatekeeper (docs/GATEKEEPER.md), which never hands that key to the user.
     package static func unlockAndCache(password: SecureBytes, dataDirectory: String,
-                                       uid: UInt32, lockAfter: UInt32, deviceKey: SecureBytes? = nil) throws {
+                                       uid: UInt32, lockAfter: UInt32) throws {
         let store = KeyStore(directory: dataDirectory)
         let master = try store.unlock(password: password)
-        try cacheLogin(master, store: store, uid: uid, lockAfter: lockAfter, deviceKey: deviceKey)
+        try cacheLogin(master, store: store, uid: uid, lockAfter: lockAfter)
     }
 
     /// The host protector's key of `uid` on this host (root only), or nil when the host
@@ -55,90 +50,56 @@ package enum LoginKeys {
 
     /// What a login does, with the host protector's key (derived by root) instead of a
     /// password: unwraps the master key from protectors/host.json and caches it for
-    /// `lockAfter` seconds, with the after-first-unlock class keys (no timeout) and,
-    /// with `deviceKey`, the device key and the this-device-only classes. Call as the
-    /// user (the kernel keyring of the real uid, which must be `uid`).
+    /// `lockAfter` seconds, with the after-first-unlock class keys (no timeout). Call as
+    /// the user (the kernel keyring of the real uid, which must be `uid`).
     package static func unlockWithHostProtector(_ key: SecureBytes, dataDirectory: String, uid: UInt32,
-                                                lockAfter: UInt32, deviceKey: SecureBytes?) throws {
+                                                lockAfter: UInt32) throws {
         let store = KeyStore(directory: dataDirectory)
         let master = try store.unlock(hostProtectorKey: key)
-        try cacheLogin(master, store: store, uid: uid, lockAfter: lockAfter, deviceKey: deviceKey)
+        try cacheLogin(master, store: store, uid: uid, lockAfter: lockAfter)
     }
 
-    /// Caches what an unlock at login caches: the master key (`lockAfter`), the
-    /// after-first-unlock keys, and with `deviceKey` the device key and this-device-only
-    /// classes. Everything is tried; the first failure is thrown afterwards.
-    static func cacheLogin(_ master: SecureBytes, store: KeyStore, uid: UInt32, lockAfter: UInt32,
-                           deviceKey: SecureBytes?) throws {
-        let cache = KeyCache(uid: uid)
-        var firstError: (any Error)?
-        do { try cacheUnlocked(master, in: cache, lockAfter: lockAfter) } catch { firstError = error }
-        if let deviceKey {
-            do {
-                try handOverDeviceKey(deviceKey, uid: uid, lockAfter: lockAfter)
-                try cacheThisDeviceOnly(master, deviceKey: deviceKey, store: store, in: cache)
-            } catch {
-                firstError = firstError ?? error
-            }
-        }
-        if let firstError { throw firstError }
-    }
-
-    /// The device key of `uid` on this host, derived from the host key (root only), or
-    /// nil when the host has no host key (`hostKeyPath`).
-    package static func deriveDeviceKey(uid: UInt32) throws -> SecureBytes? {
-        try DeviceKey.deriveFromHost(uid: uid)
+    /// Caches what an unlock at login caches and records the class public keys in
+    /// keys.json (without the gatekeeper's seals, which need an authentication through it).
+    static func cacheLogin(_ master: SecureBytes, store: KeyStore, uid: UInt32, lockAfter: UInt32) throws {
+        try cacheUnlocked(master, in: KeyCache(uid: uid), lockAfter: lockAfter)
+        try? store.recordClassKeys(masterKey: master, seals: [:])
     }
 
     /// Where the host key is read from.
     package static var hostKeyPath: String { HostKey.path }
 
-    /// Caches the device key (DeviceKey.cacheName) in the kernel keyring of the calling
-    /// process's real uid, which must be `uid`, possessor-only like the master key and
-    /// with the same `lockAfter`, so that this-device-only items open for the user.
-    package static func handOverDeviceKey(_ deviceKey: SecureBytes, uid: UInt32, lockAfter: UInt32) throws {
-        try KeyCache(uid: uid).store(DeviceKey.cacheName, key: deviceKey, timeout: lockAfter)
-    }
-
-    /// With the master and device keys in hand: records the this-device-only class
-    /// public keys in keys.json (so such items can be added without an unlock) and
-    /// caches the after-first-unlock-this-device-only class pair with no timeout, as
-    /// the after-first-unlock one is. KeyUnlocker's unlock does the same.
-    static func cacheThisDeviceOnly(_ master: SecureBytes, deviceKey: SecureBytes, store: KeyStore,
-                                    in cache: KeyCache) throws {
-        try store.recordClassKeys(masterKey: master, deviceKey: deviceKey)
-        let pair = try ClassKeys.keyPair(masterKey: master, for: .afterFirstUnlockThisDeviceOnly, deviceKey: deviceKey)
-        try cache.store(classPairName(.afterFirstUnlockThisDeviceOnly), key: pair.privateKey, timeout: 0)
-    }
-
     /// Caches the master key for `lockAfter` seconds and the after-first-unlock class
-    /// key with no timeout. Both are tried; the first failure is thrown afterwards.
+    /// keys (symmetric, and the pairs of both after-first-unlock classes) with no timeout.
+    /// Everything is tried; the first failure is thrown afterwards.
     static func cacheUnlocked(_ master: SecureBytes, in cache: KeyCache, lockAfter: UInt32) throws {
         var firstError: (any Error)?
         do {
-            try cache.store(masterName, key: master, timeout: lockAfter)
+            try cache.store(CacheName.master.text, key: master, timeout: lockAfter)
         } catch {
             firstError = error
         }
         do {
             let afu = try ClassKeys.derive(masterKey: master, for: .afterFirstUnlock)
-            try cache.store(afterFirstUnlockName, key: afu, timeout: 0)
-            let pair = try ClassKeys.keyPair(masterKey: master, for: .afterFirstUnlock, deviceKey: nil)
-            try cache.store(classPairName(.afterFirstUnlock), key: pair.privateKey, timeout: 0)
+            try cache.store(CacheName.afterFirstUnlock.text, key: afu, timeout: 0)
+            for accessibility in [Accessibility.afterFirstUnlock, .afterFirstUnlockThisDeviceOnly] {
+                let pair = try ClassKeys.keyPair(masterKey: master, for: accessibility)
+                try cache.store(CacheName.classPair(accessibility).text, key: pair.privateKey, timeout: 0)
+            }
         } catch {
             firstError = firstError ?? error
         }
         if let firstError { throw firstError }
     }
 
-    /// Drops the cached master key and device key of `uid` (the caller's real uid must
-    /// be `uid`): what the last logout does. The after-first-unlock keys stay, as after
-    /// `keygate lock`. True if the master key was cached.
+    /// Drops the cached master key of `uid` (the caller's real uid must be `uid`): what the
+    /// last logout does. The after-first-unlock keys stay, as after `keygate lock`. Keygate
+    /// 1.x's device key entry goes too. True if the master key was cached.
     @discardableResult
     package static func lock(uid: UInt32) -> Bool {
         let cache = KeyCache(uid: uid)
-        _ = cache.evict(DeviceKey.cacheName)
-        return cache.evict(masterName)
+        _ = cache.evict("device")
+        return cache.evict(CacheName.master.text)
     }
 
     /// Root reset the password (no old one): the login protector still opens with the
@@ -163,8 +124,8 @@ package enum LoginKeys {
         try store.changePassword(old: oldPassword, new: newPassword, kdf: cost)
     }
 
-    /// Drops every cached current-set key of `uid` (any reuse scope; the caller's real
-    /// uid must be `uid`): after a password change they belong to the replaced pair.
+    /// Drops every current-set key Keygate 1.x cached for `uid` (any reuse scope; the caller's
+    /// real uid must be `uid`): after a password change they belong to the replaced pair.
     package static func dropCurrentSetKeys(uid: UInt32) {
         let cache = KeyCache(uid: uid)
         for entry in cache.entries() where entry.name.hasPrefix("current-set.") {

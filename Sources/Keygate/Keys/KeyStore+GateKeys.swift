@@ -1,18 +1,20 @@
-// The keys the login password gates beyond the master key: the presence and current-set
-// key pairs (WrappedGateKey, inside the login protector), and the public-key file
-// keys.json (PublicKeys) that lets items be sealed without an unlock. One Argon2id run
-// (KDFParameters) unwraps everything; the master key alone opens no gate key.
+// What the login password still unwraps beyond the master key, and keys.json. Keygate
+// 1.x wrapped a presence and a current-set key pair in the login protector; from 2.0
+// those gates are the gatekeeper's (docs/GATEKEEPER.md), and the wrapped pairs are read
+// only to migrate a 1.x keychain (LegacyGateMigration), then removed. keys.json holds the
+// class public keys new items are sealed to, with the gatekeeper's seals on them.
 
 /// Everything the login password unwraps.
 struct PasswordUnlock: Sendable {
     let masterKey: SecureBytes
+    /// Keygate 1.x's gate pairs, when this keychain has not been migrated yet.
     let presence: BoxKeyPair?
     let currentSet: BoxKeyPair?
 }
 
 extension KeyStore {
-    /// Like unlock(password:) but also unwraps the presence and current-set private keys (nil if this keychain
-    /// predates them). Same errors as unlock(password:).
+    /// Like unlock(password:) but also unwraps 1.x's presence and current-set private keys (nil once
+    /// migrated, or never made). Same errors as unlock(password:).
     func unlockAll(password: SecureBytes) throws -> PasswordUnlock {
         let (login, passwordKey, masterKey) = try openLogin(password: password)
         return PasswordUnlock(masterKey: masterKey,
@@ -20,32 +22,15 @@ extension KeyStore {
                               currentSet: try unwrapGate(login.currentSet, .currentSet, login: login, passwordKey: passwordKey))
     }
 
-    /// Creates presence and current-set key pairs if missing (wrapped by `password`, which must open the login
-    /// protector), and (re)writes keys.json. Idempotent. Called after every password unlock.
-    /// When both pairs exist it runs no Argon2id (the password is not needed then).
-    func ensureGateKeys(password: SecureBytes, masterKey: SecureBytes) throws {
-        guard isInitialized else { throw notInitialized() }
-        try FileLock.withExclusiveLock(lockPath) {
-            guard var login = try readProtector(loginPath, kind: Protector.Kind.password) else { throw missing(loginPath) }
-            guard try Protector.masterKeyID(of: masterKey) == login.masterKeyID else { throw foreignMasterKey() }
-            if login.presence == nil || login.currentSet == nil {
-                guard let kdf = login.kdf else { throw Protector.corrupt(loginPath) }
-                let passwordKey = try kdf.deriveKey(password: password, salt: login.saltBytes(path: loginPath))
-                guard try login.unwrap(with: passwordKey, path: loginPath) != nil else { throw wrongPassword() }
-                if login.presence == nil {
-                    login.presence = try WrappedGateKey.wrap(BoxKeyPair.generate(), kind: .presence, passwordKey: passwordKey, masterKeyID: login.masterKeyID)
-                }
-                if login.currentSet == nil {
-                    login.currentSet = try WrappedGateKey.wrap(BoxKeyPair.generate(), kind: .currentSet, passwordKey: passwordKey, masterKeyID: login.masterKeyID)
-                }
-                try AtomicFile.write(login.encoded(), to: loginPath, mode: Self.fileMode)
-            }
-            try writePublicKeys(nil, gatesFrom: login, masterKey: masterKey, deviceKey: nil)
-        }
+    /// True while the login protector still holds 1.x gate keys (the keychain is not migrated).
+    var hasLegacyGateKeys: Bool {
+        guard let login = try? readProtector(loginPath, kind: Protector.Kind.password) else { return false }
+        return login.presence != nil || login.currentSet != nil
     }
 
-    /// Re-wraps master and presence from old to new password and REPLACES the current-set pair with a fresh one
-    /// (so current-set items are invalidated); rewrites keys.json. Atomic per file. .authFailed if old is wrong.
+    /// Re-wraps the master key from old to new password. A keychain not migrated yet keeps its 1.x
+    /// presence pair (so its items can still migrate) and gets a new 1.x current-set pair (its
+    /// current-set items die, as on any password change). Atomic per file. .authFailed if old is wrong.
     /// `kdf` nil keeps the recorded Argon2id cost.
     func changePassword(old: SecureBytes, new: SecureBytes, kdf: KDFParameters?) throws {
         guard isInitialized else { throw notInitialized() }
@@ -55,18 +40,19 @@ extension KeyStore {
                 throw KeychainError.param("the login protector records no Argon2id cost to keep: pass a cost, or let keygate calibrate one")
             }
             try cost.validateForNewProtector()
-            let presence = try unwrapGate(login.presence, .presence, login: login, passwordKey: passwordKey) ?? BoxKeyPair.generate()
-            let replaced = try passwordProtector(masterKey: masterKey, password: new, kdf: cost,
-                                                 presence: presence, currentSet: BoxKeyPair.generate())
+            let presence = try unwrapGate(login.presence, .presence, login: login, passwordKey: passwordKey)
+            let replaced = try passwordProtector(masterKey: masterKey, password: new, kdf: cost, presence: presence,
+                                                 currentSet: login.currentSet == nil ? nil : BoxKeyPair.generate())
             try AtomicFile.write(replaced.encoded(), to: loginPath, mode: Self.fileMode)
-            try writePublicKeys(nil, gatesFrom: replaced, masterKey: masterKey, deviceKey: nil)
+            clearLoginStale()
         }
     }
 
-    /// Re-wrap with only the new password, given the master key (root reset / recovery path): presence cannot be
-    /// carried over without the old password, so BOTH presence and current-set pairs are replaced (items gated on
-    /// them become invalidated); documented in the message returned. Returns a short note for the user.
-    /// A damaged login protector is replaced, as long as the master key matches the recovery protector.
+    /// Re-wrap with only the new password, given the master key (root reset / recovery path). The gates
+    /// are the gatekeeper's: nothing but current-set items is lost (those die with the password change
+    /// itself). Only items a 1.x keychain never migrated, whose gate keys the old password alone opened,
+    /// are lost; the note returned says so. A damaged login protector is replaced, as long as the master
+    /// key matches the recovery protector.
     func resetPassword(masterKey: SecureBytes, new: SecureBytes, kdf: KDFParameters?) throws -> String {
         guard isInitialized else { throw notInitialized() }
         try PrivateDirectory.make(protectorsDirectory)
@@ -77,70 +63,65 @@ extension KeyStore {
                 throw KeychainError.param("the login protector records no Argon2id cost to keep: pass a cost, or let keygate calibrate one")
             }
             try cost.validateForNewProtector()
-            let published = try? PublicKeys.load(directory: directory)
-            let hadGateKeys = existing?.presence != nil || existing?.currentSet != nil
-                || published?.presence != nil || published?.currentSet != nil
-            let replaced = try passwordProtector(masterKey: masterKey, password: new, kdf: cost,
-                                                 presence: BoxKeyPair.generate(), currentSet: BoxKeyPair.generate())
+            let hadLegacyGates = existing?.presence != nil || existing?.currentSet != nil
+            let replaced = try passwordProtector(masterKey: masterKey, password: new, kdf: cost, presence: nil, currentSet: nil)
             try AtomicFile.write(replaced.encoded(), to: loginPath, mode: Self.fileMode)
             clearLoginStale()
-            try writePublicKeys(nil, gatesFrom: replaced, masterKey: masterKey, deviceKey: nil)
-            guard hadGateKeys else { return "The new password now opens the keychain." }
-            return "The new password now opens the keychain. Items that required user presence or the current password (current-set) were sealed to keys only the old password could open: they are invalidated; add them again."
+            guard hadLegacyGates else { return "The new password now opens the keychain; items with user presence keep working, and current-set items (bound to the old password) are invalidated." }
+            return "The new password now opens the keychain. Items Keygate 1.x sealed with user presence or current-set and that were never opened since the upgrade needed the old password: they are invalidated; add them again."
         }
     }
 
-    /// Records the class public keys derived from the master key (and device key, when given, for the
-    /// this-device-only classes) into keys.json. Called at init and at each unlock.
-    func recordClassKeys(masterKey: SecureBytes, deviceKey: SecureBytes?) throws {
+    /// Drops 1.x's wrapped gate keys from the login protector and keys.json: the end of a migration.
+    func removeLegacyGateKeys() throws {
+        try FileLock.withExclusiveLock(lockPath) {
+            guard var login = try readProtector(loginPath, kind: Protector.Kind.password) else { return }
+            if login.presence != nil || login.currentSet != nil {
+                login.presence = nil
+                login.currentSet = nil
+                try AtomicFile.write(login.encoded(), to: loginPath, mode: Self.fileMode)
+            }
+            if var keys = try? PublicKeys.load(directory: directory), keys.presence != nil || keys.currentSet != nil {
+                keys.presence = nil
+                keys.currentSet = nil
+                try keys.save(directory: directory)
+            }
+        }
+    }
+
+    /// Records the class public keys derived from the master key into keys.json, with the
+    /// gatekeeper's seals on them when given (a class key whose recorded public key changes
+    /// loses its old seal). Called at init and at each unlock.
+    func recordClassKeys(masterKey: SecureBytes, seals: [Accessibility: [UInt8]]) throws {
         guard isInitialized else { throw notInitialized() }
         try FileLock.withExclusiveLock(lockPath) {
             try checkMasterKey(masterKey, login: try? readProtector(loginPath, kind: Protector.Kind.password))
-            try writePublicKeys(nil, gatesFrom: nil, masterKey: masterKey, deviceKey: deviceKey)
+            try writePublicKeys(nil, masterKey: masterKey, seals: seals)
         }
     }
 
     // MARK: - Implementation
 
     /// Updates keys.json (call with the lock held): starts from `base`, or from the file on
-    /// disk (a damaged one is replaced), sets the class public keys when `masterKey` is given
-    /// (this-device-only ones only with `deviceKey`) and the gate public keys from `login`
-    /// when given; writes only if something changed.
-    func writePublicKeys(_ base: PublicKeys?, gatesFrom login: Protector?, masterKey: SecureBytes?, deviceKey: SecureBytes?) throws {
+    /// disk (a damaged one is replaced), sets every class public key from `masterKey` and
+    /// the given seals; writes only if something changed.
+    func writePublicKeys(_ base: PublicKeys?, masterKey: SecureBytes, seals: [Accessibility: [UInt8]]) throws {
         let onDisk = try? PublicKeys.load(directory: directory)
         var keys = base ?? onDisk ?? PublicKeys()
         keys.version = PublicKeys.currentVersion
-        if let masterKey {
-            for accessibility in Accessibility.allCases where !accessibility.isThisDeviceOnly || deviceKey != nil {
-                let pair = try ClassKeys.keyPair(masterKey: masterKey, for: accessibility, deviceKey: deviceKey)
-                keys.classKeys[accessibility.rawValue] = PublicKeys.encodeKey(pair.publicKey)
-            }
+        var recordedSeals = keys.seals ?? [:]
+        for accessibility in Accessibility.allCases {
+            let pair = try ClassKeys.keyPair(masterKey: masterKey, for: accessibility)
+            let encoded = PublicKeys.encodeKey(pair.publicKey)
+            if keys.classKeys[accessibility.rawValue] != encoded { recordedSeals[accessibility.rawValue] = nil }
+            keys.classKeys[accessibility.rawValue] = encoded
+            if let seal = seals[accessibility] { recordedSeals[accessibility.rawValue] = PublicKeys.encodeKey(seal) }
         }
-        if let login {
-            keys.presence = try login.presence.map { PublicKeys.encodeKey(try $0.publicKeyBytes(path: loginPath)) }
-            keys.currentSet = try login.currentSet.map { PublicKeys.encodeKey(try $0.publicKeyBytes(path: loginPath)) }
-        }
+        keys.seals = recordedSeals.isEmpty ? nil : recordedSeals
         if keys != onDisk { try keys.save(directory: directory) }
     }
 
-    /// The gate public keys new items are sealed to, as the login protector records them.
-    /// login.json is the truth (it holds the private halves); keys.json is a copy written just
-    /// after it, so a process killed between the two writes (`keygate passwd`, the PAM module's
-    /// re-wrap) leaves a stale copy, which would seal new items to keys nobody holds. Such a
-    /// copy is rewritten here from login.json, under the keychain's lock; no secret is needed.
-    func syncGatePublicKeys(_ published: PublicKeys) throws -> PublicKeys {
-        guard let login = try readProtector(loginPath, kind: Protector.Kind.password) else { return published }
-        let presence = try login.presence.map { PublicKeys.encodeKey(try $0.publicKeyBytes(path: loginPath)) }
-        let currentSet = try login.currentSet.map { PublicKeys.encodeKey(try $0.publicKeyBytes(path: loginPath)) }
-        if published.presence == presence, published.currentSet == currentSet { return published }
-        return try FileLock.withExclusiveLock(lockPath) {
-            guard let login = try readProtector(loginPath, kind: Protector.Kind.password) else { return published }
-            try writePublicKeys(nil, gatesFrom: login, masterKey: nil, deviceKey: nil)
-            return try PublicKeys.load(directory: directory) ?? published
-        }
-    }
-
-    /// A gate key from the login protector; nil if the protector predates it. The password
+    /// A 1.x gate key from the login protector; nil if the protector has none. The password
     /// already opened the master key, so a gate key that does not open is a damaged file.
     private func unwrapGate(_ wrapped: WrappedGateKey?, _ kind: GateKind, login: Protector, passwordKey: SecureBytes) throws -> BoxKeyPair? {
         guard let wrapped else { return nil }
@@ -161,9 +142,5 @@ extension KeyStore {
 
     private func foreignMasterKey() -> KeychainError {
         .param("this master key does not belong to the keychain at \(directory): unlock it again and retry")
-    }
-
-    private func wrongPassword() -> KeychainError {
-        .authFailed("this password does not open the keychain: if your login password changed outside Keygate, run `keygate passwd`, or unlock with the recovery key (`keygate unlock --recovery`)")
     }
 }

@@ -16,14 +16,14 @@ extension KeyStore {
 
     /// Creates a keychain with no password: a fresh master key wrapped by the host
     /// protector's key and by a new recovery key (returned, to be shown once), and the
-    /// class public keys in keys.json (the this-device-only ones too with `deviceKey`).
+    /// class public keys in keys.json, with the gatekeeper's `seals` on them (root computes
+    /// them: GateSecrets).
     /// `.duplicateItem` when the keychain exists.
-    func initializeForHost(hostProtectorKey: SecureBytes, deviceKey: SecureBytes?) throws -> (masterKey: SecureBytes, recoveryKey: SecureBytes) {
+    func initializeForHost(hostProtectorKey: SecureBytes, masterKey: SecureBytes, seals: [Accessibility: [UInt8]]) throws -> (masterKey: SecureBytes, recoveryKey: SecureBytes) {
         guard !isInitialized else { throw alreadyInitialized() }
         try PrivateDirectory.make(protectorsDirectory)
         return try FileLock.withExclusiveLock(lockPath) {
             guard !isInitialized else { throw alreadyInitialized() }
-            let masterKey = try SecureBytes.random(count: Protector.masterKeyBytes)
             let recoveryKey = try RecoveryKey.generate()
             let host = try hostProtector(masterKey: masterKey, hostProtectorKey: hostProtectorKey)
             let recoverySalt = Sodium.randomBytes(Protector.saltBytes)
@@ -33,7 +33,7 @@ extension KeyStore {
             try AtomicFile.create(host.encoded(), at: hostPath, mode: Self.fileMode)
             do {
                 try AtomicFile.create(recovery.encoded(), at: recoveryPath, mode: Self.fileMode)
-                try writePublicKeys(PublicKeys(), gatesFrom: nil, masterKey: masterKey, deviceKey: deviceKey)
+                try writePublicKeys(PublicKeys(), masterKey: masterKey, seals: seals)
             } catch {
                 // All or nothing, as for a password keychain.
                 try? AtomicFile.remove(recoveryPath)

@@ -40,7 +40,7 @@ final class KeyStore: Sendable {
             let masterKey = try SecureBytes.random(count: Protector.masterKeyBytes)
             let recoveryKey = try RecoveryKey.generate()
             let login = try passwordProtector(masterKey: masterKey, password: password, kdf: kdf,
-                                              presence: BoxKeyPair.generate(), currentSet: BoxKeyPair.generate())
+                                              presence: nil, currentSet: nil)
             let recoverySalt = Sodium.randomBytes(Protector.saltBytes)
             let recovery = try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.recovery,
                                               wrappingKey: Protector.recoveryWrappingKey(recoveryKey: recoveryKey, salt: recoverySalt),
@@ -49,7 +49,7 @@ final class KeyStore: Sendable {
             do {
                 try AtomicFile.create(recovery.encoded(), at: recoveryPath, mode: Self.fileMode)
                 // A fresh keychain: keys.json is rebuilt from scratch, dropping any left by an earlier one.
-                try writePublicKeys(PublicKeys(), gatesFrom: login, masterKey: masterKey, deviceKey: nil)
+                try writePublicKeys(PublicKeys(), masterKey: masterKey, seals: [:])
             } catch {
                 // All or nothing: a keychain without its recovery key or its public keys is a trap.
                 try? AtomicFile.remove(recoveryPath)
@@ -109,12 +109,12 @@ final class KeyStore: Sendable {
 
     /// A new login protector: the master key and both gate keys under one fresh Argon2id run.
     func passwordProtector(masterKey: SecureBytes, password: SecureBytes, kdf: KDFParameters,
-                           presence: BoxKeyPair, currentSet: BoxKeyPair) throws -> Protector {
+                           presence: BoxKeyPair?, currentSet: BoxKeyPair?) throws -> Protector {
         let salt = Sodium.randomBytes(KDFParameters.saltBytes)
         let wrappingKey = try kdf.deriveKey(password: password, salt: salt)
         var login = try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.password, wrappingKey: wrappingKey, salt: salt, kdf: kdf)
-        login.presence = try WrappedGateKey.wrap(presence, kind: .presence, passwordKey: wrappingKey, masterKeyID: login.masterKeyID)
-        login.currentSet = try WrappedGateKey.wrap(currentSet, kind: .currentSet, passwordKey: wrappingKey, masterKeyID: login.masterKeyID)
+        login.presence = try presence.map { try WrappedGateKey.wrap($0, kind: .presence, passwordKey: wrappingKey, masterKeyID: login.masterKeyID) }
+        login.currentSet = try currentSet.map { try WrappedGateKey.wrap($0, kind: .currentSet, passwordKey: wrappingKey, masterKeyID: login.masterKeyID) }
         return login
     }
 

@@ -1,7 +1,9 @@
 // The public halves of the keys gated items are sealed to: <dir>/keys.json (0600,
 // written atomically by AtomicFile). Reading it needs no unlock, so adding an
-// access-controlled item never prompts. The private halves are derived (class pairs,
-// ClassKeys) or wrapped in the login protector (presence, current-set).
+// access-controlled item never prompts. The class pairs' private halves are derived
+// (ClassKeys); each class key carries the gatekeeper's seal, without which the
+// gatekeeper gives no gate key to seal beside it (docs/GATEKEEPER.md). `presence` and
+// `currentSet` are Keygate 1.x's gate keys, read for migration only.
 internal import FoundationEssentials
 
 /// Public halves, readable without any unlock: <dir>/keys.json (0600, atomic writes).
@@ -12,14 +14,21 @@ struct PublicKeys: Codable, Sendable, Equatable {
 
     var version: Int
     var classKeys: [String: String]     // Accessibility.rawValue -> base64 public key (this-device-only ones only when known)
-    var presence: String?               // base64
-    var currentSet: String?
+    var presence: String?               // base64 (1.x)
+    var currentSet: String?             // base64 (1.x)
+    /// Accessibility.rawValue -> base64 of the gatekeeper's seal on that class key.
+    var seals: [String: String]?
 
     init(version: Int = PublicKeys.currentVersion, classKeys: [String: String] = [:], presence: String? = nil, currentSet: String? = nil) {
         self.version = version
         self.classKeys = classKeys
         self.presence = presence
         self.currentSet = currentSet
+    }
+
+    func seal(_ a: Accessibility) -> [UInt8] {
+        guard let text = seals?[a.rawValue], let data = Data(base64Encoded: text), data.count == GateRequest.sealBytes else { return [] }
+        return Array(data)
     }
 
     static func path(directory: String) -> String { directory + "/" + fileName }

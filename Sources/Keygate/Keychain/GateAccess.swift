@@ -1,0 +1,105 @@
+// The keychain's side of the gatekeeper (docs/GATEKEEPER.md): what a read, a write, an
+// unlock and a lock ask keygate-gatekeeper, in the keychain's terms. The gate keys
+// themselves never come here: a write gets the item's gate public keys, a read gets the
+// shares of the item's own boxes, an unlock gets the password the person typed into the
+// gatekeeper's PAM conversation (to open the master key) and the gatekeeper's seals on
+// the class public keys. An authentication context (LAContext) holds a handle, not a key.
+// Delegates the process and the pipe to GateClient.
+
+struct GateAccess {
+    let prompter: any Prompter
+    let authContext: AuthenticationContext?
+
+    private var client: GateClient { GateClient(prompter: prompter) }
+
+    /// The gate public keys to seal one item to: presence or current set for its flags, and the
+    /// device key for a this-device-only class. The class key it travels with must carry the
+    /// gatekeeper's seal; a substituted one is refused and nothing is sealed.
+    func recipients(for identity: ItemIdentity, accessControl: UInt32, classKey: GateRequest.ClassKey) throws -> [GateRecipient] {
+        let request = GateRequest(operation: .keys, accessControl: accessControl, identity: identity, classKeys: [classKey])
+        return try client.call(request).result.publicKeys.map { GateRecipient(kind: $0.kind, publicKey: $0.key) }
+    }
+
+    /// The shares of the given gate slots of one item's blob, once the item's policy holds.
+    /// With `fresh`, the person authenticates even inside a window (the caller needs the password).
+    func shares(of blob: [UInt8], header: GatedBlob.Header, slots: [Int], identity: ItemIdentity, reason: String,
+                fresh: Bool) throws -> (shares: [Int: SecureBytes], password: SecureBytes?) {
+        var request = GateRequest(operation: .open, accessControl: header.accessControl, identity: identity, reason: reason)
+        request.boxes = slots.map { index in
+            GateRequest.Box(kind: header.gateSlots[index].kind, keyID: header.gateSlots[index].keyID,
+                            sealed: GatedBlob.gateBox(blob, header: header, index: index))
+        }
+        if fresh { request.flags.insert(.fresh) }
+        let reply = try callWithContext(&request)
+        var shares: [Int: SecureBytes] = [:]
+        for share in reply.result.shares where Int(share.index) < slots.count {
+            var bytes = share.share
+            shares[slots[Int(share.index)]] = try SecureBytes(consuming: &bytes)
+        }
+        return (shares, reply.password)
+    }
+
+    /// A presence check for an item whose policy asks for more than it was sealed with.
+    func requirePresence(for identity: ItemIdentity, constraints: AccessControl, reason: String) throws {
+        var request = GateRequest(operation: .presence, accessControl: constraints.rawValue, identity: identity, reason: reason)
+        _ = try callWithContext(&request)
+    }
+
+    /// An unlock through the keychain's PAM service: returns the password typed (nil when the
+    /// stack let the person in without one), and the gatekeeper's seals on `classKeys`.
+    func authenticate(reason: String, classKeys: [GateRequest.ClassKey] = [])
+        throws -> (password: SecureBytes?, seals: [(accessibility: Accessibility, seal: [UInt8])]) {
+        var request = GateRequest(operation: .authenticate, reason: reason, classKeys: classKeys)
+        let reply = try callWithContext(&request)
+        return (reply.password, reply.result.seals)
+    }
+
+    /// The gatekeeper's seals on the class public keys (after an authentication in this scope).
+    func certify(_ classKeys: [GateRequest.ClassKey]) throws -> [Accessibility: [UInt8]] {
+        var request = GateRequest(operation: .certify, classKeys: classKeys)
+        if (try? prompter.ensureAvailable()) == nil { request.flags.insert(.noPrompt) }
+        var seals: [Accessibility: [UInt8]] = [:]
+        for seal in try client.call(request).result.seals { seals[seal.accessibility] = seal.seal }
+        return seals
+    }
+
+    /// Forgets the authentications of this scope, or with `all` of every scope (sudo -k / -K).
+    func forget(all: Bool) {
+        var request = GateRequest(operation: .forget)
+        if all { request.flags.insert(.all) }
+        _ = try? GateClient(prompter: prompter).call(request)
+    }
+
+    /// Migration from 1.x: the device-bound seed of a this-device-only class, from its master-derived seed.
+    func legacyClassSeed(_ seed: SecureBytes) throws -> SecureBytes {
+        let request = GateRequest(operation: .legacyClassSeed, seed: seed.unprotectedCopy())
+        var bytes = try client.call(request).result.seed
+        return try SecureBytes(consuming: &bytes)
+    }
+
+    /// Sends the context's handle (or asks for one), and its no-prompt wish; a prompter that
+    /// cannot ask turns a needed prompt into its own interaction-not-allowed error.
+    private func callWithContext(_ request: inout GateRequest) throws -> GateClient.Reply {
+        if let authContext {
+            if authContext.interactionNotAllowed { request.flags.insert(.noPrompt) }
+            if let handle = authContext.handle {
+                request.handle = handle
+            } else if !authContext.isInvalidated {
+                request.flags.insert(.issueHandle)
+                request.handleSeconds = authContext.reuseDuration
+            }
+        }
+        var unavailable: (any Error)?
+        do { try prompter.ensureAvailable() } catch {
+            unavailable = error
+            request.flags.insert(.noPrompt)
+        }
+        do {
+            let reply = try client.call(request)
+            if !reply.result.handle.isEmpty { authContext?.remember(handle: reply.result.handle) }
+            return reply
+        } catch let error as KeychainError where error.code == .interactionNotAllowed && authContext?.interactionNotAllowed != true {
+            throw unavailable ?? error
+        }
+    }
+}

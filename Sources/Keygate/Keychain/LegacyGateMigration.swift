@@ -1,0 +1,51 @@
+// From Keygate 1.x to the gatekeeper (docs/GATEKEEPER.md): 1.x sealed gated items to a
+// presence and a current-set pair wrapped by the password, and this-device-only items to
+// a class pair bound to the device key. The first password unlock after the upgrade
+// (the first gated read, `keygate unlock`, `keygate passwd`) opens each such item with
+// those keys and seals it again to the gatekeeper's per-item keys, one item at a time
+// with the store's atomic replace: a crash leaves every item readable under the old or
+// the new keys. Once every item moved, the 1.x keys are removed from login.json and
+// keys.json. An item that does not open is left as it was and named in the notice.
+
+struct LegacyGateMigration {
+    let unlocker: KeyUnlocker
+
+    func run(_ unlocked: PasswordUnlock) throws {
+        guard let store = unlocker.itemStore else { return }
+        let legacyIDs = [unlocked.presence, unlocked.currentSet].compactMap { $0?.keyID }
+        let legacyPairs = [unlocked.presence, unlocked.currentSet].compactMap { $0 }
+        let operations = KeychainOperations(store: store, keys: unlocker)
+        var moved = 0
+        var failed: [String] = []
+        for item in try store.search(ItemQuery(), loadBlobs: true) {
+            guard let blob = item.blob, !blob.isEmpty, let common = try? SealedBlob.header(of: blob),
+                  common.scheme == GatedBlob.scheme, let header = try? GatedBlob.header(of: blob) else { continue }
+            let usesLegacyGate = header.gateSlots.contains { legacyIDs.contains($0.keyID) }
+            let legacyDevice = header.accessibility.isThisDeviceOnly && !header.gateSlots.contains { $0.kind == .device }
+            guard usesLegacyGate || legacyDevice else { continue }
+            let identity = item.attributes.identity
+            do {
+                let master = try unlocker.masterKey(createIfNeeded: false)
+                var classPair = try ClassKeys.keyPair(masterKey: master, for: header.accessibility)
+                if legacyDevice {
+                    let bound = try unlocker.gate.legacyClassSeed(ClassKeys.seed(masterKey: master, for: header.accessibility))
+                    classPair = try BoxKeyPair.derive(seed: bound)
+                }
+                let secret = try GatedBlob.open(blob, identity: identity, keys: legacyPairs + [classPair])
+                var attributes = item.attributes
+                attributes.accessibility = header.accessibility
+                let resealed = try operations.sealGated(secret, attributes, keys: unlocker)
+                try store.create(attributes, blob: resealed, replace: true)
+                moved += 1
+            } catch {
+                failed.append(identity.displayName)
+            }
+        }
+        if failed.isEmpty {
+            try unlocker.keyStore.removeLegacyGateKeys()
+        } else {
+            unlocker.prompter.notify("Keygate moved \(moved) item(s) to its gatekeeper; \(failed.count) did not open with your keychain's 1.x keys and were left as they were: \(failed.prefix(5).joined(separator: ", "))\(failed.count > 5 ? ", …" : ""). Delete and add them again.")
+        }
+        if moved > 0 { unlocker.audit(.unlock, detail: "moved \(moved) items from 1.x gate keys to the gatekeeper") }
+    }
+}

@@ -1,0 +1,43 @@
+// `keygate passwd` and `keygate passwd --recovery`: the login password changed without
+// Keygate (chpasswd, a root reset, another tool), so the login protector is re-wrapped for
+// the current one. The gates are the gatekeeper's, which notices the change in the shadow
+// database by itself: current-set items die, every presence item keeps opening, and new
+// items are sealed to a new presence generation (docs/GATEKEEPER.md).
+
+struct PasswordChange {
+    let unlocker: KeyUnlocker
+
+    /// PAM confirms the current password; the previous one opens the old protector, and the
+    /// master key is re-wrapped for the current one.
+    func changePassword() throws {
+        let current = try unlocker.authenticate(purpose: .unlock)
+        let user = unlocker.context.user.name
+        guard let previous = try unlocker.prompter.readSecret(prompt: "[keygate] the password Keygate last knew for \(user) (your previous password): ") else {
+            throw KeychainError.userCanceled("canceled: the keychain's password was not changed")
+        }
+        try unlocker.keyStore.changePassword(old: previous, new: current, kdf: nil)
+        dropLegacyGateKeys()
+        try unlocker.open(with: current)
+    }
+
+    /// The previous password is lost: the recovery key opens the master key, which is
+    /// re-wrapped for the current password. Returns a note for the person.
+    func resetPassword(recoveryKey: SecureBytes) throws -> String {
+        let current = try unlocker.authenticate(purpose: .unlock)
+        let store = unlocker.keyStore
+        let master = try store.unlock(recoveryKey: recoveryKey)
+        let note = try store.resetPassword(masterKey: master, new: current, kdf: nil)
+        dropLegacyGateKeys()
+        try unlocker.open(with: current)
+        return note
+    }
+
+    /// Keygate 1.x cached gate keys in the user's keyring; after a change they are the old ones.
+    private func dropLegacyGateKeys() {
+        let cache = unlocker.cache
+        for entry in cache.entries() where entry.name.hasPrefix("presence.") || entry.name.hasPrefix("current-set.") {
+            cache.evict(entry.name)
+        }
+        unlocker.authContext?.invalidate()
+    }
+}
