@@ -112,16 +112,25 @@ final class AccessControlCLITests: XCTestCase {
         XCTAssertTrue(r.out.contains("access: biometry-any"), r.summary)
     }
 
-    func test_thisDeviceOnly_withoutTheDeviceKey_failsClearly_forAUser() throws {
+    func test_thisDeviceOnly_opensThroughTheGatekeeper_andTheDeviceKeyNeverReachesTheUser() throws {
         let h = try CLIUserHarness()
+        let hostKeys = try HostKeyFolder()
+        let here = try hostKeys.make("here")
         let r = try h.run("""
             printf %s x | keygate add -s svc -a a --accessible when-unlocked-this-device-only; echo add=$?
-            keygate exists -s svc -a a; echo exists=$?
-            """)
+            printf 'get=%s\\n' "$(keygate get -s svc -a a)"
+            keyctl rdescribe @u >/dev/null 2>&1; for id in $(keyctl rlist @u 2>/dev/null); do keyctl rdescribe $id | sed 's/^/key=/'; done
+            """, extraEnvironment: ["KEYGATE_TEST_HOST_KEY": here])
         let v = r.values
-        XCTAssertEqual(v["add"], "53", r.summary)
-        XCTAssertTrue(r.err.contains("pam_keygate"), "says how to get the device key: \(r.summary)")
-        XCTAssertEqual(v["exists"], "44", "nothing was stored: \(r.summary)")
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["get"], "x", r.summary)
+        XCTAssertFalse(r.out.contains(";device"), "no device key in the user's keyring: \(r.summary)")
+        // The same data folder on a host with another host key: the device slot does not open.
+        let other = try hostKeys.make("there")
+        let elsewhere = try h.run("keygate get -s svc -a a; echo get=$?", extraEnvironment: ["KEYGATE_TEST_HOST_KEY": other])
+        XCTAssertEqual(elsewhere.values["get"], "44", elsewhere.summary)
+        XCTAssertTrue(elsewhere.err.contains("this-device-only"), elsewhere.summary)
+        XCTAssertFalse(elsewhere.out.contains("x\n"), elsewhere.summary)
     }
 
     func test_invalidCombinations_exit206_withReasons() throws {
@@ -219,43 +228,39 @@ final class AccessControlCLITests: XCTestCase {
         XCTAssertEqual(reasons["plain"], "none", "\(reasons)")
     }
 
-    func test_passwdWithRecoveryKey_reopensTheKeychain_andReplacesTheGateKeys() throws {
+    func test_rootReset_thenRecovery_everyPresenceItemStillReads_andOnlyCurrentSetIsLost() throws {
         let h = try CLIUserHarness()
         let setup = try h.run("""
             keygate init > "$HOME/recovery"
             printf %s up | keygate add -s svc -a up --access user-presence; echo a1=$?
-            printf %s plain | keygate add -s svc -a plain; echo a2=$?
+            printf %s up2 | keygate add -s svc -a up2 --access user-presence; echo a2=$?
+            printf %s cs | keygate add -s svc -a cs --access current-set; echo a3=$?
+            printf %s plain | keygate add -s svc -a plain; echo a4=$?
             """)
         XCTAssertEqual(setup.values["a1"], "0", setup.summary)
+        XCTAssertEqual(setup.values["a3"], "0", setup.summary)
         let recovery = try String(contentsOfFile: h.user.home + "/recovery", encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let new = "reset-\(UUID().uuidString.prefix(12))"
-        try h.user.changePassword(to: new)
+        try h.user.changePassword(to: new)       // a root reset: chpasswd, the old password is lost
         try h.answerWith(new)
         try h.queueAnswers([recovery, new])      // the recovery key; then PAM: the current password
         let r = try h.run("""
             keygate lock --all
-            echo before=$(wc -l < "$HOME/prompts")
-            keygate passwd --recovery 2>"$HOME/refused"; echo unconfirmed=$?
-            echo prompts=$(wc -l < "$HOME/prompts")
-            printf 'refused=%s\\n' "$(cat "$HOME/refused")"
-            keygate passwd --recovery --yes; echo passwd=$?
+            keygate passwd --recovery; echo passwd=$?
             keygate lock --all
             printf 'plain=%s\\n' "$(keygate get -s svc -a plain)"
-            keygate get -s svc -a up; echo up=$?
-            keygate list -s svc -a up | sed -n 's/^    invalidated: /why=/p'
+            printf 'up=%s\\n' "$(keygate get -s svc -a up)"
+            printf 'up2=%s\\n' "$(keygate get -s svc -a up2)"
+            keygate get -s svc -a cs; echo cs=$?
+            keygate list -s svc -a cs | sed -n 's/^    invalidated: /why=/p'
             """)
-        XCTAssertEqual(r.values["unconfirmed"], "36", "no terminal to ask on, no --yes: \(r.summary)")
-        XCTAssertEqual(r.values["prompts"], r.values["before"], "refused before asking for anything: \(r.summary)")
-        XCTAssertTrue(r.values["refused"]?.contains("This invalidates 1 item that need user presence") ?? false, r.summary)
-        XCTAssertTrue(r.values["refused"]?.contains("pass --yes") ?? false, r.summary)
-        XCTAssertEqual(r.values["passwd"], "0", r.summary)
+        XCTAssertEqual(r.values["passwd"], "0", "nothing left to lose, so nothing to confirm: \(r.summary)")
         XCTAssertEqual(r.values["plain"], "plain", "the new password opens the keychain: \(r.summary)")
-        XCTAssertEqual(r.values["up"], "44", "without the old password the presence key was replaced: \(r.summary)")
-        XCTAssertTrue(r.err.contains("keygate passwd --recovery"), "the 44 names the real reason: \(r.summary)")
-        let getError = r.err.split(separator: "\n").first { $0.hasPrefix("keygate: the item svc/up was invalidated") } ?? ""
-        XCTAssertFalse(getError.isEmpty || getError.contains("current-set"), "a presence item is not current-set: \(r.summary)")
-        XCTAssertTrue(r.values["why"]?.contains("recovery") ?? false, "list says why: \(r.summary)")
+        XCTAssertEqual(r.values["up"], "up", "presence is the gatekeeper's PAM decision, not the old password's: \(r.summary)")
+        XCTAssertEqual(r.values["up2"], "up2", r.summary)
+        XCTAssertEqual(r.values["cs"], "44", "current-set died with the password change: \(r.summary)")
+        XCTAssertTrue(r.values["why"]?.contains("current-set") ?? false, "list says why: \(r.summary)")
     }
 
     func test_lockout_afterFiveFailures_refusesWithoutPrompting() throws {

@@ -59,6 +59,14 @@ public enum UserSession {
             try Data(standIn.utf8).write(to: URL(fileURLWithPath: folder + "/keygate"))
             try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder + "/keygate")
         }
+        // keygate finds its gatekeeper beside itself (a test-hook build), setuid root as installed.
+        if fm.isExecutableFile(atPath: BuiltGatekeeper.path) {
+            try copy(BuiltGatekeeper.path, to: folder + "/keygate-gatekeeper")
+            if getuid() == 0 {
+                _ = chown(folder + "/keygate-gatekeeper", 0, 0)
+                _ = chmod(folder + "/keygate-gatekeeper", 0o4755)
+            }
+        }
         stagedFolderForCleanup.withLock { $0 = folder }
         atexit { stagedFolderForCleanup.withLock { folder in if let folder { _ = try? FileManager.default.removeItem(atPath: folder) } } }
         return folder

@@ -57,13 +57,15 @@ struct GateResult: Equatable {
     var handle: [UInt8] = []
     /// legacyClassSeed: the 1.x device-bound seed.
     var seed: [UInt8] = []
+    /// check: the indices of the boxes whose key the gatekeeper no longer derives.
+    var invalid: [UInt8] = []
 
     static func failure(_ error: KeychainError) -> GateResult { GateResult(error: error.code, message: error.message) }
 
     var keychainError: KeychainError? { error.map { KeychainError($0, message) } }
 
     static func == (a: GateResult, b: GateResult) -> Bool {
-        a.error == b.error && a.message == b.message && a.handle == b.handle && a.seed == b.seed
+        a.error == b.error && a.message == b.message && a.handle == b.handle && a.seed == b.seed && a.invalid == b.invalid
             && a.shares.map(\.index) == b.shares.map(\.index) && a.shares.map(\.share) == b.shares.map(\.share)
             && a.publicKeys.map(\.kind) == b.publicKeys.map(\.kind) && a.publicKeys.map(\.key) == b.publicKeys.map(\.key)
             && a.seals.map(\.accessibility) == b.seals.map(\.accessibility) && a.seals.map(\.seal) == b.seals.map(\.seal)
@@ -80,6 +82,7 @@ struct GateResult: Equatable {
         for s in seals { w.u8(s.accessibility.blobCode); w.raw(s.seal) }
         w.tiny(handle)
         w.tiny(seed)
+        w.tiny(invalid)
     }
 
     fileprivate static func read(_ r: inout ByteReader) throws -> GateResult {
@@ -103,6 +106,7 @@ struct GateResult: Equatable {
         }
         result.handle = try r.tiny()
         result.seed = try r.tiny()
+        result.invalid = try r.tiny()
         return result
     }
 }

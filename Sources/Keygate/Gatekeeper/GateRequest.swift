@@ -25,6 +25,9 @@ struct GateRequest: Sendable, Equatable {
         /// Seal the class public keys sent, once this scope authenticated within the last minute
         /// (else through PAM): the unlock that just opened the master key did.
         case certify = 7
+        /// Which of an item's boxes name a key the gatekeeper no longer derives for it (an item
+        /// invalidated by a password change, or sealed on another host). No prompt, no share.
+        case check = 8
     }
 
     struct Flags: OptionSet, Sendable, Equatable {
@@ -153,7 +156,7 @@ struct GateRequest: Sendable, Equatable {
         }
         request.handleSeconds = try r.u32()
         guard r.isAtEnd else { throw GateWireError.malformed("trailing bytes after the request") }
-        if [.keys, .open, .presence].contains(operation), request.identity == nil {
+        if [.keys, .open, .presence, .check].contains(operation), request.identity == nil {
             throw GateWireError.malformed("an item operation without an item")
         }
         return request

@@ -22,6 +22,7 @@ struct GateServer {
         case .presence: return try presence(request)
         case .forget: return try forget(request)
         case .certify: return try certify(request, secrets)
+        case .check: return try check(request, secrets)
         }
     }
 
@@ -114,7 +115,8 @@ struct GateServer {
             if request.flags.contains(.noPrompt) {
                 throw KeychainError.interactionNotAllowed("recording the keychain's public keys needs your password, and no prompt is allowed: run `keygate unlock`")
             }
-            try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason)
+            try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
+                                       recordAs: "unlock:" + policy.pamService)
         }
         var result = GateResult()
         for key in request.classKeys {
@@ -124,6 +126,23 @@ struct GateServer {
     }
 
     static let certifyWindow: UInt64 = 60
+
+    /// The boxes whose key id is not one the gatekeeper derives for this item now.
+    private func check(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        guard let identity = request.identity else { throw malformed() }
+        var result = GateResult()
+        for (index, box) in request.boxes.enumerated() {
+            let live: Bool
+            switch box.kind {
+            case .presence: live = try secrets.presencePair(keyID: box.keyID, flags: request.accessControl, identity: identity) != nil
+            case .currentSet: live = try secrets.currentSetPair(flags: request.accessControl, identity: identity).keyID == box.keyID
+            case .device: live = (try? secrets.devicePair(flags: request.accessControl, identity: identity).keyID == box.keyID) ?? true
+            case .accessClass: throw malformed()
+            }
+            if !live { result.invalid.append(UInt8(index)) }
+        }
+        return result
+    }
 
     /// `keygate lock` (this scope) and `keygate lock --all` (everything, like sudo -K).
     private func forget(_ request: GateRequest) throws -> GateResult {
@@ -189,9 +208,11 @@ struct GateServer {
             throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
         }
         let scope = try CallerScope.ofParent(policy.reuseScope)
-        try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason)
+        let presenceCheck = request.flags.contains(.issueHandle)
+        try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
+                                   recordAs: presenceCheck ? nil : "unlock:" + policy.pamService)
         var result = GateResult()
-        if request.flags.contains(.issueHandle) {
+        if presenceCheck {
             result.handle = try issueHandle(service: policy.pamService, scope: scope, seconds: request.handleSeconds)
         }
         for key in request.classKeys {
@@ -216,7 +237,11 @@ struct GateServer {
     // MARK: PAM
 
     /// sudo's tries with root's failure counter and lockout; records the success for `scope`.
-    private func authenticateThroughPAM(service: String, scope: CallerScope, policy: Policy, reason: String) throws {
+    /// `recordAs`: the name the success is recorded under (an unlock records "unlock:SERVICE",
+    /// which no item's presence check accepts: opening the keychain is not presence for an item,
+    /// as on a Mac).
+    private func authenticateThroughPAM(service: String, scope: CallerScope, policy: Policy, reason: String,
+                                        recordAs: String? = nil) throws {
         let now = GateRecords.now
         let left = try GateRecords.update(uid: user.uid) { $0.lockoutSecondsLeft(lockoutSeconds: policy.lockoutSeconds, now: now) }
         if let left { throw Self.lockedOut(left) }
@@ -231,7 +256,7 @@ struct GateServer {
             if let left { throw Self.lockedOut(left) }
         })
         _ = password
-        try GateRecords.update(uid: user.uid) { $0.recordSuccess(service: service, scope: scope.id, now: GateRecords.now) }
+        try GateRecords.update(uid: user.uid) { $0.recordSuccess(service: recordAs ?? service, scope: scope.id, now: GateRecords.now) }
     }
 
     static func lockedOut(_ seconds: UInt32) -> KeychainError {

@@ -39,6 +39,16 @@ struct GateAccess {
         return (shares, reply.password)
     }
 
+    /// The kinds of the item's gate slots whose keys the gatekeeper no longer holds (no prompt).
+    func invalidSlots(of blob: [UInt8], header: GatedBlob.Header, identity: ItemIdentity) throws -> [GateKind] {
+        var request = GateRequest(operation: .check, accessControl: header.accessControl, identity: identity)
+        request.boxes = header.gateSlots.indices.map { index in
+            GateRequest.Box(kind: header.gateSlots[index].kind, keyID: header.gateSlots[index].keyID,
+                            sealed: GatedBlob.gateBox(blob, header: header, index: index))
+        }
+        return try client.call(request).result.invalid.compactMap { Int($0) < header.gateSlots.count ? header.gateSlots[Int($0)].kind : nil }
+    }
+
     /// A presence check for an item whose policy asks for more than it was sealed with.
     func requirePresence(for identity: ItemIdentity, constraints: AccessControl, reason: String) throws {
         var request = GateRequest(operation: .presence, accessControl: constraints.rawValue, identity: identity, reason: reason)

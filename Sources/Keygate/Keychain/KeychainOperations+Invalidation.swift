@@ -1,44 +1,58 @@
-// Which items can no longer be read, and why, from their sealed headers alone: a gated
-// item whose gate keys were replaced (current-set after a password change, user presence
-// after a recovery reset). `keygate list` shows it, `get`'s 44 says it, and `passwd
-// --recovery` counts what it would invalidate. Reads headers and keys.json, never a secret.
+// Which items can no longer be read, and why: a gated item whose gate keys the gatekeeper
+// no longer derives (current-set after any password change, an item sealed on another
+// host). `keygate list` shows it and `passwd --recovery` counts what it would invalidate.
+// Reads headers and asks the gatekeeper (GateAccess.invalidSlots), never a secret.
 
 extension KeychainOperations {
     /// Every matching item with, for one that can no longer be read, the reason (`keygate list`).
-    /// Reads the sealed blobs' headers and keys.json, never a secret; never prompts.
+    /// Reads the sealed blobs' headers and asks the gatekeeper which gate keys it still holds for
+    /// each gated item (no prompt, no secret).
     public func listing(matching query: ItemQuery) throws -> [ListedItem] {
         try ItemFieldLimits.check(query)
-        let current = try? PublicKeys.load(directory: keys.context.dataDirectory)
         return try store.search(query, loadBlobs: true)
             .filter { query.matches($0.attributes) && !$0.isUnfinishedWrite }
-            .map { item in
-                let header = item.blob.flatMap { try? GatedBlob.header(of: $0) }
-                return ListedItem(attributes: item.attributes,
-                                  invalidated: current == nil ? nil : header.flatMap { Self.invalidation($0, current: current) })
-            }
+            .map { item in ListedItem(attributes: item.attributes, invalidated: invalidation(of: item)) }
             .sorted { Self.listOrder($0.attributes, $1.attributes) }
     }
 
-    /// What `keygate passwd --recovery` would invalidate: the current-set items (their keys die
-    /// with the password change); user-presence items are the gatekeeper's and keep opening.
+    /// What `keygate passwd --recovery` would invalidate: the readable current-set items (their
+    /// keys die with the password change). User-presence items are the gatekeeper's and keep
+    /// opening; the count is kept for items Keygate 1.x sealed that were never migrated.
     /// Never prompts.
     public func itemsARecoveryResetInvalidates() throws -> (userPresence: Int, currentSet: Int) {
-        let current = try? PublicKeys.load(directory: keys.context.dataDirectory)
         var counts = (userPresence: 0, currentSet: 0)
+        let legacy = keys.keyStore.hasLegacyGateKeys ? try? PublicKeys.load(directory: keys.context.dataDirectory) : nil
+        let legacyIDs = [legacy?.presenceKey, legacy?.currentSetKey].compactMap { $0.map(BoxKeyPair.keyID(of:)) }
         for item in try store.search(ItemQuery(), loadBlobs: true) where !item.isUnfinishedWrite {
             guard let blob = item.blob, let header = try? GatedBlob.header(of: blob), !header.gateSlots.isEmpty,
-                  Self.invalidation(header, current: current) == nil else { continue }
-            if header.gateSlots.contains(where: { $0.kind == .currentSet }) { counts.currentSet += 1 }
+                  invalidation(of: item) == nil else { continue }
+            if header.gateSlots.contains(where: { $0.kind == .currentSet }) {
+                counts.currentSet += 1
+            } else if header.gateSlots.contains(where: { legacyIDs.contains($0.keyID) }) {
+                counts.userPresence += 1
+            }
         }
         return counts
     }
 
-    /// Why a gated item can no longer be opened, from its header alone: never known here any
-    /// more. The gate keys are the gatekeeper's (docs/GATEKEEPER.md), derived from root's secret
-    /// and, for current-set, the password's entry in the shadow database: only the gatekeeper
-    /// can tell, and a read says it (exit 44, "was invalidated").
-    static func invalidation(_ header: GatedBlob.Header, current: PublicKeys?) -> String? {
-        nil
+    /// Why a gated item can no longer be opened (the gatekeeper no longer derives the gate keys
+    /// it needs: all for `and`, every one for `or`), or nil while it can be, or cannot be told.
+    func invalidation(of item: StoredItem) -> String? {
+        guard let blob = item.blob, let header = try? GatedBlob.header(of: blob), !header.gateSlots.isEmpty,
+              let dead = try? keys.gate.invalidSlots(of: blob, header: header, identity: item.attributes.identity),
+              !dead.isEmpty else { return nil }
+        let combined = header.gateSlots.filter { $0.kind != .device }
+        let deadCombined = dead.filter { $0 != .device }
+        let lost = dead.contains(.device) || (header.combination == .all ? !deadCombined.isEmpty
+            : (!combined.isEmpty && deadCombined.count == combined.count))
+        guard lost else { return nil }
+        if dead.contains(.currentSet) {
+            return "it was bound to your previous password (current-set), and the password has changed since"
+        }
+        if dead.contains(.device) {
+            return "it is this-device-only and was sealed on another host, or before this host's key was rotated"
+        }
+        return "it needs a user-presence key this host's gatekeeper does not hold for it (sealed on another host, or by Keygate 1.x and not moved since)"
     }
 }
 

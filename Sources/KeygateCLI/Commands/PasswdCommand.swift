@@ -17,9 +17,10 @@ enum PasswdCommand: KeygateCommand {
         if args.flag("--recovery") {
             let lost = try operations.itemsARecoveryResetInvalidates()
             if lost.userPresence + lost.currentSet > 0 {
-                try Confirmation.ask("This invalidates \(count(lost.userPresence, "item")) that need user presence and "
-                                     + "\(count(lost.currentSet, "item")) bound to your password (current-set): their keys open "
-                                     + "only with the previous password", assumeYes: args.flag("--yes"))
+                try Confirmation.ask("This invalidates \(count(lost.userPresence, "item")) that Keygate 1.x sealed with user presence "
+                                     + "and that were not moved to the gatekeeper yet, and \(count(lost.currentSet, "item")) bound to "
+                                     + "your password (current-set): their keys open only with the previous password",
+                                     assumeYes: args.flag("--yes"))
             }
             let key = try context.readRecoveryKey(ifCanceled: "the keychain's password was not changed")
             Console.err(try operations.resetPassword(recoveryKey: key) + "\n")
