@@ -105,13 +105,14 @@ export SOURCE_DATE_EPOCH
 PAM_OUT     := $(if $(BUILD_PATH),$(BUILD_PATH),.build)/pam
 PAM_SOURCES := $(wildcard Sources/PAMKeygate/*.swift) \
                $(foreach d,Errors Crypto Items Keys Keys/TPM KeyringCache System Policy,$(wildcard Sources/Keygate/$(d)/*.swift)) \
-               Sources/Keygate/Keychain/LoginKeys.swift
+               Sources/Keygate/Keychain/LoginKeys.swift \
+               Sources/Keygate/Gatekeeper/GateSecrets.swift Sources/Keygate/Gatekeeper/GatekeeperPaths.swift
 # As RELEASE_LINK_FLAGS: packed relative relocations make dlopen of the module (static Swift
 # runtime inside) cheaper in every process that loads it (sshd, login, sudo).
 PAM_LINK_FLAGS ?= -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-library -O -wmo \
                -D KEYGATE_PAM_STANDALONE -static-stdlib -emit-library \
-               -I Sources/CPAM -I Sources/CKeyutils -I Sources/CSodium -I Sources/CTSS2 \
+               -I Sources/CPAM -I Sources/CKeyutils -I Sources/CSodium -I Sources/CTSS2 -I Sources/CSystem \
                -Xlinker --version-script=Sources/PAMKeygate/exports.map \
                -Xlinker --gc-sections -Xlinker --as-needed \
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \

@@ -30,19 +30,25 @@ enum OpenSession {
         }
         let directory = call.dataDirectory(of: user)
         let lockAfter = call.lockAfter
-        let unlocked: Bool = try withExtendedLifetime(password) {
+        let unlocked: SecureBytes? = try withExtendedLifetime(password) {
             defer { call.handle.forgetPassword(for: user.name) }
             return try UserIdentity.run(as: user) {
                 guard LoginKeys.isInitialized(dataDirectory: directory) else {
                     call.log.debug("\(user.name) has no keychain in \(directory): nothing to unlock")
-                    return false
+                    return nil
                 }
-                try LoginKeys.unlockAndCache(password: password, dataDirectory: directory,
-                                             uid: user.uid, lockAfter: lockAfter)
-                return true
+                return try LoginKeys.unlockAndCache(password: password, dataDirectory: directory,
+                                                    uid: user.uid, lockAfter: lockAfter)
             }
         }
-        guard unlocked else { return PAM_IGNORE }
+        guard let master = unlocked else { return PAM_IGNORE }
+        // As root: the gatekeeper's seals on the class keys, so that gated adds need no prompt.
+        do {
+            let seals = try LoginKeys.sealClassKeys(master: master, uid: user.uid, userName: user.name)
+            try UserIdentity.run(as: user) { try LoginKeys.recordClassKeys(master: master, seals: seals, dataDirectory: directory) }
+        } catch {
+            call.log.warning("could not seal the keychain's class keys for \(user.name): \(error); the first item with access control asks for the password once")
+        }
         call.log.notice("unlocked the keychain of \(user.name) for \(lockAfter) s")
         return PAM_SUCCESS
     }

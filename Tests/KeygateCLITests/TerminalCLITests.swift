@@ -173,32 +173,27 @@ final class TerminalCLITests: XCTestCase {
         let newPassword = "Reset-" + String(shell.user.password.prefix(12))
         try shell.user.changePassword(to: newPassword)
         XCTAssertEqual(try shell.run("keygate lock --all").status, 0)
-        // It says what it would lose first; "n" changes nothing.
-        let question = "This invalidates 1 item that need user presence and 0 items bound to your password (current-set): "
-            + "their keys open only with the previous password. Continue? [y/N] "
+        // The item needs user presence (the shipped policy): that is the gatekeeper's, so nothing is
+        // lost, and nothing is asked before the recovery key.
         try shell.start("keygate passwd --recovery")
-        try shell.reply(question, with: "n")
-        let declined = try shell.finish()
-        XCTAssertEqual(declined.status, 128, declined.screen)
-        XCTAssertEqual(declined.screen, question + "n\nkeygate: canceled: nothing was changed\n")
-
-        try shell.start("keygate passwd --recovery")
-        try shell.reply(question, with: "y")
         try shell.answer("Recovery key: ", with: recoveryKey)
         try shell.answer(passwordPrompt(shell), with: newPassword)
         let (screen, status) = try shell.finish()
         XCTAssertEqual(status, 0, screen)
-        XCTAssertTrue(screen.hasPrefix(question + """
-            y
+        XCTAssertTrue(screen.hasPrefix("""
             Recovery key: 
             [keygate] re-wrap your keychain for your current password
             Password for \(shell.user.name): 
-            The new password now opens the keychain.
+            The new password now opens the keychain; items with user presence keep working
             """), screen)
         XCTAssertEqual(try shell.run("keygate lock --all").status, 0)
         try shell.start("keygate unlock")
         let unlocked = try shell.finish(answering: [passwordPrompt(shell): newPassword])
         XCTAssertEqual(unlocked.status, 0, unlocked.screen)
+        try shell.start("keygate get -s vpn -a alice")
+        let read = try shell.finish(answering: [passwordPrompt(shell): newPassword])
+        XCTAssertEqual(read.status, 0, read.screen)
+        XCTAssertTrue(read.screen.contains(secret), "the presence item survived the reset: \(read.screen)")
         XCTAssertEqual(shell.terminal.screen.components(separatedBy: recoveryKey).count, 2,
                        "the recovery key shows once, at init, and is not echoed when typed")
         assertNothingSecretShown(shell, also: [newPassword])

@@ -7,6 +7,8 @@ internal import Glibc
 
 struct GateClient {
     let prompter: any Prompter
+    /// Receives the gatekeeper's audit events (event, PAM service, detail) for the client's trail.
+    var onAudit: (AuditEvent, String, String) -> Void = { _, _, _ in }
 
     /// What the gatekeeper returned, with the password typed during the call (if any).
     struct Reply {
@@ -76,6 +78,8 @@ struct GateClient {
                 guard GateWire.writeFrame(toHelper[1], reply) else { throw Self.died(path) }
             case .notice(let text):
                 prompter.notify(text)
+            case .audit(let event, let service, let detail):
+                if let known = AuditEvent(rawValue: event) { onAudit(known, service, detail) }
             case .result(let result):
                 if let error = result.keychainError { throw error }
                 return Reply(result: result, password: password)

@@ -1,5 +1,7 @@
 // What keygate-gatekeeper sends back (docs/GATEKEEPER.md): prompts to relay to the person
-// ('P' without echo, 'E' with echo, 'I' a notice), each prompt answered by the client with
+// ('P' without echo, 'E' with echo, 'I' a notice), what happened for the client's audit
+// trail ('U': an authentication's success, failure or lockout, with its PAM service; the
+// client writes the line with its own item and scope), each prompt answered by the client with
 // 'A' (the answer) or 'C' (a cancel), and one final result ('R'): a status, a message,
 // and whatever the operation returns. The shares and seeds in a result are secrets: the
 // client copies them into locked memory and wipes the frame.
@@ -8,6 +10,7 @@ enum GateMessage: Equatable {
     case promptSecret(String)
     case promptVisible(String)
     case notice(String)
+    case audit(event: String, service: String, detail: String)
     case result(GateResult)
 
     static let maxTextBytes = 2048
@@ -18,6 +21,8 @@ enum GateMessage: Equatable {
         case .promptSecret(let text): w.u8(UInt8(ascii: "P")); w.string(Self.cut(text))
         case .promptVisible(let text): w.u8(UInt8(ascii: "E")); w.string(Self.cut(text))
         case .notice(let text): w.u8(UInt8(ascii: "I")); w.string(Self.cut(text))
+        case .audit(let event, let service, let detail):
+            w.u8(UInt8(ascii: "U")); w.string(Self.cut(event)); w.string(Self.cut(service)); w.string(Self.cut(detail))
         case .result(let result): w.u8(UInt8(ascii: "R")); result.write(to: &w)
         }
         return w.bytes
@@ -30,6 +35,9 @@ enum GateMessage: Equatable {
         case UInt8(ascii: "P"): message = .promptSecret(try r.string(max: maxTextBytes))
         case UInt8(ascii: "E"): message = .promptVisible(try r.string(max: maxTextBytes))
         case UInt8(ascii: "I"): message = .notice(try r.string(max: maxTextBytes))
+        case UInt8(ascii: "U"):
+            message = .audit(event: try r.string(max: maxTextBytes), service: try r.string(max: maxTextBytes),
+                             detail: try r.string(max: maxTextBytes))
         case UInt8(ascii: "R"): message = .result(try GateResult.read(&r))
         default: throw GateWireError.malformed("an unknown message from the gatekeeper")
         }

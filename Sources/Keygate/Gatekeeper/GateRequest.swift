@@ -60,7 +60,7 @@ struct GateRequest: Sendable, Equatable {
     static let maxReasonBytes = 1024
     static let maxFieldBytes = 4096
     static let handleBytes = 32
-    static let sealBytes = 32
+    static let sealBytes = GateSecrets.sealBytes
 
     var operation: Operation
     var flags: Flags = []

@@ -24,6 +24,8 @@ struct GateSecrets {
     private let shadowHash: SecureBytes?
 
     static let secretBytes = 32
+    /// The length of a seal on a class public key.
+    static let sealBytes = 32
     /// How many earlier presence generations are tried when a box names an older key.
     static let maxGenerationsBack: UInt64 = 256
 
@@ -88,7 +90,7 @@ struct GateSecrets {
     func classSeal(accessibility: Accessibility, publicKey: [UInt8]) throws -> [UInt8] {
         var message = Array("keygate.gate.class-seal.v1".utf8) + Self.u32(uid) + [accessibility.blobCode] + publicKey
         let input = try SecureBytes(consuming: &message)
-        return try GenericHash.hash(input, secretKey: secret, outputBytes: GateRequest.sealBytes).unprotectedCopy()
+        return try GenericHash.hash(input, secretKey: secret, outputBytes: Self.sealBytes).unprotectedCopy()
     }
 
     /// Root's seals on every class public key of `masterKey` (HostProtectorAdmin, which runs as root).

@@ -244,7 +244,10 @@ struct GateServer {
                                         recordAs: String? = nil) throws {
         let now = GateRecords.now
         let left = try GateRecords.update(uid: user.uid) { $0.lockoutSecondsLeft(lockoutSeconds: policy.lockoutSeconds, now: now) }
-        if let left { throw Self.lockedOut(left) }
+        if let left {
+            prompter.audit(.lockout, service: service, detail: "refused: locked out after repeated failures")
+            throw Self.lockedOut(left)
+        }
         let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
         let password = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: policy.maxTries,
                                             afterFailedAttempt: {
@@ -253,9 +256,14 @@ struct GateServer {
                 records.recordFailure(threshold: policy.lockoutThreshold, lockoutSeconds: policy.lockoutSeconds, now: now)
                 return records.lockoutSecondsLeft(lockoutSeconds: policy.lockoutSeconds, now: now)
             }
-            if let left { throw Self.lockedOut(left) }
+            prompter.audit(.authFailure, service: service, detail: "incorrect password")
+            if let left {
+                prompter.audit(.lockout, service: service, detail: "lockout started")
+                throw Self.lockedOut(left)
+            }
         })
         _ = password
+        prompter.audit(.authSuccess, service: service, detail: "")
         try GateRecords.update(uid: user.uid) { $0.recordSuccess(service: recordAs ?? service, scope: scope.id, now: GateRecords.now) }
     }
 

@@ -73,6 +73,10 @@ public enum GatekeeperMain {
         // Standard descriptors that are closed would be reused by the first open: fill them.
         for fd in Int32(0)...2 where fcntl(fd, F_GETFD) < 0 { _ = open("/dev/null", O_RDWR) }
         signal(SIGPIPE, SIG_IGN)
+        // Ctrl-C and Ctrl-\ at a prompt reach the whole foreground job: they are the caller's to
+        // handle (it cancels, and its closed pipe ends this process with a clean answer).
+        signal(SIGINT, SIG_IGN)
+        signal(SIGQUIT, SIG_IGN)
         alarm(lifetimeSeconds)
     }
 }

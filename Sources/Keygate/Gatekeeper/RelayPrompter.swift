@@ -33,6 +33,11 @@ struct RelayPrompter: Prompter {
 
     func ensureAvailable() throws {}
 
+    /// One event for the caller's audit trail (the caller names the item and scope).
+    func audit(_ event: AuditEvent, service: String, detail: String) {
+        _ = GateWire.writeFrame(output, GateMessage.audit(event: event.rawValue, service: service, detail: detail).encoded())
+    }
+
     /// The client's answer frame to a prompt.
     static func answerFrame(_ answer: SecureBytes?) -> [UInt8] {
         guard let answer else { return [UInt8(ascii: "C")] }

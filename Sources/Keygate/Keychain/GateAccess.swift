@@ -9,8 +9,10 @@
 struct GateAccess {
     let prompter: any Prompter
     let authContext: AuthenticationContext?
+    /// Writes the gatekeeper's audit events into this process's trail (KeyUnlocker.audit).
+    var audit: (AuditEvent, String, String) -> Void = { _, _, _ in }
 
-    private var client: GateClient { GateClient(prompter: prompter) }
+    private var client: GateClient { GateClient(prompter: prompter, onAudit: audit) }
 
     /// The gate public keys to seal one item to: presence or current set for its flags, and the
     /// device key for a this-device-only class. The class key it travels with must carry the
@@ -49,10 +51,12 @@ struct GateAccess {
         return try client.call(request).result.invalid.compactMap { Int($0) < header.gateSlots.count ? header.gateSlots[Int($0)].kind : nil }
     }
 
-    /// A presence check for an item whose policy asks for more than it was sealed with.
-    func requirePresence(for identity: ItemIdentity, constraints: AccessControl, reason: String) throws {
+    /// A presence check for an item whose policy asks for more than it was sealed with. With
+    /// `fresh`, the person authenticates even inside a window, and the password typed is returned.
+    func requirePresence(for identity: ItemIdentity, constraints: AccessControl, reason: String, fresh: Bool) throws -> SecureBytes? {
         var request = GateRequest(operation: .presence, accessControl: constraints.rawValue, identity: identity, reason: reason)
-        _ = try callWithContext(&request)
+        if fresh { request.flags.insert(.fresh) }
+        return try callWithContext(&request).password
     }
 
     /// An unlock through the keychain's PAM service: returns the password typed (nil when the

@@ -39,7 +39,12 @@ struct KeyUnlocker: Sendable {
 
     var keyStore: KeyStore { KeyStore(directory: context.dataDirectory) }
     var cache: KeyCache { KeyCache(uid: context.user.uid) }
-    var gate: GateAccess { GateAccess(prompter: prompter, authContext: authContext) }
+    var gate: GateAccess {
+        let unlocker = self
+        return GateAccess(prompter: prompter, authContext: authContext) { event, service, detail in
+            unlocker.audit(event, service: service, detail: detail.isEmpty ? nil : detail)
+        }
+    }
 
     // MARK: Class keys
 
@@ -125,7 +130,8 @@ struct KeyUnlocker: Sendable {
             throw StaleLoginProtector(underlying: error)
         }
         cacheUnlocked(unlocked.masterKey)
-        try recordSealedClassKeys(unlocked.masterKey)
+        // Best effort: a read-only data folder still reads (an add then says what is wrong).
+        try? recordSealedClassKeys(unlocked.masterKey)
         if unlocked.presence != nil || unlocked.currentSet != nil {
             try LegacyGateMigration(unlocker: self).run(unlocked)
         }
@@ -134,15 +140,28 @@ struct KeyUnlocker: Sendable {
 
     @discardableResult
     private func unlockWithPassword() throws -> PasswordUnlock {
-        let store = keyStore
-        guard store.isInitialized else {
+        guard keyStore.isInitialized else {
             throw KeychainError.notAvailable("the keychain is not initialised: run `keygate init` (the first `keygate add` does it too)")
         }
-        if !store.hasLoginProtector, store.hasHostProtector {
-            // A service account's keychain: no password wraps anything, so PAM cannot help.
-            throw KeychainError.interactionNotAllowed("the keychain of \(context.user.name) has no password protector (only the host protector and the recovery key open it), so nothing that needs a password can be opened: items that need user presence or current-set stay closed (give them `access = none` in a system policy, or add them without access control); after a reboot root opens after-first-unlock items with `keygate unlock --host-protector --user \(context.user.name)`")
-        }
+        try requirePasswordProtector()
         return try open(with: authenticate(purpose: .unlock))
+    }
+
+    /// A service account's keychain has no password protector: nothing that needs a password
+    /// (an unlock, user presence, current set) can be done for it, and it says so at once.
+    func requirePasswordProtector() throws {
+        let store = keyStore
+        guard !store.hasLoginProtector, store.hasHostProtector else { return }
+        throw KeychainError.interactionNotAllowed("the keychain of \(context.user.name) has no password protector (only the host protector and the recovery key open it), so nothing that needs a password can be opened: items that need user presence or current-set stay closed (give them `access = none` in a system policy, or add them without access control); after a reboot root opens after-first-unlock items with `keygate unlock --host-protector --user \(context.user.name)`")
+    }
+
+    /// Opens the keychain with the password typed for a presence check (one prompt for both).
+    func openAfterPresence(_ password: SecureBytes?) throws {
+        do {
+            try open(with: Self.requirePassword(password, service: context.policy.pamService))
+        } catch let stale as StaleLoginProtector {
+            throw stale.underlying
+        }
     }
 
     /// Unlocks with the recovery key instead of the password.

@@ -94,8 +94,13 @@ public struct KeychainOperations: Sendable {
         let scoped = KeychainOperations(store: store, keys: keys.applying(decision, for: identity), storeChoice: storeChoice)
         if let required = decision.access,
            AccessControl.stricter(item.attributes.accessControl, required) != item.attributes.accessControl {
-            try scoped.keys.gate.requirePresence(for: identity, constraints: required,
-                                                 reason: scoped.keys.promptReason(for: .useItem))
+            try scoped.keys.requirePasswordProtector()
+            // A locked keychain: one prompt does both (the password typed also opens the master key).
+            let locked = scoped.keys.cache.load(KeyUnlocker.masterName) == nil && scoped.keys.keyStore.hasLoginProtector
+                && scoped.keys.authContext?.interactionNotAllowed != true
+            let password = try scoped.keys.gate.requirePresence(for: identity, constraints: required,
+                                                                reason: scoped.keys.promptReason(for: .useItem), fresh: locked)
+            if locked { try scoped.keys.openAfterPresence(password) }
         }
         return try scoped.open(item, identity: identity)
     }
@@ -122,6 +127,7 @@ public struct KeychainOperations: Sendable {
         let header = try GatedBlob.header(of: blob)
         let slots = Self.slotsToOpen(header)
         let needsPresence = slots.contains { header.gateSlots[$0].kind != .device }
+        if needsPresence { try keys.requirePasswordProtector() }
         let locked = !Self.classPairAvailable(header.accessibility, keys: keys)
         let fresh = locked && needsPresence && keys.keyStore.hasLoginProtector && keys.authContext?.interactionNotAllowed != true
         if locked && !fresh { _ = try keys.masterKey(createIfNeeded: false) }
@@ -135,13 +141,7 @@ public struct KeychainOperations: Sendable {
             guard let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first?.blob else { throw error }
             return try openGated(moved, identity: identity, retried: true)
         }
-        if fresh {
-            do {
-                try keys.open(with: KeyUnlocker.requirePassword(opened.password, service: keys.context.policy.pamService))
-            } catch let stale as KeyUnlocker.StaleLoginProtector {
-                throw stale.underlying
-            }
-        }
+        if fresh { try keys.openAfterPresence(opened.password) }
         let classPair = try keys.classKeyPair(for: header.accessibility)
         guard classPair.keyID == header.classSlot.keyID else {
             if header.accessibility.isThisDeviceOnly, !header.gateSlots.contains(where: { $0.kind == .device }), !retried,

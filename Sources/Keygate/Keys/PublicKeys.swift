@@ -27,7 +27,7 @@ struct PublicKeys: Codable, Sendable, Equatable {
     }
 
     func seal(_ a: Accessibility) -> [UInt8] {
-        guard let text = seals?[a.rawValue], let data = Data(base64Encoded: text), data.count == GateRequest.sealBytes else { return [] }
+        guard let text = seals?[a.rawValue], let data = Data(base64Encoded: text), data.count == GateSecrets.sealBytes else { return [] }
         return Array(data)
     }
 
