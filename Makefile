@@ -124,6 +124,8 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
 FUZZ_RUNS       ?= 1000000
 FUZZ_SECONDS    ?=
 FUZZ_SMOKE_RUNS ?= 500
+# `make fuzz FUZZ_TARGETS=gatekeeper-request`: only those targets (default: every one).
+FUZZ_TARGETS    ?=
 FUZZ_ENV = SWIFTC="$(SWIFTC)" FUZZ_OUT="$(OUT)/fuzz" FUZZ_RUNS="$(FUZZ_RUNS)" FUZZ_SECONDS="$(FUZZ_SECONDS)" \
            FUZZ_SMOKE_RUNS="$(FUZZ_SMOKE_RUNS)"
 # The long parts that are make targets, for `make stress`: the fuzzers for their budget, then
@@ -317,7 +319,7 @@ demo:
 	scripts/quickstart-demo
 
 fuzz: swift-present
-	$(FUZZ_ENV) FUZZ_OPT=-O scripts/fuzz run
+	$(FUZZ_ENV) FUZZ_OPT=-O scripts/fuzz run $(FUZZ_TARGETS)
 
 fuzz-smoke: swift-present
 	$(FUZZ_ENV) scripts/fuzz smoke
