@@ -2,11 +2,12 @@
 # scripts/secret-session gives the test suite a private Secret Service, and
 # scripts/quickstart-demo runs the quick start end to end.
 #
-#   make build              the release CLI (Swift stdlib linked in statically)
+#   make build              the release CLI and keygate-gatekeeper (Swift stdlib linked in statically)
 #   make pam                the PAM module, .build/pam/pam_keygate.so (release, stripped)
 #   make debug              a debug build of every product
 #   make install            PREFIX=/usr/local, DESTDIR honoured (run as root); without
-#                           DESTDIR, as root, also runs `keygate setup-host`
+#                           DESTDIR, as root, also runs `keygate setup-host`. Installs the
+#                           gatekeeper setuid root: $(PREFIX)/libexec/keygate/keygate-gatekeeper, 4755
 #   make uninstall
 #   make man                render man/*.scd (scdoc) into .build/man/
 #   make deb                a Debian package in .build/deb/ (dpkg-deb; reuses the release build)
@@ -125,6 +126,8 @@ PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-librar
 FUZZ_RUNS       ?= 1000000
 FUZZ_SECONDS    ?=
 FUZZ_SMOKE_RUNS ?= 500
+# `make fuzz FUZZ_TARGETS=gatekeeper-request`: only those targets (default: every one).
+FUZZ_TARGETS    ?=
 FUZZ_ENV = SWIFTC="$(SWIFTC)" FUZZ_OUT="$(OUT)/fuzz" FUZZ_RUNS="$(FUZZ_RUNS)" FUZZ_SECONDS="$(FUZZ_SECONDS)" \
            FUZZ_SMOKE_RUNS="$(FUZZ_SMOKE_RUNS)"
 # The long parts that are make targets, for `make stress`: the fuzzers for their budget, then
@@ -146,6 +149,7 @@ swift-present:
 
 build: swift-present static-cxx
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
+	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-gatekeeper
 
 static-cxx:
 	@$(if $(STATIC_CXX_FLAGS),mkdir -p $(STATIC_CXX_DIR) && echo 'INPUT($(STATIC_CXX_ARCHIVE))' > $(STATIC_CXX_DIR)/libstdc++.so,true)
@@ -172,6 +176,12 @@ install: build pam man
 	@bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
 	echo "install -D -m 0755 $$bin/keygate $(BINDIR)/keygate"; \
 	install -D -m 0755 "$$bin/keygate" "$(BINDIR)/keygate"
+	@# The setuid-root gatekeeper (docs/GATEKEEPER.md): root's, mode 4755. Staging into a
+	@# DESTDIR as another user keeps the mode; the owner is root when root installs.
+	@bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
+	owner=$$([ "$$(id -u)" = 0 ] && echo "-o root -g root"); \
+	echo "install -D $$owner -m 4755 $$bin/keygate-gatekeeper $(LIBEXECDIR)/keygate-gatekeeper"; \
+	install -D $$owner -m 4755 "$$bin/keygate-gatekeeper" "$(LIBEXECDIR)/keygate-gatekeeper"
 	install -m 0755 $(HELPER_FILES) $(BINDIR)/
 	install -d -m 0755 $(PAMDIR) $(POLICYDIR)
 	install -m 0644 $(PAM_FILES) $(PAMDIR)/
@@ -213,7 +223,7 @@ uninstall:
 	rm -f $(BINDIR)/keygate $(addprefix $(BINDIR)/,$(notdir $(HELPER_FILES)))
 	rm -f $(SECURITYDIR)/pam_keygate.so
 	rm -f $(PAMCONFIGSDIR)/keygate
-	rm -f $(LIBEXECDIR)/keygate-keyring-unlock $(LIBEXECDIR)/secret-session
+	rm -f $(LIBEXECDIR)/keygate-keyring-unlock $(LIBEXECDIR)/secret-session $(LIBEXECDIR)/keygate-gatekeeper
 	-rmdir $(LIBEXECDIR) 2>/dev/null
 	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
 	rm -f $(addprefix $(POLICYDIR)/,$(notdir $(POLICY_FILES)))
@@ -318,7 +328,7 @@ demo:
 	scripts/quickstart-demo
 
 fuzz: swift-present
-	$(FUZZ_ENV) FUZZ_OPT=-O scripts/fuzz run
+	$(FUZZ_ENV) FUZZ_OPT=-O scripts/fuzz run $(FUZZ_TARGETS)
 
 fuzz-smoke: swift-present
 	$(FUZZ_ENV) scripts/fuzz smoke

@@ -47,7 +47,7 @@ final class DoctorCLITests: XCTestCase {
         let parsed = try JSONSerialization.jsonObject(with: r.stdout) as? [[String: String]]
         let checks = try XCTUnwrap(parsed, r.out)
         XCTAssertEqual(Set(checks.map { $0["check"] ?? "" }),
-                       ["session-bus", "pam-services", "pam-stacks", "policy-files", "host-key", "keyring-quota",
+                       ["session-bus", "pam-services", "pam-stacks", "policy-files", "host-key", "gatekeeper", "keyring-quota",
                         "same-user-isolation", "store", "secret-service", "keychain", "timeouts"])
         XCTAssertEqual(checks.first { $0["check"] == "secret-service" }?["status"], "FAIL")
         XCTAssertEqual(r.status, 53)

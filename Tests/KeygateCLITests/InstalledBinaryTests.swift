@@ -110,6 +110,62 @@ final class InstalledBinaryTests: XCTestCase {
         XCTAssertEqual(exec.values["exec"], "ok", exec.summary)
     }
 
+    /// The gatekeeper `make install` put in <prefix>/libexec/keygate (docs/GATEKEEPER.md): a
+    /// regular file, root's, mode 4755. Run by a normal user, empty input exits 2 and prints
+    /// nothing; a malformed request is answered with one result frame (errSecParam, a message)
+    /// and touches no state: no /var/lib/keygate/gate/<uid>, no /run/keygate/ts/<uid>. The debug
+    /// pass runs the same two requests against the debug build's gatekeeper (not setuid).
+    func test_installedGatekeeper_isSetuidRoot_andRefusesGarbageBeforeAnyState() throws {
+        let (binary, installed) = TerminalShell.binary
+        let gatekeeper: String
+        if installed {
+            let prefix = ((binary as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+            gatekeeper = prefix + "/libexec/keygate/keygate-gatekeeper"
+            var info = stat()
+            XCTAssertEqual(lstat(gatekeeper, &info), 0, "\(gatekeeper) is missing: make install must put it there")
+            XCTAssertEqual(info.st_mode & S_IFMT, S_IFREG, "\(gatekeeper) is not a regular file")
+            XCTAssertEqual(info.st_uid, 0, "\(gatekeeper) owner")
+            XCTAssertEqual(info.st_gid, 0, "\(gatekeeper) group")
+            XCTAssertEqual(String(info.st_mode & 0o7777, radix: 8), "4755", "\(gatekeeper) mode")
+        } else {
+            gatekeeper = PackagePaths.buildProducts + "/keygate-gatekeeper"
+        }
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: gatekeeper), "the gatekeeper at \(gatekeeper)")
+        try Requirement.require(Requirement.isRoot, "root, to create a test user")
+        let user = try TestUser.create()
+        defer { user.remove() }
+        let state = ["/var/lib/keygate/gate", "/run/keygate/ts", "/var/lib/keygate/gate/\(user.uid)", "/run/keygate/ts/\(user.uid)"]
+        let before = state.map { FileManager.default.fileExists(atPath: $0) }
+        XCTAssertEqual(before[2...], [false, false], "a new user has no gatekeeper state yet")
+        func asUser(_ input: [UInt8]) throws -> ProcessResult {
+            try Subprocess.run(["runuser", "-u", user.name, "--", "env", "-i", "PATH=/usr/bin:/bin", gatekeeper],
+                               stdin: Data(input), environment: TestUser.systemEnvironment, currentDirectory: "/", timeout: 30)
+        }
+
+        let empty = try asUser([])
+        XCTAssertEqual(empty.status, 2, "empty input: \(empty.err)")
+        XCTAssertTrue(empty.stdout.isEmpty && empty.stderr.isEmpty, "empty input printed something: \(empty.out) \(empty.err)")
+
+        // A request frame of another version ('Q', 2, ...), framed as the client frames it.
+        let garbage: [UInt8] = [UInt8(ascii: "Q"), 2, 1, 0, 0, 0, 0, 0, 0, 0, 0]
+        let refused = try asUser([0, 0, 0, UInt8(garbage.count)] + garbage)
+        XCTAssertEqual(refused.status, 0, "the refusal is an answer, not a crash: \(refused.err)")
+        XCTAssertTrue(refused.stderr.isEmpty, refused.err)
+        let out = [UInt8](refused.stdout)
+        XCTAssertGreaterThanOrEqual(out.count, 11, "no result frame: \(out)")
+        if out.count >= 11 {
+            let length = Int(out[0]) << 24 | Int(out[1]) << 16 | Int(out[2]) << 8 | Int(out[3])
+            XCTAssertEqual(length, out.count - 4, "one frame, nothing after it")
+            XCTAssertEqual(out[4], UInt8(ascii: "R"), "a result frame")
+            let status = Int32(bitPattern: UInt32(out[5]) << 24 | UInt32(out[6]) << 16 | UInt32(out[7]) << 8 | UInt32(out[8]))
+            XCTAssertEqual(status, -50, "errSecParam")
+            let textLength = Int(out[9]) << 8 | Int(out[10])
+            let message = String(decoding: out.dropFirst(11).prefix(textLength), as: UTF8.self)
+            XCTAssertTrue(message.contains("malformed request") && message.contains("reinstall keygate"), message)
+        }
+        XCTAssertEqual(state.map { FileManager.default.fileExists(atPath: $0) }, before, "the gatekeeper created state for garbage")
+    }
+
     /// A mistyped verb, with the binary people run: a suggestion and exit 2, for `help` too.
     func test_mistypedVerb_suggests_andHelpOfAnUnknownVerbExits2() throws {
         let (binary, _) = TerminalShell.binary

@@ -1,11 +1,11 @@
 // `keygate doctor`'s checks in order. The system checks (bus, PAM, policies, host
-// key, keyring quota, same-user isolation) are this folder's; the Secret Service and keychain checks read
+// key, gatekeeper, keyring quota, same-user isolation) are this folder's; the Secret Service and keychain checks read
 // the KeychainStatus snapshot the caller takes (KeychainOperations.status()), so the
 // doctor itself never prompts and never reads a secret.
 
 public enum Doctor {
     /// Checks that need nothing from the keychain: session bus, PAM files and stacks,
-    /// policy files, host key, keyring quota, same-user isolation (ptrace, TIOCSTI).
+    /// policy files, host key, the setuid gatekeeper, keyring quota, same-user isolation (ptrace, TIOCSTI).
     public static func systemChecks(environment: [String: String]) -> [DiagnosticResult] {
         [
             SessionBusCheck.run(environment: environment),
@@ -13,6 +13,7 @@ public enum Doctor {
             PAMSetupCheck.stacks(),
             PolicyFilesCheck.run(PolicySet.loadForCurrentUser(environment: environment)),
             HostKeyCheck.run(),
+            GatekeeperCheck.run(),
             KeyringQuotaCheck.run(),
             SameUserIsolationCheck.run(),
         ]
