@@ -33,10 +33,10 @@ final class GatekeeperCheckTests: XCTestCase {
         try Requirement.require(Requirement.isRoot, "root, to chown a file to root and to another uid")
     }
 
-    func test_warns_whenNotInstalled_namingWhereItLooked_andHowToInstall() {
+    func test_fails_whenNotInstalled_namingWhereItLooked_andHowToInstall() {
         let result = GatekeeperCheck.run(candidates: [dir + "/a/keygate-gatekeeper", gatekeeper])
         XCTAssertEqual(result.check, "gatekeeper")
-        XCTAssertEqual(result.level, .warn)
+        XCTAssertEqual(result.level, .fail, "no item with access control can work without it")
         XCTAssertTrue(result.detail.contains("is not installed"), result.detail)
         XCTAssertTrue(result.detail.contains(dir + "/a/keygate-gatekeeper") && result.detail.contains(gatekeeper), result.detail)
         XCTAssertTrue(result.advice.contains("sudo make install") && result.advice.contains("keygate package"), result.advice)
@@ -124,11 +124,11 @@ final class GatekeeperCheckTests: XCTestCase {
         XCTAssertTrue(result.detail.contains("\(real), a folder above \(gatekeeper) (-> \(real)/keygate-gatekeeper)"), result.detail)
     }
 
-    func test_warns_whenPresentButNotExecutable() throws {
+    func test_fails_whenPresentButNotExecutable() throws {
         try requireRoot()
         try makeGatekeeper(mode: 0o644)
         let result = GatekeeperCheck.run(candidates: [gatekeeper])
-        XCTAssertEqual(result.level, .warn)
+        XCTAssertEqual(result.level, .fail)
         XCTAssertTrue(result.detail.contains("\(gatekeeper) is there but is not an executable file"), result.detail)
         XCTAssertTrue(result.advice.contains("sudo chmod 4755 \(gatekeeper)"), result.advice)
     }

@@ -14,10 +14,10 @@ enum GatekeeperCheck {
     static func run(candidates: [String] = GatekeeperLocator.candidates()) -> DiagnosticResult {
         guard let found = candidates.first(where: isExecutable) else {
             if let present = candidates.first(where: FileProbe.exists) {
-                return DiagnosticResult(name, .warn, "\(present) is there but is not an executable file for uid \(FileProbe.uid), so no item with access control can be opened through it",
+                return DiagnosticResult(name, .fail, "\(present) is there but is not an executable file for uid \(FileProbe.uid), so no item with access control can be opened through it",
                                         advice: "sudo chown root:root \(present) && sudo chmod 4755 \(present), or reinstall: " + installAdvice)
             }
-            return DiagnosticResult(name, .warn, "\(GatekeeperLocator.name) is not installed (looked in \(candidates.joined(separator: ", "))), so no item with access control can be opened",
+            return DiagnosticResult(name, .fail, "\(GatekeeperLocator.name) is not installed (looked in \(candidates.joined(separator: ", "))), so no item with access control can be opened",
                                     advice: installAdvice)
         }
         // What exec runs: the file a link points at, checked with its own folders.
@@ -36,11 +36,11 @@ enum GatekeeperCheck {
                                     advice: "sudo chown root:root \(folder.path) && sudo chmod go-w \(folder.path), then reinstall the gatekeeper: " + installAdvice)
         }
         if info.uid != 0 {
-            return DiagnosticResult(name, .warn, "\(shown) is owned by uid \(info.uid), not root, so it cannot act for other users (items with access control cannot be opened)",
+            return DiagnosticResult(name, FileProbe.uid == 0 ? .warn : .fail, "\(shown) is owned by uid \(info.uid), not root, so it cannot act for other users (items with access control cannot be opened)",
                                     advice: "sudo chown root:root \(path) && sudo chmod 4755 \(path) (chown clears the setuid bit, so chmod after it)")
         }
         if info.mode & 0o4000 == 0 {
-            return DiagnosticResult(name, .warn, "\(shown) (mode \(mode)) is not setuid, so it runs as its caller and cannot read root's gate keys for other users",
+            return DiagnosticResult(name, FileProbe.uid == 0 ? .warn : .fail, "\(shown) (mode \(mode)) is not setuid, so it runs as its caller and cannot read root's gate keys for other users",
                                     advice: "sudo chmod 4755 \(path)")
         }
         return DiagnosticResult(name, .ok, "\(shown), root, mode \(mode) (setuid)")

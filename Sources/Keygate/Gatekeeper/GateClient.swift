@@ -48,6 +48,7 @@ struct GateClient {
         close(fromHelper[1])
         defer { close(fromHelper[0]) }
         guard rc == 0 else {
+            close(toHelper[1])
             throw KeychainError.notAvailable("Keygate's gatekeeper \(path) could not be started (\(String(cString: strerror(rc)))): reinstall keygate")
         }
         // SIGPIPE would kill this process if the gatekeeper died first: a write error instead.
@@ -63,6 +64,10 @@ struct GateClient {
         guard GateWire.writeFrame(toHelper[1], request) else { throw Self.died(path) }
         var password: SecureBytes?
         while true {
+            guard Self.waitReadable(fromHelper[0], milliseconds: Self.answerDeadlineMilliseconds) else {
+                kill(pid, SIGKILL)
+                throw KeychainError.notAvailable("Keygate's gatekeeper \(path) did not answer within \(Self.answerDeadlineMilliseconds / 1000) s (a PAM module or a file it reads may hang): it was stopped; see the system log, and run `keygate doctor`")
+            }
             guard var frame = GateWire.readFrame(fromHelper[0]) else { throw Self.died(path) }
             defer { Sodium.wipe(&frame) }
             let message: GateMessage
@@ -84,6 +89,25 @@ struct GateClient {
                 if let error = result.keychainError { throw error }
                 return Reply(result: result, password: password)
             }
+        }
+    }
+
+    /// How long the gatekeeper may work between two messages (a prompt's answer does not count:
+    /// the person's time is spent here, in the prompter). Its own alarm ends it after 300 s.
+    static let answerDeadlineMilliseconds: Int32 = 120_000
+
+    /// Waits until `fd` has data (or its other end closed); false at the deadline.
+    private static func waitReadable(_ fd: Int32, milliseconds: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var left = milliseconds
+        while true {
+            let started = GateRecords.now
+            let ready = poll(&entry, 1, left)
+            if ready > 0 { return true }
+            if ready == 0 { return false }
+            guard errno == EINTR else { return true }   // let the read report the error
+            left -= Int32(min(UInt64(left), (GateRecords.now - started) * 1000))
+            if left <= 0 { return false }
         }
     }
 

@@ -46,7 +46,7 @@ enum GateMessage: Equatable {
     }
 
     private static func cut(_ text: String) -> String {
-        String(decoding: text.utf8.prefix(maxTextBytes), as: UTF8.self)
+        GateWire.prefix(text, maxBytes: maxTextBytes)
     }
 }
 
@@ -81,7 +81,7 @@ struct GateResult: Equatable {
 
     fileprivate func write(to w: inout ByteWriter) {
         w.i32(error?.status ?? 0)
-        w.string(String(decoding: message.utf8.prefix(GateMessage.maxTextBytes), as: UTF8.self))
+        w.string(GateWire.prefix(message, maxBytes: GateMessage.maxTextBytes))
         w.u8(UInt8(shares.count))
         for s in shares { w.u8(s.index); w.tiny(s.share) }
         w.u8(UInt8(publicKeys.count))

@@ -91,7 +91,7 @@ struct GateRequest: Sendable, Equatable {
         } else {
             w.u8(0)
         }
-        w.string(String(decoding: reason.utf8.prefix(Self.maxReasonBytes), as: UTF8.self))
+        w.string(GateWire.prefix(reason, maxBytes: Self.maxReasonBytes))
         w.tiny(handle)
         w.u8(UInt8(classKeys.count))
         for key in classKeys {

@@ -55,6 +55,23 @@ enum GateWire {
     }
 }
 
+extension GateWire {
+    /// The longest prefix of `text` of at most `maxBytes` UTF-8 bytes that ends on a character
+    /// boundary (a cut inside a character would decode as U+FFFD, longer than the cap).
+    static func prefix(_ text: String, maxBytes: Int) -> String {
+        guard text.utf8.count > maxBytes else { return text }
+        var out = ""
+        var used = 0
+        for scalar in text.unicodeScalars {
+            let length = String(scalar).utf8.count
+            guard used + length <= maxBytes else { break }
+            out.unicodeScalars.append(scalar)
+            used += length
+        }
+        return out
+    }
+}
+
 /// Appends big-endian fields to a frame.
 struct ByteWriter {
     private(set) var bytes: [UInt8] = []

@@ -1,0 +1,90 @@
+// Root's records (Gatekeeper/GateRecords.swift) and the wire format (GateRequest, GateMessage),
+// as pure values: windows per service and scope, the lockout, a file from another boot, and
+// requests that are malformed, oversized or trailing.
+import XCTest
+@testable import Keygate
+
+final class GateRecordsTests: XCTestCase {
+    func test_anAuthenticationServesOnlyItsServiceAndScope_withinTheWindow() {
+        var r = GateRecords(bootID: "b")
+        r.recordSuccess(service: "keygate", scope: "tty.1.2.3", now: 100)
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.3", window: 10, now: 110))
+        XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.3", window: 10, now: 111), "the window ended")
+        XCTAssertNil(r.freshAuthentication(service: "keygate-strong", scope: "tty.1.2.3", window: 10, now: 101), "another service")
+        XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.4", window: 10, now: 101), "another scope")
+        XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.3", window: 0, now: 100), "window 0: always ask")
+        XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.3", window: 10, now: 99), "a clock before it")
+    }
+
+    func test_theFailureAtTheThresholdLocksOut_andTheCountRestarts() {
+        var r = GateRecords(bootID: "b")
+        for _ in 0..<4 { r.recordFailure(threshold: 5, lockoutSeconds: 60, now: 10) }
+        XCTAssertNil(r.lockoutSecondsLeft(lockoutSeconds: 60, now: 10))
+        r.recordFailure(threshold: 5, lockoutSeconds: 60, now: 10)
+        XCTAssertEqual(r.lockoutSecondsLeft(lockoutSeconds: 60, now: 20), 50)
+        XCTAssertEqual(r.failures, 0, "the next lockout needs five new failures")
+        XCTAssertNil(r.lockoutSecondsLeft(lockoutSeconds: 60, now: 70))
+        r.recordSuccess(service: "s", scope: "x", now: 80)
+        XCTAssertEqual(r.lockedUntil, 0)
+    }
+
+    func test_theFileRoundTrips_andAnotherBootsFileIsEmpty() {
+        var r = GateRecords(bootID: "boot-1")
+        r.recordSuccess(service: "keygate", scope: "ppid.7.99", now: 5)
+        r.recordFailure(threshold: 5, lockoutSeconds: 60, now: 5)
+        r.handles.append(GateRecords.Handle(digest: "ab", pid: 3, start: 4, service: "keygate", expires: 9))
+        XCTAssertEqual(GateRecords.decode(r.encoded(), bootID: "boot-1"), r)
+        XCTAssertEqual(GateRecords.decode(r.encoded(), bootID: "boot-2"), GateRecords(bootID: "boot-2"))
+        XCTAssertEqual(GateRecords.decode(Array("garbage".utf8), bootID: "boot-1"), GateRecords(bootID: "boot-1"))
+        r.forget(scope: "ppid.7.99")
+        XCTAssertTrue(r.authentications.isEmpty)
+        r.prune(now: 10)
+        XCTAssertTrue(r.handles.isEmpty, "expired handles go")
+    }
+
+    func test_requestsRoundTrip_andMalformedOnesAreRefused() throws {
+        var request = GateRequest(operation: .open, flags: [.fresh, .issueHandle], accessControl: 1,
+                                  identity: .internet(server: "example.org", account: "a", protocol: .https, port: 443),
+                                  reason: "why", handle: [UInt8](repeating: 1, count: 32))
+        request.boxes = [GateRequest.Box(kind: .presence, keyID: [UInt8](repeating: 2, count: 8),
+                                         sealed: [UInt8](repeating: 3, count: GatedBlob.boxBytes))]
+        request.handleSeconds = 30
+        XCTAssertEqual(try GateRequest.decode(request.encoded()), request)
+        let bytes = request.encoded()
+        XCTAssertThrowsError(try GateRequest.decode(bytes + [0]), "trailing bytes")
+        XCTAssertThrowsError(try GateRequest.decode(Array(bytes.dropLast())), "truncated")
+        var badFlags = bytes
+        badFlags[3] = 0x80
+        XCTAssertThrowsError(try GateRequest.decode(badFlags), "unknown flags")
+        XCTAssertThrowsError(try GateRequest.decode(GateRequest(operation: .open).encoded()), "an item operation needs an item")
+        XCTAssertThrowsError(try GateRequest.decode([]))
+    }
+
+    func test_textCutAtTheCap_endsOnACharacter_andStillDecodes() throws {
+        let reason = String(repeating: "a", count: GateRequest.maxReasonBytes - 1) + "é"
+        let request = GateRequest(operation: .authenticate, reason: reason)
+        XCTAssertEqual(try GateRequest.decode(request.encoded()).reason, String(repeating: "a", count: GateRequest.maxReasonBytes - 1))
+        let notice = String(repeating: "a", count: GateMessage.maxTextBytes - 1) + "é"
+        guard case .notice(let text) = try GateMessage.decode(GateMessage.notice(notice).encoded()) else { return XCTFail("not a notice") }
+        XCTAssertEqual(text.utf8.count, GateMessage.maxTextBytes - 1)
+        XCTAssertEqual(GateWire.prefix("héllo", maxBytes: 2), "h", "never half a character")
+    }
+
+    func test_messagesRoundTrip() throws {
+        var result = GateResult()
+        result.shares = [(0, [UInt8](repeating: 5, count: 32))]
+        result.invalid = [1]
+        for message in [GateMessage.promptSecret("Password: "), .notice("Sorry, try again."),
+                        .audit(event: "auth-success", service: "keygate", detail: ""), .result(result),
+                        .result(.failure(KeychainError(.authFailed, "no")))] {
+            XCTAssertEqual(try GateMessage.decode(message.encoded()), message)
+        }
+        XCTAssertThrowsError(try GateMessage.decode([UInt8(ascii: "Z")]))
+    }
+
+    func test_procStat_countsFieldsAfterTheLastParenthesis() {
+        let line = "1234 (a (b) c) S 77 1234 1234 34816 1234 4194560 0 0 0 0 0 0 0 0 20 0 1 0 987654 0 0"
+        XCTAssertEqual(ProcStat.parse(line), ProcStat(parent: 77, session: 1234, ttyNumber: 34816, startTime: 987654))
+        XCTAssertNil(ProcStat.parse("garbage"))
+    }
+}
