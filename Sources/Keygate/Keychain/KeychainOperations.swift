@@ -136,8 +136,11 @@ public struct KeychainOperations: Sendable {
             opened = try keys.gate.shares(of: blob, header: header, slots: slots, identity: identity,
                                           reason: keys.promptReason(for: .useItem), fresh: fresh)
         } catch let error as KeychainError where error.code == .itemNotFound && !retried && keys.keyStore.hasLegacyGateKeys {
-            // An item Keygate 1.x sealed: the first password unlock moves every such item.
-            try keys.unlock()
+            // An item Keygate 1.x sealed: the first password unlock moves every such item. The
+            // presence check for this read takes the password, so one prompt does both.
+            let password = try keys.gate.requirePresence(for: identity, constraints: AccessControl(rawValue: header.accessControl),
+                                                         reason: keys.promptReason(for: .useItem), fresh: true)
+            try keys.openAfterPresence(password)
             guard let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first?.blob else { throw error }
             return try openGated(moved, identity: identity, retried: true)
         }

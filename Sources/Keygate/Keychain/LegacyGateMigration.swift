@@ -32,10 +32,12 @@ struct LegacyGateMigration {
                     classPair = try BoxKeyPair.derive(seed: bound)
                 }
                 let secret = try GatedBlob.open(blob, identity: identity, keys: legacyPairs + [classPair])
-                var attributes = item.attributes
-                attributes.accessibility = header.accessibility
-                let resealed = try operations.sealGated(secret, attributes, keys: unlocker)
-                try store.create(attributes, blob: resealed, replace: true)
+                // Sealed again with the blob's own class and flags (what 1.x sealed), stored with its attributes.
+                var sealing = item.attributes
+                sealing.accessibility = header.accessibility
+                sealing.accessControl = header.accessControl == 0 ? nil : AccessControl(rawValue: header.accessControl)
+                let resealed = try operations.sealGated(secret, sealing, keys: unlocker)
+                try store.create(item.attributes, blob: resealed, replace: true)
                 moved += 1
             } catch {
                 failed.append(identity.displayName)
