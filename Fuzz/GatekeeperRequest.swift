@@ -80,6 +80,8 @@ enum GateFuzz {
         switch message {
         case .promptSecret(let text), .promptVisible(let text), .notice(let text):
             require(text.utf8.count <= GateMessage.maxTextBytes, "a prompt of \(text.utf8.count) bytes")
+        case .audit(let event, let service, let detail):
+            require([event, service, detail].allSatisfy { $0.utf8.count <= GateMessage.maxTextBytes }, "an audit field over the cap")
         case .result(let result):
             require(result.message.utf8.count <= GateMessage.maxTextBytes, "a result message of \(result.message.utf8.count) bytes")
             if let error = result.error { require(error.status != 0, "an error with status 0") }
@@ -127,6 +129,13 @@ enum GateFuzz {
             ("request-open-presence", open.encoded()), ("request-open-three-boxes", openAll.encoded()),
             ("request-authenticate", authenticate.encoded()), ("request-legacy-seed", legacy.encoded()),
             ("request-legacy-seed-item", legacyItem.encoded()),
+            ("request-presence", GateRequest(operation: .presence, flags: [.fresh, .issueHandle], accessControl: 1,
+                                             identity: generic, reason: "why", handleSeconds: 300).encoded()),
+            ("request-check", GateRequest(operation: .check, accessControl: 8, identity: generic,
+                                          boxes: [box(.currentSet, 5), box(.device, 6)]).encoded()),
+            ("request-certify", GateRequest(operation: .certify, classKeys: [GateRequest.ClassKey(
+                accessibility: .whenUnlocked, publicKey: filled(BoxKeyPair.publicKeyBytes, 7), seal: [])]).encoded()),
+            ("request-forget-all", GateRequest(operation: .forget, flags: .all).encoded()),
         ]
         let good = open.encoded()
         var malformed: [(String, [UInt8])] = [
@@ -161,6 +170,7 @@ enum GateFuzz {
             ("message-prompt-secret", GateMessage.promptSecret("Password: ").encoded()),
             ("message-prompt-visible", GateMessage.promptVisible("Touch the key, then type its code: ").encoded()),
             ("message-notice", GateMessage.notice("3 tries left").encoded()),
+            ("message-audit", GateMessage.audit(event: "auth-failure", service: "keygate", detail: "incorrect password").encoded()),
             ("message-result-shares", GateMessage.result(opened).encoded()),
             ("message-result-keys", GateMessage.result(published).encoded()),
             ("message-result-seals", GateMessage.result(sealed).encoded()),
