@@ -10,6 +10,7 @@ final class GatekeeperAttackTests: XCTestCase {
     /// Copies every key the user's keyring holds (name and payload) to ~/loot, as any process of the
     /// user can, from any session: `keyctl pipe` needs no terminal and no password.
     private let copyKeyring = """
+        keyctl link @u @s >/dev/null 2>&1   # possess the user keyring, as the issue's attacker did
         mkdir -p "$HOME/loot"; rm -f "$HOME/loot/"*
         for id in $(keyctl rlist @u 2>/dev/null); do
             keyctl rdescribe $id | awk -F';' '{print $NF}' > "$HOME/loot/$id.name"
@@ -22,6 +23,7 @@ final class GatekeeperAttackTests: XCTestCase {
 
     /// Puts every copied key back, with no timeout, under its own name.
     private let replant = """
+        keyctl link @u @s >/dev/null 2>&1
         for f in "$HOME/loot/"*.name; do
             [ -e "$f" ] || continue
             keyctl padd user "$(cat "$f")" @u < "${f%.name}.key" >/dev/null
