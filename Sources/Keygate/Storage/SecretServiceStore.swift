@@ -4,8 +4,9 @@
 // Keygate builds). Talks D-Bus itself through SecretServiceConnection (one connection, one
 // plain session, reused), so a read is SearchItems, then the item's properties and its secret
 // together. Every call has its own deadline; a locked collection is reported as locked
-// (never as "not found"), and nothing here ever asks for an unlock prompt. Attribute mapping
-// is ItemAttributeCodec's; errors are worded by SecretServiceFailure.
+// (never as "not found"). A call answered with a prompt (KeePassXC's CreateItem and Delete)
+// has it completed by SecretServicePrompt. Attribute mapping is ItemAttributeCodec's; errors
+// are worded by SecretServiceFailure.
 internal import CGio
 
 final class SecretServiceStore: ItemStore {
@@ -16,6 +17,15 @@ final class SecretServiceStore: ItemStore {
         self.deadline = deadline
         connection = .shared
     }
+
+    /// A store on its own connection (tests: a private bus with one provider on it).
+    init(deadline: Duration = .seconds(5), connection: SecretServiceConnection) {
+        self.deadline = deadline
+        self.connection = connection
+    }
+
+    /// Who provides the Secret Service (for messages and doctor).
+    func provider() -> SecretServiceProvider { connection.provider(ServiceDeadline(deadline)) }
 
     private var call: ServiceCalls { ServiceCalls(connection: connection, deadline: ServiceDeadline(deadline)) }
 
@@ -140,7 +150,7 @@ private struct ServiceCalls {
         let prefix = collection + "/"
         let unlocked = (reply.child(0)?.strings ?? []).filter { $0.hasPrefix(prefix) }
         let locked = (reply.child(1)?.strings ?? []).filter { $0.hasPrefix(prefix) }
-        if !locked.isEmpty { throw SecretServiceFailure.locked() }
+        if !locked.isEmpty { throw SecretServiceFailure.locked(connection.provider(deadline)) }
         if unlocked.isEmpty {
             // Nothing found: "not found" only if the collection is open (and still exists).
             let properties: GVariantRef
@@ -150,7 +160,7 @@ private struct ServiceCalls {
                 connection.forgetCollection()
                 throw KeychainError.notAvailable("the default keyring collection went away: try again")
             }
-            if properties.lookup("Locked")?.boolean != false { throw SecretServiceFailure.locked() }
+            if properties.lookup("Locked")?.boolean != false { throw SecretServiceFailure.locked(connection.provider(deadline)) }
         }
         return unlocked
     }
@@ -246,7 +256,7 @@ private struct ServiceCalls {
             throw KeychainError.notAvailable("the Secret Service sent an item without its attributes: check that "
                                              + "gnome-keyring-daemon is healthy, then try again")
         }
-        if properties.lookup("Locked")?.boolean == true { throw SecretServiceFailure.locked() }
+        if properties.lookup("Locked")?.boolean == true { throw SecretServiceFailure.locked(connection.provider(deadline)) }
         let label = properties.lookup("Label")?.string ?? ""
         let entries = properties.lookup("Attributes")?.stringDictionary ?? [:]
         guard let attributes = ItemAttributeCodec.decode(entries, label: label,
@@ -276,8 +286,10 @@ private struct ServiceCalls {
             path: collection, interface: C.collectionInterface, method: "CreateItem",
             arguments: Variant.tuple([properties, secret(blob, session: session), Variant.boolean(false)]),
             replyType: "(oo)", action: "create the item"), deadline)
-        // A prompt would mean the collection wants unlocking: Keygate never prompts here.
-        if let prompt = reply.child(1)?.string, prompt != "/" { throw SecretServiceFailure.locked() }
+        // KeePassXC always answers with a prompt (the item comes in its Completed signal).
+        if let prompt = reply.child(1)?.string, prompt != "/" {
+            _ = try connection.completePrompt(prompt, action: "create the item", deadline)
+        }
     }
 
     func setSecret(of path: String, to blob: [UInt8]) throws {
@@ -309,6 +321,8 @@ private struct ServiceCalls {
         let reply = try connection.call(ServiceMethodCall(
             path: path, interface: C.itemInterface, method: "Delete", arguments: nil, replyType: "(o)",
             action: "delete the item"), deadline)
-        if let prompt = reply.child(0)?.string, prompt != "/" { throw SecretServiceFailure.locked() }
+        if let prompt = reply.child(0)?.string, prompt != "/" {
+            _ = try connection.completePrompt(prompt, action: "delete the item", deadline)
+        }
     }
 }

@@ -1,0 +1,157 @@
+// The provider matrix's shared checks: every ItemStoreContract check, and the failure cases
+// (locked collection, killed daemon, hung daemon), run against one real provider alone on a
+// private bus (ProviderSession: scripts/provider-session). Each provider has its own test class
+// (KeePassXCStoreTests, KWalletStoreTests, GnomeKeyringProviderTests) with one line per check,
+// as XCTest on Linux finds only a class's own methods.
+import Foundation
+import XCTest
+@testable import Keygate
+import KeygateTestSupport
+
+/// One provider's running session, shared by the tests of its class.
+final class ProviderFixture: @unchecked Sendable {
+    // @unchecked: the session is set once, in the class's first setUp, on XCTest's thread.
+    private var session: ProviderSession?
+    private var failure: Error?
+    let provider: ProviderSession.Provider
+
+    init(_ provider: ProviderSession.Provider) { self.provider = provider }
+
+    /// The shared session, started on first use (a start failure is reported to every test).
+    func shared() throws -> ProviderSession {
+        if let session { return session }
+        if let failure { throw failure }
+        do {
+            let started = try ProviderSession(provider)
+            session = started
+            return started
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    func stop() {
+        session?.stop()
+        session = nil
+    }
+}
+
+struct ProviderMatrix {
+    let session: ProviderSession
+    let tag: String
+    let deadline: Duration
+
+    init(session: ProviderSession, tag: String, deadline: Duration = .seconds(5)) {
+        self.session = session
+        self.tag = tag
+        self.deadline = deadline
+    }
+
+    /// A store on this provider's bus, with its own connection.
+    func store(deadline: Duration? = nil) -> SecretServiceStore {
+        SecretServiceStore(deadline: deadline ?? self.deadline, connection: SecretServiceConnection(address: session.address))
+    }
+
+    var contract: ItemStoreContract { ItemStoreContract(store: store(), tag: tag) }
+
+    func cleanUp() {
+        let store = self.store()
+        _ = try? store.delete(ItemQuery(itemClass: .genericPassword, service: tag))
+        _ = try? store.delete(ItemQuery(itemClass: .internetPassword, server: tag + ".example"))
+    }
+
+    /// The default collection's D-Bus path.
+    func defaultCollection() throws -> String {
+        try SecretServiceConnection(address: session.address).defaultCollection(ServiceDeadline(deadline))
+    }
+
+    // MARK: checks beyond the contract
+
+    /// The store names the provider it talks to.
+    func provider_isNamed(_ expected: SecretServiceProvider) {
+        XCTAssertEqual(store().provider(), expected)
+    }
+
+    /// Create then delete, each through whatever prompt the provider answers with.
+    func createAndDelete_roundTrip() throws {
+        let store = self.store()
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "prompted"), label: "prompted")
+        try store.create(attributes, blob: [1, 2, 3], replace: false)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true).map(\.blob), [[1, 2, 3]])
+        XCTAssertEqual(try store.delete(ItemQuery(exactly: attributes.identity)), 1)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false).count, 0)
+    }
+
+    /// With the daemon killed, every operation is "not available", naming no other provider's fix.
+    func operations_failNotAvailable_whenDaemonKilled() throws {
+        let store = self.store(deadline: .seconds(2))
+        _ = try store.search(ItemQuery(service: tag), loadBlobs: false)  // warm: connection and session made
+        kill(session.providerPID, SIGKILL)
+        waitUntilGone(session.providerPID)
+
+        let started = ContinuousClock.now
+        do {
+            _ = try store.search(ItemQuery(service: tag), loadBlobs: true)
+            XCTFail("a search with the daemon killed succeeded")
+        } catch let error as KeychainError {
+            XCTAssertEqual(error.code, .notAvailable, error.message)
+            XCTAssertTrue(error.message.contains("no Secret Service on the session bus"), error.message)
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(4))
+    }
+
+    /// With the daemon stopped (SIGSTOP), a call fails within its deadline and names the provider.
+    func operations_failWithinDeadline_whenDaemonHung(naming daemon: String) throws {
+        let store = self.store(deadline: .seconds(1))
+        _ = try store.search(ItemQuery(service: tag), loadBlobs: false)
+        kill(session.providerPID, SIGSTOP)
+        defer { kill(session.providerPID, SIGCONT) }
+
+        let started = ContinuousClock.now
+        do {
+            _ = try store.search(ItemQuery(service: tag), loadBlobs: true)
+            XCTFail("a search with the daemon stopped succeeded")
+        } catch let error as KeychainError {
+            XCTAssertEqual(error.code, .notAvailable, error.message)
+            XCTAssertTrue(error.message.contains("did not answer within 1 s"), error.message)
+            XCTAssertTrue(error.message.contains(daemon), error.message)
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(3))
+        kill(session.providerPID, SIGCONT)
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 0, "recovers once resumed")
+    }
+
+    /// With the default collection locked (Service.Lock), reads and writes are "interaction not
+    /// allowed" with the provider's own advice, and the store never unlocks it unasked.
+    func operations_failLocked_withProviderAdvice(_ advice: String) throws {
+        let store = self.store()
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "locked"), label: "locked")
+        try store.create(attributes, blob: [1], replace: false)
+        let collection = try defaultCollection()
+        let locked = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock", ["['\(collection)']"])
+        XCTAssertEqual(locked.status, 0, locked.err)
+
+        for (name, body) in [("search", { _ = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true) }),
+                             ("create", { try store.create(attributes, blob: [2], replace: true) }),
+                             ("delete", { _ = try store.delete(ItemQuery(exactly: attributes.identity)) })] as [(String, () throws -> Void)] {
+            do {
+                try body()
+                XCTFail("\(name) on a locked collection succeeded")
+            } catch let error as KeychainError {
+                XCTAssertEqual(error.code, .interactionNotAllowed, "\(name): \(error.message)")
+                XCTAssertTrue(error.message.contains(SecretServiceFailure.lockedPrefix), "\(name): \(error.message)")
+                XCTAssertTrue(error.message.contains(advice), "\(name): \(error.message)")
+            }
+        }
+        XCTAssertTrue(try store.status().locked)
+    }
+
+    private func waitUntilGone(_ pid: pid_t) {
+        for _ in 0..<100 {
+            let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: " ")
+            if state == nil || (state?.count ?? 0) > 2 && state?[2] == "Z" { return }
+            usleep(20_000)
+        }
+    }
+}
