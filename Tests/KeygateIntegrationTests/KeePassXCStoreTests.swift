@@ -44,6 +44,10 @@ final class KeePassXCStoreTests: XCTestCase {
         try shared().createAndDelete_roundTrip()
     }
 
+    func test_unlockPrompt_waitsForTheWindow_thenFailsSayingSo() throws {
+        try own { try $0.unlockPrompt_waitsForTheWindow_thenFailsSayingSo() }
+    }
+
     // MARK: - ItemStoreContract
 
     func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {

@@ -48,9 +48,11 @@ struct ProviderMatrix {
         self.deadline = deadline
     }
 
-    /// A store on this provider's bus, with its own connection.
-    func store(deadline: Duration? = nil) -> SecretServiceStore {
-        SecretServiceStore(deadline: deadline ?? self.deadline, connection: SecretServiceConnection(address: session.address))
+    /// A store on this provider's bus, with its own connection (no unlock prompt unless asked).
+    func store(deadline: Duration? = nil, unlockPrompt: UnlockPromptSetting = .never,
+               windowLimit: Duration = SecretServicePrompt.windowLimit) -> SecretServiceStore {
+        SecretServiceStore(deadline: deadline ?? self.deadline, connection: SecretServiceConnection(address: session.address),
+                           unlockPrompt: unlockPrompt, windowLimit: windowLimit)
     }
 
     var contract: ItemStoreContract { ItemStoreContract(store: store(), tag: tag) }
@@ -128,9 +130,7 @@ struct ProviderMatrix {
         let store = self.store()
         let attributes = ItemAttributes(identity: .generic(service: tag, account: "locked"), label: "locked")
         try store.create(attributes, blob: [1], replace: false)
-        let collection = try defaultCollection()
-        let locked = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock", ["['\(collection)']"])
-        XCTAssertEqual(locked.status, 0, locked.err)
+        try store.lockDefaultCollection()
 
         for (name, body) in [("search", { _ = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true) }),
                              ("create", { try store.create(attributes, blob: [2], replace: true) }),
@@ -147,11 +147,49 @@ struct ProviderMatrix {
         XCTAssertTrue(try store.status().locked)
     }
 
+    /// With the collection locked and the unlock prompt allowed, the store asks the provider to
+    /// unlock it; the provider's window (on its display) goes unanswered, so the store waits
+    /// `windowLimit`, says a window is waiting, dismisses the prompt and fails saying so.
+    func unlockPrompt_waitsForTheWindow_thenFailsSayingSo() throws {
+        let store = self.store(deadline: .seconds(1), unlockPrompt: .auto, windowLimit: .seconds(3))
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "unlock"), label: "unlock")
+        try store.create(attributes, blob: [1], replace: false)
+        try store.lockDefaultCollection()
+        let notices = NoticeLog()
+        SecretServicePrompt.onWindowWait { notices.append($0) }
+        defer { SecretServicePrompt.onWindowWait { _ in } }
+
+        let started = ContinuousClock.now
+        do {
+            _ = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+            XCTFail("a search needing an unanswered unlock succeeded")
+        } catch let error as KeychainError {
+            XCTAssertEqual(error.code, .interactionNotAllowed, error.message)
+            XCTAssertTrue(error.message.contains("window waited 3 s"), error.message)
+        }
+        let elapsed = ContinuousClock.now - started
+        XCTAssertGreaterThanOrEqual(elapsed, .seconds(3))
+        XCTAssertLessThan(elapsed, .seconds(8))
+        XCTAssertEqual(notices.lines.count, 1, "\(notices.lines)")
+        XCTAssertTrue(notices.lines.first?.contains("window is waiting for your answer") ?? false, "\(notices.lines)")
+    }
+
+    /// Until `pid` is gone or a zombie (nobody may reap it here), at most 2 s.
     private func waitUntilGone(_ pid: pid_t) {
         for _ in 0..<100 {
-            let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: " ")
-            if state == nil || (state?.count ?? 0) > 2 && state?[2] == "Z" { return }
+            guard let stat = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return }
+            let fields = String(decoding: stat, as: UTF8.self).split(separator: " ")
+            if fields.count > 2 && fields[2] == "Z" { return }
             usleep(20_000)
         }
     }
+}
+
+/// Notices told by SecretServicePrompt, collected for a check.
+final class NoticeLog: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var stored: [String] = []
+    func append(_ line: String) { lock.lock(); stored.append(line); lock.unlock() }
+    var lines: [String] { lock.lock(); defer { lock.unlock() }; return stored }
 }

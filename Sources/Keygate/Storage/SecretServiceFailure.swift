@@ -35,11 +35,16 @@ enum SecretServiceFailure {
                                  + "check that \(daemon) is running, then try again")
         }
         let io = g_io_error_quark(), dbus = g_dbus_error_quark()
+        if error.is(dbus, G_DBUS_ERROR_NO_REPLY.rawValue), provider == .unknown {
+            // The bus answered for a provider that quit during the call: nobody owns the name now.
+            return .notAvailable(noServiceMessage + " (the Secret Service quit while Keygate tried to \(action))")
+        }
         if error.is(io, G_IO_ERROR_CANCELLED.rawValue) || error.is(io, G_IO_ERROR_TIMED_OUT.rawValue)
             || error.is(dbus, G_DBUS_ERROR_NO_REPLY.rawValue) || error.is(dbus, G_DBUS_ERROR_TIMEOUT.rawValue)
             || error.is(dbus, G_DBUS_ERROR_TIMED_OUT.rawValue) {
             return .notAvailable("the Secret Service did not answer within \(deadline.limitText): check that "
-                                 + "\(daemon) is running and responsive (or run under \(InstalledTools.secretSession))")
+                                 + "\(daemon) is running and responsive (or run under \(InstalledTools.secretSession))"
+                                 + provider.slowAnswerHint)
         }
         if error.remoteName == lockedErrorName || error.message.lowercased().contains("locked") {
             return locked(provider)

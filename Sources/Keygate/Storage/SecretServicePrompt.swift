@@ -8,20 +8,26 @@
 // deadline (ServiceDeadline). One still open after it is taken to be a window on the display
 // (an unlock dialog, KeePassXC's delete confirmation): it is waited for up to
 // `windowLimit` (documented in docs/SERVICES.md), and `windowNotice` tells the user a window is
-// waiting. Without a display nobody can answer one, so the call's deadline is all the wait.
+// waiting. With no display (and a provider that has none of its own: gnome-keyring) nobody can
+// answer one, so the call's deadline is all the wait.
 // A prompt not answered in time is dismissed (Prompt.Dismiss) and reported; dismissed=true is
 // the user's cancel (errSecUserCanceled).
 internal import CGio
 internal import Glibc
 import Synchronization
 
-enum SecretServicePrompt {
+public enum SecretServicePrompt {
     /// How long a prompt shown as a window is waited for, at most.
-    static let windowLimit: Duration = .seconds(120)
+    public static let windowLimit: Duration = .seconds(120)
 
     /// Told, once per prompt, that a window is waiting for the user (the CLI prints it to stderr).
     /// The text never holds a secret.
     static let windowNotice = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Sets what is told when a window is waiting (the CLI: a line on stderr).
+    public static func onWindowWait(_ notice: @escaping @Sendable (String) -> Void) {
+        windowNotice.withLock { $0 = notice }
+    }
 
     /// Whether a window can be shown: DISPLAY or WAYLAND_DISPLAY is set.
     static var hasDisplay: Bool {
@@ -45,8 +51,8 @@ extension SecretServiceConnection {
     /// is returned). Returns the prompt's result (the "v" of Completed, unboxed). `action` says
     /// what the prompt is for ("create the item"); `allowWindow` lets a window be waited for
     /// (otherwise the call's deadline is all the wait).
-    func completePrompt(_ path: String, action: String, _ deadline: ServiceDeadline,
-                        allowWindow: Bool = true) throws -> GVariantRef? {
+    func completePrompt(_ path: String, action: String, _ deadline: ServiceDeadline, allowWindow: Bool = true,
+                        windowLimit: Duration = SecretServicePrompt.windowLimit) throws -> GVariantRef? {
         guard path != "/", !path.isEmpty else { return nil }
         let bus = try connection(deadline)
         guard let context = g_main_context_new() else {
@@ -73,15 +79,16 @@ extension SecretServiceConnection {
             }
             if wait.timedOut {
                 // The first limit passed: a window is waiting, if one can be shown at all.
-                guard allowWindow, SecretServicePrompt.hasDisplay, !windowNoticeGiven else { break }
+                let provider = self.provider(deadline)
+                guard allowWindow, SecretServicePrompt.hasDisplay || provider.showsItsOwnWindows, !windowNoticeGiven else { break }
                 windowNoticeGiven = true
-                let name = provider(deadline).name
+                let name = provider.name
                 if let notice = SecretServicePrompt.windowNotice.withLock({ $0 }) {
                     notice("keygate: a \(name) window is waiting for your answer (to \(action)); "
-                           + "waiting up to \(ServiceDeadline(SecretServicePrompt.windowLimit).limitText)")
+                           + "waiting up to \(ServiceDeadline(windowLimit).limitText)")
                 }
                 wait.timedOut = false
-                limit = SecretServicePrompt.windowLimit
+                limit = windowLimit
                 if let old = timer { g_source_destroy(old); g_source_unref(old) }
                 timer = startTimer(limit, wait, context)
                 continue
@@ -132,7 +139,7 @@ extension SecretServiceConnection {
             return .interactionNotAllowed("a \(provider.name) window waited \(waitedText) for an answer to \(action), "
                                           + "and none came: answer it on the display, then try again")
         }
-        if SecretServicePrompt.hasDisplay {
+        if SecretServicePrompt.hasDisplay || provider.showsItsOwnWindows {
             return .interactionNotAllowed("\(provider.name) asked for confirmation to \(action) and the prompt did not "
                                           + "complete within \(waitedText): answer its window, then try again")
         }

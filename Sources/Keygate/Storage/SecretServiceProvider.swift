@@ -92,6 +92,19 @@ enum SecretServiceProvider: Sendable, Equatable {
         }
     }
 
+    /// Why this provider may hold an answer back, said after "did not answer within N s".
+    var slowAnswerHint: String {
+        switch self {
+        case .keePassXC:
+            // KeePassXC's "Unlock before search" (FdoSecrets/UnlockBeforeSearch, on by default) holds a
+            // search of a locked database until its unlock dialog is answered.
+            return "; KeePassXC holds a search of a locked database until its unlock dialog is answered: unlock the "
+                + "database, or turn off \"Unlock before search\" in its Secret Service Integration settings"
+        default:
+            return ""
+        }
+    }
+
     /// The Debian package that ships the provider, for reporting its version.
     var debianPackage: String? {
         switch self {

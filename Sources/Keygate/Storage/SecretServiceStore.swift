@@ -12,24 +12,59 @@ internal import CGio
 final class SecretServiceStore: ItemStore {
     let deadline: Duration
     private let connection: SecretServiceConnection
+    /// Whether a locked default collection may be unlocked through the provider's prompt.
+    let unlockPrompt: UnlockPromptSetting
+    /// How long a prompt shown as a window is waited for.
+    let windowLimit: Duration
 
+    /// A store on the session bus; the unlock prompt as KEYGATE_UNLOCK_PROMPT says (a bad value
+    /// counts as `never`: StoreSelection reports it before a store is made).
     init(deadline: Duration = .seconds(5)) {
         self.deadline = deadline
         connection = .shared
+        unlockPrompt = (try? UnlockPromptSetting.current()) ?? .never
+        windowLimit = SecretServicePrompt.windowLimit
     }
 
     /// A store on its own connection (tests: a private bus with one provider on it).
-    init(deadline: Duration = .seconds(5), connection: SecretServiceConnection) {
+    init(deadline: Duration = .seconds(5), connection: SecretServiceConnection, unlockPrompt: UnlockPromptSetting = .never,
+         windowLimit: Duration = SecretServicePrompt.windowLimit) {
         self.deadline = deadline
         self.connection = connection
+        self.unlockPrompt = unlockPrompt
+        self.windowLimit = windowLimit
     }
 
     /// Who provides the Secret Service (for messages and doctor).
     func provider() -> SecretServiceProvider { connection.provider(ServiceDeadline(deadline)) }
 
-    private var call: ServiceCalls { ServiceCalls(connection: connection, deadline: ServiceDeadline(deadline)) }
+    private var call: ServiceCalls {
+        ServiceCalls(connection: connection, deadline: ServiceDeadline(deadline), windowLimit: windowLimit)
+    }
+
+    /// Runs `body`; when it meets a locked default collection and the unlock prompt is allowed,
+    /// unlocks it through the provider's prompt (as libsecret does) and runs `body` once more.
+    private func unlockingIfAllowed<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let error as KeychainError where error.code == .interactionNotAllowed
+                    && error.message.hasPrefix(SecretServiceFailure.lockedPrefix) {
+            guard unlockPrompt.allows(provider()) else { throw error }
+            guard try call.unlockDefaultCollection() else { throw error }
+            return try body()
+        }
+    }
+
+    /// Locks the default collection (Service.Lock, through its prompt where the provider asks one).
+    func lockDefaultCollection() throws {
+        try call.lockDefaultCollection()
+    }
 
     func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
+        try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs) }
+    }
+
+    private func searchUnlocked(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
         let call = self.call
         let paths = try call.unlockedItems(matching: query, openingSession: loadBlobs)
         guard !paths.isEmpty else { return [] }
@@ -55,6 +90,10 @@ final class SecretServiceStore: ItemStore {
     /// generation (the write committed when its item was created), never a blob under
     /// attributes it was not sealed for, and the next replace removes the leftover.
     func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
+        try unlockingIfAllowed { try createUnlocked(attributes, blob: blob, replace: replace) }
+    }
+
+    private func createUnlocked(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
         let call = self.call
         let exact = ItemQuery(exactly: attributes.identity)
         let paths = try call.unlockedItems(matching: exact, openingSession: true)
@@ -92,6 +131,10 @@ final class SecretServiceStore: ItemStore {
 
     @discardableResult
     func delete(_ query: ItemQuery) throws -> Int {
+        try unlockingIfAllowed { try deleteUnlocked(query) }
+    }
+
+    private func deleteUnlocked(_ query: ItemQuery) throws -> Int {
         let call = self.call
         let paths = try call.unlockedItems(matching: query)
         let doomed = try call.properties(of: paths, loadingSecrets: false).found.filter { query.matches($0.attributes) }
@@ -117,6 +160,7 @@ final class SecretServiceStore: ItemStore {
 private struct ServiceCalls {
     let connection: SecretServiceConnection
     let deadline: ServiceDeadline
+    let windowLimit: Duration
 
     private typealias C = SecretServiceConnection
 
@@ -288,7 +332,7 @@ private struct ServiceCalls {
             replyType: "(oo)", action: "create the item"), deadline)
         // KeePassXC always answers with a prompt (the item comes in its Completed signal).
         if let prompt = reply.child(1)?.string, prompt != "/" {
-            _ = try connection.completePrompt(prompt, action: "create the item", deadline)
+            _ = try connection.completePrompt(prompt, action: "create the item", deadline, windowLimit: windowLimit)
         }
     }
 
@@ -322,7 +366,35 @@ private struct ServiceCalls {
             path: path, interface: C.itemInterface, method: "Delete", arguments: nil, replyType: "(o)",
             action: "delete the item"), deadline)
         if let prompt = reply.child(0)?.string, prompt != "/" {
-            _ = try connection.completePrompt(prompt, action: "delete the item", deadline)
+            _ = try connection.completePrompt(prompt, action: "delete the item", deadline, windowLimit: windowLimit)
+        }
+    }
+
+    /// Service.Unlock of the default collection, completing the prompt it answers with (a
+    /// window: the provider's unlock dialog). True when the collection is unlocked after.
+    func unlockDefaultCollection() throws -> Bool {
+        let collection = try connection.defaultCollection(deadline)
+        let reply = try connection.call(ServiceMethodCall(
+            path: C.servicePath, interface: C.serviceInterface, method: "Unlock",
+            arguments: Variant.tuple([Variant.objectPaths([collection])]), replyType: "(aoo)",
+            action: "unlock the default collection"), deadline)
+        if reply.child(0)?.strings.contains(collection) == true { return true }
+        guard let prompt = reply.child(1)?.string, prompt != "/" else { return false }
+        let result = try connection.completePrompt(prompt, action: "unlock the default collection", deadline,
+                                                   windowLimit: windowLimit)
+        if result?.strings.contains(collection) == true { return true }
+        return try collectionProperties(collection).lookup("Locked")?.boolean == false
+    }
+
+    /// Service.Lock of the default collection, completing its prompt (KeePassXC asks one).
+    func lockDefaultCollection() throws {
+        let collection = try connection.defaultCollection(deadline)
+        let reply = try connection.call(ServiceMethodCall(
+            path: C.servicePath, interface: C.serviceInterface, method: "Lock",
+            arguments: Variant.tuple([Variant.objectPaths([collection])]), replyType: "(aoo)",
+            action: "lock the default collection"), deadline)
+        if let prompt = reply.child(1)?.string, prompt != "/" {
+            _ = try connection.completePrompt(prompt, action: "lock the default collection", deadline, windowLimit: windowLimit)
         }
     }
 }
