@@ -54,6 +54,13 @@ extension SecretServiceConnection {
     func completePrompt(_ path: String, action: String, _ deadline: ServiceDeadline, allowWindow: Bool = true,
                         windowLimit: Duration = SecretServicePrompt.windowLimit) throws -> GVariantRef? {
         guard path != "/", !path.isEmpty else { return nil }
+        #if KEYGATE_TEST_HOOKS
+        // Debug builds only: behave as Keygate did before it completed prompts (a prompt meant
+        // "locked"), so the tests can prove doctor catches a provider that prompts.
+        if let raw = getenv("KEYGATE_TEST_REFUSE_PROMPTS"), String(cString: raw) == "1" {
+            throw SecretServiceFailure.locked(provider(deadline))
+        }
+        #endif
         let bus = try connection(deadline)
         guard let context = g_main_context_new() else {
             throw KeychainError.notAvailable("could not allocate memory for a Secret Service prompt: free some memory, then try again")
