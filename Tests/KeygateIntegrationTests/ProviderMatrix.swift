@@ -175,6 +175,22 @@ struct ProviderMatrix {
     }
 
     /// Until `pid` is gone or a zombie (nobody may reap it here), at most 2 s.
+    /// With the collection locked but the provider able to open it without a window (kwalletd
+    /// with its wallet opened by the login key), a read unlocks it through Service.Unlock and its
+    /// prompt, as libsecret does, and goes on; with the prompt turned off it stays an error.
+    func unlockPrompt_unlocksThroughTheProvidersPrompt(reopen: () throws -> Void) throws {
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "reopen"), label: "reopen")
+        try store().create(attributes, blob: [4, 2], replace: false)
+        try store().lockDefaultCollection()
+        try reopen()
+
+        XCTAssertThrowsError(try store(unlockPrompt: .never).search(ItemQuery(exactly: attributes.identity), loadBlobs: true))
+        let found = try store(unlockPrompt: .auto).search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.map(\.blob), [[4, 2]])
+        XCTAssertFalse(try store().status().locked)
+    }
+
     private func waitUntilGone(_ pid: pid_t) {
         for _ in 0..<100 {
             guard let stat = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return }

@@ -79,6 +79,16 @@ public final class ProviderSession: @unchecked Sendable {
         return env
     }
 
+    /// kwalletd5 only: opens the wallet with the login key, as pam_kwallet5 does at login
+    /// (the same fixed test key scripts/provider-session uses).
+    public func pamOpenWallet() throws {
+        let hash = "[" + (0..<56).map { "0x" + String(($0 * 7 % 256) | 0x100, radix: 16).dropFirst() }.joined(separator: ",") + "]"
+        let opened = try Subprocess.run(["gdbus", "call", "--address", address, "--dest", "org.kde.kwalletd5",
+                                         "--object-path", "/modules/kwalletd5", "--method", "org.kde.KWallet.pamOpen",
+                                         "kdewallet", hash, "0"], timeout: 20)
+        guard opened.status == 0 else { throw RequirementMissing(description: "kwalletd5 pamOpen failed: \(opened.err)") }
+    }
+
     /// Calls a Secret Service method with gdbus on this bus; its output.
     @discardableResult
     public func gdbus(_ path: String, _ method: String, _ arguments: [String]) throws -> ProcessResult {
