@@ -70,4 +70,16 @@ final class ProviderDoctorTests: XCTestCase {
         XCTAssertTrue(service.contains("provider gnome-keyring 42"), service)
         try assertNoThrowawayLeft(session)
     }
+
+    func test_doctor_roundTrip_namesKWalletAndItsVersion() throws {
+        let session = try ProviderSession(.kWallet)
+        defer { session.stop() }
+
+        let r = try doctor(session)
+
+        let service = line("secret-service", in: r.out)
+        XCTAssertTrue(service.hasPrefix("OK   secret-service:"), r.out + r.err)
+        XCTAssertTrue(service.contains("provider KWallet 5.103"), service)
+        try assertNoThrowawayLeft(session)
+    }
 }

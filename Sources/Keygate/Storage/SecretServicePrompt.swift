@@ -7,7 +7,7 @@
 // How long Keygate waits: a prompt that shows no window completes within the call's own
 // deadline (ServiceDeadline). One still open after it is taken to be a window on the display
 // (an unlock dialog, KeePassXC's delete confirmation): it is waited for up to
-// `windowLimit` (documented in docs/SERVICES.md), and `windowNotice` tells the user a window is
+// `windowLimit` (documented in keygate(1), SECRET SERVICE PROMPTS, and docs/DECISIONS.md), and `windowNotice` tells the user a window is
 // waiting. With no display (and a provider that has none of its own: gnome-keyring) nobody can
 // answer one, so the call's deadline is all the wait.
 // A prompt not answered in time is dismissed (Prompt.Dismiss) and reported; dismissed=true is
