@@ -51,6 +51,10 @@ final class KWalletStoreTests: XCTestCase {
         try own { matrix in try matrix.unlockPrompt_unlocksThroughTheProvidersPrompt { try matrix.session.pamOpenWallet() } }
     }
 
+    func test_unlockPrompt_dismissed_isUserCanceled() throws {
+        try own { try $0.unlockPrompt_dismissed_isUserCanceled() }
+    }
+
     // MARK: - ItemStoreContract
 
     func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {

@@ -48,6 +48,10 @@ final class KeePassXCStoreTests: XCTestCase {
         try own { try $0.unlockPrompt_waitsForTheWindow_thenFailsSayingSo() }
     }
 
+    func test_unlockPrompt_dismissed_isUserCanceled() throws {
+        try own { try $0.unlockPrompt_dismissed_isUserCanceled() }
+    }
+
     // MARK: - ItemStoreContract
 
     func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {

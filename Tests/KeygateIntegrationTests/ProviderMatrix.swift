@@ -191,6 +191,44 @@ struct ProviderMatrix {
         XCTAssertFalse(try store().status().locked)
     }
 
+    /// The unlock window dismissed (Prompt.Dismiss, as its Cancel button does) is the user's
+    /// cancel: errSecUserCanceled, which the CLI exits 128 with.
+    func unlockPrompt_dismissed_isUserCanceled() throws {
+        let store = self.store(deadline: .seconds(1), unlockPrompt: .auto, windowLimit: .seconds(30))
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "dismiss"), label: "dismiss")
+        try store.create(attributes, blob: [1], replace: false)
+        try store.lockDefaultCollection()
+        let outcome = PromptOutcome()
+        let thread = Thread {
+            do {
+                _ = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+            } catch {
+                outcome.error = error
+            }
+            outcome.done.signal()
+        }
+        thread.start()
+
+        var dismissed = 0
+        for _ in 0..<100 where dismissed == 0 {
+            usleep(100_000)
+            let listed = try Subprocess.run(["gdbus", "introspect", "--address", session.address, "--dest",
+                                             "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets/prompt"],
+                                            timeout: 10)
+            for line in listed.out.split(separator: "\n") where line.trimmingCharacters(in: .whitespaces).hasPrefix("node ") {
+                let node = line.trimmingCharacters(in: .whitespaces).dropFirst("node ".count).trimmingCharacters(in: CharacterSet(charactersIn: " {"))
+                let path = "/org/freedesktop/secrets/prompt/" + node
+                if (try? session.gdbus(path, "org.freedesktop.Secret.Prompt.Dismiss", []))?.status == 0 { dismissed += 1 }
+            }
+        }
+
+        XCTAssertGreaterThan(dismissed, 0, "no prompt to dismiss appeared")
+        XCTAssertEqual(outcome.done.wait(timeout: .now() + 30), .success)
+        let error = try XCTUnwrap(outcome.error as? KeychainError, "\(String(describing: outcome.error))")
+        XCTAssertEqual(error.code, .userCanceled, error.message)
+        XCTAssertTrue(error.message.contains("was dismissed"), error.message)
+    }
+
     private func waitUntilGone(_ pid: pid_t) {
         for _ in 0..<100 {
             guard let stat = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return }
@@ -208,4 +246,11 @@ final class NoticeLog: @unchecked Sendable {
     private var stored: [String] = []
     func append(_ line: String) { lock.lock(); stored.append(line); lock.unlock() }
     var lines: [String] { lock.lock(); defer { lock.unlock() }; return stored }
+}
+
+/// What a background call ended with.
+final class PromptOutcome: @unchecked Sendable {
+    // @unchecked: `error` is written before `done` is signalled and read after.
+    var error: Error?
+    let done = DispatchSemaphore(value: 0)
 }
