@@ -1,0 +1,110 @@
+// The writes issue 21 reported failing on KeePassXC (exit 36, "the default keyring collection
+// is locked", while KeePassXC said it was unlocked), run with the real `keygate` binary against
+// real providers alone on a private bus (ProviderSession): add, add -U that changes the
+// attributes, get, delete, delete --all and migrate --to secret-service. The same script runs
+// on kwalletd5. PAM is pam_wrapper's pam_matrix in a temporary folder (a test-hook build reads
+// KEYGATE_TEST_PAM_CONFDIR): these tests are about the store, not authentication.
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class ProviderCLITests: XCTestCase {
+    private func run(_ session: ProviderSession, _ script: String) throws -> ProcessResult {
+        let home = session.folder + "/cli-home"
+        let confdir = session.folder + "/pam"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: confdir, withIntermediateDirectories: true)
+        try Requirement.require(PAMMatrix.modulePath != nil, "pam_wrapper's pam_matrix.so (apt-get install libpam-wrapper)")
+        let module = PAMMatrix.modulePath ?? ""
+        let passdb = confdir + "/passdb"
+        let user = String(cString: getpwuid(getuid()).pointee.pw_name)
+        try ["keygate", "keygate-passcode"].map { "\(user):test-password:\($0)\n" }.joined()
+            .write(toFile: passdb, atomically: true, encoding: .utf8)
+        for service in ["keygate", "keygate-passcode"] {
+            try "auth required \(module) passdb=\(passdb)\naccount required \(module) passdb=\(passdb)\n"
+                .write(toFile: confdir + "/" + service, atomically: true, encoding: .utf8)
+        }
+        let askpass = session.folder + "/askpass"
+        try "#!/bin/sh\necho test-password\n".write(toFile: askpass, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: askpass)
+        var env = session.environment
+        env["HOME"] = home
+        env["PATH"] = PackagePaths.buildProducts + ":" + (env["PATH"] ?? "/usr/bin:/bin")
+        for key in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "KEYGATE_STORE", "KEYGATE_UNLOCK_PROMPT"] { env.removeValue(forKey: key) }
+        env["KEYGATE_ASKPASS"] = askpass
+        env["KEYGATE_TEST_PAM_CONFDIR"] = confdir
+        env["KEYGATE_TEST_KDF"] = "fast"
+        env["KEYGATE_TEST_POLICY_ROOT"] = EmptyPolicyRoot.path
+        return try Subprocess.run(["sh", "-c", script], environment: env, timeout: 120)
+    }
+
+    /// add, add -U changing the class, get, delete, delete --all, then migrate from the
+    /// embedded store into the provider: every step exits 0 and reads back what was written.
+    private func writesAndMigrate(_ provider: ProviderSession.Provider) throws {
+        let session = try ProviderSession(provider)
+        defer { session.stop() }
+
+        let r = try run(session, """
+            export KEYGATE_STORE=secret-service
+            printf s1 | keygate add -s issue21 -a alice; echo add=$?
+            echo get=$(keygate get -s issue21 -a alice)
+            printf s2 | keygate add -U -s issue21 -a alice --accessible when-unlocked; echo update=$?
+            echo get2=$(keygate get -s issue21 -a alice)
+            keygate delete -s issue21 -a alice; echo delete=$?
+            keygate exists -s issue21 -a alice; echo exists=$?
+            printf a | keygate add -s issue21 -a a1; printf b | keygate add -s issue21 -a a2
+            keygate delete -s issue21 --all --yes; echo deleteAll=$?
+            echo left=$(keygate list -s issue21 | grep -c issue21)
+            printf m | KEYGATE_STORE=embedded keygate add -s issue21-mig -a m; echo addEmbedded=$?
+            unset KEYGATE_STORE
+            keygate migrate --to secret-service --yes; echo migrate=$?
+            echo migrated=$(KEYGATE_STORE=secret-service keygate get -s issue21-mig -a m)
+            """)
+
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["get"], "s1", r.summary)
+        XCTAssertEqual(v["update"], "0", r.summary)
+        XCTAssertEqual(v["get2"], "s2", r.summary)
+        XCTAssertEqual(v["delete"], "0", r.summary)
+        XCTAssertEqual(v["exists"], "44", r.summary)
+        XCTAssertEqual(v["deleteAll"], "0", r.summary)
+        XCTAssertEqual(v["left"], "0", r.summary)
+        XCTAssertEqual(v["addEmbedded"], "0", r.summary)
+        XCTAssertEqual(v["migrate"], "0", r.summary)
+        XCTAssertEqual(v["migrated"], "m", r.summary)
+        XCTAssertFalse(r.err.contains("locked"), r.summary)
+    }
+
+    func test_keePassXC_addUpdateDeleteDeleteAllAndMigrate_allWork_throughItsPrompts() throws {
+        try writesAndMigrate(.keePassXC)
+    }
+
+    func test_kWallet_addUpdateDeleteDeleteAllAndMigrate_allWork() throws {
+        try writesAndMigrate(.kWallet)
+    }
+
+    /// A locked collection with the unlock prompt turned off: exit 36 at once, with the
+    /// provider's own advice, and no window.
+    func test_keePassXC_locked_withNoUnlockPrompt_exits36_withKeePassXCsAdvice() throws {
+        let session = try ProviderSession(.keePassXC)
+        defer { session.stop() }
+        let collection = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias", ["default"])
+        let path = collection.out.split(separator: "'").dropFirst().first.map(String.init) ?? ""
+        let lock = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock", ["['\(path)']"])
+        XCTAssertEqual(lock.status, 0, lock.err)
+        // KeePassXC answers Lock with a prompt: complete it.
+        if let prompt = lock.out.split(separator: "'").map(String.init).first(where: { $0.contains("/prompt/") }) {
+            _ = try session.gdbus(prompt, "org.freedesktop.Secret.Prompt.Prompt", ["''"])
+            usleep(500_000)
+        }
+
+        let r = try run(session, """
+            printf s | KEYGATE_STORE=secret-service keygate --no-unlock-prompt add -s issue21 -a locked; echo add=$?
+            """)
+
+        XCTAssertEqual(r.values["add"], "36", r.summary)
+        XCTAssertTrue(r.err.contains("the default keyring collection is locked (KeePassXC): unlock the database in KeePassXC"),
+                      r.summary)
+    }
+}
