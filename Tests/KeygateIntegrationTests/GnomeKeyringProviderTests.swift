@@ -43,6 +43,28 @@ final class GnomeKeyringProviderTests: XCTestCase {
         try shared().createAndDelete_roundTrip()
     }
 
+    /// A display but no prompter (gcr-prompter neither running nor activatable on this bus):
+    /// gnome-keyring would dismiss the unlock prompt at once, so Keygate does not ask, and the
+    /// locked collection stays exit 36 with gnome-keyring's advice, never a false "canceled".
+    func test_unlockPrompt_withADisplayButNoPrompter_isNotAsked_andStaysLocked() throws {
+        try own { matrix in
+            let store = matrix.store(deadline: .seconds(2), unlockPrompt: .auto, windowLimit: .seconds(4))
+            let attributes = ItemAttributes(identity: .generic(service: matrix.tag, account: "u"), label: "u")
+            try store.create(attributes, blob: [1], replace: false)
+            try store.lockDefaultCollection()
+            setenv("DISPLAY", ":4242", 1)
+            defer { unsetenv("DISPLAY") }
+
+            do {
+                _ = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+                XCTFail("a locked collection was read with no prompter")
+            } catch let error as KeychainError {
+                XCTAssertEqual(error.code, .interactionNotAllowed, error.message)
+                XCTAssertTrue(error.message.contains("restart gnome-keyring-daemon with --unlock"), error.message)
+            }
+        }
+    }
+
     // MARK: - ItemStoreContract
 
     func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {

@@ -49,7 +49,8 @@ final class SecretServiceStore: ItemStore {
             return try body()
         } catch let error as KeychainError where error.code == .interactionNotAllowed
                     && error.message.hasPrefix(SecretServiceFailure.lockedPrefix) {
-            guard unlockPrompt.allows(provider()) else { throw error }
+            let provider = self.provider()
+            guard unlockPrompt.allows(provider), connection.canPrompt(provider, ServiceDeadline(deadline)) else { throw error }
             guard try call.unlockDefaultCollection() else { throw error }
             return try body()
         }
