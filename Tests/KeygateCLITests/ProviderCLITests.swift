@@ -89,15 +89,7 @@ final class ProviderCLITests: XCTestCase {
     func test_keePassXC_locked_withNoUnlockPrompt_exits36_withKeePassXCsAdvice() throws {
         let session = try ProviderSession(.keePassXC)
         defer { session.stop() }
-        let collection = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias", ["default"])
-        let path = collection.out.split(separator: "'").dropFirst().first.map(String.init) ?? ""
-        let lock = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock", ["['\(path)']"])
-        XCTAssertEqual(lock.status, 0, lock.err)
-        // KeePassXC answers Lock with a prompt: complete it.
-        if let prompt = lock.out.split(separator: "'").map(String.init).first(where: { $0.contains("/prompt/") }) {
-            _ = try session.gdbus(prompt, "org.freedesktop.Secret.Prompt.Prompt", ["''"])
-            usleep(500_000)
-        }
+        try session.lockDefaultCollection()
 
         let r = try run(session, """
             printf s | KEYGATE_STORE=secret-service keygate --no-unlock-prompt add -s issue21 -a locked; echo add=$?

@@ -82,4 +82,19 @@ final class ProviderDoctorTests: XCTestCase {
         XCTAssertTrue(service.contains("provider KWallet 5.103"), service)
         try assertNoThrowawayLeft(session)
     }
+
+    func test_doctor_onALockedKeePassXC_warnsWithKeePassXCsAdvice_andWritesNothing() throws {
+        let session = try ProviderSession(.keePassXC)
+        defer { session.stop() }
+        try session.lockDefaultCollection()
+
+        let r = try doctor(session)
+
+        let service = line("secret-service", in: r.out)
+        XCTAssertTrue(service.hasPrefix("WARN secret-service:"), r.out + r.err)
+        XCTAssertTrue(service.contains("(KeePassXC) is locked"), service)
+        XCTAssertTrue(r.out.contains("unlock the database in KeePassXC"), r.out)
+        XCTAssertFalse(r.out.contains("gnome-keyring"), r.out)
+        try assertNoThrowawayLeft(session)
+    }
 }

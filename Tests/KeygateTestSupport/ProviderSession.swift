@@ -89,6 +89,25 @@ public final class ProviderSession: @unchecked Sendable {
         guard opened.status == 0 else { throw RequirementMissing(description: "kwalletd5 pamOpen failed: \(opened.err)") }
     }
 
+    /// Locks the default collection with gdbus: Service.Lock, and Prompt.Prompt on the prompt
+    /// it answers with (KeePassXC asks one; gnome-keyring ties a prompt to the caller, so this
+    /// suits KeePassXC and kwalletd, whose prompts any client may complete).
+    public func lockDefaultCollection() throws {
+        let alias = try gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias", ["default"])
+        let path = alias.out.split(separator: "'").dropFirst().first.map(String.init) ?? ""
+        let lock = try gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock", ["['\(path)']"])
+        guard lock.status == 0 else { throw RequirementMissing(description: "could not lock \(path): \(lock.err)") }
+        if let prompt = lock.out.split(separator: "'").map(String.init).first(where: { $0.contains("/prompt/") }) {
+            _ = try gdbus(prompt, "org.freedesktop.Secret.Prompt.Prompt", ["''"])
+        }
+        for _ in 0..<50 {
+            let locked = try gdbus(path, "org.freedesktop.DBus.Properties.Get", ["org.freedesktop.Secret.Collection", "Locked"])
+            if locked.out.contains("true") { return }
+            usleep(100_000)
+        }
+        throw RequirementMissing(description: "\(path) did not lock")
+    }
+
     /// Calls a Secret Service method with gdbus on this bus; its output.
     @discardableResult
     public func gdbus(_ path: String, _ method: String, _ arguments: [String]) throws -> ProcessResult {

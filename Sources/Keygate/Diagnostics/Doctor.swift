@@ -23,7 +23,9 @@ public enum Doctor {
     /// With the Secret Service in use and its collection unlocked, the secret-service check is
     /// a round trip of a throwaway item (SecretServiceRoundTripCheck) naming the provider.
     public static func keychainChecks(_ status: KeychainStatus) -> [DiagnosticResult] {
-        var service = KeychainStateCheck.secretService(status)
+        let usesService = status.storeKind == StoreKind.secretService.rawValue && status.storeError == nil
+        let provider = usesService ? SecretServiceConnection.shared.provider(ServiceDeadline(.seconds(5))) : .unknown
+        var service = KeychainStateCheck.secretService(status, provider: provider)
         if service.level == .ok, status.storeKind == StoreKind.secretService.rawValue {
             service = SecretServiceRoundTripCheck.run(base: service)
         }

@@ -299,7 +299,7 @@ private struct ServiceCalls {
     private func decode(_ properties: GVariantRef?) throws -> ItemAttributes {
         guard let properties else {
             throw KeychainError.notAvailable("the Secret Service sent an item without its attributes: check that "
-                                             + "gnome-keyring-daemon is healthy, then try again")
+                                             + "\(connection.provider(deadline).daemonName) is healthy, then try again")
         }
         if properties.lookup("Locked")?.boolean == true { throw SecretServiceFailure.locked(connection.provider(deadline)) }
         let label = properties.lookup("Label")?.string ?? ""
