@@ -99,4 +99,41 @@ final class ProviderCLITests: XCTestCase {
         XCTAssertTrue(r.err.contains("the default keyring collection is locked (KeePassXC): unlock the database in KeePassXC"),
                       r.summary)
     }
+
+    /// A closed wallet: `keygate get` asks kwalletd to unlock it, says on stderr that a window
+    /// is waiting (kwalletd's password dialog, on its display), and when the dialog is
+    /// dismissed (Prompt.Dismiss, as its Cancel does) exits 128, the user's cancel.
+    func test_kWallet_closedWallet_getAnnouncesTheWindow_andItsDismissalExits128() throws {
+        let session = try ProviderSession(.kWallet)
+        defer { session.stop() }
+        let added = try run(session, "printf s | KEYGATE_STORE=secret-service keygate add -s issue21 -a w; echo add=$?")
+        XCTAssertEqual(added.values["add"], "0", added.summary)
+        try session.lockDefaultCollection()
+        let finished = DispatchSemaphore(value: 0)
+        let dismisser = Thread {
+            // After Keygate's own 5 s deadline has passed (so the window notice was given), dismiss
+            // every prompt kwalletd lists, until the command has finished.
+            usleep(7_000_000)
+            repeat {
+                let listed = try? Subprocess.run(["gdbus", "introspect", "--address", session.address, "--dest",
+                                                  "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets/prompt"],
+                                                 timeout: 10)
+                let nodes = (listed?.out ?? "").split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                    .filter { $0.hasPrefix("node ") }
+                    .map { $0.dropFirst("node ".count).trimmingCharacters(in: CharacterSet(charactersIn: " {")) }
+                for node in nodes {
+                    _ = try? session.gdbus("/org/freedesktop/secrets/prompt/" + node, "org.freedesktop.Secret.Prompt.Dismiss", [])
+                }
+            } while finished.wait(timeout: .now() + 0.5) == .timedOut
+        }
+        dismisser.start()
+
+        let r = try run(session, "KEYGATE_STORE=secret-service keygate get -s issue21 -a w; echo get=$?")
+        finished.signal()
+
+        XCTAssertEqual(r.values["get"], "128", r.summary)
+        XCTAssertTrue(r.err.contains("keygate: a KWallet window is waiting for your answer (to unlock the default collection)"),
+                      r.summary)
+        XCTAssertTrue(r.err.contains("the KWallet prompt to unlock the default collection was dismissed"), r.summary)
+    }
 }
