@@ -52,6 +52,35 @@ final class KeePassXCStoreTests: XCTestCase {
         try own { try $0.unlockPrompt_dismissed_isUserCanceled() }
     }
 
+    /// KeePassXC's default "Unlock before search" holds a search of a locked database until its
+    /// unlock dialog is answered. With the unlock prompt allowed, the held search becomes
+    /// Keygate's own unlock prompt, whose window is announced and waited for; with it off, the
+    /// timeout says why KeePassXC did not answer.
+    func test_unlockBeforeSearch_aHeldSearch_becomesTheUnlockPrompt_orSaysWhy() throws {
+        let session = try ProviderSession(.keePassXC, settings: ["PROVIDER_SESSION_UNLOCK_BEFORE_SEARCH": "true"])
+        defer { session.stop() }
+        let matrix = ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))")
+        let attributes = ItemAttributes(identity: .generic(service: matrix.tag, account: "held"), label: "held")
+        try matrix.store().create(attributes, blob: [1], replace: false)
+        try matrix.store().lockDefaultCollection()
+
+        XCTAssertThrowsError(try matrix.store(deadline: .seconds(1), unlockPrompt: .never)
+            .search(ItemQuery(exactly: attributes.identity), loadBlobs: true)) { error in
+            let error = error as? KeychainError
+            XCTAssertEqual(error?.code, .notAvailable, error?.message ?? "")
+            XCTAssertTrue(error?.message.contains("KeePassXC holds a search of a locked database") ?? false, error?.message ?? "")
+        }
+        let started = ContinuousClock.now
+        XCTAssertThrowsError(try matrix.store(deadline: .seconds(1), unlockPrompt: .auto, windowLimit: .seconds(3))
+            .search(ItemQuery(exactly: attributes.identity), loadBlobs: true)) { error in
+            let error = error as? KeychainError
+            XCTAssertEqual(error?.code, .interactionNotAllowed, error?.message ?? "")
+            XCTAssertTrue(error?.message.contains("a KeePassXC window waited 3 s for an answer to unlock the default collection") ?? false,
+                          error?.message ?? "")
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(10))
+    }
+
     // MARK: - ItemStoreContract
 
     func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {

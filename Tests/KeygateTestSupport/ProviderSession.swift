@@ -36,8 +36,9 @@ public final class ProviderSession: @unchecked Sendable {
     /// The provider's process id.
     public let providerPID: pid_t
 
-    /// Starts `provider` (skips locally, fails under CI, when it is not installed).
-    public init(_ provider: Provider) throws {
+    /// Starts `provider` (skips locally, fails under CI, when it is not installed). `settings`
+    /// are scripts/provider-session's knobs (PROVIDER_SESSION_*).
+    public init(_ provider: Provider, settings: [String: String] = [:]) throws {
         for program in provider.programs {
             try Requirement.require(FileManager.default.isExecutableFile(atPath: program.path),
                                     "\(program.path) (apt-get install \(program.package), or run scripts/install-deps)")
@@ -46,10 +47,12 @@ public final class ProviderSession: @unchecked Sendable {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("kg-provider-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let script = PackagePaths.scripts + "/provider-session"
-        let started = try Subprocess.run([script, "start", provider.rawValue, folder], timeout: 60)
+        var env = ProcessInfo.processInfo.environment
+        env.merge(settings) { _, new in new }
+        let started = try Subprocess.run([script, "start", provider.rawValue, folder], environment: env, timeout: 60)
         var values: [String: String] = [:]
-        let env = (try? String(contentsOfFile: folder + "/session.env", encoding: .utf8)) ?? ""
-        for line in env.split(separator: "\n") {
+        let written = (try? String(contentsOfFile: folder + "/session.env", encoding: .utf8)) ?? ""
+        for line in written.split(separator: "\n") {
             let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
             if parts.count == 2 { values[parts[0]] = parts[1] }
         }

@@ -9,6 +9,8 @@ internal import Glibc
 enum SecretServiceFailure {
     /// Every locked-collection message starts so (scripts and tests match it).
     static let lockedPrefix = "the default keyring collection is locked"
+    /// Every did-not-answer message starts so.
+    static let timeoutPrefix = "the Secret Service did not answer within"
     static let noServiceMessage = "no Secret Service on the session bus: start gnome-keyring-daemon "
         + "(or KeePassXC with its Secret Service integration enabled, or kwalletd5), or run under " + InstalledTools.secretSession
 
@@ -42,7 +44,7 @@ enum SecretServiceFailure {
         if error.is(io, G_IO_ERROR_CANCELLED.rawValue) || error.is(io, G_IO_ERROR_TIMED_OUT.rawValue)
             || error.is(dbus, G_DBUS_ERROR_NO_REPLY.rawValue) || error.is(dbus, G_DBUS_ERROR_TIMEOUT.rawValue)
             || error.is(dbus, G_DBUS_ERROR_TIMED_OUT.rawValue) {
-            return .notAvailable("the Secret Service did not answer within \(deadline.limitText): check that "
+            return .notAvailable(timeoutPrefix + " \(deadline.limitText): check that "
                                  + "\(daemon) is running and responsive (or run under \(InstalledTools.secretSession))"
                                  + provider.slowAnswerHint)
         }

@@ -44,16 +44,27 @@ final class SecretServiceStore: ItemStore {
 
     /// Runs `body`; when it meets a locked default collection and the unlock prompt is allowed,
     /// unlocks it through the provider's prompt (as libsecret does) and runs `body` once more.
+    /// KeePassXC with "Unlock before search" (its default) holds a search of a locked database
+    /// until its own unlock dialog is answered, so there a search that timed out on a locked
+    /// collection counts as meeting it locked.
     private func unlockingIfAllowed<R>(_ body: () throws -> R) throws -> R {
         do {
             return try body()
-        } catch let error as KeychainError where error.code == .interactionNotAllowed
-                    && error.message.hasPrefix(SecretServiceFailure.lockedPrefix) {
+        } catch let error as KeychainError where isLocked(error) {
             let provider = self.provider()
             guard unlockPrompt.allows(provider), connection.canPrompt(provider, ServiceDeadline(deadline)) else { throw error }
             guard try call.unlockDefaultCollection() else { throw error }
             return try body()
         }
+    }
+
+    private func isLocked(_ error: KeychainError) -> Bool {
+        if error.code == .interactionNotAllowed && error.message.hasPrefix(SecretServiceFailure.lockedPrefix) { return true }
+        guard error.code == .notAvailable, error.message.hasPrefix(SecretServiceFailure.timeoutPrefix),
+              provider() == .keePassXC, let collection = try? connection.defaultCollection(ServiceDeadline(deadline)) else {
+            return false
+        }
+        return (try? call.collectionProperties(collection).lookup("Locked")?.boolean) == true
     }
 
     /// Locks the default collection (Service.Lock, through its prompt where the provider asks one).
