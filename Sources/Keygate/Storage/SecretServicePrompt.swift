@@ -79,6 +79,11 @@ extension SecretServiceConnection {
         var windowNoticeGiven = false
         var limit = deadline.limit
         var timer = startTimer(limit, wait, context)
+        guard timer != nil else {
+            // Without its timer the wait could last forever: give up at once instead.
+            finish(subscription, nil, context, bus)
+            throw KeychainError.notAvailable("could not allocate memory for a Secret Service prompt: free some memory, then try again")
+        }
         while !wait.completed {
             if call.pending == 0, let error = call.errors[0] {
                 finish(subscription, timer, context, bus)
