@@ -15,13 +15,15 @@ public final class ProviderSession: @unchecked Sendable {
 
         /// The programs the provider needs, each with the Debian package that ships it.
         var programs: [(path: String, package: String)] {
-            var out = [("/usr/bin/dbus-daemon", "dbus-daemon"), ("/usr/bin/dbus-send", "dbus-bin")]
+            var out = [("/usr/bin/dbus-daemon", "dbus-daemon"), ("/usr/bin/dbus-send", "dbus-bin"),
+                       ("/usr/bin/gdbus", "libglib2.0-bin")]
             switch self {
             case .gnomeKeyring: out.append(("/usr/bin/gnome-keyring-daemon", "gnome-keyring"))
             case .keePassXC:
                 out += [("/usr/bin/keepassxc", "keepassxc"), ("/usr/bin/keepassxc-cli", "keepassxc"),
                         ("/usr/bin/Xvfb", "xvfb"), ("/usr/bin/python3", "python3")]
-            case .kWallet: out += [("/usr/bin/kwalletd5", "libkf5wallet-bin"), ("/usr/bin/Xvfb", "xvfb")]
+            case .kWallet:
+                out += [("/usr/bin/kwalletd5", "libkf5wallet-bin"), ("/usr/bin/Xvfb", "xvfb"), ("/usr/bin/python3", "python3")]
             }
             return out
         }
