@@ -65,6 +65,60 @@ final class GnomeKeyringProviderTests: XCTestCase {
         }
     }
 
+    /// With a display and gnome-keyring's prompter (gcr-prompter) on it, a read of a locked
+    /// collection asks gnome-keyring to unlock it, as libsecret does; the password typed into
+    /// the "Unlock Login Keyring" window (xdotool) opens it, and the read goes on.
+    func test_unlockPrompt_throughGcrPrompter_unlocksWithThePasswordTypedIntoItsWindow() throws {
+        for (path, package) in [("/usr/libexec/gcr-prompter", "gcr"), ("/usr/bin/xdotool", "xdotool")] {
+            try Requirement.require(FileManager.default.isExecutableFile(atPath: path), "\(path) (apt-get install \(package))")
+        }
+        let session = try ProviderSession(.gnomeKeyring, settings: ["PROVIDER_SESSION_DISPLAY": "1"])
+        defer { session.stop() }
+        let matrix = ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))")
+        let attributes = ItemAttributes(identity: .generic(service: matrix.tag, account: "typed"), label: "typed")
+        try matrix.store().create(attributes, blob: [7, 7], replace: false)
+        try matrix.store().lockDefaultCollection()
+        XCTAssertTrue(try matrix.store().status().locked)
+
+        var withDisplay = session.environment
+        withDisplay["DISPLAY"] = session.display
+        let env = withDisplay
+        let prompter = Process()
+        prompter.executableURL = URL(fileURLWithPath: "/usr/libexec/gcr-prompter")
+        prompter.environment = env
+        prompter.standardOutput = FileHandle.nullDevice
+        prompter.standardError = FileHandle.nullDevice
+        try prompter.run()
+        defer { prompter.terminate(); prompter.waitUntilExit() }
+        for _ in 0..<50 {
+            let owned = try session.gdbus("/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
+                                          ["org.gnome.keyring.SystemPrompter"])
+            if owned.out.contains("true") { break }
+            usleep(100_000)
+        }
+        let typist = Thread {
+            for _ in 0..<100 {
+                usleep(200_000)
+                let found = try? Subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "Unlock"], environment: env,
+                                                timeout: 10)
+                guard let window = found?.out.split(separator: "\n").first.map(String.init), !window.isEmpty else { continue }
+                _ = try? Subprocess.run(["xdotool", "windowfocus", "--sync", window], environment: env, timeout: 10)
+                _ = try? Subprocess.run(["xdotool", "type", "--delay", "20", "kg-test"], environment: env, timeout: 10)
+                _ = try? Subprocess.run(["xdotool", "key", "Return"], environment: env, timeout: 10)
+                return
+            }
+        }
+        typist.start()
+        setenv("DISPLAY", session.display, 1)
+        defer { unsetenv("DISPLAY") }
+
+        let found = try matrix.store(deadline: .seconds(2), unlockPrompt: .auto, windowLimit: .seconds(30))
+            .search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.map(\.blob), [[7, 7]])
+        XCTAssertFalse(try matrix.store().status().locked)
+    }
+
     // MARK: - ItemStoreContract
 
     func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {
