@@ -81,6 +81,10 @@ final class KeePassXCStoreTests: XCTestCase {
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(10))
     }
 
+    func test_unlockPrompt_unlocksWithThePasswordTypedIntoItsWindow() throws {
+        try own { try $0.unlockPrompt_unlocksWithThePasswordTypedIntoItsWindow(named: "Unlock") }
+    }
+
     // MARK: - ItemStoreContract
 
     func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {

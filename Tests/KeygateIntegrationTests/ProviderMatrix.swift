@@ -229,6 +229,38 @@ struct ProviderMatrix {
         XCTAssertTrue(error.message.contains("was dismissed"), error.message)
     }
 
+    /// A locked collection, the unlock prompt allowed, and a person who types the password into
+    /// the provider's unlock window (xdotool on the provider's display): the read goes on.
+    func unlockPrompt_unlocksWithThePasswordTypedIntoItsWindow(named windowName: String) throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/xdotool"), "xdotool (apt-get install xdotool)")
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "typed"), label: "typed")
+        try store().create(attributes, blob: [7, 7], replace: false)
+        try store().lockDefaultCollection()
+        var withDisplay = session.environment
+        withDisplay["DISPLAY"] = session.display
+        let env = withDisplay
+        let typist = Thread {
+            for _ in 0..<100 {
+                usleep(200_000)
+                let found = try? Subprocess.run(["xdotool", "search", "--onlyvisible", "--name", windowName], environment: env,
+                                                timeout: 10)
+                guard let window = found?.out.split(separator: "\n").last.map(String.init), !window.isEmpty else { continue }
+                usleep(500_000)  // the dialog takes the keyboard focus once it is shown
+                _ = try? Subprocess.run(["xdotool", "windowfocus", "--sync", window], environment: env, timeout: 10)
+                _ = try? Subprocess.run(["xdotool", "type", "--delay", "20", "kg-test"], environment: env, timeout: 10)
+                _ = try? Subprocess.run(["xdotool", "key", "Return"], environment: env, timeout: 10)
+                return
+            }
+        }
+        typist.start()
+
+        let found = try store(deadline: .seconds(2), unlockPrompt: .auto, windowLimit: .seconds(30))
+            .search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.map(\.blob), [[7, 7]])
+        XCTAssertFalse(try store().status().locked)
+    }
+
     private func waitUntilGone(_ pid: pid_t) {
         for _ in 0..<100 {
             guard let stat = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return }
