@@ -29,6 +29,8 @@ typedef unsigned long guint64;
 typedef void *gpointer;
 typedef const void *gconstpointer;
 typedef uint32_t GQuark;
+typedef unsigned int guint;
+typedef uint32_t guint32;
 
 typedef struct _GError {
     GQuark domain;
@@ -44,12 +46,17 @@ typedef struct _GMainContext GMainContext;
 typedef struct _GAsyncResult GAsyncResult;
 typedef struct _GDBusConnection GDBusConnection;
 typedef struct _GDBusAuthObserver GDBusAuthObserver;
+typedef struct _GSource GSource;
 typedef void (*GAsyncReadyCallback)(GObject *source_object, GAsyncResult *res, gpointer user_data);
+typedef void (*GDBusSignalCallback)(GDBusConnection *connection, const gchar *sender_name, const gchar *object_path, const gchar *interface_name, const gchar *signal_name, GVariant *parameters, gpointer user_data);
+typedef gboolean (*GSourceFunc)(gpointer user_data);
+typedef void (*GDestroyNotify)(gpointer data);
 #endif
 
 /* The constants Keygate uses, one list per GLib enum: X(name, value). */
 #define KG_GIO_BUS_TYPES(X) X(G_BUS_TYPE_SESSION, 2)
 #define KG_GIO_CALL_FLAGS(X) X(G_DBUS_CALL_FLAGS_NONE, 0)
+#define KG_GIO_SIGNAL_FLAGS(X) X(G_DBUS_SIGNAL_FLAGS_NONE, 0)
 #define KG_GIO_CONNECTION_FLAGS(X) \
     X(G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT, 1) \
     X(G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION, 8)
@@ -76,6 +83,7 @@ typedef void (*GAsyncReadyCallback)(GObject *source_object, GAsyncResult *res, g
 #define KG_GIO_ENUMS(X) \
     X(GBusType, KG_GIO_BUS_TYPES) \
     X(GDBusCallFlags, KG_GIO_CALL_FLAGS) \
+    X(GDBusSignalFlags, KG_GIO_SIGNAL_FLAGS) \
     X(GDBusConnectionFlags, KG_GIO_CONNECTION_FLAGS) \
     X(GDBusError, KG_GIO_DBUS_ERRORS) \
     X(GIOErrorEnum, KG_GIO_IO_ERRORS)
@@ -97,6 +105,13 @@ KG_GIO_ENUMS(KG_GIO_ENUM)
     X(VALUE, gboolean, g_dbus_connection_is_closed, (GDBusConnection *connection), (connection)) \
     X(VALUE, gboolean, g_dbus_connection_close_sync, (GDBusConnection *connection, GCancellable *cancellable, GError **error), (connection, cancellable, error)) \
     X(VOID, void, g_dbus_connection_call, (GDBusConnection *connection, const gchar *bus_name, const gchar *object_path, const gchar *interface_name, const gchar *method_name, GVariant *parameters, const GVariantType *reply_type, GDBusCallFlags flags, gint timeout_msec, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data), (connection, bus_name, object_path, interface_name, method_name, parameters, reply_type, flags, timeout_msec, cancellable, callback, user_data)) \
+    X(VALUE, guint, g_dbus_connection_signal_subscribe, (GDBusConnection *connection, const gchar *sender, const gchar *interface_name, const gchar *member, const gchar *object_path, const gchar *arg0, GDBusSignalFlags flags, GDBusSignalCallback callback, gpointer user_data, GDestroyNotify user_data_free_func), (connection, sender, interface_name, member, object_path, arg0, flags, callback, user_data, user_data_free_func)) \
+    X(VOID, void, g_dbus_connection_signal_unsubscribe, (GDBusConnection *connection, guint subscription_id), (connection, subscription_id)) \
+    X(VALUE, GSource *, g_timeout_source_new, (guint interval), (interval)) \
+    X(VOID, void, g_source_set_callback, (GSource *source, GSourceFunc func, gpointer data, GDestroyNotify notify), (source, func, data, notify)) \
+    X(VALUE, guint, g_source_attach, (GSource *source, GMainContext *context), (source, context)) \
+    X(VOID, void, g_source_destroy, (GSource *source), (source)) \
+    X(VOID, void, g_source_unref, (GSource *source), (source)) \
     X(VALUE, GVariant *, g_dbus_connection_call_finish, (GDBusConnection *connection, GAsyncResult *res, GError **error), (connection, res, error)) \
     X(VALUE, GQuark, g_dbus_error_quark, (void), ()) \
     X(VALUE, GQuark, g_io_error_quark, (void), ()) \
@@ -127,6 +142,7 @@ KG_GIO_ENUMS(KG_GIO_ENUM)
     X(VALUE, GVariant *, g_variant_get_child_value, (GVariant *value, gsize index_), (value, index_)) \
     X(VALUE, GVariant *, g_variant_get_variant, (GVariant *value), (value)) \
     X(VALUE, gboolean, g_variant_get_boolean, (GVariant *value), (value)) \
+    X(VALUE, guint32, g_variant_get_uint32, (GVariant *value), (value)) \
     X(VALUE, guint64, g_variant_get_uint64, (GVariant *value), (value)) \
     X(VALUE, const gchar *, g_variant_get_string, (GVariant *value, gsize *length), (value, length)) \
     X(VALUE, const gchar *, g_variant_get_type_string, (GVariant *value), (value)) \

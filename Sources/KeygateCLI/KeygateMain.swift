@@ -29,9 +29,9 @@ public enum KeygateMain {
         commandName: "keygate",
         abstract: "The Apple Keychain's access-control model on Linux: sealed items in your Secret Service, unlocked through PAM.",
         discussion: "Exit status: 0 success, 44 not found, 45 duplicate, 51 authentication failed, 128 canceled, 36 interaction not allowed, 53 not available, 206 bad parameter, 93 cannot decode, 2 usage error.",
-        usage: "[--askpass PROG | --pinentry] [--verbose] VERB [OPTIONS]",
+        usage: "[--askpass PROG | --pinentry] [--verbose] [--no-unlock-prompt] VERB [OPTIONS]",
         options: [.flag("--version", help: "Print the version."), .flag("-h", "--help", help: "Show help.")]
-            + GlobalOptions.all,
+            + GlobalOptions.all + [GlobalOptions.noUnlockPrompt],
         subcommands: commands.map { $0.configuration })
 
     /// Runs the CLI with `arguments` (without the program name) and returns the exit status.
@@ -47,6 +47,8 @@ public enum KeygateMain {
         var askpass: String?
         var pinentry = false
         AuditLog.identifyAsKeygate()
+        // A Secret Service prompt shown as a window (an unlock dialog) is announced on stderr.
+        SecretServicePrompt.onWindowWait { Console.err($0 + "\n") }
         // Options before the verb.
         while let first = args.first, first.hasPrefix("-") {
             switch first {
@@ -61,6 +63,10 @@ public enum KeygateMain {
                 args.removeFirst()
             case "--verbose":
                 AuditLog.echoToStandardError = true
+                args.removeFirst()
+            case "--no-unlock-prompt":
+                // The library reads the setting from the environment (UnlockPromptSetting).
+                setenv(UnlockPromptSetting.variable, UnlockPromptSetting.never.rawValue, 1)
                 args.removeFirst()
             case "--askpass":
                 guard args.count > 1 else { return usage("option --askpass needs a value", topLevel, programName) }

@@ -1,7 +1,8 @@
 // `keygate doctor`'s checks in order. The system checks (bus, PAM, policies, host
 // key, gatekeeper, keyring quota, same-user isolation) are this folder's; the Secret Service and keychain checks read
 // the KeychainStatus snapshot the caller takes (KeychainOperations.status()), so the
-// doctor itself never prompts and never reads a secret.
+// doctor itself never prompts and never reads a secret; the Secret Service check also writes,
+// reads and deletes one throwaway item (SecretServiceRoundTripCheck).
 
 public enum Doctor {
     /// Checks that need nothing from the keychain: session bus, PAM files and stacks,
@@ -20,8 +21,16 @@ public enum Doctor {
     }
 
     /// Checks read from a status snapshot: Secret Service and collection, keychain state, timeouts.
+    /// With the Secret Service in use and its collection unlocked, the secret-service check is
+    /// a round trip of a throwaway item (SecretServiceRoundTripCheck) naming the provider.
     public static func keychainChecks(_ status: KeychainStatus) -> [DiagnosticResult] {
-        [StoreCheck.run(status), KeychainStateCheck.secretService(status), KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status)]
+        let usesService = status.storeKind == StoreKind.secretService.rawValue && status.storeError == nil
+        let provider = usesService ? SecretServiceConnection.shared.provider(ServiceDeadline(.seconds(5))) : .unknown
+        var service = KeychainStateCheck.secretService(status, provider: provider)
+        if service.level == .ok, status.storeKind == StoreKind.secretService.rawValue {
+            service = SecretServiceRoundTripCheck.run(base: service)
+        }
+        return [StoreCheck.run(status), service, KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status)]
     }
 
     /// The system checks adjusted to the store in use (no session bus needed for the embedded store).

@@ -3,7 +3,8 @@
 // locked or unlocked) and the timeouts in force with the keys cached now.
 
 enum KeychainStateCheck {
-    static func secretService(_ s: KeychainStatus) -> DiagnosticResult {
+    /// `provider`: who answers org.freedesktop.secrets, for the advice on a locked collection.
+    static func secretService(_ s: KeychainStatus, provider: SecretServiceProvider = .unknown) -> DiagnosticResult {
         if s.storeKind == StoreKind.embedded.rawValue {
             return DiagnosticResult("secret-service", .ok, "not used: the embedded store holds the items (see the store check)")
         }
@@ -14,9 +15,17 @@ enum KeychainStateCheck {
         }
         let where_ = "\(s.store ?? "Secret Service"), collection \"\(s.collection ?? "?")\""
         if s.collectionLocked == true {
-            return DiagnosticResult("secret-service", .warn, where_ + " is locked: reads and writes fail with exit 36 until it is unlocked",
-                                    advice: "unlock the login keyring: log in to the desktop, use pam_gnome_keyring, or "
-                                        + "`gnome-keyring-daemon --unlock` with its password on stdin")
+            let advice: String
+            switch provider {
+            case .gnomeKeyring, .unknown:
+                advice = "unlock the login keyring: log in to the desktop, use pam_gnome_keyring, or "
+                    + "`gnome-keyring-daemon --unlock` with its password on stdin"
+            default:
+                advice = provider.unlockAdvice
+            }
+            return DiagnosticResult("secret-service", .warn, where_ + " (\(provider.name)) is locked: reads and writes ask "
+                                    + "\(provider.name) to unlock it where a window can be shown, else fail with exit 36",
+                                    advice: advice)
         }
         return DiagnosticResult("secret-service", .ok, where_ + " is unlocked")
     }

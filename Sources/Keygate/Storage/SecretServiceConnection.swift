@@ -8,12 +8,16 @@
 // asynchronously and their replies collected on a private GMainContext, so several calls
 // (an item's properties and its secret; one GetAll per listed item) share one wait; each
 // call has its own reply timeout (ServiceDeadline). A connection that closed, or a session
-// the daemon forgot (it restarted), is dropped and made again by the next call.
+// the daemon forgot (it restarted), is dropped and made again by the next call. Who provides
+// the service (SecretServiceProvider) is asked once per connection, when a message needs it;
+// prompts are completed by SecretServicePrompt.
 internal import CGio
 import Synchronization
 
 /// One D-Bus method call to the Secret Service.
 struct ServiceMethodCall {
+    /// The bus name called: the Secret Service, or the bus daemon itself (org.freedesktop.DBus).
+    var destination: String = SecretServiceConnection.busName
     var path: String
     var interface: String
     var method: String
@@ -33,6 +37,7 @@ final class SecretServiceConnection: @unchecked Sendable {
     static let itemInterface = "org.freedesktop.Secret.Item"
     static let collectionInterface = "org.freedesktop.Secret.Collection"
     static let propertiesInterface = "org.freedesktop.DBus.Properties"
+    static let promptInterface = "org.freedesktop.Secret.Prompt"
 
     /// How many calls of one batch may wait for their replies at once.
     static let window = 32
@@ -44,9 +49,17 @@ final class SecretServiceConnection: @unchecked Sendable {
         var connection: BusConnection?
         var session: String?
         var collection: String?
+        var provider: SecretServiceProvider?
     }
 
     private let state = Mutex(State())
+
+    /// The bus to use: nil for the session bus (DBUS_SESSION_BUS_ADDRESS), or a D-Bus address
+    /// (tests reach a private bus with one provider on it this way).
+    let address: String?
+
+    /// A connection to `address` (nil: the session bus). Keygate itself uses `shared`.
+    init(address: String? = nil) { self.address = address }
 
     /// Owns the GDBusConnection.
     final class BusConnection: @unchecked Sendable {
@@ -67,13 +80,13 @@ final class SecretServiceConnection: @unchecked Sendable {
         try state.withLock { state in
             if let open = state.connection, !open.isClosed { return open }
             state = State()
-            let made = try Self.connect(deadline)
+            let made = try Self.connect(deadline, address: address)
             state.connection = made
             return made
         }
     }
 
-    private static func connect(_ deadline: ServiceDeadline) throws -> BusConnection {
+    private static func connect(_ deadline: ServiceDeadline, address fixed: String?) throws -> BusConnection {
         if let why = kg_gio_load_error() {
             throw KeychainError.notAvailable(String(cString: why) + ": Keygate reaches the Secret Service through "
                                              + "GLib's GIO; install it (Debian: `sudo apt-get install libglib2.0-0`), "
@@ -81,10 +94,11 @@ final class SecretServiceConnection: @unchecked Sendable {
         }
         return try deadline.withCancellable { cancellable in
             var error: UnsafeMutablePointer<GError>?
-            guard let address = g_dbus_address_get_for_bus_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
+            let found = fixed == nil ? g_dbus_address_get_for_bus_sync(G_BUS_TYPE_SESSION, cancellable, &error) : nil
+            defer { g_free(found) }
+            guard let address = fixed ?? found.map({ String(cString: $0) }) else {
                 throw SecretServiceFailure.map(GErrorInfo.take(error), action: "connect to the session bus", deadline: deadline)
             }
-            defer { g_free(address) }
             let flags = GDBusConnectionFlags(rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue
                                              | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
             guard let connection = g_dbus_connection_new_for_address_sync(address, flags, nil, cancellable, &error) else {
@@ -122,7 +136,7 @@ final class SecretServiceConnection: @unchecked Sendable {
     func remember(session reply: GVariantRef) throws -> String {
         guard let path = reply.child(1)?.string, path != "/", !path.isEmpty else {
             throw KeychainError.notAvailable("the Secret Service refused a plain session: check that "
-                                             + "gnome-keyring-daemon is healthy, then try again")
+                                             + "\(provider(.init(.seconds(1))).daemonName) is healthy, then try again")
         }
         state.withLock { $0.session = path }
         return path
@@ -132,7 +146,7 @@ final class SecretServiceConnection: @unchecked Sendable {
     @discardableResult
     func remember(collection reply: GVariantRef) throws -> String {
         guard let path = reply.child(0)?.string, path != "/", !path.isEmpty else {
-            throw SecretServiceFailure.noDefaultCollection()
+            throw SecretServiceFailure.noDefaultCollection(provider(.init(.seconds(1))))
         }
         state.withLock { $0.collection = path }
         return path
@@ -154,6 +168,24 @@ final class SecretServiceConnection: @unchecked Sendable {
     func forgetSession() { state.withLock { $0.session = nil } }
     func forgetCollection() { state.withLock { $0.collection = nil } }
 
+    // MARK: the provider
+
+    /// Who owns org.freedesktop.secrets, asked of the bus daemon once per connection; `.unknown`
+    /// when nobody does or the bus cannot tell (never an error: it only words messages).
+    func provider(_ deadline: ServiceDeadline) -> SecretServiceProvider {
+        guard let bus = try? connection(deadline) else { return .unknown }
+        if let known = state.withLock({ $0.connection === bus ? $0.provider : nil }) { return known }
+        let ask = ServiceMethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                    interface: "org.freedesktop.DBus", method: "GetConnectionUnixProcessID",
+                                    arguments: Variant.tuple([Variant.string(Self.busName)]), replyType: "(u)",
+                                    action: "find the Secret Service's process")
+        guard let reply = try? exchange([ask], deadline, on: bus).first, case .success(let value) = reply,
+              let pid = value.child(0)?.uint32 else { return .unknown }
+        let found = SecretServiceProvider(pid: pid)
+        state.withLock { if $0.connection === bus { $0.provider = found } }
+        return found
+    }
+
     // MARK: calls
 
     /// One call; its reply, or the error it met.
@@ -174,6 +206,22 @@ final class SecretServiceConnection: @unchecked Sendable {
             for method in methods { if let arguments = method.arguments { g_variant_unref(g_variant_ref_sink(arguments)) } }
             throw error
         }
+        let results = try exchange(methods, deadline, on: bus)
+        let failed = results.contains { if case .failure = $0 { return true } else { return false } }
+        let provider = failed ? self.provider(deadline) : .unknown
+        return zip(methods, results).map { method, result in
+            result.mapError { SecretServiceFailure.map($0.info, action: method.action, deadline: deadline, provider: provider) }
+        }
+    }
+
+    /// A failed call's GError (nil: none given), before it is worded.
+    struct CallFailure: Error {
+        let info: GErrorInfo?
+    }
+
+    /// Sends every call at once on `bus`, then waits for all the replies (each under its own timeout).
+    func exchange(_ methods: [ServiceMethodCall], _ deadline: ServiceDeadline, on bus: BusConnection) throws
+        -> [Result<GVariantRef, CallFailure>] {
         let batch = ReplyBatch(count: methods.count)
         guard let context = g_main_context_new() else {
             throw KeychainError.notAvailable("could not allocate memory for a Secret Service call: free some memory, then try again")
@@ -187,7 +235,7 @@ final class SecretServiceConnection: @unchecked Sendable {
                 let method = methods[sent]
                 let slot = Unmanaged.passRetained(ReplySlot(batch: batch, index: sent)).toOpaque()
                 let type = g_variant_type_new(method.replyType)
-                g_dbus_connection_call(bus.pointer, Self.busName, method.path, method.interface, method.method,
+                g_dbus_connection_call(bus.pointer, method.destination, method.path, method.interface, method.method,
                                        method.arguments, type, G_DBUS_CALL_FLAGS_NONE, deadline.milliseconds, nil,
                                        replyArrived, slot)
                 g_variant_type_free(type)
@@ -197,10 +245,9 @@ final class SecretServiceConnection: @unchecked Sendable {
         }
         g_main_context_pop_thread_default(context)
         g_main_context_unref(context)
-        return methods.enumerated().map { index, method in
+        return methods.indices.map { index in
             if let reply = batch.replies[index] { return .success(reply) }
-            let failure = SecretServiceFailure.map(batch.errors[index], action: method.action, deadline: deadline)
-            return .failure(failure)
+            return .failure(CallFailure(info: batch.errors[index]))
         }
     }
 
@@ -227,7 +274,7 @@ final class SecretServiceConnection: @unchecked Sendable {
 }
 
 /// GAsyncReadyCallback of every call: takes the reply (or the error) into its slot.
-private let replyArrived: GAsyncReadyCallback = { source, result, userData in
+let replyArrived: GAsyncReadyCallback = { source, result, userData in
     guard let userData else { return }
     let slot = Unmanaged<SecretServiceConnection.ReplySlot>.fromOpaque(userData).takeRetainedValue()
     var error: UnsafeMutablePointer<GError>?

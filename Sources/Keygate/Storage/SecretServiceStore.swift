@@ -4,22 +4,79 @@
 // Keygate builds). Talks D-Bus itself through SecretServiceConnection (one connection, one
 // plain session, reused), so a read is SearchItems, then the item's properties and its secret
 // together. Every call has its own deadline; a locked collection is reported as locked
-// (never as "not found"), and nothing here ever asks for an unlock prompt. Attribute mapping
-// is ItemAttributeCodec's; errors are worded by SecretServiceFailure.
+// (never as "not found"). A call answered with a prompt (KeePassXC's CreateItem and Delete)
+// has it completed by SecretServicePrompt. Attribute mapping is ItemAttributeCodec's; errors
+// are worded by SecretServiceFailure.
 internal import CGio
 
 final class SecretServiceStore: ItemStore {
     let deadline: Duration
     private let connection: SecretServiceConnection
+    /// Whether a locked default collection may be unlocked through the provider's prompt.
+    let unlockPrompt: UnlockPromptSetting
+    /// How long a prompt shown as a window is waited for.
+    let windowLimit: Duration
 
+    /// A store on the session bus; the unlock prompt as KEYGATE_UNLOCK_PROMPT says (a bad value
+    /// counts as `never`: StoreSelection reports it before a store is made).
     init(deadline: Duration = .seconds(5)) {
         self.deadline = deadline
         connection = .shared
+        unlockPrompt = (try? UnlockPromptSetting.current()) ?? .never
+        windowLimit = SecretServicePrompt.windowLimit
     }
 
-    private var call: ServiceCalls { ServiceCalls(connection: connection, deadline: ServiceDeadline(deadline)) }
+    /// A store on its own connection (tests: a private bus with one provider on it).
+    init(deadline: Duration = .seconds(5), connection: SecretServiceConnection, unlockPrompt: UnlockPromptSetting = .never,
+         windowLimit: Duration = SecretServicePrompt.windowLimit) {
+        self.deadline = deadline
+        self.connection = connection
+        self.unlockPrompt = unlockPrompt
+        self.windowLimit = windowLimit
+    }
+
+    /// Who provides the Secret Service (for messages and doctor).
+    func provider() -> SecretServiceProvider { connection.provider(ServiceDeadline(deadline)) }
+
+    private var call: ServiceCalls {
+        ServiceCalls(connection: connection, deadline: ServiceDeadline(deadline), windowLimit: windowLimit)
+    }
+
+    /// Runs `body`; when it meets a locked default collection and the unlock prompt is allowed,
+    /// unlocks it through the provider's prompt (as libsecret does) and runs `body` once more.
+    /// KeePassXC with "Unlock before search" (its default) holds a search of a locked database
+    /// until its own unlock dialog is answered, so there a search that timed out on a locked
+    /// collection counts as meeting it locked.
+    private func unlockingIfAllowed<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let error as KeychainError where isLocked(error) {
+            let provider = self.provider()
+            guard unlockPrompt.allows(provider), connection.canPrompt(provider, ServiceDeadline(deadline)) else { throw error }
+            guard try call.unlockDefaultCollection() else { throw error }
+            return try body()
+        }
+    }
+
+    private func isLocked(_ error: KeychainError) -> Bool {
+        if error.code == .interactionNotAllowed && error.message.hasPrefix(SecretServiceFailure.lockedPrefix) { return true }
+        guard error.code == .notAvailable, error.message.hasPrefix(SecretServiceFailure.timeoutPrefix),
+              provider() == .keePassXC, let collection = try? connection.defaultCollection(ServiceDeadline(deadline)) else {
+            return false
+        }
+        return (try? call.collectionProperties(collection).lookup("Locked")?.boolean) == true
+    }
+
+    /// Locks the default collection (Service.Lock, through its prompt where the provider asks one).
+    func lockDefaultCollection() throws {
+        try call.lockDefaultCollection()
+    }
 
     func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
+        try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs) }
+    }
+
+    private func searchUnlocked(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
         let call = self.call
         let paths = try call.unlockedItems(matching: query, openingSession: loadBlobs)
         guard !paths.isEmpty else { return [] }
@@ -45,6 +102,10 @@ final class SecretServiceStore: ItemStore {
     /// generation (the write committed when its item was created), never a blob under
     /// attributes it was not sealed for, and the next replace removes the leftover.
     func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
+        try unlockingIfAllowed { try createUnlocked(attributes, blob: blob, replace: replace) }
+    }
+
+    private func createUnlocked(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
         let call = self.call
         let exact = ItemQuery(exactly: attributes.identity)
         let paths = try call.unlockedItems(matching: exact, openingSession: true)
@@ -82,6 +143,10 @@ final class SecretServiceStore: ItemStore {
 
     @discardableResult
     func delete(_ query: ItemQuery) throws -> Int {
+        try unlockingIfAllowed { try deleteUnlocked(query) }
+    }
+
+    private func deleteUnlocked(_ query: ItemQuery) throws -> Int {
         let call = self.call
         let paths = try call.unlockedItems(matching: query)
         let doomed = try call.properties(of: paths, loadingSecrets: false).found.filter { query.matches($0.attributes) }
@@ -107,6 +172,7 @@ final class SecretServiceStore: ItemStore {
 private struct ServiceCalls {
     let connection: SecretServiceConnection
     let deadline: ServiceDeadline
+    let windowLimit: Duration
 
     private typealias C = SecretServiceConnection
 
@@ -140,7 +206,7 @@ private struct ServiceCalls {
         let prefix = collection + "/"
         let unlocked = (reply.child(0)?.strings ?? []).filter { $0.hasPrefix(prefix) }
         let locked = (reply.child(1)?.strings ?? []).filter { $0.hasPrefix(prefix) }
-        if !locked.isEmpty { throw SecretServiceFailure.locked() }
+        if !locked.isEmpty { throw SecretServiceFailure.locked(connection.provider(deadline)) }
         if unlocked.isEmpty {
             // Nothing found: "not found" only if the collection is open (and still exists).
             let properties: GVariantRef
@@ -150,7 +216,7 @@ private struct ServiceCalls {
                 connection.forgetCollection()
                 throw KeychainError.notAvailable("the default keyring collection went away: try again")
             }
-            if properties.lookup("Locked")?.boolean != false { throw SecretServiceFailure.locked() }
+            if properties.lookup("Locked")?.boolean != false { throw SecretServiceFailure.locked(connection.provider(deadline)) }
         }
         return unlocked
     }
@@ -244,9 +310,9 @@ private struct ServiceCalls {
     private func decode(_ properties: GVariantRef?) throws -> ItemAttributes {
         guard let properties else {
             throw KeychainError.notAvailable("the Secret Service sent an item without its attributes: check that "
-                                             + "gnome-keyring-daemon is healthy, then try again")
+                                             + "\(connection.provider(deadline).daemonName) is healthy, then try again")
         }
-        if properties.lookup("Locked")?.boolean == true { throw SecretServiceFailure.locked() }
+        if properties.lookup("Locked")?.boolean == true { throw SecretServiceFailure.locked(connection.provider(deadline)) }
         let label = properties.lookup("Label")?.string ?? ""
         let entries = properties.lookup("Attributes")?.stringDictionary ?? [:]
         guard let attributes = ItemAttributeCodec.decode(entries, label: label,
@@ -276,8 +342,10 @@ private struct ServiceCalls {
             path: collection, interface: C.collectionInterface, method: "CreateItem",
             arguments: Variant.tuple([properties, secret(blob, session: session), Variant.boolean(false)]),
             replyType: "(oo)", action: "create the item"), deadline)
-        // A prompt would mean the collection wants unlocking: Keygate never prompts here.
-        if let prompt = reply.child(1)?.string, prompt != "/" { throw SecretServiceFailure.locked() }
+        // KeePassXC always answers with a prompt (the item comes in its Completed signal).
+        if let prompt = reply.child(1)?.string, prompt != "/" {
+            _ = try connection.completePrompt(prompt, action: "create the item", deadline, windowLimit: windowLimit)
+        }
     }
 
     func setSecret(of path: String, to blob: [UInt8]) throws {
@@ -309,6 +377,36 @@ private struct ServiceCalls {
         let reply = try connection.call(ServiceMethodCall(
             path: path, interface: C.itemInterface, method: "Delete", arguments: nil, replyType: "(o)",
             action: "delete the item"), deadline)
-        if let prompt = reply.child(0)?.string, prompt != "/" { throw SecretServiceFailure.locked() }
+        if let prompt = reply.child(0)?.string, prompt != "/" {
+            _ = try connection.completePrompt(prompt, action: "delete the item", deadline, windowLimit: windowLimit)
+        }
+    }
+
+    /// Service.Unlock of the default collection, completing the prompt it answers with (a
+    /// window: the provider's unlock dialog). True when the collection is unlocked after.
+    func unlockDefaultCollection() throws -> Bool {
+        let collection = try connection.defaultCollection(deadline)
+        let reply = try connection.call(ServiceMethodCall(
+            path: C.servicePath, interface: C.serviceInterface, method: "Unlock",
+            arguments: Variant.tuple([Variant.objectPaths([collection])]), replyType: "(aoo)",
+            action: "unlock the default collection"), deadline)
+        if reply.child(0)?.strings.contains(collection) == true { return true }
+        guard let prompt = reply.child(1)?.string, prompt != "/" else { return false }
+        let result = try connection.completePrompt(prompt, action: "unlock the default collection", deadline,
+                                                   windowLimit: windowLimit)
+        if result?.strings.contains(collection) == true { return true }
+        return try collectionProperties(collection).lookup("Locked")?.boolean == false
+    }
+
+    /// Service.Lock of the default collection, completing its prompt (KeePassXC asks one).
+    func lockDefaultCollection() throws {
+        let collection = try connection.defaultCollection(deadline)
+        let reply = try connection.call(ServiceMethodCall(
+            path: C.servicePath, interface: C.serviceInterface, method: "Lock",
+            arguments: Variant.tuple([Variant.objectPaths([collection])]), replyType: "(aoo)",
+            action: "lock the default collection"), deadline)
+        if let prompt = reply.child(1)?.string, prompt != "/" {
+            _ = try connection.completePrompt(prompt, action: "lock the default collection", deadline, windowLimit: windowLimit)
+        }
     }
 }

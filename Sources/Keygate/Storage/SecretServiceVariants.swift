@@ -38,6 +38,8 @@ final class GVariantRef {
 
     var uint64: UInt64? { isOfType("t") ? UInt64(g_variant_get_uint64(pointer)) : nil }
 
+    var uint32: UInt32? { isOfType("u") ? UInt32(g_variant_get_uint32(pointer)) : nil }
+
     /// The value inside a "v".
     var unboxed: GVariantRef? {
         guard isOfType("v"), let inner = g_variant_get_variant(pointer) else { return nil }

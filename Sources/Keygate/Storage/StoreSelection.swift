@@ -31,6 +31,7 @@ struct StoreSelection {
     /// The chosen store and why, and for an auto choice not yet recorded, the record the first
     /// write commits. Throws .param for a bad KEYGATE_STORE or config file.
     func resolve() throws -> (store: any ItemStore, choice: StoreChoice, record: StoreRecord?) {
+        _ = try UnlockPromptSetting.current(environment)  // a bad KEYGATE_UNLOCK_PROMPT is reported here
         let (kind, reason, record) = try choose()
         return (Self.store(kind, dataDirectory: dataDirectory, deadline: deadline),
                 StoreChoice(kind: kind.rawValue, reason: reason), record)

@@ -18,6 +18,8 @@ enum GlobalOptions {
     static let verbose = OptionSpec.flag("--verbose", help: "Also print the audit lines (authentications, unlocks, locks, policy refusals) on stderr.")
     static let pinentry = OptionSpec.flag("--pinentry", help: "Ask for passwords with your pinentry (KEYGATE_PINENTRY, else `pinentry` on PATH): curses, GNOME or Qt. Setting KEYGATE_PINENTRY does the same.")
     static let all: [OptionSpec] = [askpass, pinentry, verbose]
+    /// Before the verb only.
+    static let noUnlockPrompt = OptionSpec.flag("--no-unlock-prompt", help: "Never ask the Secret Service to unlock a locked collection (no unlock window): a locked collection exits 36 at once. Also KEYGATE_UNLOCK_PROMPT=never.")
 }
 
 /// What a verb needs from the process: how to prompt, and a way to build operations.

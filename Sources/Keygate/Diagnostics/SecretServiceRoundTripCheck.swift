@@ -1,0 +1,95 @@
+// Doctor check: does the Secret Service really take Keygate's writes? Where the default
+// collection reads as unlocked, this creates a throwaway item in it, reads it back and deletes
+// it (completing any prompt the provider answers with, as every write does: KeePassXC prompts
+// for each CreateItem and Delete), and names the provider and its version. A provider whose
+// prompt never completes (a confirmation window nobody answers, or no window to show it) fails
+// here with advice, instead of failing the user's first `keygate add`. Never prompts for an
+// unlock, never reads a real item; the throwaway blob is random bytes, not a secret.
+internal import Glibc
+
+enum SecretServiceRoundTripCheck {
+    static let name = "secret-service"
+    /// The throwaway item's service attribute; its account is random per run.
+    static let service = "keygate-doctor"
+
+    /// `base`: the secret-service check from the status snapshot (OK: unlocked).
+    static func run(base: DiagnosticResult, deadline: Duration = .seconds(5)) -> DiagnosticResult {
+        let store = SecretServiceStore(deadline: deadline, connection: .shared, unlockPrompt: .never, windowLimit: deadline)
+        let provider = store.provider()
+        let who = provider.name + (version(of: provider).map { " " + $0 } ?? "")
+        let random = Sodium.randomBytes(8)
+        let account = "round-trip-" + random.map { String(Int($0) | 0x100, radix: 16).dropFirst() }.joined()
+        let identity = ItemIdentity.generic(service: service, account: account)
+        let attributes = ItemAttributes(identity: identity, label: "Keygate doctor's throwaway item (safe to delete)")
+        var step = "create"
+        do {
+            try store.create(attributes, blob: random, replace: false)
+            step = "read back"
+            let found = try store.search(ItemQuery(exactly: identity), loadBlobs: true)
+            guard found.first?.blob == random else {
+                _ = try? store.delete(ItemQuery(exactly: identity))
+                return DiagnosticResult(name, .fail, "\(who): a throwaway item read back different from what was written",
+                                        advice: "the Secret Service corrupts items: update or replace \(provider.name)")
+            }
+            step = "delete"
+            try store.delete(ItemQuery(exactly: identity))
+            guard try store.search(ItemQuery(exactly: identity), loadBlobs: false).isEmpty else {
+                return DiagnosticResult(name, .fail, "\(who): a deleted throwaway item is still there",
+                                        advice: "delete \"\(service)\" items with secret-tool or \(provider.name), and update it")
+            }
+        } catch let error as KeychainError {
+            let leftover = step == "delete" ? "; the throwaway item (service \(service), account \(account)) is left: delete it in \(provider.name)" : ""
+            return DiagnosticResult(name, .fail, "\(who): could not \(step) a throwaway item: \(error.message)\(leftover)",
+                                    advice: advice(provider))
+        } catch {
+            return DiagnosticResult(name, .fail, "\(who): could not \(step) a throwaway item: \(error)", advice: advice(provider))
+        }
+        return DiagnosticResult(name, .ok, base.detail + "; provider \(who): create, read and delete of a throwaway item work")
+    }
+
+    /// What to do when the round trip fails, by provider.
+    static func advice(_ provider: SecretServiceProvider) -> String {
+        switch provider {
+        case .keePassXC:
+            return "in KeePassXC, under Tools > Settings > Secret Service Integration, turn off \"Confirm when passwords are "
+                + "deleted by clients\" (or answer its window), check that a group is exposed in Database Settings, then run "
+                + "keygate doctor again; Keygate completes KeePassXC's prompts, older builds did not"
+        case .kWallet:
+            return "open the wallet in kwalletmanager5 and allow the Secret Service access, then run keygate doctor again"
+        case .gnomeKeyring:
+            return "check that gnome-keyring-daemon runs with --components=secrets and its login keyring is unlocked, "
+                + "then run keygate doctor again"
+        case .other, .unknown:
+            return "check the Secret Service's settings (it must let clients create and delete items), or use the "
+                + "embedded store (KEYGATE_STORE=embedded)"
+        }
+    }
+
+    /// The provider's version as the package database records it (Debian: /var/lib/dpkg/status).
+    static func version(of provider: SecretServiceProvider, statusFile: String = "/var/lib/dpkg/status") -> String? {
+        guard let package = provider.debianPackage, let text = readFile(statusFile) else { return nil }
+        var inPackage = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.isEmpty { inPackage = false; continue }
+            if line.hasPrefix("Package: ") { inPackage = line.dropFirst("Package: ".count) == package[...] }
+            if inPackage, line.hasPrefix("Version: ") { return String(line.dropFirst("Version: ".count)) }
+        }
+        return nil
+    }
+
+    /// A file of at most 64 MiB, or nil.
+    private static func readFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while bytes.count < 64 << 20 {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

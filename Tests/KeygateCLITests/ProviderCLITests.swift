@@ -1,0 +1,139 @@
+// The writes issue 21 reported failing on KeePassXC (exit 36, "the default keyring collection
+// is locked", while KeePassXC said it was unlocked), run with the real `keygate` binary against
+// real providers alone on a private bus (ProviderSession): add, add -U that changes the
+// attributes, get, delete, delete --all and migrate --to secret-service. The same script runs
+// on kwalletd5. PAM is pam_wrapper's pam_matrix in a temporary folder (a test-hook build reads
+// KEYGATE_TEST_PAM_CONFDIR): these tests are about the store, not authentication.
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class ProviderCLITests: XCTestCase {
+    private func run(_ session: ProviderSession, _ script: String) throws -> ProcessResult {
+        let home = session.folder + "/cli-home"
+        let confdir = session.folder + "/pam"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: confdir, withIntermediateDirectories: true)
+        try Requirement.require(PAMMatrix.modulePath != nil, "pam_wrapper's pam_matrix.so (apt-get install libpam-wrapper)")
+        let module = PAMMatrix.modulePath ?? ""
+        let passdb = confdir + "/passdb"
+        let user = String(cString: getpwuid(getuid()).pointee.pw_name)
+        try ["keygate", "keygate-passcode"].map { "\(user):test-password:\($0)\n" }.joined()
+            .write(toFile: passdb, atomically: true, encoding: .utf8)
+        for service in ["keygate", "keygate-passcode"] {
+            try "auth required \(module) passdb=\(passdb)\naccount required \(module) passdb=\(passdb)\n"
+                .write(toFile: confdir + "/" + service, atomically: true, encoding: .utf8)
+        }
+        let askpass = session.folder + "/askpass"
+        try "#!/bin/sh\necho test-password\n".write(toFile: askpass, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: askpass)
+        var env = session.environment
+        env["HOME"] = home
+        env["PATH"] = PackagePaths.buildProducts + ":" + (env["PATH"] ?? "/usr/bin:/bin")
+        for key in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "KEYGATE_STORE", "KEYGATE_UNLOCK_PROMPT"] { env.removeValue(forKey: key) }
+        env["KEYGATE_ASKPASS"] = askpass
+        env["KEYGATE_TEST_PAM_CONFDIR"] = confdir
+        env["KEYGATE_TEST_KDF"] = "fast"
+        env["KEYGATE_TEST_POLICY_ROOT"] = EmptyPolicyRoot.path
+        return try Subprocess.run(["sh", "-c", script], environment: env, timeout: 120)
+    }
+
+    /// add, add -U changing the class, get, delete, delete --all, then migrate from the
+    /// embedded store into the provider: every step exits 0 and reads back what was written.
+    private func writesAndMigrate(_ provider: ProviderSession.Provider) throws {
+        let session = try ProviderSession(provider)
+        defer { session.stop() }
+
+        let r = try run(session, """
+            export KEYGATE_STORE=secret-service
+            printf s1 | keygate add -s issue21 -a alice; echo add=$?
+            echo get=$(keygate get -s issue21 -a alice)
+            printf s2 | keygate add -U -s issue21 -a alice --accessible when-unlocked; echo update=$?
+            echo get2=$(keygate get -s issue21 -a alice)
+            keygate delete -s issue21 -a alice; echo delete=$?
+            keygate exists -s issue21 -a alice; echo exists=$?
+            printf a | keygate add -s issue21 -a a1; printf b | keygate add -s issue21 -a a2
+            keygate delete -s issue21 --all --yes; echo deleteAll=$?
+            echo left=$(keygate list -s issue21 | grep -c issue21)
+            printf m | KEYGATE_STORE=embedded keygate add -s issue21-mig -a m; echo addEmbedded=$?
+            unset KEYGATE_STORE
+            keygate migrate --to secret-service --yes; echo migrate=$?
+            echo migrated=$(KEYGATE_STORE=secret-service keygate get -s issue21-mig -a m)
+            """)
+
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["get"], "s1", r.summary)
+        XCTAssertEqual(v["update"], "0", r.summary)
+        XCTAssertEqual(v["get2"], "s2", r.summary)
+        XCTAssertEqual(v["delete"], "0", r.summary)
+        XCTAssertEqual(v["exists"], "44", r.summary)
+        XCTAssertEqual(v["deleteAll"], "0", r.summary)
+        XCTAssertEqual(v["left"], "0", r.summary)
+        XCTAssertEqual(v["addEmbedded"], "0", r.summary)
+        XCTAssertEqual(v["migrate"], "0", r.summary)
+        XCTAssertEqual(v["migrated"], "m", r.summary)
+        XCTAssertFalse(r.err.contains("locked"), r.summary)
+    }
+
+    func test_keePassXC_addUpdateDeleteDeleteAllAndMigrate_allWork_throughItsPrompts() throws {
+        try writesAndMigrate(.keePassXC)
+    }
+
+    func test_kWallet_addUpdateDeleteDeleteAllAndMigrate_allWork() throws {
+        try writesAndMigrate(.kWallet)
+    }
+
+    /// A locked collection with the unlock prompt turned off: exit 36 at once, with the
+    /// provider's own advice, and no window.
+    func test_keePassXC_locked_withNoUnlockPrompt_exits36_withKeePassXCsAdvice() throws {
+        let session = try ProviderSession(.keePassXC)
+        defer { session.stop() }
+        try session.lockDefaultCollection()
+
+        let r = try run(session, """
+            printf s | KEYGATE_STORE=secret-service keygate --no-unlock-prompt add -s issue21 -a locked; echo add=$?
+            """)
+
+        XCTAssertEqual(r.values["add"], "36", r.summary)
+        XCTAssertTrue(r.err.contains("the default keyring collection is locked (KeePassXC): unlock the database in KeePassXC"),
+                      r.summary)
+    }
+
+    /// A closed wallet: `keygate get` asks kwalletd to unlock it, says on stderr that a window
+    /// is waiting (kwalletd's password dialog, on its display), and when the dialog is
+    /// dismissed (Prompt.Dismiss, as its Cancel does) exits 128, the user's cancel.
+    func test_kWallet_closedWallet_getAnnouncesTheWindow_andItsDismissalExits128() throws {
+        let session = try ProviderSession(.kWallet)
+        defer { session.stop() }
+        let added = try run(session, "printf s | KEYGATE_STORE=secret-service keygate add -s issue21 -a w; echo add=$?")
+        XCTAssertEqual(added.values["add"], "0", added.summary)
+        try session.lockDefaultCollection()
+        let finished = DispatchSemaphore(value: 0)
+        let dismisser = Thread {
+            // After Keygate's own 5 s deadline has passed (so the window notice was given), dismiss
+            // every prompt kwalletd lists, until the command has finished.
+            usleep(7_000_000)
+            repeat {
+                let listed = try? Subprocess.run(["gdbus", "introspect", "--address", session.address, "--dest",
+                                                  "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets/prompt"],
+                                                 timeout: 10)
+                let nodes = (listed?.out ?? "").split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                    .filter { $0.hasPrefix("node ") }
+                    .map { $0.dropFirst("node ".count).trimmingCharacters(in: CharacterSet(charactersIn: " {")) }
+                for node in nodes {
+                    _ = try? session.gdbus("/org/freedesktop/secrets/prompt/" + node, "org.freedesktop.Secret.Prompt.Dismiss", [])
+                }
+            } while finished.wait(timeout: .now() + 0.5) == .timedOut
+        }
+        dismisser.start()
+
+        let r = try run(session, "KEYGATE_STORE=secret-service keygate get -s issue21 -a w; echo get=$?")
+        finished.signal()
+
+        XCTAssertEqual(r.values["get"], "128", r.summary)
+        XCTAssertTrue(r.err.contains("keygate: a KWallet window is waiting for your answer (to unlock the default collection)"),
+                      r.summary)
+        XCTAssertTrue(r.err.contains("the KWallet prompt to unlock the default collection was dismissed"), r.summary)
+    }
+}

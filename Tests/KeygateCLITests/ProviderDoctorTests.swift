@@ -1,0 +1,100 @@
+// `keygate doctor`'s Secret Service round trip with the real binary against each real provider
+// alone on a private bus (ProviderSession: scripts/provider-session): it creates, reads and
+// deletes a throwaway item, names the provider and its version, and leaves nothing behind.
+// With prompts refused as Keygate did before issue 21 (KEYGATE_TEST_REFUSE_PROMPTS=1, debug
+// builds only), KeePassXC's prompted writes fail the check with KeePassXC's own advice.
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class ProviderDoctorTests: XCTestCase {
+    private func doctor(_ session: ProviderSession, _ extra: [String: String] = [:]) throws -> ProcessResult {
+        let home = session.folder + "/doctor-home"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        var env = session.environment
+        env["HOME"] = home
+        env.removeValue(forKey: "XDG_CONFIG_HOME")
+        env.removeValue(forKey: "XDG_DATA_HOME")
+        env["KEYGATE_STORE"] = "secret-service"
+        for (key, value) in extra { env[key] = value }
+        return try Subprocess.run([PackagePaths.keygateBinary, "doctor"], environment: env, timeout: 60)
+    }
+
+    private func line(_ check: String, in output: String) -> String {
+        output.split(separator: "\n").first { $0.dropFirst(5).hasPrefix(check + ":") }.map(String.init) ?? ""
+    }
+
+    /// No item of the doctor's service is left in the default collection.
+    private func assertNoThrowawayLeft(_ session: ProviderSession, file: StaticString = #filePath, line: UInt = #line) throws {
+        let search = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.SearchItems",
+                                       ["{'service': 'keygate-doctor'}"])
+        XCTAssertEqual(search.status, 0, search.err, file: file, line: line)
+        XCTAssertEqual(search.out.trimmingCharacters(in: .whitespacesAndNewlines), "(@ao [], @ao [])", file: file, line: line)
+    }
+
+    func test_doctor_roundTrip_throughKeePassXCsPrompts_namesItAndItsVersion_andLeavesNothing() throws {
+        let session = try ProviderSession(.keePassXC)
+        defer { session.stop() }
+
+        let r = try doctor(session)
+
+        let service = line("secret-service", in: r.out)
+        XCTAssertTrue(service.hasPrefix("OK   secret-service:"), r.out + r.err)
+        XCTAssertTrue(service.contains("provider KeePassXC 2.7"), service)
+        XCTAssertTrue(service.contains("create, read and delete of a throwaway item work"), service)
+        try assertNoThrowawayLeft(session)
+    }
+
+    func test_doctor_failsWithKeePassXCAdvice_whenPromptsAreNotCompleted_asBeforeIssue21() throws {
+        let session = try ProviderSession(.keePassXC)
+        defer { session.stop() }
+
+        let r = try doctor(session, ["KEYGATE_TEST_REFUSE_PROMPTS": "1"])
+
+        XCTAssertEqual(r.status, 53, r.out + r.err)
+        let service = line("secret-service", in: r.out)
+        XCTAssertTrue(service.hasPrefix("FAIL secret-service: KeePassXC 2.7"), r.out)
+        XCTAssertTrue(service.contains("could not create a throwaway item"), service)
+        XCTAssertTrue(r.out.contains("Keygate completes KeePassXC's prompts"), r.out)
+        try assertNoThrowawayLeft(session)
+    }
+
+    func test_doctor_roundTrip_namesGnomeKeyringAndItsVersion() throws {
+        let session = try ProviderSession(.gnomeKeyring)
+        defer { session.stop() }
+
+        let r = try doctor(session)
+
+        let service = line("secret-service", in: r.out)
+        XCTAssertTrue(service.hasPrefix("OK   secret-service:"), r.out + r.err)
+        XCTAssertTrue(service.contains("provider gnome-keyring 42"), service)
+        try assertNoThrowawayLeft(session)
+    }
+
+    func test_doctor_roundTrip_namesKWalletAndItsVersion() throws {
+        let session = try ProviderSession(.kWallet)
+        defer { session.stop() }
+
+        let r = try doctor(session)
+
+        let service = line("secret-service", in: r.out)
+        XCTAssertTrue(service.hasPrefix("OK   secret-service:"), r.out + r.err)
+        XCTAssertTrue(service.contains("provider KWallet 5.103"), service)
+        try assertNoThrowawayLeft(session)
+    }
+
+    func test_doctor_onALockedKeePassXC_warnsWithKeePassXCsAdvice_andWritesNothing() throws {
+        let session = try ProviderSession(.keePassXC)
+        defer { session.stop() }
+        try session.lockDefaultCollection()
+
+        let r = try doctor(session)
+
+        let service = line("secret-service", in: r.out)
+        XCTAssertTrue(service.hasPrefix("WARN secret-service:"), r.out + r.err)
+        XCTAssertTrue(service.contains("(KeePassXC) is locked"), service)
+        XCTAssertTrue(r.out.contains("unlock the database in KeePassXC"), r.out)
+        XCTAssertFalse(r.out.contains("gnome-keyring"), r.out)
+        try assertNoThrowawayLeft(session)
+    }
+}

@@ -1,0 +1,288 @@
+// The provider matrix's shared checks: every ItemStoreContract check, and the failure cases
+// (locked collection, killed daemon, hung daemon), run against one real provider alone on a
+// private bus (ProviderSession: scripts/provider-session). Each provider has its own test class
+// (KeePassXCStoreTests, KWalletStoreTests, GnomeKeyringProviderTests) with one line per check,
+// as XCTest on Linux finds only a class's own methods.
+import Foundation
+import XCTest
+@testable import Keygate
+import KeygateTestSupport
+
+/// One provider's running session, shared by the tests of its class.
+final class ProviderFixture: @unchecked Sendable {
+    // @unchecked: the session is set once, in the class's first setUp, on XCTest's thread.
+    private var session: ProviderSession?
+    private var failure: Error?
+    let provider: ProviderSession.Provider
+
+    init(_ provider: ProviderSession.Provider) { self.provider = provider }
+
+    /// The shared session, started on first use (a start failure is reported to every test).
+    func shared() throws -> ProviderSession {
+        if let session { return session }
+        if let failure { throw failure }
+        do {
+            let started = try ProviderSession(provider)
+            session = started
+            return started
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    func stop() {
+        session?.stop()
+        session = nil
+    }
+}
+
+struct ProviderMatrix {
+    let session: ProviderSession
+    let tag: String
+    let deadline: Duration
+
+    init(session: ProviderSession, tag: String, deadline: Duration = .seconds(5)) {
+        self.session = session
+        self.tag = tag
+        self.deadline = deadline
+    }
+
+    /// A store on this provider's bus, with its own connection (no unlock prompt unless asked).
+    func store(deadline: Duration? = nil, unlockPrompt: UnlockPromptSetting = .never,
+               windowLimit: Duration = SecretServicePrompt.windowLimit) -> SecretServiceStore {
+        SecretServiceStore(deadline: deadline ?? self.deadline, connection: SecretServiceConnection(address: session.address),
+                           unlockPrompt: unlockPrompt, windowLimit: windowLimit)
+    }
+
+    var contract: ItemStoreContract { ItemStoreContract(store: store(), tag: tag) }
+
+    func cleanUp() {
+        let store = self.store()
+        _ = try? store.delete(ItemQuery(itemClass: .genericPassword, service: tag))
+        _ = try? store.delete(ItemQuery(itemClass: .internetPassword, server: tag + ".example"))
+    }
+
+    /// The default collection's D-Bus path.
+    func defaultCollection() throws -> String {
+        try SecretServiceConnection(address: session.address).defaultCollection(ServiceDeadline(deadline))
+    }
+
+    // MARK: checks beyond the contract
+
+    /// The store names the provider it talks to.
+    func provider_isNamed(_ expected: SecretServiceProvider) {
+        XCTAssertEqual(store().provider(), expected)
+    }
+
+    /// Create then delete, each through whatever prompt the provider answers with.
+    func createAndDelete_roundTrip() throws {
+        let store = self.store()
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "prompted"), label: "prompted")
+        try store.create(attributes, blob: [1, 2, 3], replace: false)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true).map(\.blob), [[1, 2, 3]])
+        XCTAssertEqual(try store.delete(ItemQuery(exactly: attributes.identity)), 1)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false).count, 0)
+    }
+
+    /// With the daemon killed, every operation is "not available", naming no other provider's fix.
+    func operations_failNotAvailable_whenDaemonKilled() throws {
+        let store = self.store(deadline: .seconds(2))
+        _ = try store.search(ItemQuery(service: tag), loadBlobs: false)  // warm: connection and session made
+        kill(session.providerPID, SIGKILL)
+        waitUntilGone(session.providerPID)
+
+        let started = ContinuousClock.now
+        do {
+            _ = try store.search(ItemQuery(service: tag), loadBlobs: true)
+            XCTFail("a search with the daemon killed succeeded")
+        } catch let error as KeychainError {
+            XCTAssertEqual(error.code, .notAvailable, error.message)
+            XCTAssertTrue(error.message.contains("no Secret Service on the session bus"), error.message)
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(4))
+    }
+
+    /// With the daemon stopped (SIGSTOP), a call fails within its deadline and names the provider.
+    func operations_failWithinDeadline_whenDaemonHung(naming daemon: String) throws {
+        let store = self.store(deadline: .seconds(1))
+        _ = try store.search(ItemQuery(service: tag), loadBlobs: false)
+        kill(session.providerPID, SIGSTOP)
+        defer { kill(session.providerPID, SIGCONT) }
+
+        let started = ContinuousClock.now
+        do {
+            _ = try store.search(ItemQuery(service: tag), loadBlobs: true)
+            XCTFail("a search with the daemon stopped succeeded")
+        } catch let error as KeychainError {
+            XCTAssertEqual(error.code, .notAvailable, error.message)
+            XCTAssertTrue(error.message.contains("did not answer within 1 s"), error.message)
+            XCTAssertTrue(error.message.contains(daemon), error.message)
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(3))
+        kill(session.providerPID, SIGCONT)
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 0, "recovers once resumed")
+    }
+
+    /// With the default collection locked (Service.Lock), reads and writes are "interaction not
+    /// allowed" with the provider's own advice, and the store never unlocks it unasked.
+    func operations_failLocked_withProviderAdvice(_ advice: String) throws {
+        let store = self.store()
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "locked"), label: "locked")
+        try store.create(attributes, blob: [1], replace: false)
+        try store.lockDefaultCollection()
+
+        for (name, body) in [("search", { _ = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true) }),
+                             ("create", { try store.create(attributes, blob: [2], replace: true) }),
+                             ("delete", { _ = try store.delete(ItemQuery(exactly: attributes.identity)) })] as [(String, () throws -> Void)] {
+            do {
+                try body()
+                XCTFail("\(name) on a locked collection succeeded")
+            } catch let error as KeychainError {
+                XCTAssertEqual(error.code, .interactionNotAllowed, "\(name): \(error.message)")
+                XCTAssertTrue(error.message.contains(SecretServiceFailure.lockedPrefix), "\(name): \(error.message)")
+                XCTAssertTrue(error.message.contains(advice), "\(name): \(error.message)")
+            }
+        }
+        XCTAssertTrue(try store.status().locked)
+    }
+
+    /// With the collection locked and the unlock prompt allowed, the store asks the provider to
+    /// unlock it; the provider's window (on its display) goes unanswered, so the store waits
+    /// `windowLimit`, says a window is waiting, dismisses the prompt and fails saying so.
+    func unlockPrompt_waitsForTheWindow_thenFailsSayingSo() throws {
+        let store = self.store(deadline: .seconds(1), unlockPrompt: .auto, windowLimit: .seconds(3))
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "unlock"), label: "unlock")
+        try store.create(attributes, blob: [1], replace: false)
+        try store.lockDefaultCollection()
+        let notices = NoticeLog()
+        SecretServicePrompt.onWindowWait { notices.append($0) }
+        defer { SecretServicePrompt.onWindowWait { _ in } }
+
+        let started = ContinuousClock.now
+        do {
+            _ = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+            XCTFail("a search needing an unanswered unlock succeeded")
+        } catch let error as KeychainError {
+            XCTAssertEqual(error.code, .interactionNotAllowed, error.message)
+            XCTAssertTrue(error.message.contains("window waited 3 s"), error.message)
+        }
+        let elapsed = ContinuousClock.now - started
+        XCTAssertGreaterThanOrEqual(elapsed, .seconds(3))
+        XCTAssertLessThan(elapsed, .seconds(8))
+        XCTAssertEqual(notices.lines.count, 1, "\(notices.lines)")
+        XCTAssertTrue(notices.lines.first?.contains("window is waiting for your answer") ?? false, "\(notices.lines)")
+    }
+
+    /// Until `pid` is gone or a zombie (nobody may reap it here), at most 2 s.
+    /// With the collection locked but the provider able to open it without a window (kwalletd
+    /// with its wallet opened by the login key), a read unlocks it through Service.Unlock and its
+    /// prompt, as libsecret does, and goes on; with the prompt turned off it stays an error.
+    func unlockPrompt_unlocksThroughTheProvidersPrompt(reopen: () throws -> Void) throws {
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "reopen"), label: "reopen")
+        try store().create(attributes, blob: [4, 2], replace: false)
+        try store().lockDefaultCollection()
+        try reopen()
+
+        XCTAssertThrowsError(try store(unlockPrompt: .never).search(ItemQuery(exactly: attributes.identity), loadBlobs: true))
+        let found = try store(unlockPrompt: .auto).search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.map(\.blob), [[4, 2]])
+        XCTAssertFalse(try store().status().locked)
+    }
+
+    /// The unlock window dismissed (Prompt.Dismiss, as its Cancel button does) is the user's
+    /// cancel: errSecUserCanceled, which the CLI exits 128 with.
+    func unlockPrompt_dismissed_isUserCanceled() throws {
+        let store = self.store(deadline: .seconds(1), unlockPrompt: .auto, windowLimit: .seconds(30))
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "dismiss"), label: "dismiss")
+        try store.create(attributes, blob: [1], replace: false)
+        try store.lockDefaultCollection()
+        let outcome = PromptOutcome()
+        let thread = Thread {
+            do {
+                _ = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+            } catch {
+                outcome.error = error
+            }
+            outcome.done.signal()
+        }
+        thread.start()
+
+        var dismissed = 0
+        for _ in 0..<100 where dismissed == 0 {
+            usleep(100_000)
+            let listed = try Subprocess.run(["gdbus", "introspect", "--address", session.address, "--dest",
+                                             "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets/prompt"],
+                                            timeout: 10)
+            for line in listed.out.split(separator: "\n") where line.trimmingCharacters(in: .whitespaces).hasPrefix("node ") {
+                let node = line.trimmingCharacters(in: .whitespaces).dropFirst("node ".count).trimmingCharacters(in: CharacterSet(charactersIn: " {"))
+                let path = "/org/freedesktop/secrets/prompt/" + node
+                if (try? session.gdbus(path, "org.freedesktop.Secret.Prompt.Dismiss", []))?.status == 0 { dismissed += 1 }
+            }
+        }
+
+        XCTAssertGreaterThan(dismissed, 0, "no prompt to dismiss appeared")
+        XCTAssertEqual(outcome.done.wait(timeout: .now() + 30), .success)
+        let error = try XCTUnwrap(outcome.error as? KeychainError, "\(String(describing: outcome.error))")
+        XCTAssertEqual(error.code, .userCanceled, error.message)
+        XCTAssertTrue(error.message.contains("was dismissed"), error.message)
+    }
+
+    /// A locked collection, the unlock prompt allowed, and a person who types the password into
+    /// the provider's unlock window (xdotool on the provider's display): the read goes on.
+    func unlockPrompt_unlocksWithThePasswordTypedIntoItsWindow(named windowName: String) throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/xdotool"), "xdotool (apt-get install xdotool)")
+        let attributes = ItemAttributes(identity: .generic(service: tag, account: "typed"), label: "typed")
+        try store().create(attributes, blob: [7, 7], replace: false)
+        try store().lockDefaultCollection()
+        var withDisplay = session.environment
+        withDisplay["DISPLAY"] = session.display
+        let env = withDisplay
+        let typist = Thread {
+            for _ in 0..<100 {
+                usleep(200_000)
+                let found = try? Subprocess.run(["xdotool", "search", "--onlyvisible", "--name", windowName], environment: env,
+                                                timeout: 10)
+                guard let window = found?.out.split(separator: "\n").last.map(String.init), !window.isEmpty else { continue }
+                usleep(500_000)  // the dialog takes the keyboard focus once it is shown
+                _ = try? Subprocess.run(["xdotool", "windowfocus", "--sync", window], environment: env, timeout: 10)
+                _ = try? Subprocess.run(["xdotool", "type", "--delay", "20", "kg-test"], environment: env, timeout: 10)
+                _ = try? Subprocess.run(["xdotool", "key", "Return"], environment: env, timeout: 10)
+                return
+            }
+        }
+        typist.start()
+
+        let found = try store(deadline: .seconds(2), unlockPrompt: .auto, windowLimit: .seconds(30))
+            .search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+
+        XCTAssertEqual(found.map(\.blob), [[7, 7]])
+        XCTAssertFalse(try store().status().locked)
+    }
+
+    private func waitUntilGone(_ pid: pid_t) {
+        for _ in 0..<100 {
+            guard let stat = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return }
+            let fields = String(decoding: stat, as: UTF8.self).split(separator: " ")
+            if fields.count > 2 && fields[2] == "Z" { return }
+            usleep(20_000)
+        }
+    }
+}
+
+/// Notices told by SecretServicePrompt, collected for a check.
+final class NoticeLog: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var stored: [String] = []
+    func append(_ line: String) { lock.lock(); stored.append(line); lock.unlock() }
+    var lines: [String] { lock.lock(); defer { lock.unlock() }; return stored }
+}
+
+/// What a background call ended with.
+final class PromptOutcome: @unchecked Sendable {
+    // @unchecked: `error` is written before `done` is signalled and read after.
+    var error: Error?
+    let done = DispatchSemaphore(value: 0)
+}

@@ -1,0 +1,122 @@
+// One Secret Service provider (gnome-keyring, KeePassXC, kwalletd5) alone on a private session
+// bus, started by scripts/provider-session, for the provider matrix. The bus has no service
+// folders, so D-Bus auto-start is off and no other provider can take the name. Tests reach it
+// through its address (SecretServiceStore over its own SecretServiceConnection), never through
+// this process's DBUS_SESSION_BUS_ADDRESS. `stop()` ends only the processes it started.
+import Foundation
+import XCTest
+
+public final class ProviderSession: @unchecked Sendable {
+    // @unchecked: every field is set once in init.
+    public enum Provider: String, Sendable {
+        case gnomeKeyring = "gnome-keyring"
+        case keePassXC = "keepassxc"
+        case kWallet = "kwallet"
+
+        /// The programs the provider needs, each with the Debian package that ships it.
+        var programs: [(path: String, package: String)] {
+            var out = [("/usr/bin/dbus-daemon", "dbus-daemon"), ("/usr/bin/dbus-send", "dbus-bin"),
+                       ("/usr/bin/gdbus", "libglib2.0-bin")]
+            switch self {
+            case .gnomeKeyring: out.append(("/usr/bin/gnome-keyring-daemon", "gnome-keyring"))
+            case .keePassXC:
+                out += [("/usr/bin/keepassxc", "keepassxc"), ("/usr/bin/keepassxc-cli", "keepassxc"),
+                        ("/usr/bin/Xvfb", "xvfb"), ("/usr/bin/python3", "python3")]
+            case .kWallet:
+                out += [("/usr/bin/kwalletd5", "libkf5wallet-bin"), ("/usr/bin/Xvfb", "xvfb"), ("/usr/bin/python3", "python3")]
+            }
+            return out
+        }
+    }
+
+    public let provider: Provider
+    public let folder: String
+    /// The private bus's D-Bus address.
+    public let address: String
+    /// The display the provider's windows go to (empty for gnome-keyring).
+    public let display: String
+    /// The provider's process id.
+    public let providerPID: pid_t
+
+    /// Starts `provider` (skips locally, fails under CI, when it is not installed). `settings`
+    /// are scripts/provider-session's knobs (PROVIDER_SESSION_*).
+    public init(_ provider: Provider, settings: [String: String] = [:]) throws {
+        for program in provider.programs {
+            try Requirement.require(FileManager.default.isExecutableFile(atPath: program.path),
+                                    "\(program.path) (apt-get install \(program.package), or run scripts/install-deps)")
+        }
+        self.provider = provider
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("kg-provider-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let script = PackagePaths.scripts + "/provider-session"
+        var env = ProcessInfo.processInfo.environment
+        env.merge(settings) { _, new in new }
+        let started = try Subprocess.run([script, "start", provider.rawValue, folder], environment: env, timeout: 60)
+        var values: [String: String] = [:]
+        let written = (try? String(contentsOfFile: folder + "/session.env", encoding: .utf8)) ?? ""
+        for line in written.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { values[parts[0]] = parts[1] }
+        }
+        guard started.status == 0, let address = values["DBUS_SESSION_BUS_ADDRESS"],
+              let pid = values["PROVIDER_PID"].flatMap({ pid_t($0) }) else {
+            let log = (try? String(contentsOfFile: folder + "/provider.log", encoding: .utf8)) ?? ""
+            _ = try? Subprocess.run([script, "stop", folder], timeout: 30)
+            throw RequirementMissing(description: "\(provider.rawValue) did not start: \(started.err)\n\(log)")
+        }
+        self.address = address
+        display = values["DISPLAY"] ?? ""
+        providerPID = pid
+    }
+
+    /// Stops what `init` started and removes its folder.
+    public func stop() {
+        _ = try? Subprocess.run([PackagePaths.scripts + "/provider-session", "stop", folder], timeout: 30)
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// The environment a child process needs to reach this provider.
+    public var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SESSION_BUS_ADDRESS"] = address
+        env.removeValue(forKey: "DISPLAY")
+        env.removeValue(forKey: "WAYLAND_DISPLAY")
+        return env
+    }
+
+    /// kwalletd5 only: opens the wallet with the login key, as pam_kwallet5 does at login
+    /// (the same fixed test key scripts/provider-session uses).
+    public func pamOpenWallet() throws {
+        let hash = "[" + (0..<56).map { "0x" + String(($0 * 7 % 256) | 0x100, radix: 16).dropFirst() }.joined(separator: ",") + "]"
+        let opened = try Subprocess.run(["gdbus", "call", "--address", address, "--dest", "org.kde.kwalletd5",
+                                         "--object-path", "/modules/kwalletd5", "--method", "org.kde.KWallet.pamOpen",
+                                         "kdewallet", hash, "0"], timeout: 20)
+        guard opened.status == 0 else { throw RequirementMissing(description: "kwalletd5 pamOpen failed: \(opened.err)") }
+    }
+
+    /// Locks the default collection with gdbus: Service.Lock, and Prompt.Prompt on the prompt
+    /// it answers with (KeePassXC asks one; gnome-keyring ties a prompt to the caller, so this
+    /// suits KeePassXC and kwalletd, whose prompts any client may complete).
+    public func lockDefaultCollection() throws {
+        let alias = try gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias", ["default"])
+        let path = alias.out.split(separator: "'").dropFirst().first.map(String.init) ?? ""
+        let lock = try gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock", ["['\(path)']"])
+        guard lock.status == 0 else { throw RequirementMissing(description: "could not lock \(path): \(lock.err)") }
+        if let prompt = lock.out.split(separator: "'").map(String.init).first(where: { $0.contains("/prompt/") }) {
+            _ = try gdbus(prompt, "org.freedesktop.Secret.Prompt.Prompt", ["''"])
+        }
+        for _ in 0..<50 {
+            let locked = try gdbus(path, "org.freedesktop.DBus.Properties.Get", ["org.freedesktop.Secret.Collection", "Locked"])
+            if locked.out.contains("true") { return }
+            usleep(100_000)
+        }
+        throw RequirementMissing(description: "\(path) did not lock")
+    }
+
+    /// Calls a Secret Service method with gdbus on this bus; its output.
+    @discardableResult
+    public func gdbus(_ path: String, _ method: String, _ arguments: [String]) throws -> ProcessResult {
+        try Subprocess.run(["gdbus", "call", "--address", address, "--dest", "org.freedesktop.secrets",
+                            "--object-path", path, "--method", method] + arguments, timeout: 20)
+    }
+}

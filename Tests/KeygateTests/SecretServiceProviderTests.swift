@@ -1,0 +1,73 @@
+// Who answers org.freedesktop.secrets, told from the owner's /proc/PID/comm, the advice each
+// provider gets, the unlock-prompt setting, and the provider version read from a dpkg status
+// file. (The providers themselves are tested live in KeePassXCStoreTests, KWalletStoreTests
+// and GnomeKeyringProviderTests.)
+import Foundation
+import XCTest
+@testable import Keygate
+
+final class SecretServiceProviderTests: XCTestCase {
+    func test_provider_fromComm_recognisesEachDaemon_evenCutTo15Bytes() {
+        XCTAssertEqual(SecretServiceProvider(command: "gnome-keyring-d\n"), .gnomeKeyring)
+        XCTAssertEqual(SecretServiceProvider(command: "keepassxc\n"), .keePassXC)
+        XCTAssertEqual(SecretServiceProvider(command: "kwalletd5\n"), .kWallet)
+        XCTAssertEqual(SecretServiceProvider(command: "kwalletd6\n"), .kWallet)
+        XCTAssertEqual(SecretServiceProvider(command: "ksecretd\n"), .kWallet)
+        XCTAssertEqual(SecretServiceProvider(command: "oo7-daemon\n"), .other("oo7-daemon"))
+        XCTAssertEqual(SecretServiceProvider(command: ""), .unknown)
+        XCTAssertEqual(SecretServiceProvider(pid: 0), .unknown)
+    }
+
+    func test_provider_ofThisProcess_isReadFromProc() {
+        XCTAssertNotEqual(SecretServiceProvider(pid: UInt32(getpid())), .unknown)
+    }
+
+    func test_lockedMessage_givesEachProvidersOwnAdvice_afterTheCommonPrefix() {
+        let cases: [(SecretServiceProvider, String)] = [
+            (.gnomeKeyring, "restart gnome-keyring-daemon with --unlock"),
+            (.keePassXC, "unlock the database in KeePassXC"),
+            (.kWallet, "open the wallet"),
+            (.other("oo7-daemon"), "unlock it in oo7-daemon"),
+        ]
+        for (provider, advice) in cases {
+            let error = SecretServiceFailure.locked(provider)
+            XCTAssertEqual(error.code, .interactionNotAllowed)
+            XCTAssertTrue(error.message.hasPrefix(SecretServiceFailure.lockedPrefix), error.message)
+            XCTAssertTrue(error.message.contains(advice), error.message)
+        }
+        XCTAssertFalse(SecretServiceFailure.locked(.keePassXC).message.contains("gnome-keyring"))
+    }
+
+    func test_unlockPromptSetting_defaultsToAuto_andRefusesOtherValues() throws {
+        XCTAssertEqual(try UnlockPromptSetting.current([:]), .auto)
+        XCTAssertEqual(try UnlockPromptSetting.current(["KEYGATE_UNLOCK_PROMPT": ""]), .auto)
+        XCTAssertEqual(try UnlockPromptSetting.current(["KEYGATE_UNLOCK_PROMPT": "never"]), .never)
+        XCTAssertThrowsError(try UnlockPromptSetting.current(["KEYGATE_UNLOCK_PROMPT": "no"])) { error in
+            XCTAssertEqual((error as? KeychainError)?.code, .param)
+            XCTAssertTrue((error as? KeychainError)?.message.contains("auto, never") ?? false)
+        }
+        XCTAssertFalse(UnlockPromptSetting.never.allows(.keePassXC))
+        XCTAssertTrue(UnlockPromptSetting.auto.allows(.kWallet), "kwalletd shows its own windows")
+    }
+
+    func test_version_isReadFromTheDpkgStatusStanzaOfTheProvidersPackage() throws {
+        let file = NSTemporaryDirectory() + "kg-dpkg-status-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try """
+            Package: keepassxc-full
+            Version: 9.9
+
+            Package: keepassxc
+            Status: install ok installed
+            Version: 2.7.4+dfsg.1-2
+
+            Package: gnome-keyring
+            Version: 42.1-1+b2
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+
+        XCTAssertEqual(SecretServiceRoundTripCheck.version(of: .keePassXC, statusFile: file), "2.7.4+dfsg.1-2")
+        XCTAssertEqual(SecretServiceRoundTripCheck.version(of: .gnomeKeyring, statusFile: file), "42.1-1+b2")
+        XCTAssertNil(SecretServiceRoundTripCheck.version(of: .kWallet, statusFile: file))
+        XCTAssertNil(SecretServiceRoundTripCheck.version(of: .unknown, statusFile: file))
+    }
+}
