@@ -60,7 +60,7 @@ public enum UserSession {
             try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder + "/keygate")
         }
         // keygate finds its gatekeeper beside itself (a test-hook build), setuid root as installed.
-        if fm.isExecutableFile(atPath: BuiltGatekeeper.path) {
+        if BuiltGatekeeper.isBesideTheBuild {
             try copy(BuiltGatekeeper.path, to: folder + "/keygate-gatekeeper")
             if getuid() == 0 {
                 _ = chown(folder + "/keygate-gatekeeper", 0, 0)
