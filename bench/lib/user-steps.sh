@@ -41,8 +41,11 @@ if ((PROFILE)) && command -v valgrind >/dev/null 2>&1; then
 fi
 
 say "CLI read and start-up: $ROUNDS interleaved rounds"
+# keygate-get-gated: user presence inside its reuse window (the warm-up round authenticates;
+# the scope is this spawn-timer, the parent of every round), through keygate-gatekeeper.
 spawn-timer "$ROUNDS" 3 \
     keygate-get keygate get -s bench -a user --- \
+    keygate-get-gated keygate get -s bench -a gated --- \
     secret-tool-lookup secret-tool lookup service bench-st account user --- \
     keygate-version keygate --version --- \
     true /bin/true >"$OUT/cli.runs"
