@@ -147,12 +147,16 @@ public struct KeychainOperations: Sendable {
         if fresh { try keys.openAfterPresence(opened.password) }
         let classPair = try keys.classKeyPair(for: header.accessibility)
         guard classPair.keyID == header.classSlot.keyID else {
-            if header.accessibility.isThisDeviceOnly, !header.gateSlots.contains(where: { $0.kind == .device }), !retried,
-               keys.keyStore.hasLegacyGateKeys || !(header.gateSlots.isEmpty) {
+            let legacyDeviceOnly = header.accessibility.isThisDeviceOnly && !header.gateSlots.contains { $0.kind == .device }
+            if legacyDeviceOnly, !retried, keys.keyStore.hasLegacyGateKeys {
+                // Keygate 1.x bound this class's key to the device key: the first password unlock moves it.
                 try keys.unlock()
                 if let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first?.blob, moved != blob {
                     return try openGated(moved, identity: identity, retried: true)
                 }
+            }
+            if legacyDeviceOnly {
+                throw KeychainError.itemNotFound("the item \(identity.displayName) was invalidated: Keygate 1.x sealed it to this host's device key, and it could not be moved to the gatekeeper (sealed on another host, or the host key changed); add it again")
             }
             throw KeychainError.decode("the item \(identity.displayName) was sealed by another keychain: delete it and add it again")
         }
