@@ -48,32 +48,3 @@ struct CallerScope: Sendable, Equatable {
         return CallerScope(id: "ppid.\(callerStat.parent).\(parent.startTime)", callerPID: caller, callerStart: callerStat.startTime)
     }
 }
-
-/// The fields of /proc/PID/stat the gatekeeper uses.
-struct ProcStat: Equatable {
-    var parent: Int32
-    var session: Int32
-    var ttyNumber: Int64
-    /// Field 22: start time in clock ticks after boot.
-    var startTime: UInt64
-
-    static func read(pid: Int32) -> ProcStat? {
-        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { return nil }
-        return parse(String(decoding: buffer[0..<n], as: UTF8.self))
-    }
-
-    /// Fields are counted after the last ')': the command name may hold spaces and parentheses.
-    static func parse(_ line: String) -> ProcStat? {
-        guard let close = line.lastIndex(of: ")") else { return nil }
-        let rest = line[line.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
-        // rest[0] = field 3 (state); field k is rest[k - 3].
-        guard rest.count > 19, let parent = Int32(rest[1]), let session = Int32(rest[3]),
-              let tty = Int64(rest[4]), let start = UInt64(rest[19]) else { return nil }
-        return ProcStat(parent: parent, session: session, ttyNumber: tty, startTime: start)
-    }
-}

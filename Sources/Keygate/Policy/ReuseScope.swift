@@ -1,6 +1,6 @@
 // Which processes share one reuse window, as sudo's timestamp_type: the scope's id
-// becomes part of the kernel key name a constraint key is cached under. The terminal
-// comes from field 7 (tty_nr) of /proc/self/stat, the session from getsid(2), the
+// is part of what the gatekeeper records an authentication under (it derives its own from
+// the kernel: CallerScope). The terminal comes from field 7 (tty_nr) of /proc/self/stat (ProcStat), the session from getsid(2), the
 // parent from getppid(2); nothing here touches a key.
 internal import Glibc
 
@@ -47,37 +47,14 @@ public struct ReuseScope: Sendable, Equatable {
     /// The controlling terminal's device number (tty_nr), or nil with none or when
     /// /proc cannot be read (then the narrower ppid scope applies: fail towards asking).
     static func controllingTerminal() -> Int64? {
-        guard let stat = readProcSelfStat() else { return nil }
+        guard let stat = ProcStat.line(of: "self") else { return nil }
         return terminalDevice(fromStat: stat)
     }
 
-    /// Field 7 of a /proc/PID/stat line. The command name (field 2) is in parentheses and
-    /// may itself hold spaces and parentheses, so fields are counted after the last ')'.
+    /// Field 7 of a /proc/PID/stat line (ProcStat.fields).
     static func terminalDevice(fromStat line: String) -> Int64? {
-        guard let close = line.lastIndex(of: ")") else { return nil }
-        let rest = line[line.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
-        // rest: state(3) ppid(4) pgrp(5) session(6) tty_nr(7) ...
-        guard rest.count > 4, let device = Int64(rest[4]), device != 0 else { return nil }
+        // fields: state(3) ppid(4) pgrp(5) session(6) tty_nr(7) ...
+        guard let rest = ProcStat.fields(line), rest.count > 4, let device = Int64(rest[4]), device != 0 else { return nil }
         return device
-    }
-
-    private static func readProcSelfStat() -> String? {
-        let fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var count = 0
-        while count < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                Glibc.read(fd, raw.baseAddress.map { $0 + count }, raw.count - count)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if n == 0 { break }
-            count += n
-        }
-        return String(decoding: buffer[0..<count], as: UTF8.self)
     }
 }
