@@ -1,8 +1,9 @@
 // Where the gatekeeper keeps root's state (docs/GATEKEEPER.md): the per-user gate secrets
 // under /var/lib/keygate/gate (they survive reboots; losing one invalidates that user's
 // gated items, as losing the Secure Enclave would), the authentication records under
-// /run/keygate/ts (tmpfs: gone at reboot, like sudo's /run/sudo/ts). Test-hook builds
-// redirect both below KEYGATE_TEST_GATE_DIR; release builds always use the fixed paths.
+// /run/keygate/ts (tmpfs: gone at reboot, like sudo's /run/sudo/ts), the daemon's socket
+// and lock in /run/keygate. Test-hook builds redirect the state below KEYGATE_TEST_GATE_DIR
+// and give each set of test hooks its own daemon; release builds always use the fixed paths.
 internal import Glibc
 
 enum GatekeeperPaths {
@@ -18,6 +19,33 @@ enum GatekeeperPaths {
         if let dir = testRoot { return dir + "/ts" }
         #endif
         return "/run/keygate/ts"
+    }
+
+    /// Root's folder in /run: 0711 (users pass through it to the socket, and list nothing).
+    static let runRoot = "/run/keygate"
+    /// The daemon's folder, 0755 root: its socket is for every user; only root can create it.
+    static let socketFolder = runRoot + "/gate"
+
+    /// The daemon's socket (GateDaemon).
+    static var socketPath: String { socketFolder + "/" + daemonName + ".sock" }
+    /// Held (flock) by the daemon that listens on `socketPath`, for as long as it runs.
+    static var daemonLockPath: String { socketFolder + "/" + daemonName + ".lock" }
+
+    private static var daemonName: String {
+        #if KEYGATE_TEST_HOOKS
+        // One daemon per set of KEYGATE_TEST_* values: a test's hooks never reach another's calls.
+        var hooks: [String] = []
+        var entry = environ
+        while let text = entry.pointee.map({ String(cString: $0) }) {
+            if text.hasPrefix("KEYGATE_TEST_") { hooks.append(text) }
+            entry += 1
+        }
+        let digest = GenericHash.publicDigest(Array(hooks.sorted().joined(separator: "\n").utf8),
+                                              key: Array("keygate.gate.test-daemon".utf8), outputBytes: 16)
+        return "gate-test-" + digest.map { String($0 >> 4, radix: 16) + String($0 & 0xf, radix: 16) }.joined()
+        #else
+        return "gate"
+        #endif
     }
 
     static func stateDirectory(uid: UInt32) -> String { stateRoot + "/\(uid)" }
