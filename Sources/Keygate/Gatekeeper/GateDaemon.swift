@@ -25,8 +25,10 @@ enum GateDaemon {
     #else
     static let idleSeconds: Int32 = 600
     #endif
-    /// How long one caller may take to send its request; the daemon serves one caller at a time.
-    static let requestDeadlineMilliseconds = 1000
+    /// How long one caller may take to send its request (a client sends it as soon as it is
+    /// connected): the daemon serves one caller at a time, so a silent one holds others this long
+    /// at most. A caller cut off runs the helper instead.
+    static let requestDeadlineMilliseconds = 250
     /// LISTEN_FDNAMES of a daemon the helper started (it removes its socket when it ends).
     static let selfStartedName = "keygate-self-started"
 
@@ -65,6 +67,9 @@ enum GateDaemon {
             return 2
         }
         alarm(0)
+        // "keygate-gated" in ps and top (the image is /proc/self/exe, which would read "exe").
+        _ = keygate_set_process_name("keygate-gated")
+        ParsedFileCache.enable()
         let listener: Int32 = 3
         var overrides = TestOverrides()
         #if KEYGATE_TEST_HOOKS

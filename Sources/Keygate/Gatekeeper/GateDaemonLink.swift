@@ -7,8 +7,9 @@ internal import CSystem
 internal import Glibc
 
 enum GateDaemonLink {
-    /// How long a daemon has to answer before the helper is asked instead.
-    static let deadlineMilliseconds = 1000
+    /// How long a daemon has to answer before the helper is asked instead: longer than the
+    /// daemon gives one silent caller ahead of this one (GateDaemon.requestDeadlineMilliseconds).
+    static let deadlineMilliseconds = 2000
 
     static func ask(_ request: GateRequest) -> GateResult? {
         guard GateDaemon.serves(request) else { return nil }

@@ -34,10 +34,12 @@ enum GatekeeperPaths {
     private static var daemonName: String {
         #if KEYGATE_TEST_HOOKS
         // One daemon per set of KEYGATE_TEST_* values: a test's hooks never reach another's calls.
+        // KEYGATE_TEST_GATEKEEPER (where the client finds the helper) does not change what a
+        // daemon answers, so a test can take the helper away and still reach its daemon.
         var hooks: [String] = []
         var entry = environ
         while let text = entry.pointee.map({ String(cString: $0) }) {
-            if text.hasPrefix("KEYGATE_TEST_") { hooks.append(text) }
+            if text.hasPrefix("KEYGATE_TEST_"), !text.hasPrefix("KEYGATE_TEST_GATEKEEPER=") { hooks.append(text) }
             entry += 1
         }
         let digest = GenericHash.publicDigest(Array(hooks.sorted().joined(separator: "\n").utf8),
@@ -62,6 +64,9 @@ enum GatekeeperPaths {
     /// Makes `path` and its missing parents as root-owned folders of `mode`. A folder that
     /// exists must be a real folder (not a link) owned by the process's effective uid.
     static func makeFolder(_ path: String, mode: mode_t) throws {
+        var info = stat()
+        // The common case, one call: it is there, a real folder, ours (the daemon asks on every request).
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() { return }
         var prefix = ""
         for part in path.split(separator: "/") {
             prefix += "/" + part
@@ -70,7 +75,6 @@ enum GatekeeperPaths {
                 throw KeychainError.notAvailable("the gatekeeper could not create \(prefix): \(String(cString: strerror(e)))")
             }
         }
-        var info = stat()
         guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() else {
             throw KeychainError.notAvailable("\(path) is not a folder owned by uid \(geteuid()): remove it; the gatekeeper recreates it")
         }
