@@ -99,6 +99,10 @@ m = re.search(r"(\d+) passes, (\d+) MiB", kdf)
 print(m.group(1), int(m.group(2)) * 1048576) if m else print(0, 0)' "$OUT/status-1x.json")
     ((ops1 > 0)) || { say "keygate 1.x status --json shows no Argon2id cost"; exit 1; }
     argon2id "$ops1" "$mem1" 7 >"$OUT/kdf-1x.ms"
+    # 1.x's last read left its master key under the name both versions use: drop it, and open
+    # this version's keychain again for the steps that follow.
+    "${v1[@]}" lock --all >/dev/null 2>&1
+    keygate unlock >/dev/null 2>&1
 fi
 
 say "library read in one process: Keychain.data(for:) against libsecret's lookup and python keyring"
