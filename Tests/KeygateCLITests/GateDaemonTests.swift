@@ -77,6 +77,26 @@ final class GateDaemonTests: XCTestCase {
         XCTAssertEqual(other.values["calls"], "1", "the daemon refused, so the helper was asked: \(other.summary)")
     }
 
+    func test_anAdministratorsPolicyEdit_countsAtTheDaemonsNextAnswer() throws {
+        let h = try CLIUserHarness()
+        let root = try h.policyRoot(["10-vault.policy": "[service \"vault\"]\nreuse-duration = 300\n"], for: self)
+        let scope = global.merging(["KEYGATE_TEST_POLICY_ROOT": root]) { a, _ in a }
+        try readOnceThroughTheHelper(h, scope: scope)
+        let read = """
+            printf 'get=%s\\n' "$(keygate get -s vault -a a)"
+            echo calls=$(wc -l < "$HOME/helper-calls")
+            """
+        let inWindow = try h.run(read, extraEnvironment: try standIn(h).merging(scope) { a, _ in a })
+        XCTAssertEqual(inWindow.values["get"], "s3cret", inWindow.summary)
+        XCTAssertEqual(inWindow.values["calls"], "0", inWindow.summary)
+        // Root shortens the window in place (the same file, the same size: only its times change).
+        try "[service \"vault\"]\nreuse-duration = 001\n".write(toFile: root + "/admin/10-vault.policy", atomically: false, encoding: .utf8)
+        sleep(2)
+        let after = try h.run(read, extraEnvironment: try standIn(h).merging(scope) { a, _ in a })
+        XCTAssertNotEqual(after.values["get"], "s3cret", "the daemon read the edited policy: \(after.summary)")
+        XCTAssertEqual(after.values["calls"], "1", "and sent the read to the helper: \(after.summary)")
+    }
+
     func test_theDaemonMode_isRootsAlone() throws {
         let h = try CLIUserHarness()
         let helper = try UserSession.stageTools() + "/keygate-gatekeeper"

@@ -70,6 +70,7 @@ enum GateDaemon {
         // "keygate-gated" in ps and top (the image is /proc/self/exe, which would read "exe").
         _ = keygate_set_process_name("keygate-gated")
         ParsedFileCache.enable()
+        let cache = GateDaemonCache()
         let listener: Int32 = 3
         var overrides = TestOverrides()
         #if KEYGATE_TEST_HOOKS
@@ -88,7 +89,7 @@ enum GateDaemon {
                 if errno == EMFILE || errno == ENFILE { usleep(100_000) }
                 continue
             }
-            answer(connection, overrides: overrides)
+            answer(connection, overrides: overrides, cache: cache)
             close(connection)
             if binaryReplaced { break }
         }
@@ -98,7 +99,7 @@ enum GateDaemon {
     }
 
     /// One caller: its request, answered for its uid and its scope, or a refusal that sends it to the helper.
-    private static func answer(_ connection: Int32, overrides: TestOverrides) {
+    private static func answer(_ connection: Int32, overrides: TestOverrides, cache: GateDaemonCache) {
         var uid: uid_t = 0
         var pid: pid_t = 0
         guard keygate_peer_credentials(connection, &uid, &pid) == 0, pid > 0 else { return }
@@ -118,8 +119,9 @@ enum GateDaemon {
                 throw KeychainError.interactionNotAllowed("the gatekeeper's daemon does not answer this request: the setuid gatekeeper does")
             }
             request.flags.insert(.noPrompt)
-            let user = try UserAccount.lookup(uid: uid)
-            let server = GateServer(user: user, caller: pid, prompter: SilentPrompter(), pamConfdir: nil, overrides: overrides)
+            let user = try cache.user(uid: uid)
+            let server = GateServer(user: user, caller: pid, prompter: SilentPrompter(), pamConfdir: nil, overrides: overrides,
+                                    cache: cache)
             result = try server.handle(request)
             // The scope was read from /proc/PID: it was the peer's only if the peer is still there.
             guard keygate_pidfd_alive(pidfd) != 0 else { return }

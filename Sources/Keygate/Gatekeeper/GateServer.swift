@@ -13,9 +13,12 @@ struct GateServer {
     /// A folder of PAM service files instead of /etc/pam.d (test-hook builds only).
     let pamConfdir: String?
     let overrides: TestOverrides
+    /// The daemon's cache of secrets (nil in the helper, which runs once).
+    var cache: GateDaemonCache? = nil
 
     func handle(_ request: GateRequest) throws -> GateResult {
-        let secrets = try GateSecrets.load(uid: user.uid, userName: user.name)
+        let secrets = try cache?.secrets(uid: user.uid, userName: user.name)
+            ?? GateSecrets.load(uid: user.uid, userName: user.name)
         switch request.operation {
         case .keys: return try keys(request, secrets)
         case .open: return try open(request, secrets)

@@ -1,28 +1,14 @@
 // Parsed policy files kept by a long-running process (the gatekeeper's daemon, which reads
 // the item's policy on every request): a file is parsed again as soon as anything about it
-// changes. The key is what the kernel says of the open file: device, inode, size, owner,
-// mode, and modification and change times to the nanosecond. A write, a chmod, a chown and
-// a rename over it all change one of them, and the change time cannot be set by anyone.
-// The owner and mode checks of PolicyFileReader still run on every read; only the parse is
-// saved. Off everywhere else: a CLI run reads each file once anyway.
+// changes (its FileVersion, from the open file). The owner and mode checks of
+// PolicyFileReader still run on every read; only the parse is saved. Off everywhere else:
+// a CLI run reads each file once anyway.
 internal import Glibc
 import Synchronization
 
 enum ParsedFileCache {
-    struct Version: Equatable {
-        var device: UInt64, inode: UInt64, size: Int64, owner: UInt32, mode: UInt32
-        var modified: [Int], changed: [Int]
-
-        init(_ info: stat) {
-            device = UInt64(info.st_dev); inode = UInt64(info.st_ino); size = Int64(info.st_size)
-            owner = info.st_uid; mode = info.st_mode
-            modified = [info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
-            changed = [info.st_ctim.tv_sec, info.st_ctim.tv_nsec]
-        }
-    }
-
     private struct Entries {
-        var byPath: [String: (version: Version, parsed: ParsedPolicy)] = [:]
+        var byPath: [String: (version: FileVersion, parsed: ParsedPolicy)] = [:]
         var order: [String] = []
     }
 
@@ -37,14 +23,14 @@ enum ParsedFileCache {
         entries.withLock { if $0 == nil { $0 = Entries() } }
     }
 
-    static func lookup(_ path: String, _ version: Version) -> ParsedPolicy? {
+    static func lookup(_ path: String, _ version: FileVersion) -> ParsedPolicy? {
         entries.withLock { entries in
             guard let entry = entries?.byPath[path], entry.version == version else { return nil }
             return entry.parsed
         }
     }
 
-    static func store(_ path: String, _ version: Version, _ parsed: ParsedPolicy) {
+    static func store(_ path: String, _ version: FileVersion, _ parsed: ParsedPolicy) {
         entries.withLock { entries in
             guard entries != nil else { return }
             if entries?.byPath[path] == nil { entries?.order.append(path) }

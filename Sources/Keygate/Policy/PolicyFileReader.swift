@@ -95,7 +95,7 @@ enum PolicyFileReader {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return .refused(describe(errno, path, isFolder: false)) }
         if let problem = ownershipProblem(info, path: path, layer: layer, uid: uid, what: "file") { return .refused(problem) }
-        let version = ParsedFileCache.Version(info)
+        let version = FileVersion(info)
         if let parsed = ParsedFileCache.lookup(path, version) { return .parsed(parsed) }
         switch readContents(fd, path: path) {
         case .success(let bytes):
