@@ -85,8 +85,12 @@ HELPER_FILES := contrib/helpers/git-credential-keygate contrib/helpers/docker-cr
 POLICY_FILES := $(wildcard policies/*.policy)
 # Present once pam_keygate's docs land; packaged when there.
 EXAMPLE_FILES := $(wildcard policies/examples/*.policy) $(wildcard pam.d/examples/*)
-# systemd units, written with the install's paths in place of @BINDIR@ and @LIBEXECDIR@.
+# systemd units, written with the install's paths in place of @BINDIR@ and @LIBEXECDIR@:
+# examples (contrib/systemd/*.service, into the doc folder) and the gatekeeper's socket and
+# service (contrib/systemd/system/, into $(PREFIX)/lib/systemd/system, which systemd reads).
 UNIT_FILES    := $(wildcard contrib/systemd/*.service)
+SYSTEM_UNIT_FILES := $(wildcard contrib/systemd/system/*)
+SYSTEMDUNITDIR := $(DESTDIR)$(PREFIX)/lib/systemd/system
 
 # Man pages: one source format (scdoc), rendered at build time.
 OUT         := $(if $(BUILD_PATH),$(BUILD_PATH),.build)
@@ -199,6 +203,11 @@ install: build pam man
 	@for unit in $(UNIT_FILES); do \
 	  sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@LIBEXECDIR@|$(PREFIX)/libexec/keygate|g' "$$unit" \
 	    > "$(DOCDIR)/examples/$${unit##*/}" && chmod 0644 "$(DOCDIR)/examples/$${unit##*/}" || exit 1; done
+	@for unit in $(SYSTEM_UNIT_FILES); do \
+	  install -d -m 0755 "$(SYSTEMDUNITDIR)" && \
+	  sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@LIBEXECDIR@|$(PREFIX)/libexec/keygate|g' "$$unit" \
+	    > "$(SYSTEMDUNITDIR)/$${unit##*/}" && chmod 0644 "$(SYSTEMDUNITDIR)/$${unit##*/}" || exit 1; done
+	@echo 'gatekeeper daemon: with systemd as PID 1, "sudo systemctl enable --now keygate-gatekeeper.socket"; without it the gatekeeper starts its daemon itself'
 	install -D -m 0644 pam-configs/keygate $(PAMCONFIGSDIR)/keygate
 	install -D -m 0755 contrib/systemd/keygate-keyring-unlock $(LIBEXECDIR)/keygate-keyring-unlock
 	install -D -m 0755 scripts/secret-session $(LIBEXECDIR)/secret-session
@@ -224,6 +233,7 @@ uninstall:
 	rm -f $(SECURITYDIR)/pam_keygate.so
 	rm -f $(PAMCONFIGSDIR)/keygate
 	rm -f $(LIBEXECDIR)/keygate-keyring-unlock $(LIBEXECDIR)/secret-session $(LIBEXECDIR)/keygate-gatekeeper
+	rm -f $(addprefix $(SYSTEMDUNITDIR)/,$(notdir $(SYSTEM_UNIT_FILES)))
 	-rmdir $(LIBEXECDIR) 2>/dev/null
 	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
 	rm -f $(addprefix $(POLICYDIR)/,$(notdir $(POLICY_FILES)))

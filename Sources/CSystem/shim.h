@@ -17,3 +17,6 @@ static inline void keygate_openlog(void) { openlog("keygate", LOG_PID, LOG_AUTHP
 
 static inline int keygate_log_authpriv_notice(void) { return LOG_AUTHPRIV | LOG_NOTICE; }
 static inline int keygate_log_authpriv_warning(void) { return LOG_AUTHPRIV | LOG_WARNING; }
+
+/* Names the process (comm, as ps and top show it; at most 15 bytes). */
+static inline int keygate_set_process_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }

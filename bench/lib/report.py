@@ -92,6 +92,17 @@ argon = {"algorithm": "argon2id13", "opslimit": int(kdf_cost[0]), "memlimit_mib"
 beyond = figures["auth.gated-after-lock"]["median"] - figures["auth.plain-beside"]["median"] - kdf_ms
 figures["auth.beyond-kdf-and-read"] = {"median": round(beyond, 3), "unit": "ms",
                                        "note": "authenticated read - plain read - Argon2id alone: askpass, PAM (pam_unix, unix_chkpwd), key files, caching"}
+# Issue 14: a first gated read (lock, then PAM and the KDF) against Keygate 1.x, beyond each one's KDF.
+if os.path.exists(os.path.join(out, "auth-1x.runs")):
+    v1runs = runs("auth-1x.runs")
+    figures["auth1x.gated-after-lock"] = summary(v1runs["gated-auth"])
+    figures["auth1x.gated-after-lock-1x"] = summary(v1runs["gated-auth-1x"])
+    kdf1x_ms = float(open(os.path.join(out, "kdf-1x.ms")).read())
+    figures["kdf.argon2id-alone-1x"] = {"median": kdf1x_ms, "unit": "ms", "note": "1.x's cost, median of 7 in one process"}
+    more = (figures["auth1x.gated-after-lock"]["median"] - kdf_ms) - (figures["auth1x.gated-after-lock-1x"]["median"] - kdf1x_ms)
+    figures["auth1x.more-than-1x-beyond-kdf"] = {"median": round(more, 3), "unit": "ms",
+                                                 "note": "(first gated read - its KDF) - (1.x's first gated read - its KDF), interleaved"}
+    goal("first gated read beyond the KDF, more than Keygate 1.x (ms)", round(more, 2), 5.0, more <= 5.0)
 
 # Library read in one process (per call, µs; one figure per batch of calls)
 library = {}
@@ -237,7 +248,11 @@ sections = [
                                           ("libsecret C first call", "library.c-floor.first-call")]),
     ("Access control", [("gated read, cached (user presence)", "gated.cached"), ("plain read beside it", "gated.plain-beside"),
                         ("gated read after lock (askpass+PAM+KDF)", "auth.gated-after-lock"), ("plain read beside it", "auth.plain-beside"),
-                        ("Argon2id alone", "kdf.argon2id-alone"), ("authenticated read beyond KDF and read", "auth.beyond-kdf-and-read")]),
+                        ("Argon2id alone", "kdf.argon2id-alone"), ("authenticated read beyond KDF and read", "auth.beyond-kdf-and-read"),
+                        ("first gated read (lock, PAM, KDF, gatekeeper)", "auth1x.gated-after-lock"),
+                        ("Keygate 1.x first gated read beside it", "auth1x.gated-after-lock-1x"),
+                        ("Argon2id alone at 1.x's cost", "kdf.argon2id-alone-1x"),
+                        ("more than 1.x, beyond each KDF", "auth1x.more-than-1x-beyond-kdf")]),
     ("PAM (auth open_session close_session)", [("pam_unix alone", "pam.pam-base"), ("pam_unix + pam_keygate.so", "pam.pam-keygate"),
                                                ("argon2id process", "pam.kdf"), ("added by pam_keygate.so", "pam.added-by-module"),
                                                ("added beyond the KDF", "pam.added-beyond-kdf")]),

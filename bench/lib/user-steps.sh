@@ -75,6 +75,36 @@ print(m.group(1), int(m.group(2)) * 1048576) if m else print(0, 0)' "$OUT/status
 printf '%s %s\n' "$ops" "$mem" >"$OUT/kdf-cost"
 argon2id "$ops" "$mem" 7 >"$OUT/kdf.ms"
 
+if command -v keygate-1x >/dev/null 2>&1; then
+    # Each version with its own keychain (XDG_DATA_HOME) and its own items (service bench1 for
+    # 1.x); both run through env, so that neither side pays a spawn the other does not. Each
+    # read follows its own `lock`, which drops the master key both versions cache under one name.
+    say "first gated read against Keygate 1.x: lock, then a gated read, each with its own keychain"
+    v1=(env XDG_DATA_HOME="$HOME/v1-data" keygate-1x)
+    v2=(env XDG_DATA_HOME="$HOME/.local/share" keygate)
+    mkdir -p "$HOME/v1-data"
+    "${v1[@]}" init >/dev/null 2>&1
+    "${v1[@]}" status --json >"$OUT/status-1x.json"
+    printf %s "$(cat "$HOME/secret")" | "${v1[@]}" add -s bench1 -a gated --access user-presence
+    "${v1[@]}" get -s bench1 -a gated | cmp -s - "$HOME/secret" || { say "keygate 1.x get returned other bytes"; exit 1; }
+    spawn-timer "$small" 1 \
+        '!lock' "${v2[@]}" lock --- \
+        gated-auth "${v2[@]}" get -s bench -a gated --- \
+        '!lock-1x' "${v1[@]}" lock --- \
+        gated-auth-1x "${v1[@]}" get -s bench1 -a gated >"$OUT/auth-1x.runs"
+    read -r ops1 mem1 < <("$VENV/bin/python" -c '
+import json, re, sys
+kdf = json.load(open(sys.argv[1])).get("passwordKDF") or ""
+m = re.search(r"(\d+) passes, (\d+) MiB", kdf)
+print(m.group(1), int(m.group(2)) * 1048576) if m else print(0, 0)' "$OUT/status-1x.json")
+    ((ops1 > 0)) || { say "keygate 1.x status --json shows no Argon2id cost"; exit 1; }
+    argon2id "$ops1" "$mem1" 7 >"$OUT/kdf-1x.ms"
+    # 1.x's last read left its master key under the name both versions use: drop it, and open
+    # this version's keychain again for the steps that follow.
+    "${v1[@]}" lock --all >/dev/null 2>&1
+    keygate unlock >/dev/null 2>&1
+fi
+
 say "library read in one process: Keychain.data(for:) against libsecret's lookup and python keyring"
 calls=300 batches=$((QUICK ? 5 : 15))
 : >"$OUT/library.runs"

@@ -1,6 +1,7 @@
 // The reuse scope of the process that called the gatekeeper, from the kernel alone
-// (docs/GATEKEEPER.md). The gatekeeper is the caller's child: its parent is the caller,
-// and it inherited the caller's session and controlling terminal. Like sudo, each scope
+// (docs/GATEKEEPER.md). The caller is the setuid helper's parent, or the process the
+// kernel names as the daemon socket's peer (SO_PEERCRED, checked alive through a pidfd).
+// Its session and controlling terminal come from its /proc entry. Like sudo, each scope
 // carries the start time of the process it names (the session leader, the caller's
 // parent), so a recycled pid or terminal never inherits an earlier window. Nothing in
 // the request can name a scope.
@@ -10,13 +11,12 @@ struct CallerScope: Sendable, Equatable {
     /// The scope's id in the records: "tty.<dev>.<sid>.<leader start>", "session.<sid>.<leader start>",
     /// "ppid.<pid>.<start>", "global".
     let id: String
-    /// The caller (the gatekeeper's parent) and its start time, for handles.
+    /// The caller and its start time, for handles.
     let callerPID: Int32
     let callerStart: UInt64
 
-    /// The scope of this process's parent for `kind`; tty falls back to ppid without a terminal.
-    static func ofParent(_ kind: ReuseScope.Kind) throws -> CallerScope {
-        let caller = getppid()
+    /// The scope of process `caller` for `kind`; tty falls back to ppid without a terminal.
+    static func of(caller: Int32, _ kind: ReuseScope.Kind) throws -> CallerScope {
         guard let callerStat = ProcStat.read(pid: caller) else {
             throw KeychainError.notAvailable("the gatekeeper could not read its caller in /proc: is /proc mounted?")
         }
@@ -25,14 +25,14 @@ struct CallerScope: Sendable, Equatable {
         case .global:
             scopeID = "global"
         case .tty, .session:
-            guard let mine = ProcStat.read(pid: getpid()), let leader = ProcStat.read(pid: mine.session) else {
+            guard let leader = ProcStat.read(pid: callerStat.session) else {
                 return try ofParentProcess(caller: caller, callerStat: callerStat)
             }
             if kind == .tty {
-                guard mine.ttyNumber != 0 else { return try ofParentProcess(caller: caller, callerStat: callerStat) }
-                scopeID = "tty.\(mine.ttyNumber).\(mine.session).\(leader.startTime)"
+                guard callerStat.ttyNumber != 0 else { return try ofParentProcess(caller: caller, callerStat: callerStat) }
+                scopeID = "tty.\(callerStat.ttyNumber).\(callerStat.session).\(leader.startTime)"
             } else {
-                scopeID = "session.\(mine.session).\(leader.startTime)"
+                scopeID = "session.\(callerStat.session).\(leader.startTime)"
             }
         case .ppid:
             return try ofParentProcess(caller: caller, callerStat: callerStat)

@@ -1,5 +1,6 @@
-// The client's side of the gatekeeper (docs/GATEKEEPER.md): runs keygate-gatekeeper with
-// a request on a pipe, answers its prompts through this process's Prompter (terminal,
+// The client's side of the gatekeeper (docs/GATEKEEPER.md): asks the gatekeeper's daemon
+// first when the request needs no prompt (GateDaemonLink); otherwise, or when the daemon
+// does not answer yes, runs keygate-gatekeeper with a request on a pipe, answers its prompts through this process's Prompter (terminal,
 // askpass, pinentry), and returns its result. The answer to the last no-echo prompt is
 // kept in locked memory: it is the password of the authentication that succeeded, which
 // the keychain also needs to open its master key. Nothing goes into argv or the environment.
@@ -18,6 +19,7 @@ struct GateClient {
 
     /// Runs one request; throws the gatekeeper's error, or .notAvailable when it cannot run.
     func call(_ request: GateRequest) throws -> Reply {
+        if let result = GateDaemonLink.ask(request) { return Reply(result: result, password: nil) }
         let path = try GatekeeperLocator.path()
         #if !KEYGATE_TEST_HOOKS
         if getuid() != 0, !GatekeeperLocator.isSetuidRoot(path) {

@@ -87,10 +87,11 @@ struct GateRecords: Sendable, Equatable {
         return UInt64(ts.tv_sec)
     }
 
-    static var currentBootID: String {
+    /// This boot's id: read once per process (it cannot change while the process runs).
+    static let currentBootID: String = {
         guard let bytes = try? AtomicFile.read("/proc/sys/kernel/random/boot_id", maxBytes: 64) else { return "" }
         return String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
-    }
+    }()
 
     func encoded() -> [UInt8] {
         var text = "keygate-records 1\nboot \(bootID)\nfailures \(failures) \(lockedUntil)\n"

@@ -7,13 +7,18 @@ internal import Glibc
 
 struct GateServer {
     let user: UserAccount
-    let prompter: RelayPrompter
+    /// The process whose scope the records are kept for: the helper's parent, or the daemon's peer.
+    let caller: Int32
+    let prompter: any GatePrompter
     /// A folder of PAM service files instead of /etc/pam.d (test-hook builds only).
     let pamConfdir: String?
     let overrides: TestOverrides
+    /// The daemon's cache of secrets (nil in the helper, which runs once).
+    var cache: GateDaemonCache? = nil
 
     func handle(_ request: GateRequest) throws -> GateResult {
-        let secrets = try GateSecrets.load(uid: user.uid, userName: user.name)
+        let secrets = try cache?.secrets(uid: user.uid, userName: user.name)
+            ?? GateSecrets.load(uid: user.uid, userName: user.name)
         switch request.operation {
         case .keys: return try keys(request, secrets)
         case .open: return try open(request, secrets)
@@ -86,7 +91,7 @@ struct GateServer {
     private func certify(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
         var policy = try policies().keychainDecision().policy
         overrides.apply(to: &policy)
-        let scope = try CallerScope.ofParent(policy.reuseScope)
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let now = GateRecords.now
         let recent = try GateRecords.update(uid: user.uid) { records in
             records.authentications.contains { $0.scope == scope.id && $0.time <= now && now - $0.time <= Self.certifyWindow }
@@ -152,7 +157,7 @@ struct GateServer {
     private func forget(_ request: GateRequest) throws -> GateResult {
         var policy = (try? policies().keychainDecision().policy) ?? Policy.default
         overrides.apply(to: &policy)
-        let scope = try CallerScope.ofParent(policy.reuseScope)
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         try GateRecords.update(uid: user.uid) { records in
             if request.flags.contains(.all) { records.forgetAll() } else { records.forget(scope: scope.id) }
         }
@@ -165,7 +170,7 @@ struct GateServer {
         let decision = try itemDecision(identity)
         let constraints = AccessControl(rawValue: request.accessControl).constraints
         let service = Self.pamService(for: constraints, policy: decision.policy)
-        let scope = try CallerScope.ofParent(decision.policy.reuseScope)
+        let scope = try CallerScope.of(caller: caller, decision.policy.reuseScope)
         let now = GateRecords.now
         let handleDigest = request.handle.isEmpty ? nil : Self.digest(request.handle)
         let satisfied = try GateRecords.update(uid: user.uid) { records -> Bool in
@@ -211,7 +216,7 @@ struct GateServer {
         if request.flags.contains(.noPrompt) {
             throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
         }
-        let scope = try CallerScope.ofParent(policy.reuseScope)
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let presenceCheck = request.flags.contains(.issueHandle)
         try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
                                    recordAs: presenceCheck ? nil : "unlock:" + policy.pamService)

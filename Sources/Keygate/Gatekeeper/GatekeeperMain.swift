@@ -3,7 +3,8 @@
 // a fixed environment (cleared; PATH and LC_ALL set), descriptors above 2 closed,
 // non-dumpable, no core files, umask 077, and an alarm that ends it whatever happens
 // (a person at a prompt included). Then it serves exactly one request from fd 0, writing
-// to fd 1, for the real uid that ran it, and exits.
+// to fd 1, for the real uid that ran it, starts the daemon if none runs (GateDaemon), and
+// exits. With `--serve` (root only) it is that daemon.
 internal import CSystem
 internal import Glibc
 
@@ -13,13 +14,20 @@ public enum GatekeeperMain {
 
     public static func run() -> Int32 {
         let hooks = testHookEnvironment()
-        sanitize(keeping: hooks)
+        let daemonMode = CommandLine.arguments.dropFirst().first == "--serve"
+        // Read before the environment is cleared; the daemon keeps its listening socket (fd 3)
+        // and, when the helper started it, the lock (fd 4).
+        let activation = daemonMode ? GateDaemon.Activation.fromEnvironment() : nil
+        sanitize(keeping: hooks, keepDescriptors: daemonMode ? 2 : 0)
+        if let activation { return GateDaemon.serve(activation, hooks: hooks) }
         let uid = getuid()
         let prompter = RelayPrompter(input: 0, output: 1)
         guard let frame = GateWire.readFrame(0) else { return 2 }
         let result: GateResult
+        var servedByDaemon = false
         do {
             let request = try GateRequest.decode(frame)
+            servedByDaemon = GateDaemon.serves(request)
             let user = try UserAccount.lookup(uid: uid)
             var confdir: String?
             var overrides = TestOverrides()
@@ -27,7 +35,7 @@ public enum GatekeeperMain {
             confdir = hooks["KEYGATE_TEST_PAM_CONFDIR"].flatMap { $0.isEmpty ? nil : $0 }
             overrides = TestOverrides(environment: hooks)
             #endif
-            let server = GateServer(user: user, prompter: prompter, pamConfdir: confdir, overrides: overrides)
+            let server = GateServer(user: user, caller: getppid(), prompter: prompter, pamConfdir: confdir, overrides: overrides)
             result = try server.handle(request)
         } catch let error as KeychainError {
             result = .failure(error)
@@ -38,7 +46,16 @@ public enum GatekeeperMain {
         }
         var encoded = GateMessage.result(result).encoded()
         defer { Sodium.wipe(&encoded) }
-        return GateWire.writeFrame(1, encoded) ? 0 : 1
+        let written = GateWire.writeFrame(1, encoded)
+        // After a request the daemon could have answered, its next ones should not need this start.
+        if written, servedByDaemon, result.keychainError == nil { GateDaemon.startIfAbsent(hooks: hooks) }
+        return written ? 0 : 1
+    }
+
+    /// One line on stderr (the daemon's refusals to run; the helper's answers go to its caller).
+    static func complain(_ message: String) {
+        let line = Array(("keygate-gatekeeper: " + message + "\n").utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 
     /// The variables test-hook builds pass through (none in release builds).
@@ -59,13 +76,13 @@ public enum GatekeeperMain {
         #endif
     }
 
-    private static func sanitize(keeping hooks: [String: String]) {
+    private static func sanitize(keeping hooks: [String: String], keepDescriptors: Int32) {
         clearenv()
         setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1)
         setenv("LC_ALL", "C", 1)
         for (name, value) in hooks { setenv(name, value, 1) }
         // Descriptors above stderr: nothing the caller left open reaches PAM modules.
-        for fd in 3..<Int32(1024) { close(fd) }
+        for fd in (3 + keepDescriptors)..<Int32(1024) { close(fd) }
         _ = keygate_set_nondumpable()
         var none = rlimit(rlim_cur: 0, rlim_max: 0)
         setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none)

@@ -1,8 +1,9 @@
 // Where the gatekeeper keeps root's state (docs/GATEKEEPER.md): the per-user gate secrets
 // under /var/lib/keygate/gate (they survive reboots; losing one invalidates that user's
 // gated items, as losing the Secure Enclave would), the authentication records under
-// /run/keygate/ts (tmpfs: gone at reboot, like sudo's /run/sudo/ts). Test-hook builds
-// redirect both below KEYGATE_TEST_GATE_DIR; release builds always use the fixed paths.
+// /run/keygate/ts (tmpfs: gone at reboot, like sudo's /run/sudo/ts), the daemon's socket
+// and lock in /run/keygate. Test-hook builds redirect the state below KEYGATE_TEST_GATE_DIR
+// and give each set of test hooks its own daemon; release builds always use the fixed paths.
 internal import Glibc
 
 enum GatekeeperPaths {
@@ -20,6 +21,35 @@ enum GatekeeperPaths {
         return "/run/keygate/ts"
     }
 
+    /// Root's folder in /run: 0711 (users pass through it to the socket, and list nothing).
+    static let runRoot = "/run/keygate"
+    /// The daemon's folder, 0755 root: its socket is for every user; only root can create it.
+    static let socketFolder = runRoot + "/gate"
+
+    /// The daemon's socket (GateDaemon).
+    static var socketPath: String { socketFolder + "/" + daemonName + ".sock" }
+    /// Held (flock) by the daemon that listens on `socketPath`, for as long as it runs.
+    static var daemonLockPath: String { socketFolder + "/" + daemonName + ".lock" }
+
+    private static var daemonName: String {
+        #if KEYGATE_TEST_HOOKS
+        // One daemon per set of KEYGATE_TEST_* values: a test's hooks never reach another's calls.
+        // KEYGATE_TEST_GATEKEEPER (where the client finds the helper) does not change what a
+        // daemon answers, so a test can take the helper away and still reach its daemon.
+        var hooks: [String] = []
+        var entry = environ
+        while let text = entry.pointee.map({ String(cString: $0) }) {
+            if text.hasPrefix("KEYGATE_TEST_"), !text.hasPrefix("KEYGATE_TEST_GATEKEEPER=") { hooks.append(text) }
+            entry += 1
+        }
+        let digest = GenericHash.publicDigest(Array(hooks.sorted().joined(separator: "\n").utf8),
+                                              key: Array("keygate.gate.test-daemon".utf8), outputBytes: 16)
+        return "gate-test-" + digest.map { String($0 >> 4, radix: 16) + String($0 & 0xf, radix: 16) }.joined()
+        #else
+        return "gate"
+        #endif
+    }
+
     static func stateDirectory(uid: UInt32) -> String { stateRoot + "/\(uid)" }
     static func recordPath(uid: UInt32) -> String { recordRoot + "/\(uid)" }
 
@@ -34,6 +64,9 @@ enum GatekeeperPaths {
     /// Makes `path` and its missing parents as root-owned folders of `mode`. A folder that
     /// exists must be a real folder (not a link) owned by the process's effective uid.
     static func makeFolder(_ path: String, mode: mode_t) throws {
+        var info = stat()
+        // The common case, one call: it is there, a real folder, ours (the daemon asks on every request).
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() { return }
         var prefix = ""
         for part in path.split(separator: "/") {
             prefix += "/" + part
@@ -42,7 +75,6 @@ enum GatekeeperPaths {
                 throw KeychainError.notAvailable("the gatekeeper could not create \(prefix): \(String(cString: strerror(e)))")
             }
         }
-        var info = stat()
         guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() else {
             throw KeychainError.notAvailable("\(path) is not a folder owned by uid \(geteuid()): remove it; the gatekeeper recreates it")
         }

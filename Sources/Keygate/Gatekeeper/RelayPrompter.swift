@@ -4,7 +4,7 @@
 // in locked memory here, as anywhere else.
 internal import Glibc
 
-struct RelayPrompter: Prompter {
+struct RelayPrompter: GatePrompter {
     let input: Int32
     let output: Int32
 
@@ -33,7 +33,6 @@ struct RelayPrompter: Prompter {
 
     func ensureAvailable() throws {}
 
-    /// One event for the caller's audit trail (the caller names the item and scope).
     func audit(_ event: AuditEvent, service: String, detail: String) {
         _ = GateWire.writeFrame(output, GateMessage.audit(event: event.rawValue, service: service, detail: detail).encoded())
     }

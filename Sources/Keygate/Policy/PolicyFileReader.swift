@@ -95,8 +95,13 @@ enum PolicyFileReader {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return .refused(describe(errno, path, isFolder: false)) }
         if let problem = ownershipProblem(info, path: path, layer: layer, uid: uid, what: "file") { return .refused(problem) }
+        let version = FileVersion(info)
+        if let parsed = ParsedFileCache.lookup(path, version) { return .parsed(parsed) }
         switch readContents(fd, path: path) {
-        case .success(let bytes): return .parsed(PolicyParser.parse(bytes, file: path))
+        case .success(let bytes):
+            let parsed = PolicyParser.parse(bytes, file: path)
+            ParsedFileCache.store(path, version, parsed)
+            return .parsed(parsed)
         case .failure(let why): return .refused(why.message)
         }
     }

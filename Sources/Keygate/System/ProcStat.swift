@@ -12,12 +12,18 @@ struct ProcStat: Equatable {
     /// Field 22: start time in clock ticks after boot.
     var startTime: UInt64
 
+    /// The fields of process `pid`, parsed from the bytes (the gatekeeper's daemon reads a few per
+    /// request: no String is made).
     static func read(pid: Int32) -> ProcStat? {
-        line(of: "\(pid)").flatMap(parse)
+        bytes(of: "\(pid)").flatMap { parse(bytes: $0[...]) }
     }
 
     /// The stat line of `process` ("self" or a pid), or nil when /proc cannot be read.
     static func line(of process: String) -> String? {
+        bytes(of: process).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private static func bytes(of process: String) -> [UInt8]? {
         let fd = open("/proc/\(process)/stat", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -34,7 +40,7 @@ struct ProcStat: Equatable {
             if n == 0 { break }
             count += n
         }
-        return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
+        return count > 0 ? Array(buffer[0..<count]) : nil
     }
 
     /// Fields 3 onwards of a stat line (field k is at index k - 3), or nil without a ')'.
@@ -44,8 +50,38 @@ struct ProcStat: Equatable {
     }
 
     static func parse(_ line: String) -> ProcStat? {
-        guard let rest = fields(line), rest.count > 19, let parent = Int32(rest[1]), let session = Int32(rest[3]),
-              let tty = Int64(rest[4]), let start = UInt64(rest[19]) else { return nil }
-        return ProcStat(parent: parent, session: session, ttyNumber: tty, startTime: start)
+        parse(bytes: Array(line.utf8)[...])
+    }
+
+    /// Fields 4 (parent), 6 (session), 7 (tty) and 22 (start time), counted after the last ')'.
+    static func parse(bytes: ArraySlice<UInt8>) -> ProcStat? {
+        guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        var numbers: [Int64] = []
+        numbers.reserveCapacity(20)
+        var field = 2
+        var value: Int64 = 0, negative = false, digits = 0, valid = true
+        for byte in bytes[(close + 1)...] + [UInt8(ascii: " ")] {
+            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") {
+                if digits > 0 || !valid {
+                    field += 1
+                    if [4, 6, 7, 22].contains(field) {
+                        guard valid, digits > 0 else { return nil }
+                        numbers.append(negative ? -value : value)
+                        if field == 22 { break }
+                    }
+                }
+                value = 0; negative = false; digits = 0; valid = true
+            } else if byte == UInt8(ascii: "-"), digits == 0, !negative {
+                negative = true
+            } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 18 {
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+                digits += 1
+            } else {
+                valid = false   // field 3 (state) is a letter; the fields kept must be numbers
+            }
+        }
+        guard numbers.count == 4, let parent = Int32(exactly: numbers[0]), let session = Int32(exactly: numbers[1]),
+              numbers[3] >= 0 else { return nil }
+        return ProcStat(parent: parent, session: session, ttyNumber: numbers[2], startTime: UInt64(numbers[3]))
     }
 }

@@ -1,0 +1,59 @@
+/* The other end of a Unix socket, for keygate-gatekeeper's daemon (docs/GATEKEEPER.md):
+   the uid and pid the kernel recorded at connect(), and a pidfd for that process
+   (SO_PEERPIDFD, Linux 6.5), so that a pid read from /proc is known to still name the
+   peer and not a process that recycled its pid. Plain wrappers: Swift does not see
+   struct ucred without _GNU_SOURCE, nor SO_PEERPIDFD in older headers. */
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+struct keygate_peer_ucred { pid_t pid; uid_t uid; gid_t gid; };
+
+/* 0 and the peer's uid and pid, or -1 with errno. */
+static inline int keygate_peer_credentials(int fd, uid_t *uid, pid_t *pid) {
+    struct keygate_peer_ucred cred;
+    socklen_t length = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0) return -1;
+    if (length != sizeof cred) return -1;
+    *uid = cred.uid;
+    *pid = cred.pid;
+    return 0;
+}
+
+/* A pidfd for the process that connected (the caller closes it), or -1 with errno. */
+static inline int keygate_peer_pidfd(int fd) {
+    int pidfd = -1;
+    socklen_t length = sizeof pidfd;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &length) != 0) return -1;
+    return pidfd;
+}
+
+/* 1 while the process behind `pidfd` is not reaped (its pid cannot have been reused), else 0. */
+static inline int keygate_pidfd_alive(int pidfd) {
+    return syscall(SYS_pidfd_send_signal, pidfd, 0, (void *)0, 0) == 0;
+}
+
+/* Writes this process's pid into an environment entry made as "LISTEN_PID=" and ten
+   placeholder characters: a forked child fills in its own pid before exec (no allocation). */
+static inline void keygate_fill_listen_pid(char *entry) {
+    char digits[12];
+    int count = 0;
+    long pid = (long)getpid();
+    do { digits[count++] = (char)('0' + pid % 10); pid /= 10; } while (pid > 0 && count < 10);
+    char *out = entry + 11;
+    while (count > 0) *out++ = digits[--count];
+    *out = 0;
+}
+
+/* glibc declares these only under _GNU_SOURCE; the same prototypes, for Swift. */
+int setresuid(uid_t ruid, uid_t euid, uid_t suid);
+int setresgid(gid_t rgid, gid_t egid, gid_t sgid);
+int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);

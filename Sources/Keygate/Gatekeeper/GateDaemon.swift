@@ -1,0 +1,246 @@
+// keygate-gatekeeper's daemon mode (docs/GATEKEEPER.md, docs/DECISIONS.md): the same
+// gatekeeper, kept up so that a read inside its window is one round trip on a Unix
+// socket instead of a setuid program's start. It answers only what needs no prompt
+// (open, presence, check, keys); anything else, any refusal and any failure sends the
+// caller to the setuid helper, which decides with PAM. So the daemon adds speed, never
+// a decision of its own: the helper and the daemon share GateServer.
+//
+// Started two ways, with one protocol (systemd's socket activation: the listening
+// socket is fd 3, LISTEN_FDS=1):
+// - by systemd (contrib/systemd/keygate-gatekeeper.socket and .service, sandboxed);
+// - where systemd is not PID 1, by the setuid helper itself after a request it served,
+//   when nothing listens: it binds the socket, takes the daemon lock, becomes root in
+//   full (real and saved ids too, so the user who started it cannot signal or trace it),
+//   and executes itself in daemon mode with a clean environment.
+// The peer is the process the kernel recorded at connect() (SO_PEERCRED), held by a pidfd
+// (SO_PEERPIDFD): a reply goes out only if that process was still there after its scope
+// was read from /proc, so a recycled pid never borrows a window. It ends after
+// `idleSeconds` without a call, or when its binary was replaced (an upgrade).
+internal import CSystem
+internal import Glibc
+
+enum GateDaemon {
+    #if KEYGATE_TEST_HOOKS
+    static let idleSeconds: Int32 = 30
+    #else
+    static let idleSeconds: Int32 = 600
+    #endif
+    /// How long one caller may take to send its request (a client sends it as soon as it is
+    /// connected): the daemon serves one caller at a time, so a silent one holds others this long
+    /// at most. A caller cut off runs the helper instead.
+    static let requestDeadlineMilliseconds = 250
+    /// LISTEN_FDNAMES of a daemon the helper started (it removes its socket when it ends).
+    static let selfStartedName = "keygate-self-started"
+
+    /// The requests the daemon answers: those that never prompt.
+    static func serves(_ request: GateRequest) -> Bool {
+        switch request.operation {
+        case .open, .presence, .check, .keys: return !request.flags.contains(.fresh)
+        case .authenticate, .legacyClassSeed, .forget, .certify: return false
+        }
+    }
+
+    // MARK: Daemon
+
+    /// What socket activation handed over (systemd's protocol), read before the environment is cleared.
+    struct Activation {
+        /// LISTEN_FDS=1 for this pid: the listening socket is fd 3.
+        var listening: Bool
+        /// The helper started this daemon (it removes the socket when it ends; systemd's stays).
+        var selfStarted: Bool
+
+        static func fromEnvironment() -> Activation {
+            func value(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+            return Activation(listening: value("LISTEN_FDS") == "1" && value("LISTEN_PID") == String(getpid()),
+                              selfStarted: value("LISTEN_FDNAMES") == selfStartedName)
+        }
+    }
+
+    /// Serves the listening socket (fd 3) until idle. Root only: run by systemd or by the helper.
+    static func serve(_ activation: Activation, hooks: [String: String]) -> Int32 {
+        guard getuid() == 0, geteuid() == 0 else {
+            GatekeeperMain.complain("keygate-gatekeeper --serve runs as root only: systemd's keygate-gatekeeper.socket starts it, or the gatekeeper itself")
+            return 2
+        }
+        guard activation.listening else {
+            GatekeeperMain.complain("keygate-gatekeeper --serve needs its listening socket as fd 3 (systemd socket activation: LISTEN_FDS=1)")
+            return 2
+        }
+        alarm(0)
+        // "keygate-gated" in ps and top (the image is /proc/self/exe, which would read "exe").
+        _ = keygate_set_process_name("keygate-gated")
+        ParsedFileCache.enable()
+        let cache = GateDaemonCache()
+        let listener: Int32 = 3
+        var overrides = TestOverrides()
+        #if KEYGATE_TEST_HOOKS
+        overrides = TestOverrides(environment: hooks)
+        #endif
+        while true {
+            var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&entry, 1, idleSeconds * 1000)
+            if ready == 0 { break }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            let connection = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+            if connection < 0 {
+                if errno == EMFILE || errno == ENFILE { usleep(100_000) }
+                continue
+            }
+            answer(connection, overrides: overrides, cache: cache)
+            close(connection)
+            if binaryReplaced { break }
+        }
+        // The socket is removed before the lock goes (at exit), so no caller waits on a dead socket.
+        if activation.selfStarted { unlink(GatekeeperPaths.socketPath) }
+        return 0
+    }
+
+    /// One caller: its request, answered for its uid and its scope, or a refusal that sends it to the helper.
+    private static func answer(_ connection: Int32, overrides: TestOverrides, cache: GateDaemonCache) {
+        var uid: uid_t = 0
+        var pid: pid_t = 0
+        guard keygate_peer_credentials(connection, &uid, &pid) == 0, pid > 0 else { return }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        _ = setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let pidfd = keygate_peer_pidfd(connection)
+        defer { if pidfd >= 0 { close(pidfd) } }
+        guard var frame = GateWire.readFrame(connection, withinMilliseconds: requestDeadlineMilliseconds) else { return }
+        defer { Sodium.wipe(&frame) }
+        var result: GateResult
+        do {
+            guard pidfd >= 0 else {
+                throw KeychainError.notAvailable("this kernel gives no pidfd for a socket's peer (SO_PEERPIDFD, Linux 6.5): the setuid gatekeeper answers instead")
+            }
+            var request = try GateRequest.decode(frame)
+            guard serves(request) else {
+                throw KeychainError.interactionNotAllowed("the gatekeeper's daemon does not answer this request: the setuid gatekeeper does")
+            }
+            request.flags.insert(.noPrompt)
+            let user = try cache.user(uid: uid)
+            let server = GateServer(user: user, caller: pid, prompter: SilentPrompter(), pamConfdir: nil, overrides: overrides,
+                                    cache: cache)
+            result = try server.handle(request)
+            // The scope was read from /proc/PID: it was the peer's only if the peer is still there.
+            guard keygate_pidfd_alive(pidfd) != 0 else { return }
+        } catch let error as KeychainError {
+            result = .failure(error)
+        } catch {
+            result = .failure(.param("the gatekeeper's daemon refused a malformed request"))
+        }
+        var encoded = GateMessage.result(result).encoded()
+        defer { Sodium.wipe(&encoded) }
+        _ = GateWire.writeFrame(connection, encoded)
+    }
+
+    /// True once the file this process runs was replaced or removed (an upgrade, an uninstall).
+    private static var binaryReplaced: Bool {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return false }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self).hasSuffix(" (deleted)")
+    }
+
+    // MARK: Start by the helper
+
+    /// Called by the setuid helper after it served a request: when no daemon answers on the
+    /// socket, and none holds the lock, starts one (as root in full, from a clean image).
+    static func startIfAbsent(hooks: [String: String]) {
+        guard geteuid() == 0, !isListening else { return }
+        do {
+            try GatekeeperPaths.makeFolder(GatekeeperPaths.runRoot, mode: 0o711)
+            _ = chmod(GatekeeperPaths.runRoot, 0o711)
+            try GatekeeperPaths.makeFolder(GatekeeperPaths.socketFolder, mode: 0o755)
+            _ = chmod(GatekeeperPaths.socketFolder, 0o755)
+        } catch {
+            return
+        }
+        let lock = open(GatekeeperPaths.daemonLockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { return }
+        defer { close(lock) }
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { return }   // another daemon is starting or running
+        guard let listener = bindSocket() else { return }
+        defer { close(listener) }
+        let executable = "/proc/self/exe"
+        let argv = CStringArray(["keygate-gatekeeper", "--serve"])
+        var variables = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", "LISTEN_FDS=1",
+                         "LISTEN_FDNAMES=" + selfStartedName]
+        for (name, value) in hooks { variables.append(name + "=" + value) }
+        // LISTEN_PID is the child's pid, known only after fork: the child fills it in (one slot kept).
+        variables.append("LISTEN_PID=0000000000")
+        let environment = CStringArray(variables)
+        guard let pidSlot = environment.pointers[variables.count - 1] else { return }
+        let child = fork()
+        guard child == 0 else { return }   // the parent (or a failed fork) goes on; the lock is the child's now
+        // The child: only async-signal-safe C from here to exec.
+        _ = setsid()
+        guard setgroups(0, nil) == 0, setresgid(0, 0, 0) == 0, setresuid(0, 0, 0) == 0 else { _exit(126) }
+        var limits = rlimit(rlim_cur: 1024, rlim_max: 4096)
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limits)
+        for resource in [RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK] {
+            var unlimited = rlimit(rlim_cur: rlim_t.max, rlim_max: rlim_t.max)
+            if resource == RLIMIT_STACK { unlimited.rlim_cur = 8 * 1024 * 1024 }
+            _ = setrlimit(__rlimit_resource_t(resource.rawValue), &unlimited)
+        }
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 0)
+        keygate_fill_listen_pid(pidSlot)
+        let devnull = open("/dev/null", O_RDWR)
+        if devnull >= 0 { for fd in Int32(0)...2 { dup2(devnull, fd) } }
+        guard dup2(listener, 3) == 3, dup2(lock, 4) == 4 else { _exit(126) }
+        execve(executable, argv.pointers, environment.pointers)
+        _exit(127)
+    }
+
+    /// True when something answers on the socket (a running daemon, or systemd's socket).
+    private static var isListening: Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return connect(fd, GatekeeperPaths.socketPath)
+    }
+
+    /// A listening socket at the daemon's path, mode 0666 (every user may call; root's folder).
+    private static func bindSocket() -> Int32? {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        let path = GatekeeperPaths.socketPath
+        unlink(path)
+        let previous = umask(0o111)
+        defer { umask(previous) }
+        guard withAddress(path, { bind(fd, $0, $1) }) == 0, listen(fd, 64) == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// connect(2) to a Unix socket path; true when it is accepted.
+    static func connect(_ fd: Int32, _ path: String) -> Bool {
+        while true {
+            let rc = withAddress(path) { Glibc.connect(fd, $0, $1) }
+            if rc == 0 { return true }
+            if errno != EINTR { return false }
+        }
+    }
+
+    /// Calls `body` with a sockaddr_un for `path` (-1 with ENAMETOOLONG when it does not fit).
+    static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else {
+            errno = ENAMETOOLONG
+            return -1
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+            raw[bytes.count] = 0
+        }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+}
