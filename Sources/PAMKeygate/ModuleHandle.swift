@@ -1,7 +1,7 @@
 // The pam_handle_t a PAM entry point receives, with one method per libpam call the
 // module makes, so the C names appear in one place: the user, the typed passwords
-// (PAM items, never prompted for) and the module data that carries the password
-// from auth to session. Delegates to CPAM.
+// (PAM items, never prompted for) and the one line of text the module may show.
+// Delegates to CPAM.
 internal import CPAM
 internal import Glibc
 #if !KEYGATE_PAM_STANDALONE
@@ -50,25 +50,10 @@ struct ModuleHandle {
         return try SecureBytes(copying: UnsafeRawBufferPointer(start: pointer, count: length))
     }
 
-    /// Keeps `password` with the handle until pam_end, or until replaced; the
-    /// cleanup releases it, and SecureBytes zeroes and frees its locked memory.
-    func keepPassword(_ password: SecureBytes, for user: String) -> Int32 {
-        let retained = Unmanaged.passRetained(password).toOpaque()
-        let status = pam_set_data(raw, Self.passwordDataName(user), retained, releasePassword)
-        if status != PAM_SUCCESS { Unmanaged<SecureBytes>.fromOpaque(retained).release() }
-        return status
-    }
-
-    /// The password kept by `keepPassword` for `user`, or nil.
-    func keptPassword(for user: String) -> SecureBytes? {
-        var data: UnsafeRawPointer?
-        guard pam_get_data(raw, Self.passwordDataName(user), &data) == PAM_SUCCESS, let data else { return nil }
-        return Unmanaged<SecureBytes>.fromOpaque(data).takeUnretainedValue()
-    }
-
-    /// Drops the kept password now (PAM calls the cleanup with PAM_DATA_REPLACE).
-    func forgetPassword(for user: String) {
-        _ = pam_set_data(raw, Self.passwordDataName(user), nil, nil)
+    /// One PAM_TEXT_INFO line through the application's conversation (pam_info(3)), as
+    /// pam_echo or sudo's lecture would: never a secret. Best effort.
+    func info(_ text: String) {
+        _ = keygate_pam_info(raw, text)
     }
 
     /// `pam_get_item(3)`: a pointer owned by PAM, or nil.
@@ -80,11 +65,4 @@ struct ModuleHandle {
 
     /// PAM itself refuses longer passwords (PAM_MAX_RESP_SIZE is 512).
     static let maxPasswordBytes = 4096
-}
-
-/// The cleanup PAM calls for the kept password: at pam_end, on replacement, and in a
-/// child that calls pam_end after a fork.
-private let releasePassword: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32) -> Void = { _, data, _ in
-    guard let data else { return }
-    Unmanaged<SecureBytes>.fromOpaque(data).release()
 }

@@ -287,6 +287,147 @@ final class PAMModuleTests: XCTestCase {
         XCTAssertEqual(try session.result(of: "passwd"), 0, "the password change goes through")
     }
 
+    // MARK: - Issue 15: the policy, deadlines, live sessions, messages, return values
+
+    /// No lock_after option: the system policy's lock-after (an admin file) sets how long
+    /// the login's unlock lasts; a user's own file does not count at login.
+    func test_policyLockAfter_appliesAtLogin_withoutAModuleOption() throws {
+        let (h, _) = try userWithKeychain()
+        let admin = try policyFolder("[default]\nlock-after = 4242\n")
+        let mine = try h.run("mkdir -p ~/.config/keygate/policies.d && printf '[default]\\nlock-after = 60\\n' > ~/.config/keygate/policies.d/50-mine.policy",
+                             askpass: false)
+        XCTAssertEqual(mine.status, 0, mine.summary)
+        let stack = try Stack(h, """
+        auth required pam_unix.so
+        auth optional \(Self.modulePath) debug
+        session required pam_permit.so
+        session optional \(Self.modulePath) debug
+        """)
+        let log = try SyslogCapture()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"],
+                                    password: h.user.password, log: log, adminPolicy: admin)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        let status = try h.run("keygate status", askpass: false)
+        let seconds = status.out.split(separator: "\n").first { $0.contains("locks in") }
+            .flatMap { $0.split(separator: " ").dropLast().last.flatMap { Int($0) } }
+        XCTAssertNotNil(seconds, status.summary)
+        XCTAssertTrue((4000...4242).contains(seconds ?? 0), "the admin policy's 4242 s, not 900 nor the user's 60: \(status.summary)")
+        try session.proceed()
+        session.finish()
+        XCTAssertTrue(log.lines().contains { $0.contains("for 4242 s") }, log.lines().joined(separator: "\n"))
+    }
+
+    /// The module never decides the stack: in a `sufficient` line it answers PAM_IGNORE,
+    /// so the modules after it still run (pam_deny here fails both), and it still unlocks.
+    func test_sufficientLine_doesNotCutTheStackShort() throws {
+        let (h, _) = try userWithKeychain()
+        let stack = try Stack(h, """
+        auth required pam_unix.so
+        auth sufficient \(Self.modulePath) debug
+        auth required pam_deny.so
+        session sufficient \(Self.modulePath) debug
+        session required pam_deny.so
+        """)
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
+        XCTAssertEqual(try session.result(of: "auth"), 7, "PAM_AUTH_ERR: pam_deny ran after pam_keygate.so")
+        XCTAssertNotEqual(try session.result(of: "open"), 0, "pam_deny ran after pam_keygate.so")
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"),
+                      "the module did its work though it decided nothing")
+        try session.proceed()
+        session.finish()
+    }
+
+    /// A login killed before close_session leaves no session behind: the next login's
+    /// logout is the last one, and locks.
+    func test_aKilledSession_thenALoginAndLogout_locks() throws {
+        let (h, stack) = try userWithKeychain()
+        let killed = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
+        XCTAssertEqual(try killed.result(of: "open"), 0)
+        killed.kill()
+        let normal = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
+        XCTAssertEqual(try normal.result(of: "open"), 0)
+        let counted = try String(contentsOfFile: "/run/keygate/\(h.user.uid).sessions", encoding: .utf8)
+        XCTAssertEqual(counted.split(separator: "\n").count, 1, "the killed session was dropped: \(counted)")
+        try normal.proceed()
+        XCTAssertEqual(try normal.result(of: "close"), 0)
+        let status = try h.run("keygate status", askpass: false)
+        XCTAssertTrue(status.out.contains("state: locked"), status.summary)
+    }
+
+    /// A process of the user that holds the keychain's lock file cannot hang a login: the
+    /// module gives up at its budget, logs why, and the login goes on.
+    func test_aSameUserLockHolder_doesNotHangTheLogin() throws {
+        let (h, stack) = try userWithKeychain()
+        // The user's own flock(1), in the background (the shell that starts it ends at once), with
+        // no descriptor of the test process left open (Foundation would wait for it to end).
+        let lockFile = h.dataDirectory + "/.keys.lock"
+        let holder = try Subprocess.run(["sh", "-c", """
+            python3 -c 'import os, sys; os.closerange(3, 4096); os.execvp(sys.argv[1], sys.argv[1:])' \\
+              setpriv --reuid=\(h.user.uid) --regid=\(h.user.uid) --clear-groups flock "$1" sleep 40 </dev/null >/dev/null 2>&1 &
+            echo pid=$!
+            for i in $(seq 100); do flock -n "$1" true || exit 0; sleep 0.05; done; exit 1
+            """, "sh", lockFile])
+        XCTAssertEqual(holder.status, 0, "the holder has the lock: \(holder.summary)")
+        let holderPID = holder.values["pid"].flatMap { Int32($0) }
+        defer { if let holderPID { _ = kill(holderPID, SIGKILL) } }
+        let log = try SyslogCapture()
+        let start = Date()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        let elapsed = Date().timeIntervalSince(start)
+        session.finish()
+        XCTAssertLessThan(elapsed, 15, "the 40 s holder must not hold the login (budget: 2 s beyond the calibrated KDF time)")
+        XCTAssertTrue(log.lines().contains { $0.contains("past this call's time budget") }, log.lines().joined(separator: "\n"))
+    }
+
+    /// A login.json that asks for far more Argon2id work than root's calibration is
+    /// refused before any derivation: the login is not held for a minute.
+    func test_anInflatedKDFCost_isRefusedQuickly() throws {
+        let (h, stack) = try userWithKeychain()
+        let edit = try h.run("""
+            python3 - "\(h.dataDirectory)/protectors/login.json" <<'PY'
+            import json, sys
+            path = sys.argv[1]
+            data = json.load(open(path))
+            data["kdf"]["opsLimit"] = 64
+            data["kdf"]["memLimitBytes"] = 1024 * 1024 * 1024
+            json.dump(data, open(path, "w"))
+            PY
+            """, askpass: false)
+        XCTAssertEqual(edit.status, 0, edit.summary)
+        let log = try SyslogCapture()
+        let start = Date()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        let elapsed = Date().timeIntervalSince(start)
+        session.finish()
+        XCTAssertLessThan(elapsed, 10, "64 passes over 1 GiB take about a minute; refusing takes at most one calibration")
+        XCTAssertTrue(log.lines().contains { $0.contains("64 passes and 1024 MiB") && $0.contains("refused without deriving") },
+                      log.lines().joined(separator: "\n"))
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+    }
+
+    /// After root reset the password (chpasswd, `passwd USER`), a login cannot unlock:
+    /// one line on the screen says why and what to run.
+    func test_afterARootReset_theLoginSaysWhyOnTheScreen() throws {
+        let (h, stack) = try userWithKeychain()
+        let newPassword = "R3set-" + UUID().uuidString
+        let reset = try PAMDriver(stack: stack, user: h.user, steps: ["passwd"], password: "unused", newPassword: newPassword)
+        XCTAssertEqual(try reset.result(of: "passwd"), 0)
+        reset.finish()
+        let login = try PAMDriver(stack: stack, user: h.user, steps: ["tty=/dev/pts/9", "auth", "open", "close"], password: newPassword)
+        XCTAssertEqual(try login.result(of: "auth"), 0, "the login itself goes through")
+        XCTAssertEqual(try login.result(of: "close"), 0)
+        login.finish()
+        let info = login.messages.filter { $0.hasPrefix("pam-info: Keygate:") }
+        XCTAssertEqual(info.count, 1, "one line: \(login.messages)")
+        XCTAssertTrue(info.first?.contains("keygate passwd") ?? false, "\(info)")
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+    }
+
     // MARK: - Option fuzzing
 
     func test_optionParser_survivesTenThousandRandomArgumentVectors() throws {
@@ -347,6 +488,17 @@ final class PAMModuleTests: XCTestCase {
         """)
     }
 
+    /// A root-owned folder with one policy file, for PAMDriver's `adminPolicy`.
+    private func policyFolder(_ text: String) throws -> String {
+        let folder = NSTemporaryDirectory() + "kg-admin-policy-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
+        try text.write(toFile: folder + "/50-test.policy", atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(folder + "/50-test.policy", 0o644), 0)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        return folder
+    }
+
     /// The released module reads /var/lib/keygate/host.key: made with the built CLI if
     /// absent (root-owned, harmless), never replaced or removed.
     private func ensureHostKey() throws {
@@ -399,8 +551,12 @@ final class PAMDriver {
     private let output = Pipe()
     private var buffered = ""
 
+    /// Lines the modules showed the person ("pam-info: TEXT"), as read so far.
+    private(set) var messages: [String] = []
+
+    /// `adminPolicy`: a folder bound over /etc/keygate/policies.d for this driver only.
     init(stack: Stack, user: TestUser, steps: [String], password: String, newPassword: String = "",
-         ruid: UInt32? = nil, log: SyslogCapture? = nil) throws {
+         ruid: UInt32? = nil, log: SyslogCapture? = nil, adminPolicy: String? = nil) throws {
         let driverArguments = (ruid.map { ["--ruid", String($0)] } ?? []) + [stack.confdir, stack.service, user.name] + steps
         // Always in a private mount namespace whose /dev/log is a capture's socket: the
         // host's /dev/log may be missing, or a listener that stopped reading (sends block).
@@ -411,6 +567,7 @@ final class PAMDriver {
                              capture.folder, try Self.binary()] + driverArguments
         process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PAM_DRIVER_PASSWORD": password,
                                "PAM_DRIVER_NEW_PASSWORD": newPassword]
+            .merging(adminPolicy.map { ["KEYGATE_TEST_ADMIN_POLICY": $0] } ?? [:]) { $1 }
         process.standardInput = input
         process.standardOutput = output
         try process.run()
@@ -428,6 +585,7 @@ final class PAMDriver {
             if let newline = buffered.firstIndex(of: "\n") {
                 let line = buffered[..<newline]
                 buffered = String(buffered[buffered.index(after: newline)...])
+                if line.hasPrefix("pam-") { messages.append(String(line)) }
                 let parts = line.split(separator: " ")
                 if parts.count == 2, parts[0] == step { return Int32(parts[1]) }
                 continue
@@ -436,6 +594,12 @@ final class PAMDriver {
             if data.isEmpty { return nil }  // the driver ended before that step
             buffered += String(decoding: data, as: UTF8.self)
         }
+    }
+
+    /// SIGKILL, as a login killed before close_session; waits for it to be gone.
+    func kill() {
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 
     /// Waits for the driver to end (after its last step).

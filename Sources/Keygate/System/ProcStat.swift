@@ -5,14 +5,14 @@
 internal import Glibc
 
 /// The fields of /proc/PID/stat Keygate uses.
-struct ProcStat: Equatable {
+package struct ProcStat: Equatable {
     var parent: Int32
     var session: Int32
     var ttyNumber: Int64
     /// Field 22: start time in clock ticks after boot.
-    var startTime: UInt64
+    package var startTime: UInt64
 
-    static func read(pid: Int32) -> ProcStat? {
+    package static func read(pid: Int32) -> ProcStat? {
         line(of: "\(pid)").flatMap(parse)
     }
 
