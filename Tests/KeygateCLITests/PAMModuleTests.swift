@@ -425,7 +425,16 @@ final class PAMModuleTests: XCTestCase {
         let info = login.messages.filter { $0.hasPrefix("pam-info: Keygate:") }
         XCTAssertEqual(info.count, 1, "one line: \(login.messages)")
         XCTAssertTrue(info.first?.contains("keygate passwd") ?? false, "\(info)")
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        // status and doctor name the problem and the next step too.
+        let status = try h.run("keygate status", askpass: false)
+        XCTAssertTrue(status.out.contains("state: locked"), status.summary)
+        XCTAssertTrue(status.out.contains("problem: your password was reset without the old one") && status.out.contains("keygate passwd --recovery"),
+                      status.summary)
+        let doctor = try h.run("keygate doctor", askpass: false)
+        let line = doctor.out.split(separator: "\n").first { $0.contains("password was reset without the old one") }
+        XCTAssertTrue(line?.contains("WARN") ?? false, doctor.summary)
+        XCTAssertTrue(doctor.out.contains("keygate passwd --recovery"), doctor.summary)
+        XCTAssertFalse(doctor.out.contains("all checks passed"), doctor.summary)
     }
 
     // MARK: - Option fuzzing
