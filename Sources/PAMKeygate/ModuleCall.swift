@@ -1,4 +1,4 @@
-// One call into the module: the PAM handle, the parsed options, the log, the flags and
+// One call into the helper: the module's request, the parsed options, the log, the flags and
 // the call's deadline, and the one place where every entry point becomes a total
 // function: any error (a timeout included) is logged and turned into PAM_IGNORE, so
 // Keygate never breaks or decides a login. The deadline is a total budget for the call:
@@ -23,16 +23,13 @@ struct ModuleCall {
 
     /// Parses the options, logs the ones not understood, runs `body`, and turns any
     /// error into a log line and PAM_IGNORE.
-    static func run(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                    _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
-                    _ body: (ModuleCall) throws -> Int32) -> Int32 {
-        guard let pamh else { return PAM_IGNORE }
-        let options = ModuleOptions.from(argc: argc, argv: argv)
-        let log = ModuleLog(handle: pamh, debugEnabled: options.debug)
+    static func run(_ handle: ModuleHandle, _ body: (ModuleCall) throws -> Int32) -> Int32 {
+        let options = ModuleOptions(arguments: handle.arguments.filter { !$0.hasPrefix(ModuleOptions.helperPrefix) })
+        let log = ModuleLog(debugEnabled: options.debug)
         for problem in options.problems { log.warning(problem) }
         let kdf = KDFCeiling.read().map { $0.milliseconds * 1_000_000 } ?? uncalibratedKDFNanoseconds
         let deadline = FileLock.monotonicNow() + waitBudgetNanoseconds + kdf
-        let call = ModuleCall(handle: ModuleHandle(raw: pamh), options: options, log: log, flags: flags, deadline: deadline)
+        let call = ModuleCall(handle: handle, options: options, log: log, flags: handle.flags, deadline: deadline)
         FileLock.waitDeadline = deadline
         defer { FileLock.waitDeadline = nil }
         do {

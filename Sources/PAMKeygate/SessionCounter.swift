@@ -51,9 +51,10 @@ struct SessionCounter {
         }
     }
 
-    /// The calling process as a session entry.
+    /// The process that called into PAM, as a session entry: the helper's parent, the
+    /// process pam_keygate.so runs in (sshd's monitor, login, su).
     static func current() throws -> Entry {
-        let pid = getpid()
+        let pid = getppid()
         guard let stat = ProcStat.read(pid: pid) else { throw ModuleError("cannot read /proc/\(pid)/stat: is /proc mounted?") }
         return Entry(pid: pid, startTime: stat.startTime)
     }

@@ -13,6 +13,17 @@ final class PAMModuleTests: XCTestCase {
             ?? PackagePaths.root + "/.build/pam/pam_keygate.so"
     }
 
+    /// The keygate-pam-helper the module starts: the release build `make pam` makes (what is
+    /// installed: no test hooks), else the debug one; KEYGATE_PAM_HELPER overrides both.
+    static var helperPath: String {
+        if let forced = ProcessInfo.processInfo.environment["KEYGATE_PAM_HELPER"], !forced.isEmpty { return forced }
+        let release = PackagePaths.root + "/.build/release/keygate-pam-helper"
+        return FileManager.default.isExecutableFile(atPath: release) ? release : PackagePaths.buildProducts + "/keygate-pam-helper"
+    }
+
+    /// The module as a PAM line names it: its path and the helper it starts.
+    static var module: String { "\(modulePath) helper=\(helperPath)" }
+
     func test_module_exportsOnlyPamSmFunctions_andNeedsNothingFromTheToolchain() throws {
         try requireModule()
         let nm = try Subprocess.run(["nm", "-D", "--defined-only", "--extern-only", Self.modulePath])
@@ -25,6 +36,76 @@ final class PAMModuleTests: XCTestCase {
         XCTAssertFalse(ldd.out.contains("/opt/swift") || ldd.out.contains("swift"), ldd.out)
         XCTAssertFalse(ldd.out.contains("not found"), ldd.out)
         XCTAssertFalse(ldd.out.contains("libsecret") || ldd.out.contains("glib"), ldd.out)
+        // The thin module (issue 15): libpam and libc only, at most 1 MB.
+        let needed = try Subprocess.run(["readelf", "-d", Self.modulePath])
+        let libraries = needed.out.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+            .compactMap { $0.split(separator: "[").last?.split(separator: "]").first.map(String.init) }
+        XCTAssertEqual(Set(libraries), ["libpam.so.0", "libc.so.6"], needed.out)
+        let size = try XCTUnwrap((try FileManager.default.attributesOfItem(atPath: Self.modulePath)[.size] as? NSNumber)?.intValue)
+        XCTAssertLessThanOrEqual(size, 1_000_000, "pam_keygate.so is \(size) bytes")
+    }
+
+    /// The password reaches the helper on its standard input only: its argv is its path
+    /// alone and its environment is empty (a stand-in helper records all three).
+    func test_thePasswordReachesTheHelperOnAPipe_neverArgvOrEnvironment() throws {
+        try requireModule()
+        let h = try CLIUserHarness()
+        let folder = NSTemporaryDirectory() + "kg-fake-helper-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        let fake = folder + "/helper"
+        try """
+        #!/bin/sh
+        printf '%s\\n' "$0" "$@" > \(folder)/argv
+        env > \(folder)/env
+        cat > \(folder)/stdin
+        echo "log 5 fake helper ran"
+        """.write(toFile: fake, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(fake, 0o755), 0)
+        let stack = try Stack(h, """
+        auth required pam_unix.so
+        auth optional \(Self.modulePath) helper=\(fake) debug
+        """)
+        let log = try SyslogCapture()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth"], password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        session.finish()
+        let argv = try String(contentsOfFile: folder + "/argv", encoding: .utf8)
+        let env = try String(contentsOfFile: folder + "/env", encoding: .utf8)
+        let stdin = try String(contentsOfFile: folder + "/stdin", encoding: .utf8)
+        XCTAssertEqual(argv, fake + "\n", "argv is the helper's path alone")
+        XCTAssertFalse(env.contains(h.user.password) || argv.contains(h.user.password))
+        XCTAssertFalse(env.split(separator: "\n").contains { !$0.hasPrefix("PWD=") && !$0.hasPrefix("SHLVL=") && !$0.hasPrefix("_=") },
+                       "an empty environment (what sh adds aside): \(env)")
+        XCTAssertTrue(stdin.hasPrefix("keygate-pam 1\nphase auth\n"), stdin)
+        XCTAssertTrue(stdin.contains("user \(h.user.name)\n"), stdin)
+        XCTAssertTrue(stdin.contains("authtok \(h.user.password.utf8.count)\n\(h.user.password)end\n"), "the password on the pipe")
+        XCTAssertTrue(log.lines().contains { $0.contains("pam_keygate(login-test:auth): fake helper ran") }, "its lines reach syslog")
+    }
+
+    /// A helper that never answers is stopped at the module's budget; a missing one is
+    /// reported. Either way the login goes on.
+    func test_aHungOrMissingHelper_isStopped_andTheLoginGoesOn() throws {
+        try requireModule()
+        let h = try CLIUserHarness()
+        let folder = NSTemporaryDirectory() + "kg-hung-helper-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        try "#!/bin/sh\nexec sleep 60\n".write(toFile: folder + "/hung", atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(folder + "/hung", 0o755), 0)
+        for (helper, expected) in [(folder + "/hung", "did not finish within 10 s"), (folder + "/missing", "cannot run keygate-pam-helper")] {
+            let stack = try Stack(h, """
+            auth required pam_unix.so
+            auth optional \(Self.modulePath) helper=\(helper)
+            """)
+            let log = try SyslogCapture()
+            let start = Date()
+            let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth"], password: h.user.password, log: log)
+            XCTAssertEqual(try session.result(of: "auth"), 0, "the login goes on")
+            XCTAssertLessThan(Date().timeIntervalSince(start), 20)
+            session.finish()
+            XCTAssertTrue(log.lines().contains { $0.contains(expected) }, "\(expected): \(log.lines())")
+        }
     }
 
     func test_login_unlocks_getDoesNotPrompt_andLastLogoutLocks() throws {
@@ -69,9 +150,9 @@ final class PAMModuleTests: XCTestCase {
         // phases: success is turned into a failure and any other code ends the stack.
         let stack = try Stack(h, """
         auth optional pam_unix.so
-        auth [ignore=ignore success=bad default=die] \(Self.modulePath) debug
+        auth [ignore=ignore success=bad default=die] \(Self.module) debug
         auth required pam_permit.so
-        session [ignore=ignore success=bad default=die] \(Self.modulePath) debug
+        session [ignore=ignore success=bad default=die] \(Self.module) debug
         session required pam_permit.so
         """)
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: "not-" + h.user.password)
@@ -299,9 +380,9 @@ final class PAMModuleTests: XCTestCase {
         XCTAssertEqual(mine.status, 0, mine.summary)
         let stack = try Stack(h, """
         auth required pam_unix.so
-        auth optional \(Self.modulePath) debug
+        auth optional \(Self.module) debug
         session required pam_permit.so
-        session optional \(Self.modulePath) debug
+        session optional \(Self.module) debug
         """)
         let log = try SyslogCapture()
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"],
@@ -323,9 +404,9 @@ final class PAMModuleTests: XCTestCase {
         let (h, _) = try userWithKeychain()
         let stack = try Stack(h, """
         auth required pam_unix.so
-        auth sufficient \(Self.modulePath) debug
+        auth sufficient \(Self.module) debug
         auth required pam_deny.so
-        session sufficient \(Self.modulePath) debug
+        session sufficient \(Self.module) debug
         session required pam_deny.so
         """)
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
@@ -474,7 +555,7 @@ final class PAMModuleTests: XCTestCase {
 
     private func requireModule() throws {
         try Requirement.require(FileManager.default.fileExists(atPath: Self.modulePath),
-                                "the built PAM module at \(Self.modulePath) (run make pam)")
+                                "the built PAM module at \(Self.module) (run make pam)")
     }
 
     /// A stack in which the whole transaction succeeds only if pam_keygate.so answers
@@ -488,12 +569,12 @@ final class PAMModuleTests: XCTestCase {
         addTeardownBlock { _ = try? FileManager.default.removeItem(atPath: "/run/keygate/\(uid).sessions") }
         return try Stack(h, """
         auth required pam_unix.so
-        auth [ignore=ignore success=bad default=die] \(Self.modulePath) \(options)
+        auth [ignore=ignore success=bad default=die] \(Self.module) \(options)
         account required pam_unix.so
         session required pam_permit.so
-        session [ignore=ignore success=\(session) default=die] \(Self.modulePath) \(options)
+        session [ignore=ignore success=\(session) default=die] \(Self.module) \(options)
         password required pam_unix.so
-        password [ignore=ignore success=bad default=die] \(Self.modulePath) \(options)
+        password [ignore=ignore success=bad default=die] \(Self.module) \(options)
         """)
     }
 
@@ -526,12 +607,12 @@ final class PAMModuleTests: XCTestCase {
         XCTAssertEqual(made.status, 0, made.summary)
         let stack = try Stack(h, """
         auth required pam_unix.so
-        auth optional \(Self.modulePath) debug
+        auth optional \(Self.module) debug
         account required pam_unix.so
         session required pam_permit.so
-        session optional \(Self.modulePath) debug
+        session optional \(Self.module) debug
         password required pam_unix.so
-        password optional \(Self.modulePath) debug
+        password optional \(Self.module) debug
         """)
         // The uid, not the harness: XCTest keeps teardown blocks (and what they capture) until
         // the whole run ends, and the harness removes its user only when it is released.

@@ -34,10 +34,10 @@ final class SSHLoginTests: XCTestCase {
         let log = try SyslogCapture()
         let server = try TestSSHServer(method: method, user: h.user.name, log: log, pamStack: """
             auth required pam_unix.so
-            auth optional \(PAMModuleTests.modulePath) debug
+            auth optional \(PAMModuleTests.module) debug
             account required pam_unix.so
             session required pam_permit.so
-            session optional \(PAMModuleTests.modulePath) debug
+            session optional \(PAMModuleTests.module) debug
             password required pam_unix.so
             """)
         defer { server.stop() }
