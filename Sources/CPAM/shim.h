@@ -12,12 +12,6 @@ static inline void keygate_pam_syslog(pam_handle_t *pamh, int priority, const ch
     pam_syslog(pamh, priority, "%s", message);
 }
 
-/* pam_info(3) with a preformatted message: one PAM_TEXT_INFO line through the
-   application's conversation (sshd shows it after login, as it shows the motd). */
-static inline int keygate_pam_info(pam_handle_t *pamh, const char *message) {
-    return pam_info(pamh, "%s", message);
-}
-
 /* For pam_keygate.so, which acts as the user while it touches the user's files and
    keyring. glibc declares these only under _GNU_SOURCE, so they are declared in
    the wrappers' own scope; glibc's versions change every thread's ids. */

@@ -9,9 +9,7 @@
 // (docs/GATEKEEPER.md). Never decides the login: always PAM_IGNORE. A wrong password
 // (pam_unix failed first in a `required` line) unwraps nothing and leaves it locked.
 internal import CPAM
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
 enum Authenticate {
     static func run(_ call: ModuleCall) throws -> Int32 {

@@ -3,9 +3,7 @@
 // the device key, so this-device-only items close too.
 // `unlock_only` leaves the keys to their timeout. Never decides the session: always PAM_IGNORE.
 internal import CPAM
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
 enum CloseSession {
     static func run(_ call: ModuleCall) throws -> Int32 {

@@ -7,9 +7,7 @@
 // PAM status it decided, which is always PAM_IGNORE: Keygate never decides a login.
 internal import CPAM
 internal import Glibc
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
 @main
 enum HelperMain {

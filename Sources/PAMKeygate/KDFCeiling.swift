@@ -5,9 +5,7 @@
 // calibration may pick on a busy machine), is refused before any derivation: the file is
 // the user's own, and a login must not spend 48 s or a gigabyte because it says so.
 internal import Glibc
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
 struct KDFCeiling: Equatable {
     static let path = SessionCounter.defaultDirectory + "/kdf-calibration"

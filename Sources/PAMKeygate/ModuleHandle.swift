@@ -11,9 +11,7 @@
 // Lines the helper writes back (ModuleLog, `info`) go to standard output for the
 // module to pass to pam_syslog(3) and pam_info(3).
 internal import Glibc
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
 final class ModuleHandle {
     var phase = ""

@@ -6,9 +6,7 @@
 // on it (root reset the password, so the login protector is stale) one PAM_TEXT_INFO
 // line says so on the screen. Never decides the session: always PAM_IGNORE.
 internal import CPAM
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
 enum OpenSession {
     /// The line a person sees after a login that could not unlock a stale keychain.

@@ -7,9 +7,7 @@
 // is gone: a login killed before close_session, or a session whose later module failed,
 // no longer keeps the keychain unlocked after the last real logout. The last close locks.
 internal import Glibc
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
 struct SessionCounter {
     static let defaultDirectory = "/run/keygate"

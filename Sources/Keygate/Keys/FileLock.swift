@@ -1,15 +1,15 @@
 // An exclusive advisory lock (flock(2)) on a small file in the keychain folder, held
 // while protectors and keys.json change together, so two processes (a PAM session and
 // a CLI unlock, say) never leave keys.json naming a gate key that login.json lost.
-// A process that must never hang on another one's lock (pam_keygate.so, inside every
+// A process that must never hang on another one's lock (keygate-pam-helper, inside every
 // login) sets `waitDeadline`: the wait then polls until that moment and gives up with
 // an error saying who to look for, instead of blocking for as long as the holder likes.
 internal import Glibc
 
 package enum FileLock {
     /// CLOCK_MONOTONIC nanoseconds after which no lock is waited for any more; nil = wait
-    /// as long as it takes (the CLI). Set per call by the PAM module (its total budget);
-    /// a PAM call runs on one thread, and the module is the only setter in its process.
+    /// as long as it takes (the CLI). Set by keygate-pam-helper to its call's budget, once,
+    /// on its one thread, before any lock is taken.
     nonisolated(unsafe) package static var waitDeadline: UInt64?
 
     /// CLOCK_MONOTONIC now, in nanoseconds.
