@@ -2,8 +2,11 @@
 # scripts/secret-session gives the test suite a private Secret Service, and
 # scripts/quickstart-demo runs the quick start end to end.
 #
-#   make build              the release CLI and keygate-gatekeeper (Swift stdlib linked in statically)
-#   make pam                the PAM module, .build/pam/pam_keygate.so (release, stripped)
+#   make build              the release CLI, keygate-gatekeeper and keygate-pam-helper (Swift stdlib
+#                           linked in statically)
+#   make pam                the PAM module, .build/pam/pam_keygate.so (Embedded Swift, stripped;
+#                           it starts $(PREFIX)/libexec/keygate/keygate-pam-helper), and the
+#                           release keygate-pam-helper
 #   make debug              a debug build of every product
 #   make install            PREFIX=/usr/local, DESTDIR honoured (run as root); without
 #                           DESTDIR, as root, also runs `keygate setup-host`. Installs the
@@ -100,28 +103,20 @@ MAN_PAGES   := $(patsubst man/%.scd,$(MAN_OUT)/%,$(MAN_SOURCES))
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 export SOURCE_DATE_EPOCH
 
-# pam_keygate.so is linked with swiftc rather than SwiftPM: one module made of the
-# PAM code and only the parts of the Keygate library it uses (keys, cache, crypto,
-# paths), so the .so needs libpam, libkeyutils and libsodium but not libsecret or
-# glib, and carries the Swift runtime itself (-static-stdlib). The TPM code (Keys/TPM)
-# uses tpm2-tss's headers only (-I Sources/CTSS2) and dlopens the libraries when a
-# host key is sealed, so nothing from tpm2-tss is linked. exports.map keeps
-# pam_sm_* the only exported symbols. Release semantics: no test hooks.
-PAM_OUT     := $(if $(BUILD_PATH),$(BUILD_PATH),.build)/pam
-PAM_SOURCES := $(wildcard Sources/PAMKeygate/*.swift) \
-               $(foreach d,Errors Crypto Items Keys Keys/TPM KeyringCache System Policy,$(wildcard Sources/Keygate/$(d)/*.swift)) \
-               Sources/Keygate/Keychain/LoginKeys.swift \
-               Sources/Keygate/Gatekeeper/GateSecrets.swift Sources/Keygate/Gatekeeper/GatekeeperPaths.swift
-# As RELEASE_LINK_FLAGS: packed relative relocations make dlopen of the module (static Swift
-# runtime inside) cheaper in every process that loads it (sshd, login, sudo).
-PAM_LINK_FLAGS ?= -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
-PAM_SWIFTFLAGS := -module-name PAMKeygate -package-name keygate -parse-as-library -O -wmo \
-               -D KEYGATE_PAM_STANDALONE -static-stdlib -emit-library \
-               -I Sources/CPAM -I Sources/CKeyutils -I Sources/CSodium -I Sources/CTSS2 -I Sources/CSystem \
-               -Xlinker --version-script=Sources/PAMKeygate/exports.map \
+# pam_keygate.so is the thin module (issue 15): Sources/PAMKeygateModule in Embedded Swift
+# (no Foundation, no Swift runtime library: what it uses is compiled into it), linked with
+# libpam and libc only, about 40 KB. It starts keygate-pam-helper (SwiftPM, the Keygate
+# library: KDF, unwrap, keyring, sessions) for each PAM call, with the password on a pipe;
+# the helper's installed path is compiled in (KEYGATE_PAM_HELPER; `helper=PATH` on the PAM
+# line overrides it, as the tests do). exports.map keeps pam_sm_* the only exported symbols.
+PAM_OUT     ?= $(if $(BUILD_PATH),$(BUILD_PATH),.build)/pam
+PAM_HELPER  ?= $(PREFIX)/libexec/keygate/keygate-pam-helper
+PAM_SOURCES := $(wildcard Sources/PAMKeygateModule/*.swift)
+PAM_SWIFTFLAGS := -enable-experimental-feature Embedded -wmo -parse-as-library -Osize -emit-library \
+               -module-name PAMKeygateModule -I Sources/CPAMModule -Xcc -DKEYGATE_PAM_HELPER='"$(PAM_HELPER)"' \
+               -Xlinker --version-script=Sources/PAMKeygateModule/exports.map \
                -Xlinker --gc-sections -Xlinker --as-needed \
-               -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro \
-               $(PAM_LINK_FLAGS) -lpam -lkeyutils -lsodium
+               -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro -lpam
 
 .PHONY: all build static-cxx pam man debug install uninstall check check-release stress demo bench clean swift-present deb deb-check \
         deb-install-check fuzz fuzz-smoke asan
@@ -154,17 +149,21 @@ swift-present:
 build: swift-present static-cxx
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-gatekeeper
+	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-pam-helper
 
 static-cxx:
 	@$(if $(STATIC_CXX_FLAGS),mkdir -p $(STATIC_CXX_DIR) && echo 'INPUT($(STATIC_CXX_ARCHIVE))' > $(STATIC_CXX_DIR)/libstdc++.so,true)
 
-pam: $(PAM_OUT)/pam_keygate.so
+# The module and the release helper it starts (the tests point the module at this helper
+# with helper=; `make install` and the .deb install the same build).
+pam: $(PAM_OUT)/pam_keygate.so static-cxx
+	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-pam-helper
 
-$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygate/exports.map Sources/CPAM/shim.h Sources/CTSS2/shim.h | swift-present
+$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygateModule/exports.map Sources/CPAMModule/shim.h | swift-present
 	@mkdir -p $(PAM_OUT)
 	$(SWIFTC) $(PAM_SWIFTFLAGS) $(PAM_SOURCES) -o $@.unstripped
 	strip --strip-unneeded -o $@ $@.unstripped
-	@echo "pam_keygate.so: $$(stat -c %s $@) bytes stripped"
+	@echo "pam_keygate.so: $$(stat -c %s $@) bytes stripped (helper: $(PAM_HELPER))"
 
 man: $(MAN_PAGES)
 
@@ -186,6 +185,10 @@ install: build pam man
 	owner=$$([ "$$(id -u)" = 0 ] && echo "-o root -g root"); \
 	echo "install -D $$owner -m 4755 $$bin/keygate-gatekeeper $(LIBEXECDIR)/keygate-gatekeeper"; \
 	install -D $$owner -m 4755 "$$bin/keygate-gatekeeper" "$(LIBEXECDIR)/keygate-gatekeeper"
+	@# pam_keygate.so's helper (started by the module as root for each PAM call; not setuid).
+	@bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
+	echo "install -D -m 0755 $$bin/keygate-pam-helper $(LIBEXECDIR)/keygate-pam-helper"; \
+	install -D -m 0755 "$$bin/keygate-pam-helper" "$(LIBEXECDIR)/keygate-pam-helper"
 	install -m 0755 $(HELPER_FILES) $(BINDIR)/
 	install -d -m 0755 $(PAMDIR) $(POLICYDIR)
 	install -m 0644 $(PAM_FILES) $(PAMDIR)/
@@ -232,7 +235,8 @@ uninstall:
 	rm -f $(BINDIR)/keygate $(addprefix $(BINDIR)/,$(notdir $(HELPER_FILES)))
 	rm -f $(SECURITYDIR)/pam_keygate.so
 	rm -f $(PAMCONFIGSDIR)/keygate
-	rm -f $(LIBEXECDIR)/keygate-keyring-unlock $(LIBEXECDIR)/secret-session $(LIBEXECDIR)/keygate-gatekeeper
+	rm -f $(LIBEXECDIR)/keygate-keyring-unlock $(LIBEXECDIR)/secret-session $(LIBEXECDIR)/keygate-gatekeeper \
+	      $(LIBEXECDIR)/keygate-pam-helper
 	rm -f $(addprefix $(SYSTEMDUNITDIR)/,$(notdir $(SYSTEM_UNIT_FILES)))
 	-rmdir $(LIBEXECDIR) 2>/dev/null
 	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
@@ -251,7 +255,7 @@ uninstall:
 # the long reliability loops (the embedded store has its own kill -9 test in EmbeddedStoreTests), and
 # the provider matrix (each class talks to one Secret Service provider on its own bus).
 EMBEDDED_PASS_FILTER := ^(KeygateIntegrationTests|KeygateSecurityTests|KeygateCLITests)\.
-EMBEDDED_PASS_SKIP := SecretServiceStoreTests|KeePassXCStoreTests|KWalletStoreTests|GnomeKeyringProviderTests|ProviderDoctorTests|ProviderCLITests|SecretSessionTests|EmbeddedStoreTests|PAMAuthenticatorTests|KeyCacheTests|HostKeyTests|BashCompletionTests|KeygateUsageTests|PolicyCLITests|SetupHostTests|DoctorCLITests|StoreCLITests|PinentryCLITests|ManPageTests|CompletionCoverageTests|HeadlessKeyringTests|PAMModuleTests|CrashConsistencyTests|ConcurrencyTests|LibraryConcurrencyTests|DyingDependencyTests|IsolationTests
+EMBEDDED_PASS_SKIP := SecretServiceStoreTests|KeePassXCStoreTests|KWalletStoreTests|GnomeKeyringProviderTests|ProviderDoctorTests|ProviderCLITests|SecretSessionTests|EmbeddedStoreTests|PAMAuthenticatorTests|KeyCacheTests|HostKeyTests|BashCompletionTests|KeygateUsageTests|PolicyCLITests|SetupHostTests|DoctorCLITests|StoreCLITests|PinentryCLITests|ManPageTests|CompletionCoverageTests|HeadlessKeyringTests|PAMModuleTests|SSHLoginTests|CrashConsistencyTests|ConcurrencyTests|LibraryConcurrencyTests|DyingDependencyTests|IsolationTests
 
 
 # The whole suite. `swift build` first so that the keygate binary the CLI tests
@@ -323,9 +327,11 @@ stress: swift-present pam
 
 # The Debian package: scripts/make-deb stages the tree (reusing the release build
 # and pam_keygate.so when they are already there), then dpkg-deb builds it.
-deb: build pam man
+# The package installs under /usr: its pam_keygate.so names /usr/libexec/keygate/keygate-pam-helper.
+deb: build man
+	$(MAKE) --no-print-directory pam PAM_OUT=$(OUT)/pam-deb PAM_HELPER=/usr/libexec/keygate/keygate-pam-helper
 	BUILD_OUT="$(OUT)" RELEASE_BIN="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)" \
-	  PAM_SO="$(PAM_OUT)/pam_keygate.so" MULTIARCH="$(MULTIARCH)" scripts/make-deb
+	  PAM_SO="$(OUT)/pam-deb/pam_keygate.so" MULTIARCH="$(MULTIARCH)" scripts/make-deb
 
 # Not part of `make check` (a release build is slow): builds the package, lists
 # and describes it, checks its layout, and runs lintian when it is installed.

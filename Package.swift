@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "KeygateSecurity", targets: ["KeygateSecurity"]),
         .executable(name: "keygate", targets: ["keygate"]),
         .executable(name: "keygate-gatekeeper", targets: ["keygate-gatekeeper"]),
+        .executable(name: "keygate-pam-helper", targets: ["keygate-pam-helper"]),
     ],
     targets: [
         // GDBus and GVariant: the Secret Service is spoken over D-Bus directly (Storage/).
@@ -38,10 +39,10 @@ let package = Package(
         // Apple's Security and LocalAuthentication surface over Keygate (docs/SECURITY_COMPAT.md).
         .target(name: "KeygateSecurity", dependencies: ["Keygate"], swiftSettings: testHooks),
         .target(name: "KeygateCLI", dependencies: ["Keygate", "CSystem"], swiftSettings: testHooks),
-        // The PAM module's code, type-checked with the package. pam_keygate.so itself is
-        // linked by `make pam` (swiftc) from these files and the parts of Keygate it
-        // uses, so that it carries no libsecret or glib; see docs/DECISIONS.md.
-        .target(name: "PAMKeygate", dependencies: ["Keygate", "CPAM"], exclude: ["exports.map"]),
+        // The heavy half of pam_keygate.so (KDF, unwrap, keyring, sessions), a program the
+        // thin module starts for each PAM call with the password on a pipe. The module itself
+        // (Sources/PAMKeygateModule, Embedded Swift) is built by `make pam`; docs/DECISIONS.md.
+        .executableTarget(name: "keygate-pam-helper", dependencies: ["Keygate", "CPAM"], path: "Sources/PAMKeygate"),
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI"], swiftSettings: testHooks),
         // The setuid-root helper that holds the gate keys (docs/GATEKEEPER.md); its code is Keygate's Gatekeeper/.
         .executableTarget(name: "keygate-gatekeeper", dependencies: ["Keygate"], swiftSettings: testHooks),

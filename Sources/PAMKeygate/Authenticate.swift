@@ -1,20 +1,50 @@
-// auth: keeps a locked-memory copy of the password an earlier module (pam_unix)
-// took, for open_session. Never decides the login: always PAM_IGNORE.
+// auth: with the password an earlier module (pam_unix) took, unwraps the master key
+// as the user and caches it in the user's kernel keyring with the lock-after timeout
+// (LoginKeys, shared with the CLI); then, as root, the gatekeeper's seals on the class
+// keys. The unlock happens here, in the process that saw the password, because sshd's
+// keyboard-interactive authentication runs PAM auth in another process than the session:
+// nothing kept at auth would reach open_session. The user keyring outlives both. The
+// session hooks only count sessions (and lock at the last close). No device key is
+// handed over: this-device-only items open through keygate-gatekeeper
+// (docs/GATEKEEPER.md). Never decides the login: always PAM_IGNORE. A wrong password
+// (pam_unix failed first in a `required` line) unwraps nothing and leaves it locked.
 internal import CPAM
+import Keygate
 
 enum Authenticate {
     static func run(_ call: ModuleCall) throws -> Int32 {
         guard let user = try call.eligibleUser() else { return PAM_IGNORE }
         guard let password = try call.handle.password(PAM_AUTHTOK) else {
-            call.log.debug("no password was typed for \(user.name) before this module (put it after pam_unix): none kept for the session")
+            call.log.debug("no password was typed for \(user.name) before this module (put it after pam_unix): nothing to unlock with")
             return PAM_IGNORE
         }
-        let status = call.handle.keepPassword(password, for: user.name)
-        if status == PAM_SUCCESS {
-            call.log.debug("kept the typed password of \(user.name) in locked memory for the session")
-        } else {
-            call.log.error("could not keep the password of \(user.name) for the session (pam_set_data status \(status)): the keychain will stay locked at login")
+        let directory = call.dataDirectory(of: user)
+        let cost = try UserIdentity.run(as: user) { () throws -> (passes: UInt64, memoryBytes: UInt64)?? in
+            guard LoginKeys.isInitialized(dataDirectory: directory) else { return .none }
+            return .some(try LoginKeys.loginCost(dataDirectory: directory))
         }
+        guard let cost else {
+            call.log.debug("\(user.name) has no keychain in \(directory): nothing to unlock")
+            return PAM_IGNORE
+        }
+        if let cost, let why = try KDFCeiling.current().refusal(passes: cost.passes, memoryBytes: cost.memoryBytes) {
+            call.log.error("\(user.name): \(why)")
+            return PAM_IGNORE
+        }
+        let lockAfter = call.lockAfter(for: user)
+        let master = try withExtendedLifetime(password) {
+            try UserIdentity.run(as: user) {
+                try LoginKeys.unlockAndCache(password: password, dataDirectory: directory, uid: user.uid, lockAfter: lockAfter)
+            }
+        }
+        // As root: the gatekeeper's seals on the class keys, so that gated adds need no prompt.
+        do {
+            let seals = try LoginKeys.sealClassKeys(master: master, uid: user.uid, userName: user.name)
+            try UserIdentity.run(as: user) { try LoginKeys.recordClassKeys(master: master, seals: seals, dataDirectory: directory) }
+        } catch {
+            call.log.warning("could not seal the keychain's class keys for \(user.name): \(error); the first item with access control asks for the password once")
+        }
+        call.log.notice("unlocked the keychain of \(user.name) for \(lockAfter) s")
         return PAM_IGNORE
     }
 }

@@ -4,9 +4,7 @@
 // password change; without the old password (root's reset) it marks the protector
 // stale, so that the next `keygate unlock` says how to recover.
 internal import CPAM
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
 enum ChangePassword {
     static func run(_ call: ModuleCall) throws -> Int32 {

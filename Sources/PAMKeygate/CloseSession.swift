@@ -1,16 +1,14 @@
 // session close: uncounts the session and, when it was the user's last, locks the
 // keychain as the user: drops the cached master key (as `keygate lock` does) and
 // the device key, so this-device-only items close too.
-// `unlock_only` leaves the keys to their timeout.
+// `unlock_only` leaves the keys to their timeout. Never decides the session: always PAM_IGNORE.
 internal import CPAM
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
 enum CloseSession {
     static func run(_ call: ModuleCall) throws -> Int32 {
         guard let user = try call.eligibleUser() else { return PAM_IGNORE }
-        let remaining = try SessionCounter(uid: user.uid).close()
+        let remaining = try SessionCounter(uid: user.uid, deadline: call.deadline).close()
         guard remaining == 0 else {
             call.log.debug("session closed for \(user.name): \(remaining) still open, the keychain stays unlocked")
             return PAM_IGNORE
@@ -22,7 +20,7 @@ enum CloseSession {
         let locked = try UserIdentity.run(as: user) { LoginKeys.lock(uid: user.uid) }
         if locked {
             call.log.notice("locked the keychain of \(user.name): last session closed")
-            return PAM_SUCCESS
+            return PAM_IGNORE
         }
         call.log.debug("last session of \(user.name) closed; the keychain was already locked")
         return PAM_IGNORE

@@ -1,27 +1,35 @@
-// One call into the module: the PAM handle, the parsed options, the log and the
-// flags, and the one place where every entry point becomes a total function: any
-// error is logged and turned into PAM_IGNORE, so Keygate never breaks a login.
+// One call into the helper: the module's request, the parsed options, the log, the flags and
+// the call's deadline, and the one place where every entry point becomes a total
+// function: any error (a timeout included) is logged and turned into PAM_IGNORE, so
+// Keygate never breaks or decides a login. The deadline is a total budget for the call:
+// 2 s beyond root's calibrated Argon2id time; every lock the call waits for gives up then.
 internal import CPAM
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
 struct ModuleCall {
     let handle: ModuleHandle
     let options: ModuleOptions
     let log: ModuleLog
     let flags: Int32
+    /// CLOCK_MONOTONIC nanoseconds at which this call stops waiting for anything.
+    let deadline: UInt64
+
+    /// Time for everything but the derivation itself (locks, files, the keyring).
+    static let waitBudgetNanoseconds: UInt64 = 2_000_000_000
+    /// The derivation's share when root has not calibrated yet (calibrating takes about as long).
+    static let uncalibratedKDFNanoseconds: UInt64 = 1_000_000_000
 
     /// Parses the options, logs the ones not understood, runs `body`, and turns any
     /// error into a log line and PAM_IGNORE.
-    static func run(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
-                    _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
-                    _ body: (ModuleCall) throws -> Int32) -> Int32 {
-        guard let pamh else { return PAM_IGNORE }
-        let options = ModuleOptions.from(argc: argc, argv: argv)
-        let log = ModuleLog(handle: pamh, debugEnabled: options.debug)
+    static func run(_ handle: ModuleHandle, _ body: (ModuleCall) throws -> Int32) -> Int32 {
+        let options = ModuleOptions(arguments: handle.arguments.filter { !$0.hasPrefix(ModuleOptions.helperPrefix) })
+        let log = ModuleLog(debugEnabled: options.debug)
         for problem in options.problems { log.warning(problem) }
-        let call = ModuleCall(handle: ModuleHandle(raw: pamh), options: options, log: log, flags: flags)
+        let kdf = KDFCeiling.read().map { $0.milliseconds * 1_000_000 } ?? uncalibratedKDFNanoseconds
+        let deadline = FileLock.monotonicNow() + waitBudgetNanoseconds + kdf
+        let call = ModuleCall(handle: handle, options: options, log: log, flags: handle.flags, deadline: deadline)
+        FileLock.waitDeadline = deadline
+        defer { FileLock.waitDeadline = nil }
         do {
             return try body(call)
         } catch {
@@ -50,6 +58,15 @@ struct ModuleCall {
         LoginKeys.dataDirectory(uid: user.uid, name: user.name, home: user.home)
     }
 
-    /// How long an unlock at login lasts: lock_after=, else the policy's.
-    var lockAfter: UInt32 { options.lockAfter ?? Policy.default.lockAfter }
+    /// How long an unlock at login lasts: lock_after=, else the system policy's lock-after
+    /// (vendor and admin files; never the user's own), else the built-in default.
+    func lockAfter(for user: TargetUser) -> UInt32 {
+        if let seconds = options.lockAfter { return seconds }
+        do {
+            return try LoginPolicy.lockAfter(home: user.home)
+        } catch {
+            log.warning("the system policy cannot be read (\(error)): the built-in lock-after of \(Policy.default.lockAfter) s applies; check it with `keygate policy check`")
+            return Policy.default.lockAfter
+        }
+    }
 }

@@ -1,33 +1,94 @@
-// The pam_handle_t a PAM entry point receives, with one method per libpam call the
-// module makes, so the C names appear in one place: the user, the typed passwords
-// (PAM items, never prompted for) and the module data that carries the password
-// from auth to session. Delegates to CPAM.
-internal import CPAM
+// What the thin module (pam_keygate.so, Sources/PAMKeygateModule) handed over for one PAM
+// call: the phase, the flags, the PAM items (user, service, tty), the module options and
+// the typed passwords, read from standard input (a pipe; never argv or the environment).
+// The passwords go straight into locked memory (SecureBytes), zeroed when released.
+// The format (docs/DECISIONS.md, issue 15), written by the module:
+//   keygate-pam 1\n
+//   phase auth|open|close|passwd\n  flags N\n  user NAME\n  service NAME\n  tty TEXT\n
+//   arg OPTION\n ...
+//   authtok N\n<N bytes>  oldauthtok N\n<N bytes>   (each optional)
+//   end\n
+// Lines the helper writes back (ModuleLog, `info`) go to standard output for the
+// module to pass to pam_syslog(3) and pam_info(3).
 internal import Glibc
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
-struct ModuleHandle {
-    let raw: OpaquePointer
+final class ModuleHandle {
+    var phase = ""
+    var flags: Int32 = 0
+    var userName: String?
+    var serviceName = "?"
+    var ttyName: String?
+    var arguments: [String] = []
+    private var authtok: SecureBytes?
+    private var oldAuthtok: SecureBytes?
 
-    /// Module data name of the password captured for `user`: per user, so that a tool
-    /// that authenticates one user and opens a session for another (sudo) never tries
-    /// one user's password on another's keychain.
-    static func passwordDataName(_ user: String) -> String { "keygate.password." + user }
+    /// PAM itself refuses longer passwords (PAM_MAX_RESP_SIZE is 512).
+    static let maxPasswordBytes = 4096
+    /// A request is a few lines and two passwords at most.
+    static let maxRequestBytes = 64 * 1024
+
+    /// Reads and parses the request on standard input.
+    static func readRequest() throws -> ModuleHandle {
+        let buffer = try SecureBytes(count: maxRequestBytes)
+        var count = 0
+        try buffer.withUnsafeMutableBytes { raw in
+            while count < raw.count {
+                let n = read(0, raw.baseAddress.map { $0 + count }, raw.count - count)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw ModuleError("cannot read the request from pam_keygate.so: \(String(cString: strerror(errno)))")
+                }
+                if n == 0 { break }
+                count += n
+            }
+        }
+        return try buffer.withUnsafeBytes { raw in try parse(UnsafeRawBufferPointer(rebasing: raw[0..<count])) }
+    }
+
+    /// Parses a request; the password bytes are copied into locked memory only.
+    static func parse(_ bytes: UnsafeRawBufferPointer) throws -> ModuleHandle {
+        let handle = ModuleHandle()
+        var index = 0
+        func line() throws -> String {
+            guard let end = bytes[index...].firstIndex(of: 0x0A) else { throw ModuleError("the request from pam_keygate.so is cut short") }
+            defer { index = end + 1 }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self)
+        }
+        func secret(_ length: String) throws -> SecureBytes? {
+            guard let n = Int(length), n >= 0, n <= maxPasswordBytes, index + n <= bytes.count else {
+                throw ModuleError("the request from pam_keygate.so has a bad password length")
+            }
+            defer { index += n }
+            return n == 0 ? nil : try SecureBytes(copying: UnsafeRawBufferPointer(rebasing: bytes[index..<(index + n)]))
+        }
+        guard try line() == "keygate-pam 1" else { throw ModuleError("the request does not come from a matching pam_keygate.so (reinstall keygate)") }
+        while true {
+            let text = try line()
+            if text == "end" { return handle }
+            let parts = text.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = String(parts[0])
+            let value = parts.count == 2 ? String(parts[1]) : ""
+            switch key {
+            case "phase": handle.phase = value
+            case "flags": handle.flags = Int32(value) ?? 0
+            case "user": handle.userName = value
+            case "service": handle.serviceName = value
+            case "tty": handle.ttyName = value.isEmpty ? nil : value
+            case "arg": handle.arguments.append(value)
+            case "authtok": handle.authtok = try secret(value)
+            case "oldauthtok": handle.oldAuthtok = try secret(value)
+            default: throw ModuleError("the request from pam_keygate.so has an unknown field '\(key)'")
+            }
+        }
+    }
 
     /// PAM_USER, as set by the application or an earlier module (never prompted for).
-    func user() -> String? {
-        guard let pointer = item(PAM_USER) else { return nil }
-        return String(validatingCString: pointer.assumingMemoryBound(to: CChar.self))
-    }
+    func user() -> String? { userName }
 
     /// PAM_TTY: the terminal ("/dev/pts/3", "tty1"), sshd's "ssh", an X display (":0"), or what a
     /// service without one sets ("cron"); nil when unset.
-    func tty() -> String? {
-        guard let pointer = item(PAM_TTY) else { return nil }
-        return String(cString: pointer.assumingMemoryBound(to: CChar.self))
-    }
+    func tty() -> String? { ttyName }
 
     /// A session a person logs in to (a terminal, ssh, a display), not a job (cron, a service).
     func isInteractiveSession() -> Bool {
@@ -36,55 +97,41 @@ struct ModuleHandle {
     }
 
     /// PAM_SERVICE, for log lines.
-    func service() -> String {
-        guard let pointer = item(PAM_SERVICE) else { return "?" }
-        return String(validatingCString: pointer.assumingMemoryBound(to: CChar.self)) ?? "?"
-    }
+    func service() -> String { serviceName }
 
-    /// A copy in locked memory of PAM_AUTHTOK or PAM_OLDAUTHTOK, as an earlier module
-    /// (pam_unix) left it; nil when unset or empty. The module never prompts itself.
+    /// PAM_AUTHTOK or PAM_OLDAUTHTOK as an earlier module (pam_unix) left it, in locked
+    /// memory; nil when unset or empty. The module never prompts.
     func password(_ which: Int32) throws -> SecureBytes? {
-        guard let pointer = item(which) else { return nil }
-        let length = strnlen(pointer.assumingMemoryBound(to: CChar.self), Self.maxPasswordBytes)
-        guard length > 0 else { return nil }
-        return try SecureBytes(copying: UnsafeRawBufferPointer(start: pointer, count: length))
+        which == PAMItem.oldAuthtok ? oldAuthtok : authtok
     }
 
-    /// Keeps `password` with the handle until pam_end, or until replaced; the
-    /// cleanup releases it, and SecureBytes zeroes and frees its locked memory.
-    func keepPassword(_ password: SecureBytes, for user: String) -> Int32 {
-        let retained = Unmanaged.passRetained(password).toOpaque()
-        let status = pam_set_data(raw, Self.passwordDataName(user), retained, releasePassword)
-        if status != PAM_SUCCESS { Unmanaged<SecureBytes>.fromOpaque(retained).release() }
-        return status
+    /// One PAM_TEXT_INFO line, passed to pam_info(3) by the module: never a secret.
+    func info(_ text: String) {
+        HelperOutput.write("info " + HelperOutput.oneLine(text))
     }
-
-    /// The password kept by `keepPassword` for `user`, or nil.
-    func keptPassword(for user: String) -> SecureBytes? {
-        var data: UnsafeRawPointer?
-        guard pam_get_data(raw, Self.passwordDataName(user), &data) == PAM_SUCCESS, let data else { return nil }
-        return Unmanaged<SecureBytes>.fromOpaque(data).takeUnretainedValue()
-    }
-
-    /// Drops the kept password now (PAM calls the cleanup with PAM_DATA_REPLACE).
-    func forgetPassword(for user: String) {
-        _ = pam_set_data(raw, Self.passwordDataName(user), nil, nil)
-    }
-
-    /// `pam_get_item(3)`: a pointer owned by PAM, or nil.
-    private func item(_ type: Int32) -> UnsafeRawPointer? {
-        var value: UnsafeRawPointer?
-        guard pam_get_item(raw, type, &value) == PAM_SUCCESS else { return nil }
-        return value
-    }
-
-    /// PAM itself refuses longer passwords (PAM_MAX_RESP_SIZE is 512).
-    static let maxPasswordBytes = 4096
 }
 
-/// The cleanup PAM calls for the kept password: at pam_end, on replacement, and in a
-/// child that calls pam_end after a fork.
-private let releasePassword: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32) -> Void = { _, data, _ in
-    guard let data else { return }
-    Unmanaged<SecureBytes>.fromOpaque(data).release()
+/// The PAM item numbers the helper names (security/_pam_types.h).
+enum PAMItem {
+    static let authtok: Int32 = 6
+    static let oldAuthtok: Int32 = 7
+}
+
+/// Standard output, one line per write(2), for the module to read.
+enum HelperOutput {
+    static func write(_ line: String) {
+        var bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.write(1, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+
+    /// No line breaks inside a line; bounded.
+    static func oneLine(_ text: String) -> String {
+        String(text.map { $0 == "\n" || $0 == "\r" ? " " : $0 }.prefix(2000))
+    }
 }

@@ -1,10 +1,10 @@
-// The module's log: pam_syslog lines ("pam_keygate(sshd:session): ..."), with debug
-// lines only under the `debug` option. Messages are built lazily and never carry a
-// secret. Delegates to keygate_pam_syslog, the non-variadic wrapper in CPAM's shim.
-internal import CPAM
+// The helper's log: lines for pam_syslog(3) ("log PRIORITY TEXT" on standard output,
+// which pam_keygate.so passes on, so they read "pam_keygate(sshd:auth): ..."), with
+// debug lines only under the `debug` option. Messages are built lazily and never carry
+// a secret.
+internal import Glibc
 
 struct ModuleLog {
-    let handle: OpaquePointer
     let debugEnabled: Bool
 
     func error(_ message: @autoclosure () -> String) { write(LOG_ERR, message()) }
@@ -17,6 +17,6 @@ struct ModuleLog {
     }
 
     private func write(_ priority: Int32, _ message: String) {
-        keygate_pam_syslog(handle, priority, message)
+        HelperOutput.write("log \(priority) " + HelperOutput.oneLine(message))
     }
 }

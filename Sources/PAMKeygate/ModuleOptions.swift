@@ -16,6 +16,9 @@ struct ModuleOptions: Equatable, Sendable {
     var problems: [String] = []
 
     static let maxArgumentBytes = 256
+    /// `helper=PATH` is the thin module's own option (which keygate-pam-helper to start);
+    /// the module passes it on, and the helper leaves it out of its options.
+    static let helperPrefix = "helper="
 
     init() {}
 
@@ -49,7 +52,7 @@ struct ModuleOptions: Equatable, Sendable {
                 problems.append("min_uid=\(value) is not a uid: ignored, min_uid stays \(minUID)")
             }
         default:
-            problems.append("unknown option '\(argument)': ignored (known: debug, unlock_only, lock_after=N, min_uid=N)")
+            problems.append("unknown option '\(argument)': ignored (known: debug, unlock_only, lock_after=N, min_uid=N, helper=PATH)")
         }
     }
 

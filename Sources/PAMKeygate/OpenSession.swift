@@ -1,56 +1,48 @@
-// session open: counts the session, then, with the password kept at auth, unwraps
-// the master key as the user and caches it in the user's kernel keyring with the
-// lock-after timeout (LoginKeys, shared with the CLI). No device key is handed over:
-// this-device-only items open through keygate-gatekeeper, and that key stays root's
-// (docs/GATEKEEPER.md). The kept password is
-// dropped once used. Without a kept password (an SSH key, a fingerprint, a service
-// started with PAMName=, or an application whose session runs where auth's module
-// data is not), it unlocks with the host protector when the system policy's
-// host-protector names the user and the keychain has one; otherwise it does nothing.
+// session open: counts the session (SessionCounter: the opening process and its start
+// time). The password unlock happened at auth (Authenticate). A keychain still locked
+// here is unlocked with the host protector when the system policy's host-protector
+// names the user and the keychain has one (a systemd service with PAMName=, `runuser
+// -l`); otherwise it stays locked, and when the reason is known and the user can act
+// on it (root reset the password, so the login protector is stale) one PAM_TEXT_INFO
+// line says so on the screen. Never decides the session: always PAM_IGNORE.
 internal import CPAM
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
 enum OpenSession {
+    /// The line a person sees after a login that could not unlock a stale keychain.
+    static let staleMessage = "Keygate: your keychain stays locked: your password was reset without the old one, and the keychain still opens with the old password. Run `keygate passwd` (it asks the old password) or `keygate passwd --recovery` (recovery key)."
+
     static func run(_ call: ModuleCall) throws -> Int32 {
         guard let user = try call.eligibleUser() else { return PAM_IGNORE }
         do {
-            let count = try SessionCounter(uid: user.uid).open()
+            let count = try SessionCounter(uid: user.uid, deadline: call.deadline).open()
             call.log.debug("session opened for \(user.name): \(count) open")
         } catch {
             call.log.error("could not count the session of \(user.name): \(error); logging out may leave the keychain unlocked until it times out")
         }
-        guard let password = call.handle.keptPassword(for: user.name) else {
-            if try unlockWithHostProtector(user, call) { return PAM_SUCCESS }
-            let why = "no password was captured at auth for \(user.name) (SSH key, fingerprint, pam_keygate.so missing from the auth stack, or auth ran in another process): the keychain stays locked; `keygate unlock` opens it"
-            // A job (cron, a service) never types a password: saying so at every run is noise.
-            if call.handle.isInteractiveSession() { call.log.notice(why) } else { call.log.debug(why) }
+        let directory = call.dataDirectory(of: user)
+        let (initialized, unlocked, stale) = try UserIdentity.run(as: user) {
+            (LoginKeys.isInitialized(dataDirectory: directory), LoginKeys.isUnlocked(uid: user.uid),
+             LoginKeys.isLoginStale(dataDirectory: directory))
+        }
+        guard initialized else {
+            call.log.debug("\(user.name) has no keychain in \(directory): nothing to unlock")
             return PAM_IGNORE
         }
-        let directory = call.dataDirectory(of: user)
-        let lockAfter = call.lockAfter
-        let unlocked: SecureBytes? = try withExtendedLifetime(password) {
-            defer { call.handle.forgetPassword(for: user.name) }
-            return try UserIdentity.run(as: user) {
-                guard LoginKeys.isInitialized(dataDirectory: directory) else {
-                    call.log.debug("\(user.name) has no keychain in \(directory): nothing to unlock")
-                    return nil
-                }
-                return try LoginKeys.unlockAndCache(password: password, dataDirectory: directory,
-                                                    uid: user.uid, lockAfter: lockAfter)
-            }
+        guard !unlocked else {
+            call.log.debug("the keychain of \(user.name) is unlocked")
+            return PAM_IGNORE
         }
-        guard let master = unlocked else { return PAM_IGNORE }
-        // As root: the gatekeeper's seals on the class keys, so that gated adds need no prompt.
-        do {
-            let seals = try LoginKeys.sealClassKeys(master: master, uid: user.uid, userName: user.name)
-            try UserIdentity.run(as: user) { try LoginKeys.recordClassKeys(master: master, seals: seals, dataDirectory: directory) }
-        } catch {
-            call.log.warning("could not seal the keychain's class keys for \(user.name): \(error); the first item with access control asks for the password once")
+        if try unlockWithHostProtector(user, call) { return PAM_IGNORE }
+        if stale {
+            call.log.warning("the keychain of \(user.name) stays locked: its login protector is stale (the password was reset without the old one); told the user to run `keygate passwd`")
+            if call.handle.isInteractiveSession() { call.handle.info(staleMessage) }
+            return PAM_IGNORE
         }
-        call.log.notice("unlocked the keychain of \(user.name) for \(lockAfter) s")
-        return PAM_SUCCESS
+        let why = "no password was captured at auth for \(user.name) (SSH key, fingerprint, pam_keygate.so missing from the auth stack, or a password that does not open the keychain): the keychain stays locked; `keygate unlock` opens it"
+        // A job (cron, a service) never types a password: saying so at every run is noise.
+        if call.handle.isInteractiveSession() { call.log.notice(why) } else { call.log.debug(why) }
+        return PAM_IGNORE
     }
 
     /// A session with no password (a systemd service with PAMName=, `runuser -l`) of a
@@ -65,7 +57,7 @@ enum OpenSession {
             return false
         }
         let directory = call.dataDirectory(of: user)
-        let lockAfter = call.lockAfter
+        let lockAfter = call.lockAfter(for: user)
         let unlocked = try UserIdentity.run(as: user) { () throws -> Bool in
             guard LoginKeys.hasHostProtector(dataDirectory: directory) else { return false }
             try LoginKeys.unlockWithHostProtector(key, dataDirectory: directory, uid: user.uid,

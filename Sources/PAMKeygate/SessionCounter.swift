@@ -1,39 +1,83 @@
-// Counts each user's open sessions in /run/keygate/<uid>.sessions, a root-only file
-// on tmpfs (so a reboot starts at zero), changed under flock(2) so that parallel
-// logins and logouts of one user do not lose a count. The last close locks.
+// Counts each user's live sessions in /run/keygate/<uid>.sessions, a root-only file on
+// tmpfs (so a reboot starts at zero), changed under flock(2) so that parallel logins and
+// logouts of one user lose nothing. Each session is one line, "PID STARTTIME": the
+// process that opened it (sshd's per-connection monitor, login, su: the process that
+// later closes it) and that process's start time (/proc/PID/stat field 22), so a reused
+// pid is not taken for the old session. Every change first drops the lines whose process
+// is gone: a login killed before close_session, or a session whose later module failed,
+// no longer keeps the keychain unlocked after the last real logout. The last close locks.
 internal import Glibc
+import Keygate
 
 struct SessionCounter {
     static let defaultDirectory = "/run/keygate"
-    static let maxBytes = 32
+    /// A bound on the file (about 30 bytes per session): more is damage, and starts again.
+    static let maxBytes = 64 * 1024
+
+    struct Entry: Equatable {
+        let pid: Int32
+        let startTime: UInt64
+    }
 
     let directory: String
     let uid: UInt32
+    /// CLOCK_MONOTONIC nanoseconds after which the lock is not waited for.
+    let deadline: UInt64
 
-    init(uid: UInt32, directory: String = SessionCounter.defaultDirectory) {
+    init(uid: UInt32, deadline: UInt64, directory: String = SessionCounter.defaultDirectory) {
         self.uid = uid
+        self.deadline = deadline
         self.directory = directory
     }
 
     var path: String { "\(directory)/\(uid).sessions" }
 
-    /// Adds one session; returns the new count.
-    func open() throws -> UInt32 {
-        try update { $0 == UInt32.max ? $0 : $0 + 1 }
+    /// Records the calling process's session; returns the number of live sessions.
+    func open() throws -> Int {
+        let me = try Self.current()
+        return try update { entries in
+            if !entries.contains(me) { entries.append(me) }
+        }
     }
 
-    /// Removes one session (never below zero); returns the new count.
-    func close() throws -> UInt32 {
-        try update { $0 == 0 ? 0 : $0 - 1 }
+    /// Removes the calling process's session (or, when it opened none, nothing but the
+    /// dead ones); returns the number of live sessions left.
+    func close() throws -> Int {
+        let me = try Self.current()
+        return try update { entries in
+            if let index = entries.firstIndex(where: { $0.pid == me.pid }) { entries.remove(at: index) }
+        }
     }
 
-    /// Reads, changes and writes the count under an exclusive lock.
-    private func update(_ change: (UInt32) -> UInt32) throws -> UInt32 {
+    /// The process that called into PAM, as a session entry: the helper's parent, the
+    /// process pam_keygate.so runs in (sshd's monitor, login, su).
+    static func current() throws -> Entry {
+        let pid = getppid()
+        guard let stat = ProcStat.read(pid: pid) else { throw ModuleError("cannot read /proc/\(pid)/stat: is /proc mounted?") }
+        return Entry(pid: pid, startTime: stat.startTime)
+    }
+
+    /// True when `entry`'s process still runs (same pid, same start time).
+    static func isAlive(_ entry: Entry) -> Bool {
+        ProcStat.read(pid: entry.pid)?.startTime == entry.startTime
+    }
+
+    static func parse(_ text: String) -> [Entry] {
+        text.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let pid = Int32(parts[0]), pid > 0, let start = UInt64(parts[1]) else { return nil }
+            return Entry(pid: pid, startTime: start)
+        }
+    }
+
+    /// Reads the entries under an exclusive lock, drops the dead ones, applies `change`
+    /// and writes them back; returns how many are left.
+    private func update(_ change: (inout [Entry]) -> Void) throws -> Int {
         try makeDirectory()
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("cannot open \(path)") }
         defer { Glibc.close(fd) }
-        guard flock(fd, LOCK_EX) == 0 else { throw failure("cannot lock \(path)") }
+        try lock(fd)
         var status = stat()
         guard fstat(fd, &status) == 0, status.st_uid == 0, (status.st_mode & S_IFMT) == S_IFREG else {
             throw ModuleError("\(path) is not a regular file owned by root: remove it (the count restarts at zero)")
@@ -41,14 +85,26 @@ struct SessionCounter {
         var buffer = [UInt8](repeating: 0, count: Self.maxBytes)
         let read = pread(fd, &buffer, buffer.count, 0)
         guard read >= 0 else { throw failure("cannot read \(path)") }
-        let text = String(decoding: buffer.prefix(read), as: UTF8.self)
-        let current = UInt32(text.filter { $0 != "\n" }) ?? 0  // empty or damaged: start again at zero
-        let next = change(current)
-        let bytes = Array("\(next)\n".utf8)
+        // Empty or damaged lines are dropped: a count that starts again is better than one stuck.
+        var entries = Self.parse(String(decoding: buffer.prefix(read), as: UTF8.self)).filter(Self.isAlive)
+        change(&entries)
+        let bytes = Array(entries.map { "\($0.pid) \($0.startTime)\n" }.joined().utf8)
         guard ftruncate(fd, 0) == 0, pwrite(fd, bytes, bytes.count, 0) == bytes.count else {
             throw failure("cannot write \(path)")
         }
-        return next
+        return entries.count
+    }
+
+    /// flock(2), polled until the deadline: a stuck holder never hangs a login.
+    private func lock(_ fd: Int32) throws {
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw failure("cannot lock \(path)") }
+            guard FileLock.monotonicNow() < deadline else {
+                throw ModuleError("another process held \(path) past this call's time budget: gave up (`fuser -v \(path)` shows who holds it)")
+            }
+            var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
+            _ = nanosleep(&pause, nil)
+        }
     }
 
     /// /run/keygate: root's, 0700, not a symbolic link.

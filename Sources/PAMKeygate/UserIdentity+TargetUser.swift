@@ -1,8 +1,6 @@
 // The PAM module's way to act as the target user: the library's UserIdentity
 // (Sources/Keygate/System/UserIdentity.swift), given a TargetUser.
-#if !KEYGATE_PAM_STANDALONE
 import Keygate
-#endif
 
 extension UserIdentity {
     /// Runs `body` as `user` and restores the caller's ids and groups, even when

@@ -151,7 +151,8 @@ final class CrashConsistencyTests: XCTestCase {
                                         "lost": Int(v["bad"] ?? "") ?? -1])
     }
 
-    /// pam_keygate.so's chauthtok (what `passwd` runs) killed anywhere in the re-wrap:
+    /// pam_keygate.so's chauthtok (what `passwd` runs) killed anywhere in the re-wrap (the
+    /// driver and the keygate-pam-helper it started, together):
     /// the login protector opens with the old or the new password, never neither.
     func test_pamRewrap_killedAtRandom_oldOrNewPasswordUnlocks() throws {
         let module = PAMModuleTests.modulePath
@@ -166,7 +167,7 @@ final class CrashConsistencyTests: XCTestCase {
         XCTAssertEqual(made.status, 0, made.summary)
         let stack = try Stack(h, """
         password required \(setItems)
-        password optional \(module)
+        password optional \(PAMModuleTests.module)
         """)
         let log = try SyslogCapture()
         defer { log.stop() }
@@ -198,7 +199,12 @@ final class CrashConsistencyTests: XCTestCase {
             let next = "pamk\(i)-\(UUID().uuidString.prefix(8))"
             let p = try rewrap(current, next)
             usleep(UInt32(Double.random(in: 0...duration) * 1_000_000))
-            kill(p.processIdentifier, SIGKILL)
+            // The re-wrap runs in keygate-pam-helper, the driver's child: kill both at once.
+            let pid = p.processIdentifier
+            let children = ((try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? "")
+                .split(separator: " ").compactMap { Int32($0) }
+            for child in children { kill(child, SIGKILL) }
+            kill(pid, SIGKILL)
             p.waitUntilExit()
             if p.terminationReason == .uncaughtSignal { killed += 1 } else { completed += 1 }
             if try h.unlocks(with: next, passdb: h.confdir + "/passdb") {

@@ -13,6 +13,17 @@ final class PAMModuleTests: XCTestCase {
             ?? PackagePaths.root + "/.build/pam/pam_keygate.so"
     }
 
+    /// The keygate-pam-helper the module starts: the release build `make pam` makes (what is
+    /// installed: no test hooks), else the debug one; KEYGATE_PAM_HELPER overrides both.
+    static var helperPath: String {
+        if let forced = ProcessInfo.processInfo.environment["KEYGATE_PAM_HELPER"], !forced.isEmpty { return forced }
+        let release = PackagePaths.root + "/.build/release/keygate-pam-helper"
+        return FileManager.default.isExecutableFile(atPath: release) ? release : PackagePaths.buildProducts + "/keygate-pam-helper"
+    }
+
+    /// The module as a PAM line names it: its path and the helper it starts.
+    static var module: String { "\(modulePath) helper=\(helperPath)" }
+
     func test_module_exportsOnlyPamSmFunctions_andNeedsNothingFromTheToolchain() throws {
         try requireModule()
         let nm = try Subprocess.run(["nm", "-D", "--defined-only", "--extern-only", Self.modulePath])
@@ -25,6 +36,76 @@ final class PAMModuleTests: XCTestCase {
         XCTAssertFalse(ldd.out.contains("/opt/swift") || ldd.out.contains("swift"), ldd.out)
         XCTAssertFalse(ldd.out.contains("not found"), ldd.out)
         XCTAssertFalse(ldd.out.contains("libsecret") || ldd.out.contains("glib"), ldd.out)
+        // The thin module (issue 15): libpam and libc only, at most 1 MB.
+        let needed = try Subprocess.run(["readelf", "-d", Self.modulePath])
+        let libraries = needed.out.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+            .compactMap { $0.split(separator: "[").last?.split(separator: "]").first.map(String.init) }
+        XCTAssertEqual(Set(libraries), ["libpam.so.0", "libc.so.6"], needed.out)
+        let size = try XCTUnwrap((try FileManager.default.attributesOfItem(atPath: Self.modulePath)[.size] as? NSNumber)?.intValue)
+        XCTAssertLessThanOrEqual(size, 1_000_000, "pam_keygate.so is \(size) bytes")
+    }
+
+    /// The password reaches the helper on its standard input only: its argv is its path
+    /// alone and its environment is empty (a stand-in helper records all three).
+    func test_thePasswordReachesTheHelperOnAPipe_neverArgvOrEnvironment() throws {
+        try requireModule()
+        let h = try CLIUserHarness()
+        let folder = NSTemporaryDirectory() + "kg-fake-helper-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        let fake = folder + "/helper"
+        try """
+        #!/bin/sh
+        printf '%s\\n' "$0" "$@" > \(folder)/argv
+        env > \(folder)/env
+        cat > \(folder)/stdin
+        echo "log 5 fake helper ran"
+        """.write(toFile: fake, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(fake, 0o755), 0)
+        let stack = try Stack(h, """
+        auth required pam_unix.so
+        auth optional \(Self.modulePath) helper=\(fake) debug
+        """)
+        let log = try SyslogCapture()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth"], password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        session.finish()
+        let argv = try String(contentsOfFile: folder + "/argv", encoding: .utf8)
+        let env = try String(contentsOfFile: folder + "/env", encoding: .utf8)
+        let stdin = try String(contentsOfFile: folder + "/stdin", encoding: .utf8)
+        XCTAssertEqual(argv, fake + "\n", "argv is the helper's path alone")
+        XCTAssertFalse(env.contains(h.user.password) || argv.contains(h.user.password))
+        XCTAssertFalse(env.split(separator: "\n").contains { !$0.hasPrefix("PWD=") && !$0.hasPrefix("SHLVL=") && !$0.hasPrefix("_=") },
+                       "an empty environment (what sh adds aside): \(env)")
+        XCTAssertTrue(stdin.hasPrefix("keygate-pam 1\nphase auth\n"), stdin)
+        XCTAssertTrue(stdin.contains("user \(h.user.name)\n"), stdin)
+        XCTAssertTrue(stdin.contains("authtok \(h.user.password.utf8.count)\n\(h.user.password)end\n"), "the password on the pipe")
+        XCTAssertTrue(log.lines().contains { $0.contains("pam_keygate(login-test:auth): fake helper ran") }, "its lines reach syslog")
+    }
+
+    /// A helper that never answers is stopped at the module's budget; a missing one is
+    /// reported. Either way the login goes on.
+    func test_aHungOrMissingHelper_isStopped_andTheLoginGoesOn() throws {
+        try requireModule()
+        let h = try CLIUserHarness()
+        let folder = NSTemporaryDirectory() + "kg-hung-helper-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        try "#!/bin/sh\nexec sleep 60\n".write(toFile: folder + "/hung", atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(folder + "/hung", 0o755), 0)
+        for (helper, expected) in [(folder + "/hung", "did not finish within 10 s"), (folder + "/missing", "cannot run keygate-pam-helper")] {
+            let stack = try Stack(h, """
+            auth required pam_unix.so
+            auth optional \(Self.modulePath) helper=\(helper)
+            """)
+            let log = try SyslogCapture()
+            let start = Date()
+            let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth"], password: h.user.password, log: log)
+            XCTAssertEqual(try session.result(of: "auth"), 0, "the login goes on")
+            XCTAssertLessThan(Date().timeIntervalSince(start), 20)
+            session.finish()
+            XCTAssertTrue(log.lines().contains { $0.contains(expected) }, "\(expected): \(log.lines())")
+        }
     }
 
     func test_login_unlocks_getDoesNotPrompt_andLastLogoutLocks() throws {
@@ -69,9 +150,9 @@ final class PAMModuleTests: XCTestCase {
         // phases: success is turned into a failure and any other code ends the stack.
         let stack = try Stack(h, """
         auth optional pam_unix.so
-        auth [ignore=ignore success=bad default=die] \(Self.modulePath) debug
+        auth [ignore=ignore success=bad default=die] \(Self.module) debug
         auth required pam_permit.so
-        session [ignore=ignore success=bad default=die] \(Self.modulePath) debug
+        session [ignore=ignore success=bad default=die] \(Self.module) debug
         session required pam_permit.so
         """)
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: "not-" + h.user.password)
@@ -287,6 +368,156 @@ final class PAMModuleTests: XCTestCase {
         XCTAssertEqual(try session.result(of: "passwd"), 0, "the password change goes through")
     }
 
+    // MARK: - Issue 15: the policy, deadlines, live sessions, messages, return values
+
+    /// No lock_after option: the system policy's lock-after (an admin file) sets how long
+    /// the login's unlock lasts; a user's own file does not count at login.
+    func test_policyLockAfter_appliesAtLogin_withoutAModuleOption() throws {
+        let (h, _) = try userWithKeychain()
+        let admin = try policyFolder("[default]\nlock-after = 4242\n")
+        let mine = try h.run("mkdir -p ~/.config/keygate/policies.d && printf '[default]\\nlock-after = 60\\n' > ~/.config/keygate/policies.d/50-mine.policy",
+                             askpass: false)
+        XCTAssertEqual(mine.status, 0, mine.summary)
+        let stack = try Stack(h, """
+        auth required pam_unix.so
+        auth optional \(Self.module) debug
+        session required pam_permit.so
+        session optional \(Self.module) debug
+        """)
+        let log = try SyslogCapture()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"],
+                                    password: h.user.password, log: log, adminPolicy: admin)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        let status = try h.run("keygate status", askpass: false)
+        let seconds = status.out.split(separator: "\n").first { $0.contains("locks in") }
+            .flatMap { $0.split(separator: " ").dropLast().last.flatMap { Int($0) } }
+        XCTAssertNotNil(seconds, status.summary)
+        XCTAssertTrue((4000...4242).contains(seconds ?? 0), "the admin policy's 4242 s, not 900 nor the user's 60: \(status.summary)")
+        try session.proceed()
+        session.finish()
+        XCTAssertTrue(log.lines().contains { $0.contains("for 4242 s") }, log.lines().joined(separator: "\n"))
+    }
+
+    /// The module never decides the stack: in a `sufficient` line it answers PAM_IGNORE,
+    /// so the modules after it still run (pam_deny here fails both), and it still unlocks.
+    func test_sufficientLine_doesNotCutTheStackShort() throws {
+        let (h, _) = try userWithKeychain()
+        let stack = try Stack(h, """
+        auth required pam_unix.so
+        auth sufficient \(Self.module) debug
+        auth required pam_deny.so
+        session sufficient \(Self.module) debug
+        session required pam_deny.so
+        """)
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
+        XCTAssertEqual(try session.result(of: "auth"), 7, "PAM_AUTH_ERR: pam_deny ran after pam_keygate.so")
+        XCTAssertNotEqual(try session.result(of: "open"), 0, "pam_deny ran after pam_keygate.so")
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"),
+                      "the module did its work though it decided nothing")
+        try session.proceed()
+        session.finish()
+    }
+
+    /// A login killed before close_session leaves no session behind: the next login's
+    /// logout is the last one, and locks.
+    func test_aKilledSession_thenALoginAndLogout_locks() throws {
+        let (h, stack) = try userWithKeychain()
+        let killed = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
+        XCTAssertEqual(try killed.result(of: "open"), 0)
+        killed.kill()
+        let normal = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
+        XCTAssertEqual(try normal.result(of: "open"), 0)
+        let counted = try String(contentsOfFile: "/run/keygate/\(h.user.uid).sessions", encoding: .utf8)
+        XCTAssertEqual(counted.split(separator: "\n").count, 1, "the killed session was dropped: \(counted)")
+        try normal.proceed()
+        XCTAssertEqual(try normal.result(of: "close"), 0)
+        let status = try h.run("keygate status", askpass: false)
+        XCTAssertTrue(status.out.contains("state: locked"), status.summary)
+    }
+
+    /// A process of the user that holds the keychain's lock file cannot hang a login: the
+    /// module gives up at its budget, logs why, and the login goes on.
+    func test_aSameUserLockHolder_doesNotHangTheLogin() throws {
+        let (h, stack) = try userWithKeychain()
+        // The user's own flock(1), in the background (the shell that starts it ends at once), with
+        // no descriptor of the test process left open (Foundation would wait for it to end).
+        let lockFile = h.dataDirectory + "/.keys.lock"
+        let holder = try Subprocess.run(["sh", "-c", """
+            python3 -c 'import os, sys; os.closerange(3, 4096); os.execvp(sys.argv[1], sys.argv[1:])' \\
+              setpriv --reuid=\(h.user.uid) --regid=\(h.user.uid) --clear-groups flock "$1" sleep 40 </dev/null >/dev/null 2>&1 &
+            echo pid=$!
+            for i in $(seq 100); do flock -n "$1" true || exit 0; sleep 0.05; done; exit 1
+            """, "sh", lockFile])
+        XCTAssertEqual(holder.status, 0, "the holder has the lock: \(holder.summary)")
+        let holderPID = holder.values["pid"].flatMap { Int32($0) }
+        defer { if let holderPID { _ = kill(holderPID, SIGKILL) } }
+        let log = try SyslogCapture()
+        let start = Date()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        let elapsed = Date().timeIntervalSince(start)
+        session.finish()
+        XCTAssertLessThan(elapsed, 15, "the 40 s holder must not hold the login (budget: 2 s beyond the calibrated KDF time)")
+        XCTAssertTrue(log.lines().contains { $0.contains("past this call's time budget") }, log.lines().joined(separator: "\n"))
+    }
+
+    /// A login.json that asks for far more Argon2id work than root's calibration is
+    /// refused before any derivation: the login is not held for a minute.
+    func test_anInflatedKDFCost_isRefusedQuickly() throws {
+        let (h, stack) = try userWithKeychain()
+        let edit = try h.run("""
+            python3 - "\(h.dataDirectory)/protectors/login.json" <<'PY'
+            import json, sys
+            path = sys.argv[1]
+            data = json.load(open(path))
+            data["kdf"]["opsLimit"] = 64
+            data["kdf"]["memLimitBytes"] = 1024 * 1024 * 1024
+            json.dump(data, open(path, "w"))
+            PY
+            """, askpass: false)
+        XCTAssertEqual(edit.status, 0, edit.summary)
+        let log = try SyslogCapture()
+        let start = Date()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        let elapsed = Date().timeIntervalSince(start)
+        session.finish()
+        XCTAssertLessThan(elapsed, 10, "64 passes over 1 GiB take about a minute; refusing takes at most one calibration")
+        XCTAssertTrue(log.lines().contains { $0.contains("64 passes and 1024 MiB") && $0.contains("refused without deriving") },
+                      log.lines().joined(separator: "\n"))
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+    }
+
+    /// After root reset the password (chpasswd, `passwd USER`), a login cannot unlock:
+    /// one line on the screen says why and what to run.
+    func test_afterARootReset_theLoginSaysWhyOnTheScreen() throws {
+        let (h, stack) = try userWithKeychain()
+        let newPassword = "R3set-" + UUID().uuidString
+        let reset = try PAMDriver(stack: stack, user: h.user, steps: ["passwd"], password: "unused", newPassword: newPassword)
+        XCTAssertEqual(try reset.result(of: "passwd"), 0)
+        reset.finish()
+        let login = try PAMDriver(stack: stack, user: h.user, steps: ["tty=/dev/pts/9", "auth", "open", "close"], password: newPassword)
+        XCTAssertEqual(try login.result(of: "auth"), 0, "the login itself goes through")
+        XCTAssertEqual(try login.result(of: "close"), 0)
+        login.finish()
+        let info = login.messages.filter { $0.hasPrefix("pam-info: Keygate:") }
+        XCTAssertEqual(info.count, 1, "one line: \(login.messages)")
+        XCTAssertTrue(info.first?.contains("keygate passwd") ?? false, "\(info)")
+        // status and doctor name the problem and the next step too.
+        let status = try h.run("keygate status", askpass: false)
+        XCTAssertTrue(status.out.contains("state: locked"), status.summary)
+        XCTAssertTrue(status.out.contains("problem: your password was reset without the old one") && status.out.contains("keygate passwd --recovery"),
+                      status.summary)
+        let doctor = try h.run("keygate doctor", askpass: false)
+        let line = doctor.out.split(separator: "\n").first { $0.contains("password was reset without the old one") }
+        XCTAssertTrue(line?.contains("WARN") ?? false, doctor.summary)
+        XCTAssertTrue(doctor.out.contains("keygate passwd --recovery"), doctor.summary)
+        XCTAssertFalse(doctor.out.contains("all checks passed"), doctor.summary)
+    }
+
     // MARK: - Option fuzzing
 
     func test_optionParser_survivesTenThousandRandomArgumentVectors() throws {
@@ -324,7 +555,7 @@ final class PAMModuleTests: XCTestCase {
 
     private func requireModule() throws {
         try Requirement.require(FileManager.default.fileExists(atPath: Self.modulePath),
-                                "the built PAM module at \(Self.modulePath) (run make pam)")
+                                "the built PAM module at \(Self.module) (run make pam)")
     }
 
     /// A stack in which the whole transaction succeeds only if pam_keygate.so answers
@@ -338,13 +569,24 @@ final class PAMModuleTests: XCTestCase {
         addTeardownBlock { _ = try? FileManager.default.removeItem(atPath: "/run/keygate/\(uid).sessions") }
         return try Stack(h, """
         auth required pam_unix.so
-        auth [ignore=ignore success=bad default=die] \(Self.modulePath) \(options)
+        auth [ignore=ignore success=bad default=die] \(Self.module) \(options)
         account required pam_unix.so
         session required pam_permit.so
-        session [ignore=ignore success=\(session) default=die] \(Self.modulePath) \(options)
+        session [ignore=ignore success=\(session) default=die] \(Self.module) \(options)
         password required pam_unix.so
-        password [ignore=ignore success=bad default=die] \(Self.modulePath) \(options)
+        password [ignore=ignore success=bad default=die] \(Self.module) \(options)
         """)
+    }
+
+    /// A root-owned folder with one policy file, for PAMDriver's `adminPolicy`.
+    private func policyFolder(_ text: String) throws -> String {
+        let folder = NSTemporaryDirectory() + "kg-admin-policy-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
+        try text.write(toFile: folder + "/50-test.policy", atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(folder + "/50-test.policy", 0o644), 0)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        return folder
     }
 
     /// The released module reads /var/lib/keygate/host.key: made with the built CLI if
@@ -365,12 +607,12 @@ final class PAMModuleTests: XCTestCase {
         XCTAssertEqual(made.status, 0, made.summary)
         let stack = try Stack(h, """
         auth required pam_unix.so
-        auth optional \(Self.modulePath) debug
+        auth optional \(Self.module) debug
         account required pam_unix.so
         session required pam_permit.so
-        session optional \(Self.modulePath) debug
+        session optional \(Self.module) debug
         password required pam_unix.so
-        password optional \(Self.modulePath) debug
+        password optional \(Self.module) debug
         """)
         // The uid, not the harness: XCTest keeps teardown blocks (and what they capture) until
         // the whole run ends, and the harness removes its user only when it is released.
@@ -399,8 +641,12 @@ final class PAMDriver {
     private let output = Pipe()
     private var buffered = ""
 
+    /// Lines the modules showed the person ("pam-info: TEXT"), as read so far.
+    private(set) var messages: [String] = []
+
+    /// `adminPolicy`: a folder bound over /etc/keygate/policies.d for this driver only.
     init(stack: Stack, user: TestUser, steps: [String], password: String, newPassword: String = "",
-         ruid: UInt32? = nil, log: SyslogCapture? = nil) throws {
+         ruid: UInt32? = nil, log: SyslogCapture? = nil, adminPolicy: String? = nil) throws {
         let driverArguments = (ruid.map { ["--ruid", String($0)] } ?? []) + [stack.confdir, stack.service, user.name] + steps
         // Always in a private mount namespace whose /dev/log is a capture's socket: the
         // host's /dev/log may be missing, or a listener that stopped reading (sends block).
@@ -411,6 +657,7 @@ final class PAMDriver {
                              capture.folder, try Self.binary()] + driverArguments
         process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PAM_DRIVER_PASSWORD": password,
                                "PAM_DRIVER_NEW_PASSWORD": newPassword]
+            .merging(adminPolicy.map { ["KEYGATE_TEST_ADMIN_POLICY": $0] } ?? [:]) { $1 }
         process.standardInput = input
         process.standardOutput = output
         try process.run()
@@ -428,6 +675,7 @@ final class PAMDriver {
             if let newline = buffered.firstIndex(of: "\n") {
                 let line = buffered[..<newline]
                 buffered = String(buffered[buffered.index(after: newline)...])
+                if line.hasPrefix("pam-") { messages.append(String(line)) }
                 let parts = line.split(separator: " ")
                 if parts.count == 2, parts[0] == step { return Int32(parts[1]) }
                 continue
@@ -436,6 +684,12 @@ final class PAMDriver {
             if data.isEmpty { return nil }  // the driver ended before that step
             buffered += String(decoding: data, as: UTF8.self)
         }
+    }
+
+    /// SIGKILL, as a login killed before close_session; waits for it to be gone.
+    func kill() {
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 
     /// Waits for the driver to end (after its last step).

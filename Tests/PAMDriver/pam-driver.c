@@ -5,6 +5,8 @@
    "<step> <status>" after each:
      auth   pam_authenticate      open   pam_open_session     close  pam_close_session
      passwd pam_chauthtok         wait   read one line from stdin (or EOF) first
+   Messages the modules send (PAM_TEXT_INFO, PAM_ERROR_MSG) are printed as
+   "pam-info: TEXT" or "pam-message: TEXT" lines.
    Passwords come from the environment: PAM_DRIVER_PASSWORD answers every hidden
    prompt, except prompts about a new password, which get PAM_DRIVER_NEW_PASSWORD.
    With --ruid UID the real uid becomes UID (effective uid stays root), as when a
@@ -30,7 +32,9 @@ static int converse(int n, const struct pam_message **msg, struct pam_response *
         } else if (msg[i]->msg_style == PAM_PROMPT_ECHO_ON) {
             r[i].resp = strdup("");
         } else {
-            fprintf(stderr, "pam message: %s\n", text);
+            /* On stdout, for the test to read: what the person at the screen would see. */
+            printf("pam-%s: %s\n", msg[i]->msg_style == PAM_TEXT_INFO ? "info" : "message", text);
+            fflush(stdout);
         }
     }
     *resp = r;

@@ -3,6 +3,10 @@
 # the datagram socket FOLDER/log, so a test reads what pam_syslog wrote without a
 # syslog daemon and without touching the host's /dev. A tmpfs hides /dev inside
 # the namespace only; the few devices a PAM stack needs are bound back in.
+# With KEYGATE_TEST_ADMIN_POLICY=DIR, DIR is also bound over /etc/keygate/policies.d
+# (created empty on the host if missing), so the module reads a test's system policy
+# without changing the host's. With KEYGATE_TEST_PAM_SSHD=FILE, FILE is bound over
+# /etc/pam.d/sshd, for a test's own sshd.
 #   usage: unshare -m --propagation private with-log-socket.sh FOLDER COMMAND...
 set -eu
 folder=$1; shift
@@ -14,4 +18,11 @@ for name in null zero full random urandom tty; do
   mount --bind "$folder/dev/$name" "/dev/$name"
 done
 ln -s "$folder/log" /dev/log
+if [ -n "${KEYGATE_TEST_ADMIN_POLICY:-}" ]; then
+  mkdir -p /etc/keygate/policies.d
+  mount --bind "$KEYGATE_TEST_ADMIN_POLICY" /etc/keygate/policies.d
+fi
+if [ -n "${KEYGATE_TEST_PAM_SSHD:-}" ]; then
+  mount --bind "$KEYGATE_TEST_PAM_SSHD" /etc/pam.d/sshd
+fi
 exec "$@"

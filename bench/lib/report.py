@@ -191,6 +191,20 @@ added = figures["pam.pam-keygate"]["median"] - figures["pam.pam-base"]["median"]
 figures["pam.added-by-module"] = {"median": round(added, 3), "unit": "ms"}
 figures["pam.added-beyond-kdf"] = {"median": round(added - kdf_process, 3), "unit": "ms",
                                    "note": "(pam_unix+pam_keygate) - pam_unix - (argon2id process - /bin/true)"}
+dlopen = {}
+for row in lines("dlopen.runs"):
+    dlopen.setdefault(row[0], []).append(float(row[1]) / 1e6)
+for label in ("pam_unix", "pam_keygate"):
+    figures[f"pam.dlopen.{label}"] = summary(dlopen[label])
+unix_bytes, keygate_bytes = (int(v) for v in lines("module-sizes")[0][:2])
+figures["pam.size.pam_unix"] = {"median": unix_bytes, "unit": "bytes"}
+figures["pam.size.pam_keygate"] = {"median": keygate_bytes, "unit": "bytes"}
+ratios["dlopen pam_keygate.so / pam_unix.so"] = ratio(figures["pam.dlopen.pam_keygate"], figures["pam.dlopen.pam_unix"])
+ratios["size pam_keygate.so / pam_unix.so"] = ratio(figures["pam.size.pam_keygate"], figures["pam.size.pam_unix"])
+goal("PAM module: dlopen of pam_keygate.so (ms)", figures["pam.dlopen.pam_keygate"]["median"], 1.0,
+     figures["pam.dlopen.pam_keygate"]["median"] <= 1.0, f"pam_unix.so: {figures['pam.dlopen.pam_unix']['median']} ms")
+goal("PAM module: size of pam_keygate.so (MB)", round(keygate_bytes / 1e6, 2), 1.0, keygate_bytes <= 1_000_000,
+     f"pam_unix.so: {unix_bytes} bytes")
 goal("PAM module: time added beyond the KDF (ms)", round(added - kdf_process, 2), 5.0, added - kdf_process <= 5.0,
      "" if added > 0.5 * kdf_process else "WARNING: the module added less than half a KDF: did it unlock?")
 
@@ -255,7 +269,11 @@ sections = [
                         ("more than 1.x, beyond each KDF", "auth1x.more-than-1x-beyond-kdf")]),
     ("PAM (auth open_session close_session)", [("pam_unix alone", "pam.pam-base"), ("pam_unix + pam_keygate.so", "pam.pam-keygate"),
                                                ("argon2id process", "pam.kdf"), ("added by pam_keygate.so", "pam.added-by-module"),
-                                               ("added beyond the KDF", "pam.added-beyond-kdf")]),
+                                               ("added beyond the KDF", "pam.added-beyond-kdf"),
+                                               ("dlopen pam_unix.so (fresh process)", "pam.dlopen.pam_unix"),
+                                               ("dlopen pam_keygate.so (fresh process)", "pam.dlopen.pam_keygate"),
+                                               ("size of pam_unix.so", "pam.size.pam_unix"),
+                                               ("size of pam_keygate.so", "pam.size.pam_keygate")]),
     ("Concurrency", [(k.split(".", 1)[1].replace("-1", ", 1 process").replace("-8", ", 8 processes"), k)
                      for k in sorted(figures) if k.startswith("concurrency.")]),
 ]

@@ -58,7 +58,7 @@ public final class SecureBytes: @unchecked Sendable {
         try body(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
-    func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+    package func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeMutableRawBufferPointer(start: pointer, count: count))
     }
 

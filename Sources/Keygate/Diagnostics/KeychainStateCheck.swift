@@ -35,6 +35,10 @@ enum KeychainStateCheck {
             return DiagnosticResult("keychain", .ok, "not created yet in \(s.dataDirectory)",
                                     advice: "keygate init (or the first keygate add) creates it and shows a recovery key once")
         }
+        if s.loginStale {
+            return DiagnosticResult("keychain", .warn, KeychainStatus.staleLoginProblem + " (\(s.dataDirectory))",
+                                    advice: KeychainStatus.staleLoginAdvice)
+        }
         if s.unlocked {
             return DiagnosticResult("keychain", .ok, "unlocked" + (s.secondsUntilLock.map { ", locks in \($0) s" } ?? "") + " (\(s.dataDirectory))")
         }

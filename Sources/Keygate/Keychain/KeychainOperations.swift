@@ -263,6 +263,7 @@ public struct KeychainOperations: Sendable {
             storeKind: storeChoice?.kind, storeReason: storeChoice?.reason,
             lockAfter: keys.context.policy.lockAfter,
             passwordKDF: (try? keys.keyStore.loginKDF())?.map(Self.describe),
+            loginStale: initialized && keys.keyStore.isLoginStale,
             reuseDuration: keys.context.policy.reuseDuration, reuseScope: ReuseScope.current(keys.context.policy.reuseScope).id)
     }
 
@@ -296,12 +297,19 @@ public struct KeychainStatus: Sendable, Codable, Equatable {
     public var lockAfter: UInt32
     /// The Argon2id cost recorded in the login-password protector.
     public var passwordKDF: String?
+    /// Root reset the login password without the old one (protectors/stale): the login
+    /// protector still opens with the old password, so login cannot unlock the keychain.
+    public var loginStale: Bool = false
     /// How long an authentication for an access-controlled item lasts, and where.
     public var reuseDuration: UInt32
     public var reuseScope: String
 }
 
 extension KeychainStatus {
+    /// What `keygate status` and `keygate doctor` say about a stale login protector.
+    public static let staleLoginProblem = "your password was reset without the old one: the keychain still opens with the old password, so logging in does not unlock it"
+    public static let staleLoginAdvice = "run `keygate passwd` (it asks the old password), or `keygate passwd --recovery` with the recovery key"
+
     /// When this keychain's items are in the Secret Service (its recorded store, or a keychain
     /// made before the embedded store) and this session cannot reach it: what to do. nil otherwise.
     public var storeMismatchAdvice: String? {

@@ -40,6 +40,30 @@ package enum LoginKeys {
         return master
     }
 
+    /// True when the master key of `uid` is in the kernel keyring (the caller's real uid
+    /// must be `uid`): the keychain is unlocked.
+    package static func isUnlocked(uid: UInt32) -> Bool {
+        KeyCache(uid: uid).load(CacheName.master.text) != nil
+    }
+
+    /// True when root reset the password without the old one and the login protector
+    /// was marked stale (`markLoginStale`): a login cannot unlock it.
+    package static func isLoginStale(dataDirectory: String) -> Bool {
+        KeyStore(directory: dataDirectory).isLoginStale
+    }
+
+    /// The Argon2id cost login.json records, as passes and bytes of memory; nil without
+    /// a login protector.
+    package static func loginCost(dataDirectory: String) throws -> (passes: UInt64, memoryBytes: UInt64)? {
+        try KeyStore(directory: dataDirectory).loginKDF().map { ($0.opsLimit, $0.memLimitBytes) }
+    }
+
+    /// The cost `keygate init` calibrates on this machine (about 0.5 s), measured now.
+    package static func calibratedCost() throws -> (passes: UInt64, memoryBytes: UInt64) {
+        let cost = try KDFParameters.calibrate()
+        return (cost.opsLimit, cost.memLimitBytes)
+    }
+
     /// The gatekeeper's seals on the class public keys of `master` (root only: the gate secret is
     /// root's). A login that opened the master key with the password proves the person, so the
     /// PAM module seals them, and the first gated add after login needs no prompt.

@@ -1,9 +1,24 @@
 // An exclusive advisory lock (flock(2)) on a small file in the keychain folder, held
 // while protectors and keys.json change together, so two processes (a PAM session and
 // a CLI unlock, say) never leave keys.json naming a gate key that login.json lost.
+// A process that must never hang on another one's lock (keygate-pam-helper, inside every
+// login) sets `waitDeadline`: the wait then polls until that moment and gives up with
+// an error saying who to look for, instead of blocking for as long as the holder likes.
 internal import Glibc
 
-enum FileLock {
+package enum FileLock {
+    /// CLOCK_MONOTONIC nanoseconds after which no lock is waited for any more; nil = wait
+    /// as long as it takes (the CLI). Set by keygate-pam-helper to its call's budget, once,
+    /// on its one thread, before any lock is taken.
+    nonisolated(unsafe) package static var waitDeadline: UInt64?
+
+    /// CLOCK_MONOTONIC now, in nanoseconds.
+    package static func monotonicNow() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
     /// Runs `body` holding an exclusive lock on `path` (created 0600 if missing).
     static func withExclusiveLock<R>(_ path: String, _ body: () throws -> R) throws -> R {
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -12,11 +27,31 @@ enum FileLock {
             throw KeychainError.notAvailable("could not open the lock file \(path): \(String(cString: strerror(e))); check that its folder belongs to you and is mode 0700")
         }
         defer { close(fd) }  // closing releases the lock
-        while flock(fd, LOCK_EX) != 0 {
-            let e = errno
-            if e == EINTR { continue }
-            throw KeychainError.notAvailable("could not lock \(path): \(String(cString: strerror(e))); check the disk and try again")
+        if let deadline = waitDeadline {
+            try lock(fd, path, until: deadline)
+        } else {
+            while flock(fd, LOCK_EX) != 0 {
+                let e = errno
+                if e == EINTR { continue }
+                throw KeychainError.notAvailable("could not lock \(path): \(String(cString: strerror(e))); check the disk and try again")
+            }
         }
         return try body()
+    }
+
+    /// Tries the lock without blocking every 10 ms until `deadline`.
+    private static func lock(_ fd: Int32, _ path: String, until deadline: UInt64) throws {
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let e = errno
+            if e == EINTR { continue }
+            guard e == EWOULDBLOCK else {
+                throw KeychainError.notAvailable("could not lock \(path): \(String(cString: strerror(e))); check the disk and try again")
+            }
+            guard monotonicNow() < deadline else {
+                throw KeychainError.notAvailable("another process held \(path) past this call's time budget: gave up waiting (`fuser -v \(path)` shows who holds it)")
+            }
+            var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
+            _ = nanosleep(&pause, nil)
+        }
     }
 }

@@ -5,16 +5,16 @@
 internal import Glibc
 
 /// The fields of /proc/PID/stat Keygate uses.
-struct ProcStat: Equatable {
+package struct ProcStat: Equatable {
     var parent: Int32
     var session: Int32
     var ttyNumber: Int64
     /// Field 22: start time in clock ticks after boot.
-    var startTime: UInt64
+    package var startTime: UInt64
 
     /// The fields of process `pid`, parsed from the bytes (the gatekeeper's daemon reads a few per
     /// request: no String is made).
-    static func read(pid: Int32) -> ProcStat? {
+    package static func read(pid: Int32) -> ProcStat? {
         bytes(of: "\(pid)").flatMap { parse(bytes: $0[...]) }
     }
 

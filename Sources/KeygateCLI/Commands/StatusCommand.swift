@@ -25,6 +25,9 @@ enum StatusCommand: KeygateCommand {
         out += "lock-after: \(s.lockAfter) s\n"
         out += "reuse: \(s.reuseDuration) s in scope \(s.reuseScope)\n"
         if let kdf = s.passwordKDF { out += "password protector: \(kdf)\n" }
+        if s.loginStale {
+            out += "problem: \(KeychainStatus.staleLoginProblem); \(KeychainStatus.staleLoginAdvice)\n"
+        }
         for key in s.cachedKeys {
             out += "cached: \(key.name) (\(key.secondsLeft.map { "\($0) s left" } ?? "until reboot or lock --all"))\n"
         }
@@ -56,6 +59,7 @@ enum StatusCommand: KeygateCommand {
             ("storeKind", s.storeKind.map(JSON.string) ?? "null"), ("storeReason", s.storeReason.map(JSON.string) ?? "null"),
             ("storeAdvice", s.storeMismatchAdvice.map(JSON.string) ?? "null"),
             ("passwordKDF", s.passwordKDF.map(JSON.string) ?? "null"),
+            ("loginStale", String(s.loginStale)),
             ("reuseDuration", String(s.reuseDuration)), ("reuseScope", JSON.string(s.reuseScope)),
         ])
     }
