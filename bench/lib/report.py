@@ -97,11 +97,12 @@ if os.path.exists(os.path.join(out, "auth-1x.runs")):
     v1runs = runs("auth-1x.runs")
     figures["auth1x.gated-after-lock"] = summary(v1runs["gated-auth"])
     figures["auth1x.gated-after-lock-1x"] = summary(v1runs["gated-auth-1x"])
-    kdf1x_ms = float(open(os.path.join(out, "kdf-1x.ms")).read())
-    figures["kdf.argon2id-alone-1x"] = {"median": kdf1x_ms, "unit": "ms", "note": "1.x's cost, median of 7 in one process"}
-    more = (figures["auth1x.gated-after-lock"]["median"] - kdf_ms) - (figures["auth1x.gated-after-lock-1x"]["median"] - kdf1x_ms)
+    figures["auth1x.kdf"] = summary(v1runs["kdf"])
+    figures["auth1x.kdf-1x"] = summary(v1runs["kdf-1x"])
+    more = (figures["auth1x.gated-after-lock"]["median"] - figures["auth1x.kdf"]["median"]) \
+        - (figures["auth1x.gated-after-lock-1x"]["median"] - figures["auth1x.kdf-1x"]["median"])
     figures["auth1x.more-than-1x-beyond-kdf"] = {"median": round(more, 3), "unit": "ms",
-                                                 "note": "(first gated read - its KDF) - (1.x's first gated read - its KDF), interleaved"}
+                                                 "note": "(first gated read - its KDF process) - (1.x's first gated read - its KDF process), all interleaved"}
     goal("first gated read beyond the KDF, more than Keygate 1.x (ms)", round(more, 2), 5.0, more <= 5.0)
 
 # Library read in one process (per call, µs; one figure per batch of calls)
@@ -265,7 +266,8 @@ sections = [
                         ("Argon2id alone", "kdf.argon2id-alone"), ("authenticated read beyond KDF and read", "auth.beyond-kdf-and-read"),
                         ("first gated read (lock, PAM, KDF, gatekeeper)", "auth1x.gated-after-lock"),
                         ("Keygate 1.x first gated read beside it", "auth1x.gated-after-lock-1x"),
-                        ("Argon2id alone at 1.x's cost", "kdf.argon2id-alone-1x"),
+                        ("Argon2id process beside it", "auth1x.kdf"),
+                        ("Argon2id process at 1.x's cost", "auth1x.kdf-1x"),
                         ("more than 1.x, beyond each KDF", "auth1x.more-than-1x-beyond-kdf")]),
     ("PAM (auth open_session close_session)", [("pam_unix alone", "pam.pam-base"), ("pam_unix + pam_keygate.so", "pam.pam-keygate"),
                                                ("argon2id process", "pam.kdf"), ("added by pam_keygate.so", "pam.added-by-module"),
