@@ -11,6 +11,7 @@ final class GatekeeperAttackTests: XCTestCase {
     /// user can, from any session: `keyctl pipe` needs no terminal and no password.
     private let copyKeyring = """
         keyctl link @u @s >/dev/null 2>&1   # possess the user keyring, as the issue's attacker did
+        echo link=$?
         mkdir -p "$HOME/loot"; rm -f "$HOME/loot/"*
         for id in $(keyctl rlist @u 2>/dev/null); do
             keyctl rdescribe $id | awk -F';' '{print $NF}' > "$HOME/loot/$id.name"
@@ -42,7 +43,8 @@ final class GatekeeperAttackTests: XCTestCase {
         XCTAssertNotEqual(copy.values["gatesecret"], "0", "root's gate secret is not readable: \(copy.summary)")
         XCTAssertNotEqual(copy.values["records"], "0", "root's records are not readable: \(copy.summary)")
         let copied = copy.out.split(separator: "\n").filter { $0.hasPrefix("copied=") }
-        XCTAssertFalse(copied.isEmpty, "the attacker did copy the user's keys: \(copy.summary)")
+        let keyrings = (try? h.run("keyctl show @s; keyctl rlist @u | xargs -n1 keyctl rdescribe", askpass: false))?.summary ?? ""
+        XCTAssertFalse(copied.isEmpty, "the attacker did copy the user's keys: \(copy.summary)\n\(keyrings)")
         for name in copied {
             XCTAssertFalse(name.contains(":presence.") || name.contains(":current-set.") || name.hasSuffix(":device"),
                            "no gate key is ever in the user's keyring: \(name)")
