@@ -21,6 +21,29 @@ secret-tool store --label=bench service bench-st account user <"$HOME/secret"
 "$VENV/bin/python" -c 'import keyring, sys; keyring.set_password("bench-py", "user", sys.stdin.read())' <"$HOME/secret"
 printf %s "$(cat "$HOME/secret")" | keygate add -s bench -a gated --access user-presence
 keygate get -s bench -a user | cmp -s - "$HOME/secret" || { say "keygate get returned other bytes"; exit 1; }
+# The same item in the embedded store (the store chosen per command by KEYGATE_STORE).
+KEYGATE_STORE=embedded keygate add -s bench -a embedded <"$HOME/secret"
+KEYGATE_STORE=embedded keygate get -s bench -a embedded | cmp -s - "$HOME/secret" \
+    || { say "keygate get (embedded) returned other bytes"; exit 1; }
+if ((BASELINE)); then
+    keygate-baseline get -s bench -a user | cmp -s - "$HOME/secret" || { say "the baseline's get returned other bytes"; exit 1; }
+    if command -v perf >/dev/null 2>&1; then
+        # Where a read's CPU goes, split by library: 40 reads of the plain item by each CLI
+        # (perf's cpu-clock sampling, self time per shared object, then the top symbols).
+        say "profile: perf record of 40 reads, this tree and the baseline"
+        mkdir -p "$OUT/perf"
+        for k in keygate keygate-baseline; do
+            perf record -q -F 20000 -g -o "$OUT/perf/$k.data" -- \
+                sh -c "for i in \$(seq 40); do $k get -s bench -a user >/dev/null; done" >/dev/null 2>>"$OUT/stderr.log" || true
+            { echo "# perf record -F 20000 of 40 x \`$k get\` (ungated item), self time by library"
+              perf report -i "$OUT/perf/$k.data" --no-children --sort dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30
+              echo; echo "# top symbols (self)"
+              perf report -i "$OUT/perf/$k.data" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+            } >"$OUT/perf/get-$k.txt"
+            rm -f "$OUT/perf/$k.data"
+        done
+    fi
+fi
 
 if ((PROFILE)) && command -v valgrind >/dev/null 2>&1; then
     # Instruction counts (repeatable on a noisy machine): each program once under callgrind,
@@ -43,10 +66,21 @@ fi
 say "CLI read and start-up: $ROUNDS interleaved rounds"
 # keygate-get-gated: user presence inside its reuse window (the warm-up round authenticates;
 # the scope is this spawn-timer, the parent of every round), through keygate-gatekeeper.
+# The embedded store's read is paired with --version under the same `env` (issue 19's ratio);
+# with BASELINE=1 the baseline CLI's reads run in the same rounds (before/after, paired).
+baseline_runs=()
+if ((BASELINE)); then
+    baseline_runs=(keygate-get-baseline keygate-baseline get -s bench -a user ---
+                   keygate-get-gated-baseline keygate-baseline get -s bench -a gated ---
+                   keygate-get-embedded-baseline env KEYGATE_STORE=embedded keygate-baseline get -s bench -a embedded ---)
+fi
 spawn-timer "$ROUNDS" 3 \
     keygate-get keygate get -s bench -a user --- \
     keygate-get-gated keygate get -s bench -a gated --- \
     secret-tool-lookup secret-tool lookup service bench-st account user --- \
+    keygate-get-embedded env KEYGATE_STORE=embedded keygate get -s bench -a embedded --- \
+    keygate-version-env env KEYGATE_STORE=embedded keygate --version --- \
+    "${baseline_runs[@]}" \
     keygate-version keygate --version --- \
     true /bin/true >"$OUT/cli.runs"
 say "CLI read against python keyring's CLI: $small rounds"
@@ -110,7 +144,8 @@ done
 # backlog, so the next round's `get` times Keygate, not secret-tool's leftovers (the first
 # run without it measured get at 2.6 s wall and 20 ms CPU).
 measure_scale() {
-    local n=$1 rounds status
+    local n=$1 rounds status scale_baseline=()
+    ((BASELINE)) && scale_baseline=(list-baseline keygate-baseline list -s scale ---)
     rounds=$((n >= 10000 ? 3 : n >= 1000 ? 5 : 10))
     say "  $n items: get, list, secret-tool search --all ($rounds rounds), then delete --all"
     # A run that fails (a deadline at this size) is recorded with its status, not fatal.
@@ -118,6 +153,7 @@ measure_scale() {
         get keygate get -s scale -a item-5 --- \
         list keygate list -s scale --- \
         list-json keygate list -s scale --json --- \
+        "${scale_baseline[@]}" \
         secret-tool-search secret-tool search --all service scale --- \
         '!settle' gdbus call --session --timeout 300 --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \
             --method org.freedesktop.DBus.Properties.Get org.freedesktop.Secret.Service Collections \

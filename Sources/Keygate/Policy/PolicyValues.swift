@@ -59,14 +59,22 @@ enum PolicyValues {
         if value.lowercased() == "none" { return AccessControl() }
         do {
             if value.contains(";") { return try AccessControl(attributeValue: value) }
-            var words = value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            var words = value.split(whereSeparator: { $0 == " " || $0 == "\t" })
             var or = false, and = false
             if let last = words.last?.lowercased(), words.count > 1, last == "and" || last == "or" {
                 or = last == "or"
                 and = last == "and"
                 words.removeLast()
             }
-            let list = words.joined(separator: ",").split(separator: ",").joined(separator: ",")
+            // The words' comma lists as one, without empty names (a plain loop: no joined or
+            // mapped sequence types to instantiate on the read path).
+            var list = ""
+            for word in words {
+                for name in word.split(separator: ",") {
+                    if !list.isEmpty { list += "," }
+                    list += name
+                }
+            }
             return try AccessControl(parsing: list, or: or, and: and)
         } catch let error as KeychainError {
             throw PolicyValueError(message: "expected an access list such as `user-presence` or `device-passcode,current-set and`, or `none`: "

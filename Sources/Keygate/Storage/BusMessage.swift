@@ -115,17 +115,19 @@ enum BusMessage {
             return sd_bus_message_append_basic(message, CChar(SD_BUS_TYPE_UINT64), &value)
         case .bytes(let bytes):
             // A non-null pointer even when empty.
-            var empty: UInt8 = 0
-            return bytes.withUnsafeBytes { buffer in
-                sd_bus_message_append_array(message, CChar(SD_BUS_TYPE_BYTE), buffer.baseAddress ?? UnsafeRawPointer(&empty),
-                                            buffer.count)
+            let empty: UInt8 = 0
+            return withUnsafePointer(to: empty) { fallback in
+                bytes.withUnsafeBytes { buffer in
+                    sd_bus_message_append_array(message, CChar(SD_BUS_TYPE_BYTE), buffer.baseAddress ?? UnsafeRawPointer(fallback),
+                                                buffer.count)
+                }
             }
         case .array(let element, let children):
             return inContainer(message, SD_BUS_TYPE_ARRAY, element, children)
         case .dictEntry(let key, let entry):
             return inContainer(message, SD_BUS_TYPE_DICT_ENTRY, key.signature + entry.signature, [key, entry])
         case .tuple(let children):
-            return inContainer(message, SD_BUS_TYPE_STRUCT, children.map(\.signature).joined(), children)
+            return inContainer(message, SD_BUS_TYPE_STRUCT, children.map { $0.signature }.joined(), children)
         case .variant(let inner):
             return inContainer(message, SD_BUS_TYPE_VARIANT, inner.signature, [inner])
         case .other:

@@ -33,7 +33,7 @@ indirect enum BusValue {
         case .bytes: return "ay"
         case .array(let element, _): return "a" + element
         case .dictEntry(let key, let value): return "{" + key.signature + value.signature + "}"
-        case .tuple(let children): return "(" + children.map(\.signature).joined() + ")"
+        case .tuple(let children): return "(" + children.map { $0.signature }.joined() + ")"
         case .variant: return "v"
         case .other(let signature): return signature
         }
@@ -77,7 +77,7 @@ indirect enum BusValue {
     var bytes: [UInt8] { if case .bytes(let bytes) = self { return bytes } else { return [] } }
 
     /// The strings of an "ao" or "as".
-    var strings: [String] { children.map(\.string) }
+    var strings: [String] { children.map { $0.string } }
 
     /// An "a{ss}" as a dictionary.
     var stringDictionary: [String: String] {

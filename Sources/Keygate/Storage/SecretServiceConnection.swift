@@ -18,6 +18,26 @@ internal import CSDBus
 internal import Glibc
 import Synchronization
 
+/// A call's answer: its reply, or the error it met, worded (concrete, not `Result`: a generic
+/// instantiation would cost a runtime conformance lookup on every read).
+enum ServiceReply {
+    case success(BusValue)
+    case failure(KeychainError)
+
+    func get() throws -> BusValue {
+        switch self {
+        case .success(let value): return value
+        case .failure(let error): throw error
+        }
+    }
+}
+
+/// A call's answer before it is worded.
+enum BusReply {
+    case success(BusValue)
+    case failure(BusErrorInfo)
+}
+
 /// One D-Bus method call to the Secret Service.
 struct ServiceMethodCall {
     /// The bus name called: the Secret Service, or the bus daemon itself (org.freedesktop.DBus).
@@ -215,17 +235,17 @@ final class SecretServiceConnection: @unchecked Sendable {
     }
 
     /// Sends every call at once, then waits for all the replies (each under its own timeout).
-    func calls(_ methods: [ServiceMethodCall], _ deadline: ServiceDeadline) throws -> [Result<BusValue, KeychainError>] {
+    func calls(_ methods: [ServiceMethodCall], _ deadline: ServiceDeadline) throws -> [ServiceReply] {
         guard !methods.isEmpty else { return [] }
         let bus = try connection(deadline)
         let results = exchange(methods, deadline, on: bus)
         var failed = false
         for result in results { if case .failure = result { failed = true } }
         let provider = failed ? self.provider(deadline) : .unknown
-        var out: [Result<BusValue, KeychainError>] = []
+        var out: [ServiceReply] = []
         out.reserveCapacity(results.count)
-        for (index, result) in results.enumerated() {
-            switch result {
+        for index in results.indices {
+            switch results[index] {
             case .success(let value): out.append(.success(value))
             case .failure(let failure):
                 out.append(.failure(SecretServiceFailure.map(failure, action: methods[index].action, deadline: deadline,
@@ -239,8 +259,8 @@ final class SecretServiceConnection: @unchecked Sendable {
     /// timeout). At most `window` calls wait at once, so each call's timeout counts its own
     /// wait and a short queue, never the whole run (10,000 GetAll calls of a big list).
     func exchange(_ methods: [ServiceMethodCall], _ deadline: ServiceDeadline, on bus: BusConnection)
-        -> [Result<BusValue, BusErrorInfo>] {
-        let batch = ReplyBatch(methods.map(\.replyType))
+        -> [BusReply] {
+        let batch = ReplyBatch(methods.map { $0.replyType })
         let clock = ContinuousClock()
         bus.lock.withLock { _ in
             var slots: [ReplySlot] = []
@@ -281,7 +301,7 @@ final class SecretServiceConnection: @unchecked Sendable {
                 }
             }
         }
-        var out: [Result<BusValue, BusErrorInfo>] = []
+        var out: [BusReply] = []
         out.reserveCapacity(methods.count)
         for index in methods.indices {
             if let reply = batch.replies[index] {

@@ -239,6 +239,9 @@ private struct ServiceCalls {
     /// One item per identity, the newest generation where a killed update left two; the order
     /// of first appearance is kept.
     static func newestPerIdentity(_ found: [Found]) -> [Found] {
+        // A read finds one item: nothing to merge (and no dictionary keyed by ItemIdentity to
+        // instantiate, which costs a runtime conformance lookup).
+        if found.count <= 1 { return found }
         var index: [ItemIdentity: Int] = [:]
         var out: [Found] = []
         for item in found {
@@ -278,7 +281,7 @@ private struct ServiceCalls {
             // The daemon restarted and forgot the session, or an item vanished: once more, with a
             // fresh session if needed and only the items that are still there.
             if isStaleSession(error) { connection.forgetSession() }
-            let retried = try connection.calls([getSecrets(found.map(\.path), session: try connection.session(deadline))],
+            let retried = try connection.calls([getSecrets(found.map { $0.path }, session: try connection.session(deadline))],
                                                deadline)
             results[paths.count] = retried.first ?? results[paths.count]
         }
