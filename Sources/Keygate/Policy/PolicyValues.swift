@@ -58,7 +58,9 @@ enum PolicyValues {
     static func access(_ value: String) throws(PolicyValueError) -> AccessControl {
         if value.lowercased() == "none" { return AccessControl() }
         do {
-            if value.contains(";") { return try AccessControl(attributeValue: value) }
+            // A byte search: String.contains(some StringProtocol) comes from _StringProcessing and
+            // instantiates its generic searchers at run time.
+            if value.utf8.contains(UInt8(ascii: ";")) { return try AccessControl(attributeValue: value) }
             var words = value.split(whereSeparator: { $0 == " " || $0 == "\t" })
             var or = false, and = false
             if let last = words.last?.lowercased(), words.count > 1, last == "and" || last == "or" {
