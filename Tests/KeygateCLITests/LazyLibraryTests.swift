@@ -92,6 +92,27 @@ final class LazyLibraryTests: XCTestCase {
         }
     }
 
+    func test_aSecretServiceRead_loadsLibsystemd_andNoGLib() throws {
+        // The store speaks D-Bus through sd-bus (issue 19): a real read in a real gnome-keyring
+        // session maps libsystemd.so.0 and none of GIO, GObject or GLib (ld.so's own account).
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s lib-token | KEYGATE_STORE=secret-service keygate add -s lib -a a; echo add=$?
+            LD_DEBUG=files KEYGATE_STORE=secret-service keygate get -s lib -a a 2> "$HOME/ld" > "$HOME/out"; echo get=$?
+            echo out=$(cat "$HOME/out")
+            echo systemd=$(grep -c 'file=libsystemd.so.0 ' "$HOME/ld")
+            echo glib=$(grep -c -E 'file=lib(gio|gobject|glib)-2.0.so.0 ' "$HOME/ld")
+            secret-tool search --all service lib 2>/dev/null | grep -c '^attribute.service = lib$' | sed 's/^/secretTool=/'
+            """, extraEnvironment: ["KEYGATE_STORE": ""])
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["get"], "0", r.summary)
+        XCTAssertEqual(v["out"], "lib-token", r.summary)
+        XCTAssertNotEqual(v["systemd"], "0", "the read did not load libsystemd.so.0: \(r.summary)")
+        XCTAssertEqual(v["glib"], "0", "the read loaded GLib: \(r.summary)")
+        XCTAssertEqual(v["secretTool"], "1", "secret-tool sees the item as before: \(r.summary)")
+    }
+
     func test_aLibraryThatCannotBeLoaded_isExit53_namingItAndWhatToInstall() throws {
         let dir = try temporaryDirectory("kg-lazy")
         let lib = dir + "/lib", home = dir + "/home"

@@ -32,16 +32,27 @@ if ((BASELINE)); then
         # (perf's cpu-clock sampling, self time per shared object, then the top symbols).
         say "profile: perf record of 40 reads, this tree and the baseline"
         mkdir -p "$OUT/perf"
-        for k in keygate keygate-baseline; do
-            perf record -q -F 20000 -g -o "$OUT/perf/$k.data" -- \
-                sh -c "for i in \$(seq 40); do $k get -s bench -a user >/dev/null; done" >/dev/null 2>>"$OUT/stderr.log" || true
-            { echo "# perf record -F 20000 of 40 x \`$k get\` (ungated item), self time by library"
-              perf report -i "$OUT/perf/$k.data" --no-children --sort dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30
+        # prof NAME COMMAND: 40 runs of COMMAND under perf, summarised into $OUT/perf/NAME.txt: self
+        # time by library, the share of samples under the Swift runtime's type lookups, top symbols.
+        prof() { local name=$1 cmd=$2
+            perf record -q -F 20000 -g -o "$OUT/perf/$name.data" -- \
+                sh -c "for i in \$(seq 40); do $cmd >/dev/null; done" >/dev/null 2>>"$OUT/stderr.log" || true
+            { echo "# perf record -F 20000 -g of 40 x \`$cmd\`: self time by library"
+              perf report -i "$OUT/perf/$name.data" --no-children --sort dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30
+              echo
+              perf script -i "$OUT/perf/$name.data" -F ip,sym 2>/dev/null | awk -v RS= '
+                  { n++ } /swift_conformsToProtocol|swift_getTypeByMangledName|instantiateConcreteTypeFromMangledName/ { t++ }
+                  END { if (n) printf "# samples with a Swift runtime type lookup (conformance scan, mangled-name metadata) on the stack: %.1f%% of %d\n", 100 * t / n, n }'
               echo; echo "# top symbols (self)"
-              perf report -i "$OUT/perf/$k.data" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
-            } >"$OUT/perf/get-$k.txt"
-            rm -f "$OUT/perf/$k.data"
+              perf report -i "$OUT/perf/$name.data" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+            } >"$OUT/perf/$name.txt" || true   # head closes the pipe early: pipefail must not end the run
+            rm -f "$OUT/perf/$name.data"
+        }
+        for k in keygate keygate-baseline; do
+            prof "get-$k" "$k get -s bench -a user"
+            prof "get-embedded-$k" "env KEYGATE_STORE=embedded $k get -s bench -a embedded"
         done
+        prof version-keygate "keygate --version"
     fi
 fi
 
