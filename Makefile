@@ -78,7 +78,9 @@ STATIC_CXX_ARCHIVE := $(shell $(CC) -print-file-name=libstdc++.a 2>/dev/null)
 STATIC_CXX_DIR      = $(abspath $(OUT))/static-libstdc++
 STATIC_CXX_FLAGS    = $(if $(filter /%,$(STATIC_CXX_ARCHIVE)),-Xswiftc -L$(STATIC_CXX_DIR))
 RELEASE_LINK_FLAGS ?= -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs $(STATIC_CXX_FLAGS)
-RELEASE_FLAGS = -c release --static-swift-stdlib $(RELEASE_LINK_FLAGS) $(SWIFT_FLAGS)
+# No RUNPATH of $ORIGIN (SwiftPM's default): keygate loads nothing from its own folder, and ld.so
+# probed ~16 paths under it at every start and dlopen (issue 19).
+RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath $(RELEASE_LINK_FLAGS) $(SWIFT_FLAGS)
 
 PAM_FILES    := pam.d/keygate pam.d/keygate-passcode
 # The names git, docker and ssh-add look for: each a two-line wrapper that execs a keygate verb

@@ -20,10 +20,10 @@ let package = Package(
         .executable(name: "keygate-pam-helper", targets: ["keygate-pam-helper"]),
     ],
     targets: [
-        // GDBus and GVariant: the Secret Service is spoken over D-Bus directly (Storage/).
-        // Declarations only: GIO and SQLite are dlopened on first use (Sources/CGio/shim.h,
+        // sd-bus: the Secret Service is spoken over D-Bus directly (Storage/).
+        // Declarations only: libsystemd and SQLite are dlopened on first use (Sources/CSDBus/shim.h,
         // Sources/CSQLite/shim.h), so a run that needs neither never loads them.
-        .systemLibrary(name: "CGio"),
+        .systemLibrary(name: "CSDBus"),
         .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -33,7 +33,7 @@ let package = Package(
         .systemLibrary(name: "CTSS2", providers: [.apt(["libtss2-dev"])]),
         .target(
             name: "Keygate",
-            dependencies: ["CGio", "CPAM", "CKeyutils", "CSodium", "CSystem", "CSQLite", "CTSS2"],
+            dependencies: ["CSDBus", "CPAM", "CKeyutils", "CSodium", "CSystem", "CSQLite", "CTSS2"],
             swiftSettings: testHooks
         ),
         // Apple's Security and LocalAuthentication surface over Keygate (docs/SECURITY_COMPAT.md).

@@ -109,6 +109,8 @@ public enum KeygateMain {
             return 0
         }
         if parsed.flag("--verbose") { AuditLog.echoToStandardError = true }
+        // One command per process: the keychain context is read once, not fingerprinted for reuse.
+        KeychainProcess.runsOneCommand()
         let context = CommandContext(programName: programName, environment: ProcessEnvironment.snapshot(),
                                      askpass: parsed.value("--askpass") ?? askpass,
                                      pinentry: pinentry || parsed.flag("--pinentry"), rawArguments: raw)

@@ -1,5 +1,5 @@
-// GIO and SQLite are loaded on first use, not linked (Sources/CSystem/lazy_library.h,
-// Sources/CGio/shim.h, Sources/CSQLite/shim.h): the shims' declarations must be exactly
+// libsystemd (sd-bus) and SQLite are loaded on first use, not linked (Sources/CSystem/lazy_library.h,
+// Sources/CSDBus/shim.h, Sources/CSQLite/shim.h): the shims' declarations must be exactly
 // the libraries' own, the built binary must not need either library, and a library
 // that cannot be loaded must end in a clear "not available" (exit 53) that says what
 // to install, never a crash.
@@ -17,8 +17,8 @@ final class LazyLibraryTests: XCTestCase {
     }
 
     private static let shims = [
-        Shim(module: "CGio", checkMacro: "KG_GIO_CHECK", realHeader: "gio/gio.h", pkgConfig: "gio-2.0",
-             loadError: "kg_gio_load_error"),
+        Shim(module: "CSDBus", checkMacro: "KG_SDBUS_CHECK", realHeader: "systemd/sd-bus.h", pkgConfig: "libsystemd",
+             loadError: "kg_sdbus_load_error"),
         Shim(module: "CSQLite", checkMacro: "KG_SQLITE_CHECK", realHeader: "sqlite3.h", pkgConfig: nil,
              loadError: "kg_sqlite_load_error"),
     ]
@@ -29,7 +29,7 @@ final class LazyLibraryTests: XCTestCase {
         var flags: [String] = []
         if let package = shim.pkgConfig {
             let pc = try Subprocess.run(["pkg-config", "--cflags", package])
-            try Requirement.require(pc.status == 0, "pkg-config and \(package) (apt-get install pkg-config libglib2.0-dev)")
+            try Requirement.require(pc.status == 0, "pkg-config and \(package) (apt-get install pkg-config libsystemd-dev)")
             flags = pc.out.split(whereSeparator: \.isWhitespace).map(String.init)
         }
         let program = """
@@ -62,34 +62,55 @@ final class LazyLibraryTests: XCTestCase {
     func test_theCheck_catchesAWrongDeclaration() throws {
         // A copy of the shims with one return type and one constant changed must not compile.
         let dir = try temporaryDirectory("kg-shim-bad")
-        for module in ["CGio", "CSQLite", "CSystem"] {
+        for module in ["CSDBus", "CSQLite", "CSystem"] {
             try FileManager.default.copyItem(atPath: PackagePaths.root + "/Sources/" + module, toPath: dir + "/" + module)
         }
-        let gio = dir + "/CGio/shim.h", sqlite = dir + "/CSQLite/shim.h"
-        let gioText = try String(contentsOfFile: gio, encoding: .utf8)
+        let sdbus = dir + "/CSDBus/shim.h", sqlite = dir + "/CSQLite/shim.h"
+        let sdbusText = try String(contentsOfFile: sdbus, encoding: .utf8)
         let sqliteText = try String(contentsOfFile: sqlite, encoding: .utf8)
-        let badGio = gioText.replacingOccurrences(of: "X(VALUE, gboolean, g_variant_get_boolean,", with: "X(VALUE, gsize, g_variant_get_boolean,")
+        let badSDBus = sdbusText.replacingOccurrences(of: "X(VALUE, int, sd_bus_message_get_errno,", with: "X(VALUE, long, sd_bus_message_get_errno,")
         let badSQLite = sqliteText.replacingOccurrences(of: "X(SQLITE_DONE, 101)", with: "X(SQLITE_DONE, 102)")
-        XCTAssertNotEqual(badGio, gioText)
+        XCTAssertNotEqual(badSDBus, sdbusText)
         XCTAssertNotEqual(badSQLite, sqliteText)
-        try badGio.write(toFile: gio, atomically: true, encoding: .utf8)
+        try badSDBus.write(toFile: sdbus, atomically: true, encoding: .utf8)
         try badSQLite.write(toFile: sqlite, atomically: true, encoding: .utf8)
         let g = try compileCheck(Self.shims[0], sources: dir)
         XCTAssertNotEqual(g.status, 0)
-        XCTAssertTrue(g.err.contains("g_variant_get_boolean differs"), g.err)
+        XCTAssertTrue(g.err.contains("sd_bus_message_get_errno differs"), g.err)
         let s = try compileCheck(Self.shims[1], sources: dir)
         XCTAssertNotEqual(s.status, 0)
         XCTAssertTrue(s.err.contains("SQLITE_DONE differs"), s.err)
     }
 
-    func test_keygateBinary_needsNeitherGioNorSQLite() throws {
+    func test_keygateBinary_needsNeitherLibsystemdNorGLibNorSQLite() throws {
         let r = try Subprocess.run(["readelf", "-d", PackagePaths.keygateBinary])
         try Requirement.require(r.status == 0, "readelf (apt-get install binutils)")
         let needed = r.out.split(separator: "\n").filter { $0.contains("(NEEDED)") }.map(String.init)
         XCTAssertTrue(needed.contains { $0.contains("libsodium") }, "could not read the NEEDED entries: \(r.out)")
-        for library in ["libgio", "libgobject", "libglib", "libsqlite3", "libsecret"] {
+        for library in ["libsystemd", "libgio", "libgobject", "libglib", "libsqlite3", "libsecret"] {
             XCTAssertFalse(needed.contains { $0.contains(library) }, "keygate links \(library): \(needed)")
         }
+    }
+
+    func test_aSecretServiceRead_loadsLibsystemd_andNoGLib() throws {
+        // The store speaks D-Bus through sd-bus (issue 19): a real read in a real gnome-keyring
+        // session maps libsystemd.so.0 and none of GIO, GObject or GLib (ld.so's own account).
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s lib-token | KEYGATE_STORE=secret-service keygate add -s lib -a a; echo add=$?
+            LD_DEBUG=files KEYGATE_STORE=secret-service keygate get -s lib -a a 2> "$HOME/ld" > "$HOME/out"; echo get=$?
+            echo out=$(cat "$HOME/out")
+            echo systemd=$(grep -c 'file=libsystemd.so.0 ' "$HOME/ld")
+            echo glib=$(grep -c -E 'file=lib(gio|gobject|glib)-2.0.so.0 ' "$HOME/ld")
+            secret-tool search --all service lib 2>&1 | grep -c '^attribute.service = lib$' | sed 's/^/secretTool=/'
+            """, extraEnvironment: ["KEYGATE_STORE": ""])
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["get"], "0", r.summary)
+        XCTAssertEqual(v["out"], "lib-token", r.summary)
+        XCTAssertNotEqual(v["systemd"], "0", "the read did not load libsystemd.so.0: \(r.summary)")
+        XCTAssertEqual(v["glib"], "0", "the read loaded GLib: \(r.summary)")
+        XCTAssertEqual(v["secretTool"], "1", "secret-tool sees the item as before: \(r.summary)")
     }
 
     func test_aLibraryThatCannotBeLoaded_isExit53_namingItAndWhatToInstall() throws {
@@ -98,11 +119,11 @@ final class LazyLibraryTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: lib, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: home + "/.local/share/keygate", withIntermediateDirectories: true)
         // Broken copies found first through LD_LIBRARY_PATH: dlopen refuses them.
-        for name in ["libgio-2.0.so.0", "libsqlite3.so.0"] {
+        for name in ["libsystemd.so.0", "libsqlite3.so.0"] {
             try Data("not an ELF object".utf8).write(to: URL(fileURLWithPath: lib + "/" + name))
         }
         FileManager.default.createFile(atPath: home + "/.local/share/keygate/items.sqlite", contents: Data())
-        let cases = [("secret-service", "libgio-2.0.so.0", "libglib2.0-0"), ("embedded", "libsqlite3.so.0", "libsqlite3-0")]
+        let cases = [("secret-service", "libsystemd.so.0", "libsystemd0"), ("embedded", "libsqlite3.so.0", "libsqlite3-0")]
         for (store, library, package) in cases {
             let env = ["PATH": "/usr/bin:/bin", "HOME": home, "KEYGATE_STORE": store, "LD_LIBRARY_PATH": lib,
                        "DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir + "/no-bus"]

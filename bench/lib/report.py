@@ -71,6 +71,33 @@ goal("CLI read: keygate get / secret-tool lookup", ratios["cli-read keygate get 
      ratios["cli-read keygate get / secret-tool lookup"] <= 0.8)
 goal("CLI start-up: keygate --version (ms)", figures["cli.keygate-version"]["median"], 5.0,
      figures["cli.keygate-version"]["median"] <= 5.0, "includes posix_spawn+wait; /bin/true costs %.2f ms" % figures["cli.true"]["median"])
+# Issue 19: the CLI read at the machine's limit. The embedded store's read is paired with
+# --version under the same `env`; with BASELINE, the baseline CLI ran in the same rounds.
+for label in ("keygate-get-embedded", "keygate-version-env", "keygate-get-baseline", "keygate-get-gated-baseline",
+              "keygate-get-embedded-baseline"):
+    if label in cli:
+        figures[f"cli.{label}"] = summary(cli[label])
+        figures[f"cli.{label}.cpu"] = summary(cpu[label])
+get_st = ratios["cli-read keygate get / secret-tool lookup"]
+goal("issue 19: keygate get (ungated) / secret-tool lookup", get_st, 0.45, get_st <= 0.45)
+gated_st = ratios["cli-read gated keygate get / secret-tool lookup"]
+goal("issue 19: keygate get (gated, in its window) / secret-tool lookup", gated_st, 0.5, gated_st <= 0.5,
+     "the gatekeeper's round trip is part of it")
+ratios["cpu keygate get / keygate --version"] = ratio(figures["cli.keygate-get.cpu"], figures["cli.keygate-version.cpu"])
+goal("issue 19: CPU of keygate get / CPU of keygate --version", ratios["cpu keygate get / keygate --version"], 2.0,
+     ratios["cpu keygate get / keygate --version"] <= 2.0)
+if "cli.keygate-get-embedded" in figures:
+    ratios["embedded keygate get / keygate --version"] = ratio(figures["cli.keygate-get-embedded"], figures["cli.keygate-version-env"])
+    ratios["cpu embedded keygate get / keygate --version"] = ratio(figures["cli.keygate-get-embedded.cpu"],
+                                                                   figures["cli.keygate-version-env.cpu"])
+    goal("issue 19: embedded-store keygate get / keygate --version (wall)", ratios["embedded keygate get / keygate --version"], 1.5,
+         ratios["embedded keygate get / keygate --version"] <= 1.5,
+         "CPU ratio %s" % ratios["cpu embedded keygate get / keygate --version"])
+for label in ("keygate-get", "keygate-get-gated", "keygate-get-embedded"):
+    if f"cli.{label}-baseline" in figures:
+        ratios[f"after / before: {label}"] = ratio(figures[f"cli.{label}"], figures[f"cli.{label}-baseline"])
+        ratios[f"after / before: {label} CPU"] = ratio(figures[f"cli.{label}.cpu"], figures[f"cli.{label}-baseline.cpu"])
+        ratios[f"before: {label} / secret-tool lookup"] = ratio(figures[f"cli.{label}-baseline"], figures["cli.secret-tool-lookup"])
 py = runs("cli-python.runs")
 figures["cli.keygate-get.beside-python"] = summary(py["keygate-get"])
 figures["cli.keyring-cli"] = summary(py["keyring-cli"])
@@ -178,6 +205,10 @@ if len(sizes) >= 2:
     peak = big.get("maxrss_kib", 0) / 1024
     goal(f"list at {hi} items succeeds with peak memory < 64 MiB", round(peak, 1), 64, big.get("median") is not None and peak < 64,
          f"{big.get('failed_runs', 0)} of {big.get('failed_runs', 0) + big.get('n', 0)} runs failed (status {big.get('failed_status')})" if big.get("failed_runs") else "")
+    if f"scale.1000.list" in figures:
+        at = figures["scale.1000.list"].get("median")
+        goal("issue 19: list of 1,000 items (ms)", at, 1000, at is not None and at <= 1000,
+             "before (paired): %s ms" % figures.get("scale.1000.list-baseline", {}).get("median"))
     for n in sizes:
         d = figures.get(f"scale.{n}.delete-all", {})
         goal(f"delete --all of {n} items succeeds", d.get("median"), None, d.get("exit_status") == 0,
@@ -255,7 +286,13 @@ sections = [
              ("keygate get (beside python)", "cli.keygate-get.beside-python"), ("python keyring get (CLI)", "cli.keyring-cli"),
              ("keygate get peak RSS", "cli.keygate-get.maxrss"), ("secret-tool lookup peak RSS", "cli.secret-tool-lookup.maxrss"),
              ("keygate get CPU (user+sys)", "cli.keygate-get.cpu"), ("secret-tool lookup CPU (user+sys)", "cli.secret-tool-lookup.cpu"),
-             ("keygate --version CPU (user+sys)", "cli.keygate-version.cpu"), ("/bin/true CPU (user+sys)", "cli.true.cpu")]),
+             ("keygate --version CPU (user+sys)", "cli.keygate-version.cpu"), ("/bin/true CPU (user+sys)", "cli.true.cpu"),
+             ("keygate get, embedded store (env)", "cli.keygate-get-embedded"), ("keygate --version (env)", "cli.keygate-version-env"),
+             ("keygate get, embedded CPU", "cli.keygate-get-embedded.cpu"), ("keygate --version (env) CPU", "cli.keygate-version-env.cpu"),
+             ("before: keygate get (plain)", "cli.keygate-get-baseline"), ("before: keygate get CPU", "cli.keygate-get-baseline.cpu"),
+             ("before: keygate get (gated, in its window)", "cli.keygate-get-gated-baseline"),
+             ("before: keygate get, embedded store", "cli.keygate-get-embedded-baseline"),
+             ("before: keygate get, embedded CPU", "cli.keygate-get-embedded-baseline.cpu")]),
     ("Library, per call in one process", [("Keychain.data(for:)", "library.keygate-library.per-call"),
                                           ("libsecret lookup, C (floor)", "library.c-floor.per-call"),
                                           ("python keyring.get_password", "library.python-keyring.per-call"),

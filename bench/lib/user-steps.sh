@@ -21,6 +21,40 @@ secret-tool store --label=bench service bench-st account user <"$HOME/secret"
 "$VENV/bin/python" -c 'import keyring, sys; keyring.set_password("bench-py", "user", sys.stdin.read())' <"$HOME/secret"
 printf %s "$(cat "$HOME/secret")" | keygate add -s bench -a gated --access user-presence
 keygate get -s bench -a user | cmp -s - "$HOME/secret" || { say "keygate get returned other bytes"; exit 1; }
+# The same item in the embedded store (the store chosen per command by KEYGATE_STORE).
+KEYGATE_STORE=embedded keygate add -s bench -a embedded <"$HOME/secret"
+KEYGATE_STORE=embedded keygate get -s bench -a embedded | cmp -s - "$HOME/secret" \
+    || { say "keygate get (embedded) returned other bytes"; exit 1; }
+if ((BASELINE)); then
+    keygate-baseline get -s bench -a user | cmp -s - "$HOME/secret" || { say "the baseline's get returned other bytes"; exit 1; }
+    if command -v perf >/dev/null 2>&1; then
+        # Where a read's CPU goes, split by library: 40 reads of the plain item by each CLI
+        # (perf's cpu-clock sampling, self time per shared object, then the top symbols).
+        say "profile: perf record of 40 reads, this tree and the baseline"
+        mkdir -p "$OUT/perf"
+        # prof NAME COMMAND: 40 runs of COMMAND under perf, summarised into $OUT/perf/NAME.txt: self
+        # time by library, the share of samples under the Swift runtime's type lookups, top symbols.
+        prof() { local name=$1 cmd=$2
+            perf record -q -F 20000 -g -o "$OUT/perf/$name.data" -- \
+                sh -c "for i in \$(seq 40); do $cmd >/dev/null; done" >/dev/null 2>>"$OUT/stderr.log" || true
+            { echo "# perf record -F 20000 -g of 40 x \`$cmd\`: self time by library"
+              perf report -i "$OUT/perf/$name.data" --no-children --sort dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30
+              echo
+              perf script -i "$OUT/perf/$name.data" -F ip,sym 2>/dev/null | awk -v RS= '
+                  { n++ } /swift_conformsToProtocol|swift_getTypeByMangledName|instantiateConcreteTypeFromMangledName/ { t++ }
+                  END { if (n) printf "# samples with a Swift runtime type lookup (conformance scan, mangled-name metadata) on the stack: %.1f%% of %d\n", 100 * t / n, n }'
+              echo; echo "# top symbols (self)"
+              perf report -i "$OUT/perf/$name.data" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+            } >"$OUT/perf/$name.txt" || true   # head closes the pipe early: pipefail must not end the run
+            rm -f "$OUT/perf/$name.data"
+        }
+        for k in keygate keygate-baseline; do
+            prof "get-$k" "$k get -s bench -a user"
+            prof "get-embedded-$k" "env KEYGATE_STORE=embedded $k get -s bench -a embedded"
+        done
+        prof version-keygate "keygate --version"
+    fi
+fi
 
 if ((PROFILE)) && command -v valgrind >/dev/null 2>&1; then
     # Instruction counts (repeatable on a noisy machine): each program once under callgrind,
@@ -43,10 +77,21 @@ fi
 say "CLI read and start-up: $ROUNDS interleaved rounds"
 # keygate-get-gated: user presence inside its reuse window (the warm-up round authenticates;
 # the scope is this spawn-timer, the parent of every round), through keygate-gatekeeper.
+# The embedded store's read is paired with --version under the same `env` (issue 19's ratio);
+# with BASELINE=1 the baseline CLI's reads run in the same rounds (before/after, paired).
+baseline_runs=()
+if ((BASELINE)); then
+    baseline_runs=(keygate-get-baseline keygate-baseline get -s bench -a user ---
+                   keygate-get-gated-baseline keygate-baseline get -s bench -a gated ---
+                   keygate-get-embedded-baseline env KEYGATE_STORE=embedded keygate-baseline get -s bench -a embedded ---)
+fi
 spawn-timer "$ROUNDS" 3 \
     keygate-get keygate get -s bench -a user --- \
     keygate-get-gated keygate get -s bench -a gated --- \
     secret-tool-lookup secret-tool lookup service bench-st account user --- \
+    keygate-get-embedded env KEYGATE_STORE=embedded keygate get -s bench -a embedded --- \
+    keygate-version-env env KEYGATE_STORE=embedded keygate --version --- \
+    "${baseline_runs[@]}" \
     keygate-version keygate --version --- \
     true /bin/true >"$OUT/cli.runs"
 say "CLI read against python keyring's CLI: $small rounds"
@@ -117,25 +162,6 @@ for ((i = 0; i < batches; i++)); do
     printf 'python-keyring %s\n' "$("$VENV/bin/python" "$BENCH_LIB/keyring-loop.py" "$calls" bench-py user)" >>"$OUT/library.runs"
 done
 
-say "concurrency: 1 process against 8 at once, CLI and library"
-cli_reads=$((QUICK ? 10 : 40)) lib_reads=$((QUICK ? 100 : 400))
-cli_loop() { for ((j = 0; j < cli_reads; j++)); do keygate get -s bench -a user >/dev/null; done; }
-: >"$OUT/concurrency.runs"
-for ((i = 0; i < 3; i++)); do
-    for procs in 1 8; do
-        t0=$(now)
-        for ((p = 0; p < procs; p++)); do cli_loop & done
-        wait
-        t1=$(now)
-        printf 'cli-%s %s %s\n' "$procs" "$((procs * cli_reads))" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$OUT/concurrency.runs"
-        t0=$(now)
-        for ((p = 0; p < procs; p++)); do library-read read bench user "$lib_reads" >/dev/null & done
-        wait
-        t1=$(now)
-        printf 'library-%s %s %s\n' "$procs" "$((procs * (lib_reads + 1)))" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$OUT/concurrency.runs"
-    done
-done
-
 # measure_scale N: get, list, list --json and secret-tool search --all over N items of
 # service "scale", then delete --all (recorded, even when it fails). gnome-keyring answers one
 # request at a time, and at 10,000 items secret-tool gives up on its search while the daemon
@@ -143,7 +169,8 @@ done
 # backlog, so the next round's `get` times Keygate, not secret-tool's leftovers (the first
 # run without it measured get at 2.6 s wall and 20 ms CPU).
 measure_scale() {
-    local n=$1 rounds status
+    local n=$1 rounds status scale_baseline=()
+    ((BASELINE)) && scale_baseline=(list-baseline keygate-baseline list -s scale ---)
     rounds=$((n >= 10000 ? 3 : n >= 1000 ? 5 : 10))
     say "  $n items: get, list, secret-tool search --all ($rounds rounds), then delete --all"
     # A run that fails (a deadline at this size) is recorded with its status, not fatal.
@@ -151,6 +178,7 @@ measure_scale() {
         get keygate get -s scale -a item-5 --- \
         list keygate list -s scale --- \
         list-json keygate list -s scale --json --- \
+        "${scale_baseline[@]}" \
         secret-tool-search secret-tool search --all service scale --- \
         '!settle' gdbus call --session --timeout 300 --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \
             --method org.freedesktop.DBus.Properties.Get org.freedesktop.Secret.Service Collections \
@@ -201,4 +229,26 @@ if ((QUICK == 0)); then
     printf 'reload %s %s\n' 10000 "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$OUT/scale.runs"
     measure_scale 10000 || say "  delete --all of 10,000 items failed (recorded)"
 fi
+# Concurrency runs last: 8 library processes at once have made gnome-keyring 42.1 abort (a GLib
+# trap in gnome-keyring-daemon, seen in the kernel log) in two runs; D-Bus activation then starts a
+# locked one, and every later step would fail.
+say "concurrency: 1 process against 8 at once, CLI and library"
+cli_reads=$((QUICK ? 10 : 40)) lib_reads=$((QUICK ? 100 : 400))
+cli_loop() { for ((j = 0; j < cli_reads; j++)); do keygate get -s bench -a user >/dev/null; done; }
+: >"$OUT/concurrency.runs"
+for ((i = 0; i < 3; i++)); do
+    for procs in 1 8; do
+        t0=$(now)
+        for ((p = 0; p < procs; p++)); do cli_loop & done
+        wait
+        t1=$(now)
+        printf 'cli-%s %s %s\n' "$procs" "$((procs * cli_reads))" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$OUT/concurrency.runs"
+        t0=$(now)
+        for ((p = 0; p < procs; p++)); do library-read read bench user "$lib_reads" >/dev/null & done
+        wait
+        t1=$(now)
+        printf 'library-%s %s %s\n' "$procs" "$((procs * (lib_reads + 1)))" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$OUT/concurrency.runs"
+    done
+done
+
 say "done"

@@ -47,16 +47,15 @@ public struct AccessControl: OptionSet, Sendable, Hashable, Codable {
             let key = text.lowercased()
             if let direct = Constraint(rawValue: key) { self = direct; return }
             let bare = key.hasPrefix("ksecaccesscontrol") ? String(key.dropFirst("ksecaccesscontrol".count)) : key
-            let aliases: [String: Constraint] = [
-                "biometry-current-set": .biometryCurrentSet,
-                "userpresence": .userPresence,
-                "devicepasscode": .devicePasscode,
-                "biometryany": .biometryAny,
-                "biometrycurrentset": .biometryCurrentSet,
-                "touchidany": .biometryAny,
-                "touchidcurrentset": .biometryCurrentSet,
-            ]
-            guard let found = aliases[bare] else { return nil }
+            // A switch, not a dictionary: no Hashable lookup at run time on the read path.
+            let found: Constraint
+            switch bare {
+            case "biometry-current-set", "biometrycurrentset", "touchidcurrentset": found = .biometryCurrentSet
+            case "userpresence": found = .userPresence
+            case "devicepasscode": found = .devicePasscode
+            case "biometryany", "touchidany": found = .biometryAny
+            default: return nil
+            }
             self = found
         }
     }
@@ -158,7 +157,16 @@ public struct AccessControl: OptionSet, Sendable, Hashable, Codable {
 }
 
 private extension Substring {
+    /// Without spaces and tabs at either end (by UTF-8 index: no generic wrappers to instantiate).
     var trimmingSpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        let bytes = utf8
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start = bytes.index(after: start) }
+        while end > start {
+            let before = bytes.index(before: end)
+            guard bytes[before] == 0x20 || bytes[before] == 0x09 else { break }
+            end = before
+        }
+        return String(self[start..<end])
     }
 }

@@ -104,6 +104,15 @@ struct TestOverrides: Sendable {
     }
 }
 
+/// How this process uses the keychain.
+public enum KeychainProcess {
+    /// The process runs one command and exits (the CLI): the keychain context (environment,
+    /// policy files, password database) is read once, and not fingerprinted for reuse.
+    public static func runsOneCommand() {
+        KeychainContextCache.shared.oneCommand.withLock { $0 = true }
+    }
+}
+
 /// The process's last context, and what it was built from. Parsing the policy files,
 /// copying the environment into a dictionary and reading the password database were 15%
 /// of an in-process read's instructions; checking that nothing changed is a few stat calls.
@@ -119,16 +128,22 @@ final class KeychainContextCache: Sendable {
 
     private let entry = Mutex<Entry?>(nil)
 
+    /// Set by a process that runs one command (the CLI: `KeychainProcess.runsOneCommand()`):
+    /// its context is built once and kept for the process, so the policy folders are not
+    /// read a second time for a fingerprint no later call would compare.
+    let oneCommand = Mutex(false)
+
     func context(building build: () throws -> KeychainContext) rethrows -> KeychainContext {
         let uid = getuid()
         let environment = Self.environmentBytes()
+        let once = oneCommand.withLock { $0 }
         if let hit = entry.withLock({ $0 }), hit.uid == uid, hit.environment == environment,
-           let fingerprint = Self.fingerprint(hit.context), fingerprint == hit.fingerprint {
+           once || Self.fingerprint(hit.context) == hit.fingerprint {
             return hit.context
         }
         // Taken before the files are read: a change while they are read shows next time.
         let context = try build()
-        let fingerprint = Self.fingerprint(context)
+        let fingerprint = once ? [] : Self.fingerprint(context)
         entry.withLock { $0 = fingerprint.map { Entry(uid: uid, environment: environment, fingerprint: $0, context: context) } }
         return context
     }

@@ -58,15 +58,25 @@ enum PolicyValues {
     static func access(_ value: String) throws(PolicyValueError) -> AccessControl {
         if value.lowercased() == "none" { return AccessControl() }
         do {
-            if value.contains(";") { return try AccessControl(attributeValue: value) }
-            var words = value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            // A byte search: String.contains(some StringProtocol) comes from _StringProcessing and
+            // instantiates its generic searchers at run time.
+            if value.utf8.contains(UInt8(ascii: ";")) { return try AccessControl(attributeValue: value) }
+            var words = value.split(whereSeparator: { $0 == " " || $0 == "\t" })
             var or = false, and = false
             if let last = words.last?.lowercased(), words.count > 1, last == "and" || last == "or" {
                 or = last == "or"
                 and = last == "and"
                 words.removeLast()
             }
-            let list = words.joined(separator: ",").split(separator: ",").joined(separator: ",")
+            // The words' comma lists as one, without empty names (a plain loop: no joined or
+            // mapped sequence types to instantiate on the read path).
+            var list = ""
+            for word in words {
+                for name in word.split(separator: ",") {
+                    if !list.isEmpty { list += "," }
+                    list += name
+                }
+            }
             return try AccessControl(parsing: list, or: or, and: and)
         } catch let error as KeychainError {
             throw PolicyValueError(message: "expected an access list such as `user-presence` or `device-passcode,current-set and`, or `none`: "

@@ -35,7 +35,7 @@ final class EmbeddedStore: ItemStore {
     func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
         guard Self.exists(in: directory) else { return [] }
         return try withDatabase(action: "search for items", create: false) { db in
-            try db.readTransaction { try self.items(in: db, matching: query, loadBlobs: loadBlobs).map(\.item) }
+            try db.readTransaction { try self.items(in: db, matching: query, loadBlobs: loadBlobs).map { $0.item } }
         }
     }
 

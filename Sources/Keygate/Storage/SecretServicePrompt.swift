@@ -1,6 +1,7 @@
 // Completing a Secret Service prompt as the spec says: a call that may need the user
 // (CreateItem, Item.Delete, Unlock, Lock, CreateCollection) answers with the path of a Prompt
-// object instead of its result. The client subscribes to the prompt's Completed signal, calls
+// object instead of its result. The client subscribes to the prompt's Completed signal (a
+// match on the sd-bus connection), calls
 // Prompt.Prompt(window-id ""), and takes the result from the signal: (dismissed, result).
 // KeePassXC answers every CreateItem and Item.Delete so, even when it shows nothing.
 //
@@ -12,7 +13,7 @@
 // answer one, so the call's deadline is all the wait.
 // A prompt not answered in time is dismissed (Prompt.Dismiss) and reported; dismissed=true is
 // the user's cancel (errSecUserCanceled).
-internal import CGio
+internal import CSDBus
 internal import Glibc
 import Synchronization
 
@@ -37,12 +38,11 @@ public enum SecretServicePrompt {
         return false
     }
 
-    /// What the waiting loop learns: filled in by the signal and the timer on this thread's context.
+    /// What the waiting loop learns: filled in by the Completed signal while the loop processes the bus.
     final class Wait {
         var completed = false
         var dismissed = false
-        var result: GVariantRef?
-        var timedOut = false
+        var result: BusValue?
     }
 }
 
@@ -52,7 +52,7 @@ extension SecretServiceConnection {
     /// what the prompt is for ("create the item"); `allowWindow` lets a window be waited for
     /// (otherwise the call's deadline is all the wait).
     func completePrompt(_ path: String, action: String, _ deadline: ServiceDeadline, allowWindow: Bool = true,
-                        windowLimit: Duration = SecretServicePrompt.windowLimit) throws -> GVariantRef? {
+                        windowLimit: Duration = SecretServicePrompt.windowLimit) throws -> BusValue? {
         guard path != "/", !path.isEmpty else { return nil }
         #if KEYGATE_TEST_HOOKS
         // Debug builds only: behave as Keygate did before it completed prompts (a prompt meant
@@ -62,90 +62,113 @@ extension SecretServiceConnection {
         }
         #endif
         let bus = try connection(deadline)
-        guard let context = g_main_context_new() else {
-            throw KeychainError.notAvailable("could not allocate memory for a Secret Service prompt: free some memory, then try again")
+        // Asked before the wait holds the connection: every message below names it.
+        let provider = self.provider(deadline)
+        let outcome = bus.lock.withLock { _ in
+            waitForPrompt(path, on: bus.pointer, deadline, allowWindow: allowWindow, windowLimit: windowLimit,
+                          provider: provider, action: action)
         }
-        g_main_context_push_thread_default(context)
+        switch outcome {
+        case .completed(let wait):
+            if wait.dismissed {
+                throw KeychainError.userCanceled("the \(provider.name) prompt to \(action) was dismissed: "
+                                                 + "nothing was changed; try again and accept it")
+            }
+            return wait.result
+        case .failed(let error):
+            throw SecretServiceFailure.map(error, action: action, deadline: deadline, provider: provider)
+        case .timedOut(let waited, let windowShown):
+            throw promptTimedOut(action: action, waited: waited, windowShown: windowShown, provider: provider)
+        }
+    }
+
+    private enum PromptOutcome {
+        case completed(SecretServicePrompt.Wait)
+        case failed(BusErrorInfo)
+        case timedOut(waited: Duration, windowShown: Bool)
+    }
+
+    /// Subscribes to the prompt's Completed signal, calls Prompt.Prompt and processes the bus
+    /// until the signal comes or the limit passes. Runs under the connection's lock.
+    private func waitForPrompt(_ path: String, on bus: OpaquePointer, _ deadline: ServiceDeadline, allowWindow: Bool,
+                               windowLimit: Duration, provider: SecretServiceProvider, action: String) -> PromptOutcome {
         let wait = SecretServicePrompt.Wait()
         // Subscribed before Prompt is called, so a Completed sent at once is never missed. The
-        // subscription holds its own reference to `wait`, released by GDBus when it is dropped.
-        let subscription = g_dbus_connection_signal_subscribe(
-            bus.pointer, nil, Self.promptInterface, "Completed", path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
-            promptCompleted, Unmanaged.passRetained(wait).toOpaque(), releaseWait)
-        let call = ReplyBatch(count: 1)
-        g_dbus_connection_call(bus.pointer, Self.busName, path, Self.promptInterface, "Prompt",
-                               Variant.tuple([Variant.string("")]), nil, G_DBUS_CALL_FLAGS_NONE, deadline.milliseconds,
-                               nil, replyArrived, Unmanaged.passRetained(ReplySlot(batch: call, index: 0)).toOpaque())
-        var windowNoticeGiven = false
-        var limit = deadline.limit
-        var timer = startTimer(limit, wait, context)
-        guard timer != nil else {
-            // Without its timer the wait could last forever: give up at once instead.
-            finish(subscription, nil, context, bus)
-            throw KeychainError.notAvailable("could not allocate memory for a Secret Service prompt: free some memory, then try again")
+        // match is removed (its slot released) before `wait` goes.
+        var match: OpaquePointer?
+        let subscribed = sd_bus_match_signal(bus, &match, nil, path, Self.promptInterface, "Completed", promptCompleted,
+                                             Unmanaged.passUnretained(wait).toOpaque())
+        if subscribed < 0 { return .failed(.local(subscribed)) }
+        defer { _ = sd_bus_slot_unref(match) }
+        let call = ReplyBatch(["()"])
+        let clock = ContinuousClock()
+        let slot = ReplySlot(batch: call, index: 0, expires: clock.now.advanced(by: deadline.limit))
+        defer { slot.release() }
+        var made: OpaquePointer?
+        var r = sd_bus_message_new_method_call(bus, &made, Self.busName, path, Self.promptInterface, "Prompt")
+        guard r >= 0, let message = made else { return .failed(.local(r < 0 ? r : -ENOMEM)) }
+        r = BusMessage.append(arguments: Variant.tuple([Variant.string("")]), to: message)
+        var handle: OpaquePointer?
+        if r >= 0 {
+            r = sd_bus_call_async(bus, &handle, message, replyArrived, Unmanaged.passUnretained(slot).toOpaque(),
+                                  deadline.microseconds)
         }
+        slot.handle = handle
+        _ = sd_bus_message_unref(message)
+        if r < 0 { return .failed(.local(r)) }
+
+        var windowShown = false
+        var limit = deadline.limit
+        var end = clock.now.advanced(by: limit)
         while !wait.completed {
-            if call.pending == 0, let error = call.errors[0] {
-                finish(subscription, timer, context, bus)
-                throw SecretServiceFailure.map(error, action: action, deadline: deadline, provider: provider(deadline))
-            }
-            if wait.timedOut {
+            if call.pending == 0, let error = call.errors[0] { return .failed(error) }
+            if clock.now >= end {
                 // The first limit passed: a window is waiting, if one can be shown at all.
-                let provider = self.provider(deadline)
-                guard allowWindow, SecretServicePrompt.hasDisplay || provider.showsItsOwnWindows, !windowNoticeGiven else { break }
-                windowNoticeGiven = true
-                let name = provider.name
+                guard allowWindow, SecretServicePrompt.hasDisplay || provider.showsItsOwnWindows, !windowShown else { break }
+                windowShown = true
                 if let notice = SecretServicePrompt.windowNotice.withLock({ $0 }) {
-                    notice("keygate: a \(name) window is waiting for your answer (to \(action)); "
+                    notice("keygate: a \(provider.name) window is waiting for your answer (to \(action)); "
                            + "waiting up to \(ServiceDeadline(windowLimit).limitText)")
                 }
-                wait.timedOut = false
                 limit = windowLimit
-                if let old = timer { g_source_destroy(old); g_source_unref(old) }
-                timer = startTimer(limit, wait, context)
+                end = clock.now.advanced(by: limit)
                 continue
             }
-            g_main_context_iteration(context, 1)
+            if let failed = process(bus, until: end, clock) { return .failed(failed) }
         }
         // The Prompt call's own reply (it usually came before the signal): collected, so its
-        // callback runs on this context before the context goes.
-        while wait.completed, call.pending > 0, !wait.timedOut { g_main_context_iteration(context, 1) }
-        finish(subscription, timer, context, bus)
+        // slot is done with before it goes.
+        while wait.completed, call.pending > 0, clock.now < end {
+            if process(bus, until: end, clock) != nil { break }
+        }
         guard wait.completed else {
             // Nobody answered: take the prompt down, so no window lingers for a call that gave up.
-            g_dbus_connection_call(bus.pointer, Self.busName, path, Self.promptInterface, "Dismiss", nil, nil,
-                                   G_DBUS_CALL_FLAGS_NONE, deadline.milliseconds, nil, nil, nil)
-            throw promptTimedOut(action: action, waited: limit, windowShown: windowNoticeGiven, deadline)
+            var dismiss: OpaquePointer?
+            if sd_bus_message_new_method_call(bus, &dismiss, Self.busName, path, Self.promptInterface, "Dismiss") >= 0,
+               let dismiss {
+                _ = sd_bus_send(bus, dismiss, nil)
+                _ = sd_bus_flush(bus)
+                _ = sd_bus_message_unref(dismiss)
+            }
+            return .timedOut(waited: limit, windowShown: windowShown)
         }
-        if wait.dismissed {
-            throw KeychainError.userCanceled("the \(provider(deadline).name) prompt to \(action) was dismissed: "
-                                             + "nothing was changed; try again and accept it")
-        }
-        return wait.result
+        return .completed(wait)
     }
 
-    private func startTimer(_ limit: Duration, _ wait: SecretServicePrompt.Wait, _ context: OpaquePointer) -> OpaquePointer? {
-        guard let source = g_timeout_source_new(UInt32(ServiceDeadline(limit).milliseconds)) else { return nil }
-        g_source_set_callback(source, promptTimerFired, Unmanaged.passRetained(wait).toOpaque(), releaseWait)
-        _ = g_source_attach(source, context)
-        return source
-    }
-
-    private func finish(_ subscription: UInt32, _ timer: OpaquePointer?, _ context: OpaquePointer, _ bus: BusConnection) {
-        g_dbus_connection_signal_unsubscribe(bus.pointer, subscription)
-        if let timer {
-            g_source_destroy(timer)
-            g_source_unref(timer)
-        }
-        // Lets the context run what the unsubscription queued (the release of `wait`).
-        while g_main_context_iteration(context, 0) != 0 {}
-        g_main_context_pop_thread_default(context)
-        g_main_context_unref(context)
+    /// Processes one message of `bus`, or waits for one until `end`; the failure when the
+    /// connection broke.
+    private func process(_ bus: OpaquePointer, until end: ContinuousClock.Instant, _ clock: ContinuousClock) -> BusErrorInfo? {
+        let processed = sd_bus_process(bus, nil)
+        if processed < 0 { return .local(processed) }
+        if processed > 0 { return nil }
+        let left = ServiceDeadline(max(clock.now.duration(to: end), .microseconds(1)))
+        let waited = sd_bus_wait(bus, left.microseconds)
+        if waited < 0, waited != -EINTR { return .local(waited) }
+        return nil
     }
 
     private func promptTimedOut(action: String, waited: Duration, windowShown: Bool,
-                                _ deadline: ServiceDeadline) -> KeychainError {
-        let provider = self.provider(deadline)
+                                provider: SecretServiceProvider) -> KeychainError {
         let waitedText = ServiceDeadline(waited).limitText
         if windowShown {
             return .interactionNotAllowed("a \(provider.name) window waited \(waitedText) for an answer to \(action), "
@@ -161,26 +184,13 @@ extension SecretServiceConnection {
     }
 }
 
-/// GDBusSignalCallback of Completed(b dismissed, v result).
-private let promptCompleted: GDBusSignalCallback = { _, _, _, _, _, parameters, userData in
-    guard let userData, let parameters else { return }
+/// sd_bus_message_handler_t of Completed(b dismissed, v result).
+private let promptCompleted: sd_bus_message_handler_t = { message, userData, _ in
+    guard let message, let userData else { return 0 }
     let wait = Unmanaged<SecretServicePrompt.Wait>.fromOpaque(userData).takeUnretainedValue()
-    guard g_variant_n_children(parameters) >= 2 else { return }
-    let arguments = GVariantRef(taking: g_variant_ref_sink(parameters))
+    guard let arguments = BusMessage.arguments(of: message), arguments.childCount >= 2 else { return 0 }
     wait.dismissed = arguments.child(0)?.boolean ?? true
     wait.result = arguments.child(1)?.unboxed
     wait.completed = true
-}
-
-/// GSourceFunc of the prompt's timer: marks the wait timed out, once.
-private let promptTimerFired: GSourceFunc = { userData in
-    if let userData {
-        Unmanaged<SecretServicePrompt.Wait>.fromOpaque(userData).takeUnretainedValue().timedOut = true
-    }
     return 0
-}
-
-/// GDestroyNotify of the references the subscription and the timer hold.
-private let releaseWait: GDestroyNotify = { userData in
-    if let userData { Unmanaged<SecretServicePrompt.Wait>.fromOpaque(userData).release() }
 }

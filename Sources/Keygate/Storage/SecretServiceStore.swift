@@ -7,7 +7,6 @@
 // (never as "not found"). A call answered with a prompt (KeePassXC's CreateItem and Delete)
 // has it completed by SecretServicePrompt. Attribute mapping is ItemAttributeCodec's; errors
 // are worded by SecretServiceFailure.
-internal import CGio
 
 final class SecretServiceStore: ItemStore {
     let deadline: Duration
@@ -209,7 +208,7 @@ private struct ServiceCalls {
         if !locked.isEmpty { throw SecretServiceFailure.locked(connection.provider(deadline)) }
         if unlocked.isEmpty {
             // Nothing found: "not found" only if the collection is open (and still exists).
-            let properties: GVariantRef
+            let properties: BusValue
             do {
                 properties = try collectionProperties(collection)
             } catch let error as KeychainError where error.code == .itemNotFound {
@@ -221,7 +220,7 @@ private struct ServiceCalls {
         return unlocked
     }
 
-    func collectionProperties(_ collection: String) throws -> GVariantRef {
+    func collectionProperties(_ collection: String) throws -> BusValue {
         let reply = try connection.call(getAll(collection, C.collectionInterface, action: "read the collection's state"),
                                         deadline)
         guard let properties = reply.child(0) else { throw SecretServiceFailure.map(nil, action: "read the collection's state", deadline: deadline) }
@@ -240,6 +239,9 @@ private struct ServiceCalls {
     /// One item per identity, the newest generation where a killed update left two; the order
     /// of first appearance is kept.
     static func newestPerIdentity(_ found: [Found]) -> [Found] {
+        // A read finds one item: nothing to merge (and no dictionary keyed by ItemIdentity to
+        // instantiate, which costs a runtime conformance lookup).
+        if found.count <= 1 { return found }
         var index: [ItemIdentity: Int] = [:]
         var out: [Found] = []
         for item in found {
@@ -279,11 +281,11 @@ private struct ServiceCalls {
             // The daemon restarted and forgot the session, or an item vanished: once more, with a
             // fresh session if needed and only the items that are still there.
             if isStaleSession(error) { connection.forgetSession() }
-            let retried = try connection.calls([getSecrets(found.map(\.path), session: try connection.session(deadline))],
+            let retried = try connection.calls([getSecrets(found.map { $0.path }, session: try connection.session(deadline))],
                                                deadline)
             results[paths.count] = retried.first ?? results[paths.count]
         }
-        let secrets: [GVariantRef]
+        let secrets: [BusValue]
         switch results[paths.count] {
         case .success(let reply): secrets = reply.child(0)?.children ?? []
         case .failure(let error) where error.code == .itemNotFound: secrets = []
@@ -307,7 +309,7 @@ private struct ServiceCalls {
         error.message.contains("session")
     }
 
-    private func decode(_ properties: GVariantRef?) throws -> ItemAttributes {
+    private func decode(_ properties: BusValue?) throws -> ItemAttributes {
         guard let properties else {
             throw KeychainError.notAvailable("the Secret Service sent an item without its attributes: check that "
                                              + "\(connection.provider(deadline).daemonName) is healthy, then try again")
@@ -325,7 +327,7 @@ private struct ServiceCalls {
     }
 
     /// A Secret struct (oayays) for the plain session: the sealed blob as it is.
-    private func secret(_ blob: [UInt8], session: String) -> OpaquePointer {
+    private func secret(_ blob: [UInt8], session: String) -> BusValue {
         Variant.tuple([Variant.objectPath(session), Variant.bytes([]), Variant.bytes(blob),
                        Variant.string("application/octet-stream")])
     }
@@ -356,8 +358,8 @@ private struct ServiceCalls {
             action: "update the item's secret"), deadline)
     }
 
-    /// Sets one org.freedesktop.Secret.Item property (`value` is a floating GVariant).
-    func setProperty(of path: String, _ name: String, _ value: OpaquePointer, action: String) throws {
+    /// Sets one org.freedesktop.Secret.Item property (`value` is boxed as a variant).
+    func setProperty(of path: String, _ name: String, _ value: BusValue, action: String) throws {
         _ = try connection.call(ServiceMethodCall(
             path: path, interface: C.propertiesInterface, method: "Set",
             arguments: Variant.tuple([Variant.string(C.itemInterface), Variant.string(name), Variant.boxed(value)]),

@@ -57,11 +57,11 @@ extension SecretServiceConnection {
     func canPrompt(_ provider: SecretServiceProvider, _ deadline: ServiceDeadline) -> Bool {
         guard provider == .gnomeKeyring else { return true }
         guard let bus = try? connection(deadline) else { return false }
-        let ask: (String, OpaquePointer?, String) -> GVariantRef? = { method, arguments, replyType in
+        let ask: (String, BusValue?, String) -> BusValue? = { method, arguments, replyType in
             let call = ServiceMethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                          interface: "org.freedesktop.DBus", method: method, arguments: arguments,
                                          replyType: replyType, action: "look for gnome-keyring's prompter")
-            guard let result = try? self.exchange([call], deadline, on: bus).first, case .success(let reply) = result else {
+            guard let result = self.exchange([call], deadline, on: bus).first, case .success(let reply) = result else {
                 return nil
             }
             return reply
