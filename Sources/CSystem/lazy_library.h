@@ -10,7 +10,7 @@
  * emits a header's inline functions (with their statics) but not its file-scope variables. Each
  * object file that calls in has its own copy, filled once under pthread_once; a second dlopen of
  * a loaded library only takes a reference, and nothing is ever unloaded.
- * Used by Sources/CGio/shim.h and Sources/CSQLite/shim.h. */
+ * Used by Sources/CSDBus/shim.h and Sources/CSQLite/shim.h. */
 #ifndef KEYGATE_LAZY_LIBRARY_H
 #define KEYGATE_LAZY_LIBRARY_H
 
