@@ -15,7 +15,8 @@ public enum UserSession {
         try staged.get()
     }
 
-    /// Runs `script` with bash as `user`, through `runuser -u USER -- env -i ... setsid -w secret-session`.
+    /// Runs `script` with bash as `user`, through `runuser -u USER -- env -i ... keyctl session - setsid -w
+    /// secret-session` (a session keyring of its own, as a login has).
     /// The environment is HOME, USER, LOGNAME and PATH (the staged tools first, so the script can call
     /// `keygate` and `secret-session`), plus `environment`, which wins on a clash. The user's login keyring
     /// has an empty password (an unencrypted keyring in the throwaway home) and persists between calls.
@@ -33,8 +34,14 @@ public enum UserSession {
         if let store = ProcessInfo.processInfo.environment["KEYGATE_STORE"], !store.isEmpty { env["KEYGATE_STORE"] = store }
         env.merge(environment) { _, given in given }
         let assignments = env.keys.sorted().map { "\($0)=\(env[$0] ?? "")" }
+        // A session keyring of its own (`keyctl session -`), as pam_keyinit's force gives a login: else
+        // the run inherits this process's session keyring, and once anything in this process has made
+        // that explicit, runuser's pam_keyinit keeps root's for the user. keyctl's "Joined session
+        // keyring" line goes to /dev/null; the program gets the real standard output back (fd 3).
+        let joinSession = "exec keyctl session - sh -c 'exec 1>&3 3>&-; exec \"$@\"' keygate-session \"$@\" 3>&1 >/dev/null"
         let argv = ["runuser", "-u", user.name, "--", "env", "-i"] + assignments
-            + ["setsid", "-w", tools + "/secret-session", "bash", "-c", script, "keygate-user-session"]
+            + ["sh", "-c", joinSession, "keygate-session",
+               "setsid", "-w", tools + "/secret-session", "bash", "-c", script, "keygate-user-session"]
         return try Subprocess.run(argv, stdin: stdin, environment: TestUser.systemEnvironment,
                                   currentDirectory: "/", timeout: timeout)
     }
