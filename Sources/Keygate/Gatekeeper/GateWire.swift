@@ -31,16 +31,16 @@ enum GateWire {
 
     /// Reads one frame; nil at end of input, on an oversize length, or on an error.
     static func readFrame(_ fd: Int32) -> [UInt8]? {
-        guard let head = readExactly(fd, 4) else { return nil }
-        let n = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
-        guard n <= maxFrame else { return nil }
-        return n == 0 ? [] : readExactly(fd, n)
+        readFrame(fd, deadline: nil)
     }
 
     /// Reads one frame that must arrive whole within `milliseconds` (a socket peer that
     /// trickles bytes cannot hold the reader longer); nil at the deadline, as at end of input.
     static func readFrame(_ fd: Int32, withinMilliseconds milliseconds: Int) -> [UInt8]? {
-        let deadline = monotonicMilliseconds() + milliseconds
+        readFrame(fd, deadline: monotonicMilliseconds() + milliseconds)
+    }
+
+    private static func readFrame(_ fd: Int32, deadline: Int?) -> [UInt8]? {
         guard let head = readExactly(fd, 4, deadline: deadline) else { return nil }
         let n = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
         guard n <= maxFrame else { return nil }
@@ -54,7 +54,7 @@ enum GateWire {
     }
 
     /// Reads exactly `count` bytes; with a deadline, waits for each piece no later than it.
-    private static func readExactly(_ fd: Int32, _ count: Int, deadline: Int? = nil) -> [UInt8]? {
+    private static func readExactly(_ fd: Int32, _ count: Int, deadline: Int?) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: count)
         var offset = 0
         while offset < count {
