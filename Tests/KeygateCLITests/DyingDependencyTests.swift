@@ -14,9 +14,13 @@ final class DyingDependencyTests: XCTestCase {
         let r = try h.run(#"""
             keygate init >/dev/null 2>&1 || { echo setup=init; exit 1; }
             pid=$(pgrep -u "$(id -u)" -x gnome-keyring-d | head -n1); echo daemon=$pid
-            ( for i in $(seq 1 40); do printf %s "value-$i" | keygate add -s dying -a k$i 2>>"$HOME/add.err"; echo "k$i $?"; done > "$HOME/adds" ) &
+            : > "$HOME/adds"
+            ( for i in $(seq 1 60); do printf %s "value-$i" | keygate add -s dying -a k$i 2>>"$HOME/add.err"; echo "k$i $?" >> "$HOME/adds"; done ) &
             loop=$!
-            sleep 0.$((RANDOM % 5 + 2))
+            # Kill once a random number of adds (3 to 12) have finished: always inside the loop,
+            # however fast this machine's adds are.
+            want=$((RANDOM % 10 + 3))
+            while [ "$(wc -l < "$HOME/adds")" -lt "$want" ] && kill -0 $loop 2>/dev/null; do sleep 0.01; done
             kill -KILL "$pid"
             wait $loop
             echo after=$(printf %s x | keygate add -s dying -a late 2>&1; echo " status=$?")
