@@ -227,7 +227,10 @@ struct GateDaemonProcess {
     var socketPath: String? {
         guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/3"),
               link.hasPrefix("socket:["), let inode = link.dropFirst(8).split(separator: "]").first,
-              let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else { return nil }
+              // Read to the end: String(contentsOfFile:) can stop at the first page of a /proc file
+              // (its size reads 0), and a busy machine lists more sockets than one page holds.
+              let data = FileHandle(forReadingAtPath: "/proc/net/unix")?.readDataToEndOfFile() else { return nil }
+        let table = String(decoding: data, as: UTF8.self)
         for line in table.split(separator: "\n") {
             let f = line.split(separator: " ")
             if f.count >= 8, f[6] == inode { return String(f[7]) }

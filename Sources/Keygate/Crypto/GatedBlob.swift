@@ -161,7 +161,7 @@ enum GatedBlob {
     /// open it (wrong/missing key, moved blob, corrupt). The caller checks key ids against the header first to
     /// tell "invalidated" from "corrupt".
     static func open(_ blob: [UInt8], identity: ItemIdentity, keys: [BoxKeyPair]) throws -> SecureBytes {
-        try open(blob, identity: identity, keys: keys, shares: [:])
+        try open(blob, identity: identity, keys: keys, shares: [])
     }
 
     /// The sealed box of gate slot `index` (0-based among the gate slots), for the gatekeeper.
@@ -171,15 +171,15 @@ enum GatedBlob {
     }
 
     /// Opens with the class pair in `keys` and, per gate slot index, either a pair in `keys`
-    /// or a share the gatekeeper already opened (`shares`).
-    static func open(_ blob: [UInt8], identity: ItemIdentity, keys: [BoxKeyPair], shares: [Int: SecureBytes]) throws -> SecureBytes {
+    /// or a share the gatekeeper already opened (`shares[index]`).
+    static func open(_ blob: [UInt8], identity: ItemIdentity, keys: [BoxKeyPair], shares: [SecureBytes?]) throws -> SecureBytes {
         let header = try header(of: blob)
         let boxesStart = fixedHeaderBytes + slotBytes * (header.gateSlots.count + 1)
         func box(_ index: Int) -> ArraySlice<UInt8> {
             blob[(boxesStart + index * boxBytes)..<(boxesStart + (index + 1) * boxBytes)]
         }
         func share(_ index: Int, _ slot: Slot) throws -> SecureBytes? {
-            if let given = shares[index], given.count == contentKeyBytes { return given }
+            if index < shares.count, let given = shares[index], given.count == contentKeyBytes { return given }
             return try openBox(box(index + 1), slot: slot, keys: keys)
         }
         guard let classShare = try openBox(box(0), slot: header.classSlot, keys: keys) else {

@@ -69,6 +69,13 @@ struct GateRecords: Sendable, Equatable {
         handles.removeAll()
     }
 
+    /// Drops the authentications of scopes that have ended (their process is gone, or its pid
+    /// now names another process), so the file holds the live scopes only. Run when a success
+    /// is recorded: an ended scope can never be the caller's again.
+    mutating func dropEndedScopes(isLive: (String) -> Bool) {
+        authentications.removeAll { !isLive($0.scope) }
+    }
+
     /// Drops what belongs to one scope (`keygate lock`).
     mutating func forget(scope: String) {
         authentications.removeAll { $0.scope == scope }
@@ -143,13 +150,25 @@ struct GateRecords: Sendable, Equatable {
             usleep(20_000)
             waited += 20
         }
-        let boot = currentBootID
-        var records = (try? AtomicFile.read(path, maxBytes: maxBytes)).flatMap { $0 }.map { decode($0, bootID: boot) }
-            ?? GateRecords(bootID: boot)
+        // Under the lock no writer is between this stat and the read: a copy the daemon kept
+        // (GateRecordsCache) stands for the file while the file keeps its version.
+        let version = FileVersion(path: path)
+        var records: GateRecords
+        if let version, let kept = GateRecordsCache.lookup(uid: uid, version) {
+            records = kept
+        } else {
+            let boot = currentBootID
+            records = (try? AtomicFile.read(path, maxBytes: maxBytes)).flatMap { $0 }.map { decode($0, bootID: boot) }
+                ?? GateRecords(bootID: boot)
+            GateRecordsCache.store(uid: uid, version, records)
+        }
         let before = records
         records.prune(now: now)
         let result = try body(&records)
-        if records != before { try AtomicFile.write(records.encoded(), to: path, mode: 0o600) }
+        if records != before {
+            try AtomicFile.write(records.encoded(), to: path, mode: 0o600)
+            GateRecordsCache.store(uid: uid, FileVersion(path: path), records)
+        }
         return result
     }
 }

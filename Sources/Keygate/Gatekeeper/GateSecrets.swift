@@ -56,8 +56,32 @@ struct GateSecrets {
     // MARK: Key pairs
 
     func presencePair(generation: UInt64, flags: UInt32, identity: ItemIdentity) throws -> BoxKeyPair {
-        try derive("keygate.gate.presence.v1", Self.u64(generation) + Self.u32(flags) + identity.canonicalBytes)
+        let input = Self.u64(generation) + Self.u32(flags) + identity.canonicalBytes
+        if let kept = derivedPairs?.presence[input] { return kept }
+        let pair = try derive("keygate.gate.presence.v1", input)
+        derivedPairs?.keep(pair, for: input)
+        return pair
     }
+
+    /// The daemon's presence pairs, derived once per item and generation (an X25519 base-point
+    /// multiplication and three locked allocations each) and kept in locked memory with these
+    /// secrets: GateDaemonCache drops both together when the secret, the generation or the
+    /// shadow entry changes. The input (generation, flags, identity) is not secret.
+    final class DerivedPairs {
+        fileprivate var presence: [[UInt8]: BoxKeyPair] = [:]
+        /// At most this many pairs are kept per user; beyond it the set starts again.
+        static let capacity = 1024
+
+        fileprivate func keep(_ pair: BoxKeyPair, for input: [UInt8]) {
+            if presence.count >= Self.capacity { presence.removeAll() }
+            presence[input] = pair
+        }
+    }
+
+    private var derivedPairs: DerivedPairs?
+
+    /// Keeps the presence pairs this value derives, for the next request (the daemon only).
+    mutating func keepDerivedPairs() { derivedPairs = DerivedPairs() }
 
     func currentSetPair(flags: UInt32, identity: ItemIdentity) throws -> BoxKeyPair {
         var bound = shadowHash?.unprotectedCopy() ?? Array("generation".utf8) + Self.u64(generation)

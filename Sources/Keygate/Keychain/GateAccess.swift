@@ -22,10 +22,11 @@ struct GateAccess {
         return try client.call(request).result.publicKeys.map { GateRecipient(kind: $0.kind, publicKey: $0.key) }
     }
 
-    /// The shares of the given gate slots of one item's blob, once the item's policy holds.
-    /// With `fresh`, the person authenticates even inside a window (the caller needs the password).
+    /// The shares of the given gate slots of one item's blob, once the item's policy holds, by
+    /// gate slot index (nil for a slot not asked for). With `fresh`, the person authenticates
+    /// even inside a window (the caller needs the password).
     func shares(of blob: [UInt8], header: GatedBlob.Header, slots: [Int], identity: ItemIdentity, reason: String,
-                fresh: Bool) throws -> (shares: [Int: SecureBytes], password: SecureBytes?) {
+                fresh: Bool) throws -> (shares: [SecureBytes?], password: SecureBytes?) {
         var request = GateRequest(operation: .open, accessControl: header.accessControl, identity: identity, reason: reason)
         request.boxes = slots.map { index in
             GateRequest.Box(kind: header.gateSlots[index].kind, keyID: header.gateSlots[index].keyID,
@@ -33,8 +34,9 @@ struct GateAccess {
         }
         if fresh { request.flags.insert(.fresh) }
         let reply = try callWithContext(&request)
-        var shares: [Int: SecureBytes] = [:]
-        for share in reply.result.shares where Int(share.index) < slots.count {
+        // An array, not a dictionary keyed by Int: a read pays no Hashable conformance lookup.
+        var shares = [SecureBytes?](repeating: nil, count: header.gateSlots.count)
+        for share in reply.result.shares where Int(share.index) < slots.count && slots[Int(share.index)] < shares.count {
             var bytes = share.share
             shares[slots[Int(share.index)]] = try SecureBytes(consuming: &bytes)
         }

@@ -131,7 +131,7 @@ public struct KeychainOperations: Sendable {
         let locked = !Self.classPairAvailable(header.accessibility, keys: keys)
         let fresh = locked && needsPresence && keys.keyStore.hasLoginProtector && keys.authContext?.interactionNotAllowed != true
         if locked && !fresh { _ = try keys.masterKey(createIfNeeded: false) }
-        let opened: (shares: [Int: SecureBytes], password: SecureBytes?)
+        let opened: (shares: [SecureBytes?], password: SecureBytes?)
         do {
             opened = try keys.gate.shares(of: blob, header: header, slots: slots, identity: identity,
                                           reason: keys.promptReason(for: .useItem), fresh: fresh)

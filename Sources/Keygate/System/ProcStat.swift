@@ -39,6 +39,9 @@ package struct ProcStat: Equatable {
             }
             if n == 0 { break }
             count += n
+            // The kernel hands the whole line over in one read: a newline ends it, with no
+            // second read(2) to learn that.
+            if buffer[count - 1] == UInt8(ascii: "\n") { break }
         }
         return count > 0 ? Array(buffer[0..<count]) : nil
     }
