@@ -81,4 +81,22 @@ final class GateDaemonCacheTests: XCTestCase {
         XCTAssertNil(try keeping.presencePair(keyID: expected.keyID, flags: 1, identity: other),
                      "a box of one item names no key of another")
     }
+
+    func test_keptShares_areTheOpenedShares_andOutliveTheWipedReply() throws {
+        let name = String(cString: getpwuid(getuid()).pointee.pw_name)
+        var keeping = try GateSecrets.load(uid: getuid(), userName: name)
+        keeping.keepDerivedPairs()
+        let pair = try keeping.presencePair(generation: keeping.generation, flags: 1, identity: .generic(service: "bank", account: "me"))
+        let otherPair = try keeping.presencePair(generation: keeping.generation, flags: 1, identity: .generic(service: "bank", account: "you"))
+        let content = [UInt8](repeating: 7, count: GatedBlob.contentKeyBytes)
+        let box = try SealedBox.seal(secureBytes(String(decoding: content, as: UTF8.self)), to: pair.publicKey)
+        var reply = try XCTUnwrap(keeping.share(in: box, openedWith: pair))
+        XCTAssertEqual(reply, content)
+        Sodium.wipe(&reply)   // as the daemon wipes each reply once sent
+        XCTAssertEqual(keeping.share(in: box, openedWith: pair), content, "the kept share is not the reply that was wiped")
+        XCTAssertNil(keeping.share(in: box, openedWith: otherPair), "a kept share answers for its own pair only")
+        var damaged = box
+        damaged[damaged.count - 1] ^= 1
+        XCTAssertNil(keeping.share(in: damaged, openedWith: pair), "another box's bytes are opened, not looked up")
+    }
 }

@@ -63,24 +63,51 @@ struct GateSecrets {
         return pair
     }
 
-    /// The daemon's presence pairs, derived once per item and generation (an X25519 base-point
-    /// multiplication and three locked allocations each) and kept in locked memory with these
-    /// secrets: GateDaemonCache drops both together when the secret, the generation or the
-    /// shadow entry changes. The input (generation, flags, identity) is not secret.
+    /// The share in an item's gate box, opened with `pair` (nil when it does not open). With
+    /// kept pairs, a box opened once is not opened again: the share is a function of the pair
+    /// and the box's bytes alone, and the daemon that keeps it holds the secret it comes from.
+    func share(in box: [UInt8], openedWith pair: BoxKeyPair) -> [UInt8]? {
+        let key = pair.publicKey + box
+        if let kept = derivedPairs?.shares[key] { return kept }
+        guard let share = SealedBox.openToArray(box[...], with: pair) else { return nil }
+        derivedPairs?.keep(share: share, for: key)
+        return share
+    }
+
+    /// What the daemon derives from these secrets, kept for the next request: the presence pairs
+    /// (an X25519 base-point multiplication and three locked allocations each) and the shares
+    /// they opened (an X25519 multiplication each). In memory the daemon locks whole
+    /// (GateDaemon); GateDaemonCache drops it with these secrets when the secret, the
+    /// generation or the shadow entry changes. The inputs (generation, flags, identity; a
+    /// public key and a box) are not secret.
     final class DerivedPairs {
         fileprivate var presence: [[UInt8]: BoxKeyPair] = [:]
-        /// At most this many pairs are kept per user; beyond it the set starts again.
+        fileprivate var shares: [[UInt8]: [UInt8]] = [:]
+        /// At most this many pairs and as many shares are kept per user; beyond it each set starts again.
         static let capacity = 1024
 
         fileprivate func keep(_ pair: BoxKeyPair, for input: [UInt8]) {
             if presence.count >= Self.capacity { presence.removeAll() }
             presence[input] = pair
         }
+
+        fileprivate func keep(share: [UInt8], for key: [UInt8]) {
+            if shares.count >= Self.capacity {
+                for index in shares.indices { Sodium.wipe(&shares.values[index]) }
+                shares.removeAll()
+            }
+            shares[key] = share
+        }
+
+        deinit {
+            for index in shares.indices { Sodium.wipe(&shares.values[index]) }
+        }
     }
 
     private var derivedPairs: DerivedPairs?
 
-    /// Keeps the presence pairs this value derives, for the next request (the daemon only).
+    /// Keeps the presence pairs this value derives and the shares they open, for the next
+    /// request (the daemon only).
     mutating func keepDerivedPairs() { derivedPairs = DerivedPairs() }
 
     func currentSetPair(flags: UInt32, identity: ItemIdentity) throws -> BoxKeyPair {

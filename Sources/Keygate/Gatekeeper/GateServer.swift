@@ -71,7 +71,7 @@ struct GateServer {
         if needsPresence { result.handle = try ensurePresence(identity, request) }
         for (index, box) in request.boxes.enumerated() {
             // Into the reply's own array (wiped with the reply), not through locked memory first.
-            guard let share = SealedBox.openToArray(box.sealed[...], with: pairs[index]), share.count == GatedBlob.contentKeyBytes else {
+            guard let share = secrets.share(in: box.sealed, openedWith: pairs[index]), share.count == GatedBlob.contentKeyBytes else {
                 throw KeychainError.decode("the secret of \(identity.displayName) cannot be opened: its access-control box is corrupt; delete the item and add it again, or restore it from a backup")
             }
             result.shares.append((UInt8(index), share))

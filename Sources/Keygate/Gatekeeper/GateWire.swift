@@ -54,10 +54,28 @@ enum GateWire {
     }
 
     /// Reads exactly `count` bytes; with a deadline, waits for each piece no later than it.
+    /// On a socket, bytes already there are taken without a poll(2) first.
     private static func readExactly(_ fd: Int32, _ count: Int, deadline: Int?) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: count)
         var offset = 0
+        var tryWithoutWaiting = deadline != nil
         while offset < count {
+            if tryWithoutWaiting {
+                let got = out.withUnsafeMutableBytes { raw in
+                    recv(fd, raw.baseAddress.map { $0 + offset }, count - offset, Int32(MSG_DONTWAIT))
+                }
+                if got > 0 {
+                    offset += got
+                    continue
+                }
+                if got == 0 { Sodium.wipe(&out); return nil }
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK: break
+                case ENOTSOCK: tryWithoutWaiting = false   // a pipe: poll, then read
+                default: Sodium.wipe(&out); return nil
+                }
+            }
             if let deadline {
                 let left = deadline - monotonicMilliseconds()
                 guard left > 0 else { Sodium.wipe(&out); return nil }
