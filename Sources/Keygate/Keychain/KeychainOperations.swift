@@ -138,7 +138,7 @@ public struct KeychainOperations: Sendable {
         do {
             opened = try keys.gate.shares(of: blob, header: header, slots: slots, identity: identity,
                                           reason: keys.promptReason(for: .useItem), fresh: fresh, meanwhile: {
-                guard !locked, let pair = try? keys.classKeyPair(for: header.accessibility),
+                guard !locked, let pair = keys.cachedClassKeyPair(for: header.accessibility),
                       pair.keyID == header.classSlot.keyID else { return }
                 early = (pair, try? GatedBlob.classShare(of: blob, header: header, pair: pair))
             })
