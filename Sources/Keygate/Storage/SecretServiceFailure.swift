@@ -16,8 +16,8 @@ enum SecretServiceFailure {
     /// The Secret Service's D-Bus error names.
     static let lockedErrorName = "org.freedesktop.Secret.Error.IsLocked"
     static let noSuchObjectErrorName = "org.freedesktop.Secret.Error.NoSuchObject"
-    /// The session a call named is gone (the daemon restarted): gnome-keyring, KeePassXC and
-    /// KWallet all send it.
+    /// The session a call named is gone (the daemon restarted): the Secret Service spec's error,
+    /// which gnome-keyring (checked against it) and KeePassXC (its fdosecrets code) send.
     static let noSessionErrorName = "org.freedesktop.Secret.Error.NoSession"
 
     static func locked(_ provider: SecretServiceProvider) -> KeychainError {
