@@ -174,7 +174,7 @@ enum GateDaemon {
         } catch {
             return
         }
-        let lock = open(GatekeeperPaths.daemonLockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let lock = SafeFile.openLockFile(GatekeeperPaths.daemonLockPath)
         guard lock >= 0 else { return }
         defer { close(lock) }
         guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { return }   // another daemon is starting or running

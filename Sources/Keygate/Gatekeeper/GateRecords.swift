@@ -137,14 +137,14 @@ struct GateRecords: Sendable, Equatable {
     static func update<R>(uid: UInt32, _ body: (inout GateRecords) throws -> R) throws -> R {
         try GatekeeperPaths.makeFolder(GatekeeperPaths.recordRoot, mode: 0o700)
         let path = GatekeeperPaths.recordPath(uid: uid)
-        let lockFD = open(path + ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let lockFD = SafeFile.openLockFile(path + ".lock")
         guard lockFD >= 0 else {
             throw KeychainError.notAvailable("the gatekeeper could not open \(path).lock: \(String(cString: strerror(errno)))")
         }
         defer { close(lockFD) }
         var waited = 0
-        while flock(lockFD, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, waited < lockDeadlineMilliseconds else {
+        while SafeFile.retryingOnEINTR({ flock(lockFD, LOCK_EX | LOCK_NB) }) != 0 {
+            guard errno == EWOULDBLOCK, waited < lockDeadlineMilliseconds else {
                 throw KeychainError.notAvailable("the gatekeeper's records for uid \(uid) stayed locked for \(lockDeadlineMilliseconds / 1000) s: try again")
             }
             usleep(20_000)

@@ -15,18 +15,7 @@ enum GateWire {
         let n = UInt32(payload.count)
         var bytes = [UInt8(n >> 24), UInt8((n >> 16) & 0xff), UInt8((n >> 8) & 0xff), UInt8(n & 0xff)] + payload
         defer { Sodium.wipe(&bytes) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += written
-        }
-        return true
+        return SafeFile.writeAll(fd, bytes) == nil
     }
 
     /// Reads one frame; nil at end of input, on an oversize length, or on an error.

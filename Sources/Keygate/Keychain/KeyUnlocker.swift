@@ -131,7 +131,7 @@ struct KeyUnlocker: Sendable {
         let unlocked: PasswordUnlock
         do {
             unlocked = try keyStore.unlockAll(password: password)
-        } catch let error as KeychainError where error.code == .authFailed {
+        } catch let error as KeychainError where error.reason == .wrongPassword {
             // PAM accepted this password, yet it does not open the login protector:
             // the password changed without Keygate hearing of it.
             throw StaleLoginProtector(underlying: error)
