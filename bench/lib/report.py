@@ -155,7 +155,8 @@ for label, reads, seconds in lines("concurrency.runs"):
 for label, v in conc.items():
     figures[f"concurrency.{label}"] = summary(v, "reads/s")
 for kind in ("cli", "library"):
-    ratios[f"concurrency {kind}: 8 processes / 1 process (throughput)"] = ratio(figures[f"concurrency.{kind}-8"], figures[f"concurrency.{kind}-1"])
+    if f"concurrency.{kind}-8" in figures and f"concurrency.{kind}-1" in figures:   # not with BENCH_SCALE=0
+        ratios[f"concurrency {kind}: 8 processes / 1 process (throughput)"] = ratio(figures[f"concurrency.{kind}-8"], figures[f"concurrency.{kind}-1"])
 
 # Scale
 scale, failed = {}, {}

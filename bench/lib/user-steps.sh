@@ -193,6 +193,7 @@ measure_scale() {
 }
 count_scale() { secret-tool search --all service scale 2>&1 | grep -c '^attribute.account = item-' || true; }
 
+if ((SCALE)); then
 say "scale: 10 and 1,000 items through Keychain.set, then 10,000 seeded into the keyring file"
 sizes=(10 1000)
 ((QUICK)) && sizes=(10 300)
@@ -250,5 +251,9 @@ for ((i = 0; i < 3; i++)); do
         printf 'library-%s %s %s\n' "$procs" "$((procs * (lib_reads + 1)))" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" >>"$OUT/concurrency.runs"
     done
 done
+
+else
+    say "scale and concurrency left out (BENCH_SCALE=0)"
+fi
 
 say "done"
