@@ -63,10 +63,10 @@ let package = Package(
         // The setuid-root helper that holds the gate keys (docs/GATEKEEPER.md); its code is Keygate's Gatekeeper/.
         .executableTarget(name: "keygate-gatekeeper", dependencies: ["Keygate"], swiftSettings: testHooks),
         .target(name: "KeygateTestSupport", dependencies: ["Keygate"], path: "Tests/KeygateTestSupport"),
-        .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCLI", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
-        .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateTestSupport"], swiftSettings: testHooks),
+        .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateCLI", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
+        .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateTestSupport"], swiftSettings: testHooks),
         // Sources written as Apple code is (Swift 5 mode, as most apps still are), against the real stack.
-        .testTarget(name: "KeygateSecurityTests", dependencies: ["KeygateSecurity", "Keygate", "KeygateTestSupport"],
+        .testTarget(name: "KeygateSecurityTests", dependencies: ["KeygateSecurity", "Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateTestSupport"],
                     swiftSettings: testHooks + [.swiftLanguageMode(.v5)]),
         .testTarget(name: "KeygateCLITests", dependencies: ["KeygateTestSupport"]),
     ]

@@ -3,6 +3,7 @@
 // into a pipe; the answer is its output minus one trailing newline, and an exit
 // status other than 0 means the person canceled. The secret never goes into argv or
 // the environment. Delegates to posix_spawn(3); no Foundation Process.
+import KeygateCore
 internal import Glibc
 
 struct AskpassPrompter: Prompter {

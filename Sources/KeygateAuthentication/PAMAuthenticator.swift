@@ -3,17 +3,18 @@
 // returns the password typed in the successful conversation (locked memory) so the
 // caller can unwrap keys with it. Delegates prompting to a Prompter, the C calls to
 // PAMHandle and the conversation to PAMConversation. PAM's fail delay is left alone.
+import KeygateCore
 internal import CPAM
 internal import Glibc
 
-struct PAMAuthenticator {
+package struct PAMAuthenticator {
     let service: String
     let user: String
     /// A folder of PAM service files used instead of /etc/pam.d (tests only: release
     /// builds ignore it, so no caller can swap in a permissive stack).
     let confdir: String?
 
-    init(service: String, user: String, confdir: String? = nil) {
+    package init(service: String, user: String, confdir: String? = nil) {
         self.service = service
         self.user = user
         #if KEYGATE_TEST_HOOKS
@@ -29,7 +30,7 @@ struct PAMAuthenticator {
     /// `reason` is shown in the prompt, like Apple's localizedReason.
     /// `afterFailedAttempt` runs after each wrong password, before the next try; it may
     /// throw to stop (the lockout after repeated failures does).
-    func authenticate(prompter: any Prompter, reason: String?, maxTries: Int,
+    package func authenticate(prompter: any Prompter, reason: String?, maxTries: Int,
                       afterFailedAttempt: () throws -> Void = {}) throws -> SecureBytes {
         try validateNames()
         try prompter.ensureAvailable()

@@ -2,6 +2,7 @@
 // with its messages; this class answers them through a Prompter, keeps the last
 // password typed (in locked memory) for the caller, and hands PAM calloc'd copies,
 // which PAM frees. It never sets PAM_FAIL_DELAY. Delegates to CPAM and Glibc.
+import KeygateCore
 internal import CPAM
 internal import Glibc
 

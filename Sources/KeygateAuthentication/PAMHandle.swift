@@ -1,6 +1,7 @@
 // Owns one pam_handle_t: pam_start_confdir in init, pam_end in deinit, and one
 // method per PAM call used by Keygate, so the C names appear in one place. It keeps
 // the conversation object alive as long as PAM may call it. Delegates to CPAM.
+import KeygateCore
 internal import CPAM
 
 final class PAMHandle {

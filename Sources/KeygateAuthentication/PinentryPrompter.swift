@@ -6,6 +6,7 @@
 // as "D <percent-encoded PIN>", decoded straight into locked memory; "ERR 83886179"
 // means the person canceled. Writes use MSG_NOSIGNAL, so a pinentry that dies never
 // kills the caller with SIGPIPE. Delegates to posix_spawn(3) and SecretLineBuffer.
+import KeygateCore
 internal import Glibc
 
 struct PinentryPrompter: Prompter {

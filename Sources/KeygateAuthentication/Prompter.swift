@@ -1,6 +1,7 @@
 // The one way Keygate obtains a secret from a person. The core never prompts on its
 // own: callers pass a Prompter (SystemPrompter for a terminal or askpass program, or
 // their own). Implementations live next to this file; PAMConversation drives them.
+import KeygateCore
 
 /// Obtains secrets from a person. The core never prompts on its own: callers pass a Prompter.
 public protocol Prompter: Sendable {

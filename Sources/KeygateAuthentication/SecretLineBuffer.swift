@@ -1,6 +1,7 @@
 // Collects an answer typed or printed by a helper, byte by byte, in locked memory,
 // so that a password never passes through a String or an unlocked array. Storage
 // is a SecureBytes (Crypto/); the caller supplies the bytes from its file descriptor.
+import KeygateCore
 
 /// A fixed-capacity buffer in locked memory that grows an answer one chunk at a time.
 final class SecretLineBuffer {

@@ -3,6 +3,7 @@
 // KEYGATE_PINENTRY), the controlling terminal, or KEYGATE_ASKPASS, following
 // KEYGATE_ASKPASS_REQUIRE with the meanings of ssh's SSH_ASKPASS_REQUIRE. Delegates
 // the asking to TerminalPrompter, AskpassPrompter and PinentryPrompter.
+import KeygateCore
 
 public struct SystemPrompter: Prompter {
     private let forcedAskpass: String?

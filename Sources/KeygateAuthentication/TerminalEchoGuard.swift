@@ -5,6 +5,7 @@
 // struct can be laid out smaller than C's, which once let sigaction(2) overwrite the
 // next global in the release build (issue 13). Delegates to termios(3), sigaction(2)
 // and poll(2) through that header; this is the header's only Swift caller.
+import KeygateCore
 internal import CSystem
 internal import Glibc
 import Synchronization

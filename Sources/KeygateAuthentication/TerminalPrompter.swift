@@ -2,6 +2,7 @@
 // goes to /dev/tty (not stdout, so pipes stay clean), echo is off while the person
 // types (TerminalEchoGuard), and the answer goes byte by byte into locked memory
 // (SecretLineBuffer). Ctrl-D on an empty line cancels.
+import KeygateCore
 internal import Glibc
 
 struct TerminalPrompter: Prompter {

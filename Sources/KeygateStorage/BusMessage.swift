@@ -1,6 +1,7 @@
 // Reading and writing sd-bus messages (Sources/CSDBus): a reply's arguments into a BusValue
 // tree, a call's arguments out of one, and a method error into a BusErrorInfo. Only the types
 // the Secret Service API uses are read as values; anything else is read past as `.other`.
+import KeygateCore
 internal import CSDBus
 internal import Glibc
 

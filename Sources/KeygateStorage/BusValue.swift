@@ -3,6 +3,7 @@
 // builders in `Variant` name the D-Bus types the Secret Service API uses; the accessors read
 // what Keygate needs from a reply ("" or nil for a value of another type: a reply of an
 // unexpected shape is never trapped on).
+import KeygateCore
 
 /// One D-Bus value.
 indirect enum BusValue {

@@ -8,6 +8,7 @@
 // Duplicates are refused by the database itself (a UNIQUE index on the identity's
 // canonical bytes). Other processes: a busy timeout plus bounded retries, both within
 // the store's deadline. SQLite calls go through SQLiteDatabase; errors are worded here.
+import KeygateCore
 internal import Glibc
 
 final class EmbeddedStore: ItemStore {

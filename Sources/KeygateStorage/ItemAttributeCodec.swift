@@ -1,8 +1,9 @@
 // Maps Keygate's item model to the flat string attributes of the "io.keygate.Item"
 // Secret Service schema and back. Pure Swift: the C side lives in GLibResources and
 // SecretServiceStore.
+import KeygateCore
 
-enum ItemAttributeCodec {
+package enum ItemAttributeCodec {
     static let schemaName = "io.keygate.Item"
 
     /// Every attribute the schema declares (all of type string).
@@ -41,7 +42,7 @@ enum ItemAttributeCodec {
 
     /// The attributes stored for an item: every primary-key field of its class (empty or "0"
     /// when unset), so that `ItemQuery(exactly:)` is an exact attribute match.
-    static func encode(_ a: ItemAttributes) -> [String: String] {
+    package static func encode(_ a: ItemAttributes) -> [String: String] {
         var out: [String: String] = [Key.itemClass: a.identity.itemClass.rawValue,
                                      Key.accessible: a.accessibility.rawValue]
         for field in a.identity.primaryKeyFields { out[field.name] = field.value }
@@ -111,7 +112,7 @@ enum ItemAttributeCodec {
     }
 
     /// The label the Secret Service shows for an item.
-    static func label(for a: ItemAttributes) -> String { a.label ?? a.identity.displayName }
+    package static func label(for a: ItemAttributes) -> String { a.label ?? a.identity.displayName }
 }
 
 /// Standard base64 (RFC 4648, with padding), so the library needs no Foundation.

@@ -5,6 +5,7 @@
 // Errors come out as SQLiteError (the result code and SQLite's message); the
 // embedded store turns them into KeychainError with advice. The C names appear
 // only here. libsqlite3 is loaded on the first open (Sources/CSQLite/shim.h).
+import KeygateCore
 internal import CSQLite
 
 /// A failed SQLite call: its extended result code and SQLite's own message.

@@ -14,6 +14,7 @@
 // lock. A connection that closed, or a session the daemon forgot (it restarted), is dropped
 // and made again by the next call. Who provides the service (SecretServiceProvider) is asked
 // once per connection, when a message needs it; prompts are completed by SecretServicePrompt.
+import KeygateCore
 internal import CSDBus
 internal import Glibc
 import Synchronization
@@ -53,7 +54,7 @@ struct ServiceMethodCall {
     var action: String
 }
 
-final class SecretServiceConnection: @unchecked Sendable {
+package final class SecretServiceConnection: @unchecked Sendable {
     // @unchecked: `state` is only touched under its Mutex, each sd-bus connection under its own.
     static let busName = "org.freedesktop.secrets"
     static let servicePath = "/org/freedesktop/secrets"
@@ -67,7 +68,7 @@ final class SecretServiceConnection: @unchecked Sendable {
     static let window = 32
 
     /// The process-wide connection.
-    static let shared = SecretServiceConnection()
+    package static let shared = SecretServiceConnection()
 
     private struct State {
         var connection: BusConnection?
@@ -210,7 +211,7 @@ final class SecretServiceConnection: @unchecked Sendable {
 
     /// Who owns org.freedesktop.secrets, asked of the bus daemon once per connection; `.unknown`
     /// when nobody does or the bus cannot tell (never an error: it only words messages).
-    func provider(_ deadline: ServiceDeadline) -> SecretServiceProvider {
+    package func provider(_ deadline: ServiceDeadline) -> SecretServiceProvider {
         guard let bus = try? connection(deadline) else { return .unknown }
         if let known = state.withLock({ $0.connection === bus ? $0.provider : nil }) { return known }
         let ask = ServiceMethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",

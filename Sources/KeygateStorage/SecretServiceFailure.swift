@@ -3,6 +3,7 @@
 // and what to do, with advice for the provider that answers (SecretServiceProvider: gnome-keyring, KeePassXC, KWallet). Never shows
 // an error code; the error's message may follow in parentheses (the Secret Service never puts a
 // secret in one).
+import KeygateCore
 internal import Glibc
 
 enum SecretServiceFailure {

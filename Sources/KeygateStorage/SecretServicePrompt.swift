@@ -13,6 +13,7 @@
 // answer one, so the call's deadline is all the wait.
 // A prompt not answered in time is dismissed (Prompt.Dismiss) and reported; dismissed=true is
 // the user's cancel (errSecUserCanceled).
+import KeygateCore
 internal import CSDBus
 internal import Glibc
 import Synchronization

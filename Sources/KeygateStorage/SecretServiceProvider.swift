@@ -3,9 +3,10 @@
 // runs. Found by asking the bus daemon for the owner's process id (GetConnectionUnixProcessID)
 // and reading /proc/PID/comm; SecretServiceConnection asks once per connection and only when it
 // has something to say (an error, a prompt, doctor). Nothing here talks D-Bus itself.
+import KeygateCore
 internal import Glibc
 
-enum SecretServiceProvider: Sendable, Equatable {
+package enum SecretServiceProvider: Sendable, Equatable {
     case gnomeKeyring
     case keePassXC
     case kWallet
@@ -41,7 +42,7 @@ enum SecretServiceProvider: Sendable, Equatable {
     }
 
     /// As people call it: "gnome-keyring", "KeePassXC".
-    var name: String {
+    package var name: String {
         switch self {
         case .gnomeKeyring: return "gnome-keyring"
         case .keePassXC: return "KeePassXC"
@@ -63,7 +64,7 @@ enum SecretServiceProvider: Sendable, Equatable {
     }
 
     /// What to do about a locked default collection.
-    var unlockAdvice: String {
+    package var unlockAdvice: String {
         switch self {
         case .gnomeKeyring:
             return "unlock it (log in to the desktop, or restart gnome-keyring-daemon with --unlock), then try again"
@@ -106,7 +107,7 @@ enum SecretServiceProvider: Sendable, Equatable {
     }
 
     /// The Debian package that ships the provider, for reporting its version.
-    var debianPackage: String? {
+    package var debianPackage: String? {
         switch self {
         case .gnomeKeyring: return "gnome-keyring"
         case .keePassXC: return "keepassxc"

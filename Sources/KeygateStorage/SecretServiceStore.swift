@@ -7,8 +7,9 @@
 // (never as "not found"). A call answered with a prompt (KeePassXC's CreateItem and Delete)
 // has it completed by SecretServicePrompt. Attribute mapping is ItemAttributeCodec's; errors
 // are worded by SecretServiceFailure.
+import KeygateCore
 
-final class SecretServiceStore: ItemStore {
+package final class SecretServiceStore: ItemStore {
     let deadline: Duration
     private let connection: SecretServiceConnection
     /// Whether a locked default collection may be unlocked through the provider's prompt.
@@ -26,7 +27,7 @@ final class SecretServiceStore: ItemStore {
     }
 
     /// A store on its own connection (tests: a private bus with one provider on it).
-    init(deadline: Duration = .seconds(5), connection: SecretServiceConnection, unlockPrompt: UnlockPromptSetting = .never,
+    package init(deadline: Duration = .seconds(5), connection: SecretServiceConnection, unlockPrompt: UnlockPromptSetting = .never,
          windowLimit: Duration = SecretServicePrompt.windowLimit) {
         self.deadline = deadline
         self.connection = connection
@@ -35,7 +36,7 @@ final class SecretServiceStore: ItemStore {
     }
 
     /// Who provides the Secret Service (for messages and doctor).
-    func provider() -> SecretServiceProvider { connection.provider(ServiceDeadline(deadline)) }
+    package func provider() -> SecretServiceProvider { connection.provider(ServiceDeadline(deadline)) }
 
     private var call: ServiceCalls {
         ServiceCalls(connection: connection, deadline: ServiceDeadline(deadline), windowLimit: windowLimit)
@@ -71,7 +72,7 @@ final class SecretServiceStore: ItemStore {
         try call.lockDefaultCollection()
     }
 
-    func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
+    package func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
         try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs) }
     }
 
@@ -100,7 +101,7 @@ final class SecretServiceStore: ItemStore {
     /// process killed between the two leaves two complete items; reads see only the newer
     /// generation (the write committed when its item was created), never a blob under
     /// attributes it was not sealed for, and the next replace removes the leftover.
-    func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
+    package func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
         try unlockingIfAllowed { try createUnlocked(attributes, blob: blob, replace: replace) }
     }
 
@@ -141,7 +142,7 @@ final class SecretServiceStore: ItemStore {
     }
 
     @discardableResult
-    func delete(_ query: ItemQuery) throws -> Int {
+    package func delete(_ query: ItemQuery) throws -> Int {
         try unlockingIfAllowed { try deleteUnlocked(query) }
     }
 
@@ -156,7 +157,7 @@ final class SecretServiceStore: ItemStore {
         return doomed.count
     }
 
-    func status() throws -> StoreStatus {
+    package func status() throws -> StoreStatus {
         let call = self.call
         let collection = try call.connection.defaultCollection(call.deadline)
         let properties = try call.collectionProperties(collection)

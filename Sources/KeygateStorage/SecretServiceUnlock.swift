@@ -7,6 +7,7 @@
 // (gcr-prompter, org.gnome.keyring.SystemPrompter) running or activatable on the bus: without
 // it gnome-keyring dismisses every prompt at once, which would read as the user's cancel.
 // Otherwise a locked collection stays a plain errSecInteractionNotAllowed, as before.
+import KeygateCore
 internal import Glibc
 
 /// The unlock-prompt setting.

@@ -5,11 +5,12 @@
 // answers it with a NoReply of its own, "Method call timed out") within the limit, while a
 // long healthy operation (deleting 10,000 items, one call each) is never cut. The mapping of
 // those errors to a message lives in SecretServiceFailure.
+import KeygateCore
 
-struct ServiceDeadline: Sendable {
+package struct ServiceDeadline: Sendable {
     let limit: Duration
 
-    init(_ limit: Duration) { self.limit = limit }
+    package init(_ limit: Duration) { self.limit = limit }
 
     /// The limit in microseconds, as sd-bus takes it (at least 1: 0 would mean sd-bus's default of 25 s).
     var microseconds: UInt64 {

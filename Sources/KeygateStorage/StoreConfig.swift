@@ -7,6 +7,7 @@
 // one of secret-service, embedded, auto. Anything else is an error naming file:line.
 // Files are opened without blocking on a FIFO and with a size limit; the system file
 // never through a symbolic link.
+import KeygateCore
 internal import Glibc
 
 /// Which backend holds the items.

@@ -12,6 +12,7 @@
 // keychain, adding an item: StoreRecord.commit), so a keyring that is down for a moment later
 // never splits one keychain over two stores. Read-only commands (doctor, status, list,
 // exists, get) decide the same way but never write the choice down.
+import KeygateCore
 
 /// The store in use and the reason, for `keygate status` and `keygate doctor`.
 public struct StoreChoice: Sendable, Equatable, Codable {
@@ -19,7 +20,7 @@ public struct StoreChoice: Sendable, Equatable, Codable {
     public var reason: String
 }
 
-struct StoreSelection {
+package struct StoreSelection {
     static let variable = "KEYGATE_STORE"
     static let markerName = "store"
 
@@ -28,16 +29,23 @@ struct StoreSelection {
     let home: String
     let deadline: Duration
 
+    package init(environment: [String: String], dataDirectory: String, home: String, deadline: Duration) {
+        self.environment = environment
+        self.dataDirectory = dataDirectory
+        self.home = home
+        self.deadline = deadline
+    }
+
     /// The chosen store and why, and for an auto choice not yet recorded, the record the first
     /// write commits. Throws .param for a bad KEYGATE_STORE or config file.
-    func resolve() throws -> (store: any ItemStore, choice: StoreChoice, record: StoreRecord?) {
+    package func resolve() throws -> (store: any ItemStore, choice: StoreChoice, record: StoreRecord?) {
         _ = try UnlockPromptSetting.current(environment)  // a bad KEYGATE_UNLOCK_PROMPT is reported here
         let (kind, reason, record) = try choose()
         return (Self.store(kind, dataDirectory: dataDirectory, deadline: deadline),
                 StoreChoice(kind: kind.rawValue, reason: reason), record)
     }
 
-    static func store(_ kind: StoreKind, dataDirectory: String, deadline: Duration) -> any ItemStore {
+    package static func store(_ kind: StoreKind, dataDirectory: String, deadline: Duration) -> any ItemStore {
         switch kind {
         case .secretService: return SecretServiceStore(deadline: deadline)
         case .embedded: return EmbeddedStore(directory: dataDirectory, deadline: deadline)
@@ -91,14 +99,14 @@ struct StoreSelection {
     }
 
     /// The store recorded for the keychain in `directory`, if any.
-    static func recorded(in directory: String) -> StoreKind? {
+    package static func recorded(in directory: String) -> StoreKind? {
         guard let bytes = try? AtomicFile.read(directory + "/" + markerName, maxBytes: 64) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == " " }).first
         return text.flatMap { StoreKind(rawValue: String($0)) }
     }
 
     /// Records `kind` as the keychain's store (auto follows it from now on); `keygate migrate` calls it too.
-    static func record(_ kind: StoreKind, in directory: String) throws {
+    package static func record(_ kind: StoreKind, in directory: String) throws {
         try AtomicFile.write(Array((kind.rawValue + "\n").utf8), to: directory + "/" + markerName, mode: 0o600)
     }
 
@@ -114,12 +122,12 @@ struct StoreSelection {
 
 /// An auto store choice to write down, which the first write that needs the store commits
 /// (KeychainOperations: initialize, add).
-struct StoreRecord: Sendable {
+package struct StoreRecord: Sendable {
     let kind: StoreKind
     let dataDirectory: String
 
     /// Best effort: a folder that cannot be written is reported by the write itself.
-    func commit() {
+    package func commit() {
         do {
             try PrivateDirectory.make(dataDirectory)
             try StoreSelection.record(kind, in: dataDirectory)

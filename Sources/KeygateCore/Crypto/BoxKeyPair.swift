@@ -4,15 +4,15 @@
 internal import CSodium
 
 /// An X25519 key pair for libsodium sealed boxes. The private half is in locked memory.
-struct BoxKeyPair: Sendable {
-    static let publicKeyBytes = 32
+package struct BoxKeyPair: Sendable {
+    package static let publicKeyBytes = 32
     static let privateKeyBytes = 32
-    static let seedBytes = 32
-    static let keyIDBytes = 8
+    package static let seedBytes = 32
+    package static let keyIDBytes = 8
     private static let keyIDKey: [UInt8] = Array("keygate.box-key-id.v1".utf8)
 
-    let publicKey: [UInt8]          // 32 bytes
-    let privateKey: SecureBytes     // 32 bytes
+    package let publicKey: [UInt8]          // 32 bytes
+    package let privateKey: SecureBytes     // 32 bytes
 
     /// A fresh random pair. The C function is `crypto_box_keypair(3)`.
     static func generate() throws -> BoxKeyPair {
@@ -27,7 +27,7 @@ struct BoxKeyPair: Sendable {
     }
 
     /// The pair a 32-byte seed determines. The C function is `crypto_box_seed_keypair(3)`.
-    static func derive(seed: SecureBytes) throws -> BoxKeyPair {
+    package static func derive(seed: SecureBytes) throws -> BoxKeyPair {
         guard seed.count == seedBytes else {
             throw KeychainError.param("internal: an X25519 seed must be \(seedBytes) bytes, not \(seed.count)")
         }
@@ -45,7 +45,7 @@ struct BoxKeyPair: Sendable {
 
     /// Rebuilds a pair from a stored private key, recomputing the public half.
     /// The C function is `crypto_scalarmult_base(3)`.
-    init(privateKey: SecureBytes) throws {
+    package init(privateKey: SecureBytes) throws {
         guard privateKey.count == Self.privateKeyBytes else {
             throw KeychainError.param("internal: an X25519 private key must be \(Self.privateKeyBytes) bytes, not \(privateKey.count)")
         }
@@ -64,10 +64,10 @@ struct BoxKeyPair: Sendable {
     }
 
     /// 8 bytes that name this pair in a gated blob's header.
-    var keyID: [UInt8] { Self.keyID(of: publicKey) }
+    package var keyID: [UInt8] { Self.keyID(of: publicKey) }
 
     /// 8 bytes: the prefix of a keyed BLAKE2b of the public key. Names a key; reveals nothing secret.
-    static func keyID(of publicKey: [UInt8]) -> [UInt8] {
+    package static func keyID(of publicKey: [UInt8]) -> [UInt8] {
         Array(GenericHash.publicDigest(publicKey, key: keyIDKey, outputBytes: 16).prefix(keyIDBytes))
     }
 

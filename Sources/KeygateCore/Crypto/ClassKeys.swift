@@ -6,24 +6,24 @@
 // `legacyKeyPair`); from 2.0 those items carry a device slot the gatekeeper opens instead
 // (docs/GATEKEEPER.md), and every class pair comes from the master key alone.
 
-enum ClassKeys {
+package enum ClassKeys {
     static let context = "KGclass1"
     static let keyPairContext = "KGclsbx1"
     static let keyBytes = 32
 
     /// The symmetric key for scheme-1 blobs of this class.
-    static func derive(masterKey: SecureBytes, for accessibility: Accessibility) throws -> SecureBytes {
+    package static func derive(masterKey: SecureBytes, for accessibility: Accessibility) throws -> SecureBytes {
         try checkMasterKey(masterKey)
         return try Subkey.derive(from: masterKey, id: subkeyID(accessibility), context: context, bytes: keyBytes)
     }
 
     /// The class key pair of every class: X25519 from the class's seed.
-    static func keyPair(masterKey: SecureBytes, for accessibility: Accessibility) throws -> BoxKeyPair {
+    package static func keyPair(masterKey: SecureBytes, for accessibility: Accessibility) throws -> BoxKeyPair {
         try BoxKeyPair.derive(seed: seed(masterKey: masterKey, for: accessibility))
     }
 
     /// The class's seed: a crypto_kdf subkey of the master key (distinct from the symmetric class key).
-    static func seed(masterKey: SecureBytes, for accessibility: Accessibility) throws -> SecureBytes {
+    package static func seed(masterKey: SecureBytes, for accessibility: Accessibility) throws -> SecureBytes {
         try checkMasterKey(masterKey)
         return try Subkey.derive(from: masterKey, id: subkeyID(accessibility), context: keyPairContext, bytes: BoxKeyPair.seedBytes)
     }

@@ -17,43 +17,48 @@
 /// What gates a gated blob's content key. Slot kinds (u8): 1 = class, 2 = presence, 3 = current-set,
 /// 4 = device (this-device-only: sealed to a key only this host's gatekeeper holds; always
 /// required, whatever the combination of the other gates).
-enum GateKind: UInt8, Sendable { case accessClass = 1, presence = 2, currentSet = 3, device = 4 }
+package enum GateKind: UInt8, Sendable { case accessClass = 1, presence = 2, currentSet = 3, device = 4 }
 
 /// A key a gated blob's gate share is sealed to.
-struct GateRecipient: Sendable {
+package struct GateRecipient: Sendable {
     var kind: GateKind
     var publicKey: [UInt8]
+
+    package init(kind: GateKind, publicKey: [UInt8]) {
+        self.kind = kind
+        self.publicKey = publicKey
+    }
 }
 
 /// How several gates combine: any one of them opens (or), or all are needed (and).
-enum GateCombination: UInt8, Sendable { case any = 1, all = 2 }
+package enum GateCombination: UInt8, Sendable { case any = 1, all = 2 }
 
-enum GatedBlob {
-    static let scheme: UInt8 = SealedBlob.schemeSealedBox
+package enum GatedBlob {
+    package static let scheme: UInt8 = SealedBlob.schemeSealedBox
     static let version: UInt8 = 1
-    static let maxGates = 16
-    static let contentKeyBytes = 32
+    package static let maxGates = 16
+    package static let contentKeyBytes = 32
     static let slotBytes = 1 + BoxKeyPair.keyIDBytes
     /// magic(3) + version + scheme + accessibility + accessControl(4) + combination + count.
     static let fixedHeaderBytes = SealedBlob.magic.count + 3 + 4 + 2
-    static var boxBytes: Int { contentKeyBytes + SealedBox.overhead }
+    package static var boxBytes: Int { contentKeyBytes + SealedBox.overhead }
 
     private static let contentKeyKey: [UInt8] = Array("keygate.gated-blob.content-key.v1".utf8)
     private static let sharesKey: [UInt8] = Array("keygate.gated-blob.gate-shares.v1".utf8)
 
-    struct Slot: Sendable, Equatable {
-        var kind: GateKind
-        var keyID: [UInt8]
+    package struct Slot: Sendable, Equatable {
+        package var kind: GateKind
+        package var keyID: [UInt8]
     }
 
-    struct Header: Sendable, Equatable {
+    package struct Header: Sendable, Equatable {
         var version: UInt8
-        var accessibility: Accessibility
+        package var accessibility: Accessibility
         /// Apple's SecAccessControlCreateFlags bits, recorded as given (opaque here).
-        var accessControl: UInt32
-        var combination: GateCombination
-        var classSlot: Slot
-        var gateSlots: [Slot]
+        package var accessControl: UInt32
+        package var combination: GateCombination
+        package var classSlot: Slot
+        package var gateSlots: [Slot]
 
         /// Bytes from the start of the blob to the start of the AEAD ciphertext.
         var length: Int { GatedBlob.headerLength(gates: gateSlots.count) }
@@ -65,7 +70,7 @@ enum GatedBlob {
 
     // MARK: - Seal
 
-    static func seal(_ secret: SecureBytes, identity: ItemIdentity, accessibility: Accessibility, accessControl: UInt32,
+    package static func seal(_ secret: SecureBytes, identity: ItemIdentity, accessibility: Accessibility, accessControl: UInt32,
                      classKey: [UInt8], gates: [GateRecipient], combination: GateCombination) throws -> [UInt8] {
         guard secret.count <= SealedBlob.maxSecretLength else {
             throw KeychainError.param("the secret is \(secret.count) bytes; Keygate stores secrets of at most \(SealedBlob.maxSecretLength) bytes: store a key to the data instead of the data itself")
@@ -125,7 +130,7 @@ enum GatedBlob {
     // MARK: - Header
 
     /// Reads the header without opening the blob (no key needed).
-    static func header(of blob: [UInt8]) throws -> Header {
+    package static func header(of blob: [UInt8]) throws -> Header {
         let common = try SealedBlob.header(of: blob)
         guard common.scheme == scheme else {
             throw KeychainError.decode("internal: the stored secret is a scheme-\(common.scheme) blob, not an access-controlled (scheme \(scheme)) one; read it with the class key")
@@ -160,19 +165,19 @@ enum GatedBlob {
     /// keys: the key pairs the caller could unlock (class pair + any gate pairs). .decode when the keys do not
     /// open it (wrong/missing key, moved blob, corrupt). The caller checks key ids against the header first to
     /// tell "invalidated" from "corrupt".
-    static func open(_ blob: [UInt8], identity: ItemIdentity, keys: [BoxKeyPair]) throws -> SecureBytes {
+    package static func open(_ blob: [UInt8], identity: ItemIdentity, keys: [BoxKeyPair]) throws -> SecureBytes {
         try open(blob, identity: identity, keys: keys, shares: [:])
     }
 
     /// The sealed box of gate slot `index` (0-based among the gate slots), for the gatekeeper.
-    static func gateBox(_ blob: [UInt8], header: Header, index: Int) -> [UInt8] {
+    package static func gateBox(_ blob: [UInt8], header: Header, index: Int) -> [UInt8] {
         let start = fixedHeaderBytes + slotBytes * (header.gateSlots.count + 1) + (index + 1) * boxBytes
         return Array(blob[start..<(start + boxBytes)])
     }
 
     /// Opens with the class pair in `keys` and, per gate slot index, either a pair in `keys`
     /// or a share the gatekeeper already opened (`shares`).
-    static func open(_ blob: [UInt8], identity: ItemIdentity, keys: [BoxKeyPair], shares: [Int: SecureBytes]) throws -> SecureBytes {
+    package static func open(_ blob: [UInt8], identity: ItemIdentity, keys: [BoxKeyPair], shares: [Int: SecureBytes]) throws -> SecureBytes {
         let header = try header(of: blob)
         let boxesStart = fixedHeaderBytes + slotBytes * (header.gateSlots.count + 1)
         func box(_ index: Int) -> ArraySlice<UInt8> {

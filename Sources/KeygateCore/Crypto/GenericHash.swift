@@ -4,7 +4,7 @@
 // from different uses never collide.
 internal import CSodium
 
-enum GenericHash {
+package enum GenericHash {
     /// BLAKE2b of `input` under `key` (16...64 bytes), `outputBytes` (16...64) long,
     /// written straight into locked memory. The C function is `crypto_generichash(3)`.
     static func hash(_ input: SecureBytes, key: [UInt8], outputBytes: Int) throws -> SecureBytes {
@@ -12,13 +12,13 @@ enum GenericHash {
     }
 
     /// As `hash(_:key:outputBytes:)`, with a secret key held in locked memory.
-    static func hash(_ input: SecureBytes, secretKey: SecureBytes, outputBytes: Int) throws -> SecureBytes {
+    package static func hash(_ input: SecureBytes, secretKey: SecureBytes, outputBytes: Int) throws -> SecureBytes {
         try secretKey.withUnsafeBytes { k in try hash(input, keyBytes: k, outputBytes: outputBytes) }
     }
 
     /// BLAKE2b of public data (key ids): an ordinary array, no locked memory. Sizes are
     /// the caller's constants, checked by tests; out-of-range sizes give zero bytes.
-    static func publicDigest(_ input: [UInt8], key: [UInt8], outputBytes: Int) -> [UInt8] {
+    package static func publicDigest(_ input: [UInt8], key: [UInt8], outputBytes: Int) -> [UInt8] {
         guard (16...64).contains(outputBytes), (16...64).contains(key.count) else {
             return [UInt8](repeating: 0, count: max(0, outputBytes))
         }

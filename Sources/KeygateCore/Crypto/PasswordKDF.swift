@@ -4,27 +4,27 @@
 internal import CSodium
 
 /// Argon2id cost, recorded with each password protector.
-struct KDFParameters: Codable, Sendable, Equatable {
+package struct KDFParameters: Codable, Sendable, Equatable {
     static let argon2id13 = "argon2id13"
     static let saltBytes = 16
     static let keyBytes = 32
 
     /// The floor for a protector that people rely on: libsodium's INTERACTIVE cost.
-    static let minimumOps: UInt64 = 2
-    static let minimumMemory: UInt64 = 64 * 1024 * 1024
+    package static let minimumOps: UInt64 = 2
+    package static let minimumMemory: UInt64 = 64 * 1024 * 1024
     /// The ceiling calibration picks, and a bound on what a protector file may ask for
     /// (a tampered file must not make an unlock take minutes or exhaust memory).
     static let calibrationMaximumMemory: UInt64 = 256 * 1024 * 1024
     static let maximumOps: UInt64 = 64
     static let maximumMemory: UInt64 = 1024 * 1024 * 1024
 
-    var algorithm: String
-    var opsLimit: UInt64
-    var memLimitBytes: UInt64
+    package var algorithm: String
+    package var opsLimit: UInt64
+    package var memLimitBytes: UInt64
     /// What calibration measured at this cost, for the record.
-    var calibratedMilliseconds: UInt64?
+    package var calibratedMilliseconds: UInt64?
 
-    init(algorithm: String = KDFParameters.argon2id13, opsLimit: UInt64, memLimitBytes: UInt64, calibratedMilliseconds: UInt64? = nil) {
+    package init(algorithm: String = KDFParameters.argon2id13, opsLimit: UInt64, memLimitBytes: UInt64, calibratedMilliseconds: UInt64? = nil) {
         self.algorithm = algorithm
         self.opsLimit = opsLimit
         self.memLimitBytes = memLimitBytes
@@ -34,14 +34,14 @@ struct KDFParameters: Codable, Sendable, Equatable {
     /// A deliberately cheap cost (ops 1, 8 MiB) for test suites. Only builds with
     /// KEYGATE_TEST_HOOKS (debug builds) accept it for a new protector; see
     /// `validateForNewProtector()`.
-    static var testing: KDFParameters {
+    package static var testing: KDFParameters {
         KDFParameters(opsLimit: 1, memLimitBytes: 8 * 1024 * 1024)
     }
 
     /// Measures `crypto_pwhash` at libsodium's INTERACTIVE cost (ops 2, 64 MiB), scales
     /// memory first (up to 256 MiB) and then passes to reach about `targetSeconds`, and
     /// times the chosen cost once more to record what it really takes here.
-    static func calibrate(targetSeconds: Double = 0.5) throws -> KDFParameters {
+    package static func calibrate(targetSeconds: Double = 0.5) throws -> KDFParameters {
         let probe = KDFParameters(opsLimit: minimumOps, memLimitBytes: minimumMemory)
         let probeSeconds = try probe.timeOneDerivation()
         let mib: UInt64 = 1024 * 1024
@@ -92,7 +92,7 @@ struct KDFParameters: Codable, Sendable, Equatable {
 
     /// Refuses a cost below libsodium's INTERACTIVE for a protector that is about to be
     /// written, except in test-hook builds (debug), where `testing` is allowed.
-    func validateForNewProtector() throws {
+    package func validateForNewProtector() throws {
         try validate()
         #if !KEYGATE_TEST_HOOKS
         guard opsLimit >= Self.minimumOps, memLimitBytes >= Self.minimumMemory else {

@@ -3,7 +3,7 @@
 // same), 56 symbols in 14 dash-separated groups of 4, the last 3 bytes being a BLAKE2b
 // checksum (GenericHash) that catches typos. The text is built and parsed in locked memory.
 
-enum RecoveryKey {
+package enum RecoveryKey {
     static let keyBytes = 32
     static let checksumBytes = 3
     static let symbolCount = (keyBytes + checksumBytes) * 8 / 5   // 56
@@ -17,7 +17,7 @@ enum RecoveryKey {
     }
 
     /// "ABCD-EFGH-...": 14 groups of 4, ASCII, in locked memory.
-    static func format(_ key: SecureBytes) throws -> SecureBytes {
+    package static func format(_ key: SecureBytes) throws -> SecureBytes {
         guard key.count == keyBytes else {
             throw KeychainError.param("internal: a recovery key is \(keyBytes) bytes, not \(key.count)")
         }
@@ -45,7 +45,7 @@ enum RecoveryKey {
     /// Reads a recovery key typed or pasted by a person: case, spaces, dashes and line
     /// breaks do not matter, and O/I/L are read as 0/1/1. A wrong length or character is
     /// .param; a checksum mismatch (a typo) is .authFailed.
-    static func parse(_ text: SecureBytes) throws -> SecureBytes {
+    package static func parse(_ text: SecureBytes) throws -> SecureBytes {
         let symbols = try SecureBytes(count: symbolCount)
         var found = 0
         var invalid = false

@@ -5,9 +5,9 @@
 // Scheme-2 (access-controlled) blobs share the first six bytes and are read by GatedBlob;
 // `header(of:)` reports their version, scheme and accessibility so callers can dispatch.
 
-enum SealedBlob {
+package enum SealedBlob {
     static let currentVersion: UInt8 = 1
-    static let maxSecretLength = 64 * 1024
+    package static let maxSecretLength = 64 * 1024
 
     /// Scheme 1: sealed with the symmetric key of the item's accessibility class.
     static let schemeClassKey: UInt8 = 1
@@ -19,13 +19,13 @@ enum SealedBlob {
     /// magic(3) + version + scheme + accessibility + nonce(24).
     static let headerLength = magic.count + 3 + AEAD.nonceBytes
 
-    struct Header: Sendable, Equatable {
+    package struct Header: Sendable, Equatable {
         var version: UInt8
-        var scheme: UInt8
-        var accessibility: Accessibility
+        package var scheme: UInt8
+        package var accessibility: Accessibility
     }
 
-    static func seal(_ secret: SecureBytes, identity: ItemIdentity, accessibility: Accessibility, classKey: SecureBytes) throws -> [UInt8] {
+    package static func seal(_ secret: SecureBytes, identity: ItemIdentity, accessibility: Accessibility, classKey: SecureBytes) throws -> [UInt8] {
         guard secret.count <= maxSecretLength else {
             throw KeychainError.param("the secret is \(secret.count) bytes; Keygate stores secrets of at most \(maxSecretLength) bytes: store a key to the data instead of the data itself")
         }
@@ -35,7 +35,7 @@ enum SealedBlob {
         return header + sealed
     }
 
-    static func open(_ blob: [UInt8], identity: ItemIdentity, classKey: SecureBytes) throws -> SecureBytes {
+    package static func open(_ blob: [UInt8], identity: ItemIdentity, classKey: SecureBytes) throws -> SecureBytes {
         let parsed = try header(of: blob)
         guard parsed.scheme == schemeClassKey else {
             throw KeychainError.decode("the secret of \(identity.displayName) is access-controlled (sealed to public keys, scheme \(parsed.scheme)) and cannot be opened with a class key alone: read it through the access-control path (GatedBlob), which asks for the authentication it needs")
@@ -50,7 +50,7 @@ enum SealedBlob {
     }
 
     /// Reads the header without opening the blob (no key needed).
-    static func header(of blob: [UInt8]) throws -> Header {
+    package static func header(of blob: [UInt8]) throws -> Header {
         guard blob.count >= magic.count, Array(blob[0..<magic.count]) == magic else {
             throw KeychainError.decode("the stored secret is not a Keygate blob: it was written by another program or is damaged; delete the item and add it again with keygate")
         }
@@ -80,7 +80,7 @@ enum SealedBlob {
 
 extension Accessibility {
     /// The byte recorded in a sealed blob's header. Fixed forever: never renumber.
-    var blobCode: UInt8 {
+    package var blobCode: UInt8 {
         switch self {
         case .whenUnlocked: return 1
         case .afterFirstUnlock: return 2
@@ -90,7 +90,7 @@ extension Accessibility {
         }
     }
 
-    init?(blobCode: UInt8) {
+    package init?(blobCode: UInt8) {
         guard let found = Accessibility.allCases.first(where: { $0.blobCode == blobCode }) else { return nil }
         self = found
     }

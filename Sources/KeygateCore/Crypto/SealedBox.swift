@@ -3,7 +3,7 @@
 // private key's holder can open. Gated blobs seal their key shares this way.
 internal import CSodium
 
-enum SealedBox {
+package enum SealedBox {
     /// Bytes a sealed box adds to its plaintext: an ephemeral public key and a tag (48).
     static var overhead: Int { Int(crypto_box_sealbytes()) }
 
@@ -29,7 +29,7 @@ enum SealedBox {
 
     /// Opens a sealed box into locked memory, or nil when `pair` is not the recipient or
     /// any byte changed. The C function is `crypto_box_seal_open(3)`.
-    static func open(_ box: ArraySlice<UInt8>, with pair: BoxKeyPair) throws -> SecureBytes? {
+    package static func open(_ box: ArraySlice<UInt8>, with pair: BoxKeyPair) throws -> SecureBytes? {
         guard box.count >= overhead, pair.publicKey.count == BoxKeyPair.publicKeyBytes,
               pair.privateKey.count == BoxKeyPair.privateKeyBytes else { return nil }
         let plaintext = try SecureBytes(count: box.count - overhead)

@@ -70,7 +70,7 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     /// A new buffer holding bytes [from, from+length).
-    func slice(from: Int, length: Int) throws -> SecureBytes {
+    package func slice(from: Int, length: Int) throws -> SecureBytes {
         guard from >= 0, length >= 0, from + length <= count else {
             throw KeychainError.decode("internal: slice out of range")
         }

@@ -70,12 +70,12 @@ public struct KeychainError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 extension KeychainError {
-    static func itemNotFound(_ message: String) -> KeychainError { .init(.itemNotFound, message) }
-    static func duplicateItem(_ message: String) -> KeychainError { .init(.duplicateItem, message) }
-    static func authFailed(_ message: String) -> KeychainError { .init(.authFailed, message) }
-    static func userCanceled(_ message: String) -> KeychainError { .init(.userCanceled, message) }
-    static func interactionNotAllowed(_ message: String) -> KeychainError { .init(.interactionNotAllowed, message) }
-    static func notAvailable(_ message: String) -> KeychainError { .init(.notAvailable, message) }
-    static func param(_ message: String) -> KeychainError { .init(.param, message) }
-    static func decode(_ message: String) -> KeychainError { .init(.decode, message) }
+    package static func itemNotFound(_ message: String) -> KeychainError { .init(.itemNotFound, message) }
+    package static func duplicateItem(_ message: String) -> KeychainError { .init(.duplicateItem, message) }
+    package static func authFailed(_ message: String) -> KeychainError { .init(.authFailed, message) }
+    package static func userCanceled(_ message: String) -> KeychainError { .init(.userCanceled, message) }
+    package static func interactionNotAllowed(_ message: String) -> KeychainError { .init(.interactionNotAllowed, message) }
+    package static func notAvailable(_ message: String) -> KeychainError { .init(.notAvailable, message) }
+    package static func param(_ message: String) -> KeychainError { .init(.param, message) }
+    package static func decode(_ message: String) -> KeychainError { .init(.decode, message) }
 }

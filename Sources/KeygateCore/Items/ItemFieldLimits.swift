@@ -3,13 +3,13 @@
 // item), and oversize names and attributes (Secret Service items are not a data store).
 // Applied by KeychainOperations to what is added, updated and searched for. Pure code.
 
-enum ItemFieldLimits {
+package enum ItemFieldLimits {
     /// Service, account, server, path, security domain: as the CLI's own limit.
     static let maximumNameBytes = 1024
     /// Label, comment, description, access group, and kSecAttrGeneric's bytes.
     static let maximumAttributeBytes = 4096
 
-    static func check(_ a: ItemAttributes) throws {
+    package static func check(_ a: ItemAttributes) throws {
         try check(identity: a.identity)
         try attribute(a.label, "label")
         try attribute(a.comment, "comment")
@@ -18,7 +18,7 @@ enum ItemFieldLimits {
         try generic(a.generic)
     }
 
-    static func check(identity i: ItemIdentity) throws {
+    package static func check(identity i: ItemIdentity) throws {
         try name(i.service, "service")
         try name(i.account, "account")
         try name(i.server, "server")
@@ -26,7 +26,7 @@ enum ItemFieldLimits {
         try name(i.securityDomain, "security domain")
     }
 
-    static func check(_ q: ItemQuery) throws {
+    package static func check(_ q: ItemQuery) throws {
         try name(q.service, "service")
         try name(q.account, "account")
         try name(q.server, "server")
@@ -37,7 +37,7 @@ enum ItemFieldLimits {
         try attribute(q.accessGroup, "access group")
     }
 
-    static func check(_ c: ItemChanges) throws {
+    package static func check(_ c: ItemChanges) throws {
         try name(c.service, "service")
         try name(c.account, "account")
         try name(c.server, "server")

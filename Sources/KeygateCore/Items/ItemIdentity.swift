@@ -17,6 +17,19 @@ public struct ItemIdentity: Sendable, Hashable {
     public var securityDomain: String
     public var authenticationType: AuthenticationType?
 
+    package init(itemClass: ItemClass, service: String, account: String, server: String, protocol: InternetProtocol?,
+                 port: UInt16, path: String, securityDomain: String, authenticationType: AuthenticationType?) {
+        self.itemClass = itemClass
+        self.service = service
+        self.account = account
+        self.server = server
+        self.protocol = `protocol`
+        self.port = port
+        self.path = path
+        self.securityDomain = securityDomain
+        self.authenticationType = authenticationType
+    }
+
     public static func generic(service: String, account: String) -> ItemIdentity {
         ItemIdentity(itemClass: .genericPassword, service: service, account: account, server: "", protocol: nil,
                      port: 0, path: "", securityDomain: "", authenticationType: nil)
@@ -30,7 +43,7 @@ public struct ItemIdentity: Sendable, Hashable {
     }
 
     /// The fields that make up the primary key for this class, in a fixed order.
-    var primaryKeyFields: [(name: String, value: String)] {
+    package var primaryKeyFields: [(name: String, value: String)] {
         switch itemClass {
         case .genericPassword:
             return [("service", service), ("account", account)]

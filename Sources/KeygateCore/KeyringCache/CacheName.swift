@@ -4,7 +4,7 @@
 // here (docs/GATEKEEPER.md); Keygate 1.x's "presence.*", "current-set.*" and "device"
 // entries are dropped by `keygate lock --all` like any other.
 
-enum CacheName: Sendable, Equatable {
+package enum CacheName: Sendable, Equatable {
     /// The unlocked master key, for the policy's lock-after time.
     case master
     /// The after-first-unlock class key (scheme 1), until reboot or `lock --all`.
@@ -12,7 +12,7 @@ enum CacheName: Sendable, Equatable {
     /// An after-first-unlock class's key pair (scheme 2), as long.
     case classPair(Accessibility)
 
-    var text: String {
+    package var text: String {
         switch self {
         case .master: return "master"
         case .afterFirstUnlock: return "class.after-first-unlock"

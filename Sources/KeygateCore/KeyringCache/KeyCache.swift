@@ -6,20 +6,20 @@ internal import Glibc
 import Synchronization
 
 /// One cached key as `keygate status` shows it: never its bytes.
-struct CacheEntry: Sendable, Equatable {
-    let name: String
+package struct CacheEntry: Sendable, Equatable {
+    package let name: String
     /// nil = no timeout.
-    let secondsLeft: UInt64?
+    package let secondsLeft: UInt64?
 }
 
-struct KeyCache: Sendable {
+package struct KeyCache: Sendable {
     /// The kernel key type of every cached key.
     static let keyType = "user"
 
     let uid: UInt32
 
     /// Keys are named "keygate:<uid>:<name>" (type "user") under the user keyring @u.
-    init(uid: UInt32 = getuid()) {
+    package init(uid: UInt32 = getuid()) {
         self.uid = uid
     }
 
@@ -34,7 +34,7 @@ struct KeyCache: Sendable {
     /// restricted to its possessor, given its timeout, and only then linked into @u
     /// and unlinked from the process keyring. Throws `.notAvailable` on any failure
     /// (callers treat caching as best-effort) and `.param` for an unusable name.
-    func store(_ name: String, key: SecureBytes, timeout: UInt32) throws {
+    package func store(_ name: String, key: SecureBytes, timeout: UInt32) throws {
         let description = try self.description(of: name)
         let expiresAt: UInt64? = timeout == 0 ? nil : Self.now() + UInt64(timeout)
         let payload = try KeyCachePayload.encode(key: key, expiresAt: expiresAt)
@@ -51,7 +51,7 @@ struct KeyCache: Sendable {
 
     /// The key cached under `name`, or nil if it is absent, expired, revoked or
     /// invalidated (or cannot be read). The bytes go straight into locked memory.
-    func load(_ name: String) -> CachedKey? {
+    package func load(_ name: String) -> CachedKey? {
         guard let description = try? self.description(of: name) else { return nil }
         do throws(KeyringErrno) {
             let serial = try KernelKeyring.search(.userKeyring, type: Self.keyType, description: description)
@@ -69,7 +69,7 @@ struct KeyCache: Sendable {
 
     /// Drops the key cached under `name` (`keyctl_invalidate`). True if one was there.
     @discardableResult
-    func evict(_ name: String) -> Bool {
+    package func evict(_ name: String) -> Bool {
         guard let description = try? self.description(of: name) else { return false }
         do throws(KeyringErrno) {
             let serial = try KernelKeyring.search(.userKeyring, type: Self.keyType, description: description)
@@ -83,7 +83,7 @@ struct KeyCache: Sendable {
     /// Drops every "keygate:<uid>:" key under @u; returns how many. Keys whose
     /// timeout already passed cannot be described any more; the kernel reaps them.
     @discardableResult
-    func evictAll() -> Int {
+    package func evictAll() -> Int {
         var dropped = 0
         for serial in ours() {
             do throws(KeyringErrno) {
@@ -97,7 +97,7 @@ struct KeyCache: Sendable {
     }
 
     /// What is cached now, sorted by name: names and seconds left, never key bytes.
-    func entries() -> [CacheEntry] {
+    package func entries() -> [CacheEntry] {
         let now = Self.now()
         var result: [CacheEntry] = []
         for key in ours() {

@@ -4,8 +4,8 @@
 // key bytes move only between locked buffers (SecureBytes).
 
 /// A key read back from the cache.
-struct CachedKey: Sendable {
-    let key: SecureBytes
+package struct CachedKey: Sendable {
+    package let key: SecureBytes
     /// Unix seconds when the cache drops it; nil when it has no timeout.
     let expiresAt: UInt64?
 }

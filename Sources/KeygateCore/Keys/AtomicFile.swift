@@ -2,22 +2,22 @@
 // other key material on disk. A write goes to a temporary file in the same folder,
 // is fsynced, renamed over the target and the folder is fsynced (all relative to one
 // folder descriptor). A read refuses symbolic links, non-regular files and oversize files.
-internal import Glibc
+package import Glibc
 
-enum AtomicFile {
+package enum AtomicFile {
     /// Writes `bytes` to `path`, replacing any existing file atomically.
-    static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws {
+    package static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws {
         try store(bytes, to: path, mode: mode, replace: true)
     }
 
     /// As `write`, but fails with .duplicateItem when `path` already exists, even when
     /// another process creates it at the same moment (link(2) never replaces).
-    static func create(_ bytes: [UInt8], at path: String, mode: mode_t) throws {
+    package static func create(_ bytes: [UInt8], at path: String, mode: mode_t) throws {
         try store(bytes, to: path, mode: mode, replace: false)
     }
 
     /// The file's bytes, or nil if it does not exist.
-    static func read(_ path: String, maxBytes: Int) throws -> [UInt8]? {
+    package static func read(_ path: String, maxBytes: Int) throws -> [UInt8]? {
         // O_NONBLOCK: a FIFO planted at `path` must not hang the caller.
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
@@ -52,7 +52,7 @@ enum AtomicFile {
         if unlink(path) != 0, errno != ENOENT { throw failure(errno, path, "remove") }
     }
 
-    static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
     }

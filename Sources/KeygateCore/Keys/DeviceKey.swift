@@ -5,7 +5,7 @@
 // name "device"), where pam_keygate's session hook put it at login. Hashing is
 // delegated to GenericHash.
 
-enum DeviceKey {
+package enum DeviceKey {
     /// The KeyCache name the PAM session hook stores the device key under.
     static let cacheName = "device"
 
@@ -78,7 +78,7 @@ enum DeviceKey {
 
     /// The device key for `uid`, derived from this host's key and machine-id (root only: this is what
     /// pam_keygate's session hook hands over). nil when the host has no host key.
-    static func deriveFromHost(uid: UInt32) throws -> SecureBytes? {
+    package static func deriveFromHost(uid: UInt32) throws -> SecureBytes? {
         guard let hostKey = try HostKey.read() else { return nil }
         return try derive(hostKey: hostKey, uid: uid, machineID: machineID())
     }

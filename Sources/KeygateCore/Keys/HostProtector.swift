@@ -8,7 +8,7 @@
 // the callers (HostProtectorUnlock, pam_keygate). Hashing is delegated to DeviceKey's
 // derivation (GenericHash).
 
-enum HostProtector {
+package enum HostProtector {
     /// Domain separation from the device key ("keygate-device-v1").
     static let label = Array("keygate-host-protector-v1".utf8)
 
@@ -20,11 +20,11 @@ enum HostProtector {
 
     /// The key for `uid` from this host's key and machine-id (root only), or nil when the
     /// host has no host key.
-    static func deriveFromHost(uid: UInt32) throws -> SecureBytes? {
+    package static func deriveFromHost(uid: UInt32) throws -> SecureBytes? {
         guard let hostKey = try HostKey.read() else { return nil }
         return try deriveKey(hostKey: hostKey, uid: uid, machineID: DeviceKey.machineID())
     }
 
     /// What to say when the host has no host key.
-    static let noHostKeyAdvice = "this host has no host key, so no host protector can be made or opened: run `sudo keygate setup-host` (a restored or re-imaged host needs the recovery key instead)"
+    package static let noHostKeyAdvice = "this host has no host key, so no host protector can be made or opened: run `sudo keygate setup-host` (a restored or re-imaged host needs the recovery key instead)"
 }

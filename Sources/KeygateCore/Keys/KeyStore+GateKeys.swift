@@ -5,17 +5,17 @@
 // class public keys new items are sealed to, with the gatekeeper's seals on them.
 
 /// Everything the login password unwraps.
-struct PasswordUnlock: Sendable {
-    let masterKey: SecureBytes
+package struct PasswordUnlock: Sendable {
+    package let masterKey: SecureBytes
     /// Keygate 1.x's gate pairs, when this keychain has not been migrated yet.
-    let presence: BoxKeyPair?
-    let currentSet: BoxKeyPair?
+    package let presence: BoxKeyPair?
+    package let currentSet: BoxKeyPair?
 }
 
 extension KeyStore {
     /// Like unlock(password:) but also unwraps 1.x's presence and current-set private keys (nil once
     /// migrated, or never made). Same errors as unlock(password:).
-    func unlockAll(password: SecureBytes) throws -> PasswordUnlock {
+    package func unlockAll(password: SecureBytes) throws -> PasswordUnlock {
         let (login, passwordKey, masterKey) = try openLogin(password: password)
         return PasswordUnlock(masterKey: masterKey,
                               presence: try unwrapGate(login.presence, .presence, login: login, passwordKey: passwordKey),
@@ -23,7 +23,7 @@ extension KeyStore {
     }
 
     /// True while the login protector still holds 1.x gate keys (the keychain is not migrated).
-    var hasLegacyGateKeys: Bool {
+    package var hasLegacyGateKeys: Bool {
         guard let login = try? readProtector(loginPath, kind: Protector.Kind.password) else { return false }
         return login.presence != nil || login.currentSet != nil
     }
@@ -32,7 +32,7 @@ extension KeyStore {
     /// presence pair (so its items can still migrate) and gets a new 1.x current-set pair (its
     /// current-set items die, as on any password change). Atomic per file. .authFailed if old is wrong.
     /// `kdf` nil keeps the recorded Argon2id cost.
-    func changePassword(old: SecureBytes, new: SecureBytes, kdf: KDFParameters?) throws {
+    package func changePassword(old: SecureBytes, new: SecureBytes, kdf: KDFParameters?) throws {
         guard isInitialized else { throw notInitialized() }
         try FileLock.withExclusiveLock(lockPath) {
             let (login, passwordKey, masterKey) = try openLogin(password: old)
@@ -53,7 +53,7 @@ extension KeyStore {
     /// itself). Only items a 1.x keychain never migrated, whose gate keys the old password alone opened,
     /// are lost; the note returned says so. A damaged login protector is replaced, as long as the master
     /// key matches the recovery protector.
-    func resetPassword(masterKey: SecureBytes, new: SecureBytes, kdf: KDFParameters?) throws -> String {
+    package func resetPassword(masterKey: SecureBytes, new: SecureBytes, kdf: KDFParameters?) throws -> String {
         guard isInitialized else { throw notInitialized() }
         try PrivateDirectory.make(protectorsDirectory)
         return try FileLock.withExclusiveLock(lockPath) {
@@ -73,7 +73,7 @@ extension KeyStore {
     }
 
     /// Drops 1.x's wrapped gate keys from the login protector and keys.json: the end of a migration.
-    func removeLegacyGateKeys() throws {
+    package func removeLegacyGateKeys() throws {
         try FileLock.withExclusiveLock(lockPath) {
             guard var login = try readProtector(loginPath, kind: Protector.Kind.password) else { return }
             if login.presence != nil || login.currentSet != nil {
@@ -92,7 +92,7 @@ extension KeyStore {
     /// Records the class public keys derived from the master key into keys.json, with the
     /// gatekeeper's seals on them when given (a class key whose recorded public key changes
     /// loses its old seal). Called at init and at each unlock.
-    func recordClassKeys(masterKey: SecureBytes, seals: [Accessibility: [UInt8]]) throws {
+    package func recordClassKeys(masterKey: SecureBytes, seals: [Accessibility: [UInt8]]) throws {
         guard isInitialized else { throw notInitialized() }
         try FileLock.withExclusiveLock(lockPath) {
             try checkMasterKey(masterKey, login: try? readProtector(loginPath, kind: Protector.Kind.password))

@@ -9,17 +9,17 @@ extension KeyStore {
     var hostPath: String { protectorsDirectory + "/host.json" }
 
     /// True when a host protector is on disk.
-    var hasHostProtector: Bool { AtomicFile.exists(hostPath) }
+    package var hasHostProtector: Bool { AtomicFile.exists(hostPath) }
 
     /// True when a login (password) protector is on disk.
-    var hasLoginProtector: Bool { AtomicFile.exists(loginPath) }
+    package var hasLoginProtector: Bool { AtomicFile.exists(loginPath) }
 
     /// Creates a keychain with no password: a fresh master key wrapped by the host
     /// protector's key and by a new recovery key (returned, to be shown once), and the
     /// class public keys in keys.json, with the gatekeeper's `seals` on them (root computes
     /// them: GateSecrets).
     /// `.duplicateItem` when the keychain exists.
-    func initializeForHost(hostProtectorKey: SecureBytes, masterKey: SecureBytes, seals: [Accessibility: [UInt8]]) throws -> (masterKey: SecureBytes, recoveryKey: SecureBytes) {
+    package func initializeForHost(hostProtectorKey: SecureBytes, masterKey: SecureBytes, seals: [Accessibility: [UInt8]]) throws -> (masterKey: SecureBytes, recoveryKey: SecureBytes) {
         guard !isInitialized else { throw alreadyInitialized() }
         try PrivateDirectory.make(protectorsDirectory)
         return try FileLock.withExclusiveLock(lockPath) {
@@ -46,7 +46,7 @@ extension KeyStore {
 
     /// Adds (or replaces) the host protector of an existing keychain, given its master
     /// key (checked against the login or recovery protector).
-    func writeHostProtector(masterKey: SecureBytes, hostProtectorKey: SecureBytes) throws {
+    package func writeHostProtector(masterKey: SecureBytes, hostProtectorKey: SecureBytes) throws {
         guard isInitialized else { throw notInitialized() }
         try FileLock.withExclusiveLock(lockPath) {
             let recorded = try (readProtector(loginPath, kind: Protector.Kind.password)
@@ -62,7 +62,7 @@ extension KeyStore {
     /// The master key from the host protector. `.notAvailable` when there is none;
     /// `.authFailed` when the key does not open it (the host key was rotated, or the
     /// data folder came from another host).
-    func unlock(hostProtectorKey: SecureBytes) throws -> SecureBytes {
+    package func unlock(hostProtectorKey: SecureBytes) throws -> SecureBytes {
         guard let host = try readProtector(hostPath, kind: Protector.Kind.host) else {
             guard isInitialized else { throw notInitialized() }
             throw KeychainError.notAvailable("this keychain has no host protector (\(hostPath)): as root, run `keygate init --host-protector --user NAME` while the keychain is unlocked")

@@ -10,13 +10,13 @@
 // says how to recover, and a successful one or a re-wrap removes it.
 internal import Glibc
 
-final class KeyStore: Sendable {
+package final class KeyStore: Sendable {
     static let maxProtectorBytes = 64 * 1024
     static let fileMode: UInt32 = 0o600
 
     let directory: String
 
-    init(directory: String) {
+    package init(directory: String) {
         self.directory = directory
     }
 
@@ -27,11 +27,11 @@ final class KeyStore: Sendable {
     var lockPath: String { directory + "/.keys.lock" }
     var stalePath: String { protectorsDirectory + "/stale" }
 
-    var isInitialized: Bool {
+    package var isInitialized: Bool {
         AtomicFile.exists(loginPath) || AtomicFile.exists(recoveryPath)
     }
 
-    func initialize(password: SecureBytes, kdf: KDFParameters) throws -> (masterKey: SecureBytes, recoveryKey: SecureBytes) {
+    package func initialize(password: SecureBytes, kdf: KDFParameters) throws -> (masterKey: SecureBytes, recoveryKey: SecureBytes) {
         guard !isInitialized else { throw alreadyInitialized() }
         try kdf.validateForNewProtector()
         try PrivateDirectory.make(protectorsDirectory)
@@ -60,11 +60,11 @@ final class KeyStore: Sendable {
         }
     }
 
-    func unlock(password: SecureBytes) throws -> SecureBytes {
+    package func unlock(password: SecureBytes) throws -> SecureBytes {
         try openLogin(password: password).masterKey
     }
 
-    func unlock(recoveryKey: SecureBytes) throws -> SecureBytes {
+    package func unlock(recoveryKey: SecureBytes) throws -> SecureBytes {
         guard let recovery = try readProtector(recoveryPath, kind: Protector.Kind.recovery) else { throw missing(recoveryPath) }
         let wrappingKey = try Protector.recoveryWrappingKey(recoveryKey: recoveryKey, salt: recovery.saltBytes(path: recoveryPath))
         guard let masterKey = try recovery.unwrap(with: wrappingKey, path: recoveryPath) else {
@@ -85,14 +85,14 @@ final class KeyStore: Sendable {
     /// Records that the login password was reset without the old one (the protector
     /// still opens with the old password only): `protectors/stale`, 0600, atomically,
     /// holding the time of the reset.
-    func markLoginStale() throws {
+    package func markLoginStale() throws {
         let now = time(nil)
         let text = "login password reset without the old one at \(now) (seconds since 1970, UTC): unlock with the recovery key (`keygate passwd --recovery`) or run `keygate passwd` with the old password\n"
         try AtomicFile.write(Array(text.utf8), to: stalePath, mode: Self.fileMode)
     }
 
     /// True when `markLoginStale` was called and no re-wrap or password unlock followed.
-    var isLoginStale: Bool { AtomicFile.exists(stalePath) }
+    package var isLoginStale: Bool { AtomicFile.exists(stalePath) }
 
     /// Removes the stale mark (best effort): the login protector matches the password again.
     func clearLoginStale() {
@@ -101,7 +101,7 @@ final class KeyStore: Sendable {
     }
 
     /// The cost recorded in the login protector (nil when there is none).
-    func loginKDF() throws -> KDFParameters? {
+    package func loginKDF() throws -> KDFParameters? {
         try readProtector(loginPath, kind: Protector.Kind.password)?.kdf
     }
 

@@ -2,8 +2,8 @@
 // checked to be a real folder owned by this user before Keygate writes into it.
 internal import Glibc
 
-enum PrivateDirectory {
-    static func make(_ path: String) throws {
+package enum PrivateDirectory {
+    package static func make(_ path: String) throws {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += "/" + component

@@ -8,7 +8,7 @@
 // before those existed simply lack the two fields.
 internal import FoundationEssentials
 
-struct Protector: Codable, Sendable, Equatable {
+package struct Protector: Codable, Sendable, Equatable {
     enum Kind {
         static let password = "password"
         static let recovery = "recovery"
@@ -18,7 +18,7 @@ struct Protector: Codable, Sendable, Equatable {
 
     static let currentVersion = 1
     static let saltBytes = 16
-    static let masterKeyBytes = 32
+    package static let masterKeyBytes = 32
     private static let masterKeyIDKey: [UInt8] = Array("keygate.master-key-id.v1".utf8)
     private static let associatedDataPrefix: [UInt8] = Array("keygate.protector.v1".utf8)
 

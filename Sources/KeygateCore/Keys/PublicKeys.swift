@@ -7,7 +7,7 @@
 internal import FoundationEssentials
 
 /// Public halves, readable without any unlock: <dir>/keys.json (0600, atomic writes).
-struct PublicKeys: Codable, Sendable, Equatable {
+package struct PublicKeys: Codable, Sendable, Equatable {
     static let currentVersion = 1
     static let fileName = "keys.json"
     static let maxBytes = 64 * 1024
@@ -26,15 +26,18 @@ struct PublicKeys: Codable, Sendable, Equatable {
         self.currentSet = currentSet
     }
 
-    func seal(_ a: Accessibility) -> [UInt8] {
-        guard let text = seals?[a.rawValue], let data = Data(base64Encoded: text), data.count == GateSecrets.sealBytes else { return [] }
+    package func seal(_ a: Accessibility) -> [UInt8] {
+        guard let text = seals?[a.rawValue], let data = Data(base64Encoded: text), data.count == Self.sealBytes else { return [] }
         return Array(data)
     }
+
+    /// The length of the gatekeeper's seal on a class public key (GateSecrets.sealBytes).
+    package static let sealBytes = 32
 
     static func path(directory: String) -> String { directory + "/" + fileName }
 
     /// nil if absent; .decode on garbage, on a future format, or on a key that is not 32 bytes.
-    static func load(directory: String) throws -> PublicKeys? {
+    package static func load(directory: String) throws -> PublicKeys? {
         let path = path(directory: directory)
         guard let bytes = try AtomicFile.read(path, maxBytes: maxBytes) else { return nil }
         struct Probe: Decodable { var version: Int }
@@ -57,9 +60,9 @@ struct PublicKeys: Codable, Sendable, Equatable {
         try AtomicFile.write(Array(try encoder.encode(self)), to: Self.path(directory: directory), mode: 0o600)
     }
 
-    func classKey(_ a: Accessibility) -> [UInt8]? { classKeys[a.rawValue].flatMap(Self.decodeKey) }
-    var presenceKey: [UInt8]? { presence.flatMap(Self.decodeKey) }
-    var currentSetKey: [UInt8]? { currentSet.flatMap(Self.decodeKey) }
+    package func classKey(_ a: Accessibility) -> [UInt8]? { classKeys[a.rawValue].flatMap(Self.decodeKey) }
+    package var presenceKey: [UInt8]? { presence.flatMap(Self.decodeKey) }
+    package var currentSetKey: [UInt8]? { currentSet.flatMap(Self.decodeKey) }
 
     static func encodeKey(_ key: [UInt8]) -> String { Data(key).base64EncodedString() }
 

@@ -6,7 +6,7 @@
 internal import Glibc
 import Synchronization
 
-enum ParsedFileCache {
+package enum ParsedFileCache {
     private struct Entries {
         var byPath: [String: (version: FileVersion, parsed: ParsedPolicy)] = [:]
         var order: [String] = []
@@ -19,7 +19,7 @@ enum ParsedFileCache {
     private static let entries = Mutex<Entries?>(nil)
 
     /// Turns caching on for this process (the daemon, before its first request).
-    static func enable() {
+    package static func enable() {
         entries.withLock { if $0 == nil { $0 = Entries() } }
     }
 

@@ -5,7 +5,7 @@
 // and mode checks still apply (the suite runs as root and chowns its folders).
 internal import Glibc
 
-enum PolicyLocations {
+package enum PolicyLocations {
     /// The vendor folders (distribution packages, then `make install`'s default PREFIX=/usr/local).
     static let vendor = ["/usr/share/keygate/policies.d", "/usr/local/share/keygate/policies.d"]
     static let admin = "/etc/keygate/policies.d"
@@ -13,7 +13,7 @@ enum PolicyLocations {
     static let userRelative = "/.config/keygate/policies.d"
 
     /// The folders to read, in order, for a user whose home is `home`.
-    static func folders(home: String) -> [(PolicyLayer, String)] {
+    package static func folders(home: String) -> [(PolicyLayer, String)] {
         #if KEYGATE_TEST_HOOKS
         if let raw = getenv("KEYGATE_TEST_POLICY_ROOT") {
             let root = String(cString: raw)

@@ -3,17 +3,17 @@
 // file's contents. Only Glibc calls; nothing here writes.
 internal import Glibc
 
-struct FileProbe {
-    enum Kind: Equatable { case regular, directory, symlink, socket, other }
+package struct FileProbe {
+    package enum Kind: Equatable { case regular, directory, symlink, socket, other }
 
-    struct Info: Equatable {
-        var kind: Kind
-        var uid: UInt32
+    package struct Info: Equatable {
+        package var kind: Kind
+        package var uid: UInt32
         /// Permission bits only (0o7777).
-        var mode: UInt32
+        package var mode: UInt32
     }
 
-    enum Outcome: Equatable {
+    package enum Outcome: Equatable {
         case found(Info)
         case absent
         /// Permission denied on the path (e.g. a non-root user looking into /var/lib/keygate).
@@ -21,7 +21,7 @@ struct FileProbe {
         case error(String)
     }
 
-    static func inspect(_ path: String) -> Outcome {
+    package static func inspect(_ path: String) -> Outcome {
         var st = stat()
         guard lstat(path, &st) == 0 else {
             let e = errno
@@ -42,13 +42,13 @@ struct FileProbe {
         return .found(Info(kind: kind, uid: st.st_uid, mode: st.st_mode & 0o7777))
     }
 
-    static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         if case .found = inspect(path) { return true }
         return false
     }
 
     /// The file's text, at most `limit` bytes; nil when it cannot be read.
-    static func readText(_ path: String, limit: Int = 256 * 1024) -> String? {
+    package static func readText(_ path: String, limit: Int = 256 * 1024) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -64,7 +64,7 @@ struct FileProbe {
     }
 
     /// The paths matching a glob pattern (no error when nothing matches).
-    static func glob(_ pattern: String) -> [String] {
+    package static func glob(_ pattern: String) -> [String] {
         var g = glob_t()
         defer { globfree(&g) }
         guard Glibc.glob(pattern, 0, nil, &g) == 0 else { return [] }
@@ -75,5 +75,5 @@ struct FileProbe {
         return out
     }
 
-    static var uid: UInt32 { getuid() }
+    package static var uid: UInt32 { getuid() }
 }

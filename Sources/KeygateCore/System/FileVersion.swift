@@ -5,7 +5,7 @@
 // its version stays the same.
 internal import Glibc
 
-struct FileVersion: Equatable, Sendable {
+package struct FileVersion: Equatable, Sendable {
     var device: UInt64, inode: UInt64, size: Int64, owner: UInt32, mode: UInt32
     var modified: [Int], changed: [Int]
 
@@ -17,7 +17,7 @@ struct FileVersion: Equatable, Sendable {
     }
 
     /// The version of the file at `path` (links followed), or nil when it cannot be stat'ed.
-    init?(path: String) {
+    package init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         self.init(info)

@@ -5,9 +5,9 @@
 // only when a message needs it.
 internal import Glibc
 
-enum InstalledTools {
+package enum InstalledTools {
     /// scripts/secret-session as installed: a private D-Bus session with gnome-keyring.
-    static let secretSession: String = locate("secret-session")
+    package static let secretSession: String = locate("secret-session")
 
     static func locate(_ tool: String) -> String {
         var candidates: [String] = []

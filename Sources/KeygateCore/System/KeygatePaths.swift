@@ -3,10 +3,10 @@
 // Service, or in the embedded store (items.sqlite) in this same folder.
 internal import Glibc
 
-enum KeygatePaths {
+package enum KeygatePaths {
     /// The per-user data folder. HOME comes from the environment when set (so that
     /// tests and `sudo -H` behave as expected), else from the password database.
-    static func dataDirectory(for user: UserAccount, environment: [String: String]) -> String {
+    package static func dataDirectory(for user: UserAccount, environment: [String: String]) -> String {
         if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
             return xdg + "/keygate"
         }

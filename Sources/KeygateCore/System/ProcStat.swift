@@ -6,9 +6,9 @@ internal import Glibc
 
 /// The fields of /proc/PID/stat Keygate uses.
 package struct ProcStat: Equatable {
-    var parent: Int32
-    var session: Int32
-    var ttyNumber: Int64
+    package var parent: Int32
+    package var session: Int32
+    package var ttyNumber: Int64
     /// Field 22: start time in clock ticks after boot.
     package var startTime: UInt64
 

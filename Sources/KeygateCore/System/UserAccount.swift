@@ -7,6 +7,12 @@ public struct UserAccount: Sendable, Equatable {
     public let name: String
     public let home: String
 
+    package init(uid: UInt32, name: String, home: String) {
+        self.uid = uid
+        self.name = name
+        self.home = home
+    }
+
     /// The user this process runs as (real uid).
     public static func current() throws -> UserAccount {
         try lookup(uid: getuid())

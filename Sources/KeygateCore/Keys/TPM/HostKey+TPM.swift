@@ -43,7 +43,7 @@ extension HostKey {
 
     // MARK: - Path-explicit forms
 
-    static func sealedPath(for path: String) -> String { path + ".tpm" }
+    package static func sealedPath(for path: String) -> String { path + ".tpm" }
 
     /// The unsealed host key when `path`'s sealed file exists; nil when it does not.
     static func readSealed(at path: String) throws -> SecureBytes? {
@@ -155,7 +155,7 @@ extension HostKey {
 
 extension HostKey {
     /// How a sealed host key stands, without reading it: the TPM must answer and load the sealed object.
-    enum SealedKeyHealth {
+    package enum SealedKeyHealth {
         /// The TPM at this TCTI loads it.
         case opens(tcti: String)
         /// The sealed file cannot be read or parsed.
@@ -167,7 +167,7 @@ extension HostKey {
     }
 
     /// Loads (never unseals) the sealed object at `path`'s sealed file. Root only.
-    static func sealedHealth(at path: String) -> SealedKeyHealth {
+    package static func sealedHealth(at path: String) -> SealedKeyHealth {
         let sealed = sealedPath(for: path)
         let file: SealedHostKeyFile
         let tcti: TPMTCTI
@@ -204,7 +204,7 @@ extension HostKey {
 
     /// Whether a TPM answers at the TCTI a new seal would use: nil when it does, else why not. Where that
     /// is a device node that does not exist, tpm2-tss is not even loaded.
-    static func tpmAbsenceReason() -> (tcti: String, reason: String?) {
+    package static func tpmAbsenceReason() -> (tcti: String, reason: String?) {
         do {
             let tcti = try TPMTCTI.forSealing(requested: nil)
             do {

@@ -6,9 +6,9 @@
 // tctildr (TPMConnection) interprets the string.
 internal import Glibc
 
-struct TPMTCTI: Equatable, Sendable {
+package struct TPMTCTI: Equatable, Sendable {
     /// The kernel's TPM resource manager: several processes may use the TPM at once.
-    static let defaultConfiguration = "device:/dev/tpmrm0"
+    package static let defaultConfiguration = "device:/dev/tpmrm0"
 
     /// The longest configuration accepted (the sealed file's header stores it).
     static let maxLength = 255
