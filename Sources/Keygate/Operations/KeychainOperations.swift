@@ -3,7 +3,7 @@
 // read fetches the blob, finds the class key (cache or PAM unlock) and opens it.
 // Listing and deleting never need a key, so they never prompt.
 //
-// Delegates: storage to Storage/, keys to KeyUnlocker, sealing to Crypto/.
+// Delegates: storage to KeygateStorage, keys to KeyUnlocker (Unlocking/), sealing to KeygateCore's Crypto/.
 
 public struct KeychainOperations: Sendable {
     let store: any ItemStore
@@ -86,26 +86,50 @@ public struct KeychainOperations: Sendable {
     /// applies: its windows, services and prompt, and, when the policy asks for more
     /// than the item was sealed with (an item added before the policy), a PAM
     /// authentication for the policy's constraints before the secret is opened.
+    /// A read flows down once: the policy decision, then the keys it scopes, then the
+    /// store, then the crypto.
     public func secret(for identity: ItemIdentity) throws -> SecureBytes? {
         try ItemFieldLimits.check(identity: identity)
-        guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first,
-              !item.isUnfinishedWrite else { return nil }
-        let decision = try keys.context.decision(for: identity)
-        let scoped = KeychainOperations(store: store, keys: keys.applying(decision, for: identity), storeChoice: storeChoice)
-        if let required = decision.access,
-           AccessControl.stricter(item.attributes.accessControl, required) != item.attributes.accessControl {
-            try scoped.keys.requirePasswordProtector()
-            // A locked keychain: one prompt does both (the password typed also opens the master key).
-            let locked = scoped.keys.cache.load(KeyUnlocker.masterName) == nil && scoped.keys.keyStore.hasLoginProtector
-                && scoped.keys.authContext?.interactionNotAllowed != true
-            let password = try scoped.keys.gate.requirePresence(for: identity, constraints: required,
-                                                                reason: scoped.keys.promptReason(for: .useItem), fresh: locked)
-            if locked { try scoped.keys.openAfterPresence(password) }
+        let decision: PolicyDecision
+        do {
+            decision = try keys.context.decision(for: identity)
+        } catch {
+            // A broken system policy file refuses every policy-governed read, but an item that
+            // is not there reads as absent, and the store's own failure comes first, as always.
+            guard try storedItem(identity) == nil else { throw error }
+            return nil
         }
-        return try scoped.open(item, identity: identity)
+        return try secret(for: identity, decision: decision)
     }
 
-    private func open(_ item: StoredItem, identity: ItemIdentity) throws -> SecureBytes {
+    /// The secret of one item under its policy `decision` (KeychainContext.decision), or nil
+    /// when there is no such item.
+    func secret(for identity: ItemIdentity, decision: PolicyDecision) throws -> SecureBytes? {
+        let keys = self.keys.applying(decision, for: identity)
+        guard let item = try storedItem(identity) else { return nil }
+        if let required = decision.access,
+           AccessControl.stricter(item.attributes.accessControl, required) != item.attributes.accessControl {
+            try keys.requirePasswordProtector()
+            // A locked keychain: one prompt does both (the password typed also opens the master key).
+            let locked = keys.cache.load(KeyUnlocker.masterName) == nil && keys.keyStore.hasLoginProtector
+                && keys.authContext?.interactionNotAllowed != true
+            let password = try keys.gate.requirePresence(for: identity, constraints: required,
+                                                         reason: keys.promptReason(for: .useItem), fresh: locked)
+            if locked { try keys.openAfterPresence(password) }
+        }
+        return try open(item, identity: identity, keys: keys)
+    }
+
+    /// The item with exactly this identity, its blob loaded; nil when there is none (or only
+    /// the leftover of an add the Secret Service never finished).
+    private func storedItem(_ identity: ItemIdentity) throws -> StoredItem? {
+        guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first,
+              !item.isUnfinishedWrite else { return nil }
+        return item
+    }
+
+    /// Opens a found item's blob with `keys`, the unlocker scoped to the item's policy.
+    private func open(_ item: StoredItem, identity: ItemIdentity, keys: KeyUnlocker) throws -> SecureBytes {
         guard let blob = item.blob else {
             throw KeychainError.decode("the item \(identity.displayName) has no secret in the store: delete it and add it again")
         }
@@ -114,7 +138,7 @@ public struct KeychainOperations: Sendable {
             throw KeychainError.decode("the item \(identity.displayName) was tampered with: its accessibility attribute does not match its sealed blob; delete it and add it again")
         }
         if header.scheme == GatedBlob.scheme {
-            return try openGated(blob, identity: identity)
+            return try openGated(blob, identity: identity, keys: keys)
         }
         let classKey = try keys.classKey(for: header.accessibility, createIfNeeded: false)
         return try SealedBlob.open(blob, identity: identity, classKey: classKey)
@@ -123,7 +147,7 @@ public struct KeychainOperations: Sendable {
     /// Opens a scheme-2 blob: the gatekeeper opens the item's gate boxes if its policy holds
     /// now (one PAM prompt at most, whose password also opens a locked keychain), and the
     /// class pair from the master key opens the class box.
-    private func openGated(_ blob: [UInt8], identity: ItemIdentity, retried: Bool = false) throws -> SecureBytes {
+    private func openGated(_ blob: [UInt8], identity: ItemIdentity, keys: KeyUnlocker, retried: Bool = false) throws -> SecureBytes {
         let header = try GatedBlob.header(of: blob)
         let slots = Self.slotsToOpen(header)
         let needsPresence = slots.contains { header.gateSlots[$0].kind != .device }
@@ -142,7 +166,7 @@ public struct KeychainOperations: Sendable {
                                                          reason: keys.promptReason(for: .useItem), fresh: true)
             try keys.openAfterPresence(password)
             guard let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first?.blob else { throw error }
-            return try openGated(moved, identity: identity, retried: true)
+            return try openGated(moved, identity: identity, keys: keys, retried: true)
         }
         if fresh { try keys.openAfterPresence(opened.password) }
         let classPair = try keys.classKeyPair(for: header.accessibility)
@@ -152,7 +176,7 @@ public struct KeychainOperations: Sendable {
                 // Keygate 1.x bound this class's key to the device key: the first password unlock moves it.
                 try keys.unlock()
                 if let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first?.blob, moved != blob {
-                    return try openGated(moved, identity: identity, retried: true)
+                    return try openGated(moved, identity: identity, keys: keys, retried: true)
                 }
             }
             if legacyDeviceOnly {
