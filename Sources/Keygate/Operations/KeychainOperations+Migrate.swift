@@ -7,7 +7,7 @@
 // skipped, never overwritten, never deleted from the source. No key is needed, so it never
 // prompts. Afterwards the destination is recorded as the keychain's store (StoreSelection).
 //
-// Delegates: the stores to Storage/ (StoreSelection.store), attribute comparison to
+// Delegates: the stores to KeygateStorage (StoreSelection.store), attribute comparison to
 // ItemAttributeCodec.
 
 /// What one migration did.
