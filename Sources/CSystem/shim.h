@@ -18,5 +18,13 @@ static inline void keygate_openlog(void) { openlog("keygate", LOG_PID, LOG_AUTHP
 static inline int keygate_log_authpriv_notice(void) { return LOG_AUTHPRIV | LOG_NOTICE; }
 static inline int keygate_log_authpriv_warning(void) { return LOG_AUTHPRIV | LOG_WARNING; }
 
+#include <sys/mman.h>
+#ifndef MCL_ONFAULT
+#define MCL_ONFAULT 4
+#endif
+/* Locks every page of the process as it is touched, now and later (the gatekeeper's daemon,
+   root, so no RLIMIT_MEMLOCK applies): nothing it holds can reach swap. */
+static inline int keygate_lock_all_memory(void) { return mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT); }
+
 /* Names the process (comm, as ps and top show it; at most 15 bytes). */
 static inline int keygate_set_process_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }

@@ -91,15 +91,13 @@ struct AskpassPrompter: Prompter {
         while true {
             if buffer.isFull {
                 var scratch = [UInt8](repeating: 0, count: 256)
-                let n = scratch.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress, raw.count) }
+                let n = SafeFile.retryingOnEINTR { scratch.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress, raw.count) } }
                 Sodium.wipe(&scratch)
-                if n < 0 && errno == EINTR { continue }
                 if n <= 0 { break }
                 overflow = true
                 continue
             }
-            let n = buffer.fill { read(fd, $0, $1) }
-            if n < 0 && errno == EINTR { continue }
+            let n = SafeFile.retryingOnEINTR { buffer.fill { read(fd, $0, $1) } }
             if n <= 0 { break }
         }
         return (buffer, overflow)
@@ -108,8 +106,7 @@ struct AskpassPrompter: Prompter {
     /// Waits for the child; its exit status, or -1 when a signal ended it.
     private func waitFor(_ pid: pid_t) throws -> Int32 {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno == EINTR { continue }
+        if SafeFile.retryingOnEINTR({ waitpid(pid, &status, 0) }) < 0 {
             throw KeychainError.interactionNotAllowed(
                 "lost track of the askpass program '\(program)' (\(String(cString: strerror(errno)))): run from a terminal instead")
         }

@@ -26,7 +26,7 @@ struct PinentryPrompter: Prompter {
 
     func notify(_ message: String) {
         var bytes = Array((message + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        SafeFile.writeAll(2, bytes)
         bytes.removeAll()
     }
 
@@ -270,9 +270,10 @@ private final class Session {
         }
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress.map { $0 + done }, $0.count - done, Int32(MSG_NOSIGNAL)) }
+            let n = SafeFile.retryingOnEINTR {
+                bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress.map { $0 + done }, $0.count - done, Int32(MSG_NOSIGNAL)) }
+            }
             if n < 0 {
-                if errno == EINTR { continue }
                 throw KeychainError.interactionNotAllowed("pinentry '\(program)' stopped listening: check that it works on its own (echo GETPIN | \(program))")
             }
             done += n
@@ -282,9 +283,8 @@ private final class Session {
     private func readByte() throws -> UInt8 {
         var byte: UInt8 = 0
         while true {
-            let n = read(fd, &byte, 1)
+            let n = SafeFile.retryingOnEINTR { read(fd, &byte, 1) }
             if n == 1 { return byte }
-            if n < 0 && errno == EINTR { continue }
             throw KeychainError.interactionNotAllowed("pinentry '\(program)' ended without answering: check that it works on its own, or use --askpass")
         }
     }
@@ -308,7 +308,7 @@ private final class Session {
         try? send("BYE")
         close(fd)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        _ = SafeFile.retryingOnEINTR { waitpid(pid, &status, 0) }
     }
 
     deinit { finish() }

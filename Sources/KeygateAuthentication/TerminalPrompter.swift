@@ -11,7 +11,7 @@ struct TerminalPrompter: Prompter {
 
     /// True when this process has a controlling terminal that can be opened.
     static var isAvailable: Bool {
-        let fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        let fd = SafeFile.openDescriptor(path, O_RDWR | O_NOCTTY, links: .follow)
         guard fd >= 0 else { return false }
         close(fd)
         return true
@@ -22,14 +22,14 @@ struct TerminalPrompter: Prompter {
     }
 
     func notify(_ message: String) {
-        let fd = open(Self.path, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+        let fd = SafeFile.openDescriptor(Self.path, O_WRONLY | O_NOCTTY, links: .follow)
         guard fd >= 0 else { return }
         writeAll(fd, message + "\n")
         close(fd)
     }
 
     func readSecret(prompt: String) throws -> SecureBytes? {
-        let fd = open(Self.path, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        let fd = SafeFile.openDescriptor(Self.path, O_RDWR | O_NOCTTY, links: .follow)
         guard fd >= 0 else { throw KeychainError.interactionNotAllowed(PromptAdvice.noPrompt) }
         defer { close(fd) }
         return try Self.readSecret(prompt: prompt, fd: fd)
@@ -97,15 +97,6 @@ struct TerminalPrompter: Prompter {
 /// notices only: never for secrets.
 func writeAll(_ fd: Int32, _ text: String) {
     var bytes = Array(text.utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let n = bytes.withUnsafeMutableBytes { raw -> Int in
-            guard let base = raw.baseAddress else { return 0 }
-            return write(fd, base + offset, raw.count - offset)
-        }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return }
-        offset += n
-    }
+    SafeFile.writeAll(fd, bytes)
     bytes.removeAll()
 }

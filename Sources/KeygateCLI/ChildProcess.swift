@@ -74,8 +74,7 @@ enum ChildProcess {
             return 127
         }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno == EINTR { continue }
+        if SafeFile.retryingOnEINTR({ waitpid(pid, &status, 0) }) < 0 {
             throw KeychainError(.notAvailable, "lost track of '\(commandName)' (\(String(cString: strerror(errno)))): check whether it finished")
         }
         // WIFSIGNALED / WTERMSIG / WEXITSTATUS are macros: decode by hand.

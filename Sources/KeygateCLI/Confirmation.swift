@@ -13,7 +13,7 @@ enum Confirmation {
     /// yes, interactionNotAllowed (36) with no terminal to ask on.
     static func ask(_ what: String, assumeYes: Bool) throws {
         if assumeYes { return }
-        let fd = isatty(0) == 1 ? open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC) : -1
+        let fd = isatty(0) == 1 ? SafeFile.openDescriptor("/dev/tty", O_RDWR | O_NOCTTY, links: .follow) : -1
         guard fd >= 0 else {
             throw KeychainError(.interactionNotAllowed, "\(what), and there is no terminal to ask you on: pass --yes to go ahead")
         }
@@ -22,8 +22,7 @@ enum Confirmation {
         var answer: [UInt8] = []
         var byte: UInt8 = 0
         while answer.count < 16 {
-            let n = read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
+            let n = SafeFile.retryingOnEINTR { read(fd, &byte, 1) }
             if n <= 0 || byte == 0x0A || byte == 0x0D { break }
             answer.append(byte)
         }
@@ -34,12 +33,6 @@ enum Confirmation {
     }
 
     private static func writeAll(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            bytes = bytes.dropFirst(n)
-        }
+        SafeFile.writeAll(fd, Array(text.utf8))
     }
 }

@@ -6,13 +6,6 @@ import KeygateCore
 package enum ItemAttributeCodec {
     static let schemaName = "io.keygate.Item"
 
-    /// Every attribute the schema declares (all of type string).
-    static let attributeNames: [String] = [
-        Key.itemClass, Key.service, Key.account, Key.server, Key.protocol, Key.port, Key.path,
-        Key.securityDomain, Key.authenticationType, Key.accessible, Key.access, Key.comment, Key.generic,
-        Key.description, Key.accessGroup, Key.synchronizable,
-    ]
-
     enum Key {
         static let itemClass = "keygate:class"
         static let service = "service"

@@ -17,10 +17,13 @@ enum SecretServiceFailure {
     /// The Secret Service's D-Bus error names.
     static let lockedErrorName = "org.freedesktop.Secret.Error.IsLocked"
     static let noSuchObjectErrorName = "org.freedesktop.Secret.Error.NoSuchObject"
+    /// The session a call named is gone (the daemon restarted): the Secret Service spec's error,
+    /// which gnome-keyring (checked against it) and KeePassXC (its fdosecrets code) send.
     static let noSessionErrorName = "org.freedesktop.Secret.Error.NoSession"
 
     static func locked(_ provider: SecretServiceProvider) -> KeychainError {
-        .interactionNotAllowed(lockedPrefix + " (\(provider.name)): " + provider.unlockAdvice)
+        KeychainError(.interactionNotAllowed, lockedPrefix + " (\(provider.name)): " + provider.unlockAdvice,
+                      reason: .lockedCollection)
     }
 
     static func noDefaultCollection(_ provider: SecretServiceProvider) -> KeychainError {
@@ -43,9 +46,9 @@ enum SecretServiceFailure {
         }
         if error.isLocalTimeout || name == BusErrorName.timeout || name == BusErrorName.timedOut
             || (name == BusErrorName.noReply && !error.isConnectionLost) {
-            return .notAvailable(timeoutPrefix + " \(deadline.limitText): check that "
-                                 + "\(daemon) is running and responsive (or run under \(InstalledTools.secretSession))"
-                                 + provider.slowAnswerHint)
+            return KeychainError.notAvailable(timeoutPrefix + " \(deadline.limitText): check that "
+                                              + "\(daemon) is running and responsive (or run under \(InstalledTools.secretSession))"
+                                              + provider.slowAnswerHint).because(.secretServiceTimeout)
         }
         if name == lockedErrorName || error.message.lowercased().contains("locked") {
             return locked(provider)
@@ -66,8 +69,9 @@ enum SecretServiceFailure {
             || name == BusErrorName.unknownInterface || name == BusErrorName.unknownProperty {
             return .itemNotFound("the item went away while Keygate tried to \(action): try again" + detail)
         }
-        return .notAvailable("the Secret Service could not \(action): check that \(daemon) is running "
-                             + "and healthy, then try again" + detail)
+        let failed = KeychainError.notAvailable("the Secret Service could not \(action): check that \(daemon) is running "
+                                                + "and healthy, then try again" + detail)
+        return name == noSessionErrorName ? failed.because(.staleSession) : failed
     }
 
     private static var hasSessionBusAddress: Bool {

@@ -118,11 +118,11 @@ package enum SecretServiceProvider: Sendable, Equatable {
 
     /// At most 256 bytes of a small /proc file; nil when it cannot be read.
     private static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = SafeFile.openDescriptor(path, O_RDONLY, links: .follow)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 256)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        let count = SafeFile.retryingOnEINTR { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
         guard count > 0 else { return nil }
         return String(decoding: buffer.prefix(count), as: UTF8.self)
     }

@@ -59,12 +59,23 @@ package final class SecretServiceStore: ItemStore {
     }
 
     private func isLocked(_ error: KeychainError) -> Bool {
-        if error.code == .interactionNotAllowed && error.message.hasPrefix(SecretServiceFailure.lockedPrefix) { return true }
-        guard error.code == .notAvailable, error.message.hasPrefix(SecretServiceFailure.timeoutPrefix),
+        if Self.isLockedCollection(error) { return true }
+        guard error.reason == .secretServiceTimeout,
               provider() == .keePassXC, let collection = try? connection.defaultCollection(ServiceDeadline(deadline)) else {
             return false
         }
         return (try? call.collectionProperties(collection).lookup("Locked")?.boolean) == true
+    }
+
+    /// The daemon no longer knows the session (it restarted): by reason, never by message text
+    /// (every "session bus" message mentions a session too).
+    static func isStaleSession(_ error: KeychainError) -> Bool {
+        error.reason == .staleSession
+    }
+
+    /// The default collection is locked (SecretServiceFailure.locked made the error).
+    static func isLockedCollection(_ error: KeychainError) -> Bool {
+        error.reason == .lockedCollection
     }
 
     /// Locks the default collection (Service.Lock, through its prompt where the provider asks one).
@@ -278,10 +289,10 @@ private struct ServiceCalls {
             }
         }
         guard loadingSecrets else { return (found, [:]) }
-        if case .failure(let error) = results[paths.count], isStaleSession(error) || error.code == .itemNotFound {
+        if case .failure(let error) = results[paths.count], SecretServiceStore.isStaleSession(error) || error.code == .itemNotFound {
             // The daemon restarted and forgot the session, or an item vanished: once more, with a
             // fresh session if needed and only the items that are still there.
-            if isStaleSession(error) { connection.forgetSession() }
+            if SecretServiceStore.isStaleSession(error) { connection.forgetSession() }
             let retried = try connection.calls([getSecrets(found.map { $0.path }, session: try connection.session(deadline))],
                                                deadline)
             results[paths.count] = retried.first ?? results[paths.count]
@@ -304,10 +315,6 @@ private struct ServiceCalls {
         ServiceMethodCall(path: C.servicePath, interface: C.serviceInterface, method: "GetSecrets",
                           arguments: Variant.tuple([Variant.objectPaths(paths), Variant.objectPath(session)]),
                           replyType: "(a{o(oayays)})", action: "read item secrets")
-    }
-
-    private func isStaleSession(_ error: KeychainError) -> Bool {
-        error.message.contains("session")
     }
 
     private func decode(_ properties: BusValue?) throws -> ItemAttributes {

@@ -5,8 +5,9 @@
 //
 // The format is tiny and strict: blank lines, `#` comments, and `store = VALUE` with VALUE
 // one of secret-service, embedded, auto. Anything else is an error naming file:line.
-// Files are opened without blocking on a FIFO and with a size limit; the system file
-// never through a symbolic link.
+// Files are read by ConfigFile, the reader policy files use: without blocking on a FIFO
+// and with a size limit; the system file never through a symbolic link, and under the
+// policy files' owner rule.
 import KeygateCore
 internal import Glibc
 
@@ -45,33 +46,25 @@ enum StoreConfig {
     /// owns it and group and others cannot write it, checked on the opened file. The user's
     /// own file may be a link (dotfile managers make them).
     static func read(_ path: String, requireRootOwned: Bool) throws -> StoreSetting? {
-        // O_NONBLOCK: a FIFO planted at `path` must not hang the caller.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (requireRootOwned ? O_NOFOLLOW : 0))
-        if fd < 0 {
-            let e = errno
-            if e == ENOENT || e == ENOTDIR { return nil }
-            if e == ELOOP { throw refused(path) }
-            throw KeychainError.param("could not read \(path): \(String(cString: strerror(e))); fix its permissions or remove it")
+        let file: OpenFile
+        switch ConfigFile.open(path, links: requireRootOwned ? .refuse : .follow) {
+        case .success(let opened): file = opened
+        case .failure(let e) where e.code == ENOENT || e.code == ENOTDIR: return nil
+        case .failure(let e) where e.code == ELOOP: throw refused(path)
+        case .failure(let e):
+            throw KeychainError.param("could not read \(path): \(e.text); fix its permissions or remove it")
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw KeychainError.param("\(path) is not a regular file: remove it, or make it one with a `store = ...` line")
-        }
-        if requireRootOwned, info.st_uid != 0 || info.st_mode & 0o022 != 0 { throw refused(path) }
-        guard info.st_size <= maxBytes else {
+        defer { file.close() }
+        let notRegular = KeychainError.param("\(path) is not a regular file: remove it, or make it one with a `store = ...` line")
+        guard file.isRegular else { throw notRegular }
+        if requireRootOwned, ConfigFile.problem(file.info, owner: .root) != nil { throw refused(path) }
+        switch ConfigFile.contents(of: file, limit: maxBytes) {
+        case .success(let bytes): return try parse(String(decoding: bytes, as: UTF8.self), file: path)
+        case .failure(.notRegular): throw notRegular
+        case .failure(.tooLarge):
             throw KeychainError.param("\(path) is larger than \(maxBytes) bytes: it holds one `store = ...` line; fix it")
+        case .failure(.failed(let e)): throw KeychainError.param("could not read \(path): \(e.text); check the disk")
         }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count <= maxBytes {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            if n < 0 { throw KeychainError.param("could not read \(path): \(String(cString: strerror(errno))); check the disk") }
-            if n == 0 { break }
-            bytes += chunk[0..<n]
-        }
-        return try parse(String(decoding: bytes, as: UTF8.self), file: path)
     }
 
     private static func refused(_ path: String) -> KeychainError {

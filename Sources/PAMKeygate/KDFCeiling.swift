@@ -48,13 +48,11 @@ struct KDFCeiling: Equatable {
 
     /// The kept calibration, if /run/keygate/kdf-calibration is root's and well formed.
     static func read() -> KDFCeiling? {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0, status.st_uid == 0, status.st_mode & 0o022 == 0 else { return nil }
+        guard case .success(let file) = SafeFile.openForReading(path) else { return nil }
+        defer { file.close() }
+        guard file.info.st_uid == 0, file.info.st_mode & 0o022 == 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 128)
-        let count = Glibc.read(fd, &buffer, buffer.count)
+        let count = SafeFile.retryingOnEINTR { Glibc.read(file.fd, &buffer, buffer.count) }
         guard count > 0 else { return nil }
         let parts = String(decoding: buffer.prefix(count), as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard parts.count == 3, let passes = UInt64(parts[0]), let memory = UInt64(parts[1]), let ms = UInt64(parts[2]),
@@ -67,12 +65,8 @@ struct KDFCeiling: Equatable {
     private func write() {
         let directory = SessionCounter.defaultDirectory
         if mkdir(directory, 0o700) != 0 && errno != EEXIST { return }
-        let temporary = Self.path + ".\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
-        let bytes = Array("\(passes) \(memoryBytes) \(milliseconds)\n".utf8)
-        let written = Glibc.write(fd, bytes, bytes.count)
-        close(fd)
-        if written == bytes.count { _ = rename(temporary, Self.path) } else { _ = unlink(temporary) }
+        // Not fsynced: a calibration lost in a crash is made again at the next login.
+        try? SafeFile.replace(Self.path, with: Array("\(passes) \(memoryBytes) \(milliseconds)\n".utf8), mode: 0o600,
+                              durable: false)
     }
 }

@@ -31,16 +31,10 @@ final class ModuleHandle {
     /// Reads and parses the request on standard input.
     static func readRequest() throws -> ModuleHandle {
         let buffer = try SecureBytes(count: maxRequestBytes)
-        var count = 0
-        try buffer.withUnsafeMutableBytes { raw in
-            while count < raw.count {
-                let n = read(0, raw.baseAddress.map { $0 + count }, raw.count - count)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw ModuleError("cannot read the request from pam_keygate.so: \(String(cString: strerror(errno)))")
-                }
-                if n == 0 { break }
-                count += n
+        let count = try buffer.withUnsafeMutableBytes { raw in
+            switch SafeFile.readFully(0, into: raw) {
+            case .success(let count): return count
+            case .failure(let e): throw ModuleError("cannot read the request from pam_keygate.so: \(e.text)")
             }
         }
         return try buffer.withUnsafeBytes { raw in try parse(UnsafeRawBufferPointer(rebasing: raw[0..<count])) }
@@ -120,14 +114,7 @@ enum PAMItem {
 /// Standard output, one line per write(2), for the module to read.
 enum HelperOutput {
     static func write(_ line: String) {
-        var bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(1, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            offset += n
-        }
+        SafeFile.writeAll(1, Array((line + "\n").utf8))
     }
 
     /// No line breaks inside a line; bounded.

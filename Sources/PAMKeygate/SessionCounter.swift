@@ -74,7 +74,7 @@ struct SessionCounter {
     /// and writes them back; returns how many are left.
     private func update(_ change: (inout [Entry]) -> Void) throws -> Int {
         try makeDirectory()
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = SafeFile.openLockFile(path)
         guard fd >= 0 else { throw failure("cannot open \(path)") }
         defer { Glibc.close(fd) }
         try lock(fd)
@@ -83,13 +83,13 @@ struct SessionCounter {
             throw ModuleError("\(path) is not a regular file owned by root: remove it (the count restarts at zero)")
         }
         var buffer = [UInt8](repeating: 0, count: Self.maxBytes)
-        let read = pread(fd, &buffer, buffer.count, 0)
+        let read = SafeFile.retryingOnEINTR { pread(fd, &buffer, buffer.count, 0) }
         guard read >= 0 else { throw failure("cannot read \(path)") }
         // Empty or damaged lines are dropped: a count that starts again is better than one stuck.
         var entries = Self.parse(String(decoding: buffer.prefix(read), as: UTF8.self)).filter(Self.isAlive)
         change(&entries)
         let bytes = Array(entries.map { "\($0.pid) \($0.startTime)\n" }.joined().utf8)
-        guard ftruncate(fd, 0) == 0, pwrite(fd, bytes, bytes.count, 0) == bytes.count else {
+        guard ftruncate(fd, 0) == 0, SafeFile.writeAll(fd, bytes, at: 0) == nil else {
             throw failure("cannot write \(path)")
         }
         return entries.count
@@ -97,8 +97,8 @@ struct SessionCounter {
 
     /// flock(2), polled until the deadline: a stuck holder never hangs a login.
     private func lock(_ fd: Int32) throws {
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else { throw failure("cannot lock \(path)") }
+        while SafeFile.retryingOnEINTR({ flock(fd, LOCK_EX | LOCK_NB) }) != 0 {
+            guard errno == EWOULDBLOCK else { throw failure("cannot lock \(path)") }
             guard FileLock.monotonicNow() < deadline else {
                 throw ModuleError("another process held \(path) past this call's time budget: gave up (`fuser -v \(path)` shows who holds it)")
             }

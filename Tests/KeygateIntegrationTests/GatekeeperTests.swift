@@ -56,8 +56,8 @@ final class GatekeeperTests: XCTestCase {
         }
         let reply = try GateClient(prompter: person).call(
             GateRequest(operation: .open, flags: flags, accessControl: header.accessControl, identity: identity, boxes: boxes))
-        var shares: [Int: SecureBytes] = [:]
-        for share in reply.result.shares {
+        var shares = [SecureBytes?](repeating: nil, count: header.gateSlots.count)
+        for share in reply.result.shares where Int(share.index) < shares.count {
             var bytes = share.share
             shares[Int(share.index)] = try SecureBytes(consuming: &bytes)
         }

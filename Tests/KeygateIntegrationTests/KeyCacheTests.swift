@@ -66,7 +66,9 @@ final class KeyCacheTests: XCTestCase {
 
     /// The timeout column of /proc/keys for a key ("49s", "2m", "perm", "expd").
     private func procKeysTimeout(_ serial: KeySerial) throws -> String? {
-        let text = try String(contentsOfFile: "/proc/keys", encoding: .utf8)
+        // To the end: String(contentsOfFile:) can stop at the first page of a /proc file.
+        let data = try XCTUnwrap(FileHandle(forReadingAtPath: "/proc/keys"), "/proc/keys").readDataToEndOfFile()
+        let text = String(decoding: data, as: UTF8.self)
         let id = String(format: "%08x", serial.rawValue)
         for line in text.split(separator: "\n") where line.hasPrefix(id + " ") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)

@@ -339,6 +339,35 @@ final class SecretServiceStoreTests: XCTestCase {
         XCTAssertEqual(result.step("resumed-search"), "ok", result.transcript)
     }
 
+    /// A session the daemon no longer knows (closed here; a restarted daemon forgets them all)
+    /// makes GetSecrets answer org.freedesktop.Secret.Error.NoSession: that error carries the
+    /// stale-session reason, and a read then opens a new session and gets the secret.
+    func test_read_afterTheDaemonForgetsTheSession_opensANewOne() throws {
+        let connection = SecretServiceConnection()
+        let store = SecretServiceStore(connection: connection)
+        let deadline = ServiceDeadline(.seconds(5))
+        let written = ItemAttributes(identity: .generic(service: tag, account: "stale-session"), label: "stale session")
+        try store.create(written, blob: [1, 2, 3], replace: false)
+        let query = ItemQuery(exactly: written.identity)
+        XCTAssertEqual(try store.search(query, loadBlobs: true).first?.blob, [1, 2, 3])
+
+        let session = try connection.session(deadline)
+        let close = ServiceMethodCall(path: session, interface: "org.freedesktop.Secret.Session", method: "Close",
+                                      arguments: nil, replyType: "()", action: "close the session")
+        _ = try XCTUnwrap(connection.calls([close], deadline).first).get()
+        let getSecrets = ServiceMethodCall(path: SecretServiceConnection.servicePath, interface: SecretServiceConnection.serviceInterface,
+                                           method: "GetSecrets",
+                                           arguments: Variant.tuple([Variant.objectPaths([]), Variant.objectPath(session)]),
+                                           replyType: "(a{o(oayays)})", action: "read item secrets")
+        guard case .failure(let stale) = try XCTUnwrap(connection.calls([getSecrets], deadline).first) else {
+            return XCTFail("GetSecrets on a closed session succeeded")
+        }
+        XCTAssertTrue(SecretServiceStore.isStaleSession(stale), stale.message)
+
+        XCTAssertEqual(try store.search(query, loadBlobs: true).first?.blob, [1, 2, 3], "read again through a new session")
+        XCTAssertNotEqual(try connection.session(deadline), session)
+    }
+
     private func which(_ tool: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":").map { "\($0)/\(tool)" }.first { FileManager.default.isExecutableFile(atPath: $0) }

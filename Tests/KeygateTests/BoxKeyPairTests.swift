@@ -40,6 +40,17 @@ final class BoxKeyPairTests: XCTestCase {
         XCTAssertNil(try SealedBox.open(damaged[...], with: pair))
     }
 
+    func test_sealedBox_opensIntoAnArray_asIntoLockedMemory() throws {
+        let pair = try BoxKeyPair.generate()
+        let box = try SealedBox.seal(secureBytes("share"), to: pair.publicKey)
+        XCTAssertEqual(SealedBox.openToArray(box[...], with: pair), Array("share".utf8))
+        XCTAssertNil(SealedBox.openToArray(box[...], with: try BoxKeyPair.generate()))
+        var damaged = box
+        damaged[0] ^= 1
+        XCTAssertNil(SealedBox.openToArray(damaged[...], with: pair))
+        XCTAssertNil(SealedBox.openToArray(box.prefix(SealedBox.overhead - 1), with: pair), "shorter than a box")
+    }
+
     func test_classKeyPair_isDeterministic_perClass_andNotTheSymmetricClassKey() throws {
         let master = try SecureBytes.random(count: 32)
         let device = try SecureBytes.random(count: 32)

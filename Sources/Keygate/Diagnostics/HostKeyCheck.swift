@@ -70,9 +70,15 @@ enum HostKeyCheck {
             return DiagnosticResult(name, .fail, "the host key is sealed to the TPM at \(tcti), which does not answer: \(shortReason(error.message))",
                                     advice: "bring that TPM back (check `tpm2_getrandom 8 -T \(tcti)`); this-device-only items open again when it answers")
         case .refused(let tcti, let error):
-            return DiagnosticResult(name, .fail, error.message.hasPrefix("the TPM at") ? error.message : "the host key is sealed to the TPM at \(tcti), which no longer opens it: \(error.message)",
+            return DiagnosticResult(name, .fail, refusedMessage(tcti: tcti, error),
                                     advice: "sudo keygate setup-host --tpm --rotate (a new host key; this-device-only items sealed for the old one cannot be recovered: add them again)")
         }
+    }
+
+    /// What to say when the TPM answers but will not load the sealed key: a TPM refusal already names
+    /// the TPM and says why (by its reason, not its wording); anything else is put in context.
+    static func refusedMessage(tcti: String, _ error: KeychainError) -> String {
+        error.reason == .tpmRefused ? error.message : "the host key is sealed to the TPM at \(tcti), which no longer opens it: \(error.message)"
     }
 
     /// Whether a TPM answers where a new seal would go. Root only: others cannot open the TPM anyway.

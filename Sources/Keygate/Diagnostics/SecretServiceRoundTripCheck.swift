@@ -79,17 +79,10 @@ enum SecretServiceRoundTripCheck {
 
     /// A file of at most 64 MiB, or nil.
     private static func readFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let fd = SafeFile.openDescriptor(path, O_RDONLY | O_NONBLOCK, links: .follow)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while bytes.count < 64 << 20 {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
+        guard case .success(let bytes) = SafeFile.readAll(fd, limit: 64 << 20, chunk: 65536) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -25,11 +25,12 @@ struct CallerScope: Sendable, Equatable {
         case .global:
             scopeID = "global"
         case .tty, .session:
+            // Without a terminal a tty scope is the parent's: its session leader is not read.
+            if kind == .tty, callerStat.ttyNumber == 0 { return try ofParentProcess(caller: caller, callerStat: callerStat) }
             guard let leader = ProcStat.read(pid: callerStat.session) else {
                 return try ofParentProcess(caller: caller, callerStat: callerStat)
             }
             if kind == .tty {
-                guard callerStat.ttyNumber != 0 else { return try ofParentProcess(caller: caller, callerStat: callerStat) }
                 scopeID = "tty.\(callerStat.ttyNumber).\(callerStat.session).\(leader.startTime)"
             } else {
                 scopeID = "session.\(callerStat.session).\(leader.startTime)"
@@ -38,6 +39,21 @@ struct CallerScope: Sendable, Equatable {
             return try ofParentProcess(caller: caller, callerStat: callerStat)
         }
         return CallerScope(id: scopeID, callerPID: caller, callerStart: callerStat.startTime)
+    }
+
+    /// False when the process a scope id names (its session leader, or the parent of a ppid
+    /// scope) is gone or its pid now names another process: that scope can never come back.
+    /// Ids it cannot read ("global", anything else) count as live.
+    static func isLive(_ id: String) -> Bool {
+        let fields = id.split(separator: ".")
+        let pidField: Substring, startField: Substring
+        switch (fields.first, fields.count) {
+        case ("tty", 4): (pidField, startField) = (fields[2], fields[3])
+        case ("session", 3), ("ppid", 3): (pidField, startField) = (fields[1], fields[2])
+        default: return true
+        }
+        guard let pid = Int32(pidField), let start = UInt64(startField) else { return true }
+        return ProcStat.read(pid: pid)?.startTime == start
     }
 
     /// ppid: the caller's own parent (the shell that ran `keygate`), with its start time.

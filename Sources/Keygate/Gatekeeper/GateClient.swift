@@ -19,7 +19,24 @@ struct GateClient {
 
     /// Runs one request; throws the gatekeeper's error, or .notAvailable when it cannot run.
     func call(_ request: GateRequest) throws -> Reply {
-        if let result = GateDaemonLink.ask(request) { return Reply(result: result, password: nil) }
+        try call(request, meanwhile: {})
+    }
+
+    /// Runs one request, and `meanwhile` while the daemon works on it (after the helper's answer
+    /// when the helper answers instead): a read opens its own half of the item in that time.
+    func call(_ request: GateRequest, meanwhile: () throws -> Void) throws -> Reply {
+        if let pending = GateDaemonLink.send(request) {
+            try meanwhile()
+            if let result = pending.answer() { return Reply(result: result, password: nil) }
+            return try callHelper(request)
+        }
+        let reply = try callHelper(request)
+        try meanwhile()
+        return reply
+    }
+
+    /// The setuid helper: one request, its prompts relayed through `prompter`.
+    private func callHelper(_ request: GateRequest) throws -> Reply {
         let path = try GatekeeperLocator.path()
         #if !KEYGATE_TEST_HOOKS
         if getuid() != 0, !GatekeeperLocator.isSetuidRoot(path) {

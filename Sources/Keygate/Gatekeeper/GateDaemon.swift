@@ -15,7 +15,7 @@
 // The peer is the process the kernel recorded at connect() (SO_PEERCRED), held by a pidfd
 // (SO_PEERPIDFD): a reply goes out only if that process was still there after its scope
 // was read from /proc, so a recycled pid never borrows a window. It ends after
-// `idleSeconds` without a call, or when its binary was replaced (an upgrade).
+// `idleSeconds` without a call, or within a second of its binary being replaced (an upgrade).
 internal import CSystem
 internal import Glibc
 
@@ -69,21 +69,38 @@ enum GateDaemon {
         alarm(0)
         // "keygate-gated" in ps and top (the image is /proc/self/exe, which would read "exe").
         _ = keygate_set_process_name("keygate-gated")
+        // Every page it touches stays in RAM: the secrets it keeps and the shares it sends
+        // never reach swap, whatever memory they sit in (root: no RLIMIT_MEMLOCK applies).
+        _ = keygate_lock_all_memory()
         ParsedFileCache.enable()
+        GateRecordsCache.enable()
         let cache = GateDaemonCache()
         let listener: Int32 = 3
         var overrides = TestOverrides()
         #if KEYGATE_TEST_HOOKS
         overrides = TestOverrides(environment: hooks)
         #endif
+        // An upgrade is noticed at most a second late, with or without calls: a readlink of
+        // /proc/self/exe per request would be measurable on a read inside its window.
+        var lastUpgradeCheck = GateRecords.now
+        var idleSince = lastUpgradeCheck
         while true {
             var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&entry, 1, idleSeconds * 1000)
-            if ready == 0 { break }
+            let ready = poll(&entry, 1, 1000)
+            let now = GateRecords.now
+            if now != lastUpgradeCheck {
+                lastUpgradeCheck = now
+                if binaryReplaced { break }
+            }
+            if ready == 0 {
+                if now - idleSince >= UInt64(idleSeconds) { break }
+                continue
+            }
             if ready < 0 {
                 if errno == EINTR { continue }
                 break
             }
+            idleSince = now
             let connection = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
             if connection < 0 {
                 if errno == EMFILE || errno == ENFILE { usleep(100_000) }
@@ -91,7 +108,6 @@ enum GateDaemon {
             }
             answer(connection, overrides: overrides, cache: cache)
             close(connection)
-            if binaryReplaced { break }
         }
         // The socket is removed before the lock goes (at exit), so no caller waits on a dead socket.
         if activation.selfStarted { unlink(GatekeeperPaths.socketPath) }
@@ -131,6 +147,7 @@ enum GateDaemon {
             result = .failure(.param("the gatekeeper's daemon refused a malformed request"))
         }
         var encoded = GateMessage.result(result).encoded()
+        result.wipeSecrets()
         defer { Sodium.wipe(&encoded) }
         _ = GateWire.writeFrame(connection, encoded)
     }
@@ -157,7 +174,7 @@ enum GateDaemon {
         } catch {
             return
         }
-        let lock = open(GatekeeperPaths.daemonLockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let lock = SafeFile.openLockFile(GatekeeperPaths.daemonLockPath)
         guard lock >= 0 else { return }
         defer { close(lock) }
         guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { return }   // another daemon is starting or running

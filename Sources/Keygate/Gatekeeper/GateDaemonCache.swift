@@ -1,10 +1,12 @@
 // What the gatekeeper's daemon keeps between requests besides parsed policy files: each
 // user's password-database entry and gate secrets, each only while the files they were
 // read from keep their FileVersion (/etc/passwd; the secret, the generation file and
-// /etc/shadow). A password change rewrites /etc/shadow, so the next request loads the
-// secrets again and moves the generation, as the helper would. Root's records are not
-// cached: `keygate lock`, a lockout and a new authentication count at once. The daemon
-// is single-threaded; this is its alone.
+// /etc/shadow), with the presence pairs derived from the secrets (GateSecrets.DerivedPairs).
+// A password change rewrites /etc/shadow, so the next request loads the secrets again and
+// moves the generation, as the helper would. Root's records are kept apart
+// (GateRecordsCache), checked against their file under its lock at every request, so
+// `keygate lock`, a lockout and a new authentication count at once. The daemon is
+// single-threaded; this is its alone.
 
 final class GateDaemonCache {
     private var users: [UInt32: (version: FileVersion?, account: UserAccount)] = [:]
@@ -26,7 +28,8 @@ final class GateDaemonCache {
         if let known = secrets[uid], !versions.contains(nil), known.versions == versions, known.name == userName {
             return known.secrets
         }
-        let loaded = try GateSecrets.load(uid: uid, userName: userName)
+        var loaded = try GateSecrets.load(uid: uid, userName: userName)
+        loaded.keepDerivedPairs()
         if secrets.count >= Self.capacity { secrets.removeAll() }
         // Read after the load: it may have written the generation file.
         secrets[uid] = (Self.secretVersions(uid: uid), userName, loaded)

@@ -69,6 +69,13 @@ struct GateRecords: Sendable, Equatable {
         handles.removeAll()
     }
 
+    /// Drops the authentications of scopes that have ended (their process is gone, or its pid
+    /// now names another process), so the file holds the live scopes only. Run when a success
+    /// is recorded: an ended scope can never be the caller's again.
+    mutating func dropEndedScopes(isLive: (String) -> Bool) {
+        authentications.removeAll { !isLive($0.scope) }
+    }
+
     /// Drops what belongs to one scope (`keygate lock`).
     mutating func forget(scope: String) {
         authentications.removeAll { $0.scope == scope }
@@ -130,26 +137,38 @@ struct GateRecords: Sendable, Equatable {
     static func update<R>(uid: UInt32, _ body: (inout GateRecords) throws -> R) throws -> R {
         try GatekeeperPaths.makeFolder(GatekeeperPaths.recordRoot, mode: 0o700)
         let path = GatekeeperPaths.recordPath(uid: uid)
-        let lockFD = open(path + ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let lockFD = SafeFile.openLockFile(path + ".lock")
         guard lockFD >= 0 else {
             throw KeychainError.notAvailable("the gatekeeper could not open \(path).lock: \(String(cString: strerror(errno)))")
         }
         defer { close(lockFD) }
         var waited = 0
-        while flock(lockFD, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, waited < lockDeadlineMilliseconds else {
+        while SafeFile.retryingOnEINTR({ flock(lockFD, LOCK_EX | LOCK_NB) }) != 0 {
+            guard errno == EWOULDBLOCK, waited < lockDeadlineMilliseconds else {
                 throw KeychainError.notAvailable("the gatekeeper's records for uid \(uid) stayed locked for \(lockDeadlineMilliseconds / 1000) s: try again")
             }
             usleep(20_000)
             waited += 20
         }
-        let boot = currentBootID
-        var records = (try? AtomicFile.read(path, maxBytes: maxBytes)).flatMap { $0 }.map { decode($0, bootID: boot) }
-            ?? GateRecords(bootID: boot)
+        // Under the lock no writer is between this stat and the read: a copy the daemon kept
+        // (GateRecordsCache) stands for the file while the file keeps its version.
+        let version = FileVersion(path: path)
+        var records: GateRecords
+        if let version, let kept = GateRecordsCache.lookup(uid: uid, version) {
+            records = kept
+        } else {
+            let boot = currentBootID
+            records = (try? AtomicFile.read(path, maxBytes: maxBytes)).flatMap { $0 }.map { decode($0, bootID: boot) }
+                ?? GateRecords(bootID: boot)
+            GateRecordsCache.store(uid: uid, version, records)
+        }
         let before = records
         records.prune(now: now)
         let result = try body(&records)
-        if records != before { try AtomicFile.write(records.encoded(), to: path, mode: 0o600) }
+        if records != before {
+            try AtomicFile.write(records.encoded(), to: path, mode: 0o600)
+            GateRecordsCache.store(uid: uid, FileVersion(path: path), records)
+        }
         return result
     }
 }

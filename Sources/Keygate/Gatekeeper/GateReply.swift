@@ -72,6 +72,13 @@ struct GateResult: Equatable {
 
     var keychainError: KeychainError? { error.map { KeychainError($0, message) } }
 
+    /// Zeroes the secrets a result carries (the shares, the seed, the handle) once it is sent.
+    mutating func wipeSecrets() {
+        for index in shares.indices { Sodium.wipe(&shares[index].share) }
+        Sodium.wipe(&seed)
+        Sodium.wipe(&handle)
+    }
+
     static func == (a: GateResult, b: GateResult) -> Bool {
         a.error == b.error && a.message == b.message && a.handle == b.handle && a.seed == b.seed && a.invalid == b.invalid
             && a.shares.map(\.index) == b.shares.map(\.index) && a.shares.map(\.share) == b.shares.map(\.share)

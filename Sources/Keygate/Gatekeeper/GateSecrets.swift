@@ -56,8 +56,59 @@ struct GateSecrets {
     // MARK: Key pairs
 
     func presencePair(generation: UInt64, flags: UInt32, identity: ItemIdentity) throws -> BoxKeyPair {
-        try derive("keygate.gate.presence.v1", Self.u64(generation) + Self.u32(flags) + identity.canonicalBytes)
+        let input = Self.u64(generation) + Self.u32(flags) + identity.canonicalBytes
+        if let kept = derivedPairs?.presence[input] { return kept }
+        let pair = try derive("keygate.gate.presence.v1", input)
+        derivedPairs?.keep(pair, for: input)
+        return pair
     }
+
+    /// The share in an item's gate box, opened with `pair` (nil when it does not open). With
+    /// kept pairs, a box opened once is not opened again: the share is a function of the pair
+    /// and the box's bytes alone, and the daemon that keeps it holds the secret it comes from.
+    func share(in box: [UInt8], openedWith pair: BoxKeyPair) -> [UInt8]? {
+        let key = pair.publicKey + box
+        if let kept = derivedPairs?.shares[key] { return kept }
+        guard let share = SealedBox.openToArray(box[...], with: pair) else { return nil }
+        derivedPairs?.keep(share: share, for: key)
+        return share
+    }
+
+    /// What the daemon derives from these secrets, kept for the next request: the presence pairs
+    /// (an X25519 base-point multiplication and three locked allocations each) and the shares
+    /// they opened (an X25519 multiplication each). In memory the daemon locks whole
+    /// (GateDaemon); GateDaemonCache drops it with these secrets when the secret, the
+    /// generation or the shadow entry changes. The inputs (generation, flags, identity; a
+    /// public key and a box) are not secret.
+    final class DerivedPairs {
+        fileprivate var presence: [[UInt8]: BoxKeyPair] = [:]
+        fileprivate var shares: [[UInt8]: [UInt8]] = [:]
+        /// At most this many pairs and as many shares are kept per user; beyond it each set starts again.
+        static let capacity = 1024
+
+        fileprivate func keep(_ pair: BoxKeyPair, for input: [UInt8]) {
+            if presence.count >= Self.capacity { presence.removeAll() }
+            presence[input] = pair
+        }
+
+        fileprivate func keep(share: [UInt8], for key: [UInt8]) {
+            if shares.count >= Self.capacity {
+                for index in shares.indices { Sodium.wipe(&shares.values[index]) }
+                shares.removeAll()
+            }
+            shares[key] = share
+        }
+
+        deinit {
+            for index in shares.indices { Sodium.wipe(&shares.values[index]) }
+        }
+    }
+
+    private var derivedPairs: DerivedPairs?
+
+    /// Keeps the presence pairs this value derives and the shares they open, for the next
+    /// request (the daemon only).
+    mutating func keepDerivedPairs() { derivedPairs = DerivedPairs() }
 
     func currentSetPair(flags: UInt32, identity: ItemIdentity) throws -> BoxKeyPair {
         var bound = shadowHash?.unprotectedCopy() ?? Array("generation".utf8) + Self.u64(generation)

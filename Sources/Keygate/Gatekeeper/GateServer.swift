@@ -70,10 +70,11 @@ struct GateServer {
         var result = GateResult()
         if needsPresence { result.handle = try ensurePresence(identity, request) }
         for (index, box) in request.boxes.enumerated() {
-            guard let share = try SealedBox.open(box.sealed[...], with: pairs[index]), share.count == GatedBlob.contentKeyBytes else {
+            // Into the reply's own array (wiped with the reply), not through locked memory first.
+            guard let share = secrets.share(in: box.sealed, openedWith: pairs[index]), share.count == GatedBlob.contentKeyBytes else {
                 throw KeychainError.decode("the secret of \(identity.displayName) cannot be opened: its access-control box is corrupt; delete the item and add it again, or restore it from a backup")
             }
-            result.shares.append((UInt8(index), share.unprotectedCopy()))
+            result.shares.append((UInt8(index), share))
         }
         return result
     }
@@ -273,7 +274,10 @@ struct GateServer {
         })
         _ = password
         prompter.audit(.authSuccess, service: service, detail: "")
-        try GateRecords.update(uid: user.uid) { $0.recordSuccess(service: recordAs ?? service, scope: scope.id, now: GateRecords.now) }
+        try GateRecords.update(uid: user.uid) { records in
+            records.dropEndedScopes(isLive: CallerScope.isLive)
+            records.recordSuccess(service: recordAs ?? service, scope: scope.id, now: GateRecords.now)
+        }
     }
 
     static func lockedOut(_ seconds: UInt32) -> KeychainError {

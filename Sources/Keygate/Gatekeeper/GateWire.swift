@@ -15,18 +15,7 @@ enum GateWire {
         let n = UInt32(payload.count)
         var bytes = [UInt8(n >> 24), UInt8((n >> 16) & 0xff), UInt8((n >> 8) & 0xff), UInt8(n & 0xff)] + payload
         defer { Sodium.wipe(&bytes) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += written
-        }
-        return true
+        return SafeFile.writeAll(fd, bytes) == nil
     }
 
     /// Reads one frame; nil at end of input, on an oversize length, or on an error.
@@ -54,10 +43,28 @@ enum GateWire {
     }
 
     /// Reads exactly `count` bytes; with a deadline, waits for each piece no later than it.
+    /// On a socket, bytes already there are taken without a poll(2) first.
     private static func readExactly(_ fd: Int32, _ count: Int, deadline: Int?) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: count)
         var offset = 0
+        var tryWithoutWaiting = deadline != nil
         while offset < count {
+            if tryWithoutWaiting {
+                let got = out.withUnsafeMutableBytes { raw in
+                    recv(fd, raw.baseAddress.map { $0 + offset }, count - offset, Int32(MSG_DONTWAIT))
+                }
+                if got > 0 {
+                    offset += got
+                    continue
+                }
+                if got == 0 { Sodium.wipe(&out); return nil }
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK: break
+                case ENOTSOCK: tryWithoutWaiting = false   // a pipe: poll, then read
+                default: Sodium.wipe(&out); return nil
+                }
+            }
             if let deadline {
                 let left = deadline - monotonicMilliseconds()
                 guard left > 0 else { Sodium.wipe(&out); return nil }

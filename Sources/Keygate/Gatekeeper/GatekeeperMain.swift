@@ -23,7 +23,7 @@ public enum GatekeeperMain {
         let uid = getuid()
         let prompter = RelayPrompter(input: 0, output: 1)
         guard let frame = GateWire.readFrame(0) else { return 2 }
-        let result: GateResult
+        var result: GateResult
         var servedByDaemon = false
         do {
             let request = try GateRequest.decode(frame)
@@ -45,6 +45,7 @@ public enum GatekeeperMain {
             result = .failure(.notAvailable("the gatekeeper failed: \(error)"))
         }
         var encoded = GateMessage.result(result).encoded()
+        result.wipeSecrets()
         defer { Sodium.wipe(&encoded) }
         let written = GateWire.writeFrame(1, encoded)
         // After a request the daemon could have answered, its next ones should not need this start.

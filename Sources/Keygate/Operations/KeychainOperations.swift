@@ -155,10 +155,17 @@ public struct KeychainOperations: Sendable {
         let locked = !Self.classPairAvailable(header.accessibility, keys: keys)
         let fresh = locked && needsPresence && keys.keyStore.hasLoginProtector && keys.authContext?.interactionNotAllowed != true
         if locked && !fresh { _ = try keys.masterKey(createIfNeeded: false) }
-        let opened: (shares: [Int: SecureBytes], password: SecureBytes?)
+        let opened: (shares: [SecureBytes?], password: SecureBytes?)
+        // Inside a window the class half (two X25519 operations) is opened while the
+        // gatekeeper's daemon decides on the gate half: the two run side by side.
+        var early: (pair: BoxKeyPair, share: SecureBytes?)?
         do {
             opened = try keys.gate.shares(of: blob, header: header, slots: slots, identity: identity,
-                                          reason: keys.promptReason(for: .useItem), fresh: fresh)
+                                          reason: keys.promptReason(for: .useItem), fresh: fresh, meanwhile: {
+                guard !locked, let pair = keys.cachedClassKeyPair(for: header.accessibility),
+                      pair.keyID == header.classSlot.keyID else { return }
+                early = (pair, try? GatedBlob.classShare(of: blob, header: header, pair: pair))
+            })
         } catch let error as KeychainError where error.code == .itemNotFound && !retried && keys.keyStore.hasLegacyGateKeys {
             // An item Keygate 1.x sealed: the first password unlock moves every such item. The
             // presence check for this read takes the password, so one prompt does both.
@@ -169,7 +176,7 @@ public struct KeychainOperations: Sendable {
             return try openGated(moved, identity: identity, keys: keys, retried: true)
         }
         if fresh { try keys.openAfterPresence(opened.password) }
-        let classPair = try keys.classKeyPair(for: header.accessibility)
+        let classPair = try early?.pair ?? keys.classKeyPair(for: header.accessibility)
         guard classPair.keyID == header.classSlot.keyID else {
             let legacyDeviceOnly = header.accessibility.isThisDeviceOnly && !header.gateSlots.contains { $0.kind == .device }
             if legacyDeviceOnly, !retried, keys.keyStore.hasLegacyGateKeys {
@@ -184,7 +191,7 @@ public struct KeychainOperations: Sendable {
             }
             throw KeychainError.decode("the item \(identity.displayName) was sealed by another keychain: delete it and add it again")
         }
-        return try GatedBlob.open(blob, identity: identity, keys: [classPair], shares: opened.shares)
+        return try GatedBlob.open(blob, identity: identity, keys: [classPair], shares: opened.shares, classShare: early?.share)
     }
 
     /// The gate slots a read asks the gatekeeper for: every combined one for `and`, the first

@@ -22,19 +22,22 @@ struct GateAccess {
         return try client.call(request).result.publicKeys.map { GateRecipient(kind: $0.kind, publicKey: $0.key) }
     }
 
-    /// The shares of the given gate slots of one item's blob, once the item's policy holds.
-    /// With `fresh`, the person authenticates even inside a window (the caller needs the password).
+    /// The shares of the given gate slots of one item's blob, once the item's policy holds, by
+    /// gate slot index (nil for a slot not asked for). With `fresh`, the person authenticates
+    /// even inside a window (the caller needs the password). `meanwhile` runs while the
+    /// gatekeeper's daemon decides (GateClient).
     func shares(of blob: [UInt8], header: GatedBlob.Header, slots: [Int], identity: ItemIdentity, reason: String,
-                fresh: Bool) throws -> (shares: [Int: SecureBytes], password: SecureBytes?) {
+                fresh: Bool, meanwhile: () throws -> Void = {}) throws -> (shares: [SecureBytes?], password: SecureBytes?) {
         var request = GateRequest(operation: .open, accessControl: header.accessControl, identity: identity, reason: reason)
         request.boxes = slots.map { index in
             GateRequest.Box(kind: header.gateSlots[index].kind, keyID: header.gateSlots[index].keyID,
                             sealed: GatedBlob.gateBox(blob, header: header, index: index))
         }
         if fresh { request.flags.insert(.fresh) }
-        let reply = try callWithContext(&request)
-        var shares: [Int: SecureBytes] = [:]
-        for share in reply.result.shares where Int(share.index) < slots.count {
+        let reply = try callWithContext(&request, meanwhile: meanwhile)
+        // An array, not a dictionary keyed by Int: a read pays no Hashable conformance lookup.
+        var shares = [SecureBytes?](repeating: nil, count: header.gateSlots.count)
+        for share in reply.result.shares where Int(share.index) < slots.count && slots[Int(share.index)] < shares.count {
             var bytes = share.share
             shares[slots[Int(share.index)]] = try SecureBytes(consuming: &bytes)
         }
@@ -93,7 +96,7 @@ struct GateAccess {
 
     /// Sends the context's handle (or asks for one), and its no-prompt wish; a prompter that
     /// cannot ask turns a needed prompt into its own interaction-not-allowed error.
-    private func callWithContext(_ request: inout GateRequest) throws -> GateClient.Reply {
+    private func callWithContext(_ request: inout GateRequest, meanwhile: () throws -> Void = {}) throws -> GateClient.Reply {
         if let authContext {
             if authContext.interactionNotAllowed { request.flags.insert(.noPrompt) }
             if let handle = authContext.handle {
@@ -109,7 +112,7 @@ struct GateAccess {
             request.flags.insert(.noPrompt)
         }
         do {
-            let reply = try client.call(request)
+            let reply = try client.call(request, meanwhile: meanwhile)
             if !reply.result.handle.isEmpty { authContext?.remember(handle: reply.result.handle) }
             return reply
         } catch let error as KeychainError where error.code == .interactionNotAllowed && authContext?.interactionNotAllowed != true {

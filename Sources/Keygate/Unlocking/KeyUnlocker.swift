@@ -59,11 +59,18 @@ struct KeyUnlocker: Sendable {
 
     /// The class key pair of gated and this-device-only items (scheme 2).
     func classKeyPair(for accessibility: Accessibility) throws -> BoxKeyPair {
+        if let pair = cachedClassKeyPair(for: accessibility) { return pair }
+        return try ClassKeys.keyPair(masterKey: masterKey(createIfNeeded: false), for: accessibility)
+    }
+
+    /// The class key pair from what the kernel keyring holds now, or nil: never prompts.
+    func cachedClassKeyPair(for accessibility: Accessibility) -> BoxKeyPair? {
         if accessibility.survivesLock, let cached = cache.load(CacheName.classPair(accessibility).text),
            let pair = try? BoxKeyPair(privateKey: cached.key) {
             return pair
         }
-        return try ClassKeys.keyPair(masterKey: masterKey(createIfNeeded: false), for: accessibility)
+        guard let master = cache.load(Self.masterName) else { return nil }
+        return try? ClassKeys.keyPair(masterKey: master.key, for: accessibility)
     }
 
     /// The class public key new items of `accessibility` are sealed to, with the gatekeeper's
@@ -124,7 +131,7 @@ struct KeyUnlocker: Sendable {
         let unlocked: PasswordUnlock
         do {
             unlocked = try keyStore.unlockAll(password: password)
-        } catch let error as KeychainError where error.code == .authFailed {
+        } catch let error as KeychainError where error.reason == .wrongPassword {
             // PAM accepted this password, yet it does not open the login protector:
             // the password changed without Keygate hearing of it.
             throw StaleLoginProtector(underlying: error)

@@ -9,15 +9,8 @@ import Keygate
 enum HelperIO {
     /// Writes every byte of `raw` to `fd`.
     static func write(_ fd: Int32, _ raw: UnsafeRawBufferPointer) throws {
-        guard let base = raw.baseAddress else { return }
-        var done = 0
-        while done < raw.count {
-            let n = Glibc.write(fd, base + done, raw.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw KeychainError(.param, "could not write the answer to the calling program (errno \(errno))")
-            }
-            done += n
+        if let failure = SafeFile.writeAll(fd, raw) {
+            throw KeychainError(.param, "could not write the answer to the calling program (errno \(failure.code))")
         }
     }
 

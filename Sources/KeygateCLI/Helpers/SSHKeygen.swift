@@ -79,18 +79,12 @@ enum SSHKeygen {
             close(outPipe[0])
             throw KeychainError(.notAvailable, "cannot run ssh-keygen (\(String(cString: strerror(rc)))): install openssh-client")
         }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(outPipe[0], &chunk, chunk.count)
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { break }
-            out += chunk[0..<n]
-        }
+        // Everything ssh-keygen prints (a fingerprint line); a read error ends it like EOF.
+        let out = (try? SafeFile.readAll(outPipe[0], limit: Int.max - 4096).get()) ?? []
         close(outPipe[0])
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { throw KeychainError(.notAvailable, "lost track of ssh-keygen") }
+        if SafeFile.retryingOnEINTR({ waitpid(pid, &status, 0) }) < 0 {
+            throw KeychainError(.notAvailable, "lost track of ssh-keygen")
         }
         return ((status & 0x7F) != 0 ? 128 + (status & 0x7F) : (status >> 8) & 0xFF, out)
     }

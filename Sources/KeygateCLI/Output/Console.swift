@@ -2,6 +2,7 @@
 // asking whether a stream is a terminal (a secret written to a terminal gets a
 // newline; one written to a pipe gets its exact bytes).
 import Glibc
+import Keygate
 
 enum Console {
     static func out(_ text: String) { write(1, text) }
@@ -11,15 +12,7 @@ enum Console {
 
     static func write(_ fd: Int32, _ text: String) {
         var bytes = Array(text.utf8)
-        bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            var done = 0
-            while done < raw.count {
-                let n = Glibc.write(fd, base + done, raw.count - done)
-                if n < 0 { if errno == EINTR { continue }; return }
-                done += n
-            }
-        }
+        SafeFile.writeAll(fd, bytes)
         bytes.removeAll()
     }
 }

@@ -101,15 +101,7 @@ public enum AuditLog {
         keygate_syslog(priority, line)
         if echoToStandardError {
             var bytes = Array("keygate: audit: \(line)\n".utf8)
-            bytes.withUnsafeBytes { raw in
-                guard let base = raw.baseAddress else { return }
-                var done = 0
-                while done < raw.count {
-                    let n = write(2, base + done, raw.count - done)
-                    if n < 0 { if errno == EINTR { continue }; return }
-                    done += n
-                }
-            }
+            SafeFile.writeAll(2, bytes)
             bytes.removeAll()
         }
     }

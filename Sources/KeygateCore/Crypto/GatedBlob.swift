@@ -166,7 +166,7 @@ package enum GatedBlob {
     /// open it (wrong/missing key, moved blob, corrupt). The caller checks key ids against the header first to
     /// tell "invalidated" from "corrupt".
     package static func open(_ blob: [UInt8], identity: ItemIdentity, keys: [BoxKeyPair]) throws -> SecureBytes {
-        try open(blob, identity: identity, keys: keys, shares: [:])
+        try open(blob, identity: identity, keys: keys, shares: [])
     }
 
     /// The sealed box of gate slot `index` (0-based among the gate slots), for the gatekeeper.
@@ -175,19 +175,30 @@ package enum GatedBlob {
         return Array(blob[start..<(start + boxBytes)])
     }
 
-    /// Opens with the class pair in `keys` and, per gate slot index, either a pair in `keys`
-    /// or a share the gatekeeper already opened (`shares`).
-    package static func open(_ blob: [UInt8], identity: ItemIdentity, keys: [BoxKeyPair], shares: [Int: SecureBytes]) throws -> SecureBytes {
+    /// The share in the class box, opened with `pair` (nil when `pair` is not the class's or the
+    /// box does not open): a read opens it while the gatekeeper works on the gate boxes.
+    package static func classShare(of blob: [UInt8], header: Header, pair: BoxKeyPair) throws -> SecureBytes? {
+        let start = fixedHeaderBytes + slotBytes * (header.gateSlots.count + 1)
+        guard blob.count >= start + boxBytes else { return nil }
+        return try openBox(blob[start..<(start + boxBytes)], slot: header.classSlot, keys: [pair])
+    }
+
+    /// Opens with the class pair in `keys` (or the class box's share already opened,
+    /// `classShare`) and, per gate slot index, either a pair in `keys` or a share the
+    /// gatekeeper already opened (`shares[index]`).
+    package static func open(_ blob: [UInt8], identity: ItemIdentity, keys: [BoxKeyPair], shares: [SecureBytes?],
+                     classShare opened: SecureBytes? = nil) throws -> SecureBytes {
         let header = try header(of: blob)
         let boxesStart = fixedHeaderBytes + slotBytes * (header.gateSlots.count + 1)
         func box(_ index: Int) -> ArraySlice<UInt8> {
             blob[(boxesStart + index * boxBytes)..<(boxesStart + (index + 1) * boxBytes)]
         }
         func share(_ index: Int, _ slot: Slot) throws -> SecureBytes? {
-            if let given = shares[index], given.count == contentKeyBytes { return given }
+            if index < shares.count, let given = shares[index], given.count == contentKeyBytes { return given }
             return try openBox(box(index + 1), slot: slot, keys: keys)
         }
-        guard let classShare = try openBox(box(0), slot: header.classSlot, keys: keys) else {
+        let given = opened.flatMap { $0.count == contentKeyBytes ? $0 : nil }
+        guard let classShare = try given ?? openBox(box(0), slot: header.classSlot, keys: keys) else {
             throw cannotOpen(identity, "its class key")
         }
         let combined = header.gateSlots.enumerated().filter { $0.element.kind != .device }

@@ -44,4 +44,26 @@ package enum SealedBox {
         } }
         return rc == 0 ? plaintext : nil
     }
+
+    /// Opens a sealed box into an ordinary array, or nil as `open`. For a caller that would
+    /// copy the plaintext out of locked memory at once anyway (the gatekeeper's reply, wiped
+    /// once written; the daemon's memory is locked whole): one guarded allocation fewer, its
+    /// mmap, mprotects and mlock, on every read inside a window. The caller wipes the array.
+    package static func openToArray(_ box: ArraySlice<UInt8>, with pair: BoxKeyPair) -> [UInt8]? {
+        guard box.count >= overhead, pair.publicKey.count == BoxKeyPair.publicKeyBytes,
+              pair.privateKey.count == BoxKeyPair.privateKeyBytes else { return nil }
+        var plaintext = [UInt8](repeating: 0, count: box.count - overhead)
+        let rc = plaintext.withUnsafeMutableBytes { m in m.withNonNullBytes { mp in
+            box.withUnsafeBytes { c in c.withNonNullBytes { cp in
+                pair.publicKey.withUnsafeBytes { p in p.withNonNullBytes { pp in
+                    pair.privateKey.withUnsafeBytes { s in s.withNonNullBytes { sp in
+                        crypto_box_seal_open(mp, cp, UInt64(c.count), pp, sp)
+                    } }
+                } }
+            } }
+        } }
+        if rc == 0 { return plaintext }
+        Sodium.wipe(&plaintext)
+        return nil
+    }
 }

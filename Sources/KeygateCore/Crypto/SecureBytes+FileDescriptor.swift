@@ -9,17 +9,11 @@ extension SecureBytes {
     public static func read(fileDescriptor fd: Int32, maxBytes: Int) throws -> SecureBytes {
         let capacity = maxBytes + 1
         let buffer = try SecureBytes(count: capacity)
-        var filled = 0
-        try buffer.withUnsafeMutableBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            while filled < capacity {
-                let n = Glibc.read(fd, base + filled, capacity - filled)
-                if n == 0 { break }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw KeychainError.param("could not read the secret from standard input (errno \(errno)): pipe the secret in, e.g. printf %s \"$SECRET\" | keygate add …")
-                }
-                filled += n
+        let filled = try buffer.withUnsafeMutableBytes { raw in
+            switch SafeFile.readFully(fd, into: raw) {
+            case .success(let count): return count
+            case .failure(let e):
+                throw KeychainError.param("could not read the secret from standard input (errno \(e.code)): pipe the secret in, e.g. printf %s \"$SECRET\" | keygate add …")
             }
         }
         if filled > maxBytes {
@@ -31,15 +25,8 @@ extension SecureBytes {
     /// Writes all the bytes to `fd`, retrying short writes and EINTR.
     public func write(toFileDescriptor fd: Int32) throws {
         try withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            var done = 0
-            while done < raw.count {
-                let n = Glibc.write(fd, base + done, raw.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw KeychainError.param("could not write the secret to the output (errno \(errno)): check that the output is writable")
-                }
-                done += n
+            if let failure = SafeFile.writeAll(fd, raw) {
+                throw KeychainError.param("could not write the secret to the output (errno \(failure.code)): check that the output is writable")
             }
         }
     }

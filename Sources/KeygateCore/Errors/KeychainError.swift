@@ -1,6 +1,8 @@
 // The one public error type. Each case carries Apple's OSStatus, and the CLI exits
 // with `status & 0xFF` the way macOS `security` does. Every message says what
-// happened and what to do next; none is ever built with a secret in it.
+// happened and what to do next; none is ever built with a secret in it. Code that must
+// tell errors apart beyond the OSStatus branches on the internal `Reason`, set where the
+// error is made, never on the message text (which is for people and may be reworded).
 
 /// Apple's status type, with Apple's values.
 public typealias OSStatus = Int32
@@ -52,13 +54,49 @@ public struct KeychainError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
+    /// Why, beyond `code`, for the few places in Keygate that must tell errors of one code apart.
+    /// Package-wide: callers outside Keygate see only `code` and `message`.
+    package enum Reason: Sendable, Equatable {
+        /// The Secret Service no longer knows the session a call named (the daemon restarted).
+        case staleSession
+        /// The Secret Service's default collection is locked.
+        case lockedCollection
+        /// The Secret Service did not answer within the deadline.
+        case secretServiceTimeout
+        /// The TPM answered but refused the work (to seal, to make its storage root key, or to load the
+        /// sealed host key); the message names the TPM and says why.
+        case tpmRefused
+        /// The password given does not open the login protector.
+        case wrongPassword
+    }
+
     public let code: Code
     /// What happened and what to do, in one or two sentences.
     public let message: String
+    /// Set where the error is made, when something branches on it; nil otherwise.
+    package let reason: Reason?
 
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+        self.reason = nil
+    }
+
+    package init(_ code: Code, _ message: String, reason: Reason?) {
+        self.code = code
+        self.message = message
+        self.reason = reason
+    }
+
+    /// Equal when the code and message are: the reason is internal detail (and does not cross
+    /// the gatekeeper's wire), so an error read back from a reply equals the one sent.
+    public static func == (a: KeychainError, b: KeychainError) -> Bool {
+        a.code == b.code && a.message == b.message
+    }
+
+    /// The same error with `reason` set.
+    package func because(_ reason: Reason) -> KeychainError {
+        KeychainError(code, message, reason: reason)
     }
 
     public var status: OSStatus { code.status }

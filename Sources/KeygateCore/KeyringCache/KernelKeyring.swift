@@ -191,13 +191,11 @@ enum KernelKeyring {
     /// Runs a keyutils call that returns -1 and sets errno on failure, again while
     /// it is interrupted by a signal.
     private static func retryingOnEINTR(_ call: String, _ body: () -> Int) throws(KeyringErrno) -> Int {
-        while true {
+        let result = SafeFile.retryingOnEINTR {
             errno = 0
-            let result = body()
-            if result >= 0 { return result }
-            let code = errno
-            if code == EINTR { continue }
-            throw KeyringErrno(call: call, code: code == 0 ? EIO : code)
+            return body()
         }
+        if result >= 0 { return result }
+        throw KeyringErrno(call: call, code: errno == 0 ? EIO : errno)
     }
 }

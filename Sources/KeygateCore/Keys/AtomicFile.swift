@@ -1,7 +1,8 @@
 // Small files that must never be half-written or read through a link: protectors and
 // other key material on disk. A write goes to a temporary file in the same folder,
 // is fsynced, renamed over the target and the folder is fsynced (all relative to one
-// folder descriptor). A read refuses symbolic links, non-regular files and oversize files.
+// folder descriptor: SafeFile.replace). A read refuses symbolic links, non-regular files
+// and oversize files. This file gives those failures Keygate's messages.
 package import Glibc
 
 package enum AtomicFile {
@@ -18,33 +19,23 @@ package enum AtomicFile {
 
     /// The file's bytes, or nil if it does not exist.
     package static func read(_ path: String, maxBytes: Int) throws -> [UInt8]? {
-        // O_NONBLOCK: a FIFO planted at `path` must not hang the caller.
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        if fd < 0 {
-            let e = errno
-            if e == ENOENT { return nil }
-            throw failure(e, path, "open")
+        let file: OpenFile
+        switch SafeFile.openForReading(path) {
+        case .success(let opened): file = opened
+        case .failure(let e) where e.code == ENOENT: return nil
+        case .failure(let e): throw failure(e.code, path, "open")
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw failure(errno, path, "inspect") }
-        guard info.st_mode & S_IFMT == S_IFREG else {
+        defer { file.close() }
+        guard file.isRegular else {
             throw KeychainError.notAvailable("\(path) is not a regular file: remove it, or restore Keygate's file from a backup")
         }
-        guard info.st_size <= maxBytes else { throw tooLarge(path, maxBytes) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure(errno, path, "read")
-            }
-            if n == 0 { break }
-            out += chunk[0..<n]
-            guard out.count <= maxBytes else { throw tooLarge(path, maxBytes) }
+        guard file.size <= maxBytes else { throw tooLarge(path, maxBytes) }
+        switch file.readAll(limit: maxBytes) {
+        case .success(let bytes):
+            guard bytes.count <= maxBytes else { throw tooLarge(path, maxBytes) }
+            return bytes
+        case .failure(let e): throw failure(e.code, path, "read")
         }
-        return out
     }
 
     /// Removes `path` if present (used to undo a half-finished multi-file operation).
@@ -60,62 +51,14 @@ package enum AtomicFile {
     // MARK: - Implementation
 
     private static func store(_ bytes: [UInt8], to path: String, mode: mode_t, replace: Bool) throws {
-        let (folder, name) = split(path)
-        let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard dirfd >= 0 else { throw failure(errno, folder, "open folder") }
-        defer { close(dirfd) }
-
-        let temporary = ".\(name).\(Sodium.randomBytes(6).map { hexDigits($0) }.joined()).tmp"
-        let fd = openat(dirfd, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw failure(errno, folder + "/" + temporary, "create") }
-        var fdOpen = true
-        do {
-            guard fchmod(fd, mode) == 0 else { throw failure(errno, path, "set permissions of") }  // umask must not widen or narrow it
-            try writeAll(fd, bytes, path)
-            guard fsync(fd) == 0 else { throw failure(errno, path, "flush") }
-            fdOpen = false
-            guard close(fd) == 0 else { throw failure(errno, path, "close") }
-            if replace {
-                guard renameat(dirfd, temporary, dirfd, name) == 0 else { throw failure(errno, path, "replace") }
-            } else {
-                guard linkat(dirfd, temporary, dirfd, name, 0) == 0 else {
-                    let e = errno
-                    if e == EEXIST {
-                        throw KeychainError.duplicateItem("\(path) already exists: another keygate may have just created it; check with `keygate status`")
-                    }
-                    throw failure(e, path, "create")
-                }
-                _ = unlinkat(dirfd, temporary, 0)
-            }
+        do throws(SafeFile.ReplaceFailure) {
+            try SafeFile.replace(path, with: bytes, mode: mode, exclusive: !replace)
         } catch {
-            if fdOpen { close(fd) }
-            _ = unlinkat(dirfd, temporary, 0)
-            throw error
-        }
-        guard fsync(dirfd) == 0 else { throw failure(errno, folder, "flush folder") }
-    }
-
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], _ path: String) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure(errno, path, "write")
+            if !replace, error.action == "create", error.code == EEXIST, error.path == path {
+                throw KeychainError.duplicateItem("\(path) already exists: another keygate may have just created it; check with `keygate status`")
             }
-            offset += n
+            throw failure(error.code, error.path, error.action)
         }
-    }
-
-    private static func split(_ path: String) -> (folder: String, name: String) {
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        let folder = String(path[..<slash])
-        return (folder.isEmpty ? "/" : folder, String(path[path.index(after: slash)...]))
-    }
-
-    private static func hexDigits(_ byte: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
     }
 
     private static func tooLarge(_ path: String, _ maxBytes: Int) -> KeychainError {

@@ -21,7 +21,7 @@ package enum FileLock {
 
     /// Runs `body` holding an exclusive lock on `path` (created 0600 if missing).
     static func withExclusiveLock<R>(_ path: String, _ body: () throws -> R) throws -> R {
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = SafeFile.openLockFile(path)
         guard fd >= 0 else {
             let e = errno
             throw KeychainError.notAvailable("could not open the lock file \(path): \(String(cString: strerror(e))); check that its folder belongs to you and is mode 0700")
@@ -30,9 +30,8 @@ package enum FileLock {
         if let deadline = waitDeadline {
             try lock(fd, path, until: deadline)
         } else {
-            while flock(fd, LOCK_EX) != 0 {
+            if SafeFile.retryingOnEINTR({ flock(fd, LOCK_EX) }) != 0 {
                 let e = errno
-                if e == EINTR { continue }
                 throw KeychainError.notAvailable("could not lock \(path): \(String(cString: strerror(e))); check the disk and try again")
             }
         }
@@ -41,9 +40,8 @@ package enum FileLock {
 
     /// Tries the lock without blocking every 10 ms until `deadline`.
     private static func lock(_ fd: Int32, _ path: String, until deadline: UInt64) throws {
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        while SafeFile.retryingOnEINTR({ flock(fd, LOCK_EX | LOCK_NB) }) != 0 {
             let e = errno
-            if e == EINTR { continue }
             guard e == EWOULDBLOCK else {
                 throw KeychainError.notAvailable("could not lock \(path): \(String(cString: strerror(e))); check the disk and try again")
             }

@@ -98,30 +98,21 @@ public enum HostKey {
     /// The plain key file alone (no TPM): root-owned, 0400 or 0600, 32 bytes. nil when absent.
     static func readPlain(at path: String) throws -> SecureBytes? {
         try requireRoot(path)
-        // O_NONBLOCK: a FIFO planted at the path must not hang sshd's session hook.
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        if fd < 0 {
-            let e = errno
-            if e == ENOENT || e == ENOTDIR { return nil }
-            throw failure(e, path, "open")
+        // Never through a link; a FIFO planted at the path must not hang sshd's session hook.
+        let file: OpenFile
+        switch SafeFile.openForReading(path) {
+        case .success(let opened): file = opened
+        case .failure(let e) where e.code == ENOENT || e.code == ENOTDIR: return nil
+        case .failure(let e): throw failure(e.code, path, "open")
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw failure(errno, path, "inspect") }
-        try check(info, path)
+        defer { file.close() }
+        try check(file.info, path)
 
         let key = try SecureBytes(count: byteCount)
-        var filled = 0
-        try key.withUnsafeMutableBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            while filled < raw.count {
-                let n = Glibc.read(fd, base + filled, raw.count - filled)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw failure(errno, path, "read")
-                }
-                if n == 0 { break }
-                filled += n
+        let filled = try key.withUnsafeMutableBytes { raw in
+            switch SafeFile.readFully(file.fd, into: raw) {
+            case .success(let count): return count
+            case .failure(let e): throw failure(e.code, path, "read")
             }
         }
         guard filled == byteCount else { throw wrongSize(path, Int(filled)) }
@@ -202,7 +193,7 @@ public enum HostKey {
 
     /// A write descriptor on the current key file, if it is a regular file of a plausible size.
     static func openOldKeyForScrubbing(_ path: String) -> (fd: Int32, size: Int)? {
-        let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        let fd = SafeFile.openDescriptor(path, O_WRONLY | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= 4096 else {
@@ -215,14 +206,7 @@ public enum HostKey {
     /// Overwrites the replaced (now unlinked) key file with zeros and syncs it: best effort, since a
     /// copy-on-write or journaling file system may keep the old blocks anyway.
     static func scrubAndClose(_ old: (fd: Int32, size: Int)) {
-        let zeros = [UInt8](repeating: 0, count: old.size)
-        var done = 0
-        while done < zeros.count {
-            let n = zeros.withUnsafeBytes { pwrite(old.fd, $0.baseAddress.map { $0 + done }, $0.count - done, off_t(done)) }
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { break }
-            done += n
-        }
+        SafeFile.writeAll(old.fd, [UInt8](repeating: 0, count: old.size), at: 0)
         _ = fsync(old.fd)
         close(old.fd)
     }

@@ -74,14 +74,6 @@ extension KeyStore {
         return masterKey
     }
 
-    /// Removes the host protector (best effort when absent). True if one was there.
-    @discardableResult
-    func removeHostProtector() throws -> Bool {
-        guard hasHostProtector else { return false }
-        try AtomicFile.remove(hostPath)
-        return true
-    }
-
     private func hostProtector(masterKey: SecureBytes, hostProtectorKey: SecureBytes) throws -> Protector {
         let salt = Sodium.randomBytes(Protector.saltBytes)
         return try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.host,

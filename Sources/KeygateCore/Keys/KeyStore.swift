@@ -126,9 +126,9 @@ package final class KeyStore: Sendable {
         let wrappingKey = try kdf.deriveKey(password: password, salt: login.saltBytes(path: loginPath))
         guard let masterKey = try login.unwrap(with: wrappingKey, path: loginPath) else {
             if isLoginStale {
-                throw KeychainError.authFailed("your password was reset without your old one, so it does not open the keychain: unlock with the recovery key (`keygate passwd --recovery`), or, if you know the old password, run `keygate passwd`")
+                throw KeychainError(.authFailed, "your password was reset without your old one, so it does not open the keychain: unlock with the recovery key (`keygate passwd --recovery`), or, if you know the old password, run `keygate passwd`", reason: .wrongPassword)
             }
-            throw KeychainError.authFailed("this password does not open the keychain: if your login password changed outside Keygate, run `keygate passwd`, or unlock with the recovery key (`keygate unlock --recovery`)")
+            throw KeychainError(.authFailed, "this password does not open the keychain: if your login password changed outside Keygate, run `keygate passwd`, or unlock with the recovery key (`keygate unlock --recovery`)", reason: .wrongPassword)
         }
         clearLoginStale()
         return (login, wrappingKey, masterKey)

@@ -3,7 +3,8 @@
 // relative to the folder's descriptor, so the folder cannot be swapped in between),
 // and a system file counts only when it is a regular file owned by root and not
 // writable by group or others, at most 64 KiB. A user's file may be owned by that
-// user. Parsing is delegated to PolicyParser.
+// user. Opening, the owner rule and reading are ConfigFile's (shared with keygate.conf);
+// this file says what a refusal means for policy. Parsing is delegated to PolicyParser.
 internal import Glibc
 
 /// One file (or an absent folder) as loaded, before merging.
@@ -45,8 +46,7 @@ struct LoadedPolicyFile: Sendable {
 enum PolicyFileReader {
     /// Reads `folder`'s *.policy files in lexical (byte) order. `uid` is the user whose own files count in the user layer.
     static func readFolder(_ folder: String, layer: PolicyLayer, uid: UInt32) -> [LoadedPolicyFile] {
-        let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (layer.isSystem ? O_NOFOLLOW : 0)
-        let dirfd = open(folder, flags)
+        let dirfd = SafeFile.openFolder(folder, links: layer.isSystem ? .refuse : .follow)
         guard dirfd >= 0 else {
             let e = errno
             if e == ENOENT { return [LoadedPolicyFile(path: folder, layer: layer, state: .absent)] }
@@ -74,12 +74,14 @@ enum PolicyFileReader {
     /// One file named on the command line (`keygate policy check FILE`): syntax only, links followed,
     /// owner not checked, so a draft can be checked before it is installed.
     static func readForCheck(_ path: String) -> Result<ParsedPolicy, PolicyParseError> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else {
-            return .failure(PolicyParseError(file: path, line: 0, column: 0, message: describe(errno, path, isFolder: false)))
+        let file: OpenFile
+        switch ConfigFile.open(path, links: .follow) {
+        case .success(let opened): file = opened
+        case .failure(let e):
+            return .failure(PolicyParseError(file: path, line: 0, column: 0, message: describe(e.code, path, isFolder: false)))
         }
-        defer { close(fd) }
-        switch readContents(fd, path: path) {
+        defer { file.close() }
+        switch readContents(file, path: path) {
         case .success(let bytes): return .success(PolicyParser.parse(bytes, file: path))
         case .failure(let why): return .failure(PolicyParseError(file: path, line: 0, column: 0, message: why.message))
         }
@@ -88,16 +90,17 @@ enum PolicyFileReader {
     // MARK: - Implementation
 
     private static func readFile(_ dirfd: Int32, _ name: String, path: String, layer: PolicyLayer, uid: UInt32) -> LoadedPolicyFile.State {
-        // O_NONBLOCK: a FIFO planted in the folder must not hang the caller.
-        let fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return .refused(describe(errno, path, isFolder: false)) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return .refused(describe(errno, path, isFolder: false)) }
-        if let problem = ownershipProblem(info, path: path, layer: layer, uid: uid, what: "file") { return .refused(problem) }
-        let version = FileVersion(info)
+        // Never through a link, and never blocking on a FIFO planted in the folder.
+        let file: OpenFile
+        switch ConfigFile.open(name, links: .refuse, in: dirfd) {
+        case .success(let opened): file = opened
+        case .failure(let e): return .refused(describe(e.code, path, isFolder: false))
+        }
+        defer { file.close() }
+        if let problem = ownershipProblem(file.info, path: path, layer: layer, uid: uid, what: "file") { return .refused(problem) }
+        let version = FileVersion(file.info)
         if let parsed = ParsedFileCache.lookup(path, version) { return .parsed(parsed) }
-        switch readContents(fd, path: path) {
+        switch readContents(file, path: path) {
         case .success(let bytes):
             let parsed = PolicyParser.parse(bytes, file: path)
             ParsedFileCache.store(path, version, parsed)
@@ -108,47 +111,33 @@ enum PolicyFileReader {
 
     struct Refusal: Error { var message: String }
 
-    private static func readContents(_ fd: Int32, path: String) -> Result<[UInt8], Refusal> {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return .failure(Refusal(message: describe(errno, path, isFolder: false))) }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            return .failure(Refusal(message: "\(path) is not a regular file: a policy file must be a plain file"))
-        }
+    /// The file's bytes (the kind and size checked on the fstat made when it was opened).
+    private static func readContents(_ file: OpenFile, path: String) -> Result<[UInt8], Refusal> {
         let limit = PolicyParser.maximumBytes
-        let tooLarge = Refusal(message: "\(path) is larger than \(limit / 1024) KiB, too large to be a policy file: split it or shorten it")
-        guard info.st_size <= limit else { return .failure(tooLarge) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 8192)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return .failure(Refusal(message: describe(errno, path, isFolder: false)))
-            }
-            if n == 0 { break }
-            out += chunk[0..<n]
-            guard out.count <= limit else { return .failure(tooLarge) }
+        switch ConfigFile.contents(of: file, limit: limit, chunk: 8192) {
+        case .success(let bytes): return .success(bytes)
+        case .failure(.notRegular):
+            return .failure(Refusal(message: "\(path) is not a regular file: a policy file must be a plain file"))
+        case .failure(.tooLarge):
+            return .failure(Refusal(message: "\(path) is larger than \(limit / 1024) KiB, too large to be a policy file: split it or shorten it"))
+        case .failure(.failed(let e)):
+            return .failure(Refusal(message: describe(e.code, path, isFolder: false)))
         }
-        return .success(out)
     }
 
     /// Why a file or folder with this owner and mode must not count, or nil when it may.
     private static func ownershipProblem(_ info: stat, path: String, layer: PolicyLayer, uid: UInt32, what: String) -> String? {
-        let mode = info.st_mode & 0o7777
-        let octal = "0" + String(mode, radix: 8)
-        if layer.isSystem {
-            guard info.st_uid == 0 else {
-                return "\(path) is owned by uid \(info.st_uid), not root: a system policy \(what) must belong to root "
-                    + "(chown root:root \(path))"
-            }
-        } else if info.st_uid != 0 && info.st_uid != uid {
-            return "\(path) is owned by uid \(info.st_uid), neither you (uid \(uid)) nor root: chown it to yourself"
+        switch ConfigFile.problem(info, owner: layer.isSystem ? .root : .rootOr(uid: uid)) {
+        case nil: return nil
+        case .owner(let owner) where layer.isSystem:
+            return "\(path) is owned by uid \(owner), not root: a system policy \(what) must belong to root "
+                + "(chown root:root \(path))"
+        case .owner(let owner):
+            return "\(path) is owned by uid \(owner), neither you (uid \(uid)) nor root: chown it to yourself"
+        case .writable(let byOthers):
+            let octal = "0" + String(info.st_mode & 0o7777, radix: 8)
+            return "\(path) is writable by \(byOthers ? "others" : "its group") (mode \(octal)): chmod go-w \(path)"
         }
-        if mode & 0o022 != 0 {
-            let who = mode & 0o002 != 0 ? "others" : "its group"
-            return "\(path) is writable by \(who) (mode \(octal)): chmod go-w \(path)"
-        }
-        return nil
     }
 
     /// The names of the *.policy entries (not hidden ones), sorted by their bytes (C locale order).

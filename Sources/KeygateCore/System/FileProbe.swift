@@ -49,18 +49,11 @@ package struct FileProbe {
 
     /// The file's text, at most `limit` bytes; nil when it cannot be read.
     package static func readText(_ path: String, limit: Int = 256 * 1024) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let fd = SafeFile.openDescriptor(path, O_RDONLY | O_NONBLOCK, links: .follow)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < limit {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; return nil }
-            if n == 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        guard case .success(let bytes) = SafeFile.readAll(fd, limit: limit) else { return nil }
+        return String(decoding: bytes.prefix(limit), as: UTF8.self)
     }
 
     /// The paths matching a glob pattern (no error when nothing matches).

@@ -24,22 +24,14 @@ package struct ProcStat: Equatable {
     }
 
     private static func bytes(of process: String) -> [UInt8]? {
-        let fd = open("/proc/\(process)/stat", O_RDONLY | O_CLOEXEC)
+        let fd = SafeFile.openDescriptor("/proc/\(process)/stat", O_RDONLY, links: .follow)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var count = 0
-        while count < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                Glibc.read(fd, raw.baseAddress.map { $0 + count }, raw.count - count)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if n == 0 { break }
-            count += n
-        }
+        // The kernel hands the whole line over in one read: the newline ends it.
+        guard case .success(let count) = buffer.withUnsafeMutableBytes({
+            SafeFile.readFully(fd, into: $0, endingAt: UInt8(ascii: "\n"))
+        }) else { return nil }
         return count > 0 ? Array(buffer[0..<count]) : nil
     }
 

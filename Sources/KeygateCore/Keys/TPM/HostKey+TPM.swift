@@ -35,12 +35,6 @@ extension HostKey {
     /// Whether the host key is sealed to a TPM (its sealed file exists; root can see it).
     public static var isSealed: Bool { AtomicFile.exists(sealedPath) }
 
-    /// The TCTI recorded in the sealed file, or nil when the host key is not sealed (root only).
-    public static func sealedTCTI() throws -> String? {
-        try requireRoot(path)
-        return try readSealedFile(at: sealedPath(for: path))?.tcti
-    }
-
     // MARK: - Path-explicit forms
 
     package static func sealedPath(for path: String) -> String { path + ".tpm" }

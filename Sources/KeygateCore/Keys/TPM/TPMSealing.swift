@@ -74,7 +74,7 @@ enum TPMSealing {
             tpm.release(outPublic)
         }
         guard rc == 0, let outPrivate, let outPublic else {
-            throw KeychainError.notAvailable("the TPM at \(tpm.tcti.configuration) refused to seal the host key: \(tpm.api.describe(rc)); check it with `tpm2_getcap properties-variable -T \(tpm.tcti.configuration)` (a TPM in lockout or with an owner password cannot be used)")
+            throw KeychainError.notAvailable("the TPM at \(tpm.tcti.configuration) refused to seal the host key: \(tpm.api.describe(rc)); check it with `tpm2_getcap properties-variable -T \(tpm.tcti.configuration)` (a TPM in lockout or with an owner password cannot be used)").because(.tpmRefused)
         }
         let api = tpm.api
         return SealedTPMObject(
@@ -137,7 +137,7 @@ enum TPMSealing {
                                            &outsideInfo, &creationPCR, &handle, nil, nil, nil, nil)
         guard rc == 0 else {
             if isTCTIError(rc) { throw TPMConnection.noTPM(tpm.tcti, tpm.api.describe(rc)) }
-            throw KeychainError.notAvailable("the TPM at \(tpm.tcti.configuration) would not create its storage root key in the owner hierarchy: \(tpm.api.describe(rc)); Keygate needs an owner hierarchy without a password (`tpm2_changeauth -c owner` to remove one), and a TPM not in dictionary-attack lockout")
+            throw KeychainError.notAvailable("the TPM at \(tpm.tcti.configuration) would not create its storage root key in the owner hierarchy: \(tpm.api.describe(rc)); Keygate needs an owner hierarchy without a password (`tpm2_changeauth -c owner` to remove one), and a TPM not in dictionary-attack lockout").because(.tpmRefused)
         }
         return handle
     }
@@ -200,7 +200,7 @@ enum TPMSealing {
     /// The error for a TPM that will not load or unseal the object.
     private static func refused(_ rc: TSS2_RC, _ tpm: TPMConnection, _ what: String) -> KeychainError {
         if isTCTIError(rc) { return TPMConnection.noTPM(tpm.tcti, tpm.api.describe(rc)) }
-        return .notAvailable("the TPM at \(tpm.tcti.configuration) no longer opens the host key sealed in \(what) (\(tpm.api.describe(rc))): the TPM was cleared or its state reset (new seeds), or the file comes from another machine. The host key is gone, so this-device-only items cannot be opened again. Run `sudo keygate setup-host --tpm --rotate` to make a new host key, then add those items again")
+        return KeychainError.notAvailable("the TPM at \(tpm.tcti.configuration) no longer opens the host key sealed in \(what) (\(tpm.api.describe(rc))): the TPM was cleared or its state reset (new seeds), or the file comes from another machine. The host key is gone, so this-device-only items cannot be opened again. Run `sudo keygate setup-host --tpm --rotate` to make a new host key, then add those items again").because(.tpmRefused)
     }
 
     /// Whether `rc` comes from the TCTI layer (the TPM did not answer), as opposed to the TPM refusing.
