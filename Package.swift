@@ -31,9 +31,25 @@ let package = Package(
         .systemLibrary(name: "CSQLite"),
         // Headers only: Keygate dlopens libtss2-esys when a TPM is in use (Sources/CTSS2/shim.h).
         .systemLibrary(name: "CTSS2", providers: [.apt(["libtss2-dev"])]),
+        // The library is four targets, one per layer; a target may import only the ones
+        // below it, and the compiler holds it to that (docs/ARCHITECTURE.md draws the graph,
+        // Tests/KeygateTests/LayeringTests.swift checks every import against this order).
+        // Items, errors, crypto, keys, the keyring cache, policy, system and audit: no I/O
+        // beyond files, the kernel keyring and the TPM.
+        .target(
+            name: "KeygateCore",
+            dependencies: ["CPAM", "CKeyutils", "CSodium", "CSystem", "CTSS2"],
+            swiftSettings: testHooks
+        ),
+        // Where sealed items live: the Secret Service over D-Bus, or the embedded SQLite store.
+        .target(name: "KeygateStorage", dependencies: ["KeygateCore", "CSDBus", "CSQLite"], swiftSettings: testHooks),
+        // Who is asking: PAM conversations and the prompters (terminal, pinentry, askpass).
+        .target(name: "KeygateAuthentication", dependencies: ["KeygateCore", "CPAM", "CSystem"], swiftSettings: testHooks),
+        // The public API, the operations behind it, key unlocking, the gatekeeper and doctor.
+        // The product users import; it re-exports the three targets below it.
         .target(
             name: "Keygate",
-            dependencies: ["CSDBus", "CPAM", "CKeyutils", "CSodium", "CSystem", "CSQLite", "CTSS2"],
+            dependencies: ["KeygateCore", "KeygateStorage", "KeygateAuthentication", "CSystem"],
             swiftSettings: testHooks
         ),
         // Apple's Security and LocalAuthentication surface over Keygate (docs/SECURITY_COMPAT.md).
@@ -47,10 +63,10 @@ let package = Package(
         // The setuid-root helper that holds the gate keys (docs/GATEKEEPER.md); its code is Keygate's Gatekeeper/.
         .executableTarget(name: "keygate-gatekeeper", dependencies: ["Keygate"], swiftSettings: testHooks),
         .target(name: "KeygateTestSupport", dependencies: ["Keygate"], path: "Tests/KeygateTestSupport"),
-        .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCLI", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
-        .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateTestSupport"], swiftSettings: testHooks),
+        .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateCLI", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
+        .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateTestSupport"], swiftSettings: testHooks),
         // Sources written as Apple code is (Swift 5 mode, as most apps still are), against the real stack.
-        .testTarget(name: "KeygateSecurityTests", dependencies: ["KeygateSecurity", "Keygate", "KeygateTestSupport"],
+        .testTarget(name: "KeygateSecurityTests", dependencies: ["KeygateSecurity", "Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateTestSupport"],
                     swiftSettings: testHooks + [.swiftLanguageMode(.v5)]),
         .testTarget(name: "KeygateCLITests", dependencies: ["KeygateTestSupport"]),
     ]

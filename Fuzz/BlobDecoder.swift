@@ -8,6 +8,9 @@
 // Fixed keys, so the seed corpus can hold real blobs: KEYGATE_FUZZ_MAKE_SEEDS=DIR writes
 // them (see Fuzz/README.md). Delegates everything to the library.
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 import Glibc
 
 enum BlobFuzz {

@@ -10,6 +10,9 @@
 // KEYGATE_FUZZ_MAKE_SEEDS=DIR writes the seed corpus (Fuzz/README.md). Delegates
 // everything to the library.
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 import Glibc
 
 enum GateFuzz {

@@ -5,6 +5,9 @@
 // validation. The first line is also tried as a glob against the second (linear time).
 // Delegates everything to PolicyParser, PolicySet/PolicyMerge and PolicyGlob.
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPolicyParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -1,5 +1,5 @@
 /* sd-bus from libsystemd, loaded on first use: the D-Bus client Keygate's storage layer uses to
- * talk to the Secret Service (Storage/SecretServiceConnection.swift). Synchronous and
+ * talk to the Secret Service (KeygateStorage/SecretServiceConnection.swift). Synchronous and
  * single-threaded: no type system, no worker thread, no main loop (docs/DECISIONS.md,
  * "The Secret Service over sd-bus").
  *

@@ -1,5 +1,5 @@
 /* SQLite, loaded on first use: the embedded store for hosts with no Secret Service (sealed
- * blobs and attributes only; Storage/SQLiteDatabase.swift). Nothing links libsqlite3, so a run
+ * blobs and attributes only; KeygateStorage/SQLiteDatabase.swift). Nothing links libsqlite3, so a run
  * that uses the Secret Service never loads it (docs/PERFORMANCE.md: 1.4 M instructions of
  * every start-up in the dynamic loader). The first call below dlopens libsqlite3.so.0
  * (Sources/CSystem/lazy_library.h); SQLiteDatabase asks `kg_sqlite_load_error()` before it

@@ -1,4 +1,4 @@
-/* The C side of the terminal echo guard (Sources/Keygate/Authentication/TerminalEchoGuard.swift,
+/* The C side of the terminal echo guard (Sources/KeygateAuthentication/TerminalEchoGuard.swift,
    its only caller): the saved terminal settings, the signal actions it replaced and the
    signal handler all live here, in C storage of C's own size.
 

@@ -1,5 +1,5 @@
 // The PAM module's way to act as the target user: the library's UserIdentity
-// (Sources/Keygate/System/UserIdentity.swift), given a TargetUser.
+// (Sources/KeygateCore/System/UserIdentity.swift), given a TargetUser.
 import Keygate
 
 extension UserIdentity {

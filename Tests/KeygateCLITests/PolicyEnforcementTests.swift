@@ -95,10 +95,12 @@ final class PolicyEnforcementTests: XCTestCase {
         let root = try policyRoot(["admin/30-broken.policy": "[default\naccess = user-presence\n"])
         let r = try h.run("""
             keygate get -s svc -a a; echo get=$?
+            keygate get -s svc -a missing; echo missing=$?
             printf %s y | keygate add -s svc -a b; echo add=$?
             keygate list -s svc >/dev/null; echo list=$?
             """, extraEnvironment: ["KEYGATE_TEST_POLICY_ROOT": root])
         XCTAssertEqual(r.values["get"], "53", r.summary)
+        XCTAssertEqual(r.values["missing"], "44", "an item that is not there reads as absent, the policy's decision made first or not: \(r.summary)")
         XCTAssertEqual(r.values["add"], "53", r.summary)
         XCTAssertEqual(r.values["list"], "0", "listing needs no policy decision: \(r.summary)")
         XCTAssertTrue(r.err.contains("30-broken.policy"), "the message names the file: \(r.summary)")

@@ -4,6 +4,9 @@
 // checks; the attacks run as another user are in GatekeeperAttackTests.
 import Foundation
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 import KeygateTestSupport
 import XCTest
 

@@ -4,6 +4,9 @@
 import Foundation
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 import KeygateTestSupport
 
 final class GnomeKeyringProviderTests: XCTestCase {

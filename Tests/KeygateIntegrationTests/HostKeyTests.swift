@@ -10,6 +10,9 @@ import Glibc
 import KeygateTestSupport
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class HostKeyTests: XCTestCase {
     private var folder = ""

@@ -7,6 +7,9 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class InterruptedWriteTests: XCTestCase {
     private var environment: InProcessKeychain?

@@ -7,6 +7,9 @@
 import Foundation
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 struct ItemStoreContract {
     let store: any ItemStore

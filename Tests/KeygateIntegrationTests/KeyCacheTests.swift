@@ -8,6 +8,9 @@ import Glibc
 import KeygateTestSupport
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class KeyCacheTests: XCTestCase {
     private var cleanups: [() -> Void] = []

@@ -5,6 +5,9 @@
 // (pam_matrix with the vectors' password) and the embedded store, in this process.
 import Foundation
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 import KeygateTestSupport
 import XCTest
 

@@ -6,6 +6,9 @@
 import Foundation
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 import KeygateTestSupport
 
 /// One provider's running session, shared by the tests of its class.

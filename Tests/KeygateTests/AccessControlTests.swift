@@ -3,6 +3,9 @@
 // several constraints combine.
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class AccessControlTests: XCTestCase {
     private func assertParam(_ flags: AccessControl, mentions words: [String],

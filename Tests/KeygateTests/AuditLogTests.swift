@@ -1,6 +1,9 @@
 // The audit line's format: every field present and named, one line whatever the
 // values hold, and no field that could carry a secret.
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 import XCTest
 
 final class AuditLogTests: XCTestCase {

@@ -2,6 +2,9 @@
 // device-key binding of the this-device-only classes.
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class BoxKeyPairTests: XCTestCase {
     func test_generate_givesDistinctPairs_withAnEightByteKeyID() throws {

@@ -1,6 +1,9 @@
 // Class keys: one per accessibility class, the same every time for one master key.
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class ClassKeysTests: XCTestCase {
     func test_derive_givesADifferentKeyPerClass() throws {

@@ -3,6 +3,9 @@
 import Foundation
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 func secureBytes(_ text: String) throws -> SecureBytes {
     var bytes = Array(text.utf8)

@@ -5,6 +5,9 @@
 import Foundation
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class DeviceKeyTests: XCTestCase {
     private let machineA = "0123456789abcdef0123456789abcdef"

@@ -4,6 +4,9 @@
 // a message, or a message that happens to share a word, changes nothing.
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class ErrorReasonTests: XCTestCase {
     private let deadline = ServiceDeadline(.seconds(5))

@@ -3,6 +3,9 @@
 // requests that are malformed, oversized or trailing.
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class GateRecordsTests: XCTestCase {
     func test_anAuthenticationServesOnlyItsServiceAndScope_withinTheWindow() {

@@ -2,6 +2,9 @@
 // and only with them; moved, damaged and truncated blobs refuse; the header round-trips.
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class GatedBlobTests: XCTestCase {
     let item = ItemIdentity.generic(service: "vpn", account: "alice")

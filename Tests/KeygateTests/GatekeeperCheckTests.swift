@@ -5,6 +5,9 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class GatekeeperCheckTests: XCTestCase {
     private var dir = ""

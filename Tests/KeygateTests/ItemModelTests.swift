@@ -1,4 +1,7 @@
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 import XCTest
 
 final class ItemModelTests: XCTestCase {

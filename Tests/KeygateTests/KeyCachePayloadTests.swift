@@ -4,6 +4,9 @@
 import XCTest
 import Glibc
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class KeyCachePayloadTests: XCTestCase {
     private func secure(_ bytes: [UInt8]) throws -> SecureBytes {

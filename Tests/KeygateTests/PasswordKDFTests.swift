@@ -3,6 +3,9 @@
 import Foundation
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class PasswordKDFTests: XCTestCase {
     let cost = KDFParameters.testing

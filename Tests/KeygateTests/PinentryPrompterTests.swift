@@ -6,6 +6,9 @@
 import Foundation
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class PinentryPrompterTests: XCTestCase {
     private var folder = ""

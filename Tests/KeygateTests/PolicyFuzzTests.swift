@@ -8,6 +8,9 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class PolicyFuzzTests: XCTestCase {
     static let iterations = 100_000

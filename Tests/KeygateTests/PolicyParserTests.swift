@@ -2,6 +2,9 @@
 // file:line:column (and what was expected) for a set of malformed files.
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class PolicyParserTests: XCTestCase {
     private func parse(_ text: String) -> ParsedPolicy { PolicyParser.parse(text, file: "t.policy") }

@@ -6,6 +6,9 @@ import Glibc
 import KeygateTestSupport
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 /// A temporary policy root with vendor/, admin/ and user/ folders, removed on deinit.
 final class PolicyTree {

@@ -1,6 +1,9 @@
 // keys.json: round trip, absent, garbage and future formats.
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class PublicKeysTests: XCTestCase {
     func test_saveThenLoad_roundTrips() throws {

@@ -2,6 +2,9 @@
 // a parser that forgives case, spacing and look-alike letters.
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class RecoveryKeyTests: XCTestCase {
     private func text(_ bytes: SecureBytes) -> String { String(decoding: bytes.unprotectedCopy(), as: UTF8.self) }

@@ -6,6 +6,9 @@ import Foundation
 import Glibc
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class SafeFileTests: XCTestCase {
     private func folder() throws -> String { try makeTemporaryFolder(self) }

@@ -1,6 +1,9 @@
 // doctor's same-user-isolation check for every state of the two sysctls it reads.
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class SameUserIsolationCheckTests: XCTestCase {
     func test_ok_onlyWhenPtraceIsLimited_andTIOCSTIIsOff() {

@@ -1,6 +1,9 @@
 // Sealed blobs: round trips, and every way a blob must refuse to open.
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class SealedBlobTests: XCTestCase {
     let item = ItemIdentity.generic(service: "vpn", account: "alice")

@@ -5,6 +5,9 @@
 // step, and a future version says to upgrade rather than to rotate.
 import XCTest
 @testable import Keygate
+@testable import KeygateAuthentication
+@testable import KeygateCore
+@testable import KeygateStorage
 
 final class SealedHostKeyFileTests: XCTestCase {
     private let path = "/var/lib/keygate/host.key.tpm"

@@ -25,7 +25,7 @@ struct GateSecrets {
 
     static let secretBytes = 32
     /// The length of a seal on a class public key.
-    static let sealBytes = 32
+    static let sealBytes = PublicKeys.sealBytes
     /// How many earlier presence generations are tried when a box names an older key.
     static let maxGenerationsBack: UInt64 = 256
 

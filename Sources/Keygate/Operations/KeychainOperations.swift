@@ -1,0 +1,352 @@
+// The operations behind every API call and CLI verb: add, read, list, delete.
+// A write seals the secret with its class key and hands the blob to storage; a
+// read fetches the blob, finds the class key (cache or PAM unlock) and opens it.
+// Listing and deleting never need a key, so they never prompt.
+//
+// Delegates: storage to KeygateStorage, keys to KeyUnlocker (Unlocking/), sealing to KeygateCore's Crypto/.
+
+public struct KeychainOperations: Sendable {
+    let store: any ItemStore
+    let keys: KeyUnlocker
+    /// Which store this keychain uses and why (StoreSelection); nil for a store given directly.
+    let storeChoice: StoreChoice?
+    /// An auto choice the first write records (never a read: StoreSelection).
+    let storeRecord: StoreRecord?
+
+    /// Operations for the calling user, with the given way to prompt. Reads through
+    /// one `context` share its authentication, as with Apple's LAContext.
+    public init(prompter: any Prompter, reason: String? = nil, context authContext: AuthenticationContext? = nil) throws {
+        let context = try KeychainContext.current()
+        let selection = try StoreSelection(environment: ProcessEnvironment.snapshot(), dataDirectory: context.dataDirectory,
+                                           home: context.user.home, deadline: context.storeDeadline).resolve()
+        self.init(store: selection.store,
+                  keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
+                  storeChoice: selection.choice, storeRecord: selection.record)
+    }
+
+    init(store: any ItemStore, keys: KeyUnlocker, storeChoice: StoreChoice? = nil, storeRecord: StoreRecord? = nil) {
+        self.store = store
+        var keys = keys
+        keys.itemStore = store
+        self.keys = keys
+        self.storeChoice = storeChoice
+        self.storeRecord = storeRecord
+    }
+
+    /// Seals and stores a secret. With `replace`, an existing item with the same
+    /// identity is updated in place; without it, a duplicate is an error, reported
+    /// before any prompt.
+    public func add(_ requested: ItemAttributes, secret: SecureBytes, replace: Bool) throws {
+        guard secret.count <= SealedBlob.maxSecretLength else {
+            throw KeychainError.param("the secret is \(secret.count) bytes, more than the \(SealedBlob.maxSecretLength)-byte limit: store a key or a path to the data instead")
+        }
+        try ItemFieldLimits.check(requested)
+        try requested.accessControl?.validate()
+        // The stricter of the item's own flags and the policy is what gets sealed.
+        let decision = try keys.context.decision(for: requested.identity)
+        var attributes = requested
+        attributes.accessControl = AccessControl.stricter(requested.accessControl, decision.access)
+        attributes.accessibility = Accessibility.stricter(requested.accessibility, decision.accessible) ?? requested.accessibility
+        let keys = self.keys.applying(decision, for: attributes.identity)
+        let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false)
+        var replace = replace
+        if !replace, !existing.isEmpty {
+            // What is there may be the leftover of an add the Secret Service never finished: it
+            // is not an item, so this add takes its place.
+            guard try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true).allSatisfy(\.isUnfinishedWrite) else {
+                throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: use -U (update) to replace its secret, or delete it first")
+            }
+            replace = true
+        }
+        let blob: [UInt8]
+        if attributes.accessControl != nil || attributes.accessibility.isThisDeviceOnly {
+            blob = try sealGated(secret, attributes, keys: keys)
+        } else {
+            let classKey = try keys.classKey(for: attributes.accessibility, createIfNeeded: true)
+            blob = try SealedBlob.seal(secret, identity: attributes.identity,
+                                       accessibility: attributes.accessibility, classKey: classKey)
+        }
+        try store.create(attributes, blob: blob, replace: replace)
+        storeRecord?.commit()
+    }
+
+    /// Seals to public keys only: the class key recorded in keys.json (with the gatekeeper's
+    /// seal on it) and the item's own gate keys, which the gatekeeper derives for its identity
+    /// and flags. Once the keychain's class keys are sealed, adding never prompts.
+    func sealGated(_ secret: SecureBytes, _ attributes: ItemAttributes, keys: KeyUnlocker) throws -> [UInt8] {
+        let flags = attributes.accessControl?.rawValue ?? 0
+        let classKey = try keys.sealedClassKey(for: attributes.accessibility)
+        let gates = try keys.gate.recipients(for: attributes.identity, accessControl: flags, classKey: classKey)
+        return try GatedBlob.seal(secret, identity: attributes.identity, accessibility: attributes.accessibility,
+                                  accessControl: flags, classKey: classKey.publicKey,
+                                  gates: gates, combination: attributes.accessControl?.requiresAll == false ? .any : .all)
+    }
+
+    /// The secret of one item, or nil when there is no such item. The item's policy
+    /// applies: its windows, services and prompt, and, when the policy asks for more
+    /// than the item was sealed with (an item added before the policy), a PAM
+    /// authentication for the policy's constraints before the secret is opened.
+    /// A read flows down once: the policy decision, then the keys it scopes, then the
+    /// store, then the crypto.
+    public func secret(for identity: ItemIdentity) throws -> SecureBytes? {
+        try ItemFieldLimits.check(identity: identity)
+        let decision: PolicyDecision
+        do {
+            decision = try keys.context.decision(for: identity)
+        } catch {
+            // A broken system policy file refuses every policy-governed read, but an item that
+            // is not there reads as absent, and the store's own failure comes first, as always.
+            guard try storedItem(identity) == nil else { throw error }
+            return nil
+        }
+        return try secret(for: identity, decision: decision)
+    }
+
+    /// The secret of one item under its policy `decision` (KeychainContext.decision), or nil
+    /// when there is no such item.
+    func secret(for identity: ItemIdentity, decision: PolicyDecision) throws -> SecureBytes? {
+        let keys = self.keys.applying(decision, for: identity)
+        guard let item = try storedItem(identity) else { return nil }
+        if let required = decision.access,
+           AccessControl.stricter(item.attributes.accessControl, required) != item.attributes.accessControl {
+            try keys.requirePasswordProtector()
+            // A locked keychain: one prompt does both (the password typed also opens the master key).
+            let locked = keys.cache.load(KeyUnlocker.masterName) == nil && keys.keyStore.hasLoginProtector
+                && keys.authContext?.interactionNotAllowed != true
+            let password = try keys.gate.requirePresence(for: identity, constraints: required,
+                                                         reason: keys.promptReason(for: .useItem), fresh: locked)
+            if locked { try keys.openAfterPresence(password) }
+        }
+        return try open(item, identity: identity, keys: keys)
+    }
+
+    /// The item with exactly this identity, its blob loaded; nil when there is none (or only
+    /// the leftover of an add the Secret Service never finished).
+    private func storedItem(_ identity: ItemIdentity) throws -> StoredItem? {
+        guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first,
+              !item.isUnfinishedWrite else { return nil }
+        return item
+    }
+
+    /// Opens a found item's blob with `keys`, the unlocker scoped to the item's policy.
+    private func open(_ item: StoredItem, identity: ItemIdentity, keys: KeyUnlocker) throws -> SecureBytes {
+        guard let blob = item.blob else {
+            throw KeychainError.decode("the item \(identity.displayName) has no secret in the store: delete it and add it again")
+        }
+        let header = try SealedBlob.header(of: blob)
+        guard header.accessibility == item.attributes.accessibility else {
+            throw KeychainError.decode("the item \(identity.displayName) was tampered with: its accessibility attribute does not match its sealed blob; delete it and add it again")
+        }
+        if header.scheme == GatedBlob.scheme {
+            return try openGated(blob, identity: identity, keys: keys)
+        }
+        let classKey = try keys.classKey(for: header.accessibility, createIfNeeded: false)
+        return try SealedBlob.open(blob, identity: identity, classKey: classKey)
+    }
+
+    /// Opens a scheme-2 blob: the gatekeeper opens the item's gate boxes if its policy holds
+    /// now (one PAM prompt at most, whose password also opens a locked keychain), and the
+    /// class pair from the master key opens the class box.
+    private func openGated(_ blob: [UInt8], identity: ItemIdentity, keys: KeyUnlocker, retried: Bool = false) throws -> SecureBytes {
+        let header = try GatedBlob.header(of: blob)
+        let slots = Self.slotsToOpen(header)
+        let needsPresence = slots.contains { header.gateSlots[$0].kind != .device }
+        if needsPresence { try keys.requirePasswordProtector() }
+        let locked = !Self.classPairAvailable(header.accessibility, keys: keys)
+        let fresh = locked && needsPresence && keys.keyStore.hasLoginProtector && keys.authContext?.interactionNotAllowed != true
+        if locked && !fresh { _ = try keys.masterKey(createIfNeeded: false) }
+        let opened: (shares: [SecureBytes?], password: SecureBytes?)
+        // Inside a window the class half (two X25519 operations) is opened while the
+        // gatekeeper's daemon decides on the gate half: the two run side by side.
+        var early: (pair: BoxKeyPair, share: SecureBytes?)?
+        do {
+            opened = try keys.gate.shares(of: blob, header: header, slots: slots, identity: identity,
+                                          reason: keys.promptReason(for: .useItem), fresh: fresh, meanwhile: {
+                guard !locked, let pair = keys.cachedClassKeyPair(for: header.accessibility),
+                      pair.keyID == header.classSlot.keyID else { return }
+                early = (pair, try? GatedBlob.classShare(of: blob, header: header, pair: pair))
+            })
+        } catch let error as KeychainError where error.code == .itemNotFound && !retried && keys.keyStore.hasLegacyGateKeys {
+            // An item Keygate 1.x sealed: the first password unlock moves every such item. The
+            // presence check for this read takes the password, so one prompt does both.
+            let password = try keys.gate.requirePresence(for: identity, constraints: AccessControl(rawValue: header.accessControl),
+                                                         reason: keys.promptReason(for: .useItem), fresh: true)
+            try keys.openAfterPresence(password)
+            guard let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first?.blob else { throw error }
+            return try openGated(moved, identity: identity, keys: keys, retried: true)
+        }
+        if fresh { try keys.openAfterPresence(opened.password) }
+        let classPair = try early?.pair ?? keys.classKeyPair(for: header.accessibility)
+        guard classPair.keyID == header.classSlot.keyID else {
+            let legacyDeviceOnly = header.accessibility.isThisDeviceOnly && !header.gateSlots.contains { $0.kind == .device }
+            if legacyDeviceOnly, !retried, keys.keyStore.hasLegacyGateKeys {
+                // Keygate 1.x bound this class's key to the device key: the first password unlock moves it.
+                try keys.unlock()
+                if let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first?.blob, moved != blob {
+                    return try openGated(moved, identity: identity, keys: keys, retried: true)
+                }
+            }
+            if legacyDeviceOnly {
+                throw KeychainError.itemNotFound("the item \(identity.displayName) was invalidated: Keygate 1.x sealed it to this host's device key, and it could not be moved to the gatekeeper (sealed on another host, or the host key changed); add it again")
+            }
+            throw KeychainError.decode("the item \(identity.displayName) was sealed by another keychain: delete it and add it again")
+        }
+        return try GatedBlob.open(blob, identity: identity, keys: [classPair], shares: opened.shares, classShare: early?.share)
+    }
+
+    /// The gate slots a read asks the gatekeeper for: every combined one for `and`, the first
+    /// presence one (else the first) for `or`, and every device slot.
+    static func slotsToOpen(_ header: GatedBlob.Header) -> [Int] {
+        let combined = header.gateSlots.indices.filter { header.gateSlots[$0].kind != .device }
+        let devices = header.gateSlots.indices.filter { header.gateSlots[$0].kind == .device }
+        if header.combination == .all { return combined + devices }
+        let first = combined.first { header.gateSlots[$0].kind == .presence } ?? combined.first
+        return (first.map { [$0] } ?? []) + devices
+    }
+
+    /// Whether the class pair opens without an unlock (the master key or an after-first-unlock pair is cached).
+    static func classPairAvailable(_ accessibility: Accessibility, keys: KeyUnlocker) -> Bool {
+        if accessibility.survivesLock, keys.cache.load(CacheName.classPair(accessibility).text) != nil { return true }
+        return keys.cache.load(KeyUnlocker.masterName) != nil
+    }
+
+    /// The attributes of every matching item, sorted for stable output. Never prompts.
+    public func attributes(matching query: ItemQuery) throws -> [ItemAttributes] {
+        try ItemFieldLimits.check(query)
+        return try store.search(query, loadBlobs: false)
+            .map(\.attributes)
+            .filter { query.matches($0) }
+            .sorted(by: Self.listOrder)
+    }
+
+    static func listOrder(_ lhs: ItemAttributes, _ rhs: ItemAttributes) -> Bool {
+        (lhs.identity.itemClass.rawValue, lhs.identity.service, lhs.identity.server, lhs.identity.account)
+            < (rhs.identity.itemClass.rawValue, rhs.identity.service, rhs.identity.server, rhs.identity.account)
+    }
+
+    /// Deletes every matching item; returns how many. Never prompts.
+    @discardableResult
+    public func delete(matching query: ItemQuery) throws -> Int {
+        try ItemFieldLimits.check(query)
+        do {
+            return try store.delete(query)
+        } catch let error as KeychainError where error.code == .notAvailable {
+            // Another process may have deleted a match between the store's search and its
+            // delete (the item's D-Bus object is then gone): search again, and fail only if
+            // something that matches is still there after a second try.
+            guard !(try store.search(query, loadBlobs: false)).isEmpty else { return 0 }
+            return try store.delete(query)
+        }
+    }
+
+    /// Creates the keychain; returns the recovery key, formatted for people, to show once.
+    public func initialize() throws -> SecureBytes {
+        let recoveryKey = try keys.initialize().recoveryKey
+        storeRecord?.commit()
+        return try RecoveryKey.format(recoveryKey)
+    }
+
+    /// Authenticates and caches the unlocked keys.
+    public func unlock() throws {
+        try keys.unlock()
+    }
+
+    /// Unlocks with the recovery key.
+    public func unlock(recoveryKey: SecureBytes) throws {
+        try keys.unlock(recoveryKey: try RecoveryKey.parse(recoveryKey))
+    }
+
+    /// Re-wraps the keychain for a password that changed outside Keygate, asking for
+    /// the previous password. Current-set items are invalidated.
+    public func changePassword() throws {
+        try PasswordChange(unlocker: keys).changePassword()
+    }
+
+    /// Re-wraps the keychain for the current password using the recovery key, when
+    /// the previous password is lost. Returns a note on what was replaced.
+    public func resetPassword(recoveryKey: SecureBytes) throws -> String {
+        try PasswordChange(unlocker: keys).resetPassword(recoveryKey: try RecoveryKey.parse(recoveryKey))
+    }
+
+    /// Drops the cached keys; returns how many were dropped.
+    @discardableResult
+    public func lock(all: Bool) -> Int {
+        keys.lock(all: all)
+    }
+
+    /// What `keygate status` reports. Never shows key bytes.
+    public func status() -> KeychainStatus {
+        let initialized = keys.keyStore.isInitialized
+        let entries = keys.cache.entries()
+        let master = entries.first { $0.name == KeyUnlocker.masterName }
+        let storeStatus: Result<StoreStatus, KeychainError>
+        do { storeStatus = .success(try store.status()) } catch let e as KeychainError { storeStatus = .failure(e) } catch {
+            storeStatus = .failure(KeychainError.notAvailable("the item store could not be reached: run keygate doctor"))
+        }
+        return KeychainStatus(
+            user: keys.context.user.name, dataDirectory: keys.context.dataDirectory, initialized: initialized,
+            unlocked: master != nil, secondsUntilLock: master?.secondsLeft,
+            afterFirstUnlockAvailable: entries.contains { $0.name == KeyUnlocker.afterFirstUnlockName },
+            cachedKeys: entries.map { KeychainStatus.CachedKeyInfo(name: $0.name, secondsLeft: $0.secondsLeft) },
+            store: try? storeStatus.get().backend, collection: try? storeStatus.get().collection,
+            collectionLocked: try? storeStatus.get().locked,
+            storeError: { if case .failure(let e) = storeStatus { return e.message } else { return nil } }(),
+            storeKind: storeChoice?.kind, storeReason: storeChoice?.reason,
+            lockAfter: keys.context.policy.lockAfter,
+            passwordKDF: (try? keys.keyStore.loginKDF())?.map(Self.describe),
+            loginStale: initialized && keys.keyStore.isLoginStale,
+            reuseDuration: keys.context.policy.reuseDuration, reuseScope: ReuseScope.current(keys.context.policy.reuseScope).id)
+    }
+
+    /// The recorded Argon2id cost, e.g. "argon2id13, 2 passes, 256 MiB (493 ms when calibrated)".
+    static func describe(_ kdf: KDFParameters) -> String {
+        let measured = kdf.calibratedMilliseconds.map { " (\($0) ms when calibrated)" } ?? ""
+        return "\(kdf.algorithm), \(kdf.opsLimit) passes, \(kdf.memLimitBytes / (1024 * 1024)) MiB" + measured
+    }
+}
+
+/// A snapshot of the keychain's state for `keygate status`.
+public struct KeychainStatus: Sendable, Codable, Equatable {
+    public struct CachedKeyInfo: Sendable, Codable, Equatable {
+        public var name: String
+        public var secondsLeft: UInt64?
+    }
+    public var user: String
+    public var dataDirectory: String
+    public var initialized: Bool
+    public var unlocked: Bool
+    public var secondsUntilLock: UInt64?
+    public var afterFirstUnlockAvailable: Bool
+    public var cachedKeys: [CachedKeyInfo]
+    public var store: String?
+    public var collection: String?
+    public var collectionLocked: Bool?
+    public var storeError: String?
+    /// The store in use ("secret-service" or "embedded") and why it was chosen.
+    public var storeKind: String?
+    public var storeReason: String?
+    public var lockAfter: UInt32
+    /// The Argon2id cost recorded in the login-password protector.
+    public var passwordKDF: String?
+    /// Root reset the login password without the old one (protectors/stale): the login
+    /// protector still opens with the old password, so login cannot unlock the keychain.
+    public var loginStale: Bool = false
+    /// How long an authentication for an access-controlled item lasts, and where.
+    public var reuseDuration: UInt32
+    public var reuseScope: String
+}
+
+extension KeychainStatus {
+    /// What `keygate status` and `keygate doctor` say about a stale login protector.
+    public static let staleLoginProblem = "your password was reset without the old one: the keychain still opens with the old password, so logging in does not unlock it"
+    public static let staleLoginAdvice = "run `keygate passwd` (it asks the old password), or `keygate passwd --recovery` with the recovery key"
+
+    /// When this keychain's items are in the Secret Service (its recorded store, or a keychain
+    /// made before the embedded store) and this session cannot reach it: what to do. nil otherwise.
+    public var storeMismatchAdvice: String? {
+        guard storeError != nil, storeKind == StoreKind.secretService.rawValue, initialized else { return nil }
+        return "this keychain's items are in the Secret Service: run inside a session that has one ("
+            + "\(InstalledTools.secretSession) CMD starts a private one), or, from a session that has it, "
+            + "move them with `keygate migrate --to embedded`"
+    }
+}

@@ -1,0 +1,315 @@
+// Asks for a secret through the user's pinentry (curses, GNOME, Qt …), speaking the
+// Assuan protocol as gpg-agent does: spawn it on one end of a socket pair (its stdin
+// and stdout), read the "OK" greeting, send OPTION ttyname/ttytype when there is a
+// terminal and lc-ctype/lc-messages from the locale, then SETTITLE and SETDESC (each
+// prompt kind its own dialog; a PAM prompt's reason), SETPROMPT, GETPIN; the answer comes back
+// as "D <percent-encoded PIN>", decoded straight into locked memory; "ERR 83886179"
+// means the person canceled. Writes use MSG_NOSIGNAL, so a pinentry that dies never
+// kills the caller with SIGPIPE. Delegates to posix_spawn(3) and SecretLineBuffer.
+import KeygateCore
+internal import Glibc
+
+struct PinentryPrompter: Prompter {
+    /// The program, as given (a path, or a name looked up in PATH).
+    let program: String
+    /// The child's whole environment (DISPLAY, WAYLAND_DISPLAY, TERM … come from here).
+    let environment: [String: String]
+
+    /// GPG_ERR_CANCELED in the pinentry's error source, as pinentry reports it.
+    static let canceledCode = "83886179"
+    /// Assuan's line limit, including the newline.
+    static let maxLineBytes = 1000
+
+    func ensureAvailable() throws {
+        _ = try resolvedProgram()
+    }
+
+    func notify(_ message: String) {
+        var bytes = Array((message + "\n").utf8)
+        SafeFile.writeAll(2, bytes)
+        bytes.removeAll()
+    }
+
+    func resolvedProgram() throws -> String {
+        let notRunnable = KeychainError.interactionNotAllowed(
+            "the pinentry program '\(program)' is not an executable file: install pinentry-curses (or -gnome3, -qt), fix KEYGATE_PINENTRY, or drop --pinentry")
+        if program.contains("/") {
+            guard Self.isExecutableFile(program) else { throw notRunnable }
+            return program
+        }
+        let searchPath = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for folder in searchPath.split(separator: ":", omittingEmptySubsequences: true) {
+            let candidate = folder + "/" + program
+            if Self.isExecutableFile(candidate) { return candidate }
+        }
+        throw notRunnable
+    }
+
+    private static func isExecutableFile(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        return access(path, X_OK) == 0
+    }
+
+    /// The PAM conversation's prompt "[keygate] REASON\nPassword for USER: " split into
+    /// the description (REASON) and the prompt ("Password for USER:").
+    static func split(_ prompt: String) -> (description: String?, prompt: String) {
+        var text = prompt
+        if text.hasPrefix("[keygate] ") { text.removeFirst("[keygate] ".count) }
+        var description: String? = nil
+        if let newline = text.lastIndex(of: "\n") {
+            description = String(text[..<newline])
+            text = String(text[text.index(after: newline)...])
+        }
+        while text.last == " " { text.removeLast() }
+        if let first = text.first, first.isLowercase { text = first.uppercased() + text.dropFirst() }
+        return (description, text.isEmpty ? "Password:" : text)
+    }
+
+    /// Assuan percent-escaping for a command's argument: %, CR, LF and other control bytes.
+    static func escape(_ text: String) -> String {
+        var out: [UInt8] = []
+        for byte in text.utf8 {
+            if byte == 0x25 || byte < 0x20 || byte == 0x7F {
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += [0x25, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    func readSecret(prompt: String) throws -> SecureBytes? {
+        let path = try resolvedProgram()
+        let session = try Session(path: path, program: program, environment: environment)
+        defer { session.finish() }
+        try session.expectOK("greeting")
+        for option in Self.options(environment: environment, terminal: Self.terminalName()) {
+            try session.command("OPTION \(option)")
+        }
+        let dialog = Self.dialog(for: prompt)
+        try session.command("SETTITLE \(Self.escape(dialog.title))")
+        try session.command("SETDESC \(Self.escape(dialog.description))")
+        try session.command("SETPROMPT \(Self.escape(dialog.prompt))")
+        return try session.getPin()
+    }
+
+    /// What gpg-agent tells a pinentry about where it runs: the terminal and its type (for
+    /// pinentry-curses), and the locale's character set and messages (without lc-ctype,
+    /// pinentry-curses says "no LC_CTYPE known" and may not draw).
+    static func options(environment: [String: String], terminal: String?) -> [String] {
+        func locale(_ category: String) -> String? {
+            for name in ["LC_ALL", category, "LANG"] {
+                if let value = environment[name], !value.isEmpty { return value }
+            }
+            return nil
+        }
+        var options: [String] = []
+        if let terminal {
+            options.append("ttyname=\(escape(terminal))")
+            options.append("ttytype=\(escape(environment["TERM"] ?? "dumb"))")
+        }
+        if let ctype = locale("LC_CTYPE") { options.append("lc-ctype=\(escape(ctype))") }
+        if let messages = locale("LC_MESSAGES") { options.append("lc-messages=\(escape(messages))") }
+        return options
+    }
+
+    /// The dialog for one of Keygate's prompts: its own title and description, so a person
+    /// can tell the recovery key from a password and a new secret from either.
+    static func dialog(for prompt: String) -> (title: String, description: String, prompt: String) {
+        let (description, shown) = split(prompt)
+        switch shown {
+        case "Recovery key:":
+            return ("Keygate: recovery key",
+                    "Type the recovery key Keygate showed when your keychain was created (groups of four letters and digits).",
+                    shown)
+        case "Retype the secret:":
+            return ("Keygate: new secret", "Type the same secret again, to check it.", shown)
+        case _ where shown.hasPrefix("Secret for "):
+            let item = shown.dropFirst("Secret for ".count).dropLast()
+            return ("Keygate: new secret", "Type the secret to store for \(item).", shown)
+        case _ where shown.contains("(your previous password)"):
+            return ("Keygate: previous password",
+                    "Your login password changed. Type the password you had before, so the keychain can be re-wrapped.", shown)
+        default:
+            return ("Keygate", description ?? "Keygate needs your password.", shown)
+        }
+    }
+
+    /// The controlling terminal's name, when keygate has one (what pinentry-curses draws on).
+    static func terminalName() -> String? {
+        for fd: Int32 in [0, 1, 2] where isatty(fd) == 1 {
+            if let name = ttyname(fd) { return String(cString: name) }
+        }
+        return nil
+    }
+}
+
+/// One pinentry run: the child, our end of the socket pair, and its replies.
+private final class Session {
+    private let fd: Int32
+    private let pid: pid_t
+    private let program: String
+    private var finished = false
+
+    init(path: String, program: String, environment: [String: String]) throws {
+        self.program = program
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw KeychainError.notAvailable("cannot create a socket pair for pinentry (\(String(cString: strerror(errno)))): raise the open-file limit")
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
+        posix_spawn_file_actions_adddup2(&actions, pair[1], 1)
+        var argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), nil]
+        let envStrings = environment.map { "\($0.key)=\($0.value)" }.sorted()
+        var envp: [UnsafeMutablePointer<CChar>?] = envStrings.map { strdup($0) } + [nil]
+        defer {
+            for p in argv { free(p) }
+            for p in envp { free(p) }
+        }
+        var child: pid_t = 0
+        let rc = argv.withUnsafeMutableBufferPointer { argvBuffer -> Int32 in
+            guard let argvBase = argvBuffer.baseAddress else { return EINVAL }
+            return envp.withUnsafeMutableBufferPointer { envBuffer in
+                posix_spawn(&child, path, &actions, nil, argvBase, envBuffer.baseAddress)
+            }
+        }
+        close(pair[1])
+        guard rc == 0 else {
+            close(pair[0])
+            throw KeychainError.interactionNotAllowed(
+                "the pinentry program '\(program)' could not be started (\(String(cString: strerror(rc)))): fix KEYGATE_PINENTRY, or drop --pinentry")
+        }
+        fd = pair[0]
+        pid = child
+    }
+
+    /// Sends one command and expects OK.
+    func command(_ line: String) throws {
+        try send(line)
+        try expectOK(line.split(separator: " ").first.map(String.init) ?? line)
+    }
+
+    /// Reads replies up to OK; status and comment lines are skipped.
+    func expectOK(_ what: String) throws {
+        while true {
+            let line = try readPlainLine()
+            if line == "OK" || line.hasPrefix("OK ") { return }
+            if line.hasPrefix("ERR ") {
+                throw KeychainError.interactionNotAllowed("pinentry '\(program)' refused \(what): \(line.dropFirst(4)): check that it can reach your terminal or display")
+            }
+        }
+    }
+
+    /// GETPIN: the decoded PIN, nil when canceled.
+    func getPin() throws -> SecureBytes? {
+        try send("GETPIN")
+        let pin = try SecretLineBuffer()
+        while true {
+            // Peek the first two bytes: "D " starts the data line, read straight into locked memory.
+            let first = try readByte()
+            if first == 0x44 /* D */ {
+                let second = try readByte()
+                if second == 0x20 {
+                    try readData(into: pin)
+                    continue
+                }
+                _ = try readPlainLine(prefix: [first, second])
+                continue
+            }
+            let line = try readPlainLine(prefix: [first])
+            if line == "OK" || line.hasPrefix("OK ") {
+                return try pin.finish()
+            }
+            if line.hasPrefix("ERR ") {
+                if line.dropFirst(4).hasPrefix(PinentryPrompter.canceledCode) { return nil }
+                throw KeychainError.interactionNotAllowed("pinentry '\(program)' could not ask: \(line.dropFirst(4)): check that it can reach your terminal or display, or use --askpass")
+            }
+        }
+    }
+
+    /// Decodes the rest of a "D " line (%XX escapes) into `pin`, up to the newline.
+    private func readData(into pin: SecretLineBuffer) throws {
+        var overflow = false
+        while true {
+            var byte = try readByte()
+            if byte == 0x0A { break }
+            if byte == 0x25 {
+                let high = try readByte(), low = try readByte()
+                guard let h = Self.hexValue(high), let l = Self.hexValue(low) else {
+                    throw KeychainError.decode("pinentry '\(program)' sent a malformed escape: use another pinentry")
+                }
+                byte = h << 4 | l
+            }
+            if !pin.append(byte) { overflow = true }
+            byte = 0
+        }
+        if overflow {
+            throw KeychainError.param("the answer is longer than \(PromptAdvice.maxAnswerBytes) bytes: use a shorter password")
+        }
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: return c - 0x30
+        case 0x41...0x46: return c - 0x41 + 10
+        case 0x61...0x66: return c - 0x61 + 10
+        default: return nil
+        }
+    }
+
+    private func send(_ line: String) throws {
+        var bytes = Array((line + "\n").utf8)
+        defer { bytes.removeAll() }
+        guard bytes.count <= PinentryPrompter.maxLineBytes else {
+            throw KeychainError.param("the prompt text is too long for pinentry (\(bytes.count) bytes): shorten the reason")
+        }
+        var done = 0
+        while done < bytes.count {
+            let n = SafeFile.retryingOnEINTR {
+                bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress.map { $0 + done }, $0.count - done, Int32(MSG_NOSIGNAL)) }
+            }
+            if n < 0 {
+                throw KeychainError.interactionNotAllowed("pinentry '\(program)' stopped listening: check that it works on its own (echo GETPIN | \(program))")
+            }
+            done += n
+        }
+    }
+
+    private func readByte() throws -> UInt8 {
+        var byte: UInt8 = 0
+        while true {
+            let n = SafeFile.retryingOnEINTR { read(fd, &byte, 1) }
+            if n == 1 { return byte }
+            throw KeychainError.interactionNotAllowed("pinentry '\(program)' ended without answering: check that it works on its own, or use --askpass")
+        }
+    }
+
+    /// A line that holds no secret (OK, ERR, S, #), without its newline.
+    private func readPlainLine(prefix: [UInt8] = []) throws -> String {
+        var bytes = prefix
+        if bytes.last == 0x0A { bytes.removeLast(); return String(decoding: bytes, as: UTF8.self) }
+        while true {
+            let byte = try readByte()
+            if byte == 0x0A { break }
+            if bytes.count < PinentryPrompter.maxLineBytes { bytes.append(byte) }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Says BYE, closes our end and reaps the child.
+    func finish() {
+        guard !finished else { return }
+        finished = true
+        try? send("BYE")
+        close(fd)
+        var status: Int32 = 0
+        _ = SafeFile.retryingOnEINTR { waitpid(pid, &status, 0) }
+    }
+
+    deinit { finish() }
+}

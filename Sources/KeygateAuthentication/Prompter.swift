@@ -1,0 +1,23 @@
+// The one way Keygate obtains a secret from a person. The core never prompts on its
+// own: callers pass a Prompter (SystemPrompter for a terminal or askpass program, or
+// their own). Implementations live next to this file; PAMConversation drives them.
+import KeygateCore
+
+/// Obtains secrets from a person. The core never prompts on its own: callers pass a Prompter.
+public protocol Prompter: Sendable {
+    /// Asks without echo. Returns nil when the person cancels (EOF/Ctrl-D at the terminal, askpass exit != 0).
+    func readSecret(prompt: String) throws -> SecureBytes?
+    /// Shows a one-line notice, e.g. "Sorry, try again." (terminal: to /dev/tty; askpass: stderr).
+    func notify(_ message: String)
+    /// Throws .interactionNotAllowed AT ONCE when no prompt can be shown.
+    func ensureAvailable() throws
+}
+
+enum PromptAdvice {
+    /// The message of `.interactionNotAllowed` when neither a terminal nor an askpass program is there.
+    static let noPrompt = "a password is needed but there is no terminal and no askpass program: "
+        + "run from a terminal, set KEYGATE_ASKPASS, or pass --askpass PROG"
+
+    /// The longest answer Keygate accepts from a person (terminal line or askpass output).
+    static let maxAnswerBytes = 4096
+}

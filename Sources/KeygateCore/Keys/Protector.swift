@@ -1,0 +1,125 @@
+// A protector: the master key wrapped (XChaCha20-Poly1305, via AEAD) under a key that
+// one credential yields: the login password through Argon2id (KDFParameters), or the
+// recovery key through keyed BLAKE2b (GenericHash). Stored as versioned JSON, one file
+// per protector. A third kind, "host" (HostProtector), wraps it under a key root derives
+// from the host key, for service accounts; later kinds ("tpm2") can sit beside them.
+// The login (password) protector also carries the presence and current-set private keys
+// (WrappedGateKey), wrapped under subkeys of the same Argon2id output; files written
+// before those existed simply lack the two fields.
+internal import FoundationEssentials
+
+package struct Protector: Codable, Sendable, Equatable {
+    enum Kind {
+        static let password = "password"
+        static let recovery = "recovery"
+        /// Wrapped under a key root derives from the host key (HostProtector): service accounts.
+        static let host = "host"
+    }
+
+    static let currentVersion = 1
+    static let saltBytes = 16
+    package static let masterKeyBytes = 32
+    private static let masterKeyIDKey: [UInt8] = Array("keygate.master-key-id.v1".utf8)
+    private static let associatedDataPrefix: [UInt8] = Array("keygate.protector.v1".utf8)
+
+    var version: Int
+    var kind: String
+    /// Hex of a keyed BLAKE2b of the master key: tells protectors of different keys
+    /// apart and reveals nothing about the key.
+    var masterKeyID: String
+    /// The Argon2id cost (password protectors only).
+    var kdf: KDFParameters?
+    var salt: String
+    var nonce: String
+    var wrapped: String
+    /// Password protectors only: the gate private keys (absent in older files).
+    var presence: WrappedGateKey?
+    var currentSet: WrappedGateKey?
+
+    static func masterKeyID(of masterKey: SecureBytes) throws -> String {
+        let digest = try GenericHash.hash(masterKey, key: masterKeyIDKey, outputBytes: 16)
+        return digest.unprotectedCopy().map { byte in
+            let digits = Array("0123456789abcdef")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+        }.joined()
+    }
+
+    /// The wrapping key of a protector whose credential is a random 256-bit key (the recovery
+    /// key, the host protector's key): BLAKE2b(key) keyed with the protector's salt.
+    static func keyWrappingKey(_ credential: SecureBytes, salt: [UInt8]) throws -> SecureBytes {
+        try GenericHash.hash(credential, key: salt, outputBytes: AEAD.keyBytes)
+    }
+
+    /// The recovery protector's wrapping key: BLAKE2b(recovery key) keyed with the salt.
+    /// A 256-bit random key needs no password hashing.
+    static func recoveryWrappingKey(recoveryKey: SecureBytes, salt: [UInt8]) throws -> SecureBytes {
+        guard recoveryKey.count == RecoveryKey.keyBytes else {
+            throw KeychainError.param("a recovery key is \(RecoveryKey.keyBytes) bytes, not \(recoveryKey.count): pass the parsed key (RecoveryKey.parse)")
+        }
+        return try GenericHash.hash(recoveryKey, key: salt, outputBytes: AEAD.keyBytes)
+    }
+
+    /// Wraps `masterKey` under `wrappingKey`.
+    static func wrap(masterKey: SecureBytes, kind: String, wrappingKey: SecureBytes, salt: [UInt8], kdf: KDFParameters?) throws -> Protector {
+        guard masterKey.count == masterKeyBytes else {
+            throw KeychainError.param("internal: a master key is \(masterKeyBytes) bytes, not \(masterKey.count)")
+        }
+        let id = try masterKeyID(of: masterKey)
+        let nonce = AEAD.randomNonce()
+        let wrapped = try AEAD.seal(masterKey, associatedData: associatedData(kind: kind, masterKeyID: id), nonce: nonce, key: wrappingKey)
+        return Protector(version: currentVersion, kind: kind, masterKeyID: id, kdf: kdf,
+                         salt: Data(salt).base64EncodedString(), nonce: Data(nonce).base64EncodedString(),
+                         wrapped: Data(wrapped).base64EncodedString(), presence: nil, currentSet: nil)
+    }
+
+    /// The master key, or nil when `wrappingKey` is not the right one.
+    func unwrap(with wrappingKey: SecureBytes, path: String) throws -> SecureBytes? {
+        guard let nonce = Data(base64Encoded: nonce), nonce.count == AEAD.nonceBytes,
+              let wrapped = Data(base64Encoded: wrapped), wrapped.count == Self.masterKeyBytes + AEAD.tagBytes else {
+            throw Self.corrupt(path)
+        }
+        guard let masterKey = try AEAD.open(ArraySlice(wrapped), associatedData: Self.associatedData(kind: kind, masterKeyID: masterKeyID),
+                                            nonce: ArraySlice(nonce), key: wrappingKey) else {
+            return nil
+        }
+        guard try Self.masterKeyID(of: masterKey) == masterKeyID else {
+            throw KeychainError.decode("\(path) wraps a different master key than it names: it is corrupt; restore it from a backup, or unlock with another protector and run `keygate passwd`")
+        }
+        return masterKey
+    }
+
+    func saltBytes(path: String) throws -> [UInt8] {
+        guard let bytes = Data(base64Encoded: salt), bytes.count == Self.saltBytes else { throw Self.corrupt(path) }
+        return Array(bytes)
+    }
+
+    func encoded() throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return Array(try encoder.encode(self))
+    }
+
+    /// Parses a protector file. A future format is a clear .decode; garbage names the file.
+    static func decode(_ bytes: [UInt8], path: String) throws -> Protector {
+        struct Probe: Decodable { var version: Int }
+        let data = Data(bytes)
+        guard let probe = try? JSONDecoder().decode(Probe.self, from: data) else { throw corrupt(path) }
+        guard probe.version <= currentVersion else {
+            throw KeychainError.decode("\(path) was written by a newer Keygate (protector format \(probe.version); this one reads format \(currentVersion)): upgrade keygate")
+        }
+        guard probe.version >= 1, let protector = try? JSONDecoder().decode(Protector.self, from: data),
+              protector.masterKeyID.count == 32 else {
+            throw corrupt(path)
+        }
+        return protector
+    }
+
+    private static func associatedData(kind: String, masterKeyID: String) -> [UInt8] {
+        // NUL separators keep the fields unambiguous.
+        associatedDataPrefix + [0] + Array(kind.utf8) + [0] + Array(masterKeyID.utf8)
+    }
+
+    static func corrupt(_ path: String) -> KeychainError {
+        .decode("\(path) is not a valid Keygate protector (corrupt or truncated): restore it from a backup; if it is the login protector, unlock with the recovery key (`keygate unlock --recovery`) and run `keygate passwd` to write a new one")
+    }
+}

@@ -1,0 +1,151 @@
+// The values of the Secret Service's D-Bus messages, as plain Swift: a reply read out of an
+// sd-bus message (BusMessage.read) and the arguments a call writes (BusMessage.append). The
+// builders in `Variant` name the D-Bus types the Secret Service API uses; the accessors read
+// what Keygate needs from a reply ("" or nil for a value of another type: a reply of an
+// unexpected shape is never trapped on).
+import KeygateCore
+
+/// One D-Bus value.
+indirect enum BusValue {
+    case string(String)
+    case objectPath(String)
+    case boolean(Bool)
+    case uint32(UInt32)
+    case uint64(UInt64)
+    /// An "ay" (binary-safe: NULs and all).
+    case bytes([UInt8])
+    /// An array of `element` (its signature: "{ss}", "o", "{sv}"), which types it even when empty.
+    case array(element: String, [BusValue])
+    case dictEntry(BusValue, BusValue)
+    /// A struct, or a message's arguments.
+    case tuple([BusValue])
+    case variant(BusValue)
+    /// A value of a type Keygate never reads, by its signature (read past, kept for its type).
+    case other(String)
+
+    /// The value's D-Bus signature, e.g. "a{ss}".
+    var signature: String {
+        switch self {
+        case .string: return "s"
+        case .objectPath: return "o"
+        case .boolean: return "b"
+        case .uint32: return "u"
+        case .uint64: return "t"
+        case .bytes: return "ay"
+        case .array(let element, _): return "a" + element
+        case .dictEntry(let key, let value): return "{" + key.signature + value.signature + "}"
+        case .tuple(let children): return "(" + children.map { $0.signature }.joined() + ")"
+        case .variant: return "v"
+        case .other(let signature): return signature
+        }
+    }
+
+    /// The children of a struct, an array or a dictionary entry; none for any other value.
+    var children: [BusValue] {
+        switch self {
+        case .tuple(let children), .array(_, let children): return children
+        case .dictEntry(let key, let value): return [key, value]
+        default: return []
+        }
+    }
+
+    var childCount: Int { children.count }
+
+    /// Child `index` of a struct, array or dictionary entry.
+    func child(_ index: Int) -> BusValue? {
+        let all = children
+        return index >= 0 && index < all.count ? all[index] : nil
+    }
+
+    /// A string or object path; "" for any other type.
+    var string: String {
+        switch self {
+        case .string(let text), .objectPath(let text): return text
+        default: return ""
+        }
+    }
+
+    var boolean: Bool? { if case .boolean(let value) = self { return value } else { return nil } }
+
+    var uint64: UInt64? { if case .uint64(let value) = self { return value } else { return nil } }
+
+    var uint32: UInt32? { if case .uint32(let value) = self { return value } else { return nil } }
+
+    /// The value inside a "v".
+    var unboxed: BusValue? { if case .variant(let inner) = self { return inner } else { return nil } }
+
+    /// The bytes of an "ay".
+    var bytes: [UInt8] { if case .bytes(let bytes) = self { return bytes } else { return [] } }
+
+    /// The strings of an "ao" or "as".
+    var strings: [String] { children.map { $0.string } }
+
+    /// An "a{ss}" as a dictionary.
+    var stringDictionary: [String: String] {
+        var out: [String: String] = [:]
+        for entry in children {
+            guard case .dictEntry(let key, let value) = entry else { continue }
+            out[key.string] = value.string
+        }
+        return out
+    }
+
+    /// The value of `key` in an "a{sv}" (already unboxed), or nil.
+    func lookup(_ key: String) -> BusValue? {
+        guard case .array("{sv}", let entries) = self else { return nil }
+        for entry in entries {
+            if case .dictEntry(let name, let value) = entry, name.string == key { return value.unboxed }
+        }
+        return nil
+    }
+}
+
+/// Builders, named after the D-Bus types the Secret Service API uses.
+enum Variant {
+    static func string(_ value: String) -> BusValue { .string(value) }
+
+    /// An object path; "/" when `path` is not a valid D-Bus object path (sd-bus would refuse it).
+    static func objectPath(_ path: String) -> BusValue { .objectPath(isObjectPath(path) ? path : "/") }
+
+    static func boolean(_ value: Bool) -> BusValue { .boolean(value) }
+
+    static func boxed(_ value: BusValue) -> BusValue { .variant(value) }
+
+    static func tuple(_ children: [BusValue]) -> BusValue { .tuple(children) }
+
+    static func array(of elementType: String, _ children: [BusValue]) -> BusValue { .array(element: elementType, children) }
+
+    static func dictEntry(_ key: BusValue, _ value: BusValue) -> BusValue { .dictEntry(key, value) }
+
+    /// An "a{ss}" (attributes), sorted by key.
+    static func stringDictionary(_ entries: [String: String]) -> BusValue {
+        array(of: "{ss}", entries.sorted { $0.key < $1.key }.map { dictEntry(string($0.key), string($0.value)) })
+    }
+
+    /// An "ao".
+    static func objectPaths(_ paths: [String]) -> BusValue { array(of: "o", paths.map(objectPath)) }
+
+    /// An "ay" holding a copy of `bytes`.
+    static func bytes(_ bytes: [UInt8]) -> BusValue { .bytes(bytes) }
+
+    /// D-Bus's object path grammar: "/", or "/" followed by elements of [A-Za-z0-9_] separated
+    /// by single slashes, with no trailing slash.
+    static func isObjectPath(_ path: String) -> Bool {
+        let bytes = Array(path.utf8)
+        guard bytes.first == UInt8(ascii: "/") else { return false }
+        if bytes.count == 1 { return true }
+        var previousWasSlash = false
+        for byte in bytes {
+            if byte == UInt8(ascii: "/") {
+                if previousWasSlash { return false }
+                previousWasSlash = true
+                continue
+            }
+            previousWasSlash = false
+            let ok = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "_")
+            if !ok { return false }
+        }
+        return !previousWasSlash
+    }
+}

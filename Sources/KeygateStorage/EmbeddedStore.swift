@@ -1,0 +1,303 @@
+// The ItemStore for hosts with no Secret Service: a SQLite database at
+// <data dir>/items.sqlite (mode 0600 in the 0700 data folder) holding only what the
+// Secret Service would hold: each item's attributes (ItemAttributeCodec's strings, the
+// same as the Secret Service's) and its sealed blob. Never plaintext.
+//
+// Crash safety: WAL journal, synchronous=FULL, and every write is one BEGIN IMMEDIATE
+// transaction, so a process killed at any instant leaves each item old or new.
+// Duplicates are refused by the database itself (a UNIQUE index on the identity's
+// canonical bytes). Other processes: a busy timeout plus bounded retries, both within
+// the store's deadline. SQLite calls go through SQLiteDatabase; errors are worded here.
+import KeygateCore
+internal import Glibc
+
+final class EmbeddedStore: ItemStore {
+    static let fileName = "items.sqlite"
+    static let schemaVersion: Int64 = 1
+    static let backendName = "embedded (SQLite)"
+
+    let directory: String
+    let deadline: Duration
+    var path: String { directory + "/" + Self.fileName }
+
+    init(directory: String, deadline: Duration = .seconds(5)) {
+        self.directory = directory
+        self.deadline = deadline
+    }
+
+    /// Whether the database file exists (the embedded store has been used).
+    static func exists(in directory: String) -> Bool {
+        var info = stat()
+        return lstat(directory + "/" + fileName, &info) == 0
+    }
+
+    // MARK: ItemStore
+
+    func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
+        guard Self.exists(in: directory) else { return [] }
+        return try withDatabase(action: "search for items", create: false) { db in
+            try db.readTransaction { try self.items(in: db, matching: query, loadBlobs: loadBlobs).map { $0.item } }
+        }
+    }
+
+    func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
+        let identity = attributes.identity.canonicalBytes
+        let label = ItemAttributeCodec.label(for: attributes)
+        let encoded = ItemAttributeCodec.encode(attributes)
+        try withDatabase(action: "store the item", create: true) { db in
+            try db.writeTransaction {
+                let now = Int64(time(nil))
+                // The UNIQUE index judges duplicates; with replace, the upsert updates the row
+                // in place and leaves its creation date alone.
+                let insert = try db.prepare(replace
+                    ? "INSERT INTO items (identity, label, created, modified, blob) VALUES (?1, ?2, ?3, ?3, ?4) "
+                        + "ON CONFLICT (identity) DO UPDATE SET label = excluded.label, modified = excluded.modified, "
+                        + "blob = excluded.blob"
+                    : "INSERT INTO items (identity, label, created, modified, blob) VALUES (?1, ?2, ?3, ?3, ?4)")
+                try insert.bind(1, blob: identity)
+                try insert.bind(2, text: label)
+                try insert.bind(3, int: now)
+                try insert.bind(4, blob: blob)
+                do {
+                    try insert.run()
+                } catch let error as SQLiteError where error.isConstraintUnique {
+                    throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: "
+                                                      + "update it, or delete it first")
+                }
+                let find = try db.prepare("SELECT id FROM items WHERE identity = ?1")
+                try find.bind(1, blob: identity)
+                guard try find.step() else {
+                    throw KeychainError.notAvailable("the embedded store \(self.path) lost an item it had just written: "
+                                                     + "check the disk, then run keygate doctor")
+                }
+                let id = find.int(0)
+                let clear = try db.prepare("DELETE FROM attributes WHERE item = ?1")
+                try clear.bind(1, int: id)
+                try clear.run()
+                let add = try db.prepare("INSERT INTO attributes (item, name, value) VALUES (?1, ?2, ?3)")
+                for (name, value) in encoded.sorted(by: { $0.key < $1.key }) {
+                    add.reset()
+                    try add.bind(1, int: id)
+                    try add.bind(2, text: name)
+                    try add.bind(3, text: value)
+                    try add.run()
+                }
+            }
+        }
+    }
+
+    @discardableResult
+    func delete(_ query: ItemQuery) throws -> Int {
+        guard Self.exists(in: directory) else { return 0 }
+        return try withDatabase(action: "delete items", create: false) { db in
+            try db.writeTransaction {
+                let found = try self.items(in: db, matching: query, loadBlobs: false)
+                let remove = try db.prepare("DELETE FROM items WHERE id = ?1")
+                for entry in found {
+                    remove.reset()
+                    try remove.bind(1, int: entry.id)
+                    try remove.run()
+                }
+                return found.count
+            }
+        }
+    }
+
+    func status() throws -> StoreStatus {
+        if Self.exists(in: directory) {
+            // Opening checks the file, the schema and the journal mode.
+            try withDatabase(action: "open", create: false) { _ in }
+        }
+        return StoreStatus(backend: Self.backendName, collection: path, locked: false)
+    }
+
+    /// SQLite's own consistency check: "ok" when the file is sound.
+    func integrityCheck() throws -> String {
+        try withDatabase(action: "check", create: false) { db in try db.scalarText("PRAGMA integrity_check") ?? "" }
+    }
+
+    /// The database's journal mode ("wal").
+    func journalMode() throws -> String {
+        try withDatabase(action: "check", create: false) { db in try db.scalarText("PRAGMA journal_mode") ?? "" }
+    }
+
+    // MARK: - Queries
+
+    private struct Row {
+        let id: Int64
+        let item: StoredItem
+    }
+
+    /// Items whose stored attributes equal every attribute the query constrains (as the Secret
+    /// Service matches), then filtered by `query.matches` (label and the rest, client-side).
+    private func items(in db: SQLiteDatabase, matching query: ItemQuery, loadBlobs: Bool) throws -> [Row] {
+        let constraints = ItemAttributeCodec.encode(query).sorted { $0.key < $1.key }
+        var sql = "SELECT id, label, created, modified\(loadBlobs ? ", blob" : "") FROM items"
+        for (i, _) in constraints.enumerated() {
+            sql += i == 0 ? " WHERE " : " AND "
+            sql += "id IN (SELECT item FROM attributes WHERE name = ?\(2 * i + 1) AND value = ?\(2 * i + 2))"
+        }
+        sql += " ORDER BY id"
+        let select = try db.prepare(sql)
+        for (i, (name, value)) in constraints.enumerated() {
+            try select.bind(Int32(2 * i + 1), text: name)
+            try select.bind(Int32(2 * i + 2), text: value)
+        }
+        let attributesOf = try db.prepare("SELECT name, value FROM attributes WHERE item = ?1")
+        var rows: [Row] = []
+        while try select.step() {
+            let id = select.int(0)
+            let label = select.text(1)
+            attributesOf.reset()
+            try attributesOf.bind(1, int: id)
+            var entries: [String: String] = [:]
+            while try attributesOf.step() { entries[attributesOf.text(0)] = attributesOf.text(1) }
+            guard let attributes = ItemAttributeCodec.decode(entries, label: label,
+                                                             created: UInt64(clamping: select.int(2)),
+                                                             modified: UInt64(clamping: select.int(3))) else {
+                throw KeychainError.decode("the embedded store \(path) holds an item (\"\(label)\") whose attributes "
+                                           + "Keygate cannot read: restore the file from a backup, or remove that item "
+                                           + "with sqlite3")
+            }
+            guard query.matches(attributes) else { continue }
+            rows.append(Row(id: id, item: StoredItem(attributes: attributes, blob: loadBlobs ? select.blob(4) : nil)))
+        }
+        return rows
+    }
+
+    // MARK: - Opening, retries, errors
+
+    /// Opens the database, runs `body` and closes it. A busy database is retried until the
+    /// deadline; every other SQLite failure becomes a KeychainError that says what to do.
+    private func withDatabase<R>(action: String, create: Bool, _ body: (SQLiteDatabase) throws -> R) throws -> R {
+        let clock = ContinuousClock()
+        let end = clock.now + deadline
+        while true {
+            do {
+                let db = try open(create: create, until: end, clock: clock)
+                return try body(db)
+            } catch let error as SQLiteError {
+                if error.isBusy, clock.now < end {
+                    // 5 to 15 ms, jittered so that waiting writers do not retry in step.
+                    var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000 + Int(Sodium.randomBytes(1).first ?? 0) * 40_000)
+                    var left = timespec()
+                    while nanosleep(&pause, &left) != 0, errno == EINTR { pause = left }
+                    continue
+                }
+                throw failure(error, action: action)
+            }
+        }
+    }
+
+    private func open(create: Bool, until end: ContinuousClock.Instant, clock: ContinuousClock) throws -> SQLiteDatabase {
+        if create { try PrivateDirectory.make(directory) }
+        try ensurePrivateFile()
+        let db = try SQLiteDatabase(path: path, create: false)
+        let left = end - clock.now
+        let ms = max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+        db.setBusyTimeout(milliseconds: Int32(clamping: ms))
+        try db.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL")
+        if try db.scalarText("PRAGMA journal_mode")?.lowercased() != "wal" {
+            guard try db.scalarText("PRAGMA journal_mode = WAL")?.lowercased() == "wal" else {
+                throw KeychainError.notAvailable("could not switch \(path) to WAL mode: check that its folder is on a local "
+                                                 + "file system that you can write")
+            }
+        }
+        try migrateSchema(db)
+        return db
+    }
+
+    /// Creates the file 0600 before SQLite does (SQLite would use 0644 minus the umask; its
+    /// -wal and -shm files copy this file's mode), and refuses a link or another owner's file.
+    private func ensurePrivateFile() throws {
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+        guard fd >= 0 else {
+            let e = errno
+            if e == EROFS {
+                throw KeychainError.notAvailable("cannot write the embedded store \(path): the file system is read-only; "
+                                                 + "remount it read-write, or set XDG_DATA_HOME to a writable folder")
+            }
+            if e == ENOSPC || e == EDQUOT {
+                throw KeychainError.notAvailable("cannot create the embedded store \(path): the disk is full; free some space, then try again")
+            }
+            if e == ELOOP {
+                throw KeychainError.notAvailable("\(path) is a symbolic link, and Keygate does not follow links for its own "
+                                                 + "files: replace the link with the real file")
+            }
+            throw KeychainError.notAvailable("could not open the embedded store \(path): \(String(cString: strerror(e))); "
+                                             + "check that it and its folder belong to you (modes 0600 and 0700)")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw KeychainError.notAvailable("\(path) is not a regular file: move it aside and try again")
+        }
+        guard info.st_uid == geteuid() else {
+            throw KeychainError.notAvailable("\(path) belongs to uid \(info.st_uid), not to you (uid \(geteuid())): "
+                                             + "fix its owner, or move it aside")
+        }
+        if info.st_mode & 0o077 != 0 { _ = fchmod(fd, 0o600) }
+    }
+
+    private func migrateSchema(_ db: SQLiteDatabase) throws {
+        let hasVersion = try db.scalarText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
+        if hasVersion == "1", let text = try db.scalarText("SELECT max(version) FROM schema_version"), let version = Int64(text) {
+            guard version <= Self.schemaVersion else {
+                throw KeychainError.notAvailable("the embedded store \(path) was written by a newer Keygate (schema \(version), "
+                                                 + "this one knows \(Self.schemaVersion)): upgrade keygate")
+            }
+            if version == Self.schemaVersion { return }
+        }
+        try db.writeTransaction {
+            try db.execute("""
+                CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+                CREATE TABLE IF NOT EXISTS items (
+                    id INTEGER PRIMARY KEY,
+                    identity BLOB NOT NULL,
+                    label TEXT NOT NULL,
+                    created INTEGER NOT NULL,
+                    modified INTEGER NOT NULL,
+                    blob BLOB NOT NULL);
+                CREATE UNIQUE INDEX IF NOT EXISTS items_identity ON items (identity);
+                CREATE TABLE IF NOT EXISTS attributes (
+                    item INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    PRIMARY KEY (item, name)) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS attributes_match ON attributes (name, value, item);
+                INSERT INTO schema_version (version) SELECT \(Self.schemaVersion)
+                    WHERE NOT EXISTS (SELECT 1 FROM schema_version);
+                """)
+        }
+    }
+
+    private func failure(_ error: SQLiteError, action: String) -> KeychainError {
+        let detail = " (sqlite: \(error.message))"
+        switch error.primary {
+        case SQLiteCode.busy, SQLiteCode.locked:
+            return .notAvailable("the embedded store \(path) stayed locked by another process for more than "
+                                 + "\(deadline.components.seconds) s: try again; if it persists, find the process "
+                                 + "holding it (fuser \(path))")
+        case SQLiteCode.readOnly:
+            return .notAvailable("cannot \(action) in the embedded store \(path): it is read-only (a read-only mount, or "
+                                 + "the file or its folder is not writable by you); fix that, then try again" + detail)
+        case SQLiteCode.full:
+            return .notAvailable("cannot \(action): the disk holding \(path) is full; nothing was changed, free some "
+                                 + "space, then try again")
+        case SQLiteCode.corrupt, SQLiteCode.notADatabase:
+            return .notAvailable("the embedded store \(path) is corrupt or is not a Keygate database: move it aside "
+                                 + "(mv \(path) \(path).broken) and restore it from a backup, or try "
+                                 + "`sqlite3 \(path) .recover`; its secrets are sealed, so copies are safe to keep" + detail)
+        case SQLiteCode.cannotOpen, SQLiteCode.permission, SQLiteCode.auth:
+            return .notAvailable("could not open the embedded store \(path): check that it and its folder belong to "
+                                 + "you (modes 0600 and 0700) and that the disk is mounted" + detail)
+        case SQLiteCode.ioError:
+            return .notAvailable("an I/O error stopped Keygate while it tried to \(action) in \(path): check the disk "
+                                 + "(dmesg), then try again" + detail)
+        case SQLiteCode.noMemory:
+            return .notAvailable("out of memory while trying to \(action) in \(path): free some memory, then try again")
+        default:
+            return .notAvailable("the embedded store \(path) could not \(action): run keygate doctor, then try again" + detail)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+// The storage layer's contract: what the keychain asks of a backend (search, create,
+// delete, status), independent of libsecret. Two backends: `SecretServiceStore` (libsecret)
+// and `EmbeddedStore` (SQLite); `StoreSelection` picks one.
+import KeygateCore
+
+/// One item as the storage layer sees it: attributes in the clear, the secret as a sealed blob (ciphertext).
+package struct StoredItem: Sendable {
+    package var attributes: ItemAttributes
+    /// The sealed blob; nil unless the search asked to load blobs.
+    package var blob: [UInt8]?
+
+    /// An item with an empty secret: every blob Keygate writes has a header, so this is what a
+    /// Secret Service leaves when it dies inside CreateItem after storing the attributes and
+    /// before the secret (gnome-keyring saves its file at each step). Reads treat it as absent
+    /// and the next add takes its place. Only known once the blob was loaded.
+    package var isUnfinishedWrite: Bool { blob?.isEmpty ?? false }
+}
+
+/// What `keygate status` reports about the store.
+package struct StoreStatus: Sendable {
+    /// The backend, e.g. "Secret Service (libsecret)" or "embedded (SQLite)".
+    package var backend: String
+    /// The default collection's label (or its D-Bus path when it has none); the embedded store's file.
+    package var collection: String
+    package var locked: Bool
+}
+
+package protocol ItemStore: Sendable {
+    /// Items matching the query, in the default collection. loadBlobs: also fetch each secret.
+    func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem]
+    /// Creates the item. If an item with the same identity (Apple primary key) exists: throws
+    /// .duplicateItem when !replace; when replace, updates it IN PLACE (secret, attributes, label), keeping its
+    /// creation date.
+    func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws
+    /// Deletes every matching item; returns how many.
+    @discardableResult func delete(_ query: ItemQuery) throws -> Int
+    func status() throws -> StoreStatus
+}

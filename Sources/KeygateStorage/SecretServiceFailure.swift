@@ -1,0 +1,81 @@
+// Turns what a Secret Service call reports (the D-Bus error name and message the daemon, the
+// bus or sd-bus itself sent, or a local errno) into a KeychainError that says what happened
+// and what to do, with advice for the provider that answers (SecretServiceProvider: gnome-keyring, KeePassXC, KWallet). Never shows
+// an error code; the error's message may follow in parentheses (the Secret Service never puts a
+// secret in one).
+import KeygateCore
+internal import Glibc
+
+enum SecretServiceFailure {
+    /// Every locked-collection message starts so (scripts and tests match it).
+    static let lockedPrefix = "the default keyring collection is locked"
+    /// Every did-not-answer message starts so.
+    static let timeoutPrefix = "the Secret Service did not answer within"
+    static let noServiceMessage = "no Secret Service on the session bus: start gnome-keyring-daemon "
+        + "(or KeePassXC with its Secret Service integration enabled, or kwalletd5), or run under " + InstalledTools.secretSession
+
+    /// The Secret Service's D-Bus error names.
+    static let lockedErrorName = "org.freedesktop.Secret.Error.IsLocked"
+    static let noSuchObjectErrorName = "org.freedesktop.Secret.Error.NoSuchObject"
+    /// The session a call named is gone (the daemon restarted): the Secret Service spec's error,
+    /// which gnome-keyring (checked against it) and KeePassXC (its fdosecrets code) send.
+    static let noSessionErrorName = "org.freedesktop.Secret.Error.NoSession"
+
+    static func locked(_ provider: SecretServiceProvider) -> KeychainError {
+        KeychainError(.interactionNotAllowed, lockedPrefix + " (\(provider.name)): " + provider.unlockAdvice,
+                      reason: .lockedCollection)
+    }
+
+    static func noDefaultCollection(_ provider: SecretServiceProvider) -> KeychainError {
+        .notAvailable("\(provider.name) has no default collection: " + provider.defaultCollectionAdvice)
+    }
+
+    /// The error for a failed call. `action` says what was being done ("search for items").
+    static func map(_ error: BusErrorInfo?, action: String, deadline: ServiceDeadline,
+                    provider: SecretServiceProvider = .unknown) -> KeychainError {
+        let detail = error.map { $0.message.isEmpty ? "" : " (\($0.message))" } ?? ""
+        let daemon = provider.daemonName
+        guard let error else {
+            return .notAvailable("the Secret Service could not \(action) and gave no reason: "
+                                 + "check that \(daemon) is running, then try again")
+        }
+        let name = error.name ?? ""
+        if name == BusErrorName.noReply, !error.isLocalTimeout, !error.isConnectionLost, provider == .unknown {
+            // The bus answered for a provider that quit during the call: nobody owns the name now.
+            return .notAvailable(noServiceMessage + " (the Secret Service quit while Keygate tried to \(action))")
+        }
+        if error.isLocalTimeout || name == BusErrorName.timeout || name == BusErrorName.timedOut
+            || (name == BusErrorName.noReply && !error.isConnectionLost) {
+            return KeychainError.notAvailable(timeoutPrefix + " \(deadline.limitText): check that "
+                                              + "\(daemon) is running and responsive (or run under \(InstalledTools.secretSession))"
+                                              + provider.slowAnswerHint).because(.secretServiceTimeout)
+        }
+        if name == lockedErrorName || error.message.lowercased().contains("locked") {
+            return locked(provider)
+        }
+        if name == BusErrorName.serviceUnknown || name == BusErrorName.nameHasNoOwner
+            || error.message.contains("was not provided by any .service files") {
+            return .notAvailable(noServiceMessage + detail)
+        }
+        if error.name == nil, !hasSessionBusAddress {
+            return .notAvailable("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set): start one with "
+                                 + "dbus-run-session and gnome-keyring-daemon, or run under " + InstalledTools.secretSession + detail)
+        }
+        if error.isConnectionLost || name == BusErrorName.disconnected || name == BusErrorName.noServer {
+            return .notAvailable("cannot reach the D-Bus session bus at DBUS_SESSION_BUS_ADDRESS: start a session bus "
+                                 + "and gnome-keyring-daemon, or run under " + InstalledTools.secretSession + detail)
+        }
+        if name == noSuchObjectErrorName || name == BusErrorName.unknownObject || name == BusErrorName.unknownMethod
+            || name == BusErrorName.unknownInterface || name == BusErrorName.unknownProperty {
+            return .itemNotFound("the item went away while Keygate tried to \(action): try again" + detail)
+        }
+        let failed = KeychainError.notAvailable("the Secret Service could not \(action): check that \(daemon) is running "
+                                                + "and healthy, then try again" + detail)
+        return name == noSessionErrorName ? failed.because(.staleSession) : failed
+    }
+
+    private static var hasSessionBusAddress: Bool {
+        guard let value = getenv("DBUS_SESSION_BUS_ADDRESS") else { return false }
+        return value.pointee != 0
+    }
+}

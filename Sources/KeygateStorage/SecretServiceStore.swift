@@ -1,0 +1,422 @@
+// The ItemStore over the Secret Service (org.freedesktop.Secret.Service on the session bus):
+// Keygate's items live in the default collection under the "io.keygate.Item" schema (the
+// xdg:schema attribute libsecret writes, so items stay readable by secret-tool and older
+// Keygate builds). Talks D-Bus itself through SecretServiceConnection (one connection, one
+// plain session, reused), so a read is SearchItems, then the item's properties and its secret
+// together. Every call has its own deadline; a locked collection is reported as locked
+// (never as "not found"). A call answered with a prompt (KeePassXC's CreateItem and Delete)
+// has it completed by SecretServicePrompt. Attribute mapping is ItemAttributeCodec's; errors
+// are worded by SecretServiceFailure.
+import KeygateCore
+
+package final class SecretServiceStore: ItemStore {
+    let deadline: Duration
+    private let connection: SecretServiceConnection
+    /// Whether a locked default collection may be unlocked through the provider's prompt.
+    let unlockPrompt: UnlockPromptSetting
+    /// How long a prompt shown as a window is waited for.
+    let windowLimit: Duration
+
+    /// A store on the session bus; the unlock prompt as KEYGATE_UNLOCK_PROMPT says (a bad value
+    /// counts as `never`: StoreSelection reports it before a store is made).
+    init(deadline: Duration = .seconds(5)) {
+        self.deadline = deadline
+        connection = .shared
+        unlockPrompt = (try? UnlockPromptSetting.current()) ?? .never
+        windowLimit = SecretServicePrompt.windowLimit
+    }
+
+    /// A store on its own connection (tests: a private bus with one provider on it).
+    package init(deadline: Duration = .seconds(5), connection: SecretServiceConnection, unlockPrompt: UnlockPromptSetting = .never,
+         windowLimit: Duration = SecretServicePrompt.windowLimit) {
+        self.deadline = deadline
+        self.connection = connection
+        self.unlockPrompt = unlockPrompt
+        self.windowLimit = windowLimit
+    }
+
+    /// Who provides the Secret Service (for messages and doctor).
+    package func provider() -> SecretServiceProvider { connection.provider(ServiceDeadline(deadline)) }
+
+    private var call: ServiceCalls {
+        ServiceCalls(connection: connection, deadline: ServiceDeadline(deadline), windowLimit: windowLimit)
+    }
+
+    /// Runs `body`; when it meets a locked default collection and the unlock prompt is allowed,
+    /// unlocks it through the provider's prompt (as libsecret does) and runs `body` once more.
+    /// KeePassXC with "Unlock before search" (its default) holds a search of a locked database
+    /// until its own unlock dialog is answered, so there a search that timed out on a locked
+    /// collection counts as meeting it locked.
+    private func unlockingIfAllowed<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let error as KeychainError where isLocked(error) {
+            let provider = self.provider()
+            guard unlockPrompt.allows(provider), connection.canPrompt(provider, ServiceDeadline(deadline)) else { throw error }
+            guard try call.unlockDefaultCollection() else { throw error }
+            return try body()
+        }
+    }
+
+    private func isLocked(_ error: KeychainError) -> Bool {
+        if Self.isLockedCollection(error) { return true }
+        guard error.reason == .secretServiceTimeout,
+              provider() == .keePassXC, let collection = try? connection.defaultCollection(ServiceDeadline(deadline)) else {
+            return false
+        }
+        return (try? call.collectionProperties(collection).lookup("Locked")?.boolean) == true
+    }
+
+    /// The daemon no longer knows the session (it restarted): by reason, never by message text
+    /// (every "session bus" message mentions a session too).
+    static func isStaleSession(_ error: KeychainError) -> Bool {
+        error.reason == .staleSession
+    }
+
+    /// The default collection is locked (SecretServiceFailure.locked made the error).
+    static func isLockedCollection(_ error: KeychainError) -> Bool {
+        error.reason == .lockedCollection
+    }
+
+    /// Locks the default collection (Service.Lock, through its prompt where the provider asks one).
+    func lockDefaultCollection() throws {
+        try call.lockDefaultCollection()
+    }
+
+    package func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
+        try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs) }
+    }
+
+    private func searchUnlocked(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
+        let call = self.call
+        let paths = try call.unlockedItems(matching: query, openingSession: loadBlobs)
+        guard !paths.isEmpty else { return [] }
+        let (found, blobs) = try call.properties(of: paths, loadingSecrets: loadBlobs)
+        var out: [StoredItem] = []
+        for (path, item, _) in ServiceCalls.newestPerIdentity(found.filter { query.matches($0.attributes) }) {
+            guard loadBlobs else {
+                out.append(StoredItem(attributes: item, blob: nil))
+                continue
+            }
+            // No secret for a path that answered GetAll: deleted by another process in between.
+            guard let blob = blobs[path] else { continue }
+            out.append(StoredItem(attributes: item, blob: blob))
+        }
+        return out
+    }
+
+    /// With `replace`, an item whose attributes stay the same gets its new secret in place (one
+    /// call: never half-written). When the attributes change (a new class or access control,
+    /// which the sealed blob is bound to), the new item is created whole first, with the next
+    /// generation, and the old one deleted after, keeping its creation date in an attribute. A
+    /// process killed between the two leaves two complete items; reads see only the newer
+    /// generation (the write committed when its item was created), never a blob under
+    /// attributes it was not sealed for, and the next replace removes the leftover.
+    package func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
+        try unlockingIfAllowed { try createUnlocked(attributes, blob: blob, replace: replace) }
+    }
+
+    private func createUnlocked(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
+        let call = self.call
+        let exact = ItemQuery(exactly: attributes.identity)
+        let paths = try call.unlockedItems(matching: exact, openingSession: true)
+        let matches = try call.properties(of: paths, loadingSecrets: false).found.filter { exact.matches($0.attributes) }
+            .sorted { $0.generation > $1.generation }
+        let label = ItemAttributeCodec.label(for: attributes)
+        let encoded = ItemAttributeCodec.encode(attributes)
+        guard let (path, current, generation) = matches.first else {
+            try call.createItem(attributes: encoded, label: label, secret: blob)
+            return
+        }
+        guard replace else {
+            throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: "
+                                              + "update it, or delete it first")
+        }
+        if ItemAttributeCodec.encode(current) == encoded {
+            do {
+                try call.setSecret(of: path, to: blob)
+                if current.label != label {
+                    try call.setProperty(of: path, "Label", Variant.string(label), action: "update the item's label")
+                }
+            } catch let error as KeychainError where error.code == .itemNotFound {
+                // Deleted by another process meanwhile: the write still happens.
+                try call.createItem(attributes: encoded, label: label, secret: blob)
+            }
+        } else {
+            var keepingDate = encoded
+            keepingDate[ItemAttributeCodec.Key.created] = String(current.created)
+            keepingDate[ItemAttributeCodec.Key.generation] = String(generation + 1)
+            try call.createItem(attributes: keepingDate, label: label, secret: blob)
+            try call.deleteIfPresent(path)
+        }
+        for (extra, _, _) in matches.dropFirst() { try call.deleteIfPresent(extra) }
+    }
+
+    @discardableResult
+    package func delete(_ query: ItemQuery) throws -> Int {
+        try unlockingIfAllowed { try deleteUnlocked(query) }
+    }
+
+    private func deleteUnlocked(_ query: ItemQuery) throws -> Int {
+        let call = self.call
+        let paths = try call.unlockedItems(matching: query)
+        let doomed = try call.properties(of: paths, loadingSecrets: false).found.filter { query.matches($0.attributes) }
+        // One call at a time: gnome-keyring rewrites its file for each, and a deadline per call
+        // lets a long healthy run finish while a daemon that stops answering still fails fast.
+        // An item another process deleted meanwhile counts as deleted: it is gone either way.
+        for (path, _, _) in doomed { try call.deleteIfPresent(path) }
+        return doomed.count
+    }
+
+    package func status() throws -> StoreStatus {
+        let call = self.call
+        let collection = try call.connection.defaultCollection(call.deadline)
+        let properties = try call.collectionProperties(collection)
+        let label = properties.lookup("Label")?.string ?? ""
+        return StoreStatus(backend: "Secret Service (D-Bus, plain session over sealed blobs)",
+                           collection: label.isEmpty ? collection : label,
+                           locked: properties.lookup("Locked")?.boolean ?? true)
+    }
+}
+
+/// The Secret Service calls of one store operation, each under `deadline`.
+private struct ServiceCalls {
+    let connection: SecretServiceConnection
+    let deadline: ServiceDeadline
+    let windowLimit: Duration
+
+    private typealias C = SecretServiceConnection
+
+    /// Adds the schema attribute libsecret writes and matches ("xdg:schema"), so that only
+    /// Keygate's own items are seen.
+    func withSchema(_ attributes: [String: String]) -> [String: String] {
+        var out = attributes
+        out["xdg:schema"] = ItemAttributeCodec.schemaName
+        return out
+    }
+
+    /// The paths of Keygate's items in the default collection whose attributes match `query`
+    /// (its label is matched later, client-side). One SearchItems, which answers unlocked and
+    /// locked items apart: a locked match, or no match in a locked collection, is `.locked`.
+    func unlockedItems(matching query: ItemQuery, openingSession: Bool = false) throws -> [String] {
+        // A process's first call sends ReadAlias (and OpenSession, for a read) with the search:
+        // one wait instead of three.
+        let known = try connection.cached(deadline)
+        var methods: [ServiceMethodCall] = []
+        if known.collection == nil { methods.append(C.readDefaultAlias) }
+        if openingSession, known.session == nil { methods.append(C.openSession) }
+        methods.append(ServiceMethodCall(
+            path: C.servicePath, interface: C.serviceInterface, method: "SearchItems",
+            arguments: Variant.tuple([Variant.stringDictionary(withSchema(ItemAttributeCodec.encode(query)))]),
+            replyType: "(aoao)", action: "search for items"))
+        var results = try connection.calls(methods, deadline)
+        let collection = try known.collection ?? connection.remember(collection: try results.removeFirst().get())
+        if openingSession, known.session == nil { try connection.remember(session: try results.removeFirst().get()) }
+        guard let searched = results.first else { throw SecretServiceFailure.map(nil, action: "search for items", deadline: deadline) }
+        let reply = try searched.get()
+        let prefix = collection + "/"
+        let unlocked = (reply.child(0)?.strings ?? []).filter { $0.hasPrefix(prefix) }
+        let locked = (reply.child(1)?.strings ?? []).filter { $0.hasPrefix(prefix) }
+        if !locked.isEmpty { throw SecretServiceFailure.locked(connection.provider(deadline)) }
+        if unlocked.isEmpty {
+            // Nothing found: "not found" only if the collection is open (and still exists).
+            let properties: BusValue
+            do {
+                properties = try collectionProperties(collection)
+            } catch let error as KeychainError where error.code == .itemNotFound {
+                connection.forgetCollection()
+                throw KeychainError.notAvailable("the default keyring collection went away: try again")
+            }
+            if properties.lookup("Locked")?.boolean != false { throw SecretServiceFailure.locked(connection.provider(deadline)) }
+        }
+        return unlocked
+    }
+
+    func collectionProperties(_ collection: String) throws -> BusValue {
+        let reply = try connection.call(getAll(collection, C.collectionInterface, action: "read the collection's state"),
+                                        deadline)
+        guard let properties = reply.child(0) else { throw SecretServiceFailure.map(nil, action: "read the collection's state", deadline: deadline) }
+        return properties
+    }
+
+    private func getAll(_ path: String, _ interface: String, action: String) -> ServiceMethodCall {
+        ServiceMethodCall(path: path, interface: C.propertiesInterface, method: "GetAll",
+                          arguments: Variant.tuple([Variant.string(interface)]), replyType: "(a{sv})", action: action)
+    }
+
+    /// An item as found: its D-Bus path, its attributes, and its generation (0 unless it
+    /// replaced another item of the same identity).
+    typealias Found = (path: String, attributes: ItemAttributes, generation: UInt64)
+
+    /// One item per identity, the newest generation where a killed update left two; the order
+    /// of first appearance is kept.
+    static func newestPerIdentity(_ found: [Found]) -> [Found] {
+        // A read finds one item: nothing to merge (and no dictionary keyed by ItemIdentity to
+        // instantiate, which costs a runtime conformance lookup).
+        if found.count <= 1 { return found }
+        var index: [ItemIdentity: Int] = [:]
+        var out: [Found] = []
+        for item in found {
+            if let at = index[item.attributes.identity] {
+                if item.generation > out[at].generation { out[at] = item }
+            } else {
+                index[item.attributes.identity] = out.count
+                out.append(item)
+            }
+        }
+        return out
+    }
+
+    /// The attributes of the items in `paths` (in order) and, when asked, their secrets (by
+    /// path): one GetAll per item and one GetSecrets for all, sent together. An item deleted by
+    /// another process between the search and these calls is left out, not an error.
+    func properties(of paths: [String], loadingSecrets: Bool) throws
+        -> (found: [Found], blobs: [String: [UInt8]]) {
+        guard !paths.isEmpty else { return ([], [:]) }
+        var methods = paths.map { getAll($0, C.itemInterface, action: "read an item's attributes") }
+        if loadingSecrets {
+            methods.append(getSecrets(paths, session: try connection.session(deadline)))
+        }
+        var results = try connection.calls(methods, deadline)
+        var found: [Found] = []
+        for (index, path) in paths.enumerated() {
+            switch results[index] {
+            case .success(let reply):
+                let generation = reply.child(0)?.lookup("Attributes")?.stringDictionary[ItemAttributeCodec.Key.generation]
+                found.append((path, try decode(reply.child(0)), generation.flatMap { UInt64($0) } ?? 0))
+            case .failure(let error) where error.code == .itemNotFound: continue
+            case .failure(let error): throw error
+            }
+        }
+        guard loadingSecrets else { return (found, [:]) }
+        if case .failure(let error) = results[paths.count], SecretServiceStore.isStaleSession(error) || error.code == .itemNotFound {
+            // The daemon restarted and forgot the session, or an item vanished: once more, with a
+            // fresh session if needed and only the items that are still there.
+            if SecretServiceStore.isStaleSession(error) { connection.forgetSession() }
+            let retried = try connection.calls([getSecrets(found.map { $0.path }, session: try connection.session(deadline))],
+                                               deadline)
+            results[paths.count] = retried.first ?? results[paths.count]
+        }
+        let secrets: [BusValue]
+        switch results[paths.count] {
+        case .success(let reply): secrets = reply.child(0)?.children ?? []
+        case .failure(let error) where error.code == .itemNotFound: secrets = []
+        case .failure(let error): throw error
+        }
+        var blobs: [String: [UInt8]] = [:]
+        for entry in secrets {
+            guard let path = entry.child(0)?.string, let value = entry.child(1)?.child(2) else { continue }
+            blobs[path] = value.bytes
+        }
+        return (found, blobs)
+    }
+
+    private func getSecrets(_ paths: [String], session: String) -> ServiceMethodCall {
+        ServiceMethodCall(path: C.servicePath, interface: C.serviceInterface, method: "GetSecrets",
+                          arguments: Variant.tuple([Variant.objectPaths(paths), Variant.objectPath(session)]),
+                          replyType: "(a{o(oayays)})", action: "read item secrets")
+    }
+
+    private func decode(_ properties: BusValue?) throws -> ItemAttributes {
+        guard let properties else {
+            throw KeychainError.notAvailable("the Secret Service sent an item without its attributes: check that "
+                                             + "\(connection.provider(deadline).daemonName) is healthy, then try again")
+        }
+        if properties.lookup("Locked")?.boolean == true { throw SecretServiceFailure.locked(connection.provider(deadline)) }
+        let label = properties.lookup("Label")?.string ?? ""
+        let entries = properties.lookup("Attributes")?.stringDictionary ?? [:]
+        guard let attributes = ItemAttributeCodec.decode(entries, label: label,
+                                                         created: properties.lookup("Created")?.uint64 ?? 0,
+                                                         modified: properties.lookup("Modified")?.uint64 ?? 0) else {
+            throw KeychainError.decode("the keyring item \"\(label)\" has \(ItemAttributeCodec.schemaName) attributes "
+                                       + "Keygate cannot read: delete it with secret-tool or seahorse")
+        }
+        return attributes
+    }
+
+    /// A Secret struct (oayays) for the plain session: the sealed blob as it is.
+    private func secret(_ blob: [UInt8], session: String) -> BusValue {
+        Variant.tuple([Variant.objectPath(session), Variant.bytes([]), Variant.bytes(blob),
+                       Variant.string("application/octet-stream")])
+    }
+
+    func createItem(attributes: [String: String], label: String, secret blob: [UInt8]) throws {
+        let collection = try connection.defaultCollection(deadline)
+        let session = try connection.session(deadline)
+        let properties = Variant.array(of: "{sv}", [
+            Variant.dictEntry(Variant.string(C.itemInterface + ".Label"), Variant.boxed(Variant.string(label))),
+            Variant.dictEntry(Variant.string(C.itemInterface + ".Attributes"),
+                              Variant.boxed(Variant.stringDictionary(withSchema(attributes)))),
+        ])
+        let reply = try connection.call(ServiceMethodCall(
+            path: collection, interface: C.collectionInterface, method: "CreateItem",
+            arguments: Variant.tuple([properties, secret(blob, session: session), Variant.boolean(false)]),
+            replyType: "(oo)", action: "create the item"), deadline)
+        // KeePassXC always answers with a prompt (the item comes in its Completed signal).
+        if let prompt = reply.child(1)?.string, prompt != "/" {
+            _ = try connection.completePrompt(prompt, action: "create the item", deadline, windowLimit: windowLimit)
+        }
+    }
+
+    func setSecret(of path: String, to blob: [UInt8]) throws {
+        let session = try connection.session(deadline)
+        _ = try connection.call(ServiceMethodCall(
+            path: path, interface: C.itemInterface, method: "SetSecret",
+            arguments: Variant.tuple([secret(blob, session: session)]), replyType: "()",
+            action: "update the item's secret"), deadline)
+    }
+
+    /// Sets one org.freedesktop.Secret.Item property (`value` is boxed as a variant).
+    func setProperty(of path: String, _ name: String, _ value: BusValue, action: String) throws {
+        _ = try connection.call(ServiceMethodCall(
+            path: path, interface: C.propertiesInterface, method: "Set",
+            arguments: Variant.tuple([Variant.string(C.itemInterface), Variant.string(name), Variant.boxed(value)]),
+            replyType: "()", action: action), deadline)
+    }
+
+    /// Deletes the item; one another process deleted first counts as done.
+    func deleteIfPresent(_ path: String) throws {
+        do {
+            try deleteItem(path)
+        } catch let error as KeychainError where error.code == .itemNotFound {
+            return
+        }
+    }
+
+    func deleteItem(_ path: String) throws {
+        let reply = try connection.call(ServiceMethodCall(
+            path: path, interface: C.itemInterface, method: "Delete", arguments: nil, replyType: "(o)",
+            action: "delete the item"), deadline)
+        if let prompt = reply.child(0)?.string, prompt != "/" {
+            _ = try connection.completePrompt(prompt, action: "delete the item", deadline, windowLimit: windowLimit)
+        }
+    }
+
+    /// Service.Unlock of the default collection, completing the prompt it answers with (a
+    /// window: the provider's unlock dialog). True when the collection is unlocked after.
+    func unlockDefaultCollection() throws -> Bool {
+        let collection = try connection.defaultCollection(deadline)
+        let reply = try connection.call(ServiceMethodCall(
+            path: C.servicePath, interface: C.serviceInterface, method: "Unlock",
+            arguments: Variant.tuple([Variant.objectPaths([collection])]), replyType: "(aoo)",
+            action: "unlock the default collection"), deadline)
+        if reply.child(0)?.strings.contains(collection) == true { return true }
+        guard let prompt = reply.child(1)?.string, prompt != "/" else { return false }
+        let result = try connection.completePrompt(prompt, action: "unlock the default collection", deadline,
+                                                   windowLimit: windowLimit)
+        if result?.strings.contains(collection) == true { return true }
+        return try collectionProperties(collection).lookup("Locked")?.boolean == false
+    }
+
+    /// Service.Lock of the default collection, completing its prompt (KeePassXC asks one).
+    func lockDefaultCollection() throws {
+        let collection = try connection.defaultCollection(deadline)
+        let reply = try connection.call(ServiceMethodCall(
+            path: C.servicePath, interface: C.serviceInterface, method: "Lock",
+            arguments: Variant.tuple([Variant.objectPaths([collection])]), replyType: "(aoo)",
+            action: "lock the default collection"), deadline)
+        if let prompt = reply.child(1)?.string, prompt != "/" {
+            _ = try connection.completePrompt(prompt, action: "lock the default collection", deadline, windowLimit: windowLimit)
+        }
+    }
+}

@@ -1,0 +1,76 @@
+// Whether Keygate may ask the Secret Service to unlock a locked default collection, as
+// libsecret does: Service.Unlock, then the prompt it answers with (SecretServicePrompt). It may
+// when the setting allows it (KEYGATE_UNLOCK_PROMPT, or the CLI's --no-unlock-prompt) and some
+// window can be shown: a display in this process's environment (DISPLAY, WAYLAND_DISPLAY: for
+// gnome-keyring's gcr-prompter), or a provider that shows its own (KeePassXC and kwalletd are
+// desktop programs with their own display). gnome-keyring also needs its prompter
+// (gcr-prompter, org.gnome.keyring.SystemPrompter) running or activatable on the bus: without
+// it gnome-keyring dismisses every prompt at once, which would read as the user's cancel.
+// Otherwise a locked collection stays a plain errSecInteractionNotAllowed, as before.
+import KeygateCore
+internal import Glibc
+
+/// The unlock-prompt setting.
+public enum UnlockPromptSetting: String, Sendable, CaseIterable {
+    /// Ask for an unlock when a window can be shown (the default).
+    case auto
+    /// Never ask: a locked collection is an error at once (scripts, cron, CI).
+    case never
+
+    /// The environment variable that sets it.
+    public static let variable = "KEYGATE_UNLOCK_PROMPT"
+
+    /// The setting in `environment` (the process's when nil); a bad value is an error that says
+    /// which values are allowed.
+    public static func current(_ environment: [String: String]? = nil) throws -> UnlockPromptSetting {
+        let text: String?
+        if let environment {
+            text = environment[variable]
+        } else {
+            text = getenv(variable).map { String(cString: $0) }
+        }
+        guard let text, !text.isEmpty else { return .auto }
+        guard let setting = UnlockPromptSetting(rawValue: text) else {
+            throw KeychainError.param("\(variable)=\(text) is not one of auto, never: fix or unset it")
+        }
+        return setting
+    }
+
+    /// Whether an unlock prompt may be started for `provider` now.
+    func allows(_ provider: SecretServiceProvider) -> Bool {
+        guard self == .auto else { return false }
+        return SecretServicePrompt.hasDisplay || provider.showsItsOwnWindows
+    }
+}
+
+extension SecretServiceProvider {
+    /// KeePassXC and kwalletd are desktop programs: their prompts open on their own display,
+    /// whatever this process's environment says.
+    var showsItsOwnWindows: Bool { self == .keePassXC || self == .kWallet }
+}
+
+extension SecretServiceConnection {
+    /// gnome-keyring's prompter: the bus name gcr-prompter takes.
+    static let gnomePrompterName = "org.gnome.keyring.SystemPrompter"
+
+    /// Whether `provider` can show an unlock prompt on this bus: gnome-keyring only when its
+    /// prompter runs or can be activated; the others show their own windows.
+    func canPrompt(_ provider: SecretServiceProvider, _ deadline: ServiceDeadline) -> Bool {
+        guard provider == .gnomeKeyring else { return true }
+        guard let bus = try? connection(deadline) else { return false }
+        let ask: (String, BusValue?, String) -> BusValue? = { method, arguments, replyType in
+            let call = ServiceMethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                         interface: "org.freedesktop.DBus", method: method, arguments: arguments,
+                                         replyType: replyType, action: "look for gnome-keyring's prompter")
+            guard let result = self.exchange([call], deadline, on: bus).first, case .success(let reply) = result else {
+                return nil
+            }
+            return reply
+        }
+        if ask("NameHasOwner", Variant.tuple([Variant.string(Self.gnomePrompterName)]), "(b)")?.child(0)?.boolean == true {
+            return true
+        }
+        let activatable = ask("ListActivatableNames", nil, "(as)")?.child(0)?.strings ?? []
+        return activatable.contains(Self.gnomePrompterName)
+    }
+}

@@ -1,0 +1,109 @@
+// keygate.conf: the one setting that is Keygate's own configuration rather than policy,
+// which item store to use. Two files, the user's ($XDG_CONFIG_HOME/keygate/keygate.conf,
+// default ~/.config/keygate/keygate.conf) over the system's (/etc/keygate/keygate.conf,
+// which counts only when owned by root and not writable by group or others).
+//
+// The format is tiny and strict: blank lines, `#` comments, and `store = VALUE` with VALUE
+// one of secret-service, embedded, auto. Anything else is an error naming file:line.
+// Files are read by ConfigFile, the reader policy files use: without blocking on a FIFO
+// and with a size limit; the system file never through a symbolic link, and under the
+// policy files' owner rule.
+import KeygateCore
+internal import Glibc
+
+/// Which backend holds the items.
+public enum StoreKind: String, Sendable, CaseIterable {
+    case secretService = "secret-service"
+    case embedded
+}
+
+/// The store setting: a backend, or `auto` (the Secret Service when one answers, else embedded).
+enum StoreSetting: Equatable, Sendable {
+    case fixed(StoreKind)
+    case auto
+
+    init?(text: String) {
+        if text == "auto" { self = .auto; return }
+        guard let kind = StoreKind(rawValue: text) else { return nil }
+        self = .fixed(kind)
+    }
+
+    static let allowedText = "secret-service, embedded or auto"
+}
+
+enum StoreConfig {
+    static let systemPath = "/etc/keygate/keygate.conf"
+    private static let maxBytes = 64 * 1024
+
+    static func userPath(environment env: [String: String], home: String) -> String {
+        if let xdg = env["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/keygate/keygate.conf" }
+        let base = env["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home
+        return base + "/.config/keygate/keygate.conf"
+    }
+
+    /// The store setting from `path`, nil when the file does not exist or sets nothing.
+    /// `requireRootOwned` (the system file): never through a link, and refused unless root
+    /// owns it and group and others cannot write it, checked on the opened file. The user's
+    /// own file may be a link (dotfile managers make them).
+    static func read(_ path: String, requireRootOwned: Bool) throws -> StoreSetting? {
+        let file: OpenFile
+        switch ConfigFile.open(path, links: requireRootOwned ? .refuse : .follow) {
+        case .success(let opened): file = opened
+        case .failure(let e) where e.code == ENOENT || e.code == ENOTDIR: return nil
+        case .failure(let e) where e.code == ELOOP: throw refused(path)
+        case .failure(let e):
+            throw KeychainError.param("could not read \(path): \(e.text); fix its permissions or remove it")
+        }
+        defer { file.close() }
+        let notRegular = KeychainError.param("\(path) is not a regular file: remove it, or make it one with a `store = ...` line")
+        guard file.isRegular else { throw notRegular }
+        if requireRootOwned, ConfigFile.problem(file.info, owner: .root) != nil { throw refused(path) }
+        switch ConfigFile.contents(of: file, limit: maxBytes) {
+        case .success(let bytes): return try parse(String(decoding: bytes, as: UTF8.self), file: path)
+        case .failure(.notRegular): throw notRegular
+        case .failure(.tooLarge):
+            throw KeychainError.param("\(path) is larger than \(maxBytes) bytes: it holds one `store = ...` line; fix it")
+        case .failure(.failed(let e)): throw KeychainError.param("could not read \(path): \(e.text); check the disk")
+        }
+    }
+
+    private static func refused(_ path: String) -> KeychainError {
+        .param("\(path) is refused: it must be a regular file (not a link) owned by root and not writable by group "
+               + "or others (chown root: \(path); chmod 644 \(path))")
+    }
+
+    /// Parses the text of a keygate.conf; the last `store` line wins.
+    static func parse(_ text: String, file: String) throws -> StoreSetting? {
+        var setting: StoreSetting?
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingSpaces
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let place = "\(file):\(index + 1)"
+            guard let eq = line.firstIndex(of: "=") else {
+                throw KeychainError.param("\(place): expected `store = \(StoreSetting.allowedText)`, found \"\(line)\"")
+            }
+            let key = line[..<eq].trimmingSpaces
+            let value = line[line.index(after: eq)...].trimmingSpaces
+            guard key == "store" else {
+                throw KeychainError.param("\(place): unknown setting \"\(key)\"; the only setting is `store`")
+            }
+            guard let parsed = StoreSetting(text: value) else {
+                throw KeychainError.param("\(place): store = \"\(value)\" is not one of \(StoreSetting.allowedText)")
+            }
+            setting = parsed
+        }
+        return setting
+    }
+}
+
+private extension Substring {
+    var trimmingSpaces: String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}
+
+private extension String {
+    var trimmingSpaces: String { self[...].trimmingSpaces }
+}

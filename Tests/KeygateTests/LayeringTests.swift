@@ -1,0 +1,182 @@
+// The library's layers (docs/ARCHITECTURE.md): KeygateCore at the bottom, KeygateStorage and
+// KeygateAuthentication beside each other above it, Keygate above them, and the CLI, the
+// Security surface and the executables on top. SwiftPM refuses a cycle, but not an import of a
+// module the target never declared (it builds when the module happens to be built first), nor
+// a Package.swift edit that lets a lower layer depend on a higher one. This test reads
+// Package.swift's declared dependencies and every source file's `import` lines, and fails on
+// either.
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+enum LayerCheck {
+    /// Each Swift target of the package, by layer: a target may depend on and import only
+    /// targets of a lower layer. A new target must be placed here on purpose.
+    static let layers: [String: Int] = [
+        "KeygateCore": 0,
+        "KeygateStorage": 1, "KeygateAuthentication": 1,
+        "Keygate": 2,
+        "KeygateCLI": 3, "KeygateSecurity": 3, "keygate-gatekeeper": 3, "keygate-pam-helper": 3,
+        "keygate": 4,
+    ]
+
+    struct Target {
+        var name: String
+        var kind: String
+        var dependencies: [String]
+        var path: String
+    }
+
+    /// The targets Package.swift declares: `.target(name: "X", dependencies: [...], path: "...")`,
+    /// spread over any number of lines.
+    static func declaredTargets(packageSwift: String) throws -> [Target] {
+        let pattern = #"\.(target|executableTarget|testTarget|systemLibrary)\(\s*name:\s*"([^"]+)"(?:\s*,\s*dependencies:\s*\[([^\]]*)\])?(?:[^()]*?path:\s*"([^"]+)")?"#
+        let regex = try NSRegularExpression(pattern: pattern)
+        let text = packageSwift as NSString
+        return regex.matches(in: packageSwift, range: NSRange(location: 0, length: text.length)).map { match in
+            func group(_ i: Int) -> String? {
+                let r = match.range(at: i)
+                return r.location == NSNotFound ? nil : text.substring(with: r)
+            }
+            let kind = group(1) ?? "", name = group(2) ?? ""
+            let dependencies = (group(3) ?? "").split(separator: ",").map {
+                $0.trimmingCharacters(in: CharacterSet(charactersIn: " \n\"")) }.filter { !$0.isEmpty }
+            let path = group(4) ?? ((kind == "testTarget" ? "Tests/" : "Sources/") + name)
+            return Target(name: name, kind: kind, dependencies: dependencies, path: path)
+        }
+    }
+
+    /// The modules a Swift file imports, whatever the access level or attribute.
+    static func imports(in source: String) -> Set<String> {
+        let pattern = #"(?m)^\s*(?:@\w+\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)"#
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
+        let text = source as NSString
+        return Set(regex.matches(in: source, range: NSRange(location: 0, length: text.length)).map {
+            text.substring(with: $0.range(at: 1)) })
+    }
+
+    /// Every breach of the layer order, in words; empty when the layers hold.
+    /// `dependencies` and `imports` are keyed by target name (imports by module name, in which
+    /// a target's dashes are underscores).
+    static func violations(dependencies: [String: [String]], imports: [String: Set<String>]) -> [String] {
+        var found: [String] = []
+        let moduleToTarget = Dictionary(uniqueKeysWithValues: layers.keys.map { ($0.replacingOccurrences(of: "-", with: "_"), $0) })
+        func closure(_ name: String) -> Set<String> {
+            var seen: Set<String> = [], stack = dependencies[name] ?? []
+            while let next = stack.popLast() {
+                if seen.insert(next).inserted { stack += dependencies[next] ?? [] }
+            }
+            return seen
+        }
+        for (target, deps) in dependencies.sorted(by: { $0.key < $1.key }) {
+            guard let rank = layers[target] else {
+                found.append("\(target) is in no layer: place it in LayerCheck.layers")
+                continue
+            }
+            for dep in deps.sorted() {
+                if let depRank = layers[dep], depRank >= rank {
+                    found.append("\(target) (layer \(rank)) depends on \(dep) (layer \(depRank)) in Package.swift")
+                }
+            }
+            let reachable = closure(target)
+            for module in (imports[target] ?? []).sorted() {
+                guard let imported = moduleToTarget[module], imported != target else { continue }
+                let importedRank = layers[imported] ?? Int.max
+                if importedRank >= rank {
+                    found.append("\(target) (layer \(rank)) imports \(imported) (layer \(importedRank))")
+                } else if !reachable.contains(imported) {
+                    found.append("\(target) imports \(imported) but does not declare it (directly or through a dependency) in Package.swift")
+                }
+            }
+        }
+        return found
+    }
+}
+
+final class LayeringTests: XCTestCase {
+    /// The package's own Swift targets (tests excluded: they may import any layer), their
+    /// declared dependencies and the modules their sources import.
+    private func packageLayers() throws -> (dependencies: [String: [String]], imports: [String: Set<String>]) {
+        let root = PackagePaths.root
+        let manifest = try String(contentsOfFile: root + "/Package.swift", encoding: .utf8)
+        let targets = try LayerCheck.declaredTargets(packageSwift: manifest)
+        let swiftTargets = targets.filter { $0.kind == "target" || $0.kind == "executableTarget" }
+            .filter { !$0.path.hasPrefix("Tests/") }
+        var dependencies: [String: [String]] = [:], imports: [String: Set<String>] = [:]
+        for target in swiftTargets {
+            dependencies[target.name] = target.dependencies
+            let folder = root + "/" + target.path
+            guard let files = FileManager.default.enumerator(atPath: folder) else {
+                XCTFail("\(target.name): no folder \(folder)")
+                continue
+            }
+            var modules: Set<String> = []
+            for case let file as String in files where file.hasSuffix(".swift") {
+                modules.formUnion(LayerCheck.imports(in: try String(contentsOfFile: folder + "/" + file, encoding: .utf8)))
+            }
+            imports[target.name] = modules
+        }
+        return (dependencies, imports)
+    }
+
+    func testEveryTargetImportsOnlyLowerLayers() throws {
+        let (dependencies, imports) = try packageLayers()
+        // The reading found what Package.swift and the sources hold, so an empty result means something.
+        XCTAssertEqual(Set(dependencies.keys), Set(LayerCheck.layers.keys), "Package.swift's Swift targets and the layer table differ")
+        XCTAssertEqual(dependencies["KeygateStorage"]?.contains("KeygateCore"), true)
+        XCTAssertEqual(dependencies["Keygate"]?.contains("KeygateAuthentication"), true)
+        XCTAssertEqual(imports["KeygateStorage"]?.contains("KeygateCore"), true)
+        XCTAssertEqual(imports["KeygateAuthentication"]?.contains("KeygateCore"), true)
+        XCTAssertEqual(imports["KeygateCore"]?.contains("CSodium"), true)
+        XCTAssertEqual(LayerCheck.violations(dependencies: dependencies, imports: imports), [])
+    }
+
+    func testALowerTargetImportingAHigherOneFails() throws {
+        var (dependencies, imports) = try packageLayers()
+        imports["KeygateCore", default: []].insert("Keygate")
+        XCTAssertEqual(LayerCheck.violations(dependencies: dependencies, imports: imports),
+                       ["KeygateCore (layer 0) imports Keygate (layer 2)"])
+        imports["KeygateCore"]?.remove("Keygate")
+        // Side by side is not below: storage may not reach into authentication, nor the reverse.
+        imports["KeygateStorage", default: []].insert("KeygateAuthentication")
+        XCTAssertEqual(LayerCheck.violations(dependencies: dependencies, imports: imports),
+                       ["KeygateStorage (layer 1) imports KeygateAuthentication (layer 1)"])
+        imports["KeygateStorage"]?.remove("KeygateAuthentication")
+        // An executable's module name has underscores for its target's dashes.
+        imports["KeygateCLI", default: []].insert("keygate_gatekeeper")
+        XCTAssertEqual(LayerCheck.violations(dependencies: dependencies, imports: imports),
+                       ["KeygateCLI (layer 3) imports keygate-gatekeeper (layer 3)"])
+    }
+
+    func testAnUpwardDependencyInPackageSwiftFails() throws {
+        var (dependencies, imports) = try packageLayers()
+        dependencies["KeygateCore", default: []].append("KeygateStorage")
+        XCTAssertEqual(LayerCheck.violations(dependencies: dependencies, imports: imports),
+                       ["KeygateCore (layer 0) depends on KeygateStorage (layer 1) in Package.swift"])
+        dependencies["KeygateCore"]?.removeAll { $0 == "KeygateStorage" }
+        // An import of a lower layer the target never declared builds only by luck of build order.
+        dependencies["KeygateSecurity"] = ["CSystem"]
+        imports["KeygateSecurity", default: []].insert("KeygateCore")
+        let found = LayerCheck.violations(dependencies: dependencies, imports: imports)
+        XCTAssertTrue(found.contains("KeygateSecurity imports KeygateCore but does not declare it (directly or through a dependency) in Package.swift"), "\(found)")
+        // A new target must be placed in a layer on purpose.
+        dependencies["KeygateNew"] = ["KeygateCore"]
+        XCTAssertTrue(LayerCheck.violations(dependencies: dependencies, imports: imports)
+            .contains("KeygateNew is in no layer: place it in LayerCheck.layers"))
+    }
+
+    func testImportLinesAreReadWhateverTheirAttributes() {
+        let source = """
+            // import NotThis (a comment)
+            import Foundation
+            @_exported import KeygateCore
+            internal import Glibc
+            package import CSystem
+            @testable import KeygateStorage
+            import struct KeygateAuthentication.Prompter
+            let text = "import NotThisEither"
+            """
+        XCTAssertEqual(LayerCheck.imports(in: source),
+                       ["Foundation", "KeygateCore", "Glibc", "CSystem", "KeygateStorage", "KeygateAuthentication"])
+    }
+}
