@@ -61,9 +61,13 @@ final class AccessControlCLITests: XCTestCase {
         let r = try h.run("""
             printf %s g | keygate add -s svc -a a --access user-presence >/dev/null 2>&1
             keygate get -s svc -a a >/dev/null; echo n1=$(wc -l < "$HOME/prompts")
+            authenticated=$(cut -d. -f1 /proc/uptime)
             bash -c 'keygate get -s svc -a a >/dev/null'; echo n2=$(wc -l < "$HOME/prompts")
             keygate get -s svc -a a >/dev/null; echo n3=$(wc -l < "$HOME/prompts")
-            sleep 3
+            # The gatekeeper keeps whole seconds of CLOCK_BOOTTIME (/proc/uptime) and reuses while
+            # now - time <= 2: the window has passed once that clock reads 3 s past the second the
+            # first read finished in. Wait for that, not a fixed time.
+            while [ "$(cut -d. -f1 /proc/uptime)" -lt $((authenticated + 3)) ]; do sleep 0.05; done
             keygate get -s svc -a a >/dev/null; echo n4=$(wc -l < "$HOME/prompts")
             KEYGATE_TEST_REUSE_DURATION=0 keygate get -s svc -a a >/dev/null
             KEYGATE_TEST_REUSE_DURATION=0 keygate get -s svc -a a >/dev/null; echo n5=$(wc -l < "$HOME/prompts")

@@ -5,6 +5,7 @@
 // date, label matching, and delete. (XCTest on Linux finds only a class's own test methods,
 // so each class keeps one line per check.)
 import Foundation
+import KeygateTestSupport
 import XCTest
 @testable import Keygate
 
@@ -169,7 +170,7 @@ struct ItemStoreContract {
         let first = genericAttributes()
         try store.create(first, blob: [1, 0, 1], replace: false)
         let before = try XCTUnwrap(try store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
-        Thread.sleep(forTimeInterval: 1.1)  // whole seconds, as the Secret Service keeps them
+        Polling.waitForNextWholeSecond(after: Date())  // whole seconds, as the Secret Service keeps them
 
         var second = first
         second.label = "renamed"
