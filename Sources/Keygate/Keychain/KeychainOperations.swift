@@ -8,29 +8,27 @@
 public struct KeychainOperations: Sendable {
     let store: any ItemStore
     let keys: KeyUnlocker
-    /// Which store this keychain uses and why (StoreSelection); nil for a store given directly.
-    let storeChoice: StoreChoice?
-    /// An auto choice the first write records (never a read: StoreSelection).
-    let storeRecord: StoreRecord?
+    /// Which store this keychain uses and why, with an auto choice the first write records (never a
+    /// read); nil for a store given directly.
+    let storeSelection: StoreSelection?
 
     /// Operations for the calling user, with the given way to prompt. Reads through
     /// one `context` share its authentication, as with Apple's LAContext.
     public init(prompter: any Prompter, reason: String? = nil, context authContext: AuthenticationContext? = nil) throws {
         let context = try KeychainContext.current()
-        let selection = try StoreSelection(environment: ProcessEnvironment.snapshot(), dataDirectory: context.dataDirectory,
-                                           home: context.user.home, deadline: context.storeDeadline).resolve()
-        self.init(store: selection.store,
+        let selection = try StoreSelection.resolve(environment: ProcessEnvironment.snapshot(), dataDirectory: context.dataDirectory,
+                                                   home: context.user.home, deadline: context.storeDeadline)
+        self.init(store: selection.store(deadline: context.storeDeadline),
                   keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
-                  storeChoice: selection.choice, storeRecord: selection.record)
+                  storeSelection: selection)
     }
 
-    init(store: any ItemStore, keys: KeyUnlocker, storeChoice: StoreChoice? = nil, storeRecord: StoreRecord? = nil) {
+    init(store: any ItemStore, keys: KeyUnlocker, storeSelection: StoreSelection? = nil) {
         self.store = store
         var keys = keys
         keys.itemStore = store
         self.keys = keys
-        self.storeChoice = storeChoice
-        self.storeRecord = storeRecord
+        self.storeSelection = storeSelection
     }
 
     /// Seals and stores a secret. With `replace`, an existing item with the same
@@ -67,7 +65,7 @@ public struct KeychainOperations: Sendable {
                                        accessibility: attributes.accessibility, classKey: classKey)
         }
         try store.create(attributes, blob: blob, replace: replace)
-        storeRecord?.commit()
+        storeSelection?.commitRecord()
     }
 
     /// Seals to public keys only: the class key recorded in keys.json (with the gatekeeper's
@@ -91,7 +89,7 @@ public struct KeychainOperations: Sendable {
         guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first,
               !item.isUnfinishedWrite else { return nil }
         let decision = try keys.context.decision(for: identity)
-        let scoped = KeychainOperations(store: store, keys: keys.applying(decision, for: identity), storeChoice: storeChoice)
+        let scoped = KeychainOperations(store: store, keys: keys.applying(decision, for: identity), storeSelection: storeSelection)
         if let required = decision.access,
            AccessControl.stricter(item.attributes.accessControl, required) != item.attributes.accessControl {
             try scoped.keys.requirePasswordProtector()
@@ -211,7 +209,7 @@ public struct KeychainOperations: Sendable {
     /// Creates the keychain; returns the recovery key, formatted for people, to show once.
     public func initialize() throws -> SecureBytes {
         let recoveryKey = try keys.initialize().recoveryKey
-        storeRecord?.commit()
+        storeSelection?.commitRecord()
         return try RecoveryKey.format(recoveryKey)
     }
 
@@ -260,7 +258,7 @@ public struct KeychainOperations: Sendable {
             store: try? storeStatus.get().backend, collection: try? storeStatus.get().collection,
             collectionLocked: try? storeStatus.get().locked,
             storeError: { if case .failure(let e) = storeStatus { return e.message } else { return nil } }(),
-            storeKind: storeChoice?.kind, storeReason: storeChoice?.reason,
+            storeKind: storeSelection?.kind.rawValue, storeReason: storeSelection?.reason,
             lockAfter: keys.context.policy.lockAfter,
             passwordKDF: (try? keys.keyStore.loginKDF())?.map(Self.describe),
             loginStale: initialized && keys.keyStore.isLoginStale,
