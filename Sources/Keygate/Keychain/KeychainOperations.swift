@@ -303,6 +303,69 @@ public struct KeychainStatus: Sendable, Codable, Equatable {
     public var reuseScope: String
 }
 
+/// The JSON of `keygate status --json`: every field, in this order, nil as null, and the derived
+/// `storeAdvice` (storeMismatchAdvice) after `storeReason`. Decoding ignores `storeAdvice`.
+extension KeychainStatus {
+    enum CodingKeys: String, CodingKey {
+        case user, dataDirectory, initialized, unlocked, secondsUntilLock, lockAfter, afterFirstUnlockAvailable
+        case cachedKeys, store, collection, collectionLocked, storeError, storeKind, storeReason, storeAdvice
+        case passwordKDF, loginStale, reuseDuration, reuseScope
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(user, forKey: .user)
+        try c.encode(dataDirectory, forKey: .dataDirectory)
+        try c.encode(initialized, forKey: .initialized)
+        try c.encode(unlocked, forKey: .unlocked)
+        try c.encode(secondsUntilLock, forKey: .secondsUntilLock)
+        try c.encode(lockAfter, forKey: .lockAfter)
+        try c.encode(afterFirstUnlockAvailable, forKey: .afterFirstUnlockAvailable)
+        try c.encode(cachedKeys, forKey: .cachedKeys)
+        try c.encode(store, forKey: .store)
+        try c.encode(collection, forKey: .collection)
+        try c.encode(collectionLocked, forKey: .collectionLocked)
+        try c.encode(storeError, forKey: .storeError)
+        try c.encode(storeKind, forKey: .storeKind)
+        try c.encode(storeReason, forKey: .storeReason)
+        try c.encode(storeMismatchAdvice, forKey: .storeAdvice)
+        try c.encode(passwordKDF, forKey: .passwordKDF)
+        try c.encode(loginStale, forKey: .loginStale)
+        try c.encode(reuseDuration, forKey: .reuseDuration)
+        try c.encode(reuseScope, forKey: .reuseScope)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            user: try c.decode(String.self, forKey: .user), dataDirectory: try c.decode(String.self, forKey: .dataDirectory),
+            initialized: try c.decode(Bool.self, forKey: .initialized), unlocked: try c.decode(Bool.self, forKey: .unlocked),
+            secondsUntilLock: try c.decodeIfPresent(UInt64.self, forKey: .secondsUntilLock),
+            afterFirstUnlockAvailable: try c.decode(Bool.self, forKey: .afterFirstUnlockAvailable),
+            cachedKeys: try c.decode([CachedKeyInfo].self, forKey: .cachedKeys),
+            store: try c.decodeIfPresent(String.self, forKey: .store),
+            collection: try c.decodeIfPresent(String.self, forKey: .collection),
+            collectionLocked: try c.decodeIfPresent(Bool.self, forKey: .collectionLocked),
+            storeError: try c.decodeIfPresent(String.self, forKey: .storeError),
+            storeKind: try c.decodeIfPresent(String.self, forKey: .storeKind),
+            storeReason: try c.decodeIfPresent(String.self, forKey: .storeReason),
+            lockAfter: try c.decode(UInt32.self, forKey: .lockAfter),
+            passwordKDF: try c.decodeIfPresent(String.self, forKey: .passwordKDF),
+            loginStale: try c.decode(Bool.self, forKey: .loginStale),
+            reuseDuration: try c.decode(UInt32.self, forKey: .reuseDuration),
+            reuseScope: try c.decode(String.self, forKey: .reuseScope))
+    }
+}
+
+extension KeychainStatus.CachedKeyInfo {
+    /// `secondsLeft` is written as null when the key has no timeout.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(secondsLeft, forKey: .secondsLeft)
+    }
+}
+
 extension KeychainStatus {
     /// What `keygate status` and `keygate doctor` say about a stale login protector.
     public static let staleLoginProblem = "your password was reset without the old one: the keychain still opens with the old password, so logging in does not unlock it"
