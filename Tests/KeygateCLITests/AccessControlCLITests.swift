@@ -9,7 +9,7 @@ final class AccessControlCLITests: XCTestCase {
     /// A presence check says what it is for and names the item, as a Mac does; a real unlock
     /// keeps "unlock the keychain" (issue 16).
     func test_presencePrompt_namesTheItem_andTheUnlockPromptSaysUnlock() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s b4nk | keygate add -s bank -a alice --access user-presence; echo add=$?
             keygate lock --all
@@ -29,7 +29,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_userPresence_addNeverPrompts_readPrompts_reuseWindow_andLock() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             keygate init >/dev/null; echo init=$?
             echo n0=$(wc -l < "$HOME/prompts")
@@ -57,7 +57,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_userPresence_otherScope_expiry_andZeroDuration_prompt() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s g | keygate add -s svc -a a --access user-presence >/dev/null 2>&1
             keygate get -s svc -a a >/dev/null; echo n1=$(wc -l < "$HOME/prompts")
@@ -82,7 +82,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_ttyScope_sameTerminalReuses_anotherTerminalPrompts() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         // Each `script` run is a new terminal and session; two reads inside one share it.
         let r = try h.run("""
             printf %s g | keygate add -s svc -a a --access user-presence >/dev/null 2>&1
@@ -101,7 +101,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_biometryAny_readsThroughTheBiometricService_withThePassword() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s bio | keygate add -s svc -a a --access biometry-any; echo add=$?
             keygate lock
@@ -117,7 +117,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_thisDeviceOnly_opensThroughTheGatekeeper_andTheDeviceKeyNeverReachesTheUser() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let hostKeys = try HostKeyFolder()
         let here = try hostKeys.make("here")
         let r = try h.run("""
@@ -138,7 +138,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_invalidCombinations_exit206_withReasons() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s x | keygate add -s s -a 1 --access user-presence,current-set; echo up=$?
             printf %s x | keygate add -s s -a 2 --access device-passcode,current-set --or --and; echo andor=$?
@@ -166,7 +166,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_masterKeyAlone_doesNotOpenAPresenceItem() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s plain | keygate add -s p -a a
             printf %s gated | keygate add -s g -a a --access user-presence
