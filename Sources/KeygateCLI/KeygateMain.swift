@@ -25,12 +25,15 @@ public enum KeygateMain {
         "delete-internet-password": ["--internet"],
     ]
 
+    static let versionOption = OptionSpec.flag("--version", help: "Print the version.")
+    static let helpOption = OptionSpec.flag("-h", "--help", help: "Show help.")
+
     static let topLevel = CommandConfiguration(
         commandName: "keygate",
         abstract: "The Apple Keychain's access-control model on Linux: sealed items in your Secret Service, unlocked through PAM.",
         discussion: "Exit status: 0 success, 44 not found, 45 duplicate, 51 authentication failed, 128 canceled, 36 interaction not allowed, 53 not available, 206 bad parameter, 93 cannot decode, 2 usage error.",
         usage: "[--askpass PROG | --pinentry] [--verbose] [--no-unlock-prompt] VERB [OPTIONS]",
-        options: [.flag("--version", help: "Print the version."), .flag("-h", "--help", help: "Show help.")]
+        options: [versionOption, helpOption]
             + GlobalOptions.all + [GlobalOptions.noUnlockPrompt],
         subcommands: commands.map { $0.configuration })
 
@@ -108,12 +111,12 @@ public enum KeygateMain {
             Console.out(HelpFormatter.help(for: config, programName: programName) + "\n")
             return 0
         }
-        if parsed.flag("--verbose") { AuditLog.echoToStandardError = true }
+        if parsed.flag(GlobalOptions.verbose) { AuditLog.echoToStandardError = true }
         // One command per process: the keychain context is read once, not fingerprinted for reuse.
         KeychainProcess.runsOneCommand()
         let context = CommandContext(programName: programName, environment: ProcessEnvironment.snapshot(),
-                                     askpass: parsed.value("--askpass") ?? askpass,
-                                     pinentry: pinentry || parsed.flag("--pinentry"), rawArguments: raw)
+                                     askpass: parsed.value(GlobalOptions.askpass) ?? askpass,
+                                     pinentry: pinentry || parsed.flag(GlobalOptions.pinentry), rawArguments: raw)
         do {
             return try command.run(parsed, context: context)
         } catch let error as KeychainError {

@@ -4,14 +4,16 @@
 import Keygate
 
 enum StatusCommand: KeygateCommand {
+    static let json = OptionSpec.flag("--json", help: "Print a JSON object.")
+
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show whether the keychain is unlocked, for how long, and the store's state.",
-        options: [.flag("--json", help: "Print a JSON object.")] + GlobalOptions.all)
+        options: [json] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let s = try context.operations().status()
-        if args.flag("--json") {
+        if args.flag(Self.json) {
             Console.out(try json(s) + "\n")
             return 0
         }

@@ -54,7 +54,7 @@ enum ArgumentParser {
         init(arguments: [String], configuration: CommandConfiguration) {
             self.arguments = arguments
             self.configuration = configuration
-            self.result = ParsedArguments(configuration: configuration)
+            self.result = ParsedArguments()
             var byName: [String: OptionSpec] = [:]
             for option in configuration.options {
                 for name in option.names where byName[name] == nil {
