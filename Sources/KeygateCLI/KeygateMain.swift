@@ -46,44 +46,36 @@ public enum KeygateMain {
     static func run(_ arguments: [String], raw: [[UInt8]], programName: String) -> Int32 {
         // ssh-keygen's askpass child while `keygate ssh-add` checks a passphrase (SSHKeygen).
         if let feed = getenv(SSHKeygen.feedVariable), strcmp(feed, "1") == 0 { return SSHKeygen.feed() }
-        var args = arguments
-        var askpass: String?
-        var pinentry = false
         AuditLog.identifyAsKeygate()
         // A Secret Service prompt shown as a window (an unlock dialog) is announced on stderr.
         SecretServicePrompt.onWindowWait { Console.err($0 + "\n") }
-        // Options before the verb.
-        while let first = args.first, first.hasPrefix("-") {
-            switch first {
-            case "--version":
+        // Options before the verb, parsed once by the same parser as a verb's, against topLevel.
+        var args: [String]
+        let leading: ParsedArguments
+        do {
+            (leading, args) = try ArgumentParser.parseLeadingOptions(arguments, for: topLevel, programName: programName)
+        } catch {
+            Console.err("keygate: \(error.message) before the verb\n\(error.usage)\n")
+            return 2
+        }
+        // --version and --help act at once; the first of them given wins.
+        for (key, _) in leading.sequence {
+            if key == versionOption.key {
                 Console.out("keygate \(version)\n")
                 return 0
-            case "-h", "--help":
+            }
+            if key == helpOption.key {
                 Console.out(HelpFormatter.help(for: topLevel, programName: programName) + "\n")
                 return 0
-            case "--pinentry":
-                pinentry = true
-                args.removeFirst()
-            case "--verbose":
-                AuditLog.echoToStandardError = true
-                args.removeFirst()
-            case "--no-unlock-prompt":
-                // The library reads the setting from the environment (UnlockPromptSetting).
-                setenv(UnlockPromptSetting.variable, UnlockPromptSetting.never.rawValue, 1)
-                args.removeFirst()
-            case "--askpass":
-                guard args.count > 1 else { return usage("option --askpass needs a value", topLevel, programName) }
-                askpass = args[1]
-                args.removeFirst(2)
-            default:
-                if first.hasPrefix("--askpass=") {
-                    askpass = String(first.dropFirst("--askpass=".count))
-                    args.removeFirst()
-                } else {
-                    return usage("unknown option '\(first)' before the verb", topLevel, programName)
-                }
             }
         }
+        if leading.flag(GlobalOptions.verbose) { AuditLog.echoToStandardError = true }
+        if leading.flag(GlobalOptions.noUnlockPrompt) {
+            // The library reads the setting from the environment (UnlockPromptSetting).
+            setenv(UnlockPromptSetting.variable, UnlockPromptSetting.never.rawValue, 1)
+        }
+        let askpass = leading.value(GlobalOptions.askpass)
+        let pinentry = leading.flag(GlobalOptions.pinentry)
         guard let verb = args.first else {
             Console.err(HelpFormatter.help(for: topLevel, programName: programName) + "\n")
             return 2

@@ -367,3 +367,41 @@ final class ConfigurationCheckTests: XCTestCase {
         XCTAssertEqual(parent.configurationProblems.count, 4, "subcommands are checked too")
     }
 }
+
+/// The options before the verb go through the same parser, once, against the top-level configuration.
+final class LeadingOptionsTests: XCTestCase {
+    private func leading(_ arguments: [String]) throws -> (options: ParsedArguments, rest: [String]) {
+        try ArgumentParser.parseLeadingOptions(arguments, for: KeygateMain.topLevel, programName: "keygate")
+    }
+
+    func test_leadingOptions_stopAtTheVerb_andLeaveItsOptionsAlone() throws {
+        let parsed = try leading(["--askpass", "/bin/ask", "--verbose", "get", "-s", "svc", "--verbose"])
+        XCTAssertEqual(parsed.options.value(GlobalOptions.askpass), "/bin/ask")
+        XCTAssertTrue(parsed.options.flag(GlobalOptions.verbose))
+        XCTAssertFalse(parsed.options.flag(GlobalOptions.pinentry))
+        XCTAssertEqual(parsed.rest, ["get", "-s", "svc", "--verbose"])
+    }
+
+    func test_leadingOptions_takeAnInlineValue_andKeepTheirOrder() throws {
+        let parsed = try leading(["--no-unlock-prompt", "--askpass=/bin/ask", "--help", "--version", "list"])
+        XCTAssertEqual(parsed.options.value(GlobalOptions.askpass), "/bin/ask")
+        XCTAssertTrue(parsed.options.flag(GlobalOptions.noUnlockPrompt))
+        XCTAssertEqual(parsed.options.sequence.map(\.key), ["--no-unlock-prompt", "--askpass", "--help", "--version"])
+        XCTAssertEqual(parsed.rest, ["list"])
+    }
+
+    func test_leadingOptions_reportAnUnknownOption_andAMissingValue() {
+        XCTAssertThrowsError(try leading(["--bogus", "get"])) { error in
+            XCTAssertEqual((error as? UsageError)?.message.hasPrefix("unknown option '--bogus'"), true, "\(error)")
+        }
+        XCTAssertThrowsError(try leading(["--askpass"])) { error in
+            XCTAssertEqual((error as? UsageError)?.message, "option --askpass needs a value")
+        }
+    }
+
+    func test_noVerb_leavesNothing_andADash_orDoubleDash_endsTheOptions() throws {
+        XCTAssertEqual(try leading(["--verbose"]).rest, [])
+        XCTAssertEqual(try leading(["--", "get"]).rest, ["--", "get"])
+        XCTAssertEqual(try leading(["-", "get"]).rest, ["-", "get"])
+    }
+}
