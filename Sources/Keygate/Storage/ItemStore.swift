@@ -1,5 +1,5 @@
 // The storage layer's contract: what the keychain asks of a backend (search, create,
-// delete, status), independent of libsecret. Two backends: `SecretServiceStore` (libsecret)
+// delete, status), independent of how items are kept. Two backends: `SecretServiceStore` (sd-bus)
 // and `EmbeddedStore` (SQLite); `StoreSelection` picks one.
 
 /// One item as the storage layer sees it: attributes in the clear, the secret as a sealed blob (ciphertext).
@@ -17,7 +17,7 @@ struct StoredItem: Sendable {
 
 /// What `keygate status` reports about the store.
 struct StoreStatus: Sendable {
-    /// The backend, e.g. "Secret Service (libsecret)" or "embedded (SQLite)".
+    /// The backend, e.g. "Secret Service (D-Bus, plain session over sealed blobs)" or "embedded (SQLite)".
     var backend: String
     /// The default collection's label (or its D-Bus path when it has none); the embedded store's file.
     var collection: String

@@ -91,7 +91,7 @@ public struct StoreSelection: Sendable, Equatable {
     }
 
     /// A session bus is configured: DBUS_SESSION_BUS_ADDRESS, or systemd's $XDG_RUNTIME_DIR/bus.
-    /// Without one, libsecret would only fail (or try to autolaunch), so auto never asks it.
+    /// Without one, connecting could only fail, so auto never asks it.
     static func hasSessionBus(_ env: [String: String]) -> Bool {
         if let address = env["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return true }
         guard let runtime = env["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return false }
