@@ -170,7 +170,9 @@ struct ItemStoreContract {
         let first = genericAttributes()
         try store.create(first, blob: [1, 0, 1], replace: false)
         let before = try XCTUnwrap(try store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
-        Polling.waitForNextWholeSecond(after: Date())  // whole seconds, as the Secret Service keeps them
+        // Whole seconds, as the Secret Service keeps them (and a store may round): wait until the clock
+        // is a full second past the recorded creation, so the update's time is later whatever the rounding.
+        Polling.waitUntilClock(isPast: before.attributes.created + 1)
 
         var second = first
         second.label = "renamed"

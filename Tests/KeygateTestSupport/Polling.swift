@@ -2,6 +2,7 @@
 // a timeout to pass, a clock to tick or a process to finish polls the condition
 // with a deadline, so it waits as long as the system needs and no longer.
 import Foundation
+import Glibc
 
 public enum Polling {
     /// Evaluates `condition` every `interval` seconds until it is true or `timeout` seconds have passed.
@@ -18,10 +19,10 @@ public enum Polling {
         }
     }
 
-    /// Waits until the wall clock's whole second is later than that of `date`, so that a timestamp kept in
-    /// whole seconds (as the Secret Service keeps them) taken from now on is later than `date`'s.
-    public static func waitForNextWholeSecond(after date: Date) {
-        let second = date.timeIntervalSince1970.rounded(.down)
-        waitUntil(timeout: 2, interval: 0.01) { Date().timeIntervalSince1970.rounded(.down) > second }
+    /// Waits until time(2) reads at least `seconds` (since 1970), so that a timestamp a store takes in
+    /// whole seconds from then on is not earlier. time(2) itself, not Date(): it reads the kernel's coarse
+    /// clock, which trails the precise one by up to a tick just after a second begins.
+    public static func waitUntilClock(isPast seconds: UInt64) {
+        waitUntil(timeout: 3, interval: 0.01) { time(nil) >= time_t(seconds) }
     }
 }
