@@ -25,12 +25,15 @@ public enum KeygateMain {
         "delete-internet-password": ["--internet"],
     ]
 
+    static let versionOption = OptionSpec.flag("--version", help: "Print the version.")
+    static let helpOption = OptionSpec.flag("-h", "--help", help: "Show help.")
+
     static let topLevel = CommandConfiguration(
         commandName: "keygate",
         abstract: "The Apple Keychain's access-control model on Linux: sealed items in your Secret Service, unlocked through PAM.",
         discussion: "Exit status: 0 success, 44 not found, 45 duplicate, 51 authentication failed, 128 canceled, 36 interaction not allowed, 53 not available, 206 bad parameter, 93 cannot decode, 2 usage error.",
         usage: "[--askpass PROG | --pinentry] [--verbose] [--no-unlock-prompt] VERB [OPTIONS]",
-        options: [.flag("--version", help: "Print the version."), .flag("-h", "--help", help: "Show help.")]
+        options: [versionOption, helpOption]
             + GlobalOptions.all + [GlobalOptions.noUnlockPrompt],
         subcommands: commands.map { $0.configuration })
 
@@ -43,44 +46,36 @@ public enum KeygateMain {
     static func run(_ arguments: [String], raw: [[UInt8]], programName: String) -> Int32 {
         // ssh-keygen's askpass child while `keygate ssh-add` checks a passphrase (SSHKeygen).
         if let feed = getenv(SSHKeygen.feedVariable), strcmp(feed, "1") == 0 { return SSHKeygen.feed() }
-        var args = arguments
-        var askpass: String?
-        var pinentry = false
         AuditLog.identifyAsKeygate()
         // A Secret Service prompt shown as a window (an unlock dialog) is announced on stderr.
         SecretServicePrompt.onWindowWait { Console.err($0 + "\n") }
-        // Options before the verb.
-        while let first = args.first, first.hasPrefix("-") {
-            switch first {
-            case "--version":
+        // Options before the verb, parsed once by the same parser as a verb's, against topLevel.
+        var args: [String]
+        let leading: ParsedArguments
+        do {
+            (leading, args) = try ArgumentParser.parseLeadingOptions(arguments, for: topLevel, programName: programName)
+        } catch {
+            Console.err("keygate: \(error.message) before the verb\n\(error.usage)\n")
+            return 2
+        }
+        // --version and --help act at once; the first of them given wins.
+        for (key, _) in leading.sequence {
+            if key == versionOption.key {
                 Console.out("keygate \(version)\n")
                 return 0
-            case "-h", "--help":
+            }
+            if key == helpOption.key {
                 Console.out(HelpFormatter.help(for: topLevel, programName: programName) + "\n")
                 return 0
-            case "--pinentry":
-                pinentry = true
-                args.removeFirst()
-            case "--verbose":
-                AuditLog.echoToStandardError = true
-                args.removeFirst()
-            case "--no-unlock-prompt":
-                // The library reads the setting from the environment (UnlockPromptSetting).
-                setenv(UnlockPromptSetting.variable, UnlockPromptSetting.never.rawValue, 1)
-                args.removeFirst()
-            case "--askpass":
-                guard args.count > 1 else { return usage("option --askpass needs a value", topLevel, programName) }
-                askpass = args[1]
-                args.removeFirst(2)
-            default:
-                if first.hasPrefix("--askpass=") {
-                    askpass = String(first.dropFirst("--askpass=".count))
-                    args.removeFirst()
-                } else {
-                    return usage("unknown option '\(first)' before the verb", topLevel, programName)
-                }
             }
         }
+        if leading.flag(GlobalOptions.verbose) { AuditLog.echoToStandardError = true }
+        if leading.flag(GlobalOptions.noUnlockPrompt) {
+            // The library reads the setting from the environment (UnlockPromptSetting).
+            setenv(UnlockPromptSetting.variable, UnlockPromptSetting.never.rawValue, 1)
+        }
+        let askpass = leading.value(GlobalOptions.askpass)
+        let pinentry = leading.flag(GlobalOptions.pinentry)
         guard let verb = args.first else {
             Console.err(HelpFormatter.help(for: topLevel, programName: programName) + "\n")
             return 2
@@ -108,12 +103,12 @@ public enum KeygateMain {
             Console.out(HelpFormatter.help(for: config, programName: programName) + "\n")
             return 0
         }
-        if parsed.flag("--verbose") { AuditLog.echoToStandardError = true }
+        if parsed.flag(GlobalOptions.verbose) { AuditLog.echoToStandardError = true }
         // One command per process: the keychain context is read once, not fingerprinted for reuse.
         KeychainProcess.runsOneCommand()
         let context = CommandContext(programName: programName, environment: ProcessEnvironment.snapshot(),
-                                     askpass: parsed.value("--askpass") ?? askpass,
-                                     pinentry: pinentry || parsed.flag("--pinentry"), rawArguments: raw)
+                                     askpass: parsed.value(GlobalOptions.askpass) ?? askpass,
+                                     pinentry: pinentry || parsed.flag(GlobalOptions.pinentry), rawArguments: raw)
         do {
             return try command.run(parsed, context: context)
         } catch let error as KeychainError {

@@ -1,5 +1,5 @@
 // The storage layer's contract: what the keychain asks of a backend (search, create,
-// delete, status), independent of libsecret. Two backends: `SecretServiceStore` (libsecret)
+// delete, status), independent of how items are kept. Two backends: `SecretServiceStore` (sd-bus)
 // and `EmbeddedStore` (SQLite); `StoreSelection` picks one.
 import KeygateCore
 
@@ -18,7 +18,7 @@ package struct StoredItem: Sendable {
 
 /// What `keygate status` reports about the store.
 package struct StoreStatus: Sendable {
-    /// The backend, e.g. "Secret Service (libsecret)" or "embedded (SQLite)".
+    /// The backend, e.g. "Secret Service (D-Bus, plain session over sealed blobs)" or "embedded (SQLite)".
     package var backend: String
     /// The default collection's label (or its D-Bus path when it has none); the embedded store's file.
     package var collection: String

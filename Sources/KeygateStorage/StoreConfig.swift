@@ -1,5 +1,5 @@
-// keygate.conf: the one setting that is Keygate's own configuration rather than policy,
-// which item store to use. Two files, the user's ($XDG_CONFIG_HOME/keygate/keygate.conf,
+// keygate.conf, the file format: the one setting that is Keygate's own configuration rather
+// than policy, which item store to use (StoreSelection resolves it). Two files, the user's ($XDG_CONFIG_HOME/keygate/keygate.conf,
 // default ~/.config/keygate/keygate.conf) over the system's (/etc/keygate/keygate.conf,
 // which counts only when owned by root and not writable by group or others).
 //
@@ -10,26 +10,6 @@
 // policy files' owner rule.
 import KeygateCore
 internal import Glibc
-
-/// Which backend holds the items.
-public enum StoreKind: String, Sendable, CaseIterable {
-    case secretService = "secret-service"
-    case embedded
-}
-
-/// The store setting: a backend, or `auto` (the Secret Service when one answers, else embedded).
-enum StoreSetting: Equatable, Sendable {
-    case fixed(StoreKind)
-    case auto
-
-    init?(text: String) {
-        if text == "auto" { self = .auto; return }
-        guard let kind = StoreKind(rawValue: text) else { return nil }
-        self = .fixed(kind)
-    }
-
-    static let allowedText = "secret-service, embedded or auto"
-}
 
 enum StoreConfig {
     static let systemPath = "/etc/keygate/keygate.conf"
@@ -45,7 +25,7 @@ enum StoreConfig {
     /// `requireRootOwned` (the system file): never through a link, and refused unless root
     /// owns it and group and others cannot write it, checked on the opened file. The user's
     /// own file may be a link (dotfile managers make them).
-    static func read(_ path: String, requireRootOwned: Bool) throws -> StoreSetting? {
+    static func read(_ path: String, requireRootOwned: Bool) throws -> StoreSelection.Setting? {
         let file: OpenFile
         switch ConfigFile.open(path, links: requireRootOwned ? .refuse : .follow) {
         case .success(let opened): file = opened
@@ -73,22 +53,22 @@ enum StoreConfig {
     }
 
     /// Parses the text of a keygate.conf; the last `store` line wins.
-    static func parse(_ text: String, file: String) throws -> StoreSetting? {
-        var setting: StoreSetting?
+    static func parse(_ text: String, file: String) throws -> StoreSelection.Setting? {
+        var setting: StoreSelection.Setting?
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingSpaces
             if line.isEmpty || line.hasPrefix("#") { continue }
             let place = "\(file):\(index + 1)"
             guard let eq = line.firstIndex(of: "=") else {
-                throw KeychainError.param("\(place): expected `store = \(StoreSetting.allowedText)`, found \"\(line)\"")
+                throw KeychainError.param("\(place): expected `store = \(StoreSelection.Setting.allowedText)`, found \"\(line)\"")
             }
             let key = line[..<eq].trimmingSpaces
             let value = line[line.index(after: eq)...].trimmingSpaces
             guard key == "store" else {
                 throw KeychainError.param("\(place): unknown setting \"\(key)\"; the only setting is `store`")
             }
-            guard let parsed = StoreSetting(text: value) else {
-                throw KeychainError.param("\(place): store = \"\(value)\" is not one of \(StoreSetting.allowedText)")
+            guard let parsed = StoreSelection.Setting(text: value) else {
+                throw KeychainError.param("\(place): store = \"\(value)\" is not one of \(StoreSelection.Setting.allowedText)")
             }
             setting = parsed
         }

@@ -9,40 +9,57 @@
 // 5. else ask the Secret Service (under the store deadline): it answers (even locked), use
 //    it; it does not, embedded.
 // An auto choice is recorded (rule 1) by the first write that needs a store (creating the
-// keychain, adding an item: StoreRecord.commit), so a keyring that is down for a moment later
+// keychain, adding an item: StoreSelection.commitRecord), so a keyring that is down for a moment later
 // never splits one keychain over two stores. Read-only commands (doctor, status, list,
 // exists, get) decide the same way but never write the choice down.
 import KeygateCore
 
-/// The store in use and the reason, for `keygate status` and `keygate doctor`.
-public struct StoreChoice: Sendable, Equatable, Codable {
-    public var kind: String
-    public var reason: String
+/// Which backend holds the items.
+public enum StoreKind: String, Sendable, CaseIterable {
+    case secretService = "secret-service"
+    case embedded
 }
 
-package struct StoreSelection {
+/// The store setting and what it resolves to: the backend in use and why (for `keygate status` and
+/// `keygate doctor`), and, for an auto choice not yet written down, the record the first write commits.
+public struct StoreSelection: Sendable, Equatable {
+    /// A setting's value (KEYGATE_STORE, a keygate.conf line): a backend, or `auto` (the Secret Service
+    /// when one answers, else embedded).
+    enum Setting: Equatable, Sendable {
+        case fixed(StoreKind)
+        case auto
+
+        init?(text: String) {
+            if text == "auto" { self = .auto; return }
+            guard let kind = StoreKind(rawValue: text) else { return nil }
+            self = .fixed(kind)
+        }
+
+        static let allowedText = "secret-service, embedded or auto"
+    }
+
     static let variable = "KEYGATE_STORE"
     static let markerName = "store"
 
-    let environment: [String: String]
+    /// The backend in use.
+    public let kind: StoreKind
+    /// Why: the setting that chose it, or the auto rule that did.
+    public let reason: String
+    /// The keychain's data folder, where the store lives (embedded) and the choice is recorded.
     let dataDirectory: String
-    let home: String
-    let deadline: Duration
+    /// An auto choice not yet recorded: the first write that needs the store records it (`commitRecord`).
+    let needsRecord: Bool
 
-    package init(environment: [String: String], dataDirectory: String, home: String, deadline: Duration) {
-        self.environment = environment
-        self.dataDirectory = dataDirectory
-        self.home = home
-        self.deadline = deadline
+    /// The chosen store and why. Throws .param for a bad KEYGATE_STORE or config file.
+    package static func resolve(environment: [String: String], dataDirectory: String, home: String,
+                        deadline: Duration) throws -> StoreSelection {
+        _ = try UnlockPromptSetting.current(environment)  // a bad KEYGATE_UNLOCK_PROMPT is reported here
+        return try choose(environment, dataDirectory: dataDirectory, home: home, deadline: deadline)
     }
 
-    /// The chosen store and why, and for an auto choice not yet recorded, the record the first
-    /// write commits. Throws .param for a bad KEYGATE_STORE or config file.
-    package func resolve() throws -> (store: any ItemStore, choice: StoreChoice, record: StoreRecord?) {
-        _ = try UnlockPromptSetting.current(environment)  // a bad KEYGATE_UNLOCK_PROMPT is reported here
-        let (kind, reason, record) = try choose()
-        return (Self.store(kind, dataDirectory: dataDirectory, deadline: deadline),
-                StoreChoice(kind: kind.rawValue, reason: reason), record)
+    /// The store to talk to, with `deadline` on each call.
+    package func store(deadline: Duration) -> any ItemStore {
+        Self.store(kind, dataDirectory: dataDirectory, deadline: deadline)
     }
 
     package static func store(_ kind: StoreKind, dataDirectory: String, deadline: Duration) -> any ItemStore {
@@ -52,50 +69,14 @@ package struct StoreSelection {
         }
     }
 
-    private func choose() throws -> (StoreKind, String, StoreRecord?) {
-        if let text = environment[Self.variable], !text.isEmpty {
-            guard let setting = StoreSetting(text: text) else {
-                throw KeychainError.param("\(Self.variable)=\(text) is not one of \(StoreSetting.allowedText): fix or unset it")
-            }
-            if case .fixed(let kind) = setting { return (kind, "chosen by \(Self.variable)=\(text)", nil) }
-            return try auto(source: "\(Self.variable)=auto")
-        }
-        let userFile = StoreConfig.userPath(environment: environment, home: home)
-        for (file, rootOwned) in [(userFile, false), (StoreConfig.systemPath, true)] {
-            switch try StoreConfig.read(file, requireRootOwned: rootOwned) {
-            case .fixed(let kind)?: return (kind, "chosen by \(file)", nil)
-            case .auto?: return try auto(source: file)
-            case nil: continue
-            }
-        }
-        return try auto(source: "the default")
-    }
-
-    // MARK: auto
-
-    private var markerPath: String { dataDirectory + "/" + Self.markerName }
-
-    private func auto(source: String) throws -> (StoreKind, String, StoreRecord?) {
-        let prefix = "auto (\(source)): "
-        if let recorded = Self.recorded(in: dataDirectory) {
-            return (recorded, prefix + "this keychain's items are in the \(recorded.rawValue) store, recorded in \(markerPath)", nil)
-        }
-        let (kind, reason): (StoreKind, String)
-        if EmbeddedStore.exists(in: dataDirectory) {
-            (kind, reason) = (.embedded, "\(dataDirectory)/\(EmbeddedStore.fileName) exists")
-        } else if KeyStore(directory: dataDirectory).isInitialized {
-            (kind, reason) = (.secretService, "the keychain was created before the embedded store, so its items are in the Secret Service")
-        } else if !Self.hasSessionBus(environment) {
-            (kind, reason) = (.embedded, "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS unset, no $XDG_RUNTIME_DIR/bus)")
-        } else {
-            do {
-                _ = try SecretServiceStore(deadline: deadline).status()
-                (kind, reason) = (.secretService, "the Secret Service answered")
-            } catch let error as KeychainError where error.code == .notAvailable {
-                (kind, reason) = (.embedded, "no Secret Service answered (\(error.message))")
-            }
-        }
-        return (kind, prefix + reason, StoreRecord(kind: kind, dataDirectory: dataDirectory))
+    /// Records an auto choice not yet recorded (KeychainOperations: initialize, add). Best effort: a
+    /// folder that cannot be written is reported by the write itself.
+    package func commitRecord() {
+        guard needsRecord else { return }
+        do {
+            try PrivateDirectory.make(dataDirectory)
+            try Self.record(kind, in: dataDirectory)
+        } catch {}
     }
 
     /// The store recorded for the keychain in `directory`, if any.
@@ -111,7 +92,7 @@ package struct StoreSelection {
     }
 
     /// A session bus is configured: DBUS_SESSION_BUS_ADDRESS, or systemd's $XDG_RUNTIME_DIR/bus.
-    /// Without one, libsecret would only fail (or try to autolaunch), so auto never asks it.
+    /// Without one, connecting could only fail, so auto never asks it.
     static func hasSessionBus(_ env: [String: String]) -> Bool {
         if let address = env["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return true }
         guard let runtime = env["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return false }
@@ -120,17 +101,60 @@ package struct StoreSelection {
     }
 }
 
-/// An auto store choice to write down, which the first write that needs the store commits
-/// (KeychainOperations: initialize, add).
-package struct StoreRecord: Sendable {
-    let kind: StoreKind
-    let dataDirectory: String
+// MARK: the rules above
 
-    /// Best effort: a folder that cannot be written is reported by the write itself.
-    package func commit() {
-        do {
-            try PrivateDirectory.make(dataDirectory)
-            try StoreSelection.record(kind, in: dataDirectory)
-        } catch {}
+extension StoreSelection {
+    private static func choose(_ environment: [String: String], dataDirectory: String, home: String,
+                               deadline: Duration) throws -> StoreSelection {
+        func chosen(_ kind: StoreKind, _ reason: String) -> StoreSelection {
+            StoreSelection(kind: kind, reason: reason, dataDirectory: dataDirectory, needsRecord: false)
+        }
+        func auto(source: String) throws -> StoreSelection {
+            try Self.auto(source: source, environment, dataDirectory: dataDirectory, deadline: deadline)
+        }
+        if let text = environment[variable], !text.isEmpty {
+            guard let setting = Setting(text: text) else {
+                throw KeychainError.param("\(variable)=\(text) is not one of \(Setting.allowedText): fix or unset it")
+            }
+            if case .fixed(let kind) = setting { return chosen(kind, "chosen by \(variable)=\(text)") }
+            return try auto(source: "\(variable)=auto")
+        }
+        let userFile = StoreConfig.userPath(environment: environment, home: home)
+        for (file, rootOwned) in [(userFile, false), (StoreConfig.systemPath, true)] {
+            switch try StoreConfig.read(file, requireRootOwned: rootOwned) {
+            case .fixed(let kind)?: return chosen(kind, "chosen by \(file)")
+            case .auto?: return try auto(source: file)
+            case nil: continue
+            }
+        }
+        return try auto(source: "the default")
+    }
+
+    private static func auto(source: String, _ environment: [String: String], dataDirectory: String,
+                             deadline: Duration) throws -> StoreSelection {
+        let prefix = "auto (\(source)): "
+        if let recorded = recorded(in: dataDirectory) {
+            let markerPath = dataDirectory + "/" + markerName
+            return StoreSelection(kind: recorded,
+                                  reason: prefix + "this keychain's items are in the \(recorded.rawValue) store, recorded in \(markerPath)",
+                                  dataDirectory: dataDirectory, needsRecord: false)
+        }
+        let (kind, reason): (StoreKind, String)
+        if EmbeddedStore.exists(in: dataDirectory) {
+            (kind, reason) = (.embedded, "\(dataDirectory)/\(EmbeddedStore.fileName) exists")
+        } else if KeyStore(directory: dataDirectory).isInitialized {
+            (kind, reason) = (.secretService, "the keychain was created before the embedded store, so its items are in the Secret Service")
+        } else if !hasSessionBus(environment) {
+            (kind, reason) = (.embedded, "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS unset, no $XDG_RUNTIME_DIR/bus)")
+        } else {
+            do {
+                _ = try SecretServiceStore(deadline: deadline).status()
+                (kind, reason) = (.secretService, "the Secret Service answered")
+            } catch let error as KeychainError where error.code == .notAvailable {
+                (kind, reason) = (.embedded, "no Secret Service answered (\(error.message))")
+            }
+        }
+        return StoreSelection(kind: kind, reason: prefix + reason, dataDirectory: dataDirectory, needsRecord: true)
     }
 }
+

@@ -9,7 +9,7 @@ final class AccessControlCLITests: XCTestCase {
     /// A presence check says what it is for and names the item, as a Mac does; a real unlock
     /// keeps "unlock the keychain" (issue 16).
     func test_presencePrompt_namesTheItem_andTheUnlockPromptSaysUnlock() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s b4nk | keygate add -s bank -a alice --access user-presence; echo add=$?
             keygate lock --all
@@ -29,7 +29,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_userPresence_addNeverPrompts_readPrompts_reuseWindow_andLock() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             keygate init >/dev/null; echo init=$?
             echo n0=$(wc -l < "$HOME/prompts")
@@ -57,13 +57,17 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_userPresence_otherScope_expiry_andZeroDuration_prompt() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s g | keygate add -s svc -a a --access user-presence >/dev/null 2>&1
             keygate get -s svc -a a >/dev/null; echo n1=$(wc -l < "$HOME/prompts")
+            authenticated=$(cut -d. -f1 /proc/uptime)
             bash -c 'keygate get -s svc -a a >/dev/null'; echo n2=$(wc -l < "$HOME/prompts")
             keygate get -s svc -a a >/dev/null; echo n3=$(wc -l < "$HOME/prompts")
-            sleep 3
+            # The gatekeeper keeps whole seconds of CLOCK_BOOTTIME (/proc/uptime) and reuses while
+            # now - time <= 2: the window has passed once that clock reads 3 s past the second the
+            # first read finished in. Wait for that, not a fixed time.
+            while [ "$(cut -d. -f1 /proc/uptime)" -lt $((authenticated + 3)) ]; do sleep 0.05; done
             keygate get -s svc -a a >/dev/null; echo n4=$(wc -l < "$HOME/prompts")
             KEYGATE_TEST_REUSE_DURATION=0 keygate get -s svc -a a >/dev/null
             KEYGATE_TEST_REUSE_DURATION=0 keygate get -s svc -a a >/dev/null; echo n5=$(wc -l < "$HOME/prompts")
@@ -78,7 +82,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_ttyScope_sameTerminalReuses_anotherTerminalPrompts() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         // Each `script` run is a new terminal and session; two reads inside one share it.
         let r = try h.run("""
             printf %s g | keygate add -s svc -a a --access user-presence >/dev/null 2>&1
@@ -97,7 +101,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_biometryAny_readsThroughTheBiometricService_withThePassword() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s bio | keygate add -s svc -a a --access biometry-any; echo add=$?
             keygate lock
@@ -113,7 +117,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_thisDeviceOnly_opensThroughTheGatekeeper_andTheDeviceKeyNeverReachesTheUser() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let hostKeys = try HostKeyFolder()
         let here = try hostKeys.make("here")
         let r = try h.run("""
@@ -134,7 +138,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_invalidCombinations_exit206_withReasons() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s x | keygate add -s s -a 1 --access user-presence,current-set; echo up=$?
             printf %s x | keygate add -s s -a 2 --access device-passcode,current-set --or --and; echo andor=$?
@@ -162,7 +166,7 @@ final class AccessControlCLITests: XCTestCase {
     }
 
     func test_masterKeyAlone_doesNotOpenAPresenceItem() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s plain | keygate add -s p -a a
             printf %s gated | keygate add -s g -a a --access user-presence

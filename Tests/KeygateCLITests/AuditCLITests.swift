@@ -29,13 +29,13 @@ final class AuditCLITests: XCTestCase {
     }
 
     func test_withoutVerbose_nothingOnStderr() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("printf %s s | keygate add -s svc -a a; keygate lock; keygate get -s svc -a a >/dev/null")
         XCTAssertFalse(r.err.contains("audit:"), r.err)
     }
 
     func test_syslog_receivesAuthprivLines_identKeygate() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         guard let listener = try DevLogListener() else {
             throw XCTSkip("/dev/log belongs to a running syslog daemon here: see its log for keygate lines")
         }

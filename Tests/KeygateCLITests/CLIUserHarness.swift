@@ -10,14 +10,20 @@ import XCTest
 final class CLIUserHarness {
     let user: TestUser
     let confdir: String
+    /// The user is borrowed from TestUserPool (and given back, reset, at the end) rather than made for this test.
+    let sharesUser: Bool
     var askpass: String { user.home + "/askpass" }
     var promptLog: String { user.home + "/prompts" }
 
-    init() throws {
+    /// `sharedUser`: borrow a pooled account (reset between tests) instead of creating one. Only for tests
+    /// that neither change the login password, nor lock the user out, nor kill the user's processes from
+    /// outside; those keep an account of their own.
+    init(sharedUser: Bool = false) throws {
         try Requirement.require(Requirement.isRoot, "root, to create a test user (CI runs as root)")
         try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.keygateBinary),
                                 "the built keygate binary at \(PackagePaths.keygateBinary) (run swift build)")
-        user = try TestUser.create()
+        user = sharedUser ? try TestUserPool.borrow() : try TestUser.create()
+        sharesUser = sharedUser
         confdir = NSTemporaryDirectory() + "keygate-pam-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: confdir, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o755])
@@ -47,7 +53,10 @@ final class CLIUserHarness {
         try writeUserFile("prompts", "", mode: 0o600)
     }
 
-    deinit { user.remove(); try? FileManager.default.removeItem(atPath: confdir) }
+    deinit {
+        if sharesUser { TestUserPool.giveBack(user) } else { user.remove() }
+        try? FileManager.default.removeItem(atPath: confdir)
+    }
 
     /// What the askpass program answers from now on.
     func answerWith(_ password: String) throws {

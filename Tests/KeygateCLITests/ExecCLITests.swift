@@ -8,7 +8,7 @@ import XCTest
 
 final class ExecCLITests: XCTestCase {
     func test_exec_givesSecrets_byEnv_stdin_andFd_withOnePrompt() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s 'tok en$1' | keygate add -s deploy -a token; echo add=$?
             printf %s 'pipe-secret' | keygate add -s deploy -a pipe; echo add2=$?
@@ -31,7 +31,7 @@ final class ExecCLITests: XCTestCase {
     }
 
     func test_exec_passesTheExitStatusThrough_signalsAs128PlusN_andArgumentsByteForByte() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s s | keygate add -s svc -a a
             keygate exec -s svc -a a --env X -- sh -c 'exit 7'; echo status=$?
@@ -48,7 +48,7 @@ final class ExecCLITests: XCTestCase {
     }
 
     func test_exec_missingItem_exits44_andDoesNotRunTheCommand() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s s | keygate add -s svc -a a
             keygate exec -s svc -a a --env A -s svc -a nobody --env B -- touch "$HOME/ran"; echo status=$?
@@ -59,7 +59,7 @@ final class ExecCLITests: XCTestCase {
     }
 
     func test_exec_refusesBadEnvNames_andLooseGroups_withUsageErrors() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             keygate exec -s svc -a a --env 'A-B' -- true; echo badName=$?
             keygate exec -s svc -a a -- true; echo noDestination=$?

@@ -9,7 +9,7 @@ import XCTest
 
 final class HostileInputCLITests: XCTestCase {
     func test_add_refusesOversizeSecret_name_andLabel_exit206_andStoresNothing() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s ok | keygate add -s hostile -a control; echo control=$?
             head -c 65537 /dev/zero | tr '\\0' a | keygate add -s hostile -a big 2>"$HOME/e1"; echo bigSecret=$?
@@ -39,7 +39,7 @@ final class HostileInputCLITests: XCTestCase {
     }
 
     func test_names_thatAreNotUTF8_areRefusedWithUsageError_andNeverAliasAnItem() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s first | keygate add -s "v$(printf '\\377')" -a a 2>"$HOME/e1"; echo addFF=$?
             printf %s second | keygate add -s "v$(printf '\\376')" -a a; echo addFE=$?

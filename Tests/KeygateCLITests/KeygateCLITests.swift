@@ -11,7 +11,7 @@ final class KeygateCLITests: XCTestCase {
     private let secretServiceOnly = ["KEYGATE_STORE": "secret-service"]
 
     func test_add_thenGet_afterLock_unlocksThroughPAM_andReturnsExactSecret() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s 'correct horse battery' | keygate add -s demo -a alice; echo add=$?
             keygate lock; echo lock=$?
@@ -30,7 +30,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_get_withinLockAfter_doesNotPrompt_andPromptsAgainAfterLock() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s s1 | keygate add -s svc -a a; echo add=$?
             keygate get -s svc -a a >/dev/null; echo get1=$?
@@ -49,11 +49,13 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_lockAfterTimeout_expires_andTheNextReadPrompts() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s s1 | keygate add -s svc -a a; echo add=$?
             keygate status | grep '^state:'
-            sleep 3
+            # The kernel expires the cached key at a whole-second boundary, 1 to 2 s from the add:
+            # poll for that (10 s at most) rather than sleep past it.
+            for _ in $(seq 200); do keygate status | grep -q '^state: locked' && break; sleep 0.05; done
             keygate status | grep '^state:'
             keygate get -s svc -a a >/dev/null; echo get=$?
             echo n=$(wc -l < "$HOME/prompts")
@@ -78,7 +80,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_noTerminal_noAskpass_exits36_atOnce() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         _ = try h.run("printf %s s1 | keygate add -s svc -a a")
         let start = Date()
         let r = try h.run("keygate lock; keygate get -s svc -a a; echo get=$?", askpass: false)
@@ -89,7 +91,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_duplicate_exits45_andUpdateReplaces() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s one | keygate add -s svc -a a; echo add1=$?
             printf %s two | keygate add -s svc -a a; echo add2=$?
@@ -108,7 +110,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_notFound_exits44_forGetExistsAndDelete() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s x | keygate add -s svc -a present; echo add=$?
             keygate get -s svc -a missing; echo get=$?
@@ -125,7 +127,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_noSecretService_exits53_withAdvice() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/bus keygate list; echo nobus=$?
             dbus-run-session -- keygate list; echo nokeyring=$?
@@ -137,6 +139,8 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_unresponsiveDaemon_exits53_withinTheDeadline() throws {
+        // An account of its own: it finds the user's daemon by uid, and a shared uid may carry the
+        // unreaped (zombie) processes of earlier tests.
         let h = try CLIUserHarness()
         let r = try h.run("""
             pid=$(pgrep -u "$(id -u)" -x gnome-keyring-d | head -n1)
@@ -155,7 +159,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_lockedCollection_isNotReportedAsNotFound() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s x | keygate add -s svc -a a; echo add=$?
             gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \\
@@ -174,7 +178,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_storedBlob_containsNoPlaintext() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let canary = "CANARY-\(UUID().uuidString)"
         let r = try h.run("""
             printf %s '\(canary)' | keygate add -s svc -a a -l mylabel; echo add=$?
@@ -187,7 +191,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_binarySecret_roundTripsExactly() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf '\\000\\001\\377 a\\nb\\n\\000' > "$HOME/in"
             keygate add -s bin -a a < "$HOME/in"; echo add=$?
@@ -201,7 +205,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_secretOnCommandLine_isRefused_andNothingStored() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             keygate add -s svc -a a -w hunter2 </dev/null; echo add=$?
             keygate exists -s svc -a a; echo exists=$?
@@ -214,7 +218,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_macOSSpellings_workLikeTheKeygateVerbs() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s pw | keygate add-generic-password -s mail -a bob -l 'Mail' -j 'a comment'; echo add=$?
             printf 'w=%s\\n' "$(keygate find-generic-password -s mail -a bob -w)"
@@ -238,7 +242,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_deleteWithoutAccount_needsAll() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             for a in a b c; do printf %s x | keygate add -s svc -a $a; done
             printf %s y | keygate add -s other -a a
@@ -258,7 +262,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_afterFirstUnlock_survivesLock_butNotLockAll() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s afu | keygate add -s svc -a a --accessible after-first-unlock; echo add=$?
             keygate lock
@@ -277,7 +281,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_cachedMasterKey_isPossessorOnly_inTheUserKeyring() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s x | keygate add -s svc -a a; echo add=$?
             id=$(keyctl search @u user "keygate:$(id -u):master"); echo found=$?
@@ -291,7 +295,7 @@ final class KeygateCLITests: XCTestCase {
     }
 
     func test_status_reportsLockState_andJSON() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             keygate status --json; echo
             printf %s x | keygate add -s svc -a a

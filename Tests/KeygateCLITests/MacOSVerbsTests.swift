@@ -47,7 +47,7 @@ final class MacOSVerbsTests: XCTestCase {
     }
 
     func test_findGenericPassword_printsMacOSAttributeBlock_andMinusG_putsPasswordOnStderr() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s 'pa"ss\\' | keygate add-generic-password -s vpn -a alice -l 'VPN' -j 'work vpn'; echo add=$?
             echo '--- find'
@@ -74,7 +74,7 @@ final class MacOSVerbsTests: XCTestCase {
     }
 
     func test_findGenericPasswordMinusG_printsBinarySecretInHex_asMacOSDoes() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf 'a\\001\\377' | keygate add -s bin -a alice; echo add=$?
             printf '\\001\\002' | keygate add -s raw -a alice; echo add2=$?
@@ -90,7 +90,7 @@ final class MacOSVerbsTests: XCTestCase {
     }
 
     func test_findInternetPassword_printsInetBlock_withProtocolPortAndServer() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s ipw | keygate add-internet-password -s example.com -a carol -r https -P 8443 -p /login; echo add=$?
             keygate find-internet-password -s example.com -a carol -r https -P 8443 -p /login; echo find=$?
@@ -125,7 +125,7 @@ final class MacOSVerbsTests: XCTestCase {
     }
 
     func test_deleteGenericPassword_printsWhatWasDeleted_andPasswordHasBeenDeletedOnStderr() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s pw | keygate add -s mail -a bob; echo add=$?
             echo '--- del'
@@ -144,7 +144,7 @@ final class MacOSVerbsTests: XCTestCase {
     }
 
     func test_dumpKeychain_printsEveryItemsAttributes_neverASecret() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s s3cret1 | keygate add -s one -a alice; echo add1=$?
             printf %s s3cret2 | keygate add-internet-password -s example.com -a bob; echo add2=$?
@@ -164,7 +164,7 @@ final class MacOSVerbsTests: XCTestCase {
     }
 
     func test_dumpKeychainMinusD_printsData_afterTheAuthenticationEachItemNeeds() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s plain1 | keygate add -s one -a alice; echo add1=$?
             printf %s b4nk | keygate add -s bank -a alice --access user-presence; echo add2=$?
@@ -183,7 +183,7 @@ final class MacOSVerbsTests: XCTestCase {
     }
 
     func test_dumpKeychainMinusD_canceled_printsNoSecret() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s plain1 | keygate add -s one -a alice >/dev/null 2>&1; echo add=$?
             keygate lock --all
@@ -195,7 +195,7 @@ final class MacOSVerbsTests: XCTestCase {
     }
 
     func test_lockKeychain_andUnlockKeychain_areLockAndUnlock_withMacOSArguments() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s x | keygate add -s s -a a >/dev/null 2>&1
             keygate lock-keychain -a; echo lockall=$?

@@ -25,7 +25,7 @@ final class PolicyEnforcementTests: XCTestCase {
     }
 
     func test_policyRequiresPresence_forOldItems_andSealsNewItemsWithIt() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let before = try h.run("printf %s old | keygate add -s svc -a old; echo add=$?")
         XCTAssertEqual(before.values["add"], "0", before.summary)
         let root = try policyRoot(["admin/10-presence.policy": "[default]\naccess = user-presence\nprompt = \"Unlock for the policy test\"\n"])
@@ -52,7 +52,7 @@ final class PolicyEnforcementTests: XCTestCase {
     }
 
     func test_allowNonInteractive_neverPrompts_andReadsWhenUnlocked() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let root = try policyRoot(["admin/20-ci.policy": "[service \"ci-*\"]\nallow-non-interactive = yes\n"])
         let r = try h.run("""
             keygate init >/dev/null
@@ -72,7 +72,7 @@ final class PolicyEnforcementTests: XCTestCase {
     }
 
     func test_pamService_ofTheItemsPolicy_isTheOneAsked() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let root = try policyRoot(["admin/40-svc.policy": "[service \"special\"]\naccess = user-presence\npam-service = keygate-special\n"])
         let r = try h.run("""
             keygate init >/dev/null
@@ -90,7 +90,7 @@ final class PolicyEnforcementTests: XCTestCase {
     }
 
     func test_corruptAdminFile_failsClosed_namingTheFile() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         _ = try h.run("printf %s x | keygate add -s svc -a a")
         let root = try policyRoot(["admin/30-broken.policy": "[default\naccess = user-presence\n"])
         let r = try h.run("""
@@ -107,7 +107,7 @@ final class PolicyEnforcementTests: XCTestCase {
     }
 
     func test_userFile_canTighten_theReuseWindow() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let root = try policyRoot([
             "admin/10-presence.policy": "[default]\naccess = user-presence\n",
             "user/me.policy": "[default]\nreuse-duration = 0\nlock-after = 999999\n",

@@ -7,7 +7,7 @@ import XCTest
 
 final class SecretToolVerbsTests: XCTestCase {
     func test_storeThenLookup_inSecretToolOrder_readsTheSecretFromStdin() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s 'vpn pw' | keygate store --label=VPN service vpn account alice; echo store=$?
             printf 'got=%s\\n' "$(keygate lookup service vpn account alice)"; echo bytes=$(keygate lookup service vpn account alice | wc -c)
@@ -33,7 +33,7 @@ final class SecretToolVerbsTests: XCTestCase {
     }
 
     func test_lookup_exitStatuses_notFound44_ambiguous206_usage2() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s a | keygate add -s vpn -a alice; printf %s b | keygate add -s vpn -a bob
             keygate lookup service nosuch 2>/dev/null; echo none=$?
@@ -55,7 +55,7 @@ final class SecretToolVerbsTests: XCTestCase {
     }
 
     func test_search_byAnyAttribute_neverPrintsASecret() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s s3cret | keygate add -s vpn -a alice -l 'Work VPN' -j 'office'
             printf %s s3cret | keygate add -s vpn -a bob
@@ -91,7 +91,7 @@ final class SecretToolVerbsTests: XCTestCase {
     }
 
     func test_clear_deletesEveryMatchingItem_andNeedsAnAttribute() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s a | keygate add -s vpn -a alice; printf %s b | keygate add -s vpn -a bob
             printf %s c | keygate add -s mail -a alice

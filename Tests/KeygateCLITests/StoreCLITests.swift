@@ -13,7 +13,7 @@ final class StoreCLITests: XCTestCase {
     private let autoStore = ["KEYGATE_STORE": ""]
 
     func test_migrate_bothWays_keepsABinarySecretByteIdentical_andNeverPrompts() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf '\\000\\001\\377\\n\\000secret\\200\\000' > "$HOME/secret.bin"
             KEYGATE_STORE=secret-service keygate add -s mig -a bin < "$HOME/secret.bin"; echo add=$?
@@ -55,7 +55,7 @@ final class StoreCLITests: XCTestCase {
     }
 
     func test_migrate_interrupted_thenRunAgain_copiesNothingTwice_andReportsConflicts() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s one | KEYGATE_STORE=secret-service keygate add -s mig -a a; echo add=$?
             printf %s two | KEYGATE_STORE=secret-service keygate add -s mig -a b; echo add2=$?
@@ -78,7 +78,7 @@ final class StoreCLITests: XCTestCase {
     }
 
     func test_auto_staysWithTheEmbeddedStore_onceItHoldsItems_evenWhenASecretServiceAppears() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s token | env -u DBUS_SESSION_BUS_ADDRESS keygate add -s sticky -a a; echo add=$?
             keygate status | sed -n 's/^store-choice: /choice=/p'
@@ -96,7 +96,7 @@ final class StoreCLITests: XCTestCase {
     /// doctor, status, list, exists and get decide the store but never write the choice down: a
     /// doctor run once without a bus must not pin a later desktop session to the embedded store.
     func test_readOnlyCommands_neverRecordTheStore_andTheFirstWriteDoes() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             marker="$HOME/.local/share/keygate/store"
             for verb in doctor status list "exists -s v -a a" "get -s v -a a"; do
@@ -119,7 +119,7 @@ final class StoreCLITests: XCTestCase {
     /// The keychain is in the Secret Service, and this session has no bus: status and doctor say
     /// so, with the migrate command, rather than only "no session bus".
     func test_statusAndDoctor_sayWhenTheRecordedStoreIsOutOfReach_withTheMigrateCommand() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s tok | keygate add -s far -a a; echo add=$?
             env -u DBUS_SESSION_BUS_ADDRESS keygate status | sed -n 's/^store-advice: /advice=/p'
@@ -136,7 +136,7 @@ final class StoreCLITests: XCTestCase {
     }
 
     func test_auto_withABusButNoSecretService_usesTheEmbeddedStore() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             start=$(date +%s)
             printf %s v | dbus-run-session -- keygate add -s nobus -a a; echo add=$?
@@ -152,7 +152,7 @@ final class StoreCLITests: XCTestCase {
     }
 
     func test_embeddedStore_holdsNoPlaintext_andIsPrivate() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let canary = "CANARY-\(UUID().uuidString)"
         let r = try h.run("""
             printf %s '\(canary)' | keygate add -s svc -a a -l mylabel; echo add=$?
@@ -168,7 +168,7 @@ final class StoreCLITests: XCTestCase {
     }
 
     func test_badStoreSetting_exits206_namingTheSetting() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             KEYGATE_STORE=sqlite keygate list; echo env=$?
             mkdir -p "$HOME/.config/keygate"; printf 'store = embeded\\n' > "$HOME/.config/keygate/keygate.conf"
@@ -184,7 +184,7 @@ final class StoreCLITests: XCTestCase {
     /// new session with no controlling terminal (setsid), no D-Bus at all, stdin from
     /// /dev/null, the password only through an askpass program.
     func test_ciRecipe_noDBus_noTty_storesAndReadsAToken_quickly() throws {
-        let h = try CLIUserHarness()
+        let h = try CLIUserHarness(sharedUser: true)
         let tools = try UserSession.stageTools()
         // The README's recipe, line for line, then what the test looks at.
         let script = """

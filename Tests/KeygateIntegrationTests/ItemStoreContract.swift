@@ -5,6 +5,7 @@
 // date, label matching, and delete. (XCTest on Linux finds only a class's own test methods,
 // so each class keeps one line per check.)
 import Foundation
+import KeygateTestSupport
 import XCTest
 @testable import Keygate
 @testable import KeygateAuthentication
@@ -172,7 +173,9 @@ struct ItemStoreContract {
         let first = genericAttributes()
         try store.create(first, blob: [1, 0, 1], replace: false)
         let before = try XCTUnwrap(try store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
-        Thread.sleep(forTimeInterval: 1.1)  // whole seconds, as the Secret Service keeps them
+        // Whole seconds, as the Secret Service keeps them (and a store may round): wait until the clock
+        // is a full second past the recorded creation, so the update's time is later whatever the rounding.
+        Polling.waitUntilClock(isPast: before.attributes.created + 1)
 
         var second = first
         second.label = "renamed"

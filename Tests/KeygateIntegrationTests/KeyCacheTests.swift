@@ -110,7 +110,8 @@ final class KeyCacheTests: XCTestCase {
         try cache.store(name, key: try secure("short-lived"), timeout: 1)
         XCTAssertNotNil(cache.load(name))
         let staleSerial = try serial(of: name, in: cache)
-        Thread.sleep(forTimeInterval: 1.6)
+        // The kernel expires it at a whole-second boundary, up to 1 s from now: wait for that, not longer.
+        XCTAssertTrue(Polling.waitUntil(timeout: 3) { cache.load(name) == nil }, "the 1 s timeout never expired the key")
         XCTAssertNil(cache.load(name))
         // The kernel, not our payload check, refuses it: a read gives EKEYEXPIRED.
         XCTAssertThrowsError(try KernelKeyring.withPayload(of: staleSerial) { $0.count }) {

@@ -1,7 +1,8 @@
 // A throwaway local account for tests that must run as a real non-root user
 // (real pam_unix, a real per-uid kernel keyring, a real gnome-keyring of its
 // own). It delegates to the system's useradd, chpasswd, pkill and userdel, so
-// it needs root. UserSession runs commands as the user.
+// it needs root. UserSession runs commands as the user. TestUserPool lends
+// accounts to tests that do not interfere, reset between borrowers.
 import Foundation
 
 public struct TestUserError: Error, CustomStringConvertible {
@@ -88,10 +89,7 @@ public final class TestUser: @unchecked Sendable {
                 .status != 0 { break }
             usleep(100_000)
         }
-        // Root's gate state of the uid (docs/GATEKEEPER.md), as an administrator's userdel should.
-        for path in ["/var/lib/keygate/gate/\(uid)", "/run/keygate/ts/\(uid)", "/run/keygate/ts/\(uid).lock"] {
-            try? FileManager.default.removeItem(atPath: path)
-        }
+        removeGateState()
         // -f: exited processes nobody reaps (zombies) still carry the uid and would block userdel.
         // userdel fails (status 10) while another useradd/userdel holds /etc/passwd's lock, which
         // parallel test runs do: retry for a while rather than leave the account behind.
@@ -103,6 +101,48 @@ public final class TestUser: @unchecked Sendable {
     }
 
     deinit { remove() }
+
+    /// Returns the account to the state `create()` left it in, for the next test that borrows it from
+    /// TestUserPool: its processes killed, its kernel keyrings cleared, root's gate state of the uid
+    /// removed, its home emptied and filled again from /etc/skel, its password set again (a PAM password
+    /// change is undone). Throws when any step fails; the pool then removes the account instead.
+    func reset() throws {
+        let env = Self.systemEnvironment
+        try killProcesses()
+        for keyring in ["@u", "@us"] {
+            try Self.check(Subprocess.run(["runuser", "-u", name, "--", "keyctl", "clear", keyring], environment: env,
+                                          timeout: 10), "keyctl clear \(keyring) for \(name)")
+        }
+        try killProcesses()   // the keyctl runs were processes of the user too
+        removeGateState()
+        let fm = FileManager.default
+        for entry in try fm.contentsOfDirectory(atPath: home) {
+            try fm.removeItem(atPath: home + "/" + entry)
+        }
+        try Self.check(Subprocess.run(["cp", "-a", "/etc/skel/.", home + "/"], environment: env, timeout: 10),
+                       "cp /etc/skel to \(home)")
+        try Self.check(Subprocess.run(["chown", "-R", "\(name):", home], environment: env, timeout: 10), "chown \(home)")
+        try setPassword(password)
+    }
+
+    /// Kills every process of the uid and waits until none is left (zombies aside).
+    private func killProcesses() throws {
+        let env = Self.systemEnvironment
+        for _ in 0..<50 {
+            _ = try? Subprocess.run(["pkill", "-KILL", "-U", String(uid)], environment: env, timeout: 10)
+            if (try? Subprocess.run(["pgrep", "-U", String(uid), "-r", "RSDT"], environment: env, timeout: 10))?
+                .status != 0 { return }
+            usleep(20_000)
+        }
+        throw TestUserError(description: "processes of \(name) survive SIGKILL")
+    }
+
+    /// Root's gate state of the uid (docs/GATEKEEPER.md), as an administrator's userdel should.
+    private func removeGateState() {
+        for path in ["/var/lib/keygate/gate/\(uid)", "/run/keygate/ts/\(uid)", "/run/keygate/ts/\(uid).lock"] {
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
 
     private func setPassword(_ newPassword: String) throws {
         try Self.check(Subprocess.run(["chpasswd"], stdin: Data("\(name):\(newPassword)\n".utf8),
@@ -129,5 +169,61 @@ public final class TestUser: @unchecked Sendable {
         let characters = Array(alphabet)
         var generator = SystemRandomNumberGenerator()
         return String((0..<length).map { _ in characters[Int.random(in: 0..<characters.count, using: &generator)] })
+    }
+}
+
+/// Test users lent to tests that do not interfere with each other, so that a suite does not create and
+/// delete an account per test. A borrowed account is reset (`TestUser.reset`) when it comes back, and
+/// every pooled account is removed when the test process exits. Tests that change the login password,
+/// lock the user out or kill the user's processes take an account of their own (`TestUser.create`).
+public enum TestUserPool {
+    /// An account from the pool, or a new one when the pool is empty.
+    public static func borrow() throws -> TestUser {
+        if let user = idle.withLock({ $0.popLast() }) {
+            try BuiltGatekeeper.makeSetuidRoot()
+            return user
+        }
+        let user = try TestUser.create()
+        registerCleanup()
+        all.withLock { $0.append(user) }
+        return user
+    }
+
+    /// Takes the account back, reset for the next borrower; one that cannot be reset is removed.
+    public static func giveBack(_ user: TestUser) {
+        do {
+            try user.reset()
+            idle.withLock { $0.append(user) }
+        } catch {
+            user.remove()
+        }
+    }
+
+    private static let idle = PoolState<[TestUser]>([])
+    private static let all = PoolState<[TestUser]>([])
+    private static let cleanupRegistered = PoolState(false)
+
+    private static func registerCleanup() {
+        let first = cleanupRegistered.withLock { registered in
+            defer { registered = true }
+            return !registered
+        }
+        if first { atexit { TestUserPool.removeAll() } }
+    }
+
+    private static func removeAll() {
+        for user in all.withLock({ $0 }) { user.remove() }
+    }
+}
+
+/// A value behind a lock (the pool is used from XCTest's one thread, but is Sendable state all the same).
+private final class PoolState<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
     }
 }

@@ -4,17 +4,19 @@ import XCTest
 @testable import KeygateCLI
 
 final class ArgumentParserTests: XCTestCase {
+    static let service = OptionSpec.value("-s", "--service", valueName: "service", help: "Service.")
+    static let account = OptionSpec.value("-a", "--account", valueName: "account", help: "Account.")
+    static let password = OptionSpec.value("-w", "--password", valueName: "password", help: "Password.")
+    static let update = OptionSpec.flag("-U", "--update", help: "Update if present.")
+    static let trustedApp = OptionSpec.repeated("-T", "--trusted-app", valueName: "path", help: "Trusted program.")
+    static let force = OptionSpec.flag("-f", "--force", help: "Force.")
+    static let host = OptionSpec.value("-h", "--host", valueName: "host", help: "Host.")
+
     /// `add-generic-password`-like: value options, a flag, a repeated option, one optional positional.
     static let add = CommandConfiguration(
         commandName: "add",
         abstract: "Add a generic password.",
-        options: [
-            .value("-s", "--service", valueName: "service", help: "Service."),
-            .value("-a", "--account", valueName: "account", help: "Account."),
-            .value("-w", "--password", valueName: "password", help: "Password."),
-            .flag("-U", "--update", help: "Update if present."),
-            .repeated("-T", "--trusted-app", valueName: "path", help: "Trusted program."),
-        ],
+        options: [service, account, password, update, trustedApp],
         positionals: [PositionalSpec(name: "keychain", help: "Keychain.", optional: true)]
     )
 
@@ -33,7 +35,7 @@ final class ArgumentParserTests: XCTestCase {
     static let copy = CommandConfiguration(
         commandName: "copy",
         abstract: "Copy.",
-        options: [.flag("-f", "--force", help: "Force.")],
+        options: [force],
         positionals: [
             PositionalSpec(name: "source", help: "From."),
             PositionalSpec(name: "destination", help: "To.", optional: true),
@@ -51,7 +53,7 @@ final class ArgumentParserTests: XCTestCase {
     static let connect = CommandConfiguration(
         commandName: "connect",
         abstract: "Connect.",
-        options: [.value("-h", "--host", valueName: "host", help: "Host.")]
+        options: [host]
     )
 
     private func parse(_ arguments: [String], _ configuration: CommandConfiguration = add) throws -> ParsedArguments {
@@ -76,78 +78,78 @@ final class ArgumentParserTests: XCTestCase {
 
     func test_valueOption_isFound_byShortOrLongName() throws {
         let short = try parse(["-s", "vpn", "-a", "alice"])
-        XCTAssertEqual(short.value("--service"), "vpn")
-        XCTAssertEqual(short.value("-s"), "vpn")
-        XCTAssertEqual(short.value("service"), "vpn")
-        XCTAssertEqual(short.value("-a"), "alice")
+        XCTAssertEqual(short.value(Self.service), "vpn")
+        XCTAssertEqual(short.value(Self.service), "vpn")
+        XCTAssertEqual(short.value(Self.service), "vpn")
+        XCTAssertEqual(short.value(Self.account), "alice")
 
         let long = try parse(["--service", "vpn", "--account", "alice"])
-        XCTAssertEqual(long.value("-s"), "vpn")
-        XCTAssertEqual(long.value("--account"), "alice")
-        XCTAssertNil(long.value("--password"))
+        XCTAssertEqual(long.value(Self.service), "vpn")
+        XCTAssertEqual(long.value(Self.account), "alice")
+        XCTAssertNil(long.value(Self.password))
         XCTAssertEqual(long.positionals, [])
     }
 
     func test_flag_isTrue_byAnyName_onlyWhenGiven() throws {
         let given = try parse(["-U"])
-        XCTAssertTrue(given.flag("-U"))
-        XCTAssertTrue(given.flag("--update"))
-        XCTAssertTrue(given.flag("update"))
-        XCTAssertEqual(given.count("--update"), 1)
+        XCTAssertTrue(given.flag(Self.update))
+        XCTAssertTrue(given.flag(Self.update))
+        XCTAssertTrue(given.flag(Self.update))
+        XCTAssertEqual(given.count(Self.update), 1)
 
         let absent = try parse([])
-        XCTAssertFalse(absent.flag("-U"))
-        XCTAssertFalse(absent.flag("--update"))
-        XCTAssertFalse(absent.flag("--no-such-option"), "an unknown name reads as not given")
+        XCTAssertFalse(absent.flag(Self.update))
+        XCTAssertFalse(absent.flag(Self.update))
+        XCTAssertFalse(absent.flag(Self.force), "an option the command does not declare is never given")
     }
 
     func test_longOption_withEquals_takesTheRestAsValue() throws {
         let parsed = try parse(["--service=vpn", "--account=a=b", "--password=-x"])
-        XCTAssertEqual(parsed.value("-s"), "vpn")
-        XCTAssertEqual(parsed.value("-a"), "a=b", "only the first '=' separates")
-        XCTAssertEqual(parsed.value("-w"), "-x", "a value after '=' may start with '-'")
+        XCTAssertEqual(parsed.value(Self.service), "vpn")
+        XCTAssertEqual(parsed.value(Self.account), "a=b", "only the first '=' separates")
+        XCTAssertEqual(parsed.value(Self.password), "-x", "a value after '=' may start with '-'")
     }
 
     func test_longOption_withEquals_acceptsAnEmptyValue() throws {
         let parsed = try parse(["--account="])
-        XCTAssertEqual(parsed.value("--account"), "")
-        XCTAssertTrue(parsed.flag("--account"))
+        XCTAssertEqual(parsed.value(Self.account), "")
+        XCTAssertTrue(parsed.flag(Self.account))
     }
 
     func test_valueOption_takesNextToken_evenWhenItStartsWithADash() throws {
         let parsed = try parse(["-a", "-x", "-w", "--update", "-s", "-"])
-        XCTAssertEqual(parsed.value("--account"), "-x")
-        XCTAssertEqual(parsed.value("--password"), "--update")
-        XCTAssertFalse(parsed.flag("--update"), "--update was the password, not the flag")
-        XCTAssertEqual(parsed.value("--service"), "-")
+        XCTAssertEqual(parsed.value(Self.account), "-x")
+        XCTAssertEqual(parsed.value(Self.password), "--update")
+        XCTAssertFalse(parsed.flag(Self.update), "--update was the password, not the flag")
+        XCTAssertEqual(parsed.value(Self.service), "-")
     }
 
     func test_valueOption_takesDashH_asValue_notAsHelp() throws {
         let parsed = try parse(["-a", "-h"])
-        XCTAssertEqual(parsed.value("-a"), "-h")
+        XCTAssertEqual(parsed.value(Self.account), "-h")
         XCTAssertFalse(parsed.helpRequested)
     }
 
     func test_valueOption_lastOccurrenceWins_andAllAreKept() throws {
         let parsed = try parse(["-s", "first", "--service", "second", "--service=third"])
-        XCTAssertEqual(parsed.value("-s"), "third")
-        XCTAssertEqual(parsed.values("--service"), ["first", "second", "third"])
+        XCTAssertEqual(parsed.value(Self.service), "third")
+        XCTAssertEqual(parsed.values(Self.service), ["first", "second", "third"])
     }
 
     func test_repeatedOption_collectsEveryValue_inOrder() throws {
         let parsed = try parse(["-T", "/usr/bin/ssh", "--trusted-app", "/usr/bin/git", "--trusted-app=/bin/sh"])
-        XCTAssertEqual(parsed.values("-T"), ["/usr/bin/ssh", "/usr/bin/git", "/bin/sh"])
-        XCTAssertEqual(parsed.value("--trusted-app"), "/bin/sh")
-        XCTAssertEqual(parsed.count("trusted-app"), 3)
-        XCTAssertEqual(try parse([]).values("-T"), [])
+        XCTAssertEqual(parsed.values(Self.trustedApp), ["/usr/bin/ssh", "/usr/bin/git", "/bin/sh"])
+        XCTAssertEqual(parsed.value(Self.trustedApp), "/bin/sh")
+        XCTAssertEqual(parsed.count(Self.trustedApp), 3)
+        XCTAssertEqual(try parse([]).values(Self.trustedApp), [])
     }
 
     func test_optionsAndPositionals_mayBeInterleaved() throws {
         let parsed = try parse(["login.keychain", "-U", "-s", "vpn"])
         XCTAssertEqual(parsed.positionals, ["login.keychain"])
         XCTAssertEqual(parsed.positional("keychain"), "login.keychain")
-        XCTAssertTrue(parsed.flag("-U"))
-        XCTAssertEqual(parsed.value("-s"), "vpn")
+        XCTAssertTrue(parsed.flag(Self.update))
+        XCTAssertEqual(parsed.value(Self.service), "vpn")
     }
 
     // MARK: missing values and flags with values
@@ -215,8 +217,8 @@ final class ArgumentParserTests: XCTestCase {
             "unknown option starting with -U: short options cannot be combined; write each one separately"
         )
         let separate = try parse(["-U", "-w", "secret"])
-        XCTAssertTrue(separate.flag("-U"))
-        XCTAssertEqual(separate.value("-w"), "secret")
+        XCTAssertTrue(separate.flag(Self.update))
+        XCTAssertEqual(separate.value(Self.password), "secret")
     }
 
     func test_shortValueOption_gluedToItsValue_fails_withoutQuotingIt() {
@@ -234,9 +236,9 @@ final class ArgumentParserTests: XCTestCase {
 
     func test_doubleDash_endsOptions_andKeepsTheRestVerbatim() throws {
         let parsed = try parse(["-s", "vpn", "--", "-a", "b", "--", "--help"])
-        XCTAssertEqual(parsed.value("-s"), "vpn")
+        XCTAssertEqual(parsed.value(Self.service), "vpn")
         XCTAssertEqual(parsed.afterDoubleDash, ["-a", "b", "--", "--help"])
-        XCTAssertNil(parsed.value("-a"))
+        XCTAssertNil(parsed.value(Self.account))
         XCTAssertEqual(parsed.positionals, [], "tokens after -- are not positionals")
         XCTAssertFalse(parsed.helpRequested)
     }
@@ -244,7 +246,7 @@ final class ArgumentParserTests: XCTestCase {
     func test_doubleDash_atTheEnd_leavesNothingAfter() throws {
         let parsed = try parse(["-U", "--"])
         XCTAssertEqual(parsed.afterDoubleDash, [])
-        XCTAssertTrue(parsed.flag("-U"))
+        XCTAssertTrue(parsed.flag(Self.update))
     }
 
     func test_loneDash_isAPositional() throws {
@@ -331,7 +333,7 @@ final class ArgumentParserTests: XCTestCase {
     func test_help_definedByTheConfiguration_isAnOrdinaryOption() throws {
         let parsed = try parse(["-h", "example.org"], Self.connect)
         XCTAssertFalse(parsed.helpRequested)
-        XCTAssertEqual(parsed.value("--host"), "example.org")
+        XCTAssertEqual(parsed.value(Self.host), "example.org")
         XCTAssertTrue(try parse(["--help"], Self.connect).helpRequested, "--help is still free")
     }
 }
@@ -363,5 +365,43 @@ final class ConfigurationCheckTests: XCTestCase {
         ])
         let parent = CommandConfiguration(commandName: "keygate", abstract: "", subcommands: [bad])
         XCTAssertEqual(parent.configurationProblems.count, 4, "subcommands are checked too")
+    }
+}
+
+/// The options before the verb go through the same parser, once, against the top-level configuration.
+final class LeadingOptionsTests: XCTestCase {
+    private func leading(_ arguments: [String]) throws -> (options: ParsedArguments, rest: [String]) {
+        try ArgumentParser.parseLeadingOptions(arguments, for: KeygateMain.topLevel, programName: "keygate")
+    }
+
+    func test_leadingOptions_stopAtTheVerb_andLeaveItsOptionsAlone() throws {
+        let parsed = try leading(["--askpass", "/bin/ask", "--verbose", "get", "-s", "svc", "--verbose"])
+        XCTAssertEqual(parsed.options.value(GlobalOptions.askpass), "/bin/ask")
+        XCTAssertTrue(parsed.options.flag(GlobalOptions.verbose))
+        XCTAssertFalse(parsed.options.flag(GlobalOptions.pinentry))
+        XCTAssertEqual(parsed.rest, ["get", "-s", "svc", "--verbose"])
+    }
+
+    func test_leadingOptions_takeAnInlineValue_andKeepTheirOrder() throws {
+        let parsed = try leading(["--no-unlock-prompt", "--askpass=/bin/ask", "--help", "--version", "list"])
+        XCTAssertEqual(parsed.options.value(GlobalOptions.askpass), "/bin/ask")
+        XCTAssertTrue(parsed.options.flag(GlobalOptions.noUnlockPrompt))
+        XCTAssertEqual(parsed.options.sequence.map(\.key), ["--no-unlock-prompt", "--askpass", "--help", "--version"])
+        XCTAssertEqual(parsed.rest, ["list"])
+    }
+
+    func test_leadingOptions_reportAnUnknownOption_andAMissingValue() {
+        XCTAssertThrowsError(try leading(["--bogus", "get"])) { error in
+            XCTAssertEqual((error as? UsageError)?.message.hasPrefix("unknown option '--bogus'"), true, "\(error)")
+        }
+        XCTAssertThrowsError(try leading(["--askpass"])) { error in
+            XCTAssertEqual((error as? UsageError)?.message, "option --askpass needs a value")
+        }
+    }
+
+    func test_noVerb_leavesNothing_andADash_orDoubleDash_endsTheOptions() throws {
+        XCTAssertEqual(try leading(["--verbose"]).rest, [])
+        XCTAssertEqual(try leading(["--", "get"]).rest, ["--", "get"])
+        XCTAssertEqual(try leading(["-", "get"]).rest, ["-", "get"])
     }
 }

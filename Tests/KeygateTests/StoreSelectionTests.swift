@@ -29,10 +29,11 @@ final class StoreSelectionTests: XCTestCase {
         return env
     }
 
-    private func choose(_ env: [String: String]) throws -> (kind: String, reason: String, store: any ItemStore, record: StoreRecord?) {
-        let (store, choice, record) = try StoreSelection(environment: env, dataDirectory: data, home: root + "/home",
-                                                         deadline: .seconds(5)).resolve()
-        return (choice.kind, choice.reason, store, record)
+    private func choose(_ env: [String: String]) throws -> (kind: String, reason: String, store: any ItemStore, record: StoreSelection?) {
+        let selection = try StoreSelection.resolve(environment: env, dataDirectory: data, home: root + "/home",
+                                                   deadline: .seconds(5))
+        return (selection.kind.rawValue, selection.reason, selection.store(deadline: .seconds(5)),
+                selection.needsRecord ? selection : nil)
     }
 
     private func writeUserConfig(_ text: String) throws -> String {
@@ -130,7 +131,7 @@ final class StoreSelectionTests: XCTestCase {
         XCTAssertLessThan(elapsed, .milliseconds(200), "no waiting for a bus")
         XCTAssertNil(StoreSelection.recorded(in: data), "deciding writes nothing: a read-only command changes no state")
         XCTAssertFalse(FileManager.default.fileExists(atPath: data), "not even the data folder")
-        try XCTUnwrap(chosen.record).commit()
+        try XCTUnwrap(chosen.record).commitRecord()
         XCTAssertEqual(StoreSelection.recorded(in: data), .embedded)
         let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: data + "/store")[.posixPermissions] as? Int)
         XCTAssertEqual(mode, 0o600)

@@ -1,7 +1,7 @@
 // Doctor check: is there a D-Bus session bus to reach the Secret Service on? Reads
 // DBUS_SESSION_BUS_ADDRESS (else the systemd default $XDG_RUNTIME_DIR/bus) and, for a
 // unix:path= address, checks that the socket exists. It does not connect: the
-// Secret Service check that follows does, through libsecret.
+// Secret Service check that follows does, over sd-bus.
 
 enum SessionBusCheck {
     static let name = "session-bus"

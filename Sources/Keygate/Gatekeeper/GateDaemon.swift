@@ -205,7 +205,12 @@ enum GateDaemon {
         keygate_fill_listen_pid(pidSlot)
         let devnull = open("/dev/null", O_RDWR)
         if devnull >= 0 { for fd in Int32(0)...2 { dup2(devnull, fd) } }
-        guard dup2(listener, 3) == 3, dup2(lock, 4) == 4 else { _exit(126) }
+        // Both above 4 first: the lock may itself be fd 3 (or the listener fd 4), and moving one
+        // onto 3 would close the other (the daemon then held no lock and two copies of its socket).
+        let listenerCopy = fcntl(listener, F_DUPFD, 5), lockCopy = fcntl(lock, F_DUPFD, 5)
+        guard listenerCopy >= 5, lockCopy >= 5, dup2(listenerCopy, 3) == 3, dup2(lockCopy, 4) == 4 else { _exit(126) }
+        close(listenerCopy)
+        close(lockCopy)
         execve(executable, argv.pointers, environment.pointers)
         _exit(127)
     }

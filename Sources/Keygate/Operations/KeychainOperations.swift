@@ -8,29 +8,27 @@
 public struct KeychainOperations: Sendable {
     let store: any ItemStore
     let keys: KeyUnlocker
-    /// Which store this keychain uses and why (StoreSelection); nil for a store given directly.
-    let storeChoice: StoreChoice?
-    /// An auto choice the first write records (never a read: StoreSelection).
-    let storeRecord: StoreRecord?
+    /// Which store this keychain uses and why, with an auto choice the first write records (never a
+    /// read); nil for a store given directly.
+    let storeSelection: StoreSelection?
 
     /// Operations for the calling user, with the given way to prompt. Reads through
     /// one `context` share its authentication, as with Apple's LAContext.
     public init(prompter: any Prompter, reason: String? = nil, context authContext: AuthenticationContext? = nil) throws {
         let context = try KeychainContext.current()
-        let selection = try StoreSelection(environment: ProcessEnvironment.snapshot(), dataDirectory: context.dataDirectory,
-                                           home: context.user.home, deadline: context.storeDeadline).resolve()
-        self.init(store: selection.store,
+        let selection = try StoreSelection.resolve(environment: ProcessEnvironment.snapshot(), dataDirectory: context.dataDirectory,
+                                                   home: context.user.home, deadline: context.storeDeadline)
+        self.init(store: selection.store(deadline: context.storeDeadline),
                   keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
-                  storeChoice: selection.choice, storeRecord: selection.record)
+                  storeSelection: selection)
     }
 
-    init(store: any ItemStore, keys: KeyUnlocker, storeChoice: StoreChoice? = nil, storeRecord: StoreRecord? = nil) {
+    init(store: any ItemStore, keys: KeyUnlocker, storeSelection: StoreSelection? = nil) {
         self.store = store
         var keys = keys
         keys.itemStore = store
         self.keys = keys
-        self.storeChoice = storeChoice
-        self.storeRecord = storeRecord
+        self.storeSelection = storeSelection
     }
 
     /// Seals and stores a secret. With `replace`, an existing item with the same
@@ -67,7 +65,7 @@ public struct KeychainOperations: Sendable {
                                        accessibility: attributes.accessibility, classKey: classKey)
         }
         try store.create(attributes, blob: blob, replace: replace)
-        storeRecord?.commit()
+        storeSelection?.commitRecord()
     }
 
     /// Seals to public keys only: the class key recorded in keys.json (with the gatekeeper's
@@ -242,7 +240,7 @@ public struct KeychainOperations: Sendable {
     /// Creates the keychain; returns the recovery key, formatted for people, to show once.
     public func initialize() throws -> SecureBytes {
         let recoveryKey = try keys.initialize().recoveryKey
-        storeRecord?.commit()
+        storeSelection?.commitRecord()
         return try RecoveryKey.format(recoveryKey)
     }
 
@@ -291,7 +289,7 @@ public struct KeychainOperations: Sendable {
             store: try? storeStatus.get().backend, collection: try? storeStatus.get().collection,
             collectionLocked: try? storeStatus.get().locked,
             storeError: { if case .failure(let e) = storeStatus { return e.message } else { return nil } }(),
-            storeKind: storeChoice?.kind, storeReason: storeChoice?.reason,
+            storeKind: storeSelection?.kind.rawValue, storeReason: storeSelection?.reason,
             lockAfter: keys.context.policy.lockAfter,
             passwordKDF: (try? keys.keyStore.loginKDF())?.map(Self.describe),
             loginStale: initialized && keys.keyStore.isLoginStale,
@@ -334,6 +332,69 @@ public struct KeychainStatus: Sendable, Codable, Equatable {
     /// How long an authentication for an access-controlled item lasts, and where.
     public var reuseDuration: UInt32
     public var reuseScope: String
+}
+
+/// The JSON of `keygate status --json`: every field, in this order, nil as null, and the derived
+/// `storeAdvice` (storeMismatchAdvice) after `storeReason`. Decoding ignores `storeAdvice`.
+extension KeychainStatus {
+    enum CodingKeys: String, CodingKey {
+        case user, dataDirectory, initialized, unlocked, secondsUntilLock, lockAfter, afterFirstUnlockAvailable
+        case cachedKeys, store, collection, collectionLocked, storeError, storeKind, storeReason, storeAdvice
+        case passwordKDF, loginStale, reuseDuration, reuseScope
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(user, forKey: .user)
+        try c.encode(dataDirectory, forKey: .dataDirectory)
+        try c.encode(initialized, forKey: .initialized)
+        try c.encode(unlocked, forKey: .unlocked)
+        try c.encode(secondsUntilLock, forKey: .secondsUntilLock)
+        try c.encode(lockAfter, forKey: .lockAfter)
+        try c.encode(afterFirstUnlockAvailable, forKey: .afterFirstUnlockAvailable)
+        try c.encode(cachedKeys, forKey: .cachedKeys)
+        try c.encode(store, forKey: .store)
+        try c.encode(collection, forKey: .collection)
+        try c.encode(collectionLocked, forKey: .collectionLocked)
+        try c.encode(storeError, forKey: .storeError)
+        try c.encode(storeKind, forKey: .storeKind)
+        try c.encode(storeReason, forKey: .storeReason)
+        try c.encode(storeMismatchAdvice, forKey: .storeAdvice)
+        try c.encode(passwordKDF, forKey: .passwordKDF)
+        try c.encode(loginStale, forKey: .loginStale)
+        try c.encode(reuseDuration, forKey: .reuseDuration)
+        try c.encode(reuseScope, forKey: .reuseScope)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            user: try c.decode(String.self, forKey: .user), dataDirectory: try c.decode(String.self, forKey: .dataDirectory),
+            initialized: try c.decode(Bool.self, forKey: .initialized), unlocked: try c.decode(Bool.self, forKey: .unlocked),
+            secondsUntilLock: try c.decodeIfPresent(UInt64.self, forKey: .secondsUntilLock),
+            afterFirstUnlockAvailable: try c.decode(Bool.self, forKey: .afterFirstUnlockAvailable),
+            cachedKeys: try c.decode([CachedKeyInfo].self, forKey: .cachedKeys),
+            store: try c.decodeIfPresent(String.self, forKey: .store),
+            collection: try c.decodeIfPresent(String.self, forKey: .collection),
+            collectionLocked: try c.decodeIfPresent(Bool.self, forKey: .collectionLocked),
+            storeError: try c.decodeIfPresent(String.self, forKey: .storeError),
+            storeKind: try c.decodeIfPresent(String.self, forKey: .storeKind),
+            storeReason: try c.decodeIfPresent(String.self, forKey: .storeReason),
+            lockAfter: try c.decode(UInt32.self, forKey: .lockAfter),
+            passwordKDF: try c.decodeIfPresent(String.self, forKey: .passwordKDF),
+            loginStale: try c.decode(Bool.self, forKey: .loginStale),
+            reuseDuration: try c.decode(UInt32.self, forKey: .reuseDuration),
+            reuseScope: try c.decode(String.self, forKey: .reuseScope))
+    }
+}
+
+extension KeychainStatus.CachedKeyInfo {
+    /// `secondsLeft` is written as null when the key has no timeout.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(secondsLeft, forKey: .secondsLeft)
+    }
 }
 
 extension KeychainStatus {

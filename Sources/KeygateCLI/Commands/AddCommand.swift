@@ -6,6 +6,13 @@ import Keygate
 import Glibc
 
 enum AddCommand: KeygateCommand {
+    static let update = OptionSpec.flag("-U", "--update", help: "Replace the secret of an existing item instead of failing.")
+    static let accessible = OptionSpec.value("--accessible", valueName: "CLASS", help: "when-unlocked (default), after-first-unlock, when-passcode-set-this-device-only, when-unlocked-this-device-only or after-first-unlock-this-device-only.")
+    static let access = OptionSpec.value("--access", valueName: "LIST", help: "Require an authentication to read: user-presence, device-passcode, biometry-any, current-set (comma-separated; with --or or --and).")
+    static let or = OptionSpec.flag("--or", help: "Any one of the --access constraints is enough.")
+    static let and = OptionSpec.flag("--and", help: "Every --access constraint is needed.")
+    static let promptForSecret = OptionSpec.flag("-w", help: "Ask for the secret at a prompt (macOS spelling). A value after -w is refused.")
+
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Add an item; the secret comes from standard input or a prompt.",
@@ -14,12 +21,12 @@ enum AddCommand: KeygateCommand {
         usage: "-s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] [--access LIST [--or|--and]] < secret",
         options: ItemOptions.matching + [
             ItemOptions.label, ItemOptions.comment,
-            .flag("-U", "--update", help: "Replace the secret of an existing item instead of failing."),
-            .value("--accessible", valueName: "CLASS", help: "when-unlocked (default), after-first-unlock, when-passcode-set-this-device-only, when-unlocked-this-device-only or after-first-unlock-this-device-only."),
-            .value("--access", valueName: "LIST", help: "Require an authentication to read: user-presence, device-passcode, biometry-any, current-set (comma-separated; with --or or --and)."),
-            .flag("--or", help: "Any one of the --access constraints is enough."),
-            .flag("--and", help: "Every --access constraint is needed."),
-            .flag("-w", help: "Ask for the secret at a prompt (macOS spelling). A value after -w is refused."),
+            update,
+            accessible,
+            access,
+            or,
+            and,
+            promptForSecret,
         ] + GlobalOptions.all,
         positionals: [PositionalSpec(name: "nothing", help: "Secrets are never taken from arguments.", optional: true, variadic: true)])
 
@@ -28,34 +35,34 @@ enum AddCommand: KeygateCommand {
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         if !args.positionals.isEmpty {
             throw context.usageError(
-                args.flag("-w")
+                args.flag(Self.promptForSecret)
                     ? "a secret given on the command line is refused: other users can read it in /proc/PID/cmdline and it stays in shell history. Pipe it on standard input (printf %s \"$SECRET\" | keygate add …) or leave out the value to be prompted"
                     : "unexpected argument: secrets are never taken from arguments; pipe the secret on standard input",
                 configuration)
         }
         let identity = try ItemOptions.identity(args, configuration, context)
         var accessibility = Accessibility.whenUnlocked
-        if let raw = args.value("--accessible") {
+        if let raw = args.value(Self.accessible) {
             guard let a = Accessibility(name: raw) else {
                 throw KeychainError(.param, "unknown accessibility class '\(raw)': use one of \(Accessibility.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             accessibility = a
         }
         var access: AccessControl?
-        if let list = args.value("--access") {
-            access = try AccessControl(parsing: list, or: args.flag("--or"), and: args.flag("--and"))
-        } else if args.flag("--or") || args.flag("--and") {
+        if let list = args.value(Self.access) {
+            access = try AccessControl(parsing: list, or: args.flag(Self.or), and: args.flag(Self.and))
+        } else if args.flag(Self.or) || args.flag(Self.and) {
             throw context.usageError("--or and --and combine the constraints given with --access", configuration)
         }
-        let attributes = ItemAttributes(identity: identity, label: args.value("--label"),
-                                        comment: args.value("--comment"), accessibility: accessibility,
+        let attributes = ItemAttributes(identity: identity, label: args.value(ItemOptions.label),
+                                        comment: args.value(ItemOptions.comment), accessibility: accessibility,
                                         accessControl: access)
         for (value, what) in [(attributes.label, "label"), (attributes.comment, "comment")] {
             if let value { try ItemOptions.checkName(value, what) }
         }
         let operations = try context.operations(reason: "store \(identity.displayName)")
         let secret = try readSecret(for: identity, context: context)
-        try operations.add(attributes, secret: secret, replace: args.flag("--update"))
+        try operations.add(attributes, secret: secret, replace: args.flag(Self.update))
         return 0
     }
 

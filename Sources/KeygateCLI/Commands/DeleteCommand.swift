@@ -5,16 +5,18 @@
 import Keygate
 
 enum DeleteCommand: KeygateCommand {
+    static let all = OptionSpec.flag("--all", help: "Delete every matching item.")
+
     static let configuration = CommandConfiguration(
         commandName: "delete",
         abstract: "Delete an item, or with --all every matching item.",
         discussion: "Without -a, --all is required, so that a missing -a never deletes more than intended. `keygate delete --all` alone deletes every Keygate item. With --all it says how many items would go and asks on the terminal; --yes answers for scripts (with no terminal and no --yes it exits 36 and deletes nothing).",
         usage: "-s SERVICE -a ACCOUNT | keygate delete [-s SERVICE] --all",
-        options: ItemOptions.matching + [.flag("--all", help: "Delete every matching item."), Confirmation.yes] + GlobalOptions.all)
+        options: ItemOptions.matching + [all, Confirmation.yes] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
-        let all = args.flag("--all")
-        if args.value("--account") == nil, !all {
+        let all = args.flag(Self.all)
+        if args.value(ItemOptions.account) == nil, !all {
             throw context.usageError("delete without -a ACCOUNT needs --all, to confirm that every matching item goes", configuration)
         }
         let query = all ? try ItemOptions.query(args, configuration, context)
@@ -24,7 +26,7 @@ enum DeleteCommand: KeygateCommand {
             let matching = try operations.attributes(matching: query).count
             if matching > 0 {
                 try Confirmation.ask("This deletes \(matching) item\(matching == 1 ? "" : "s") for good (their secrets cannot be recovered)",
-                                     assumeYes: args.flag("--yes"))
+                                     assumeYes: args.flag(Confirmation.yes))
             }
         }
         let count = try operations.delete(matching: query)

@@ -6,11 +6,13 @@
 import Keygate
 
 enum DoctorCommand: KeygateCommand {
+    static let json = OptionSpec.flag("--json", help: "Print a JSON array of {check, status, detail, advice}.")
+
     static let configuration = CommandConfiguration(
         commandName: "doctor",
         abstract: "Check the setup (session bus, Secret Service, PAM, policies, host key, keyring) and say how to fix it.",
         discussion: "Each check prints OK, WARN or FAIL, with a next step for each problem: the session bus; which item store is in use (Secret Service or embedded) and why; the Secret Service, who provides it and its version, its default collection's lock state and, when unlocked, a throwaway item created, read back and deleted through it; the PAM service files /etc/pam.d/keygate and keygate-passcode; the policy files; whether pam_keygate.so is in the login stacks; the host key /var/lib/keygate/host.key; the setuid-root helper keygate-gatekeeper (installed, root's, setuid, writable by root alone); the kernel keyring quota; the keychain's state and the timeouts in force.\n\nExit status: 0 when nothing FAILs (WARNs included), 53 when a check FAILs. Never prompts and never reads a secret.",
-        options: [.flag("--json", help: "Print a JSON array of {check, status, detail, advice}.")] + GlobalOptions.all)
+        options: [json] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         var results = Doctor.systemChecks(environment: context.environment)
@@ -20,7 +22,7 @@ enum DoctorCommand: KeygateCommand {
         } catch let error as KeychainError {
             results.append(Doctor.keychainUnavailable(error))
         }
-        Console.out(args.flag("--json") ? json(results) + "\n" : text(results))
+        Console.out(args.flag(Self.json) ? json(results) + "\n" : text(results))
         return results.contains { $0.level == .fail } ? KeychainError(.notAvailable, "").exitCode : 0
     }
 

@@ -6,17 +6,19 @@
 import Keygate
 
 enum DumpKeychainCommand: KeygateCommand {
+    static let withData = OptionSpec.flag("-d", help: "Also print each item's secret (`data:`), after the authentication it needs.")
+
     static let configuration = CommandConfiguration(
         commandName: "dump-keychain",
         abstract: "Print every item's attributes as macOS does; -d also its secret, after the authentication it needs.",
         discussion: "Without -d nothing is decrypted and nothing prompts. With -d each secret is read as `keygate get` reads it: the keychain unlocks through PAM, and a presence-gated item asks for a presence check. An item that can no longer be read (invalidated) is shown without data, with the reason on stderr, and the exit status is then that of the failed read.",
         usage: "[-d] [KEYCHAIN]",
-        options: [.flag("-d", help: "Also print each item's secret (`data:`), after the authentication it needs.")] + GlobalOptions.all,
+        options: [withData] + GlobalOptions.all,
         positionals: [KeychainArgument.positional])
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         try KeychainArgument.check(args, configuration, context)
-        let withData = args.flag("-d")
+        let withData = args.flag(Self.withData)
         let operations = try context.operations()
         let keychain = MacOSItemFormatter.keychainPath(context.environment)
         var status: Int32 = 0

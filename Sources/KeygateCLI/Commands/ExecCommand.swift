@@ -9,6 +9,12 @@ import Glibc
 import Keygate
 
 enum ExecCommand: KeygateCommand {
+    static let service = OptionSpec.repeated("-s", "--service", valueName: "SERVICE", help: "The service of the next secret.")
+    static let account = OptionSpec.repeated("-a", "--account", valueName: "ACCOUNT", help: "The account of the next secret.")
+    static let env = OptionSpec.repeated("--env", valueName: "NAME", help: "Put the secret in the command's environment as NAME.")
+    static let stdin = OptionSpec.flag("--stdin", help: "Give the secret on the command's standard input (a pipe).")
+    static let fd = OptionSpec.repeated("--fd", valueName: "N", help: "Give the secret on a pipe at descriptor N (3-99) in the command.")
+
     static let configuration = CommandConfiguration(
         commandName: "exec",
         abstract: "Run a command with secrets in its environment, on its stdin or on a pipe descriptor.",
@@ -19,11 +25,11 @@ enum ExecCommand: KeygateCommand {
             """,
         usage: "-s SERVICE -a ACCOUNT (--env NAME | --stdin | --fd N) [...] -- COMMAND [ARGS...]",
         options: [
-            .repeated("-s", "--service", valueName: "SERVICE", help: "The service of the next secret."),
-            .repeated("-a", "--account", valueName: "ACCOUNT", help: "The account of the next secret."),
-            .repeated("--env", valueName: "NAME", help: "Put the secret in the command's environment as NAME."),
-            .flag("--stdin", help: "Give the secret on the command's standard input (a pipe)."),
-            .repeated("--fd", valueName: "N", help: "Give the secret on a pipe at descriptor N (3-99) in the command."),
+            service,
+            account,
+            env,
+            stdin,
+            fd,
         ] + GlobalOptions.all)
 
     /// Where one secret goes in the child.
@@ -72,15 +78,15 @@ enum ExecCommand: KeygateCommand {
         for (key, value) in args.sequence {
             let destination: Destination
             switch key {
-            case "--service": try ItemOptions.checkName(value, "service"); service = value; continue
-            case "--account": try ItemOptions.checkName(value, "account"); account = value; continue
-            case "--env":
+            case Self.service.key: try ItemOptions.checkName(value, "service"); service = value; continue
+            case Self.account.key: try ItemOptions.checkName(value, "account"); account = value; continue
+            case Self.env.key:
                 guard isIdentifier(value) else {
                     throw context.usageError("--env '\(value)' is not a valid variable name: use letters, digits and _, not starting with a digit", configuration)
                 }
                 destination = .environment(value)
-            case "--stdin": destination = .standardInput
-            case "--fd":
+            case Self.stdin.key: destination = .standardInput
+            case Self.fd.key:
                 guard let n = Int32(value), n >= 3, n <= 99 else {
                     throw context.usageError("--fd '\(value)' is not a descriptor from 3 to 99 (0-2 are stdin/stdout/stderr: use --stdin)", configuration)
                 }

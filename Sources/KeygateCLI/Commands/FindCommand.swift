@@ -5,6 +5,9 @@
 import Keygate
 
 enum FindCommand: KeygateCommand {
+    static let passwordOnStderr = OptionSpec.flag("-g", help: "Also print the password on stderr, as macOS does (password: \"…\").")
+    static let passwordOnly = OptionSpec.flag("-w", help: "Print only the secret.")
+
     static let configuration = CommandConfiguration(
         commandName: "find-generic-password",
         abstract: "Show an item's attributes as macOS does; -g adds the password on stderr, -w prints only the secret.",
@@ -12,13 +15,13 @@ enum FindCommand: KeygateCommand {
         aliases: ["find-internet-password"],
         usage: "-s SERVICE [-a ACCOUNT] [-g | -w]",
         options: ItemOptions.matching + [
-            .flag("-g", help: "Also print the password on stderr, as macOS does (password: \"…\")."),
-            .flag("-w", help: "Print only the secret."),
+            passwordOnStderr,
+            passwordOnly,
         ] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
-        if args.flag("-w") {
-            if args.flag("-g") { throw context.usageError("-g and -w both print the password: give one", configuration) }
+        if args.flag(Self.passwordOnly) {
+            if args.flag(Self.passwordOnStderr) { throw context.usageError("-g and -w both print the password: give one", configuration) }
             return try GetCommand.run(args, context: context)
         }
         let operations = try context.operations()
@@ -27,7 +30,7 @@ enum FindCommand: KeygateCommand {
             throw KeychainError(.itemNotFound, "no item for \(identity.displayName): list what exists with `keygate list`")
         }
         let block = MacOSItemFormatter.block(attributes, keychain: MacOSItemFormatter.keychainPath(context.environment))
-        guard args.flag("-g") else {
+        guard args.flag(Self.passwordOnStderr) else {
             Console.out(block)
             return 0
         }

@@ -27,10 +27,10 @@ enum GetCommand: KeygateCommand {
 enum ItemLookup {
     static func identity(_ args: ParsedArguments, _ config: CommandConfiguration, _ context: CommandContext,
                          _ operations: KeychainOperations) throws -> ItemIdentity {
-        if args.value("--account") != nil, args.value("--service") != nil, !args.flag("--internet") {
+        if args.value(ItemOptions.account) != nil, args.value(ItemOptions.service) != nil, !args.flag(ItemOptions.internet) {
             return try ItemOptions.identity(args, config, context)
         }
-        guard args.value("--service") != nil else { throw context.usageError("\(config.commandName) needs -s SERVICE", config) }
+        guard args.value(ItemOptions.service) != nil else { throw context.usageError("\(config.commandName) needs -s SERVICE", config) }
         let matches = try operations.attributes(matching: try ItemOptions.query(args, config, context))
         guard let first = matches.first else {
             throw KeychainError(.itemNotFound, "no item matches: list what exists with `keygate list`")

@@ -12,8 +12,8 @@ enum HostProtectorOptions {
     /// The --user name when --host-protector is given; nil without --host-protector.
     /// A usage error for --user alone or --host-protector without --user.
     static func userName(_ args: ParsedArguments, _ configuration: CommandConfiguration, context: CommandContext) throws -> String? {
-        let name = args.value("--user")
-        guard args.flag("--host-protector") else {
+        let name = args.value(Self.user)
+        guard args.flag(Self.hostProtector) else {
             if name != nil { throw context.usageError("--user goes with --host-protector", configuration) }
             return nil
         }

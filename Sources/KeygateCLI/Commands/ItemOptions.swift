@@ -19,15 +19,15 @@ enum ItemOptions {
     static let matching: [OptionSpec] = [service, account, internet, proto, port, path, domain, authType]
 
     static func itemClass(_ args: ParsedArguments) -> ItemClass {
-        args.flag("--internet") ? .internetPassword : .genericPassword
+        args.flag(Self.internet) ? .internetPassword : .genericPassword
     }
 
     /// The exact identity named by -s/-a (and the internet fields). Both -s and -a are required.
     static func identity(_ args: ParsedArguments, _ config: CommandConfiguration, _ context: CommandContext) throws -> ItemIdentity {
-        guard let service = args.value("--service") else {
+        guard let service = args.value(Self.service) else {
             throw context.usageError("\(config.commandName) needs -s SERVICE", config)
         }
-        guard let account = args.value("--account") else {
+        guard let account = args.value(Self.account) else {
             throw context.usageError("\(config.commandName) needs -a ACCOUNT", config)
         }
         try checkName(service, "service"); try checkName(account, "account")
@@ -37,8 +37,8 @@ enum ItemOptions {
             return .generic(service: service, account: account)
         case .internetPassword:
             return .internet(server: service, account: account, protocol: try protocolValue(args),
-                             port: try portValue(args) ?? 0, path: args.value("--path") ?? "",
-                             securityDomain: args.value("--security-domain") ?? "",
+                             port: try portValue(args) ?? 0, path: args.value(Self.path) ?? "",
+                             securityDomain: args.value(Self.domain) ?? "",
                              authenticationType: try authTypeValue(args))
         }
     }
@@ -48,29 +48,29 @@ enum ItemOptions {
         let cls = itemClass(args)
         if cls == .genericPassword { try rejectInternetFields(args, config, context) }
         var q = ItemQuery(itemClass: cls)
-        if let s = args.value("--service") {
+        if let s = args.value(Self.service) {
             try checkName(s, "service")
             if cls == .genericPassword { q.service = s } else { q.server = s }
         }
-        if let a = args.value("--account") { try checkName(a, "account"); q.account = a }
+        if let a = args.value(Self.account) { try checkName(a, "account"); q.account = a }
         if cls == .internetPassword {
             q.protocol = try protocolValue(args)
             q.port = try portValue(args)
-            q.path = args.value("--path")
-            q.securityDomain = args.value("--security-domain")
+            q.path = args.value(Self.path)
+            q.securityDomain = args.value(Self.domain)
             q.authenticationType = try authTypeValue(args)
         }
         return q
     }
 
     private static func rejectInternetFields(_ args: ParsedArguments, _ config: CommandConfiguration, _ context: CommandContext) throws {
-        for name in ["--protocol", "--port", "--path", "--security-domain", "--auth-type"] where args.value(name) != nil {
-            throw context.usageError("\(name) applies to internet passwords: add --internet (or use the -internet-password verb)", config)
+        for option in [Self.proto, Self.port, Self.path, Self.domain, Self.authType] where args.value(option) != nil {
+            throw context.usageError("\(option.key) applies to internet passwords: add --internet (or use the -internet-password verb)", config)
         }
     }
 
     private static func protocolValue(_ args: ParsedArguments) throws -> InternetProtocol? {
-        guard let raw = args.value("--protocol") else { return nil }
+        guard let raw = args.value(Self.proto) else { return nil }
         guard let p = InternetProtocol(name: raw) else {
             throw KeychainError(.param, "unknown protocol '\(raw)': use a name such as https, ssh, ftp, or a four-letter code such as htps")
         }
@@ -78,7 +78,7 @@ enum ItemOptions {
     }
 
     private static func portValue(_ args: ParsedArguments) throws -> UInt16? {
-        guard let raw = args.value("--port") else { return nil }
+        guard let raw = args.value(Self.port) else { return nil }
         guard let p = UInt16(raw) else {
             throw KeychainError(.param, "port '\(raw)' is not a number from 0 to 65535")
         }
@@ -86,7 +86,7 @@ enum ItemOptions {
     }
 
     private static func authTypeValue(_ args: ParsedArguments) throws -> AuthenticationType? {
-        guard let raw = args.value("--auth-type") else { return nil }
+        guard let raw = args.value(Self.authType) else { return nil }
         guard let t = AuthenticationType(name: raw) else {
             throw KeychainError(.param, "unknown authentication type '\(raw)': use default, http-basic, http-digest, form, ntlm, msn, dpa or rpa")
         }

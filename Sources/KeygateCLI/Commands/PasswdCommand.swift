@@ -6,21 +6,23 @@
 import Keygate
 
 enum PasswdCommand: KeygateCommand {
+    static let recovery = OptionSpec.flag("--recovery", help: "Use the recovery key instead of the previous password.")
+
     static let configuration = CommandConfiguration(
         commandName: "passwd",
         abstract: "Re-wrap the keychain after your login password changed outside Keygate.",
         discussion: "Asks for your current password (checked through PAM) and the previous one, then re-wraps the master and user-presence keys for the current password. Items with current-set access are invalidated, as on Apple when the enrolled set changes. With --recovery, the recovery key replaces the previous password; user-presence items are then invalidated too, so it first says how many items it would invalidate and asks (--yes answers for scripts).",
-        options: [.flag("--recovery", help: "Use the recovery key instead of the previous password."), Confirmation.yes] + GlobalOptions.all)
+        options: [recovery, Confirmation.yes] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let operations = try context.operations(reason: "re-wrap your keychain for your current password")
-        if args.flag("--recovery") {
+        if args.flag(Self.recovery) {
             let lost = try operations.itemsARecoveryResetInvalidates()
             if lost.userPresence + lost.currentSet > 0 {
                 try Confirmation.ask("This invalidates \(count(lost.userPresence, "item")) that Keygate 1.x sealed with user presence "
                                      + "and that were not moved to the gatekeeper yet, and \(count(lost.currentSet, "item")) bound to "
                                      + "your password (current-set): their keys open only with the previous password",
-                                     assumeYes: args.flag("--yes"))
+                                     assumeYes: args.flag(Confirmation.yes))
             }
             let key = try context.readRecoveryKey(ifCanceled: "the keychain's password was not changed")
             Console.err(try operations.resetPassword(recoveryKey: key) + "\n")

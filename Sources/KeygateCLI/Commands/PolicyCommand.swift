@@ -17,14 +17,17 @@ enum PolicyCommand: KeygateCommand {
         commandName: "list",
         abstract: "List the policy files in reading order (vendor, admin, user) with their state.")
 
+    static let service = OptionSpec.value("-s", "--service", valueName: "service", help: "explain: the item's service.")
+    static let account = OptionSpec.value("-a", "--account", valueName: "account", help: "explain: the item's account (default: empty).")
+
     static let configuration = CommandConfiguration(
         commandName: "policy",
         abstract: "Check, explain and list policy files (see keygate.policy(5)).",
         discussion: "Exit status: 0 success; 206 invalid policy (check) or bad parameter; 53 when a system policy file is unusable (explain fails closed); 2 usage error.",
         usage: "check [FILE…] | explain -s SERVICE [-a ACCOUNT] | list",
         options: [
-            .value("-s", "--service", valueName: "service", help: "explain: the item's service."),
-            .value("-a", "--account", valueName: "account", help: "explain: the item's account (default: empty)."),
+            service,
+            account,
         ],
         positionals: [
             PositionalSpec(name: "action", help: "check, explain or list."),
@@ -38,16 +41,16 @@ enum PolicyCommand: KeygateCommand {
         if action != "check", !files.isEmpty {
             throw context.usageError("policy \(action) takes no file arguments", configuration)
         }
-        if action != "explain", args.value("--service") != nil || args.value("--account") != nil {
+        if action != "explain", args.value(Self.service) != nil || args.value(Self.account) != nil {
             throw context.usageError("-s and -a go with `policy explain`", configuration)
         }
         switch action {
         case "check": return runCheck(files, context)
         case "explain":
-            guard let service = args.value("--service") else {
+            guard let service = args.value(Self.service) else {
                 throw context.usageError("policy explain needs -s SERVICE", configuration)
             }
-            return try runExplain(service: service, account: args.value("--account") ?? "", context)
+            return try runExplain(service: service, account: args.value(Self.account) ?? "", context)
         case "list": return runList(context)
         default:
             throw context.usageError("unknown policy action: use check, explain or list", configuration)

@@ -8,14 +8,17 @@
 import Keygate
 
 enum SSHAddCommand: KeygateCommand {
+    static let noPresence = OptionSpec.flag("--no-presence", help: "Do not require user presence to read the passphrase back (the keychain's lock still applies).")
+    static let update = OptionSpec.flag("-U", "--update", help: "Replace a passphrase already stored for this key.")
+
     static let configuration = CommandConfiguration(
         commandName: "ssh-add",
         abstract: "Store an SSH key's passphrase (checked with ssh-keygen) for keygate-ssh-askpass.",
         discussion: "The passphrase is asked for, checked with `ssh-keygen -y`, and stored under the key's SHA256 fingerprint (service ssh), readable only after a user-presence check. Then `SSH_ASKPASS=keygate-ssh-askpass SSH_ASKPASS_REQUIRE=force ssh-add KEYFILE` loads the key without typing the passphrase.",
         usage: "KEYFILE [--no-presence] [-U]",
         options: [
-            .flag("--no-presence", help: "Do not require user presence to read the passphrase back (the keychain's lock still applies)."),
-            .flag("-U", "--update", help: "Replace a passphrase already stored for this key."),
+            noPresence,
+            update,
         ] + GlobalOptions.all,
         positionals: [PositionalSpec(name: "keyfile", help: "The private key file, as you will give it to ssh-add.")])
 
@@ -30,7 +33,7 @@ enum SSHAddCommand: KeygateCommand {
         }
         let identity = ItemIdentity.generic(service: service, account: fingerprint)
         let operations = try context.operations(reason: "store the passphrase of \(keyfile)")
-        if !args.flag("--update"), try !operations.attributes(matching: ItemQuery(exactly: identity)).isEmpty {
+        if !args.flag(Self.update), try !operations.attributes(matching: ItemQuery(exactly: identity)).isEmpty {
             throw KeychainError(.duplicateItem, "a passphrase for \(keyfile) (\(fingerprint)) is already stored: add -U to replace it")
         }
         let prompter = context.prompter
@@ -50,7 +53,7 @@ enum SSHAddCommand: KeygateCommand {
             throw KeychainError(.authFailed, "the passphrase did not open \(keyfile) in three tries: nothing was stored")
         }
         let attributes = ItemAttributes(identity: identity, label: "SSH key passphrase: \(keyfile)", comment: keyfile,
-                                        accessControl: args.flag("--no-presence") ? nil : .userPresence)
+                                        accessControl: args.flag(Self.noPresence) ? nil : .userPresence)
         try operations.add(attributes, secret: passphrase, replace: true)
         Console.err("stored the passphrase of \(keyfile) (\(fingerprint)); load it with: SSH_ASKPASS=keygate-ssh-askpass SSH_ASKPASS_REQUIRE=force ssh-add \(keyfile)\n")
         return 0

@@ -31,7 +31,7 @@ struct SecretToolAttributes {
             throw context.usageError("attributes come in pairs (attribute value): the last one has no value; a secret is never an argument, it comes on standard input", config)
         }
         for i in stride(from: 0, to: positional.count, by: 2) { entries.append((positional[i], positional[i + 1])) }
-        for attr in args.values("--attr") {
+        for attr in args.values(SearchCommand.attr) {
             guard let eq = attr.firstIndex(of: "=") else {
                 throw context.usageError("--attr takes NAME=VALUE, with an '='", config)
             }

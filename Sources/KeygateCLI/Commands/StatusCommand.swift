@@ -4,15 +4,17 @@
 import Keygate
 
 enum StatusCommand: KeygateCommand {
+    static let json = OptionSpec.flag("--json", help: "Print a JSON object.")
+
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show whether the keychain is unlocked, for how long, and the store's state.",
-        options: [.flag("--json", help: "Print a JSON object.")] + GlobalOptions.all)
+        options: [json] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let s = try context.operations().status()
-        if args.flag("--json") {
-            Console.out(json(s) + "\n")
+        if args.flag(Self.json) {
+            Console.out(try json(s) + "\n")
             return 0
         }
         var out = "user: \(s.user)\n"
@@ -44,23 +46,8 @@ enum StatusCommand: KeygateCommand {
         return 0
     }
 
-    static func json(_ s: KeychainStatus) -> String {
-        func opt(_ v: UInt64?) -> String { v.map(String.init) ?? "null" }
-        let keys = s.cachedKeys.map { JSON.object([("name", JSON.string($0.name)), ("secondsLeft", opt($0.secondsLeft))]) }
-        return JSON.object([
-            ("user", JSON.string(s.user)), ("dataDirectory", JSON.string(s.dataDirectory)),
-            ("initialized", String(s.initialized)), ("unlocked", String(s.unlocked)),
-            ("secondsUntilLock", opt(s.secondsUntilLock)), ("lockAfter", String(s.lockAfter)),
-            ("afterFirstUnlockAvailable", String(s.afterFirstUnlockAvailable)),
-            ("cachedKeys", "[" + keys.joined(separator: ",") + "]"),
-            ("store", s.store.map(JSON.string) ?? "null"), ("collection", s.collection.map(JSON.string) ?? "null"),
-            ("collectionLocked", s.collectionLocked.map { String($0) } ?? "null"),
-            ("storeError", s.storeError.map(JSON.string) ?? "null"),
-            ("storeKind", s.storeKind.map(JSON.string) ?? "null"), ("storeReason", s.storeReason.map(JSON.string) ?? "null"),
-            ("storeAdvice", s.storeMismatchAdvice.map(JSON.string) ?? "null"),
-            ("passwordKDF", s.passwordKDF.map(JSON.string) ?? "null"),
-            ("loginStale", String(s.loginStale)),
-            ("reuseDuration", String(s.reuseDuration)), ("reuseScope", JSON.string(s.reuseScope)),
-        ])
+    /// The status as one JSON object (KeychainStatus's own encoding: every field, nil as null).
+    static func json(_ s: KeychainStatus) throws -> String {
+        try JSONOutputEncoder.encode(s)
     }
 }

@@ -6,19 +6,21 @@
 import Keygate
 
 enum StoreCommand: KeygateCommand {
+    static let label = OptionSpec.value("--label", valueName: "LABEL", help: "The label shown in keyring browsers (default: service/account).")
+
     static let configuration = CommandConfiguration(
         commandName: "store",
         abstract: "Store a secret from standard input under secret-tool's attributes (secret-tool store order).",
         discussion: "`keygate store --label=VPN service vpn account alice < secret`, as secret-tool. service (or server, for an internet password) and account are required. An existing item's secret is replaced, as secret-tool does. The item gets the default accessibility, like `keygate add`.",
         usage: "[--label LABEL] ATTRIBUTE VALUE [ATTRIBUTE VALUE]… < secret",
-        options: [.value("--label", valueName: "LABEL", help: "The label shown in keyring browsers (default: service/account)."),
+        options: [label,
                   SearchCommand.attr] + GlobalOptions.all,
         positionals: [SecretToolAttributes.pairs])
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let attributes = try SecretToolAttributes(args, configuration, context)
         let identity = try attributes.identity(configuration, context)
-        let label = args.value("--label") ?? attributes.values["label"]
+        let label = args.value(Self.label) ?? attributes.values["label"]
         if let label { try ItemOptions.checkName(label, "label") }
         let item = ItemAttributes(identity: identity, label: label, comment: attributes.values["comment"],
                                   accessibility: .whenUnlocked, accessControl: nil)

@@ -39,6 +39,22 @@ enum ArgumentParser {
         return parser.result
     }
 
+    /// Parses the options before the verb (`keygate --askpass P --verbose get ...`) against the top-level
+    /// configuration: scanning stops at the first token that is not an option (the verb, or "--", or "-"),
+    /// which starts `rest`. Help is not special here: the top-level configuration declares -h/--help.
+    static func parseLeadingOptions(
+        _ arguments: [String],
+        for configuration: CommandConfiguration,
+        programName: String
+    ) throws(UsageError) -> (options: ParsedArguments, rest: [String]) {
+        var parser = Run(arguments: arguments, configuration: configuration)
+        let end = parser.scan(stoppingAtFirstPositional: true)
+        if let message = parser.firstProblem {
+            throw UsageError(message, for: configuration, programName: programName)
+        }
+        return (parser.result, Array(arguments[end...]))
+    }
+
     /// One pass over one argument list.
     private struct Run {
         let arguments: [String]
@@ -54,7 +70,7 @@ enum ArgumentParser {
         init(arguments: [String], configuration: CommandConfiguration) {
             self.arguments = arguments
             self.configuration = configuration
-            self.result = ParsedArguments(configuration: configuration)
+            self.result = ParsedArguments()
             var byName: [String: OptionSpec] = [:]
             for option in configuration.options {
                 for name in option.names where byName[name] == nil {
@@ -68,14 +84,20 @@ enum ArgumentParser {
             if firstProblem == nil { firstProblem = message }
         }
 
-        mutating func scan() {
+        /// Scans the arguments; returns the index it stopped at (the count, unless
+        /// `stoppingAtFirstPositional` stopped it at "--", "-" or a positional).
+        @discardableResult
+        mutating func scan(stoppingAtFirstPositional: Bool = false) -> Int {
             var index = 0
             while index < arguments.count {
                 let token = arguments[index]
+                if stoppingAtFirstPositional, token == "--" || token == "-" || !token.hasPrefix("-") {
+                    return index
+                }
                 index += 1
                 if token == "--" {
                     result.afterDoubleDash = Array(arguments[index...])
-                    return
+                    return arguments.count
                 }
                 if token == "-" || !token.hasPrefix("-") {
                     result.positionals.append(token)
@@ -84,6 +106,7 @@ enum ArgumentParser {
                 }
                 index = option(token, at: index - 1)
             }
+            return arguments.count
         }
 
         /// Handles the option token at `position`; returns the index to continue from.

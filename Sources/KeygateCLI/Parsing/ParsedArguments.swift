@@ -1,5 +1,5 @@
 // The result of ArgumentParser.parse: which options were given, with their
-// values, and the positionals. Lookups accept any of an option's names.
+// values, and the positionals. Options are looked up by their OptionSpec.
 
 /// What a command line said, checked against a CommandConfiguration.
 struct ParsedArguments: Sendable {
@@ -16,45 +16,30 @@ struct ParsedArguments: Sendable {
     private(set) var sequence: [(key: String, value: String)] = []
     /// Option key → values in the order given; a flag has one "" per occurrence.
     private var occurrences: [String: [String]] = [:]
-    /// Any option name (and its key without dashes) → the option's key.
-    private var keysByName: [String: String] = [:]
     /// Positional spec name → the positionals assigned to it.
     private var positionalsByName: [String: [String]] = [:]
 
-    init(configuration: CommandConfiguration) {
-        for option in configuration.options {
-            let key = option.key
-            for name in option.names where keysByName[name] == nil {
-                keysByName[name] = key
-            }
-            let bare = String(key.drop { $0 == "-" })
-            if !bare.isEmpty, keysByName[bare] == nil {
-                keysByName[bare] = key
-            }
-        }
-    }
+    // Lookups take the command's OptionSpec constants, never a name in a string: a misspelt
+    // option does not compile (an option the command does not declare is never given).
 
     /// Whether the option was given at least once. Works for value options too.
-    /// `name` may be any of the option's names ("-U", "--update") or its key
-    /// without dashes ("update"). An unknown name gives false.
-    func flag(_ name: String) -> Bool {
-        count(name) > 0
+    func flag(_ option: OptionSpec) -> Bool {
+        count(option) > 0
     }
 
     /// The option's value; the last occurrence wins. Nil when not given.
-    func value(_ name: String) -> String? {
-        values(name).last
+    func value(_ option: OptionSpec) -> String? {
+        values(option).last
     }
 
     /// Every value given for the option, in order.
-    func values(_ name: String) -> [String] {
-        guard let key = keysByName[name] else { return [] }
-        return occurrences[key] ?? []
+    func values(_ option: OptionSpec) -> [String] {
+        occurrences[option.key] ?? []
     }
 
     /// How many times the option was given (`-v -v` gives 2).
-    func count(_ name: String) -> Int {
-        values(name).count
+    func count(_ option: OptionSpec) -> Int {
+        values(option).count
     }
 
     /// The positional(s) assigned to the PositionalSpec called `name`: one

@@ -1,10 +1,9 @@
 // The audit trail: authentication successes, failures and lockouts, unlocks, locks
-// and policy refusals, one line each to syslog (facility authpriv, so the journal or
-// /var/log/auth.log keeps them), with the user, the PAM service, the item, the scope
-// and the reason; never a secret. A process-wide switch (the CLI's --verbose) also
-// prints each line on stderr. Delegates to syslog(3) through CSystem's wrappers.
-internal import CSystem
-internal import Glibc
+// and policy refusals, one line each, with the user, the PAM service, the item, the
+// scope and the reason; never a secret. As in swift-log, the API (AuditLog.record) is
+// apart from the backends (AuditLogHandler): syslog by default (facility authpriv, so
+// the journal or /var/log/auth.log keeps them), stderr as well with the CLI's --verbose,
+// and an in-memory one for tests (AuditLogHandler.swift, InMemoryAuditHandler.swift).
 import Synchronization
 
 /// What happened.
@@ -80,29 +79,44 @@ public struct AuditRecord: Sendable, Equatable {
 }
 
 public enum AuditLog {
-    private static let echo = Atomic<Bool>(false)
+    /// The backends every record goes to, in order: syslog alone unless the program says otherwise
+    /// (`bootstrap`, as swift-log's LoggingSystem; tests install an InMemoryAuditHandler).
+    private static let backends = Mutex<[any AuditLogHandler]>([SyslogAuditHandler()])
 
-    /// When true, every audit line is also written to stderr as `keygate: audit: LINE` (the CLI's --verbose).
+    /// Replaces the backends. A program sets them once at start; a test sets its own and puts
+    /// `handlers` back afterwards.
+    public static func bootstrap(_ handlers: [any AuditLogHandler]) {
+        backends.withLock { $0 = handlers }
+    }
+
+    /// The backends in use.
+    public static var handlers: [any AuditLogHandler] {
+        backends.withLock { $0 }
+    }
+
+    /// Whether the stderr backend is one of them: every line also on stderr as `keygate: audit: LINE`
+    /// (the CLI's --verbose). Setting it twice adds it once.
     public static var echoToStandardError: Bool {
-        get { echo.load(ordering: .relaxed) }
-        set { echo.store(newValue, ordering: .relaxed) }
+        get { backends.withLock { $0.contains { $0 is StandardErrorAuditHandler } } }
+        set {
+            backends.withLock { list in
+                list.removeAll { $0 is StandardErrorAuditHandler }
+                if newValue { list.append(StandardErrorAuditHandler()) }
+            }
+        }
     }
 
     /// Makes this process log as "keygate[PID]" on facility authpriv. For programs that
     /// are Keygate (the CLI); a library inside another program (a PAM host) keeps its ident.
     public static func identifyAsKeygate() {
-        keygate_openlog()
+        SyslogAuditHandler.identifyAsKeygate()
     }
 
-    /// Sends one record to syslog (authpriv) and, with --verbose, to stderr.
-    public static func record(_ record: AuditRecord) {
-        let line = record.line
-        let priority = record.event.isWarning ? keygate_log_authpriv_warning() : keygate_log_authpriv_notice()
-        keygate_syslog(priority, line)
-        if echoToStandardError {
-            var bytes = Array("keygate: audit: \(line)\n".utf8)
-            SafeFile.writeAll(2, bytes)
-            bytes.removeAll()
-        }
+    /// Hands one record to every backend. The record is built only when there is a backend.
+    public static func record(_ record: @autoclosure () -> AuditRecord) {
+        let targets = handlers
+        guard !targets.isEmpty else { return }
+        let built = record()
+        for target in targets { target.log(built) }
     }
 }

@@ -1,5 +1,5 @@
-// Refuses hostile item fields before they reach the Secret Service: a NUL byte (libsecret's
-// attributes are C strings, so "a\0b" would be stored, found and deleted as "a": another
+// Refuses hostile item fields before they reach the Secret Service: a NUL byte (D-Bus strings
+// cannot hold one, and libsecret's tools read attributes as C strings, so "a\0b" would be stored, found and deleted as "a": another
 // item), and oversize names and attributes (Secret Service items are not a data store).
 // Applied by KeychainOperations to what is added, updated and searched for. Pure code.
 

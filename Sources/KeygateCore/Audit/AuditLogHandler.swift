@@ -1,0 +1,44 @@
+// Where audit records go: the backend protocol (swift-log's LogHandler, for AuditRecord)
+// and the two backends a program uses, syslog (authpriv) and stderr. Delegates to
+// syslog(3) through CSystem's wrappers and to write(2).
+internal import CSystem
+internal import Glibc
+
+/// A backend for AuditLog: receives each record, already built, and writes it somewhere.
+public protocol AuditLogHandler: Sendable {
+    func log(_ record: AuditRecord)
+}
+
+/// Syslog, facility authpriv: failures, lockouts and refusals as warnings, the rest as notices.
+public struct SyslogAuditHandler: AuditLogHandler {
+    public init() {}
+
+    public func log(_ record: AuditRecord) {
+        let priority = record.event.isWarning ? keygate_log_authpriv_warning() : keygate_log_authpriv_notice()
+        keygate_syslog(priority, record.line)
+    }
+
+    /// Makes this process log as "keygate[PID]" (openlog).
+    static func identifyAsKeygate() {
+        keygate_openlog()
+    }
+}
+
+/// Standard error, one `keygate: audit: LINE` per record (the CLI's --verbose).
+public struct StandardErrorAuditHandler: AuditLogHandler {
+    public init() {}
+
+    public func log(_ record: AuditRecord) {
+        var bytes = Array("keygate: audit: \(record.line)\n".utf8)
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            var done = 0
+            while done < raw.count {
+                let n = write(2, base + done, raw.count - done)
+                if n < 0 { if errno == EINTR { continue }; return }
+                done += n
+            }
+        }
+        bytes.removeAll()
+    }
+}
