@@ -78,7 +78,10 @@ struct AskpassPrompter: Prompter {
         let rc = posix_spawn(&pid, path, &actions, nil, argv.pointers, envp.pointers)
         guard rc == 0 else {
             throw KeychainError.interactionNotAllowed(
-                "the askpass program '\(program)' could not be started (\(String(cString: strerror(rc)))): fix KEYGATE_ASKPASS or --askpass, or run from a terminal")
+                """
+                    the askpass program '\(program)' could not be started (\(String(cString: strerror(rc)))): fix KEYGATE_ASKPASS or \
+                    --askpass, or run from a terminal
+                    """)
         }
         return pid
     }
@@ -125,7 +128,9 @@ private final class OutputPipe {
     init() throws {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else {
-            throw KeychainError.notAvailable("cannot create a pipe for the askpass program (\(String(cString: strerror(errno)))): raise the open-file limit")
+            throw KeychainError.notAvailable("""
+                cannot create a pipe for the askpass program (\(String(cString: strerror(errno)))): raise the open-file limit
+                """)
         }
         // pipe2 is not visible from Swift: move both ends to close-on-exec copies at once.
         readFD = Self.closeOnExecCopy(fds[0])

@@ -96,7 +96,10 @@ package struct PAMAuthenticator {
             return .authFailed("PAM refused more attempts for \(user) (\(words)): wait a while, then try again")
         case PAM_AUTHINFO_UNAVAIL:
             return .notAvailable(
-                "PAM service '\(service)' cannot reach its authentication information (\(words)): check the stack in /etc/pam.d/\(service) and the system log")
+                """
+                    PAM service '\(service)' cannot reach its authentication information (\(words)): check the stack in \
+                    /etc/pam.d/\(service) and the system log
+                    """)
         case PAM_CONV_ERR:
             return .notAvailable(
                 "PAM service '\(service)' asked something Keygate cannot answer (\(words)): check /etc/pam.d/\(service)")

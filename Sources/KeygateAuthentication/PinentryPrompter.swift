@@ -32,7 +32,10 @@ struct PinentryPrompter: Prompter {
 
     func resolvedProgram() throws -> String {
         let notRunnable = KeychainError.interactionNotAllowed(
-            "the pinentry program '\(program)' is not an executable file: install pinentry-curses (or -gnome3, -qt), fix KEYGATE_PINENTRY, or drop --pinentry")
+            """
+                the pinentry program '\(program)' is not an executable file: install pinentry-curses (or -gnome3, -qt), fix \
+                KEYGATE_PINENTRY, or drop --pinentry
+                """)
         if program.contains("/") {
             guard Self.isExecutableFile(program) else { throw notRunnable }
             return program
@@ -157,7 +160,9 @@ private final class Session {
         self.program = program
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            throw KeychainError.notAvailable("cannot create a socket pair for pinentry (\(String(cString: strerror(errno)))): raise the open-file limit")
+            throw KeychainError.notAvailable("""
+                cannot create a socket pair for pinentry (\(String(cString: strerror(errno)))): raise the open-file limit
+                """)
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -200,7 +205,9 @@ private final class Session {
             let line = try readPlainLine()
             if line == "OK" || line.hasPrefix("OK ") { return }
             if line.hasPrefix("ERR ") {
-                throw KeychainError.interactionNotAllowed("pinentry '\(program)' refused \(what): \(line.dropFirst(4)): check that it can reach your terminal or display")
+                throw KeychainError.interactionNotAllowed("""
+                    pinentry '\(program)' refused \(what): \(line.dropFirst(4)): check that it can reach your terminal or display
+                    """)
             }
         }
     }
@@ -227,7 +234,10 @@ private final class Session {
             }
             if line.hasPrefix("ERR ") {
                 if line.dropFirst(4).hasPrefix(PinentryPrompter.canceledCode) { return nil }
-                throw KeychainError.interactionNotAllowed("pinentry '\(program)' could not ask: \(line.dropFirst(4)): check that it can reach your terminal or display, or use --askpass")
+                throw KeychainError.interactionNotAllowed("""
+                    pinentry '\(program)' could not ask: \(line.dropFirst(4)): check that it can reach your terminal or display, or use \
+                    --askpass
+                    """)
             }
         }
     }
@@ -274,7 +284,9 @@ private final class Session {
                 bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress.map { $0 + done }, $0.count - done, Int32(MSG_NOSIGNAL)) }
             }
             if n < 0 {
-                throw KeychainError.interactionNotAllowed("pinentry '\(program)' stopped listening: check that it works on its own (echo GETPIN | \(program))")
+                throw KeychainError.interactionNotAllowed("""
+                    pinentry '\(program)' stopped listening: check that it works on its own (echo GETPIN | \(program))
+                    """)
             }
             done += n
         }
@@ -285,7 +297,9 @@ private final class Session {
         while true {
             let n = SafeFile.retryingOnEINTR { read(fd, &byte, 1) }
             if n == 1 { return byte }
-            throw KeychainError.interactionNotAllowed("pinentry '\(program)' ended without answering: check that it works on its own, or use --askpass")
+            throw KeychainError.interactionNotAllowed("""
+                pinentry '\(program)' ended without answering: check that it works on its own, or use --askpass
+                """)
         }
     }
 

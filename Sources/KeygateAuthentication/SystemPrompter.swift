@@ -56,7 +56,10 @@ public struct SystemPrompter: Prompter {
         if require == "force" {
             guard let askpass else {
                 throw KeychainError.interactionNotAllowed(
-                    "KEYGATE_ASKPASS_REQUIRE=force but KEYGATE_ASKPASS is not set: set KEYGATE_ASKPASS, pass --askpass PROG, or unset KEYGATE_ASKPASS_REQUIRE")
+                    """
+                        KEYGATE_ASKPASS_REQUIRE=force but KEYGATE_ASKPASS is not set: set KEYGATE_ASKPASS, pass --askpass PROG, or unset \
+                        KEYGATE_ASKPASS_REQUIRE
+                        """)
             }
             return .askpass(askpass)
         }
@@ -68,7 +71,10 @@ public struct SystemPrompter: Prompter {
         case "never":
             if terminalAvailable() { return .terminal }
             throw KeychainError.interactionNotAllowed(
-                "a password is needed but there is no terminal and KEYGATE_ASKPASS_REQUIRE=never forbids askpass: run from a terminal, or unset KEYGATE_ASKPASS_REQUIRE")
+                """
+                    a password is needed but there is no terminal and KEYGATE_ASKPASS_REQUIRE=never forbids askpass: run from a \
+                    terminal, or unset KEYGATE_ASKPASS_REQUIRE
+                    """)
         default:
             if terminalAvailable() { return .terminal }
             if let askpass { return .askpass(askpass) }

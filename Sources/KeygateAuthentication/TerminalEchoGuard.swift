@@ -33,7 +33,10 @@ enum TerminalEchoGuard {
                 let signal = keygate_tty_end()
                 if signal != 0 { return (nil, signal) }  // e.g. SIGTTOU: we are in the background
                 throw KeychainError.interactionNotAllowed(
-                    "cannot turn off echo on the terminal (\(reason)), so the password cannot be hidden: run in the foreground, or set KEYGATE_ASKPASS")
+                    """
+                        cannot turn off echo on the terminal (\(reason)), so the password cannot be hidden: run in the foreground, or set \
+                        KEYGATE_ASKPASS
+                        """)
             }
             let result: R
             do {

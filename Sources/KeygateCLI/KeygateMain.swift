@@ -31,7 +31,10 @@ public enum KeygateMain {
     static let topLevel = CommandConfiguration(
         commandName: "keygate",
         abstract: "The Apple Keychain's access-control model on Linux: sealed items in your Secret Service, unlocked through PAM.",
-        discussion: "Exit status: 0 success, 44 not found, 45 duplicate, 51 authentication failed, 128 canceled, 36 interaction not allowed, 53 not available, 206 bad parameter, 93 cannot decode, 2 usage error.",
+        discussion: """
+            Exit status: 0 success, 44 not found, 45 duplicate, 51 authentication failed, 128 canceled, 36 interaction not \
+            allowed, 53 not available, 206 bad parameter, 93 cannot decode, 2 usage error.
+            """,
         usage: "[--askpass PROG | --pinentry] [--verbose] [--no-unlock-prompt] VERB [OPTIONS]",
         options: [versionOption, helpOption]
             + GlobalOptions.all + [GlobalOptions.noUnlockPrompt],

@@ -32,7 +32,10 @@ enum KeygateSecurityConfiguration {
 /// The prompter of kSecUseAuthenticationUIFail and Skip: any need to ask is
 /// errSecInteractionNotAllowed, at once.
 struct RefusingPrompter: Prompter {
-    private static let message = "the item needs your password, and the query says kSecUseAuthenticationUIFail (or Skip): allow the prompt, or authenticate first with LAContext.evaluatePolicy and pass the context in kSecUseAuthenticationContext"
+    private static let message = """
+        the item needs your password, and the query says kSecUseAuthenticationUIFail (or Skip): allow the prompt, or \
+        authenticate first with LAContext.evaluatePolicy and pass the context in kSecUseAuthenticationContext
+        """
 
     func readSecret(prompt: String) throws -> SecureBytes? {
         throw KeychainError(.interactionNotAllowed, Self.message)

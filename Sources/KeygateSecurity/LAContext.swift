@@ -111,12 +111,17 @@ open class LAContext: NSObject, @unchecked Sendable {
         switch policy {
         case .deviceOwnerAuthentication:
             guard PAMStackProbe.serviceExists() else {
-                return LAError(.passcodeNotSet, message: "there is no `keygate` PAM service in \(PAMStackProbe.confdir): install Keygate's pam.d/keygate")
+                return LAError(.passcodeNotSet, message: """
+                    there is no `keygate` PAM service in \(PAMStackProbe.confdir): install Keygate's pam.d/keygate
+                    """)
             }
             return nil
         case .deviceOwnerAuthenticationWithBiometrics:
             guard biometryType != .none else {
-                return LAError(.biometryNotAvailable, message: "the `keygate` PAM service has no fingerprint module (pam_fprintd): use .deviceOwnerAuthentication, or add pam_fprintd to the stack")
+                return LAError(.biometryNotAvailable, message: """
+                    the `keygate` PAM service has no fingerprint module (pam_fprintd): use .deviceOwnerAuthentication, or add \
+                    pam_fprintd to the stack
+                    """)
             }
             return nil
         case .deviceOwnerAuthenticationWithWatch, .deviceOwnerAuthenticationWithBiometricsOrWatch,

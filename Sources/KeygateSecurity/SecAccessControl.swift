@@ -60,7 +60,10 @@ public func SecAccessControlCreateWithFlags(_ allocator: CFAllocator?, _ protect
         return fail("the protection is not a kSecAttrAccessible value: pass kSecAttrAccessibleWhenUnlocked or another kSecAttrAccessible constant")
     }
     guard flags.rawValue <= UInt(UInt32.max) else {
-        return fail("access control has flag bits Keygate does not support: use userPresence, devicePasscode, biometryAny or biometryCurrentSet, with .or/.and")
+        return fail("""
+            access control has flag bits Keygate does not support: use userPresence, devicePasscode, biometryAny or \
+            biometryCurrentSet, with .or/.and
+            """)
     }
     let control = AccessControl(rawValue: UInt32(flags.rawValue))
     if control.constraints.isEmpty && control.subtracting([.or, .and]).isEmpty && !control.contains([.or, .and]) {

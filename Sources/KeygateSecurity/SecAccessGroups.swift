@@ -27,7 +27,10 @@ enum SecAccessGroups {
     static func check(_ group: String, declared: [String]?) throws(SecFailure) {
         guard let declared, !declared.contains(group) else { return }
         throw SecFailure(status: errSecMissingEntitlement,
-                         message: "this program did not declare the access group \"\(group)\": add it to KEYGATE_ACCESS_GROUPS (now \"\(declared.joined(separator: ","))\"), as an Apple app adds it to its keychain-access-groups entitlement")
+                         message: """
+                             this program did not declare the access group \"\(group)\": add it to KEYGATE_ACCESS_GROUPS (now \
+                             \"\(declared.joined(separator: ","))\"), as an Apple app adds it to its keychain-access-groups entitlement
+                             """)
     }
 
     /// Whether an item in `group` is visible to a query that names no group.

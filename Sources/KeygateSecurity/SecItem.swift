@@ -50,7 +50,10 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
             }
         }
         guard !items.isEmpty else {
-            throw KeychainError(.itemNotFound, "no item matches the query: check kSecClass, kSecAttrService and kSecAttrAccount (and kSecAttrSynchronizable: without it only non-synchronizable items match)")
+            throw KeychainError(.itemNotFound, """
+                no item matches the query: check kSecClass, kSecAttrService and kSecAttrAccount (and kSecAttrSynchronizable: \
+                without it only non-synchronizable items match)
+                """)
         }
         result?.pointee = limit == .one ? SecItemResult.one(items[0].0, data: items[0].1, query: q)
                                         : SecItemResult.many(items, query: q)

@@ -69,7 +69,8 @@ struct SecItemQuery {
         kSecMatchEmailAddressIfPresent: "kSecMatchEmailAddressIfPresent", kSecMatchSubjectContains: "kSecMatchSubjectContains",
         kSecMatchTrustedOnly: "kSecMatchTrustedOnly", kSecMatchValidOnDate: "kSecMatchValidOnDate",
         kSecUseKeychain: "kSecUseKeychain", kSecUseItemList: "kSecUseItemList", kSecAttrPersistentReference: "kSecAttrPersistentReference",
-        kSecAttrSyncViewHint: "kSecAttrSyncViewHint", kSecAttrTokenID: "kSecAttrTokenID", kSecUseUserIndependentKeychain: "kSecUseUserIndependentKeychain",
+        kSecAttrSyncViewHint: "kSecAttrSyncViewHint", kSecAttrTokenID: "kSecAttrTokenID",
+        kSecUseUserIndependentKeychain: "kSecUseUserIndependentKeychain",
         kSecAttrApplicationTag: "kSecAttrApplicationTag", kSecAttrApplicationLabel: "kSecAttrApplicationLabel",
         kSecAttrKeyClass: "kSecAttrKeyClass", kSecAttrKeySizeInBits: "kSecAttrKeySizeInBits",
         kSecAttrEffectiveKeySize: "kSecAttrEffectiveKeySize", kSecAttrIsPermanent: "kSecAttrIsPermanent",
@@ -109,7 +110,10 @@ struct SecItemQuery {
             case kSecClassGenericPassword: itemClass = .genericPassword
             case kSecClassInternetPassword: itemClass = .internetPassword
             case kSecClassKey, kSecClassCertificate, kSecClassIdentity:
-                throw SecFailure(status: errSecUnimplemented, message: "Keygate stores generic and internet passwords only, not keys, certificates or identities: store the key's bytes as a generic password")
+                throw SecFailure(status: errSecUnimplemented, message: """
+                    Keygate stores generic and internet passwords only, not keys, certificates or identities: store the key's bytes as \
+                    a generic password
+                    """)
             default: throw .param("kSecClass \"\(code)\" is not an item class: use kSecClassGenericPassword or kSecClassInternetPassword")
             }
         case kSecAttrService: service = try text()
@@ -123,7 +127,9 @@ struct SecItemQuery {
         case kSecAttrAccessGroup: accessGroup = try text()
         case kSecValueRef:
             guard let unwrapped = SecValue.unwrapped(raw), let item = unwrapped as? SecKeychainItem else {
-                throw SecFailure(status: errSecUnimplemented, message: "kSecValueRef is a SecKeychainItem from kSecReturnRef here: Keygate has no key or certificate refs")
+                throw SecFailure(status: errSecUnimplemented, message: """
+                    kSecValueRef is a SecKeychainItem from kSecReturnRef here: Keygate has no key or certificate refs
+                    """)
             }
             try matchItem(item.identity)
         case kSecMatchItemList:
@@ -133,7 +139,9 @@ struct SecItemQuery {
             let items = list.compactMap { SecValue.unwrapped($0) as? SecKeychainItem }
             guard items.count == list.count else { throw .param("kSecMatchItemList holds something other than SecKeychainItems from kSecReturnRef") }
             guard items.count == 1, let only = items.first else {
-                throw SecFailure(status: errSecUnimplemented, message: "kSecMatchItemList with more than one item is not supported: query each item by its kSecValueRef")
+                throw SecFailure(status: errSecUnimplemented, message: """
+                    kSecMatchItemList with more than one item is not supported: query each item by its kSecValueRef
+                    """)
             }
             try matchItem(only.identity)
         case kSecAttrGeneric:
@@ -147,7 +155,9 @@ struct SecItemQuery {
         case kSecAttrSynchronizable:
             if SecValue.string(raw) == kSecAttrSynchronizableAny { synchronizable = .any } else { synchronizable = try flag() ? .yes : .no }
         case kSecAttrAccessible:
-            guard let a = SecValue.accessibility(try text()) else { throw .param("kSecAttrAccessible must be one of the kSecAttrAccessible constants") }
+            guard let a = SecValue.accessibility(try text()) else { throw .param("""
+                kSecAttrAccessible must be one of the kSecAttrAccessible constants
+                """) }
             accessibility = a
         case kSecAttrAccessControl:
             guard let unwrapped = SecValue.unwrapped(raw), let ac = unwrapped as? SecAccessControl else {
@@ -203,10 +213,14 @@ struct SecItemQuery {
             _ = try flag()   // accepted: Keygate has one keychain and no item browser to hide items from
         default:
             if let name = Self.unimplemented[key] {
-                throw SecFailure(status: errSecUnimplemented, message: "\(name) is not implemented by Keygate: see docs/SECURITY_COMPAT.md for the keys it reads")
+                throw SecFailure(status: errSecUnimplemented, message: """
+                    \(name) is not implemented by Keygate: see docs/SECURITY_COMPAT.md for the keys it reads
+                    """)
             }
             // Apple's securityd: "attribute %@ not found in class %@" (errSecNoSuchAttr).
-            throw SecFailure(status: errSecNoSuchAttr, message: "the query key \"\(key)\" is not an attribute Keygate knows: see docs/SECURITY_COMPAT.md for the keys it reads")
+            throw SecFailure(status: errSecNoSuchAttr, message: """
+                the query key \"\(key)\" is not an attribute Keygate knows: see docs/SECURITY_COMPAT.md for the keys it reads
+                """)
         }
     }
 
@@ -257,7 +271,11 @@ struct SecItemQuery {
         }
         if let (name, _) = wrong.first(where: { $0.1 }) {
             throw SecFailure(status: errSecNoSuchAttr,
-                             message: "\(name) is not an attribute of \(cls == .genericPassword ? "kSecClassGenericPassword" : "kSecClassInternetPassword") items: remove it, or use the other class")
+                             message: """
+                                 \(name) is not an attribute of \
+                                 \(cls == .genericPassword ? "kSecClassGenericPassword" : "kSecClassInternetPassword") items: remove it, or use the \
+                                 other class
+                                 """)
         }
     }
 
@@ -307,7 +325,10 @@ struct SecItemQuery {
     func protection() throws(SecFailure) -> (Accessibility, AccessControl?) {
         if let ac = accessControl {
             if accessibility != nil {
-                throw .param("the query has both kSecAttrAccessible and kSecAttrAccessControl: the access control carries its own class, so give only kSecAttrAccessControl")
+                throw .param("""
+                    the query has both kSecAttrAccessible and kSecAttrAccessControl: the access control carries its own class, so give \
+                    only kSecAttrAccessControl
+                    """)
             }
             return (ac.accessibility, ac.accessControl)
         }
@@ -342,7 +363,10 @@ struct SecItemQuery {
     /// The changes an update applies (SecItemUpdate's attributesToUpdate).
     func changes() throws(SecFailure) -> ItemChanges {
         if let bad = keys.first(where: { Self.notUpdatable.contains($0) }) {
-            throw .param("\(Self.name(bad)) cannot be updated: the attributes to update hold item attributes and kSecValueData only; put search keys in the query")
+            throw .param("""
+                \(Self.name(bad)) cannot be updated: the attributes to update hold item attributes and kSecValueData only; put \
+                search keys in the query
+                """)
         }
         if synchronizable == .any {
             throw .param("kSecAttrSynchronizableAny is for searches: update kSecAttrSynchronizable to true or false")

@@ -15,7 +15,10 @@ public final class SecKeychainItem: @unchecked Sendable, CustomStringConvertible
     }
 
     public var description: String {
-        "<SecKeychainItem \(identity.itemClass.rawValue) \(identity.itemClass == .genericPassword ? identity.service : identity.server)/\(identity.account)>"
+        """
+            <SecKeychainItem \(identity.itemClass.rawValue) \
+            \(identity.itemClass == .genericPassword ? identity.service : identity.server)/\(identity.account)>
+            """
     }
 
     public static func == (lhs: SecKeychainItem, rhs: SecKeychainItem) -> Bool {

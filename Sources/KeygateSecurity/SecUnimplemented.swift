@@ -20,7 +20,9 @@ public struct SecKeyAlgorithm: RawRepresentable, Hashable, Sendable {
     public static let ecdsaSignatureDigestX962SHA256 = SecKeyAlgorithm(rawValue: "algid:sign:ECDSA:digest-X962:SHA256")
     public static let rsaSignatureMessagePKCS1v15SHA256 = SecKeyAlgorithm(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA256")
     public static let rsaEncryptionOAEPSHA256 = SecKeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA256")
-    public static let eciesEncryptionCofactorVariableIVX963SHA256AESGCM = SecKeyAlgorithm(rawValue: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV")
+    public static let eciesEncryptionCofactorVariableIVX963SHA256AESGCM = SecKeyAlgorithm(rawValue: """
+        algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV
+        """)
     public static let eciesEncryptionStandardX963SHA256AESGCM = SecKeyAlgorithm(rawValue: "algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM")
 }
 
@@ -30,7 +32,10 @@ public enum SecKeyOperationType: Int, Sendable {
 }
 
 enum SecUnimplemented {
-    static let message = "Keygate stores generic and internet passwords only: keys, certificates, identities, trust and shared web credentials are not implemented (errSecUnimplemented). Store key bytes as a generic password."
+    static let message = """
+        Keygate stores generic and internet passwords only: keys, certificates, identities, trust and shared web \
+        credentials are not implemented (errSecUnimplemented). Store key bytes as a generic password.
+        """
 
     /// Records the advice and fills an Apple error out-parameter.
     static func refuse(_ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) {

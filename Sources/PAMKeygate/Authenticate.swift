@@ -42,7 +42,10 @@ enum Authenticate {
             let seals = try LoginKeys.sealClassKeys(master: master, uid: user.uid, userName: user.name)
             try UserIdentity.run(as: user) { try LoginKeys.recordClassKeys(master: master, seals: seals, dataDirectory: directory) }
         } catch {
-            call.log.warning("could not seal the keychain's class keys for \(user.name): \(error); the first item with access control asks for the password once")
+            call.log.warning("""
+                could not seal the keychain's class keys for \(user.name): \(error); the first item with access control asks for \
+                the password once
+                """)
         }
         call.log.notice("unlocked the keychain of \(user.name) for \(lockAfter) s")
         return PAM_IGNORE

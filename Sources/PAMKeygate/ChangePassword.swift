@@ -12,7 +12,10 @@ enum ChangePassword {
         guard let user = try call.eligibleUser() else { return PAM_IGNORE }
         let directory = call.dataDirectory(of: user)
         guard let newPassword = try call.handle.password(PAM_AUTHTOK) else {
-            call.log.warning("no new password is set for \(user.name) (put pam_keygate.so after pam_unix in the password stack): the keychain still opens with the old password; run `keygate passwd`")
+            call.log.warning("""
+                no new password is set for \(user.name) (put pam_keygate.so after pam_unix in the password stack): the keychain \
+                still opens with the old password; run `keygate passwd`
+                """)
             return PAM_IGNORE
         }
         let oldPassword = try call.handle.password(PAM_OLDAUTHTOK)
@@ -23,7 +26,11 @@ enum ChangePassword {
             }
             guard let oldPassword else {
                 try LoginKeys.markLoginStale(dataDirectory: directory)
-                call.log.warning("the password of \(user.name) was changed without the old one (reset by root?): the keychain's login protector is marked stale and still opens with the old password only, so login will not unlock it; the user should run `keygate passwd --recovery` (recovery key), or `keygate passwd` with the old password")
+                call.log.warning("""
+                    the password of \(user.name) was changed without the old one (reset by root?): the keychain's login protector is \
+                    marked stale and still opens with the old password only, so login will not unlock it; the user should run `keygate \
+                    passwd --recovery` (recovery key), or `keygate passwd` with the old password
+                    """)
                 return PAM_IGNORE
             }
             try LoginKeys.rewrapLogin(oldPassword: oldPassword, newPassword: newPassword, dataDirectory: directory)

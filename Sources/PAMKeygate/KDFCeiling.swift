@@ -29,7 +29,11 @@ struct KDFCeiling: Equatable {
     func refusal(passes costPasses: UInt64, memoryBytes costMemory: UInt64) -> String? {
         let work = costPasses * (costMemory / Self.mib)
         guard costMemory > maximumMemory || work > maximumWork else { return nil }
-        return "login.json asks for Argon2id with \(costPasses) passes and \(costMemory / Self.mib) MiB, more than this machine's calibrated login cost allows (\(maximumWork) pass-MiB, \(maximumMemory / Self.mib) MiB): refused without deriving, the keychain stays locked; the user can run `keygate unlock`, then `keygate passwd` to write a calibrated cost"
+        return """
+            login.json asks for Argon2id with \(costPasses) passes and \(costMemory / Self.mib) MiB, more than this machine's \
+            calibrated login cost allows (\(maximumWork) pass-MiB, \(maximumMemory / Self.mib) MiB): refused without deriving, \
+            the keychain stays locked; the user can run `keygate unlock`, then `keygate passwd` to write a calibrated cost
+            """
     }
 
     /// Root's calibration: read from /run/keygate, or measured now and kept there.

@@ -65,7 +65,10 @@ struct ModuleCall {
         do {
             return try LoginPolicy.lockAfter(home: user.home)
         } catch {
-            log.warning("the system policy cannot be read (\(error)): the built-in lock-after of \(Policy.default.lockAfter) s applies; check it with `keygate policy check`")
+            log.warning("""
+                the system policy cannot be read (\(error)): the built-in lock-after of \(Policy.default.lockAfter) s applies; \
+                check it with `keygate policy check`
+                """)
             return Policy.default.lockAfter
         }
     }

@@ -10,7 +10,10 @@ import Keygate
 
 enum OpenSession {
     /// The line a person sees after a login that could not unlock a stale keychain.
-    static let staleMessage = "Keygate: your keychain stays locked: your password was reset without the old one, and the keychain still opens with the old password. Run `keygate passwd` (it asks the old password) or `keygate passwd --recovery` (recovery key)."
+    static let staleMessage = """
+        Keygate: your keychain stays locked: your password was reset without the old one, and the keychain still opens with \
+        the old password. Run `keygate passwd` (it asks the old password) or `keygate passwd --recovery` (recovery key).
+        """
 
     static func run(_ call: ModuleCall) throws -> Int32 {
         guard let user = try call.eligibleUser() else { return PAM_IGNORE }
@@ -35,11 +38,17 @@ enum OpenSession {
         }
         if try unlockWithHostProtector(user, call) { return PAM_IGNORE }
         if stale {
-            call.log.warning("the keychain of \(user.name) stays locked: its login protector is stale (the password was reset without the old one); told the user to run `keygate passwd`")
+            call.log.warning("""
+                the keychain of \(user.name) stays locked: its login protector is stale (the password was reset without the old \
+                one); told the user to run `keygate passwd`
+                """)
             if call.handle.isInteractiveSession() { call.handle.info(staleMessage) }
             return PAM_IGNORE
         }
-        let why = "no password was captured at auth for \(user.name) (SSH key, fingerprint, pam_keygate.so missing from the auth stack, or a password that does not open the keychain): the keychain stays locked; `keygate unlock` opens it"
+        let why = """
+            no password was captured at auth for \(user.name) (SSH key, fingerprint, pam_keygate.so missing from the auth \
+            stack, or a password that does not open the keychain): the keychain stays locked; `keygate unlock` opens it
+            """
         // A job (cron, a service) never types a password: saying so at every run is noise.
         if call.handle.isInteractiveSession() { call.log.notice(why) } else { call.log.debug(why) }
         return PAM_IGNORE
@@ -53,7 +62,10 @@ enum OpenSession {
         let account = AccountEntry(name: user.name, uid: user.uid, gid: user.gid, home: user.home)
         guard HostProtectorPolicy.enables(try HostProtectorPolicy.decision(for: account), account) else { return false }
         guard let key = try LoginKeys.deriveHostProtectorKey(uid: user.uid) else {
-            call.log.warning("the policy enables the host protector for \(user.name), but this host has no host key (\(LoginKeys.hostKeyPath)): the keychain stays locked; run `keygate setup-host`")
+            call.log.warning("""
+                the policy enables the host protector for \(user.name), but this host has no host key (\(LoginKeys.hostKeyPath)): \
+                the keychain stays locked; run `keygate setup-host`
+                """)
             return false
         }
         let directory = call.dataDirectory(of: user)
@@ -65,9 +77,15 @@ enum OpenSession {
             return true
         }
         if unlocked {
-            call.log.notice("unlocked the keychain of \(user.name) with its host protector for \(lockAfter) s (after-first-unlock items until reboot)")
+            call.log.notice("""
+                unlocked the keychain of \(user.name) with its host protector for \(lockAfter) s (after-first-unlock items until \
+                reboot)
+                """)
         } else {
-            call.log.debug("the policy enables the host protector for \(user.name), but \(directory) has none: `keygate init --host-protector --user \(user.name)` makes one")
+            call.log.debug("""
+                the policy enables the host protector for \(user.name), but \(directory) has none: `keygate init --host-protector \
+                --user \(user.name)` makes one
+                """)
         }
         return unlocked
     }

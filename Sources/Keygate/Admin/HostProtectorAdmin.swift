@@ -45,7 +45,10 @@ public enum HostProtectorAdmin {
                 return .created(recoveryKey: try RecoveryKey.format(created.recoveryKey))
             }
             guard let master = KeyCache(uid: account.uid).load(LoginKeys.masterName)?.key else {
-                throw KeychainError.interactionNotAllowed("the keychain of \(account.name) exists and is locked, and root cannot open it without its password: unlock it as \(account.name) first (`keygate unlock`, or `keygate unlock --recovery`), then run this again")
+                throw KeychainError.interactionNotAllowed("""
+                    the keychain of \(account.name) exists and is locked, and root cannot open it without its password: unlock it as \
+                    \(account.name) first (`keygate unlock`, or `keygate unlock --recovery`), then run this again
+                    """)
             }
             try store.writeHostProtector(masterKey: master, hostProtectorKey: key)
             return .added
@@ -80,7 +83,10 @@ public enum HostProtectorAdmin {
     /// Root, the account, a policy that names it, and its host-protector key.
     private static func prepare(_ userName: String) throws -> (AccountEntry, PolicyDecision, SecureBytes) {
         guard geteuid() == 0 else {
-            throw KeychainError.param("only root can use the host protector (it is derived from the root-only host key): run it with sudo, or from a unit's ExecStartPre=+")
+            throw KeychainError.param("""
+                only root can use the host protector (it is derived from the root-only host key): run it with sudo, or from a \
+                unit's ExecStartPre=+
+                """)
         }
         let account = try AccountEntry.lookup(name: userName)
         let decision = try HostProtectorPolicy.require(account)

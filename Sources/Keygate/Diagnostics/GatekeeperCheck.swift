@@ -8,16 +8,25 @@ internal import Glibc
 
 enum GatekeeperCheck {
     static let name = "gatekeeper"
-    static let installAdvice = "install the keygate package, or run `sudo make install` in the source tree (it installs \(GatekeeperLocator.name) setuid root in <prefix>/libexec/keygate)"
+    static let installAdvice = """
+        install the keygate package, or run `sudo make install` in the source tree (it installs \(GatekeeperLocator.name) \
+        setuid root in <prefix>/libexec/keygate)
+        """
 
     /// `candidates` is GatekeeperLocator's list; tests pass their own.
     static func run(candidates: [String] = GatekeeperLocator.candidates()) -> DiagnosticResult {
         guard let found = candidates.first(where: isExecutable) else {
             if let present = candidates.first(where: FileProbe.exists) {
-                return DiagnosticResult(name, .fail, "\(present) is there but is not an executable file for uid \(FileProbe.uid), so no item with access control can be opened through it",
+                return DiagnosticResult(name, .fail, """
+                    \(present) is there but is not an executable file for uid \(FileProbe.uid), so no item with access control can be \
+                    opened through it
+                    """,
                                         advice: "sudo chown root:root \(present) && sudo chmod 4755 \(present), or reinstall: " + installAdvice)
             }
-            return DiagnosticResult(name, .fail, "\(GatekeeperLocator.name) is not installed (looked in \(candidates.joined(separator: ", "))), so no item with access control can be opened",
+            return DiagnosticResult(name, .fail, """
+                \(GatekeeperLocator.name) is not installed (looked in \(candidates.joined(separator: ", "))), so no item with \
+                access control can be opened
+                """,
                                     advice: installAdvice)
         }
         // What exec runs: the file a link points at, checked with its own folders.
@@ -28,19 +37,33 @@ enum GatekeeperCheck {
         }
         let mode = "0" + String(info.mode, radix: 8)
         if info.mode & 0o022 != 0 {
-            return DiagnosticResult(name, .fail, "\(shown) (mode \(mode)) is writable by its group or by everyone: any of them can make it run their code as root",
+            return DiagnosticResult(name, .fail, """
+                \(shown) (mode \(mode)) is writable by its group or by everyone: any of them can make it run their code as root
+                """,
                                     advice: "sudo chmod go-w \(path), then reinstall it (its contents cannot be trusted): " + installAdvice)
         }
         if let folder = unsafeFolder(of: path) {
-            return DiagnosticResult(name, .fail, "\(folder.path), a folder above \(shown), \(folder.why): whoever can change it can put another program in the gatekeeper's place",
-                                    advice: "sudo chown root:root \(folder.path) && sudo chmod go-w \(folder.path), then reinstall the gatekeeper: " + installAdvice)
+            return DiagnosticResult(name, .fail, """
+                \(folder.path), a folder above \(shown), \(folder.why): whoever can change it can put another program in the \
+                gatekeeper's place
+                """,
+                                    advice: """
+                                        sudo chown root:root \(folder.path) && sudo chmod go-w \(folder.path), then reinstall the gatekeeper:\u{20}
+                                        """ + installAdvice)
         }
         if info.uid != 0 {
-            return DiagnosticResult(name, FileProbe.uid == 0 ? .warn : .fail, "\(shown) is owned by uid \(info.uid), not root, so it cannot act for other users (items with access control cannot be opened)",
-                                    advice: "sudo chown root:root \(path) && sudo chmod 4755 \(path) (chown clears the setuid bit, so chmod after it)")
+            return DiagnosticResult(name, FileProbe.uid == 0 ? .warn : .fail, """
+                \(shown) is owned by uid \(info.uid), not root, so it cannot act for other users (items with access control cannot \
+                be opened)
+                """,
+                                    advice: """
+                                        sudo chown root:root \(path) && sudo chmod 4755 \(path) (chown clears the setuid bit, so chmod after it)
+                                        """)
         }
         if info.mode & 0o4000 == 0 {
-            return DiagnosticResult(name, FileProbe.uid == 0 ? .warn : .fail, "\(shown) (mode \(mode)) is not setuid, so it runs as its caller and cannot read root's gate keys for other users",
+            return DiagnosticResult(name, FileProbe.uid == 0 ? .warn : .fail, """
+                \(shown) (mode \(mode)) is not setuid, so it runs as its caller and cannot read root's gate keys for other users
+                """,
                                     advice: "sudo chmod 4755 \(path)")
         }
         return DiagnosticResult(name, .ok, "\(shown), root, mode \(mode) (setuid)")

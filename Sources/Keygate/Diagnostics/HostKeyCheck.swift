@@ -27,9 +27,14 @@ enum HostKeyCheck {
         switch FileProbe.inspect(path) {
         case .absent:
             return DiagnosticResult(name, .warn, "\(path) is absent: this-device-only items cannot be added or read",
-                                    advice: geteuid() == 0 && tpmAnswers().answers ? "sudo keygate setup-host --tpm (this host has a TPM: the key is sealed to it)" : "sudo keygate setup-host")
+                                    advice: geteuid() == 0 && tpmAnswers().answers ? """
+                                        sudo keygate setup-host --tpm (this host has a TPM: the key is sealed to it)
+                                        """ : "sudo keygate setup-host")
         case .denied:
-            return DiagnosticResult(name, .ok, "\(path) is root's (not visible to uid \(FileProbe.uid)); run `sudo keygate doctor` to check its mode and whether it is sealed to a TPM")
+            return DiagnosticResult(name, .ok, """
+                \(path) is root's (not visible to uid \(FileProbe.uid)); run `sudo keygate doctor` to check its mode and whether it \
+                is sealed to a TPM
+                """)
         case .error(let why):
             return DiagnosticResult(name, .warn, "cannot inspect \(path): \(why)", advice: "check /var/lib/keygate as root")
         case .found(let info):
@@ -38,7 +43,9 @@ enum HostKeyCheck {
                                         advice: "remove it, then run sudo keygate setup-host (this-device-only items sealed for it are lost)")
             }
             if info.uid != 0 || (info.mode != 0o400 && info.mode != 0o600) {
-                return DiagnosticResult(name, .fail, "\(path) has owner uid \(info.uid) and mode 0\(String(info.mode, radix: 8)); it must be root's, mode 0400",
+                return DiagnosticResult(name, .fail, """
+                    \(path) has owner uid \(info.uid) and mode 0\(String(info.mode, radix: 8)); it must be root's, mode 0400
+                    """,
                                         advice: "sudo chown root:root \(path) && sudo chmod 0400 \(path)")
             }
             let found = "\(path) present, root, mode 0\(String(info.mode, radix: 8)), not sealed to a TPM"
@@ -54,24 +61,39 @@ enum HostKeyCheck {
 
     private static func sealedKey(path: String, sealed: String, info: FileProbe.Info) -> DiagnosticResult {
         if info.kind != .regular || info.uid != 0 || (info.mode != 0o400 && info.mode != 0o600) {
-            return DiagnosticResult(name, .fail, "\(sealed) must be a regular file owned by root, mode 0400 (found uid \(info.uid), mode 0\(String(info.mode, radix: 8)))",
+            return DiagnosticResult(name, .fail, """
+                \(sealed) must be a regular file owned by root, mode 0400 (found uid \(info.uid), mode \
+                0\(String(info.mode, radix: 8)))
+                """,
                                     advice: "sudo chown root:root \(sealed) && sudo chmod 0400 \(sealed)")
         }
         switch HostKey.sealedHealth(at: path) {
         case .opens(let tcti):
             if AtomicFile.exists(path) {
-                return DiagnosticResult(name, .warn, "the host key is sealed to the TPM at \(tcti), but the plaintext \(path) is still there (an interrupted move)",
+                return DiagnosticResult(name, .warn, """
+                    the host key is sealed to the TPM at \(tcti), but the plaintext \(path) is still there (an interrupted move)
+                    """,
                                         advice: "sudo keygate setup-host --tpm: checks they match, then removes the plain file")
             }
-            return DiagnosticResult(name, .ok, "the host key is sealed to the TPM at \(tcti) (\(sealed), root, mode 0\(String(info.mode, radix: 8))); a copied disk does not carry it")
+            return DiagnosticResult(name, .ok, """
+                the host key is sealed to the TPM at \(tcti) (\(sealed), root, mode 0\(String(info.mode, radix: 8))); a copied disk \
+                does not carry it
+                """)
         case .unusable(let error):
-            return DiagnosticResult(name, .fail, error.message, advice: "restore \(sealed) from a backup, or sudo keygate setup-host --tpm --rotate (this-device-only items are lost)")
+            return DiagnosticResult(name, .fail, error.message, advice: """
+                restore \(sealed) from a backup, or sudo keygate setup-host --tpm --rotate (this-device-only items are lost)
+                """)
         case .unreachable(let tcti, let error):
             return DiagnosticResult(name, .fail, "the host key is sealed to the TPM at \(tcti), which does not answer: \(shortReason(error.message))",
-                                    advice: "bring that TPM back (check `tpm2_getrandom 8 -T \(tcti)`); this-device-only items open again when it answers")
+                                    advice: """
+                                        bring that TPM back (check `tpm2_getrandom 8 -T \(tcti)`); this-device-only items open again when it answers
+                                        """)
         case .refused(let tcti, let error):
             return DiagnosticResult(name, .fail, refusedMessage(tcti: tcti, error),
-                                    advice: "sudo keygate setup-host --tpm --rotate (a new host key; this-device-only items sealed for the old one cannot be recovered: add them again)")
+                                    advice: """
+                                        sudo keygate setup-host --tpm --rotate (a new host key; this-device-only items sealed for the old one \
+                                        cannot be recovered: add them again)
+                                        """)
         }
     }
 

@@ -38,7 +38,10 @@ enum PAMSetupCheck {
                     + ": the login password does not unlock the keychain, and this-device-only items need it for non-root users",
                 advice: modules.isEmpty
                     ? "install pam_keygate.so (the package, or sudo make install), then run `sudo pam-auth-update --enable keygate`"
-                    : "run `sudo pam-auth-update --enable keygate`, or add `auth optional pam_keygate.so` and `session optional pam_keygate.so` after pam_unix")
+                    : """
+                        run `sudo pam-auth-update --enable keygate`, or add `auth optional pam_keygate.so` and `session optional \
+                        pam_keygate.so` after pam_unix
+                        """)
         }
         if modules.isEmpty {
             return DiagnosticResult("pam-stacks", .warn, "pam_keygate.so is named in \(using.joined(separator: ", ")) but is not installed",

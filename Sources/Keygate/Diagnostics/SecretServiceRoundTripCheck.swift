@@ -38,7 +38,9 @@ enum SecretServiceRoundTripCheck {
                                         advice: "delete \"\(service)\" items with secret-tool or \(provider.name), and update it")
             }
         } catch let error as KeychainError {
-            let leftover = step == "delete" ? "; the throwaway item (service \(service), account \(account)) is left: delete it in \(provider.name)" : ""
+            let leftover = step == "delete" ? """
+                ; the throwaway item (service \(service), account \(account)) is left: delete it in \(provider.name)
+                """ : ""
             return DiagnosticResult(name, .fail, "\(who): could not \(step) a throwaway item: \(error.message)\(leftover)",
                                     advice: advice(provider))
         } catch {

@@ -14,7 +14,9 @@ enum SessionBusCheck {
                info.kind == .socket {
                 return DiagnosticResult(name, .ok, "DBUS_SESSION_BUS_ADDRESS is unset; the systemd user bus \(runtime)/bus is there")
             }
-            return DiagnosticResult(name, .fail, "DBUS_SESSION_BUS_ADDRESS is unset and there is no \(environment["XDG_RUNTIME_DIR"] ?? "$XDG_RUNTIME_DIR")/bus",
+            return DiagnosticResult(name, .fail, """
+                DBUS_SESSION_BUS_ADDRESS is unset and there is no \(environment["XDG_RUNTIME_DIR"] ?? "$XDG_RUNTIME_DIR")/bus
+                """,
                                     advice: startAdvice)
         }
         // An address is a ;-separated list of transports; the first unix:path= one is checked.

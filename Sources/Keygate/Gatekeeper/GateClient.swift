@@ -40,7 +40,10 @@ struct GateClient {
         let path = try GatekeeperLocator.path()
         #if !KEYGATE_TEST_HOOKS
         if getuid() != 0, !GatekeeperLocator.isSetuidRoot(path) {
-            throw KeychainError.notAvailable("\(path) is not setuid root, so it cannot keep your gate keys from your other processes: reinstall keygate (`sudo make install` or the package); `keygate doctor` checks it")
+            throw KeychainError.notAvailable("""
+                \(path) is not setuid root, so it cannot keep your gate keys from your other processes: reinstall keygate (`sudo \
+                make install` or the package); `keygate doctor` checks it
+                """)
         }
         #endif
         var toHelper: [Int32] = [-1, -1]
@@ -68,7 +71,9 @@ struct GateClient {
         defer { close(fromHelper[0]) }
         guard rc == 0 else {
             close(toHelper[1])
-            throw KeychainError.notAvailable("Keygate's gatekeeper \(path) could not be started (\(String(cString: strerror(rc)))): reinstall keygate")
+            throw KeychainError.notAvailable("""
+                Keygate's gatekeeper \(path) could not be started (\(String(cString: strerror(rc)))): reinstall keygate
+                """)
         }
         // SIGPIPE would kill this process if the gatekeeper died first: a write error instead.
         let previous = signal(SIGPIPE, SIG_IGN)
@@ -85,13 +90,19 @@ struct GateClient {
         while true {
             guard Self.waitReadable(fromHelper[0], milliseconds: Self.answerDeadlineMilliseconds) else {
                 kill(pid, SIGKILL)
-                throw KeychainError.notAvailable("Keygate's gatekeeper \(path) did not answer within \(Self.answerDeadlineMilliseconds / 1000) s (a PAM module or a file it reads may hang): it was stopped; see the system log, and run `keygate doctor`")
+                throw KeychainError.notAvailable("""
+                    Keygate's gatekeeper \(path) did not answer within \(Self.answerDeadlineMilliseconds / 1000) s (a PAM module or a \
+                    file it reads may hang): it was stopped; see the system log, and run `keygate doctor`
+                    """)
             }
             guard var frame = GateWire.readFrame(fromHelper[0]) else { throw Self.died(path) }
             defer { Sodium.wipe(&frame) }
             let message: GateMessage
             do { message = try GateMessage.decode(frame) } catch {
-                throw KeychainError.notAvailable("Keygate's gatekeeper \(path) answered something this keygate cannot read: reinstall keygate so that both come from one version")
+                throw KeychainError.notAvailable("""
+                    Keygate's gatekeeper \(path) answered something this keygate cannot read: reinstall keygate so that both come from \
+                    one version
+                    """)
             }
             switch message {
             case .promptSecret(let text), .promptVisible(let text):

@@ -59,7 +59,10 @@ enum GateDaemon {
     /// Serves the listening socket (fd 3) until idle. Root only: run by systemd or by the helper.
     static func serve(_ activation: Activation, hooks: [String: String]) -> Int32 {
         guard getuid() == 0, geteuid() == 0 else {
-            GatekeeperMain.complain("keygate-gatekeeper --serve runs as root only: systemd's keygate-gatekeeper.socket starts it, or the gatekeeper itself")
+            GatekeeperMain.complain("""
+                keygate-gatekeeper --serve runs as root only: systemd's keygate-gatekeeper.socket starts it, or the gatekeeper \
+                itself
+                """)
             return 2
         }
         guard activation.listening else {
@@ -128,7 +131,9 @@ enum GateDaemon {
         var result: GateResult
         do {
             guard pidfd >= 0 else {
-                throw KeychainError.notAvailable("this kernel gives no pidfd for a socket's peer (SO_PEERPIDFD, Linux 6.5): the setuid gatekeeper answers instead")
+                throw KeychainError.notAvailable("""
+                    this kernel gives no pidfd for a socket's peer (SO_PEERPIDFD, Linux 6.5): the setuid gatekeeper answers instead
+                    """)
             }
             var request = try GateRequest.decode(frame)
             guard serves(request) else {

@@ -145,7 +145,9 @@ struct GateRecords: Sendable, Equatable {
         var waited = 0
         while SafeFile.retryingOnEINTR({ flock(lockFD, LOCK_EX | LOCK_NB) }) != 0 {
             guard errno == EWOULDBLOCK, waited < lockDeadlineMilliseconds else {
-                throw KeychainError.notAvailable("the gatekeeper's records for uid \(uid) stayed locked for \(lockDeadlineMilliseconds / 1000) s: try again")
+                throw KeychainError.notAvailable("""
+                    the gatekeeper's records for uid \(uid) stayed locked for \(lockDeadlineMilliseconds / 1000) s: try again
+                    """)
             }
             usleep(20_000)
             waited += 20

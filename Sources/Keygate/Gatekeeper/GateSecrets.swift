@@ -45,7 +45,10 @@ struct GateSecrets {
             secret = try AtomicFile.read(secretPath, maxBytes: 64)
         }
         guard var bytes = secret, bytes.count == secretBytes else {
-            throw KeychainError.decode("the gatekeeper's secret for uid \(uid) (\(secretPath)) is damaged: gated items of this user cannot be opened; an administrator can remove the file (those items are then lost) or restore it from a backup")
+            throw KeychainError.decode("""
+                the gatekeeper's secret for uid \(uid) (\(secretPath)) is damaged: gated items of this user cannot be opened; an \
+                administrator can remove the file (those items are then lost) or restore it from a backup
+                """)
         }
         let key = try SecureBytes(consuming: &bytes)
         let shadow = shadowEntry(userName)
@@ -119,7 +122,9 @@ struct GateSecrets {
     /// The device pair; .notAvailable with the fix when this host has no host key.
     func devicePair(flags: UInt32, identity: ItemIdentity) throws -> BoxKeyPair {
         guard let deviceKey = try DeviceKey.deriveFromHost(uid: uid) else {
-            throw KeychainError.notAvailable("this-device-only items need this host's key, and the host has none: an administrator runs `sudo keygate setup-host`")
+            throw KeychainError.notAvailable("""
+                this-device-only items need this host's key, and the host has none: an administrator runs `sudo keygate setup-host`
+                """)
         }
         var message = Array("keygate.gate.device.v1".utf8) + Self.u32(flags) + identity.canonicalBytes
         let input = try SecureBytes(consuming: &message)

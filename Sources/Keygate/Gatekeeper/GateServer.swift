@@ -40,7 +40,11 @@ struct GateServer {
         for key in request.classKeys {
             let expected = try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)
             guard key.seal.count == expected.count, Sodium.constantTimeEquals(key.seal, expected) else {
-                throw KeychainError.param("the public key your keychain's keys.json gives for \(key.accessibility.rawValue) items was not recorded by your keychain (another process may have replaced it): nothing was sealed to it; run `keygate unlock` to record the right keys again")
+                throw KeychainError.param("""
+                    the public key your keychain's keys.json gives for \(key.accessibility.rawValue) items was not recorded by your \
+                    keychain (another process may have replaced it): nothing was sealed to it; run `keygate unlock` to record the right \
+                    keys again
+                    """)
             }
             needsDevice = needsDevice || key.accessibility.isThisDeviceOnly
         }
@@ -72,7 +76,10 @@ struct GateServer {
         for (index, box) in request.boxes.enumerated() {
             // Into the reply's own array (wiped with the reply), not through locked memory first.
             guard let share = secrets.share(in: box.sealed, openedWith: pairs[index]), share.count == GatedBlob.contentKeyBytes else {
-                throw KeychainError.decode("the secret of \(identity.displayName) cannot be opened: its access-control box is corrupt; delete the item and add it again, or restore it from a backup")
+                throw KeychainError.decode("""
+                    the secret of \(identity.displayName) cannot be opened: its access-control box is corrupt; delete the item and add \
+                    it again, or restore it from a backup
+                    """)
             }
             result.shares.append((UInt8(index), share))
         }
@@ -99,7 +106,9 @@ struct GateServer {
         }
         if !recent {
             if request.flags.contains(.noPrompt) {
-                throw KeychainError.interactionNotAllowed("recording the keychain's public keys needs your password, and no prompt is allowed: run `keygate unlock`")
+                throw KeychainError.interactionNotAllowed("""
+                    recording the keychain's public keys needs your password, and no prompt is allowed: run `keygate unlock`
+                    """)
             }
             try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
                                        recordAs: "unlock:" + policy.pamService)
@@ -130,11 +139,20 @@ struct GateServer {
     static func invalidated(_ kind: GateKind, _ identity: ItemIdentity) -> KeychainError {
         switch kind {
         case .currentSet:
-            return .itemNotFound("the item \(identity.displayName) was invalidated: it was bound to your previous password (current-set), and the password has changed since")
+            return .itemNotFound("""
+                the item \(identity.displayName) was invalidated: it was bound to your previous password (current-set), and the \
+                password has changed since
+                """)
         case .device:
-            return .itemNotFound("the item \(identity.displayName) was invalidated: it is this-device-only and was sealed on another host, or before this host's key was rotated")
+            return .itemNotFound("""
+                the item \(identity.displayName) was invalidated: it is this-device-only and was sealed on another host, or before \
+                this host's key was rotated
+                """)
         case .presence, .accessClass:
-            return .itemNotFound("the item \(identity.displayName) was invalidated: its user-presence key is not one this host's gatekeeper holds for it (it was sealed on another host, for another item, or its gate secret was reset)")
+            return .itemNotFound("""
+                the item \(identity.displayName) was invalidated: its user-presence key is not one this host's gatekeeper holds for \
+                it (it was sealed on another host, for another item, or its gate secret was reset)
+                """)
         }
     }
 
@@ -184,10 +202,15 @@ struct GateServer {
         }
         if !satisfied {
             if request.flags.contains(.noPrompt) {
-                throw KeychainError.interactionNotAllowed("reading this item needs your password, and the authentication context does not allow a prompt")
+                throw KeychainError.interactionNotAllowed("""
+                    reading this item needs your password, and the authentication context does not allow a prompt
+                    """)
             }
             if decision.allowNonInteractive {
-                throw KeychainError.interactionNotAllowed("the policy for this item allows no prompt (allow-non-interactive): unlock first (keygate unlock), or see `keygate policy explain`")
+                throw KeychainError.interactionNotAllowed("""
+                    the policy for this item allows no prompt (allow-non-interactive): unlock first (keygate unlock), or see `keygate \
+                    policy explain`
+                    """)
             }
             try authenticateThroughPAM(service: service, scope: scope, policy: decision.policy, reason: request.reason)
         }
@@ -235,7 +258,9 @@ struct GateServer {
     private func legacySeed(_ request: GateRequest) throws -> GateResult {
         guard request.seed.count == BoxKeyPair.seedBytes else { throw malformed() }
         guard let deviceKey = try DeviceKey.deriveFromHost(uid: user.uid) else {
-            throw KeychainError.notAvailable("this-device-only items need this host's key, and the host has none: an administrator runs `sudo keygate setup-host`")
+            throw KeychainError.notAvailable("""
+                this-device-only items need this host's key, and the host has none: an administrator runs `sudo keygate setup-host`
+                """)
         }
         var seed = request.seed
         let bound = try GenericHash.hash(SecureBytes(consuming: &seed), secretKey: deviceKey, outputBytes: BoxKeyPair.seedBytes)

@@ -11,7 +11,11 @@ enum GatekeeperLocator {
     /// The gatekeeper to run, or .notAvailable saying how to install it.
     static func path() throws -> String {
         for candidate in candidates() where isExecutable(candidate) { return candidate }
-        throw KeychainError.notAvailable("Keygate's gatekeeper (keygate-gatekeeper) is not installed, so no item with access control can be opened or sealed: install the keygate package, or run `sudo make install` (it installs it setuid root in <prefix>/libexec/keygate); `keygate doctor` checks it")
+        throw KeychainError.notAvailable("""
+            Keygate's gatekeeper (keygate-gatekeeper) is not installed, so no item with access control can be opened or sealed: \
+            install the keygate package, or run `sudo make install` (it installs it setuid root in <prefix>/libexec/keygate); \
+            `keygate doctor` checks it
+            """)
     }
 
     static func candidates() -> [String] {

@@ -40,7 +40,10 @@ public enum GatekeeperMain {
         } catch let error as KeychainError {
             result = .failure(error)
         } catch is GateWireError {
-            result = .failure(.param("the gatekeeper refused a malformed request: the keygate that sent it does not match this gatekeeper; reinstall keygate"))
+            result = .failure(.param("""
+                the gatekeeper refused a malformed request: the keygate that sent it does not match this gatekeeper; reinstall \
+                keygate
+                """))
         } catch {
             result = .failure(.notAvailable("the gatekeeper failed: \(error)"))
         }

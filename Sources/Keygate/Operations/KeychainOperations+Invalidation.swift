@@ -52,7 +52,10 @@ extension KeychainOperations {
         if dead.contains(.device) {
             return "it is this-device-only and was sealed on another host, or before this host's key was rotated"
         }
-        return "it needs a user-presence key this host's gatekeeper does not hold for it (sealed on another host, or by Keygate 1.x and not moved since)"
+        return """
+            it needs a user-presence key this host's gatekeeper does not hold for it (sealed on another host, or by Keygate 1.x \
+            and not moved since)
+            """
     }
 }
 

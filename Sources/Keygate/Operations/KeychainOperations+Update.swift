@@ -25,12 +25,16 @@ extension KeychainOperations {
         // Duplicates are judged, as on Apple, by primary keys, and all before any write.
         var seen = Set<ItemIdentity>()
         for plan in plans where !seen.insert(plan.new.identity).inserted {
-            throw KeychainError.duplicateItem("the update would give several items the primary key \(plan.new.identity.displayName): narrow the query to one item")
+            throw KeychainError.duplicateItem("""
+                the update would give several items the primary key \(plan.new.identity.displayName): narrow the query to one item
+                """)
         }
         let oldIdentities = Set(found.map(\.attributes.identity))
         for plan in plans where plan.new.identity != plan.old.attributes.identity && !oldIdentities.contains(plan.new.identity) {
             if !(try store.search(ItemQuery(exactly: plan.new.identity), loadBlobs: false)).isEmpty {
-                throw KeychainError.duplicateItem("an item for \(plan.new.identity.displayName) already exists: delete it first, or choose another account")
+                throw KeychainError.duplicateItem("""
+                    an item for \(plan.new.identity.displayName) already exists: delete it first, or choose another account
+                    """)
             }
         }
         for plan in plans {

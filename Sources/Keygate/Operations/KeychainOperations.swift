@@ -36,7 +36,10 @@ public struct KeychainOperations: Sendable {
     /// before any prompt.
     public func add(_ requested: ItemAttributes, secret: SecureBytes, replace: Bool) throws {
         guard secret.count <= SealedBlob.maxSecretLength else {
-            throw KeychainError.param("the secret is \(secret.count) bytes, more than the \(SealedBlob.maxSecretLength)-byte limit: store a key or a path to the data instead")
+            throw KeychainError.param("""
+                the secret is \(secret.count) bytes, more than the \(SealedBlob.maxSecretLength)-byte limit: store a key or a path \
+                to the data instead
+                """)
         }
         try ItemFieldLimits.check(requested)
         try requested.accessControl?.validate()
@@ -52,7 +55,10 @@ public struct KeychainOperations: Sendable {
             // What is there may be the leftover of an add the Secret Service never finished: it
             // is not an item, so this add takes its place.
             guard try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true).allSatisfy(\.isUnfinishedWrite) else {
-                throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: use -U (update) to replace its secret, or delete it first")
+                throw KeychainError.duplicateItem("""
+                    an item for \(attributes.identity.displayName) already exists: use -U (update) to replace its secret, or delete it \
+                    first
+                    """)
             }
             replace = true
         }
@@ -133,7 +139,10 @@ public struct KeychainOperations: Sendable {
         }
         let header = try SealedBlob.header(of: blob)
         guard header.accessibility == item.attributes.accessibility else {
-            throw KeychainError.decode("the item \(identity.displayName) was tampered with: its accessibility attribute does not match its sealed blob; delete it and add it again")
+            throw KeychainError.decode("""
+                the item \(identity.displayName) was tampered with: its accessibility attribute does not match its sealed blob; \
+                delete it and add it again
+                """)
         }
         if header.scheme == GatedBlob.scheme {
             return try openGated(blob, identity: identity, keys: keys)
@@ -185,7 +194,10 @@ public struct KeychainOperations: Sendable {
                 }
             }
             if legacyDeviceOnly {
-                throw KeychainError.itemNotFound("the item \(identity.displayName) was invalidated: Keygate 1.x sealed it to this host's device key, and it could not be moved to the gatekeeper (sealed on another host, or the host key changed); add it again")
+                throw KeychainError.itemNotFound("""
+                    the item \(identity.displayName) was invalidated: Keygate 1.x sealed it to this host's device key, and it could not \
+                    be moved to the gatekeeper (sealed on another host, or the host key changed); add it again
+                    """)
             }
             throw KeychainError.decode("the item \(identity.displayName) was sealed by another keychain: delete it and add it again")
         }
@@ -399,7 +411,10 @@ extension KeychainStatus.CachedKeyInfo {
 
 extension KeychainStatus {
     /// What `keygate status` and `keygate doctor` say about a stale login protector.
-    public static let staleLoginProblem = "your password was reset without the old one: the keychain still opens with the old password, so logging in does not unlock it"
+    public static let staleLoginProblem = """
+        your password was reset without the old one: the keychain still opens with the old password, so logging in does not \
+        unlock it
+        """
     public static let staleLoginAdvice = "run `keygate passwd` (it asks the old password), or `keygate passwd --recovery` with the recovery key"
 
     /// When this keychain's items are in the Secret Service (its recorded store, or a keychain

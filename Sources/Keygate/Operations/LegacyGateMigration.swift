@@ -46,7 +46,11 @@ struct LegacyGateMigration {
         if failed.isEmpty {
             try unlocker.keyStore.removeLegacyGateKeys()
         } else {
-            unlocker.prompter.notify("Keygate moved \(moved) item(s) to its gatekeeper; \(failed.count) did not open with your keychain's 1.x keys and were left as they were: \(failed.prefix(5).joined(separator: ", "))\(failed.count > 5 ? ", …" : ""). Delete and add them again.")
+            unlocker.prompter.notify("""
+                Keygate moved \(moved) item(s) to its gatekeeper; \(failed.count) did not open with your keychain's 1.x keys and \
+                were left as they were: \(failed.prefix(5).joined(separator: ", "))\(failed.count > 5 ? ", …" : ""). Delete and add \
+                them again.
+                """)
         }
         if moved > 0 { unlocker.audit(.unlock, detail: "moved \(moved) items from 1.x gate keys to the gatekeeper") }
     }

@@ -12,7 +12,9 @@ struct PasswordChange {
     func changePassword() throws {
         let current = try unlocker.authenticate(purpose: .unlock)
         let user = unlocker.context.user.name
-        guard let previous = try unlocker.prompter.readSecret(prompt: "[keygate] the password Keygate last knew for \(user) (your previous password): ") else {
+        guard let previous = try unlocker.prompter.readSecret(prompt: """
+            [keygate] the password Keygate last knew for \(user) (your previous password):\u{20}
+            """) else {
             throw KeychainError.userCanceled("canceled: the keychain's password was not changed")
         }
         try unlocker.keyStore.changePassword(old: previous, new: current, kdf: nil)

@@ -88,7 +88,10 @@ struct KeyUnlocker: Sendable {
         }
         guard let keys = try PublicKeys.load(directory: context.dataDirectory), let key = keys.classKey(accessibility),
               !keys.seal(accessibility).isEmpty else {
-            throw KeychainError.notAvailable("the keychain's public keys could not be recorded in \(context.dataDirectory): check that the folder is writable, then run `keygate unlock`")
+            throw KeychainError.notAvailable("""
+                the keychain's public keys could not be recorded in \(context.dataDirectory): check that the folder is writable, \
+                then run `keygate unlock`
+                """)
         }
         return GateRequest.ClassKey(accessibility: accessibility, publicKey: key, seal: keys.seal(accessibility))
     }
@@ -159,7 +162,12 @@ struct KeyUnlocker: Sendable {
     func requirePasswordProtector() throws {
         let store = keyStore
         guard !store.hasLoginProtector, store.hasHostProtector else { return }
-        throw KeychainError.interactionNotAllowed("the keychain of \(context.user.name) has no password protector (only the host protector and the recovery key open it), so nothing that needs a password can be opened: items that need user presence or current-set stay closed (give them `access = none` in a system policy, or add them without access control); after a reboot root opens after-first-unlock items with `keygate unlock --host-protector --user \(context.user.name)`")
+        throw KeychainError.interactionNotAllowed("""
+            the keychain of \(context.user.name) has no password protector (only the host protector and the recovery key open \
+            it), so nothing that needs a password can be opened: items that need user presence or current-set stay closed (give \
+            them `access = none` in a system policy, or add them without access control); after a reboot root opens \
+            after-first-unlock items with `keygate unlock --host-protector --user \(context.user.name)`
+            """)
     }
 
     /// Opens the keychain with the password typed for a presence check (one prompt for both).
@@ -185,7 +193,10 @@ struct KeyUnlocker: Sendable {
     func initialize() throws -> (masterKey: SecureBytes, recoveryKey: SecureBytes) {
         let store = keyStore
         if store.isInitialized {
-            throw KeychainError.duplicateItem("the keychain is already initialised in \(context.dataDirectory): nothing to do (to start over, remove that folder; items sealed by the old key become unreadable)")
+            throw KeychainError.duplicateItem("""
+                the keychain is already initialised in \(context.dataDirectory): nothing to do (to start over, remove that folder; \
+                items sealed by the old key become unreadable)
+                """)
         }
         let password = try authenticate(purpose: .unlock)
         let kdf = try context.kdfForNewProtector()
@@ -261,7 +272,10 @@ struct KeyUnlocker: Sendable {
         }
         if neverPrompt {
             audit(.policyRefusal, service: context.policy.pamService, detail: "allow-non-interactive: no prompt")
-            throw KeychainError.interactionNotAllowed("the policy for this item allows no prompt (allow-non-interactive): unlock first (keygate unlock), or see `keygate policy explain`")
+            throw KeychainError.interactionNotAllowed("""
+                the policy for this item allows no prompt (allow-non-interactive): unlock first (keygate unlock), or see `keygate \
+                policy explain`
+                """)
         }
         try prompter.ensureAvailable()
         return try Self.requirePassword(gate.authenticate(reason: promptReason(for: purpose)).password, service: context.policy.pamService)
@@ -271,7 +285,10 @@ struct KeyUnlocker: Sendable {
     /// (pam_permit, a fingerprint, a smart card) leaves nothing to open them with.
     static func requirePassword(_ password: SecureBytes?, service: String) throws -> SecureBytes {
         guard let password, password.count > 0 else {
-            throw KeychainError.authFailed("PAM service '\(service)' accepted you without a typed password, but the keychain opens only with your password: make that service ask for it (see pam.d/keygate)")
+            throw KeychainError.authFailed("""
+                PAM service '\(service)' accepted you without a typed password, but the keychain opens only with your password: \
+                make that service ask for it (see pam.d/keygate)
+                """)
         }
         return password
     }
@@ -296,7 +313,10 @@ struct KeyUnlocker: Sendable {
     private func showRecoveryKeyOnce(_ recoveryKey: SecureBytes) {
         guard let text = try? RecoveryKey.format(recoveryKey) else { return }
         let shown = text.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        prompter.notify("Keygate created your keychain. Recovery key, shown only this once; keep it somewhere safe:\n  \(shown)\nIt unlocks the keychain if your password is lost (keygate unlock --recovery).")
+        prompter.notify("""
+            Keygate created your keychain. Recovery key, shown only this once; keep it somewhere safe:\n  \(shown)\nIt unlocks \
+            the keychain if your password is lost (keygate unlock --recovery).
+            """)
     }
 
     /// Presence for userPresence, devicePasscode and biometryAny; current set for biometryCurrentSet.

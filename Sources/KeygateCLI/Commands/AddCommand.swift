@@ -7,8 +7,14 @@ import Glibc
 
 enum AddCommand: KeygateCommand {
     static let update = OptionSpec.flag("-U", "--update", help: "Replace the secret of an existing item instead of failing.")
-    static let accessible = OptionSpec.value("--accessible", valueName: "CLASS", help: "when-unlocked (default), after-first-unlock, when-passcode-set-this-device-only, when-unlocked-this-device-only or after-first-unlock-this-device-only.")
-    static let access = OptionSpec.value("--access", valueName: "LIST", help: "Require an authentication to read: user-presence, device-passcode, biometry-any, current-set (comma-separated; with --or or --and).")
+    static let accessible = OptionSpec.value("--accessible", valueName: "CLASS", help: """
+        when-unlocked (default), after-first-unlock, when-passcode-set-this-device-only, when-unlocked-this-device-only or \
+        after-first-unlock-this-device-only.
+        """)
+    static let access = OptionSpec.value("--access", valueName: "LIST", help: """
+        Require an authentication to read: user-presence, device-passcode, biometry-any, current-set (comma-separated; with \
+        --or or --and).
+        """)
     static let or = OptionSpec.flag("--or", help: "Any one of the --access constraints is enough.")
     static let and = OptionSpec.flag("--and", help: "Every --access constraint is needed.")
     static let promptForSecret = OptionSpec.flag("-w", help: "Ask for the secret at a prompt (macOS spelling). A value after -w is refused.")
@@ -16,7 +22,10 @@ enum AddCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Add an item; the secret comes from standard input or a prompt.",
-        discussion: "The secret is read from standard input when it is not a terminal (exact bytes, binary-safe), or asked for twice without echo. Giving the secret as an argument is refused, because every user can read a process's arguments.",
+        discussion: """
+            The secret is read from standard input when it is not a terminal (exact bytes, binary-safe), or asked for twice \
+            without echo. Giving the secret as an argument is refused, because every user can read a process's arguments.
+            """,
         aliases: ["add-generic-password", "add-internet-password"],
         usage: "-s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] [--access LIST [--or|--and]] < secret",
         options: ItemOptions.matching + [
@@ -36,7 +45,10 @@ enum AddCommand: KeygateCommand {
         if !args.positionals.isEmpty {
             throw context.usageError(
                 args.flag(Self.promptForSecret)
-                    ? "a secret given on the command line is refused: other users can read it in /proc/PID/cmdline and it stays in shell history. Pipe it on standard input (printf %s \"$SECRET\" | keygate add …) or leave out the value to be prompted"
+                    ? """
+                        a secret given on the command line is refused: other users can read it in /proc/PID/cmdline and it stays in shell \
+                        history. Pipe it on standard input (printf %s \"$SECRET\" | keygate add …) or leave out the value to be prompted
+                        """
                     : "unexpected argument: secrets are never taken from arguments; pipe the secret on standard input",
                 configuration)
         }
@@ -44,7 +56,9 @@ enum AddCommand: KeygateCommand {
         var accessibility = Accessibility.whenUnlocked
         if let raw = args.value(Self.accessible) {
             guard let a = Accessibility(name: raw) else {
-                throw KeychainError(.param, "unknown accessibility class '\(raw)': use one of \(Accessibility.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw KeychainError(.param, """
+                    unknown accessibility class '\(raw)': use one of \(Accessibility.allCases.map(\.rawValue).joined(separator: ", "))
+                    """)
             }
             accessibility = a
         }
@@ -71,7 +85,10 @@ enum AddCommand: KeygateCommand {
         if !Console.isTerminal(0) {
             let secret = try SecureBytes.read(fileDescriptor: 0, maxBytes: maxSecretBytes)
             if secret.count == 0 {
-                throw KeychainError(.param, "no secret on standard input: pipe it in (printf %s \"$SECRET\" | keygate add …), or run from a terminal to be prompted")
+                throw KeychainError(.param, """
+                    no secret on standard input: pipe it in (printf %s \"$SECRET\" | keygate add …), or run from a terminal to be \
+                    prompted
+                    """)
             }
             return secret
         }

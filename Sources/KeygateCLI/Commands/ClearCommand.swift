@@ -7,7 +7,10 @@ enum ClearCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "clear",
         abstract: "Delete every item whose attributes match (secret-tool clear order).",
-        discussion: "`keygate clear service vpn account alice`, as secret-tool: every matching item is deleted. At least one attribute is required. Exit status 44 when nothing matched.",
+        discussion: """
+            `keygate clear service vpn account alice`, as secret-tool: every matching item is deleted. At least one attribute \
+            is required. Exit status 44 when nothing matched.
+            """,
         usage: "ATTRIBUTE VALUE [ATTRIBUTE VALUE]…",
         options: [SearchCommand.attr] + GlobalOptions.all,
         positionals: [SecretToolAttributes.pairs])

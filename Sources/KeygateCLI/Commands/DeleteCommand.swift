@@ -10,7 +10,11 @@ enum DeleteCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete",
         abstract: "Delete an item, or with --all every matching item.",
-        discussion: "Without -a, --all is required, so that a missing -a never deletes more than intended. `keygate delete --all` alone deletes every Keygate item. With --all it says how many items would go and asks on the terminal; --yes answers for scripts (with no terminal and no --yes it exits 36 and deletes nothing).",
+        discussion: """
+            Without -a, --all is required, so that a missing -a never deletes more than intended. `keygate delete --all` alone \
+            deletes every Keygate item. With --all it says how many items would go and asks on the terminal; --yes answers for \
+            scripts (with no terminal and no --yes it exits 36 and deletes nothing).
+            """,
         usage: "-s SERVICE -a ACCOUNT | keygate delete [-s SERVICE] --all",
         options: ItemOptions.matching + [all, Confirmation.yes] + GlobalOptions.all)
 

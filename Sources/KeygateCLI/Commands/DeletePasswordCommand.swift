@@ -9,7 +9,11 @@ enum DeletePasswordCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete-generic-password",
         abstract: "Delete one item and print what was deleted, as macOS does.",
-        discussion: "Prints the item's attribute block on stdout (as find-generic-password does), then `password has been deleted.` on stderr, as macOS does. With only -s, the one item of that service; if several match, give -a. To delete several items, use `keygate delete --all`.",
+        discussion: """
+            Prints the item's attribute block on stdout (as find-generic-password does), then `password has been deleted.` on \
+            stderr, as macOS does. With only -s, the one item of that service; if several match, give -a. To delete several \
+            items, use `keygate delete --all`.
+            """,
         aliases: ["delete-internet-password"],
         usage: "-s SERVICE [-a ACCOUNT]",
         options: ItemOptions.matching + GlobalOptions.all)

@@ -15,7 +15,11 @@ enum DockerCredentialCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "docker-credential",
         abstract: "docker's credential helper (docker-credential-keygate): store, get, erase, list, version.",
-        discussion: "Set it up with \"credsStore\": \"keygate\" in ~/.docker/config.json. store reads {\"ServerURL\",\"Username\",\"Secret\"} JSON on standard input; get and erase read a server URL; list prints {\"URL\":\"username\"}. Errors are one line on standard output and exit 1, as docker expects.",
+        discussion: """
+            Set it up with \"credsStore\": \"keygate\" in ~/.docker/config.json. store reads \
+            {\"ServerURL\",\"Username\",\"Secret\"} JSON on standard input; get and erase read a server URL; list prints \
+            {\"URL\":\"username\"}. Errors are one line on standard output and exit 1, as docker expects.
+            """,
         usage: "store|get|erase|list|version",
         options: GlobalOptions.all,
         positionals: [PositionalSpec(name: "action", help: "store, get, erase, list or version.", optional: true, variadic: true)])

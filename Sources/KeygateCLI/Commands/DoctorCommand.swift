@@ -11,7 +11,15 @@ enum DoctorCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
         abstract: "Check the setup (session bus, Secret Service, PAM, policies, host key, keyring) and say how to fix it.",
-        discussion: "Each check prints OK, WARN or FAIL, with a next step for each problem: the session bus; which item store is in use (Secret Service or embedded) and why; the Secret Service, who provides it and its version, its default collection's lock state and, when unlocked, a throwaway item created, read back and deleted through it; the PAM service files /etc/pam.d/keygate and keygate-passcode; the policy files; whether pam_keygate.so is in the login stacks; the host key /var/lib/keygate/host.key; the setuid-root helper keygate-gatekeeper (installed, root's, setuid, writable by root alone); the kernel keyring quota; the keychain's state and the timeouts in force.\n\nExit status: 0 when nothing FAILs (WARNs included), 53 when a check FAILs. Never prompts and never reads a secret.",
+        discussion: """
+            Each check prints OK, WARN or FAIL, with a next step for each problem: the session bus; which item store is in use \
+            (Secret Service or embedded) and why; the Secret Service, who provides it and its version, its default collection's \
+            lock state and, when unlocked, a throwaway item created, read back and deleted through it; the PAM service files \
+            /etc/pam.d/keygate and keygate-passcode; the policy files; whether pam_keygate.so is in the login stacks; the host \
+            key /var/lib/keygate/host.key; the setuid-root helper keygate-gatekeeper (installed, root's, setuid, writable by \
+            root alone); the kernel keyring quota; the keychain's state and the timeouts in force.\n\nExit status: 0 when \
+            nothing FAILs (WARNs included), 53 when a check FAILs. Never prompts and never reads a secret.
+            """,
         options: [json] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {

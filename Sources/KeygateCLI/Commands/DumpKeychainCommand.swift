@@ -11,7 +11,12 @@ enum DumpKeychainCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "dump-keychain",
         abstract: "Print every item's attributes as macOS does; -d also its secret, after the authentication it needs.",
-        discussion: "Without -d nothing is decrypted and nothing prompts. With -d each secret is read as `keygate get` reads it: the keychain unlocks through PAM, and a presence-gated item asks for a presence check. An item that can no longer be read (invalidated) is shown without data, with the reason on stderr, and the exit status is then that of the failed read.",
+        discussion: """
+            Without -d nothing is decrypted and nothing prompts. With -d each secret is read as `keygate get` reads it: the \
+            keychain unlocks through PAM, and a presence-gated item asks for a presence check. An item that can no longer be \
+            read (invalidated) is shown without data, with the reason on stderr, and the exit status is then that of the failed \
+            read.
+            """,
         usage: "[-d] [KEYCHAIN]",
         options: [withData] + GlobalOptions.all,
         positionals: [KeychainArgument.positional])

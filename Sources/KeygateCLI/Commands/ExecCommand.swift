@@ -19,7 +19,11 @@ enum ExecCommand: KeygateCommand {
         commandName: "exec",
         abstract: "Run a command with secrets in its environment, on its stdin or on a pipe descriptor.",
         discussion: """
-            Each -s SERVICE -a ACCOUNT is followed by where its secret goes: --env NAME, --stdin or --fd N (N from 3 to 99). Repeat the group for more secrets. Everything after -- is the command, run without a shell. All secrets are read first (one password prompt at most); a missing item exits 44 and the command does not run. The exit status is the command's (128+N when signal N ended it, 127 when it cannot be started). The pipe forms never put the secret in the child's environment.
+            Each -s SERVICE -a ACCOUNT is followed by where its secret goes: --env NAME, --stdin or --fd N (N from 3 to 99). \
+            Repeat the group for more secrets. Everything after -- is the command, run without a shell. All secrets are read \
+            first (one password prompt at most); a missing item exits 44 and the command does not run. The exit status is the \
+            command's (128+N when signal N ended it, 127 when it cannot be started). The pipe forms never put the secret in the \
+            child's environment.
 
             Example: keygate exec -s deploy -a token --env API_TOKEN -- ./deploy.sh
             """,
@@ -58,7 +62,9 @@ enum ExecCommand: KeygateCommand {
         for request in requests {
             let identity = ItemIdentity.generic(service: request.service, account: request.account)
             guard let secret = try operations.secret(for: identity) else {
-                throw KeychainError(.itemNotFound, "no item for \(identity.displayName): \(program) was not run; list what exists with `keygate list`")
+                throw KeychainError(.itemNotFound, """
+                    no item for \(identity.displayName): \(program) was not run; list what exists with `keygate list`
+                    """)
             }
             secrets.append((request, secret))
         }
@@ -82,13 +88,17 @@ enum ExecCommand: KeygateCommand {
             case Self.account.key: try ItemOptions.checkName(value, "account"); account = value; continue
             case Self.env.key:
                 guard isIdentifier(value) else {
-                    throw context.usageError("--env '\(value)' is not a valid variable name: use letters, digits and _, not starting with a digit", configuration)
+                    throw context.usageError("""
+                        --env '\(value)' is not a valid variable name: use letters, digits and _, not starting with a digit
+                        """, configuration)
                 }
                 destination = .environment(value)
             case Self.stdin.key: destination = .standardInput
             case Self.fd.key:
                 guard let n = Int32(value), n >= 3, n <= 99 else {
-                    throw context.usageError("--fd '\(value)' is not a descriptor from 3 to 99 (0-2 are stdin/stdout/stderr: use --stdin)", configuration)
+                    throw context.usageError("""
+                        --fd '\(value)' is not a descriptor from 3 to 99 (0-2 are stdin/stdout/stderr: use --stdin)
+                        """, configuration)
                 }
                 destination = .descriptor(n)
             default: continue

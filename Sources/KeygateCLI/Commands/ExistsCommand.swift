@@ -7,7 +7,10 @@ enum ExistsCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "exists",
         abstract: "Exit 0 if the item exists, 44 if not (no output, no prompt).",
-        discussion: "An invalidated item (its password or recovery reset made it unreadable) still exists: `exists` exits 0, `list` shows it as invalidated with the reason, and `get` exits 44 saying why. Delete it, or add it again with -U.",
+        discussion: """
+            An invalidated item (its password or recovery reset made it unreadable) still exists: `exists` exits 0, `list` \
+            shows it as invalidated with the reason, and `get` exits 44 saying why. Delete it, or add it again with -U.
+            """,
         usage: "-s SERVICE -a ACCOUNT",
         options: ItemOptions.matching + GlobalOptions.all)
 

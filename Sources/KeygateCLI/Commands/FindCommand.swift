@@ -11,7 +11,11 @@ enum FindCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "find-generic-password",
         abstract: "Show an item's attributes as macOS does; -g adds the password on stderr, -w prints only the secret.",
-        discussion: "The attribute block is macOS's (keychain:, version:, class:, attributes:); its keychain line names Keygate's data folder ($XDG_DATA_HOME/keygate). -g prints `password: \"…\"` on stderr, or `password: 0x…` in hex when the secret is not printable text, as macOS does.",
+        discussion: """
+            The attribute block is macOS's (keychain:, version:, class:, attributes:); its keychain line names Keygate's data \
+            folder ($XDG_DATA_HOME/keygate). -g prints `password: \"…\"` on stderr, or `password: 0x…` in hex when the secret \
+            is not printable text, as macOS does.
+            """,
         aliases: ["find-internet-password"],
         usage: "-s SERVICE [-a ACCOUNT] [-g | -w]",
         options: ItemOptions.matching + [

@@ -17,7 +17,12 @@ enum GitCredentialCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "git-credential",
         abstract: "git's credential helper (git-credential-keygate): get, store or erase, on stdin.",
-        discussion: "Set it up with `git config --global credential.helper keygate`. git writes protocol=, host=, path=, username=, password= lines on standard input; `get` answers with username= and password= (and password_expiry_utc=, oauth_refresh_token= when stored). Credentials are internet passwords: `keygate list --internet` shows them. Nothing is printed when no credential matches, so git asks as usual.",
+        discussion: """
+            Set it up with `git config --global credential.helper keygate`. git writes protocol=, host=, path=, username=, \
+            password= lines on standard input; `get` answers with username= and password= (and password_expiry_utc=, \
+            oauth_refresh_token= when stored). Credentials are internet passwords: `keygate list --internet` shows them. \
+            Nothing is printed when no credential matches, so git asks as usual.
+            """,
         usage: "get|store|erase < key=value lines",
         options: GlobalOptions.all,
         positionals: [PositionalSpec(name: "operation", help: "get, store or erase (git's names); any other is ignored, as git asks.")])

@@ -5,7 +5,10 @@
 import Keygate
 
 enum HostProtectorOptions {
-    static let hostProtector = OptionSpec.flag("--host-protector", help: "Root only: use the host protector of --user's keychain (a service account with no password; the policy's host-protector setting must name it). See docs/SERVICES.md.")
+    static let hostProtector = OptionSpec.flag("--host-protector", help: """
+        Root only: use the host protector of --user's keychain (a service account with no password; the policy's \
+        host-protector setting must name it). See docs/SERVICES.md.
+        """)
     static let user = OptionSpec.value("--user", valueName: "NAME", help: "With --host-protector: the account whose keychain to act on.")
     static let all: [OptionSpec] = [hostProtector, user]
 

@@ -9,14 +9,24 @@ enum InitCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "init",
         abstract: "Create your keychain and show its recovery key once.",
-        discussion: "Asks for your login password through PAM (service 'keygate'), creates a random master key, wraps it with that password (Argon2id, cost calibrated on this machine) and with a recovery key, which is printed once. The first `keygate add` runs this step by itself. As root, `--host-protector --user NAME` makes NAME's keychain with no password: wrapped by the host protector (derived from the host key) and a recovery key, or adds a host protector to NAME's unlocked keychain; the policy's host-protector setting must name NAME.",
+        discussion: """
+            Asks for your login password through PAM (service 'keygate'), creates a random master key, wraps it with that \
+            password (Argon2id, cost calibrated on this machine) and with a recovery key, which is printed once. The first \
+            `keygate add` runs this step by itself. As root, `--host-protector --user NAME` makes NAME's keychain with no \
+            password: wrapped by the host protector (derived from the host key) and a recovery key, or adds a host protector to \
+            NAME's unlocked keychain; the policy's host-protector setting must name NAME.
+            """,
         options: HostProtectorOptions.all + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         if let user = try HostProtectorOptions.userName(args, configuration, context: context) {
             switch try HostProtectorAdmin.enable(userName: user) {
             case .created(let text):
-                Console.err("Keychain of \(user) created with a host protector (no password). Its recovery key is shown only this once; keep it somewhere safe.\nIt unlocks the keychain if the host key is lost (a restored disk, another host): keygate unlock --recovery, as \(user)\n")
+                Console.err("""
+                    Keychain of \(user) created with a host protector (no password). Its recovery key is shown only this once; keep it \
+                    somewhere safe.\nIt unlocks the keychain if the host key is lost (a restored disk, another host): keygate unlock \
+                    --recovery, as \(user)\n
+                    """)
                 try text.write(toFileDescriptor: 1)
                 Console.out("\n")
             case .added:
@@ -25,7 +35,10 @@ enum InitCommand: KeygateCommand {
             return 0
         }
         let text = try context.operations(reason: "create your keychain").initialize()
-        Console.err("Keychain created. Your recovery key is shown only this once; keep it somewhere safe.\nIt unlocks the keychain if your password is lost: keygate unlock --recovery\n")
+        Console.err("""
+            Keychain created. Your recovery key is shown only this once; keep it somewhere safe.\nIt unlocks the keychain if \
+            your password is lost: keygate unlock --recovery\n
+            """)
         try text.write(toFileDescriptor: 1)
         Console.out("\n")
         return 0

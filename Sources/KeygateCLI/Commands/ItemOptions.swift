@@ -5,16 +5,22 @@
 import Keygate
 
 enum ItemOptions {
-    static let service = OptionSpec.value("-s", "--service", valueName: "SERVICE", help: "The service (generic passwords) or server (internet passwords).")
+    static let service = OptionSpec.value("-s", "--service", valueName: "SERVICE", help: """
+        The service (generic passwords) or server (internet passwords).
+        """)
     static let account = OptionSpec.value("-a", "--account", valueName: "ACCOUNT", help: "The account name.")
     static let label = OptionSpec.value("-l", "--label", valueName: "LABEL", help: "A label shown in keyring browsers (default: service/account).")
     static let comment = OptionSpec.value("-j", "--comment", valueName: "COMMENT", help: "A comment stored with the item.")
     static let internet = OptionSpec.flag("--internet", help: "Work on internet passwords instead of generic ones.")
-    static let proto = OptionSpec.value("-r", "--protocol", valueName: "PROTOCOL", help: "Internet passwords: protocol, a name (https, ssh) or Apple's four-letter code (htps).")
+    static let proto = OptionSpec.value("-r", "--protocol", valueName: "PROTOCOL", help: """
+        Internet passwords: protocol, a name (https, ssh) or Apple's four-letter code (htps).
+        """)
     static let port = OptionSpec.value("-P", "--port", valueName: "PORT", help: "Internet passwords: port number.")
     static let path = OptionSpec.value("-p", "--path", valueName: "PATH", help: "Internet passwords: path.")
     static let domain = OptionSpec.value("-d", "--security-domain", valueName: "DOMAIN", help: "Internet passwords: security domain.")
-    static let authType = OptionSpec.value("-t", "--auth-type", valueName: "TYPE", help: "Internet passwords: authentication type (default, http-basic, http-digest, form, ntlm …).")
+    static let authType = OptionSpec.value("-t", "--auth-type", valueName: "TYPE", help: """
+        Internet passwords: authentication type (default, http-basic, http-digest, form, ntlm …).
+        """)
 
     static let matching: [OptionSpec] = [service, account, internet, proto, port, path, domain, authType]
 

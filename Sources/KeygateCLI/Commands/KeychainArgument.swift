@@ -6,7 +6,10 @@
 enum KeychainArgument {
     static let positional = PositionalSpec(
         name: "keychain",
-        help: "macOS's keychain argument: login.keychain, login.keychain-db or Keygate's data folder (each user has one keychain); any other is refused.",
+        help: """
+            macOS's keychain argument: login.keychain, login.keychain-db or Keygate's data folder (each user has one keychain); \
+            any other is refused.
+            """,
         optional: true)
 
     static func check(_ args: ParsedArguments, _ config: CommandConfiguration, _ context: CommandContext) throws {

@@ -14,12 +14,23 @@ protocol KeygateCommand: Sendable {
 /// Options every verb accepts.
 enum GlobalOptions {
     static let askpass = OptionSpec.value("--askpass", valueName: "PROG",
-                                          help: "Ask for passwords with PROG (ssh-askpass semantics: the prompt is argv[1], the answer is read from its stdout). Also KEYGATE_ASKPASS.")
-    static let verbose = OptionSpec.flag("--verbose", help: "Also print the audit lines (authentications, unlocks, locks, policy refusals) on stderr.")
-    static let pinentry = OptionSpec.flag("--pinentry", help: "Ask for passwords with your pinentry (KEYGATE_PINENTRY, else `pinentry` on PATH): curses, GNOME or Qt. Setting KEYGATE_PINENTRY does the same.")
+                                          help: """
+                                              Ask for passwords with PROG (ssh-askpass semantics: the prompt is argv[1], the answer is read from \
+                                              its stdout). Also KEYGATE_ASKPASS.
+                                              """)
+    static let verbose = OptionSpec.flag("--verbose", help: """
+        Also print the audit lines (authentications, unlocks, locks, policy refusals) on stderr.
+        """)
+    static let pinentry = OptionSpec.flag("--pinentry", help: """
+        Ask for passwords with your pinentry (KEYGATE_PINENTRY, else `pinentry` on PATH): curses, GNOME or Qt. Setting \
+        KEYGATE_PINENTRY does the same.
+        """)
     static let all: [OptionSpec] = [askpass, pinentry, verbose]
     /// Before the verb only.
-    static let noUnlockPrompt = OptionSpec.flag("--no-unlock-prompt", help: "Never ask the Secret Service to unlock a locked collection (no unlock window): a locked collection exits 36 at once. Also KEYGATE_UNLOCK_PROMPT=never.")
+    static let noUnlockPrompt = OptionSpec.flag("--no-unlock-prompt", help: """
+        Never ask the Secret Service to unlock a locked collection (no unlock window): a locked collection exits 36 at \
+        once. Also KEYGATE_UNLOCK_PROMPT=never.
+        """)
 }
 
 /// What a verb needs from the process: how to prompt, and a way to build operations.

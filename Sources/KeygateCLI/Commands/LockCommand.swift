@@ -10,7 +10,10 @@ enum LockCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "lock",
         abstract: "Lock: drop the master key and this scope's authentications (like sudo -k; --all like sudo -K).",
-        discussion: "Alias lock-keychain, as on macOS: `lock-keychain -a` is --all, and a keychain argument may name only your one keychain (login.keychain).",
+        discussion: """
+            Alias lock-keychain, as on macOS: `lock-keychain -a` is --all, and a keychain argument may name only your one \
+            keychain (login.keychain).
+            """,
         aliases: ["lock-keychain"],
         options: [all] + GlobalOptions.all,
         positionals: [KeychainArgument.positional])

@@ -8,7 +8,11 @@ enum LookupCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "lookup",
         abstract: "Print the secret of the item whose attributes match (secret-tool lookup order).",
-        discussion: "`keygate lookup service vpn account alice`, as secret-tool. Exit status: 44 when nothing matches (secret-tool exits 1; both are non-zero, so `lookup … || fallback` works), 206 when several items match (secret-tool returns one of them; Keygate asks for more attributes instead).",
+        discussion: """
+            `keygate lookup service vpn account alice`, as secret-tool. Exit status: 44 when nothing matches (secret-tool exits \
+            1; both are non-zero, so `lookup … || fallback` works), 206 when several items match (secret-tool returns one of \
+            them; Keygate asks for more attributes instead).
+            """,
         usage: "ATTRIBUTE VALUE [ATTRIBUTE VALUE]…",
         options: [SearchCommand.attr] + GlobalOptions.all,
         positionals: [SecretToolAttributes.pairs])

@@ -6,12 +6,21 @@ import Keygate
 
 enum MigrateCommand: KeygateCommand {
     static let to = OptionSpec.value("--to", valueName: "STORE", help: "The destination: secret-service or embedded.")
-    static let deleteSource = OptionSpec.flag("--delete-source", help: "Delete each item from the source store once its copy is verified (asks first; --yes for scripts).")
+    static let deleteSource = OptionSpec.flag("--delete-source", help: """
+        Delete each item from the source store once its copy is verified (asks first; --yes for scripts).
+        """)
 
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Move items between the Secret Service and the embedded store, still sealed.",
-        discussion: "Copies every Keygate item of the other store into STORE as its sealed blob, without unsealing it (no password is asked), and reads each copy back to check it is byte-identical. With --delete-source, each source item is deleted only after its copy checked out. An item already in STORE with the same blob counts as done, so an interrupted migration can be run again; an item whose identity is in STORE with another secret is reported and left in both stores. Afterwards STORE is recorded as the keychain's store for `auto`.\n\nExit status: 0 when every item is in STORE, 45 (errSecDuplicateItem) when some conflicted.",
+        discussion: """
+            Copies every Keygate item of the other store into STORE as its sealed blob, without unsealing it (no password is \
+            asked), and reads each copy back to check it is byte-identical. With --delete-source, each source item is deleted \
+            only after its copy checked out. An item already in STORE with the same blob counts as done, so an interrupted \
+            migration can be run again; an item whose identity is in STORE with another secret is reported and left in both \
+            stores. Afterwards STORE is recorded as the keychain's store for `auto`.\n\nExit status: 0 when every item is in \
+            STORE, 45 (errSecDuplicateItem) when some conflicted.
+            """,
         usage: "--to secret-service|embedded [--delete-source]",
         options: [to,
                   deleteSource,

@@ -11,7 +11,12 @@ enum PasswdCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "passwd",
         abstract: "Re-wrap the keychain after your login password changed outside Keygate.",
-        discussion: "Asks for your current password (checked through PAM) and the previous one, then re-wraps the master and user-presence keys for the current password. Items with current-set access are invalidated, as on Apple when the enrolled set changes. With --recovery, the recovery key replaces the previous password; user-presence items are then invalidated too, so it first says how many items it would invalidate and asks (--yes answers for scripts).",
+        discussion: """
+            Asks for your current password (checked through PAM) and the previous one, then re-wraps the master and \
+            user-presence keys for the current password. Items with current-set access are invalidated, as on Apple when the \
+            enrolled set changes. With --recovery, the recovery key replaces the previous password; user-presence items are \
+            then invalidated too, so it first says how many items it would invalidate and asks (--yes answers for scripts).
+            """,
         options: [recovery, Confirmation.yes] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {

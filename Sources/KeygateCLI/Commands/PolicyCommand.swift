@@ -23,7 +23,10 @@ enum PolicyCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "policy",
         abstract: "Check, explain and list policy files (see keygate.policy(5)).",
-        discussion: "Exit status: 0 success; 206 invalid policy (check) or bad parameter; 53 when a system policy file is unusable (explain fails closed); 2 usage error.",
+        discussion: """
+            Exit status: 0 success; 206 invalid policy (check) or bad parameter; 53 when a system policy file is unusable \
+            (explain fails closed); 2 usage error.
+            """,
         usage: "check [FILE…] | explain -s SERVICE [-a ACCOUNT] | list",
         options: [
             service,

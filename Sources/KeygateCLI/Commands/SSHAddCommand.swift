@@ -8,13 +8,19 @@
 import Keygate
 
 enum SSHAddCommand: KeygateCommand {
-    static let noPresence = OptionSpec.flag("--no-presence", help: "Do not require user presence to read the passphrase back (the keychain's lock still applies).")
+    static let noPresence = OptionSpec.flag("--no-presence", help: """
+        Do not require user presence to read the passphrase back (the keychain's lock still applies).
+        """)
     static let update = OptionSpec.flag("-U", "--update", help: "Replace a passphrase already stored for this key.")
 
     static let configuration = CommandConfiguration(
         commandName: "ssh-add",
         abstract: "Store an SSH key's passphrase (checked with ssh-keygen) for keygate-ssh-askpass.",
-        discussion: "The passphrase is asked for, checked with `ssh-keygen -y`, and stored under the key's SHA256 fingerprint (service ssh), readable only after a user-presence check. Then `SSH_ASKPASS=keygate-ssh-askpass SSH_ASKPASS_REQUIRE=force ssh-add KEYFILE` loads the key without typing the passphrase.",
+        discussion: """
+            The passphrase is asked for, checked with `ssh-keygen -y`, and stored under the key's SHA256 fingerprint (service \
+            ssh), readable only after a user-presence check. Then `SSH_ASKPASS=keygate-ssh-askpass SSH_ASKPASS_REQUIRE=force \
+            ssh-add KEYFILE` loads the key without typing the passphrase.
+            """,
         usage: "KEYFILE [--no-presence] [-U]",
         options: [
             noPresence,
@@ -55,7 +61,10 @@ enum SSHAddCommand: KeygateCommand {
         let attributes = ItemAttributes(identity: identity, label: "SSH key passphrase: \(keyfile)", comment: keyfile,
                                         accessControl: args.flag(Self.noPresence) ? nil : .userPresence)
         try operations.add(attributes, secret: passphrase, replace: true)
-        Console.err("stored the passphrase of \(keyfile) (\(fingerprint)); load it with: SSH_ASKPASS=keygate-ssh-askpass SSH_ASKPASS_REQUIRE=force ssh-add \(keyfile)\n")
+        Console.err("""
+            stored the passphrase of \(keyfile) (\(fingerprint)); load it with: SSH_ASKPASS=keygate-ssh-askpass \
+            SSH_ASKPASS_REQUIRE=force ssh-add \(keyfile)\n
+            """)
         return 0
     }
 }

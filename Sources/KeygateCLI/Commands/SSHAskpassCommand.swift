@@ -10,7 +10,11 @@ enum SSHAskpassCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "ssh-askpass",
         abstract: "SSH_ASKPASS for ssh-add (keygate-ssh-askpass): answer with a stored key passphrase.",
-        discussion: "ssh-add runs it with its prompt as the only argument. For \"Enter passphrase for KEYFILE: \" it prints the passphrase stored by `keygate ssh-add KEYFILE`, after a user-presence check; for any other prompt it prints nothing and exits 1.",
+        discussion: """
+            ssh-add runs it with its prompt as the only argument. For \"Enter passphrase for KEYFILE: \" it prints the \
+            passphrase stored by `keygate ssh-add KEYFILE`, after a user-presence check; for any other prompt it prints nothing \
+            and exits 1.
+            """,
         usage: "PROMPT",
         options: GlobalOptions.all,
         positionals: [PositionalSpec(name: "prompt", help: "The prompt ssh-add shows.")])
@@ -38,7 +42,9 @@ enum SSHAskpassCommand: KeygateCommand {
         let fingerprint = try SSHKeygen.fingerprint(of: keyfile, environment: context.environment)
         let operations = try context.operations(reason: "load the SSH key \(keyfile)")
         guard let passphrase = try operations.secret(for: .generic(service: SSHAddCommand.service, account: fingerprint)) else {
-            throw KeychainError(.itemNotFound, "no stored passphrase for \(keyfile) (\(fingerprint)): store it once with `keygate ssh-add \(keyfile)`")
+            throw KeychainError(.itemNotFound, """
+                no stored passphrase for \(keyfile) (\(fingerprint)): store it once with `keygate ssh-add \(keyfile)`
+                """)
         }
         try passphrase.write(toFileDescriptor: 1)
         return 0

@@ -13,7 +13,11 @@ enum SearchCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "search",
         abstract: "List the items whose attributes match (secret-tool search; attributes only, never secrets).",
-        discussion: "Attributes are given as --attr NAME=VALUE, or as secret-tool's pairs (`keygate search service vpn`); every one must match. A server, protocol, port, path, security-domain or authentication-type attribute searches internet passwords; otherwise both classes are searched. Unlike secret-tool, search never prints a secret: use lookup or get.",
+        discussion: """
+            Attributes are given as --attr NAME=VALUE, or as secret-tool's pairs (`keygate search service vpn`); every one must \
+            match. A server, protocol, port, path, security-domain or authentication-type attribute searches internet \
+            passwords; otherwise both classes are searched. Unlike secret-tool, search never prints a secret: use lookup or get.
+            """,
         usage: "[--attr NAME=VALUE]… [ATTRIBUTE VALUE]… [--json]",
         options: [attr, json] + GlobalOptions.all,
         positionals: [SecretToolAttributes.pairs])

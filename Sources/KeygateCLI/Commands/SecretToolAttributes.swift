@@ -28,7 +28,10 @@ struct SecretToolAttributes {
         let positional = args.positionalValues(Self.pairs.name)
         guard positional.count % 2 == 0 else {
             // The odd word is not repeated: it may be a secret typed where none belongs.
-            throw context.usageError("attributes come in pairs (attribute value): the last one has no value; a secret is never an argument, it comes on standard input", config)
+            throw context.usageError("""
+                attributes come in pairs (attribute value): the last one has no value; a secret is never an argument, it comes on \
+                standard input
+                """, config)
         }
         for i in stride(from: 0, to: positional.count, by: 2) { entries.append((positional[i], positional[i + 1])) }
         for attr in args.values(SearchCommand.attr) {

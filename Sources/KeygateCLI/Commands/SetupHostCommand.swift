@@ -9,12 +9,23 @@ import Keygate
 enum SetupHostCommand: KeygateCommand {
     static let rotate = OptionSpec.flag("--rotate", help: "Replace the host key; this-device-only items are invalidated.")
     static let tpm = OptionSpec.flag("--tpm", help: "Seal the host key to the TPM2 (moving an existing key file into it).")
-    static let tcti = OptionSpec.value("--tcti", valueName: "CONF", help: "The TPM to use, as a tpm2-tss TCTI (default device:/dev/tpmrm0); needs --tpm.")
+    static let tcti = OptionSpec.value("--tcti", valueName: "CONF", help: """
+        The TPM to use, as a tpm2-tss TCTI (default device:/dev/tpmrm0); needs --tpm.
+        """)
 
     static let configuration = CommandConfiguration(
         commandName: "setup-host",
         abstract: "Create this host's key for this-device-only items (root).",
-        discussion: "Creates /var/lib/keygate/host.key (32 random bytes, mode 0400, readable by root only) if it is absent. Device keys for this-device-only items are derived from it, so a copy of the store taken to another host cannot open them. `make install` runs this step.\n\nWith --tpm, the host key is sealed to this host's TPM2 instead and kept in /var/lib/keygate/host.key.tpm; an existing host.key is moved into the TPM (sealed, checked, then the plain file is removed), so its this-device-only items keep working. A copied disk then no longer carries the host key. If the TPM is cleared, the sealed key is lost with it. Without a TPM, --tpm fails and changes nothing.\n\nWith --rotate, replaces the key with a fresh one (inside the TPM if it is sealed): every this-device-only item sealed for the old key becomes unreadable (invalidated), and users get the new device key at their next login.",
+        discussion: """
+            Creates /var/lib/keygate/host.key (32 random bytes, mode 0400, readable by root only) if it is absent. Device keys \
+            for this-device-only items are derived from it, so a copy of the store taken to another host cannot open them. \
+            `make install` runs this step.\n\nWith --tpm, the host key is sealed to this host's TPM2 instead and kept in \
+            /var/lib/keygate/host.key.tpm; an existing host.key is moved into the TPM (sealed, checked, then the plain file is \
+            removed), so its this-device-only items keep working. A copied disk then no longer carries the host key. If the TPM \
+            is cleared, the sealed key is lost with it. Without a TPM, --tpm fails and changes nothing.\n\nWith --rotate, \
+            replaces the key with a fresh one (inside the TPM if it is sealed): every this-device-only item sealed for the old \
+            key becomes unreadable (invalidated), and users get the new device key at their next login.
+            """,
         options: [rotate,
                   tpm,
                   tcti])
@@ -59,6 +70,9 @@ enum SetupHostCommand: KeygateCommand {
     }
 
     private static func warnInvalidated() {
-        Console.err("warning: every this-device-only item sealed for the old host key is now invalidated (unreadable); users get the new device key at their next login\n")
+        Console.err("""
+            warning: every this-device-only item sealed for the old host key is now invalidated (unreadable); users get the new \
+            device key at their next login\n
+            """)
     }
 }

@@ -38,7 +38,10 @@ enum StatusCommand: KeygateCommand {
         } else if s.storeKind == StoreKind.embedded.rawValue {
             out += "store: \(s.store ?? "?"), \(s.collection ?? "?")\n"
         } else {
-            out += "store: \(s.store ?? "?"), collection \(ItemFormatter.quoted(s.collection ?? "?")), \(s.collectionLocked == true ? "locked" : "unlocked")\n"
+            out += """
+                store: \(s.store ?? "?"), collection \(ItemFormatter.quoted(s.collection ?? "?")), \
+                \(s.collectionLocked == true ? "locked" : "unlocked")\n
+                """
         }
         if let kind = s.storeKind { out += "store-choice: \(kind): \(s.storeReason ?? "")\n" }
         if let advice = s.storeMismatchAdvice { out += "store-advice: \(advice)\n" }

@@ -11,7 +11,11 @@ enum StoreCommand: KeygateCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
         abstract: "Store a secret from standard input under secret-tool's attributes (secret-tool store order).",
-        discussion: "`keygate store --label=VPN service vpn account alice < secret`, as secret-tool. service (or server, for an internet password) and account are required. An existing item's secret is replaced, as secret-tool does. The item gets the default accessibility, like `keygate add`.",
+        discussion: """
+            `keygate store --label=VPN service vpn account alice < secret`, as secret-tool. service (or server, for an internet \
+            password) and account are required. An existing item's secret is replaced, as secret-tool does. The item gets the \
+            default accessibility, like `keygate add`.
+            """,
         usage: "[--label LABEL] ATTRIBUTE VALUE [ATTRIBUTE VALUE]… < secret",
         options: [label,
                   SearchCommand.attr] + GlobalOptions.all,

@@ -18,7 +18,10 @@ enum SSHKeygen {
         let (status, out) = try run(["ssh-keygen", "-l", "-E", "sha256", "-f", path], stdin: nil, environment: environment)
         let fields = String(decoding: out, as: UTF8.self).split(separator: " ")
         guard status == 0, fields.count >= 2, fields[1].hasPrefix("SHA256:") else {
-            throw KeychainError(.param, "cannot read the key \(path) (ssh-keygen -l failed): check that it is an SSH private key with its public half inside or in \(path).pub")
+            throw KeychainError(.param, """
+                cannot read the key \(path) (ssh-keygen -l failed): check that it is an SSH private key with its public half inside \
+                or in \(path).pub
+                """)
         }
         return String(fields[1])
     }

@@ -22,7 +22,10 @@ enum RawArguments {
         /// 1-based position of the argument after the program name.
         let position: Int
         var message: String {
-            "argument \(position) is not valid UTF-8 text: service, account, label and option values must be UTF-8 (check the terminal's locale, e.g. LANG=C.UTF-8)"
+            """
+                argument \(position) is not valid UTF-8 text: service, account, label and option values must be UTF-8 (check the \
+                terminal's locale, e.g. LANG=C.UTF-8)
+                """
         }
     }
 

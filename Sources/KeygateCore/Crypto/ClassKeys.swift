@@ -36,7 +36,10 @@ package enum ClassKeys {
         let seed = try Subkey.derive(from: masterKey, id: subkeyID(accessibility), context: keyPairContext, bytes: BoxKeyPair.seedBytes)
         guard accessibility.isThisDeviceOnly else { return try BoxKeyPair.derive(seed: seed) }
         guard let deviceKey else {
-            throw KeychainError.param("the \(accessibility.rawValue) class needs this host's device key, and none is available: log in again so the session hands it over, or use a class that is not this-device-only")
+            throw KeychainError.param("""
+                the \(accessibility.rawValue) class needs this host's device key, and none is available: log in again so the \
+                session hands it over, or use a class that is not this-device-only
+                """)
         }
         guard (16...64).contains(deviceKey.count) else {
             throw KeychainError.param("internal: a device key must be 16 to 64 bytes, not \(deviceKey.count)")

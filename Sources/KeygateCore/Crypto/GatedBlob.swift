@@ -73,7 +73,10 @@ package enum GatedBlob {
     package static func seal(_ secret: SecureBytes, identity: ItemIdentity, accessibility: Accessibility, accessControl: UInt32,
                      classKey: [UInt8], gates: [GateRecipient], combination: GateCombination) throws -> [UInt8] {
         guard secret.count <= SealedBlob.maxSecretLength else {
-            throw KeychainError.param("the secret is \(secret.count) bytes; Keygate stores secrets of at most \(SealedBlob.maxSecretLength) bytes: store a key to the data instead of the data itself")
+            throw KeychainError.param("""
+                the secret is \(secret.count) bytes; Keygate stores secrets of at most \(SealedBlob.maxSecretLength) bytes: store a \
+                key to the data instead of the data itself
+                """)
         }
         guard gates.count <= maxGates else {
             throw KeychainError.param("an item can have at most \(maxGates) access-control constraints, not \(gates.count): combine fewer flags")
@@ -133,26 +136,40 @@ package enum GatedBlob {
     package static func header(of blob: [UInt8]) throws -> Header {
         let common = try SealedBlob.header(of: blob)
         guard common.scheme == scheme else {
-            throw KeychainError.decode("internal: the stored secret is a scheme-\(common.scheme) blob, not an access-controlled (scheme \(scheme)) one; read it with the class key")
+            throw KeychainError.decode("""
+                internal: the stored secret is a scheme-\(common.scheme) blob, not an access-controlled (scheme \(scheme)) one; \
+                read it with the class key
+                """)
         }
         guard blob.count >= fixedHeaderBytes else { throw truncated(blob.count) }
         let accessControl = UInt32(blob[6]) << 24 | UInt32(blob[7]) << 16 | UInt32(blob[8]) << 8 | UInt32(blob[9])
         guard let combination = GateCombination(rawValue: blob[10]) else {
-            throw KeychainError.decode("the stored secret combines its access-control constraints in a way this Keygate does not know (code \(blob[10])): upgrade keygate")
+            throw KeychainError.decode("""
+                the stored secret combines its access-control constraints in a way this Keygate does not know (code \(blob[10])): \
+                upgrade keygate
+                """)
         }
         let count = Int(blob[11])
         guard count <= maxGates else {
-            throw KeychainError.decode("the stored secret claims \(count) access-control constraints, more than any Keygate writes: it is corrupt; delete the item and add it again, or restore it from a backup")
+            throw KeychainError.decode("""
+                the stored secret claims \(count) access-control constraints, more than any Keygate writes: it is corrupt; delete \
+                the item and add it again, or restore it from a backup
+                """)
         }
         guard blob.count >= headerLength(gates: count) + AEAD.tagBytes else { throw truncated(blob.count) }
         var slots: [Slot] = []
         for index in 0...count {
             let start = fixedHeaderBytes + index * slotBytes
             guard let kind = GateKind(rawValue: blob[start]) else {
-                throw KeychainError.decode("the stored secret is gated by a kind of key this Keygate does not know (kind \(blob[start])): upgrade keygate")
+                throw KeychainError.decode("""
+                    the stored secret is gated by a kind of key this Keygate does not know (kind \(blob[start])): upgrade keygate
+                    """)
             }
             guard (index == 0) == (kind == .accessClass) else {
-                throw KeychainError.decode("the stored secret's key slots are out of order: it is corrupt; delete the item and add it again, or restore it from a backup")
+                throw KeychainError.decode("""
+                    the stored secret's key slots are out of order: it is corrupt; delete the item and add it again, or restore it from \
+                    a backup
+                    """)
             }
             slots.append(Slot(kind: kind, keyID: Array(blob[(start + 1)..<(start + slotBytes)])))
         }
@@ -274,13 +291,22 @@ package enum GatedBlob {
     }
 
     private static func truncated(_ count: Int) -> KeychainError {
-        .decode("the stored secret is a truncated access-controlled Keygate blob (\(count) bytes): it is corrupt; delete the item and add it again, or restore it from a backup")
+        .decode("""
+            the stored secret is a truncated access-controlled Keygate blob (\(count) bytes): it is corrupt; delete the item \
+            and add it again, or restore it from a backup
+            """)
     }
 
     private static func cannotOpen(_ identity: ItemIdentity, _ missing: String?) -> KeychainError {
         if let missing {
-            return .decode("the secret of \(identity.displayName) cannot be opened: the keys given do not include \(missing) (the item may have been invalidated by a password or device change), or it is corrupt; delete the item and add it again")
+            return .decode("""
+                the secret of \(identity.displayName) cannot be opened: the keys given do not include \(missing) (the item may have \
+                been invalidated by a password or device change), or it is corrupt; delete the item and add it again
+                """)
         }
-        return .decode("the secret of \(identity.displayName) cannot be opened: it is corrupt, was moved from another item, or was sealed by another keychain; delete the item and add it again, or restore it from a backup")
+        return .decode("""
+            the secret of \(identity.displayName) cannot be opened: it is corrupt, was moved from another item, or was sealed \
+            by another keychain; delete the item and add it again, or restore it from a backup
+            """)
     }
 }

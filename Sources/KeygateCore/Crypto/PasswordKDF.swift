@@ -59,7 +59,10 @@ package struct KDFParameters: Codable, Sendable, Equatable {
     func deriveKey(password: SecureBytes, salt: [UInt8]) throws -> SecureBytes {
         try validate()
         guard salt.count == Self.saltBytes else {
-            throw KeychainError.decode("a password protector's salt must be \(Self.saltBytes) bytes, not \(salt.count): the protector file is corrupt; unlock with the recovery key (`keygate unlock --recovery`) and run `keygate passwd`")
+            throw KeychainError.decode("""
+                a password protector's salt must be \(Self.saltBytes) bytes, not \(salt.count): the protector file is corrupt; \
+                unlock with the recovery key (`keygate unlock --recovery`) and run `keygate passwd`
+                """)
         }
         let key = try SecureBytes(count: Self.keyBytes)
         let rc = key.withUnsafeMutableBytes { out in out.withNonNullBytes { outp in
@@ -73,7 +76,10 @@ package struct KDFParameters: Codable, Sendable, Equatable {
             } }
         } }
         guard rc == 0 else {
-            throw KeychainError.notAvailable("Argon2id could not allocate \(memLimitBytes / (1024 * 1024)) MiB: free some memory or raise this process's memory limit, then try again")
+            throw KeychainError.notAvailable("""
+                Argon2id could not allocate \(memLimitBytes / (1024 * 1024)) MiB: free some memory or raise this process's memory \
+                limit, then try again
+                """)
         }
         return key
     }
@@ -81,12 +87,18 @@ package struct KDFParameters: Codable, Sendable, Equatable {
     /// Checks that libsodium can run this cost and that it is within Keygate's bounds.
     func validate() throws {
         guard algorithm == Self.argon2id13 else {
-            throw KeychainError.decode("the password protector uses key derivation \"\(algorithm)\", which this Keygate does not know: upgrade keygate")
+            throw KeychainError.decode("""
+                the password protector uses key derivation \"\(algorithm)\", which this Keygate does not know: upgrade keygate
+                """)
         }
         let opsRange = UInt64(crypto_pwhash_opslimit_min())...min(UInt64(crypto_pwhash_opslimit_max()), Self.maximumOps)
         let memRange = UInt64(crypto_pwhash_memlimit_min())...min(UInt64(crypto_pwhash_memlimit_max()), Self.maximumMemory)
         guard opsRange.contains(opsLimit), memRange.contains(memLimitBytes) else {
-            throw KeychainError.decode("the recorded Argon2id cost (ops \(opsLimit), \(memLimitBytes) bytes) is out of bounds (ops \(opsRange.lowerBound)...\(opsRange.upperBound), memory \(memRange.lowerBound)...\(memRange.upperBound)): the protector is damaged; unlock with the recovery key (`keygate unlock --recovery`) and run `keygate passwd`")
+            throw KeychainError.decode("""
+                the recorded Argon2id cost (ops \(opsLimit), \(memLimitBytes) bytes) is out of bounds (ops \
+                \(opsRange.lowerBound)...\(opsRange.upperBound), memory \(memRange.lowerBound)...\(memRange.upperBound)): the \
+                protector is damaged; unlock with the recovery key (`keygate unlock --recovery`) and run `keygate passwd`
+                """)
         }
     }
 
@@ -96,7 +108,10 @@ package struct KDFParameters: Codable, Sendable, Equatable {
         try validate()
         #if !KEYGATE_TEST_HOOKS
         guard opsLimit >= Self.minimumOps, memLimitBytes >= Self.minimumMemory else {
-            throw KeychainError.param("an Argon2id cost of ops \(opsLimit) and \(memLimitBytes / (1024 * 1024)) MiB is too weak for a login protector: use at least ops \(Self.minimumOps) and \(Self.minimumMemory / (1024 * 1024)) MiB, or let keygate calibrate")
+            throw KeychainError.param("""
+                an Argon2id cost of ops \(opsLimit) and \(memLimitBytes / (1024 * 1024)) MiB is too weak for a login protector: use \
+                at least ops \(Self.minimumOps) and \(Self.minimumMemory / (1024 * 1024)) MiB, or let keygate calibrate
+                """)
         }
         #endif
     }

@@ -61,10 +61,16 @@ package enum RecoveryKey {
             }
         }
         guard !invalid else {
-            throw KeychainError.param("the recovery key contains a character that is not one of its letters and digits: check it against the copy you saved (dashes and spaces are fine)")
+            throw KeychainError.param("""
+                the recovery key contains a character that is not one of its letters and digits: check it against the copy you \
+                saved (dashes and spaces are fine)
+                """)
         }
         guard found == symbolCount else {
-            throw KeychainError.param("a recovery key has \(symbolCount) letters and digits (\(symbolCount / groupLength) groups of \(groupLength)); this one has \(found): check that you copied all of it")
+            throw KeychainError.param("""
+                a recovery key has \(symbolCount) letters and digits (\(symbolCount / groupLength) groups of \(groupLength)); this \
+                one has \(found): check that you copied all of it
+                """)
         }
         let payload = try SecureBytes(count: keyBytes + checksumBytes)
         payload.withUnsafeMutableBytes { p in

@@ -27,7 +27,10 @@ package enum SealedBlob {
 
     package static func seal(_ secret: SecureBytes, identity: ItemIdentity, accessibility: Accessibility, classKey: SecureBytes) throws -> [UInt8] {
         guard secret.count <= maxSecretLength else {
-            throw KeychainError.param("the secret is \(secret.count) bytes; Keygate stores secrets of at most \(maxSecretLength) bytes: store a key to the data instead of the data itself")
+            throw KeychainError.param("""
+                the secret is \(secret.count) bytes; Keygate stores secrets of at most \(maxSecretLength) bytes: store a key to the \
+                data instead of the data itself
+                """)
         }
         let header = magic + [currentVersion, schemeClassKey, accessibility.blobCode] + AEAD.randomNonce()
         let sealed = try AEAD.seal(secret, associatedData: header + identity.canonicalBytes,
@@ -38,7 +41,11 @@ package enum SealedBlob {
     package static func open(_ blob: [UInt8], identity: ItemIdentity, classKey: SecureBytes) throws -> SecureBytes {
         let parsed = try header(of: blob)
         guard parsed.scheme == schemeClassKey else {
-            throw KeychainError.decode("the secret of \(identity.displayName) is access-controlled (sealed to public keys, scheme \(parsed.scheme)) and cannot be opened with a class key alone: read it through the access-control path (GatedBlob), which asks for the authentication it needs")
+            throw KeychainError.decode("""
+                the secret of \(identity.displayName) is access-controlled (sealed to public keys, scheme \(parsed.scheme)) and \
+                cannot be opened with a class key alone: read it through the access-control path (GatedBlob), which asks for the \
+                authentication it needs
+                """)
         }
         guard blob.count >= headerLength + AEAD.tagBytes else { throw cannotOpen(identity) }
         let nonce = blob[(headerLength - AEAD.nonceBytes)..<headerLength]
@@ -52,17 +59,29 @@ package enum SealedBlob {
     /// Reads the header without opening the blob (no key needed).
     package static func header(of blob: [UInt8]) throws -> Header {
         guard blob.count >= magic.count, Array(blob[0..<magic.count]) == magic else {
-            throw KeychainError.decode("the stored secret is not a Keygate blob: it was written by another program or is damaged; delete the item and add it again with keygate")
+            throw KeychainError.decode("""
+                the stored secret is not a Keygate blob: it was written by another program or is damaged; delete the item and add \
+                it again with keygate
+                """)
         }
         guard blob.count >= headerLength else {
-            throw KeychainError.decode("the stored secret is a truncated Keygate blob (\(blob.count) bytes): it is corrupt; delete the item and add it again, or restore it from a backup")
+            throw KeychainError.decode("""
+                the stored secret is a truncated Keygate blob (\(blob.count) bytes): it is corrupt; delete the item and add it \
+                again, or restore it from a backup
+                """)
         }
         let version = blob[3], scheme = blob[4], code = blob[5]
         guard version <= currentVersion else {
-            throw KeychainError.decode("the stored secret was made by a newer Keygate (format \(version); this one reads format \(currentVersion)): upgrade keygate")
+            throw KeychainError.decode("""
+                the stored secret was made by a newer Keygate (format \(version); this one reads format \(currentVersion)): upgrade \
+                keygate
+                """)
         }
         guard version >= 1 else {
-            throw KeychainError.decode("the stored secret has an invalid format number (0): it is corrupt; delete the item and add it again, or restore it from a backup")
+            throw KeychainError.decode("""
+                the stored secret has an invalid format number (0): it is corrupt; delete the item and add it again, or restore it \
+                from a backup
+                """)
         }
         guard scheme == schemeClassKey || scheme == schemeSealedBox else {
             throw KeychainError.decode("the stored secret was made by a newer Keygate (sealing scheme \(scheme)): upgrade keygate")
@@ -74,7 +93,10 @@ package enum SealedBlob {
     }
 
     private static func cannotOpen(_ identity: ItemIdentity) -> KeychainError {
-        .decode("the secret of \(identity.displayName) cannot be opened: it is corrupt, was moved from another item, or was sealed by another keychain; delete the item and add it again, or restore it from a backup")
+        .decode("""
+            the secret of \(identity.displayName) cannot be opened: it is corrupt, was moved from another item, or was sealed \
+            by another keychain; delete the item and add it again, or restore it from a backup
+            """)
     }
 }
 

@@ -13,7 +13,10 @@ extension SecureBytes {
             switch SafeFile.readFully(fd, into: raw) {
             case .success(let count): return count
             case .failure(let e):
-                throw KeychainError.param("could not read the secret from standard input (errno \(e.code)): pipe the secret in, e.g. printf %s \"$SECRET\" | keygate add …")
+                throw KeychainError.param("""
+                    could not read the secret from standard input (errno \(e.code)): pipe the secret in, e.g. printf %s \"$SECRET\" | \
+                    keygate add …
+                    """)
             }
         }
         if filled > maxBytes {

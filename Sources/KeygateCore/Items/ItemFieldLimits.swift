@@ -71,6 +71,9 @@ package enum ItemFieldLimits {
 
     private static func generic(_ bytes: [UInt8]?) throws {
         guard let bytes, bytes.count > maximumAttributeBytes else { return }
-        throw KeychainError.param("the generic attribute is \(bytes.count) bytes; the limit is \(maximumAttributeBytes): keep large data in the secret instead")
+        throw KeychainError.param("""
+            the generic attribute is \(bytes.count) bytes; the limit is \(maximumAttributeBytes): keep large data in the secret \
+            instead
+            """)
     }
 }

@@ -195,14 +195,26 @@ package struct KeyCache: Sendable {
     /// The `.notAvailable` error for a failed store, naming the cause and what to do.
     static func cachingFailed(_ error: KeyringErrno) -> KeychainError {
         if error.isQuotaFull {
-            return .notAvailable("the kernel keyring quota is full (\(error)): run `keygate lock --all` or raise /proc/sys/kernel/keys/maxbytes and maxkeys")
+            return .notAvailable("""
+                the kernel keyring quota is full (\(error)): run `keygate lock --all` or raise /proc/sys/kernel/keys/maxbytes and \
+                maxkeys
+                """)
         }
         if error.isUnsupported {
-            return .notAvailable("the kernel keyring cannot be used here (\(error)), as under a container's default seccomp profile: allow the add_key and keyctl system calls, or set reuse-duration to 0")
+            return .notAvailable("""
+                the kernel keyring cannot be used here (\(error)), as under a container's default seccomp profile: allow the \
+                add_key and keyctl system calls, or set reuse-duration to 0
+                """)
         }
         if error.isAccessDenied {
-            return .notAvailable("the kernel refused access to the user keyring (\(error)): run keygate as the user who owns the keys, in a session whose keyring reaches the user keyring (pam_keyinit)")
+            return .notAvailable("""
+                the kernel refused access to the user keyring (\(error)): run keygate as the user who owns the keys, in a session \
+                whose keyring reaches the user keyring (pam_keyinit)
+                """)
         }
-        return .notAvailable("could not cache the key in the kernel keyring (\(error)): Keygate will ask again next time; `keyctl show @u` shows the keyring")
+        return .notAvailable("""
+            could not cache the key in the kernel keyring (\(error)): Keygate will ask again next time; `keyctl show @u` shows \
+            the keyring
+            """)
     }
 }

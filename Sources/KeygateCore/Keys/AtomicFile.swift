@@ -67,7 +67,10 @@ package enum AtomicFile {
 
     private static func failure(_ code: Int32, _ path: String, _ action: String) -> KeychainError {
         if code == ELOOP {
-            return .notAvailable("\(path) is a symbolic link, and Keygate does not follow links for its own files: replace the link with the real file or folder")
+            return .notAvailable("""
+                \(path) is a symbolic link, and Keygate does not follow links for its own files: replace the link with the real \
+                file or folder
+                """)
         }
         let reason = String(cString: strerror(code))
         if code == EACCES || code == EPERM {

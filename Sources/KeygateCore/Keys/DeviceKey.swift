@@ -33,7 +33,10 @@ package enum DeviceKey {
             throw KeychainError.param("internal: the host key must be \(HostKey.byteCount) bytes, not \(hostKey.count)")
         }
         guard isMachineID(machineID) else {
-            throw KeychainError.param("the machine-id must be 32 lowercase hex characters: run `systemd-machine-id-setup` (or `dbus-uuidgen --ensure`) to give this host one")
+            throw KeychainError.param("""
+                the machine-id must be 32 lowercase hex characters: run `systemd-machine-id-setup` (or `dbus-uuidgen --ensure`) to \
+                give this host one
+                """)
         }
         var message = label
         message += [UInt8(truncatingIfNeeded: uid >> 24), UInt8(truncatingIfNeeded: uid >> 16),
@@ -62,7 +65,10 @@ package enum DeviceKey {
             text = text.lowercased()
             if isMachineID(text) { return text }
         }
-        throw KeychainError.notAvailable("this host has no machine-id (looked in \(candidates.joined(separator: " and "))): run `sudo systemd-machine-id-setup` (or `sudo dbus-uuidgen --ensure`) to create one")
+        throw KeychainError.notAvailable("""
+            this host has no machine-id (looked in \(candidates.joined(separator: " and "))): run `sudo \
+            systemd-machine-id-setup` (or `sudo dbus-uuidgen --ensure`) to create one
+            """)
     }
 
     /// The device key for the calling user, or nil when it is unavailable. Root (uid 0) derives it from

@@ -24,7 +24,10 @@ package enum FileLock {
         let fd = SafeFile.openLockFile(path)
         guard fd >= 0 else {
             let e = errno
-            throw KeychainError.notAvailable("could not open the lock file \(path): \(String(cString: strerror(e))); check that its folder belongs to you and is mode 0700")
+            throw KeychainError.notAvailable("""
+                could not open the lock file \(path): \(String(cString: strerror(e))); check that its folder belongs to you and is \
+                mode 0700
+                """)
         }
         defer { close(fd) }  // closing releases the lock
         if let deadline = waitDeadline {
@@ -46,7 +49,9 @@ package enum FileLock {
                 throw KeychainError.notAvailable("could not lock \(path): \(String(cString: strerror(e))); check the disk and try again")
             }
             guard monotonicNow() < deadline else {
-                throw KeychainError.notAvailable("another process held \(path) past this call's time budget: gave up waiting (`fuser -v \(path)` shows who holds it)")
+                throw KeychainError.notAvailable("""
+                    another process held \(path) past this call's time budget: gave up waiting (`fuser -v \(path)` shows who holds it)
+                    """)
             }
             var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
             _ = nanosleep(&pause, nil)

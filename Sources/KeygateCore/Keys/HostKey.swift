@@ -134,13 +134,22 @@ public enum HostKey {
         var info = stat()
         if lstat(folder, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else {
-                throw KeychainError.notAvailable("\(folder) is not a folder (or is a symbolic link): the host key lives only in a real root-owned folder; move it aside and run `sudo keygate setup-host` again")
+                throw KeychainError.notAvailable("""
+                    \(folder) is not a folder (or is a symbolic link): the host key lives only in a real root-owned folder; move it \
+                    aside and run `sudo keygate setup-host` again
+                    """)
             }
             guard info.st_uid == 0 else {
-                throw KeychainError.notAvailable("\(folder) belongs to uid \(info.st_uid), not root: the host key lives only in a root-only folder; run `sudo chown root:root \(folder) && sudo chmod 0700 \(folder)`")
+                throw KeychainError.notAvailable("""
+                    \(folder) belongs to uid \(info.st_uid), not root: the host key lives only in a root-only folder; run `sudo chown \
+                    root:root \(folder) && sudo chmod 0700 \(folder)`
+                    """)
             }
             guard info.st_mode & 0o022 == 0 else {
-                throw KeychainError.notAvailable("\(folder) can be written by other users (mode \(octal(info.st_mode & 0o7777))): the host key lives only in a root-only folder; run `sudo chmod 0700 \(folder)`, or keep the key in /var/lib/keygate")
+                throw KeychainError.notAvailable("""
+                    \(folder) can be written by other users (mode \(octal(info.st_mode & 0o7777))): the host key lives only in a \
+                    root-only folder; run `sudo chmod 0700 \(folder)`, or keep the key in /var/lib/keygate
+                    """)
             }
         }
         try PrivateDirectory.make(folder)
@@ -155,10 +164,16 @@ public enum HostKey {
             throw failure(e, path, "inspect")
         }
         if info.st_mode & S_IFMT == S_IFLNK {
-            throw KeychainError.notAvailable("\(path) is a symbolic link, and Keygate does not follow links for the host key: remove the link, then run `sudo keygate setup-host`")
+            throw KeychainError.notAvailable("""
+                \(path) is a symbolic link, and Keygate does not follow links for the host key: remove the link, then run `sudo \
+                keygate setup-host`
+                """)
         }
         guard info.st_uid == 0 else {
-            throw KeychainError.notAvailable("\(path) belongs to uid \(info.st_uid), not root, so it cannot be trusted as the host key: remove it, then run `sudo keygate setup-host` (this-device-only items sealed for it will be invalidated)")
+            throw KeychainError.notAvailable("""
+                \(path) belongs to uid \(info.st_uid), not root, so it cannot be trusted as the host key: remove it, then run `sudo \
+                keygate setup-host` (this-device-only items sealed for it will be invalidated)
+                """)
         }
         return true
     }
@@ -169,11 +184,17 @@ public enum HostKey {
             throw KeychainError.notAvailable("\(path) is not a regular file: remove it, then run `sudo keygate setup-host`")
         }
         guard info.st_uid == 0 else {
-            throw KeychainError.notAvailable("\(path) belongs to uid \(info.st_uid), not root, so it cannot be trusted as the host key: remove it, then run `sudo keygate setup-host` (this-device-only items sealed for it will be invalidated)")
+            throw KeychainError.notAvailable("""
+                \(path) belongs to uid \(info.st_uid), not root, so it cannot be trusted as the host key: remove it, then run `sudo \
+                keygate setup-host` (this-device-only items sealed for it will be invalidated)
+                """)
         }
         let mode = info.st_mode & 0o7777
         guard mode == 0o400 || mode == 0o600 else {
-            throw KeychainError.notAvailable("\(path) has mode \(octal(mode)); the host key must be readable by root only: run `sudo chmod 0400 \(path)`, and `sudo keygate setup-host --rotate` if others may have read it")
+            throw KeychainError.notAvailable("""
+                \(path) has mode \(octal(mode)); the host key must be readable by root only: run `sudo chmod 0400 \(path)`, and \
+                `sudo keygate setup-host --rotate` if others may have read it
+                """)
         }
         guard Int(info.st_size) == byteCount else { throw wrongSize(path, Int(info.st_size)) }
     }
@@ -223,12 +244,18 @@ public enum HostKey {
     }
 
     private static func wrongSize(_ path: String, _ size: Int) -> KeychainError {
-        .decode("\(path) holds \(size) bytes, not \(byteCount): it is not a Keygate host key (corrupt or replaced); run `sudo keygate setup-host --rotate` to make a new one (this-device-only items sealed for the old one will be invalidated)")
+        .decode("""
+            \(path) holds \(size) bytes, not \(byteCount): it is not a Keygate host key (corrupt or replaced); run `sudo \
+            keygate setup-host --rotate` to make a new one (this-device-only items sealed for the old one will be invalidated)
+            """)
     }
 
     static func failure(_ code: Int32, _ path: String, _ action: String) -> KeychainError {
         if code == ELOOP {
-            return .notAvailable("\(path) is a symbolic link, and Keygate does not follow links for the host key: remove the link, then run `sudo keygate setup-host`")
+            return .notAvailable("""
+                \(path) is a symbolic link, and Keygate does not follow links for the host key: remove the link, then run `sudo \
+                keygate setup-host`
+                """)
         }
         let reason = String(cString: strerror(code))
         if code == EACCES || code == EPERM {

@@ -26,5 +26,8 @@ package enum HostProtector {
     }
 
     /// What to say when the host has no host key.
-    package static let noHostKeyAdvice = "this host has no host key, so no host protector can be made or opened: run `sudo keygate setup-host` (a restored or re-imaged host needs the recovery key instead)"
+    package static let noHostKeyAdvice = """
+        this host has no host key, so no host protector can be made or opened: run `sudo keygate setup-host` (a restored or \
+        re-imaged host needs the recovery key instead)
+        """
 }

@@ -67,8 +67,14 @@ extension KeyStore {
             let replaced = try passwordProtector(masterKey: masterKey, password: new, kdf: cost, presence: nil, currentSet: nil)
             try AtomicFile.write(replaced.encoded(), to: loginPath, mode: Self.fileMode)
             clearLoginStale()
-            guard hadLegacyGates else { return "The new password now opens the keychain; items with user presence keep working, and current-set items (bound to the old password) are invalidated." }
-            return "The new password now opens the keychain. Items Keygate 1.x sealed with user presence or current-set and that were never opened since the upgrade needed the old password: they are invalidated; add them again."
+            guard hadLegacyGates else { return """
+                The new password now opens the keychain; items with user presence keep working, and current-set items (bound to the \
+                old password) are invalidated.
+                """ }
+            return """
+                The new password now opens the keychain. Items Keygate 1.x sealed with user presence or current-set and that were \
+                never opened since the upgrade needed the old password: they are invalidated; add them again.
+                """
         }
     }
 
@@ -126,7 +132,11 @@ extension KeyStore {
     private func unwrapGate(_ wrapped: WrappedGateKey?, _ kind: GateKind, login: Protector, passwordKey: SecureBytes) throws -> BoxKeyPair? {
         guard let wrapped else { return nil }
         guard let pair = try wrapped.unwrap(kind: kind, passwordKey: passwordKey, masterKeyID: login.masterKeyID, path: loginPath) else {
-            throw KeychainError.decode("\(loginPath) holds a \(WrappedGateKey.name(kind)) key that your password does not open, though it opens the master key: the file is damaged; unlock with the recovery key (`keygate unlock --recovery`) and run `keygate passwd` (items that need that key must then be added again)")
+            throw KeychainError.decode("""
+                \(loginPath) holds a \(WrappedGateKey.name(kind)) key that your password does not open, though it opens the master \
+                key: the file is damaged; unlock with the recovery key (`keygate unlock --recovery`) and run `keygate passwd` \
+                (items that need that key must then be added again)
+                """)
         }
         return pair
     }
@@ -135,7 +145,10 @@ extension KeyStore {
     private func checkMasterKey(_ masterKey: SecureBytes, login: Protector?) throws {
         let recovery = try? readProtector(recoveryPath, kind: Protector.Kind.recovery)
         guard let recordedID = login?.masterKeyID ?? recovery?.masterKeyID else {
-            throw KeychainError.decode("neither \(loginPath) nor \(recoveryPath) can be read, so the master key cannot be checked: restore them from a backup")
+            throw KeychainError.decode("""
+                neither \(loginPath) nor \(recoveryPath) can be read, so the master key cannot be checked: restore them from a \
+                backup
+                """)
         }
         guard try Protector.masterKeyID(of: masterKey) == recordedID else { throw foreignMasterKey() }
     }

@@ -19,7 +19,8 @@ extension KeyStore {
     /// class public keys in keys.json, with the gatekeeper's `seals` on them (root computes
     /// them: GateSecrets).
     /// `.duplicateItem` when the keychain exists.
-    package func initializeForHost(hostProtectorKey: SecureBytes, masterKey: SecureBytes, seals: [Accessibility: [UInt8]]) throws -> (masterKey: SecureBytes, recoveryKey: SecureBytes) {
+    package func initializeForHost(hostProtectorKey: SecureBytes, masterKey: SecureBytes,
+                                   seals: [Accessibility: [UInt8]]) throws -> (masterKey: SecureBytes, recoveryKey: SecureBytes) {
         guard !isInitialized else { throw alreadyInitialized() }
         try PrivateDirectory.make(protectorsDirectory)
         return try FileLock.withExclusiveLock(lockPath) {
@@ -65,11 +66,18 @@ extension KeyStore {
     package func unlock(hostProtectorKey: SecureBytes) throws -> SecureBytes {
         guard let host = try readProtector(hostPath, kind: Protector.Kind.host) else {
             guard isInitialized else { throw notInitialized() }
-            throw KeychainError.notAvailable("this keychain has no host protector (\(hostPath)): as root, run `keygate init --host-protector --user NAME` while the keychain is unlocked")
+            throw KeychainError.notAvailable("""
+                this keychain has no host protector (\(hostPath)): as root, run `keygate init --host-protector --user NAME` while \
+                the keychain is unlocked
+                """)
         }
         let wrappingKey = try Protector.keyWrappingKey(hostProtectorKey, salt: host.saltBytes(path: hostPath))
         guard let masterKey = try host.unwrap(with: wrappingKey, path: hostPath) else {
-            throw KeychainError.authFailed("the host protector \(hostPath) does not open with this host's key: the host key was rotated, or this folder came from another host; unlock with the recovery key (`keygate unlock --recovery` as the user), then run `keygate init --host-protector --user NAME` as root again")
+            throw KeychainError.authFailed("""
+                the host protector \(hostPath) does not open with this host's key: the host key was rotated, or this folder came \
+                from another host; unlock with the recovery key (`keygate unlock --recovery` as the user), then run `keygate init \
+                --host-protector --user NAME` as root again
+                """)
         }
         return masterKey
     }

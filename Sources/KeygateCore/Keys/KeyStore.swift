@@ -68,7 +68,9 @@ package final class KeyStore: Sendable {
         guard let recovery = try readProtector(recoveryPath, kind: Protector.Kind.recovery) else { throw missing(recoveryPath) }
         let wrappingKey = try Protector.recoveryWrappingKey(recoveryKey: recoveryKey, salt: recovery.saltBytes(path: recoveryPath))
         guard let masterKey = try recovery.unwrap(with: wrappingKey, path: recoveryPath) else {
-            throw KeychainError.authFailed("this recovery key does not open the keychain: check it against the copy you saved, or unlock with your password")
+            throw KeychainError.authFailed("""
+                this recovery key does not open the keychain: check it against the copy you saved, or unlock with your password
+                """)
         }
         return masterKey
     }
@@ -87,7 +89,10 @@ package final class KeyStore: Sendable {
     /// holding the time of the reset.
     package func markLoginStale() throws {
         let now = time(nil)
-        let text = "login password reset without the old one at \(now) (seconds since 1970, UTC): unlock with the recovery key (`keygate passwd --recovery`) or run `keygate passwd` with the old password\n"
+        let text = """
+            login password reset without the old one at \(now) (seconds since 1970, UTC): unlock with the recovery key \
+            (`keygate passwd --recovery`) or run `keygate passwd` with the old password\n
+            """
         try AtomicFile.write(Array(text.utf8), to: stalePath, mode: Self.fileMode)
     }
 
@@ -114,7 +119,9 @@ package final class KeyStore: Sendable {
         let wrappingKey = try kdf.deriveKey(password: password, salt: salt)
         var login = try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.password, wrappingKey: wrappingKey, salt: salt, kdf: kdf)
         login.presence = try presence.map { try WrappedGateKey.wrap($0, kind: .presence, passwordKey: wrappingKey, masterKeyID: login.masterKeyID) }
-        login.currentSet = try currentSet.map { try WrappedGateKey.wrap($0, kind: .currentSet, passwordKey: wrappingKey, masterKeyID: login.masterKeyID) }
+        login.currentSet = try currentSet.map {
+            try WrappedGateKey.wrap($0, kind: .currentSet, passwordKey: wrappingKey, masterKeyID: login.masterKeyID)
+        }
         return login
     }
 
@@ -126,9 +133,15 @@ package final class KeyStore: Sendable {
         let wrappingKey = try kdf.deriveKey(password: password, salt: login.saltBytes(path: loginPath))
         guard let masterKey = try login.unwrap(with: wrappingKey, path: loginPath) else {
             if isLoginStale {
-                throw KeychainError(.authFailed, "your password was reset without your old one, so it does not open the keychain: unlock with the recovery key (`keygate passwd --recovery`), or, if you know the old password, run `keygate passwd`", reason: .wrongPassword)
+                throw KeychainError(.authFailed, """
+                    your password was reset without your old one, so it does not open the keychain: unlock with the recovery key \
+                    (`keygate passwd --recovery`), or, if you know the old password, run `keygate passwd`
+                    """, reason: .wrongPassword)
             }
-            throw KeychainError(.authFailed, "this password does not open the keychain: if your login password changed outside Keygate, run `keygate passwd`, or unlock with the recovery key (`keygate unlock --recovery`)", reason: .wrongPassword)
+            throw KeychainError(.authFailed, """
+                this password does not open the keychain: if your login password changed outside Keygate, run `keygate passwd`, or \
+                unlock with the recovery key (`keygate unlock --recovery`)
+                """, reason: .wrongPassword)
         }
         clearLoginStale()
         return (login, wrappingKey, masterKey)
@@ -138,7 +151,10 @@ package final class KeyStore: Sendable {
         guard let bytes = try AtomicFile.read(path, maxBytes: Self.maxProtectorBytes) else { return nil }
         let protector = try Protector.decode(bytes, path: path)
         guard protector.kind == kind else {
-            throw KeychainError.decode("\(path) holds a \"\(protector.kind)\" protector where a \"\(kind)\" one belongs: move it aside and restore the right file from a backup")
+            throw KeychainError.decode("""
+                \(path) holds a \"\(protector.kind)\" protector where a \"\(kind)\" one belongs: move it aside and restore the \
+                right file from a backup
+                """)
         }
         return protector
     }
@@ -146,9 +162,15 @@ package final class KeyStore: Sendable {
     func missing(_ path: String) -> KeychainError {
         guard isInitialized else { return notInitialized() }
         if path == loginPath {
-            return .notAvailable("the login protector \(path) is missing: unlock with the recovery key (`keygate unlock --recovery`), then run `keygate passwd` to write a new one")
+            return .notAvailable("""
+                the login protector \(path) is missing: unlock with the recovery key (`keygate unlock --recovery`), then run \
+                `keygate passwd` to write a new one
+                """)
         }
-        return .notAvailable("the recovery protector \(path) is missing: unlock with your password; restore the file from a backup to use the recovery key again")
+        return .notAvailable("""
+            the recovery protector \(path) is missing: unlock with your password; restore the file from a backup to use the \
+            recovery key again
+            """)
     }
 
     func notInitialized() -> KeychainError {
@@ -156,6 +178,9 @@ package final class KeyStore: Sendable {
     }
 
     func alreadyInitialized() -> KeychainError {
-        .duplicateItem("the keychain is already initialised (\(protectorsDirectory)): unlock it with `keygate unlock`, or change its password with `keygate passwd`")
+        .duplicateItem("""
+            the keychain is already initialised (\(protectorsDirectory)): unlock it with `keygate unlock`, or change its \
+            password with `keygate passwd`
+            """)
     }
 }

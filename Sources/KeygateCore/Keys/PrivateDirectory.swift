@@ -10,7 +10,9 @@ package enum PrivateDirectory {
             if mkdir(prefix, 0o700) != 0 {
                 let e = errno
                 if e != EEXIST {
-                    throw KeychainError.notAvailable("could not create the folder \(prefix): \(String(cString: strerror(e))); check its parent's permissions")
+                    throw KeychainError.notAvailable("""
+                        could not create the folder \(prefix): \(String(cString: strerror(e))); check its parent's permissions
+                        """)
                 }
             }
         }
@@ -19,10 +21,16 @@ package enum PrivateDirectory {
             throw KeychainError.notAvailable("could not inspect \(path): \(String(cString: strerror(errno))); check its parent's permissions")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw KeychainError.notAvailable("\(path) is not a folder (or is a symbolic link): Keygate keeps its keys only in a real folder; move it aside and retry")
+            throw KeychainError.notAvailable("""
+                \(path) is not a folder (or is a symbolic link): Keygate keeps its keys only in a real folder; move it aside and \
+                retry
+                """)
         }
         guard info.st_uid == geteuid() else {
-            throw KeychainError.notAvailable("\(path) belongs to uid \(info.st_uid), not to you (uid \(geteuid())): Keygate keeps its keys only in your own folder; fix its owner")
+            throw KeychainError.notAvailable("""
+                \(path) belongs to uid \(info.st_uid), not to you (uid \(geteuid())): Keygate keeps its keys only in your own \
+                folder; fix its owner
+                """)
         }
         if info.st_mode & 0o077 != 0, chmod(path, 0o700) != 0 {
             throw KeychainError.notAvailable("could not make \(path) private (mode 0700): \(String(cString: strerror(errno))); run chmod 700 on it")

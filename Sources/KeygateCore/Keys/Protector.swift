@@ -54,7 +54,9 @@ package struct Protector: Codable, Sendable, Equatable {
     /// A 256-bit random key needs no password hashing.
     static func recoveryWrappingKey(recoveryKey: SecureBytes, salt: [UInt8]) throws -> SecureBytes {
         guard recoveryKey.count == RecoveryKey.keyBytes else {
-            throw KeychainError.param("a recovery key is \(RecoveryKey.keyBytes) bytes, not \(recoveryKey.count): pass the parsed key (RecoveryKey.parse)")
+            throw KeychainError.param("""
+                a recovery key is \(RecoveryKey.keyBytes) bytes, not \(recoveryKey.count): pass the parsed key (RecoveryKey.parse)
+                """)
         }
         return try GenericHash.hash(recoveryKey, key: salt, outputBytes: AEAD.keyBytes)
     }
@@ -83,7 +85,10 @@ package struct Protector: Codable, Sendable, Equatable {
             return nil
         }
         guard try Self.masterKeyID(of: masterKey) == masterKeyID else {
-            throw KeychainError.decode("\(path) wraps a different master key than it names: it is corrupt; restore it from a backup, or unlock with another protector and run `keygate passwd`")
+            throw KeychainError.decode("""
+                \(path) wraps a different master key than it names: it is corrupt; restore it from a backup, or unlock with another \
+                protector and run `keygate passwd`
+                """)
         }
         return masterKey
     }
@@ -105,7 +110,10 @@ package struct Protector: Codable, Sendable, Equatable {
         let data = Data(bytes)
         guard let probe = try? JSONDecoder().decode(Probe.self, from: data) else { throw corrupt(path) }
         guard probe.version <= currentVersion else {
-            throw KeychainError.decode("\(path) was written by a newer Keygate (protector format \(probe.version); this one reads format \(currentVersion)): upgrade keygate")
+            throw KeychainError.decode("""
+                \(path) was written by a newer Keygate (protector format \(probe.version); this one reads format \
+                \(currentVersion)): upgrade keygate
+                """)
         }
         guard probe.version >= 1, let protector = try? JSONDecoder().decode(Protector.self, from: data),
               protector.masterKeyID.count == 32 else {
@@ -120,6 +128,9 @@ package struct Protector: Codable, Sendable, Equatable {
     }
 
     static func corrupt(_ path: String) -> KeychainError {
-        .decode("\(path) is not a valid Keygate protector (corrupt or truncated): restore it from a backup; if it is the login protector, unlock with the recovery key (`keygate unlock --recovery`) and run `keygate passwd` to write a new one")
+        .decode("""
+            \(path) is not a valid Keygate protector (corrupt or truncated): restore it from a backup; if it is the login \
+            protector, unlock with the recovery key (`keygate unlock --recovery`) and run `keygate passwd` to write a new one
+            """)
     }
 }

@@ -44,7 +44,10 @@ package struct PublicKeys: Codable, Sendable, Equatable {
         let data = Data(bytes)
         guard let probe = try? JSONDecoder().decode(Probe.self, from: data) else { throw corrupt(path) }
         guard probe.version <= currentVersion else {
-            throw KeychainError.decode("\(path) was written by a newer Keygate (format \(probe.version); this one reads format \(currentVersion)): upgrade keygate")
+            throw KeychainError.decode("""
+                \(path) was written by a newer Keygate (format \(probe.version); this one reads format \(currentVersion)): upgrade \
+                keygate
+                """)
         }
         guard probe.version >= 1, let keys = try? JSONDecoder().decode(PublicKeys.self, from: data) else { throw corrupt(path) }
         for encoded in Array(keys.classKeys.values) + [keys.presence, keys.currentSet].compactMap({ $0 }) {

@@ -31,13 +31,17 @@ struct WrappedGateKey: Codable, Sendable, Equatable {
             throw Protector.corrupt(path)
         }
         let key = try Self.wrappingKey(passwordKey: passwordKey, kind: kind)
-        guard let privateKey = try AEAD.open(ArraySlice(wrapped), associatedData: Self.associatedData(kind: kind, masterKeyID: masterKeyID, publicKey: publicKey),
+        let associatedData = Self.associatedData(kind: kind, masterKeyID: masterKeyID, publicKey: publicKey)
+        guard let privateKey = try AEAD.open(ArraySlice(wrapped), associatedData: associatedData,
                                              nonce: ArraySlice(nonce), key: key) else {
             return nil
         }
         let pair = try BoxKeyPair(privateKey: privateKey)
         guard pair.publicKey == publicKey else {
-            throw KeychainError.decode("\(path) holds a \(Self.name(kind)) key whose halves do not match: it is corrupt; restore it from a backup, or unlock with the recovery key and run `keygate passwd`")
+            throw KeychainError.decode("""
+                \(path) holds a \(Self.name(kind)) key whose halves do not match: it is corrupt; restore it from a backup, or \
+                unlock with the recovery key and run `keygate passwd`
+                """)
         }
         return pair
     }

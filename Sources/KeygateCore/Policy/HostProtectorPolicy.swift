@@ -22,7 +22,11 @@ package enum HostProtectorPolicy {
     package static func require(_ account: AccountEntry) throws -> PolicyDecision {
         let decision = try decision(for: account)
         guard enables(decision, account) else {
-            throw KeychainError.param("the policy does not enable the host protector for \(account.name): as root, add `host-protector = \(account.name)` (or a %group it is in) to the [default] section of a file in /etc/keygate/policies.d (see man 5 keygate.policy); a user's own policy file cannot enable it")
+            throw KeychainError.param("""
+                the policy does not enable the host protector for \(account.name): as root, add `host-protector = \(account.name)` \
+                (or a %group it is in) to the [default] section of a file in /etc/keygate/policies.d (see man 5 keygate.policy); a \
+                user's own policy file cannot enable it
+                """)
         }
         return decision
     }

@@ -125,7 +125,11 @@ enum PolicyMerge {
             case .lockAfter:
                 if let v = u.lockAfter, v <= d.policy.lockAfter { d.policy.lockAfter = v } else { accepted = false }
             case .allowNonInteractive:
-                if u.allowNonInteractive == false || d.allowNonInteractive { d.allowNonInteractive = u.allowNonInteractive ?? false } else { accepted = false }
+                if u.allowNonInteractive == false || d.allowNonInteractive {
+                    d.allowNonInteractive = u.allowNonInteractive ?? false
+                } else {
+                    accepted = false
+                }
             case .hostProtector:
                 if u.hostProtector?.isEmpty == true { d.hostProtector = [] } else { accepted = false }
             }
@@ -133,7 +137,10 @@ enum PolicyMerge {
                 origins[key] = origin
             } else {
                 let why = key == .pamService ? "a user policy cannot choose the PAM service"
-                    : key == .hostProtector ? "a user policy cannot enable the host protector (only root's files in /etc/keygate/policies.d can; a user may set `none`)"
+                    : key == .hostProtector ? """
+                        a user policy cannot enable the host protector (only root's files in /etc/keygate/policies.d can; a user may set \
+                        `none`)
+                        """
                     : "a user policy may only tighten, and this would loosen"
                 warnings.append("\(origin.file):\(origin.line): ignored \(key.rawValue) = \(Self.text(key, u)) in \(origin.section): "
                                 + "\(why) (the system policy's value is \(before))")

@@ -46,7 +46,10 @@ enum PolicyValues {
                     || (index > 0 && ((byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x2E || byte == 0x24))
             }
             guard valid else {
-                throw PolicyValueError(message: "expected user names and %group names separated by commas (e.g. `svc-backup, %keygate-services`), or `none`; \"\(token)\" is not a user or group name (no globs)", offset: offset)
+                throw PolicyValueError(message: """
+                    expected user names and %group names separated by commas (e.g. `svc-backup, %keygate-services`), or `none`; \
+                    \"\(token)\" is not a user or group name (no globs)
+                    """, offset: offset)
             }
             if !result.contains(String(token)) { result.append(String(token)) }
         }

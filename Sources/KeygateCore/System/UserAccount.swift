@@ -24,7 +24,9 @@ public struct UserAccount: Sendable, Equatable {
         var buffer = [CChar](repeating: 0, count: 4096)
         let rc = getpwuid_r(uid, &entry, &buffer, buffer.count, &result)
         guard rc == 0, result != nil, let namePtr = entry.pw_name else {
-            throw KeychainError.notAvailable("uid \(uid) has no entry in the password database: Keygate needs a named user account (check /etc/passwd or NSS)")
+            throw KeychainError.notAvailable("""
+                uid \(uid) has no entry in the password database: Keygate needs a named user account (check /etc/passwd or NSS)
+                """)
         }
         let name = String(cString: namePtr)
         let home = entry.pw_dir.map { String(cString: $0) } ?? "/"

@@ -30,7 +30,9 @@ package struct AccountEntry: Sendable, Equatable {
         var buffer = [CChar](repeating: 0, count: 16 * 1024)
         let rc = getpwnam_r(name, &entry, &buffer, buffer.count, &result)
         guard rc == 0, result != nil, let dir = entry.pw_dir, let home = String(validatingCString: dir) else {
-            throw KeychainError.param("there is no user '\(name)' in the password database (getpwnam_r: \(rc)): check the name (getent passwd \(name))")
+            throw KeychainError.param("""
+                there is no user '\(name)' in the password database (getpwnam_r: \(rc)): check the name (getent passwd \(name))
+                """)
         }
         return AccountEntry(name: name, uid: entry.pw_uid, gid: entry.pw_gid, home: home)
     }

@@ -46,7 +46,10 @@ extension HostKey {
         let connection = try TPMConnection(TPMTCTI.forUnsealing(recorded: file.tcti))
         let key = try TPMSealing.unseal(file.object, on: connection, what: sealed)
         guard key.count == byteCount else {
-            throw KeychainError.decode("\(sealed) unseals to \(key.count) bytes, not \(byteCount): it is not a Keygate host key; run `sudo keygate setup-host --tpm --rotate` to make a new one (this-device-only items sealed for the old one stay unreadable)")
+            throw KeychainError.decode("""
+                \(sealed) unseals to \(key.count) bytes, not \(byteCount): it is not a Keygate host key; run `sudo keygate \
+                setup-host --tpm --rotate` to make a new one (this-device-only items sealed for the old one stay unreadable)
+                """)
         }
         return key
     }
@@ -95,7 +98,11 @@ extension HostKey {
         }
         if plainExists {
             guard let plain = try readPlain(at: path), plain.constantTimeEquals(key) else {
-                throw KeychainError.duplicateItem("\(path) and \(sealed) both exist but hold different host keys: keep the one your this-device-only items were sealed for and remove the other (`sudo rm \(path)` keeps the TPM-sealed one), then run `sudo keygate setup-host --tpm` again")
+                throw KeychainError.duplicateItem("""
+                    \(path) and \(sealed) both exist but hold different host keys: keep the one your this-device-only items were sealed \
+                    for and remove the other (`sudo rm \(path)` keeps the TPM-sealed one), then run `sudo keygate setup-host --tpm` \
+                    again
+                    """)
             }
             try removePlain(at: path)
             outcome = .migrated
@@ -109,7 +116,10 @@ extension HostKey {
         let object = try TPMSealing.seal(key, on: connection)
         let check = try TPMSealing.unseal(object, on: connection, what: "the newly sealed host key")
         guard check.constantTimeEquals(key) else {
-            throw KeychainError.notAvailable("the TPM at \(connection.tcti.configuration) gave back different bytes from the ones it sealed: nothing was changed; check the TPM (`tpm2_selftest --fulltest`) before trusting it with the host key")
+            throw KeychainError.notAvailable("""
+                the TPM at \(connection.tcti.configuration) gave back different bytes from the ones it sealed: nothing was changed; \
+                check the TPM (`tpm2_selftest --fulltest`) before trusting it with the host key
+                """)
         }
         let file = SealedHostKeyFile(tcti: connection.tcti.configuration, template: TPMSealing.eccP256StorageRootTemplate,
                                      object: object)
@@ -138,7 +148,10 @@ extension HostKey {
         guard lstat(sealed, &info) == 0 else { throw failure(errno, sealed, "inspect") }
         let mode = info.st_mode & 0o7777
         guard mode == 0o400 || mode == 0o600 else {
-            throw KeychainError.notAvailable("\(sealed) has mode \(octal(mode)); the sealed host key must be readable by root only: run `sudo chmod 0400 \(sealed)`")
+            throw KeychainError.notAvailable("""
+                \(sealed) has mode \(octal(mode)); the sealed host key must be readable by root only: run `sudo chmod 0400 \
+                \(sealed)`
+                """)
         }
         guard let bytes = try AtomicFile.read(sealed, maxBytes: SealedHostKeyFile.maxBytes) else { return nil }
         return try SealedHostKeyFile.decode(bytes, path: sealed)

@@ -48,7 +48,10 @@ struct SealedHostKeyFile: Equatable, Sendable {
         guard let version = reader.byte() else { throw corrupt(path, "it is truncated") }
         guard version != 0 else { throw corrupt(path, "its format version is 0") }
         guard version == currentVersion else {
-            throw KeychainError.decode("\(path) is in sealed-key format \(version), newer than this keygate understands (\(currentVersion)): upgrade keygate; do not remove the file, it holds the host key")
+            throw KeychainError.decode("""
+                \(path) is in sealed-key format \(version), newer than this keygate understands (\(currentVersion)): upgrade \
+                keygate; do not remove the file, it holds the host key
+                """)
         }
         guard let template = reader.byte(), let tctiLength = reader.byte(), let tctiBytes = reader.take(Int(tctiLength)),
               let publicArea = reader.sizedArea(), let privateArea = reader.sizedArea() else {
@@ -56,7 +59,10 @@ struct SealedHostKeyFile: Equatable, Sendable {
         }
         guard reader.atEnd else { throw corrupt(path, "it has \(bytes.count - reader.offset) unexpected bytes at the end") }
         guard template == TPMSealing.eccP256StorageRootTemplate else {
-            throw KeychainError.decode("\(path) names parent template \(template), which this keygate does not know: upgrade keygate; do not remove the file, it holds the host key")
+            throw KeychainError.decode("""
+                \(path) names parent template \(template), which this keygate does not know: upgrade keygate; do not remove the \
+                file, it holds the host key
+                """)
         }
         guard let tcti = String(validating: tctiBytes, as: UTF8.self), (try? TPMTCTI(tcti)) != nil else {
             throw corrupt(path, "its TCTI is not a valid configuration")
@@ -70,7 +76,10 @@ struct SealedHostKeyFile: Equatable, Sendable {
     }
 
     private static func corrupt(_ path: String, _ why: String) -> KeychainError {
-        .decode("\(path) is not a usable sealed host key (\(why)): restore it from a backup, or run `sudo keygate setup-host --tpm --rotate` to make a new host key (this-device-only items sealed for the old one stay unreadable)")
+        .decode("""
+            \(path) is not a usable sealed host key (\(why)): restore it from a backup, or run `sudo keygate setup-host --tpm \
+            --rotate` to make a new host key (this-device-only items sealed for the old one stay unreadable)
+            """)
     }
 
     /// A cursor over the file's bytes; every read is bounds-checked and returns nil past the end.

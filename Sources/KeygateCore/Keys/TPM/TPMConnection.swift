@@ -33,7 +33,10 @@ final class TPMConnection {
         var esysContext: OpaquePointer?
         let erc = api.esysInitialize(&esysContext, context, nil)
         guard erc == 0, let esysContext else {
-            throw KeychainError.notAvailable("could not start ESAPI on the TPM at \(tcti.configuration): \(api.describe(erc)); check `tpm2_getrandom 8 -T \(tcti.configuration)`")
+            throw KeychainError.notAvailable("""
+                could not start ESAPI on the TPM at \(tcti.configuration): \(api.describe(erc)); check `tpm2_getrandom 8 -T \
+                \(tcti.configuration)`
+                """)
         }
         esys = esysContext
         _ = api.esysSetTimeout(esysContext, TPMConnection.commandTimeoutMilliseconds)
@@ -65,6 +68,10 @@ final class TPMConnection {
     }
 
     static func noTPM(_ tcti: TPMTCTI, _ why: String) -> KeychainError {
-        .notAvailable("no TPM answers at \(tcti.configuration) (\(why)): this host has no TPM2, it is disabled in the firmware, or the kernel's resource manager (/dev/tpmrm0) is missing; keep the host key as a root-only file (plain `sudo keygate setup-host`), or name the TPM with --tcti")
+        .notAvailable("""
+            no TPM answers at \(tcti.configuration) (\(why)): this host has no TPM2, it is disabled in the firmware, or the \
+            kernel's resource manager (/dev/tpmrm0) is missing; keep the host key as a root-only file (plain `sudo keygate \
+            setup-host`), or name the TPM with --tcti
+            """)
     }
 }

@@ -74,7 +74,11 @@ enum TPMSealing {
             tpm.release(outPublic)
         }
         guard rc == 0, let outPrivate, let outPublic else {
-            throw KeychainError.notAvailable("the TPM at \(tpm.tcti.configuration) refused to seal the host key: \(tpm.api.describe(rc)); check it with `tpm2_getcap properties-variable -T \(tpm.tcti.configuration)` (a TPM in lockout or with an owner password cannot be used)").because(.tpmRefused)
+            throw KeychainError.notAvailable("""
+                the TPM at \(tpm.tcti.configuration) refused to seal the host key: \(tpm.api.describe(rc)); check it with \
+                `tpm2_getcap properties-variable -T \(tpm.tcti.configuration)` (a TPM in lockout or with an owner password cannot \
+                be used)
+                """).because(.tpmRefused)
         }
         let api = tpm.api
         return SealedTPMObject(
@@ -93,7 +97,10 @@ enum TPMSealing {
         guard rc == 0, let out else { throw refused(rc, tpm, what) }
         let size = Int(out.pointee.size)
         guard size > 0, size <= MemoryLayout.size(ofValue: out.pointee.buffer) else {
-            throw KeychainError.decode("the TPM returned \(size) bytes for \(what): it is not a Keygate sealed key; run `sudo keygate setup-host --tpm --rotate`")
+            throw KeychainError.decode("""
+                the TPM returned \(size) bytes for \(what): it is not a Keygate sealed key; run `sudo keygate setup-host --tpm \
+                --rotate`
+                """)
         }
         return try withUnsafeBytes(of: &out.pointee.buffer) { raw in
             try SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw[0..<size]))
@@ -137,7 +144,11 @@ enum TPMSealing {
                                            &outsideInfo, &creationPCR, &handle, nil, nil, nil, nil)
         guard rc == 0 else {
             if isTCTIError(rc) { throw TPMConnection.noTPM(tpm.tcti, tpm.api.describe(rc)) }
-            throw KeychainError.notAvailable("the TPM at \(tpm.tcti.configuration) would not create its storage root key in the owner hierarchy: \(tpm.api.describe(rc)); Keygate needs an owner hierarchy without a password (`tpm2_changeauth -c owner` to remove one), and a TPM not in dictionary-attack lockout").because(.tpmRefused)
+            throw KeychainError.notAvailable("""
+                the TPM at \(tpm.tcti.configuration) would not create its storage root key in the owner hierarchy: \
+                \(tpm.api.describe(rc)); Keygate needs an owner hierarchy without a password (`tpm2_changeauth -c owner` to remove \
+                one), and a TPM not in dictionary-attack lockout
+                """).because(.tpmRefused)
         }
         return handle
     }
@@ -183,7 +194,9 @@ enum TPMSealing {
         var offset = 0
         let rc = buffer.withUnsafeMutableBufferPointer { call($0.baseAddress, $0.count, &offset) }
         guard rc == 0, offset <= buffer.count else {
-            throw KeychainError.notAvailable("could not marshal the TPM's answer (0x\(String(rc, radix: 16))): tpm2-tss is broken; reinstall libtss2-mu0")
+            throw KeychainError.notAvailable("""
+                could not marshal the TPM's answer (0x\(String(rc, radix: 16))): tpm2-tss is broken; reinstall libtss2-mu0
+                """)
         }
         return Array(buffer[0..<offset])
     }
@@ -193,14 +206,22 @@ enum TPMSealing {
         var offset = 0
         let rc = bytes.withUnsafeBufferPointer { call($0.baseAddress, $0.count, &offset) }
         guard rc == 0, offset == bytes.count else {
-            throw KeychainError.decode("\(what) holds a TPM object that does not parse: it is corrupt; restore it from a backup, or run `sudo keygate setup-host --tpm --rotate` (this-device-only items sealed for the old host key stay unreadable)")
+            throw KeychainError.decode("""
+                \(what) holds a TPM object that does not parse: it is corrupt; restore it from a backup, or run `sudo keygate \
+                setup-host --tpm --rotate` (this-device-only items sealed for the old host key stay unreadable)
+                """)
         }
     }
 
     /// The error for a TPM that will not load or unseal the object.
     private static func refused(_ rc: TSS2_RC, _ tpm: TPMConnection, _ what: String) -> KeychainError {
         if isTCTIError(rc) { return TPMConnection.noTPM(tpm.tcti, tpm.api.describe(rc)) }
-        return KeychainError.notAvailable("the TPM at \(tpm.tcti.configuration) no longer opens the host key sealed in \(what) (\(tpm.api.describe(rc))): the TPM was cleared or its state reset (new seeds), or the file comes from another machine. The host key is gone, so this-device-only items cannot be opened again. Run `sudo keygate setup-host --tpm --rotate` to make a new host key, then add those items again").because(.tpmRefused)
+        return KeychainError.notAvailable("""
+            the TPM at \(tpm.tcti.configuration) no longer opens the host key sealed in \(what) (\(tpm.api.describe(rc))): the \
+            TPM was cleared or its state reset (new seeds), or the file comes from another machine. The host key is gone, so \
+            this-device-only items cannot be opened again. Run `sudo keygate setup-host --tpm --rotate` to make a new host key, \
+            then add those items again
+            """).because(.tpmRefused)
     }
 
     /// Whether `rc` comes from the TCTI layer (the TPM did not answer), as opposed to the TPM refusing.

@@ -20,11 +20,17 @@ package struct TPMTCTI: Equatable, Sendable {
     init(_ configuration: String) throws {
         let bytes = Array(configuration.utf8)
         guard !bytes.isEmpty, bytes.count <= TPMTCTI.maxLength, bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw KeychainError.param("the TCTI '\(configuration.prefix(40))' is not a tpm2-tss TCTI configuration (printable, no spaces, at most \(TPMTCTI.maxLength) characters): use e.g. device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321")
+            throw KeychainError.param("""
+                the TCTI '\(configuration.prefix(40))' is not a tpm2-tss TCTI configuration (printable, no spaces, at most \
+                \(TPMTCTI.maxLength) characters): use e.g. device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321
+                """)
         }
         guard let colon = configuration.firstIndex(of: ":"), colon != configuration.startIndex,
               configuration[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
-            throw KeychainError.param("the TCTI '\(configuration)' needs a name before a colon: use e.g. device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321")
+            throw KeychainError.param("""
+                the TCTI '\(configuration)' needs a name before a colon: use e.g. device:/dev/tpmrm0 or \
+                swtpm:host=127.0.0.1,port=2321
+                """)
         }
         self.configuration = configuration
     }

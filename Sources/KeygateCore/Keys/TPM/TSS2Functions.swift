@@ -14,7 +14,8 @@ final class TSS2Functions: @unchecked Sendable {
 
     typealias TctiLdrInitialize = @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<OpaquePointer?>?) -> TSS2_RC
     typealias TctiLdrFinalize = @convention(c) (UnsafeMutablePointer<OpaquePointer?>?) -> Void
-    typealias EsysInitialize = @convention(c) (UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, UnsafeMutablePointer<TSS2_ABI_VERSION>?) -> TSS2_RC
+    typealias EsysInitialize = @convention(c) (UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?,
+                                               UnsafeMutablePointer<TSS2_ABI_VERSION>?) -> TSS2_RC
     typealias EsysFinalize = @convention(c) (UnsafeMutablePointer<OpaquePointer?>?) -> Void
     typealias EsysSetTimeout = @convention(c) (OpaquePointer?, Int32) -> TSS2_RC
     typealias EsysFree = @convention(c) (UnsafeMutableRawPointer?) -> Void
@@ -131,7 +132,10 @@ final class TSS2Functions: @unchecked Sendable {
     private static func open(_ name: String) throws -> UnsafeMutableRawPointer {
         guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else {
             let why = dlerror().map { String(cString: $0) } ?? "not found"
-            throw KeychainError.notAvailable("could not load \(name) (\(why)): TPM sealing needs tpm2-tss; install it with `sudo apt-get install libtss2-esys-3.0.2-0 libtss2-tctildr0 libtss2-mu0` (or your distribution's tpm2-tss)")
+            throw KeychainError.notAvailable("""
+                could not load \(name) (\(why)): TPM sealing needs tpm2-tss; install it with `sudo apt-get install \
+                libtss2-esys-3.0.2-0 libtss2-tctildr0 libtss2-mu0` (or your distribution's tpm2-tss)
+                """)
         }
         return handle
     }
