@@ -62,6 +62,30 @@ final class GateDaemonTests: XCTestCase {
         XCTAssertEqual(locked.values["calls"], "1", "after lock the daemon sends the read to the helper: \(locked.summary)")
     }
 
+    /// A read inside the window keeps the class public key beside the master key (public, and
+    /// with the master key's timeout, never "perm"), and derives only the private half next
+    /// time. A wrong one, written by another process of the user, opens nothing: the read
+    /// still returns the secret, through the full derivation.
+    func test_theKeptClassPublicKey_expires_andAWrongOneOpensNothing() throws {
+        let h = try CLIUserHarness()
+        try readOnceThroughTheHelper(h, scope: global)
+        let r = try h.run(#"""
+            keygate get -s vault -a a >/dev/null
+            keyctl session - sh -c 'keyctl link @u @s >/dev/null; cat /proc/keys' | grep "keygate:" > "$HOME/keys"
+            echo pub="$(awk '/:classpub\./ {print $4}' "$HOME/keys")" master="$(awk '/:master/ {print $4}' "$HOME/keys")"
+            name=$(awk '/:classpub\./ {sub(/:$/, "", $9); print $9}' "$HOME/keys")
+            # Another process of the user puts a wrong public key in its place (an 8-byte header, 32 bytes).
+            keyctl session - sh -c "keyctl link @u @s >/dev/null; head -c 40 /dev/urandom | keyctl padd user '$name' @u >/dev/null" && echo replaced=yes
+            printf 'get=%s\n' "$(keygate get -s vault -a a)"
+            """#, extraEnvironment: try standIn(h).merging(global) { a, _ in a })
+        let pub = r.values["pub"] ?? "", master = r.values["master"] ?? ""
+        XCTAssertFalse(pub.isEmpty, "the read kept the class public key: \(r.summary)")
+        XCTAssertNotEqual(pub, "perm", "it expires: \(r.summary)")
+        XCTAssertNotEqual(master, "perm", r.summary)
+        XCTAssertEqual(r.values["replaced"], "yes", r.summary)
+        XCTAssertEqual(r.values["get"], "s3cret", "a wrong kept public key opens nothing, and the read still works: \(r.summary)")
+    }
+
     func test_anotherSession_getsNothingFromTheDaemon() throws {
         let h = try CLIUserHarness()
         try readOnceThroughTheHelper(h, scope: [:])

@@ -40,6 +40,24 @@ final class BoxKeyPairTests: XCTestCase {
         XCTAssertNil(try SealedBox.open(damaged[...], with: pair))
     }
 
+    func test_deriveWithAKnownPublicKey_givesLibsodiumsPrivateHalf() throws {
+        for _ in 0..<16 {
+            let seed = try SecureBytes.random(count: BoxKeyPair.seedBytes)
+            let full = try BoxKeyPair.derive(seed: seed)
+            let quick = try BoxKeyPair.derive(seed: seed, knownPublicKey: full.publicKey)
+            XCTAssertEqual(quick.privateKey.unprotectedCopy(), full.privateKey.unprotectedCopy(),
+                           "crypto_box_seed_keypair's private half is the first 32 bytes of SHA-512(seed)")
+            XCTAssertEqual(quick.publicKey, full.publicKey)
+            let box = try SealedBox.seal(secureBytes("share"), to: full.publicKey)
+            XCTAssertEqual(SealedBox.openToArray(box[...], with: quick), Array("share".utf8))
+        }
+        let seed = try SecureBytes.random(count: BoxKeyPair.seedBytes)
+        let other = try BoxKeyPair.generate()
+        let wrong = try BoxKeyPair.derive(seed: seed, knownPublicKey: other.publicKey)
+        let box = try SealedBox.seal(secureBytes("share"), to: try BoxKeyPair.derive(seed: seed).publicKey)
+        XCTAssertNil(SealedBox.openToArray(box[...], with: wrong), "a wrong public half opens nothing")
+    }
+
     func test_sealedBox_opensIntoAnArray_asIntoLockedMemory() throws {
         let pair = try BoxKeyPair.generate()
         let box = try SealedBox.seal(secureBytes("share"), to: pair.publicKey)

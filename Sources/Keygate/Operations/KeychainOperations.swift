@@ -165,13 +165,16 @@ public struct KeychainOperations: Sendable {
         let opened: (shares: [SecureBytes?], password: SecureBytes?)
         // Inside a window the class half (two X25519 operations) is opened while the
         // gatekeeper's daemon decides on the gate half: the two run side by side.
-        var early: (pair: BoxKeyPair, share: SecureBytes?)?
+        var early: (pair: BoxKeyPair, share: SecureBytes)?
         do {
             opened = try keys.gate.shares(of: blob, header: header, slots: slots, identity: identity,
                                           reason: keys.promptReason(for: .useItem), fresh: fresh, meanwhile: {
+                // Only a pair that opens the class box is used; anything else leaves the full
+                // derivation below to decide, with its own errors.
                 guard !locked, let pair = keys.cachedClassKeyPair(for: header.accessibility),
-                      pair.keyID == header.classSlot.keyID else { return }
-                early = (pair, try? GatedBlob.classShare(of: blob, header: header, pair: pair))
+                      pair.keyID == header.classSlot.keyID,
+                      let share = try? GatedBlob.classShare(of: blob, header: header, pair: pair) else { return }
+                early = (pair, share)
             })
         } catch let error as KeychainError where error.code == .itemNotFound && !retried && keys.keyStore.hasLegacyGateKeys {
             // An item Keygate 1.x sealed: the first password unlock moves every such item. The

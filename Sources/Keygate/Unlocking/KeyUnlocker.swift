@@ -59,18 +59,36 @@ struct KeyUnlocker: Sendable {
 
     /// The class key pair of gated and this-device-only items (scheme 2).
     func classKeyPair(for accessibility: Accessibility) throws -> BoxKeyPair {
-        if let pair = cachedClassKeyPair(for: accessibility) { return pair }
+        if let pair = afterFirstUnlockPair(accessibility) { return pair }
         return try ClassKeys.keyPair(masterKey: masterKey(createIfNeeded: false), for: accessibility)
     }
 
-    /// The class key pair from what the kernel keyring holds now, or nil: never prompts.
+    /// An after-first-unlock class's pair, cached with no timeout (LoginKeys.cacheUnlocked).
+    private func afterFirstUnlockPair(_ accessibility: Accessibility) -> BoxKeyPair? {
+        guard accessibility.survivesLock, let cached = cache.load(CacheName.classPair(accessibility).text) else { return nil }
+        return try? BoxKeyPair(privateKey: cached.key)
+    }
+
+    /// The class key pair from what the kernel keyring holds now, or nil: never prompts. Its
+    /// public half may come from the keyring's `classpub.*` entry, kept beside the master key for
+    /// no longer than it; the caller checks it against the blob's class key id and opens the class
+    /// box with it (a stale or wrong one opens nothing, and the full derivation, `classKeyPair`,
+    /// which never reads `classpub.*`, decides).
     func cachedClassKeyPair(for accessibility: Accessibility) -> BoxKeyPair? {
-        if accessibility.survivesLock, let cached = cache.load(CacheName.classPair(accessibility).text),
-           let pair = try? BoxKeyPair(privateKey: cached.key) {
+        if let pair = afterFirstUnlockPair(accessibility) { return pair }
+        guard let master = cache.load(Self.masterName) else { return nil }
+        let name = CacheName.classPublicKey(accessibility).text
+        if let known = cache.load(name),
+           let pair = try? ClassKeys.keyPair(masterKey: master.key, for: accessibility, knownPublicKey: known.key.unprotectedCopy()) {
             return pair
         }
-        guard let master = cache.load(Self.masterName) else { return nil }
-        return try? ClassKeys.keyPair(masterKey: master.key, for: accessibility)
+        guard let pair = try? ClassKeys.keyPair(masterKey: master.key, for: accessibility) else { return nil }
+        // Best effort, and only while the master key is: a full keyring quota costs the next read an X25519.
+        var publicBytes = pair.publicKey
+        if let expires = master.expiresAt, expires > KeyCache.now(), let publicKey = try? SecureBytes(consuming: &publicBytes) {
+            try? cache.store(name, key: publicKey, timeout: UInt32(clamping: expires - KeyCache.now()))
+        }
+        return pair
     }
 
     /// The class public key new items of `accessibility` are sealed to, with the gatekeeper's

@@ -43,6 +43,24 @@ package struct BoxKeyPair: Sendable {
         return BoxKeyPair(publicKey: publicKey, privateKey: privateKey)
     }
 
+    /// The pair a seed determines, given its public half already (known from an earlier
+    /// derivation): the private half is crypto_box_seed_keypair(3)'s, the first 32 bytes of
+    /// SHA-512(seed), without the X25519 base-point multiplication that makes the public half.
+    /// The caller checks the public half (its key id against a blob's header): a wrong one
+    /// opens nothing.
+    package static func derive(seed: SecureBytes, knownPublicKey publicKey: [UInt8]) throws -> BoxKeyPair {
+        guard seed.count == seedBytes, publicKey.count == publicKeyBytes else {
+            throw KeychainError.param("internal: an X25519 seed and public key must be \(seedBytes) and \(publicKeyBytes) bytes")
+        }
+        try Sodium.ensureInitialized()
+        let hash = try SecureBytes(count: 64)
+        let rc = hash.withUnsafeMutableBytes { h in h.withNonNullBytes { hp in
+            seed.withUnsafeBytes { d in d.withNonNullBytes { dp in crypto_hash_sha512(hp, dp, UInt64(seedBytes)) } }
+        } }
+        guard rc == 0 else { throw failure("derive") }
+        return BoxKeyPair(publicKey: publicKey, privateKey: try hash.slice(from: 0, length: privateKeyBytes))
+    }
+
     /// Rebuilds a pair from a stored private key, recomputing the public half.
     /// The C function is `crypto_scalarmult_base(3)`.
     package init(privateKey: SecureBytes) throws {

@@ -22,6 +22,13 @@ package enum ClassKeys {
         try BoxKeyPair.derive(seed: seed(masterKey: masterKey, for: accessibility))
     }
 
+    /// The class key pair given its public half from an earlier derivation (the kernel keyring's
+    /// `classpub.*`): the private half only is derived (BoxKeyPair.derive(seed:knownPublicKey:)).
+    package static func keyPair(masterKey: SecureBytes, for accessibility: Accessibility,
+                                knownPublicKey publicKey: [UInt8]) throws -> BoxKeyPair {
+        try BoxKeyPair.derive(seed: seed(masterKey: masterKey, for: accessibility), knownPublicKey: publicKey)
+    }
+
     /// The class's seed: a crypto_kdf subkey of the master key (distinct from the symmetric class key).
     package static func seed(masterKey: SecureBytes, for accessibility: Accessibility) throws -> SecureBytes {
         try checkMasterKey(masterKey)

@@ -11,12 +11,16 @@ package enum CacheName: Sendable, Equatable {
     case afterFirstUnlock
     /// An after-first-unlock class's key pair (scheme 2), as long.
     case classPair(Accessibility)
+    /// A class's public key (public), beside the master key and for no longer: a gated read
+    /// then derives the private half only (KeyUnlocker.cachedClassKeyPair).
+    case classPublicKey(Accessibility)
 
     package var text: String {
         switch self {
         case .master: return "master"
         case .afterFirstUnlock: return "class.after-first-unlock"
         case .classPair(let accessibility): return "classpair.\(accessibility.rawValue)"
+        case .classPublicKey(let accessibility): return "classpub.\(accessibility.rawValue)"
         }
     }
 }

@@ -188,7 +188,7 @@ package struct KeyCache: Sendable {
     }
 
     /// Unix seconds now, on the same clock as kernel key expiry.
-    static func now() -> UInt64 {
+    package static func now() -> UInt64 {
         UInt64(max(0, time(nil)))
     }
 

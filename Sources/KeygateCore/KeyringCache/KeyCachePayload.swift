@@ -7,7 +7,7 @@
 package struct CachedKey: Sendable {
     package let key: SecureBytes
     /// Unix seconds when the cache drops it; nil when it has no timeout.
-    let expiresAt: UInt64?
+    package let expiresAt: UInt64?
 }
 
 enum KeyCachePayload {
