@@ -1,5 +1,6 @@
 // Bytes that hold a secret: allocated with `sodium_malloc` (mlocked, guarded, and
-// excluded from core dumps), zeroed and freed in deinit. Passwords, master and class
+// excluded from core dumps), small ones in a slot of its locked chunks (LockedArena),
+// zeroed and freed in deinit. Passwords, master and class
 // keys and plaintext secrets live here from the moment they enter the process.
 internal import CSodium
 
@@ -8,6 +9,8 @@ public final class SecureBytes: @unchecked Sendable {
     // read-only, so sharing across threads is safe.
     private let pointer: UnsafeMutableRawPointer?
     public let count: Int
+    /// A slot of LockedArena (small secrets), else its own sodium_malloc allocation.
+    private let inArena: Bool
 
     /// Allocates `count` zeroed bytes of locked memory.
     public init(count: Int) throws {
@@ -15,6 +18,12 @@ public final class SecureBytes: @unchecked Sendable {
         self.count = max(0, count)
         if self.count == 0 {
             pointer = nil
+            inArena = false
+            return
+        }
+        if let slot = LockedArena.allocate(self.count) {
+            pointer = slot
+            inArena = true
             return
         }
         guard let p = sodium_malloc(self.count) else {
@@ -22,6 +31,7 @@ public final class SecureBytes: @unchecked Sendable {
         }
         sodium_memzero(p, self.count)
         pointer = p
+        inArena = false
     }
 
     /// Copies the bytes into locked memory. The caller wipes its own copy.
@@ -51,7 +61,12 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     deinit {
-        if let p = pointer { sodium_free(p) }  // sodium_free zeroes before unmapping
+        guard let p = pointer else { return }
+        if inArena {
+            LockedArena.release(p)   // zeroes the slot
+        } else {
+            sodium_free(p)   // sodium_free zeroes before unmapping
+        }
     }
 
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
