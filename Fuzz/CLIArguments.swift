@@ -60,11 +60,9 @@ public func fuzzCLIArguments(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
         require(parsed.positionals == again.positionals && parsed.afterDoubleDash == again.afterDoubleDash
                 && parsed.helpRequested == again.helpRequested, "parsing is not deterministic")
         for option in configuration.options {
-            for name in option.names {
-                _ = parsed.flag(name)
-                _ = parsed.value(name)
-                require(parsed.values(name).count == parsed.count(name), "values and count disagree for \(name)")
-            }
+            _ = parsed.flag(option)
+            _ = parsed.value(option)
+            require(parsed.values(option).count == parsed.count(option), "values and count disagree for \(option.names)")
         }
         for positional in configuration.positionals {
             _ = parsed.positionalValues(positional.name)
