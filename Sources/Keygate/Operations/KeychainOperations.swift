@@ -163,7 +163,7 @@ public struct KeychainOperations: Sendable {
         let fresh = locked && needsPresence && keys.keyStore.hasLoginProtector && keys.authContext?.interactionNotAllowed != true
         if locked && !fresh { _ = try keys.masterKey(createIfNeeded: false) }
         let opened: (shares: [SecureBytes?], password: SecureBytes?)
-        // Inside a window the class half (two X25519 operations) is opened while the
+        // Inside a window the class half (an X25519 multiplication) is opened while the
         // gatekeeper's daemon decides on the gate half: the two run side by side.
         var early: (pair: BoxKeyPair, share: SecureBytes)?
         do {
