@@ -199,9 +199,9 @@ public enum TestUserPool {
         }
     }
 
-    private static let idle = PoolState<[TestUser]>([])
-    private static let all = PoolState<[TestUser]>([])
-    private static let cleanupRegistered = PoolState(false)
+    private static let idle = LockedValue<[TestUser]>([])
+    private static let all = LockedValue<[TestUser]>([])
+    private static let cleanupRegistered = LockedValue(false)
 
     private static func registerCleanup() {
         let first = cleanupRegistered.withLock { registered in
@@ -216,14 +216,3 @@ public enum TestUserPool {
     }
 }
 
-/// A value behind a lock (the pool is used from XCTest's one thread, but is Sendable state all the same).
-private final class PoolState<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}

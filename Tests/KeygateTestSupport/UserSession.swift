@@ -91,14 +91,3 @@ public enum UserSession {
 
 private let stagedFolderForCleanup = LockedValue<String?>(nil)
 
-/// A value behind a lock, for the one piece of process-wide state here.
-private final class LockedValue<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
