@@ -44,7 +44,8 @@ typedef void (*sqlite3_destructor_type)(void *);
     X(SQLITE_OPEN_CREATE, 0x00000004) \
     X(SQLITE_OPEN_NOMUTEX, 0x00008000) \
     X(SQLITE_OPEN_PRIVATECACHE, 0x00040000) \
-    X(SQLITE_OPEN_NOFOLLOW, 0x01000000)
+    X(SQLITE_OPEN_NOFOLLOW, 0x01000000) \
+    X(SQLITE_FCNTL_PERSIST_WAL, 10)
 
 /* X(kind, return type, name, (parameters), (arguments)) */
 #define KG_SQLITE_FUNCTIONS(X) \
@@ -69,6 +70,7 @@ typedef void (*sqlite3_destructor_type)(void *);
     X(VALUE, int, sqlite3_changes, (sqlite3 *db), (db)) \
     X(VALUE, sqlite3_int64, sqlite3_last_insert_rowid, (sqlite3 *db), (db)) \
     X(VALUE, int, sqlite3_get_autocommit, (sqlite3 *db), (db)) \
+    X(VALUE, int, sqlite3_file_control, (sqlite3 *db, const char *zDbName, int op, void *arg), (db, zDbName, op, arg)) \
     X(VALUE, const char *, sqlite3_errmsg, (sqlite3 *db), (db)) \
     X(VALUE, int, sqlite3_extended_errcode, (sqlite3 *db), (db)) \
     X(VOID, void, sqlite3_free, (void *p), (p))

@@ -19,11 +19,14 @@ public enum KeygateMain {
     ]
 
     /// Arguments implied by a macOS alias, e.g. add-internet-password means add --internet.
-    static let impliedArguments: [String: [String]] = [
-        "add-internet-password": ["--internet"],
-        "find-internet-password": ["--internet"],
-        "delete-internet-password": ["--internet"],
-    ]
+    /// The options a verb implies (the `security` tool's internet-password verbs). A switch, not a
+    /// dictionary: a read should not instantiate a dictionary type it does not need (issue 19).
+    static func impliedArguments(for verb: String) -> [String] {
+        switch verb {
+        case "add-internet-password", "find-internet-password", "delete-internet-password": return ["--internet"]
+        default: return []
+        }
+    }
 
     static let versionOption = OptionSpec.flag("--version", help: "Print the version.")
     static let helpOption = OptionSpec.flag("-h", "--help", help: "Show help.")
@@ -97,7 +100,7 @@ public enum KeygateMain {
         let config = command.configuration
         let parsed: ParsedArguments
         do {
-            parsed = try ArgumentParser.parse((impliedArguments[verb] ?? []) + args, for: config)
+            parsed = try ArgumentParser.parse(impliedArguments(for: verb) + args, for: config)
         } catch {
             Console.err("keygate: \(error.message)\n\(error.usage)\n")
             return 2

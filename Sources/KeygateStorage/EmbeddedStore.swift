@@ -35,7 +35,7 @@ final class EmbeddedStore: ItemStore {
 
     func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
         guard Self.exists(in: directory) else { return [] }
-        return try withDatabase(action: "search for items", create: false) { db in
+        return try withDatabase(action: "search for items", create: false, writes: false) { db in
             try db.readTransaction { try self.items(in: db, matching: query, loadBlobs: loadBlobs).map { $0.item } }
         }
     }
@@ -44,7 +44,7 @@ final class EmbeddedStore: ItemStore {
         let identity = attributes.identity.canonicalBytes
         let label = ItemAttributeCodec.label(for: attributes)
         let encoded = ItemAttributeCodec.encode(attributes)
-        try withDatabase(action: "store the item", create: true) { db in
+        try withDatabase(action: "store the item", create: true, writes: true) { db in
             try db.writeTransaction {
                 let now = Int64(time(nil))
                 // The UNIQUE index judges duplicates; with replace, the upsert updates the row
@@ -89,7 +89,7 @@ final class EmbeddedStore: ItemStore {
     @discardableResult
     func delete(_ query: ItemQuery) throws -> Int {
         guard Self.exists(in: directory) else { return 0 }
-        return try withDatabase(action: "delete items", create: false) { db in
+        return try withDatabase(action: "delete items", create: false, writes: true) { db in
             try db.writeTransaction {
                 let found = try self.items(in: db, matching: query, loadBlobs: false)
                 let remove = try db.prepare("DELETE FROM items WHERE id = ?1")
@@ -106,19 +106,19 @@ final class EmbeddedStore: ItemStore {
     func status() throws -> StoreStatus {
         if Self.exists(in: directory) {
             // Opening checks the file, the schema and the journal mode.
-            try withDatabase(action: "open", create: false) { _ in }
+            try withDatabase(action: "open", create: false, writes: false) { _ in }
         }
         return StoreStatus(backend: Self.backendName, collection: path, locked: false)
     }
 
     /// SQLite's own consistency check: "ok" when the file is sound.
     func integrityCheck() throws -> String {
-        try withDatabase(action: "check", create: false) { db in try db.scalarText("PRAGMA integrity_check") ?? "" }
+        try withDatabase(action: "check", create: false, writes: false) { db in try db.scalarText("PRAGMA integrity_check") ?? "" }
     }
 
     /// The database's journal mode ("wal").
     func journalMode() throws -> String {
-        try withDatabase(action: "check", create: false) { db in try db.scalarText("PRAGMA journal_mode") ?? "" }
+        try withDatabase(action: "check", create: false, writes: false) { db in try db.scalarText("PRAGMA journal_mode") ?? "" }
     }
 
     // MARK: - Queries
@@ -169,12 +169,14 @@ final class EmbeddedStore: ItemStore {
 
     /// Opens the database, runs `body` and closes it. A busy database is retried until the
     /// deadline; every other SQLite failure becomes a KeychainError that says what to do.
-    private func withDatabase<R>(action: String, create: Bool, _ body: (SQLiteDatabase) throws -> R) throws -> R {
+    /// `writes`: whether `body` changes the file (see `open`).
+    private func withDatabase<R>(action: String, create: Bool, writes: Bool,
+                                 _ body: (SQLiteDatabase) throws -> R) throws -> R {
         let clock = ContinuousClock()
         let end = clock.now + deadline
         while true {
             do {
-                let db = try open(create: create, until: end, clock: clock)
+                let db = try open(create: create, writes: writes, until: end, clock: clock)
                 return try body(db)
             } catch let error as SQLiteError {
                 if error.isBusy, clock.now < end {
@@ -189,22 +191,34 @@ final class EmbeddedStore: ItemStore {
         }
     }
 
-    private func open(create: Bool, until end: ContinuousClock.Instant, clock: ContinuousClock) throws -> SQLiteDatabase {
+    /// Every connection keeps the -wal and -shm files at close: creating, sizing and unlinking
+    /// them again in each one-command process was most of an embedded read's system time (issue
+    /// 19). A connection that writes sets what writes need: foreign keys (a delete cascades to the
+    /// item's attributes), full syncs, WAL mode (persistent in the file, so set once), and a WAL
+    /// cut back to empty by the checkpoint at close, so that old page images do not stay in it.
+    /// A read needs none of them. Both check the schema version.
+    private func open(create: Bool, writes: Bool, until end: ContinuousClock.Instant,
+                      clock: ContinuousClock) throws -> SQLiteDatabase {
         if create { try PrivateDirectory.make(directory) }
         try ensurePrivateFile()
         let db = try SQLiteDatabase(path: path, create: false)
         let left = end - clock.now
         let ms = max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
         db.setBusyTimeout(milliseconds: Int32(clamping: ms))
-        try db.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL")
+        db.keepWriteAheadLogFiles()
+        if writes { try prepareForWrites(db) }
+        try migrateSchema(db)
+        return db
+    }
+
+    private func prepareForWrites(_ db: SQLiteDatabase) throws {
+        try db.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 0")
         if try db.scalarText("PRAGMA journal_mode")?.lowercased() != "wal" {
             guard try db.scalarText("PRAGMA journal_mode = WAL")?.lowercased() == "wal" else {
                 throw KeychainError.notAvailable("could not switch \(path) to WAL mode: check that its folder is on a local "
                                                  + "file system that you can write")
             }
         }
-        try migrateSchema(db)
-        return db
     }
 
     /// Creates the file 0600 before SQLite does (SQLite would use 0644 minus the umask; its

@@ -55,6 +55,14 @@ final class SQLiteDatabase {
         sqlite3_busy_timeout(handle, milliseconds)
     }
 
+    /// Keeps the -wal and -shm files when the last connection closes (SQLITE_FCNTL_PERSIST_WAL)
+    /// instead of deleting them, so the next connection does not create, size and map them
+    /// again: every one-command process is a first and last connection.
+    func keepWriteAheadLogFiles() {
+        var on: Int32 = 1
+        _ = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &on)
+    }
+
     /// Runs one or more statements with no parameters and no rows wanted.
     func execute(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?

@@ -59,6 +59,32 @@ final class LazyLibraryTests: XCTestCase {
         }
     }
 
+    func test_librariesOpenDeepBound_exceptUnderASanitizer() throws {
+        // RTLD_DEEPBIND resolves a lazy library's own symbols in its own scope first (issue 19);
+        // a sanitizer runtime refuses it, so a program built with one must get the usual flags
+        // and still load the library.
+        let dir = try temporaryDirectory("kg-deepbind")
+        let file = dir + "/flags.c"
+        try Data("""
+            #include "\(PackagePaths.root)/Sources/CSystem/lazy_library.h"
+            int main(void) {
+                int flags = kg_lazy_open_flags();
+                printf("deepbind=%d now=%d loaded=%d\\n", (flags & RTLD_DEEPBIND) != 0, (flags & RTLD_NOW) != 0,
+                       dlopen("libsqlite3.so.0", flags) != NULL);
+                return 0;
+            }
+            """.utf8).write(to: URL(fileURLWithPath: file))
+        for (sanitized, expected) in [(false, "deepbind=1 now=1 loaded=1"), (true, "deepbind=0 now=1 loaded=1")] {
+            let program = dir + (sanitized ? "/asan" : "/plain")
+            let built = try Subprocess.run(["/usr/bin/cc", "-std=gnu11", "-Wall", "-Werror"]
+                                           + (sanitized ? ["-fsanitize=address"] : []) + [file, "-o", program])
+            try Requirement.require(built.status == 0, "a C compiler with AddressSanitizer (apt-get install gcc): \(built.err)")
+            let run = try Subprocess.run([program], environment: ["ASAN_OPTIONS": "detect_leaks=0"])
+            XCTAssertEqual(run.out.trimmingCharacters(in: .whitespacesAndNewlines), expected,
+                           sanitized ? "under ASan" : "without a sanitizer")
+        }
+    }
+
     func test_theCheck_catchesAWrongDeclaration() throws {
         // A copy of the shims with one return type and one constant changed must not compile.
         let dir = try temporaryDirectory("kg-shim-bad")

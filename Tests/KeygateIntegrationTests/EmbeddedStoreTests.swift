@@ -194,6 +194,28 @@ final class EmbeddedStoreTests: XCTestCase {
         }
     }
 
+    func test_walFiles_outliveEachConnection_andAWriteLeavesTheLogEmpty() throws {
+        try store.create(contract.genericAttributes(), blob: contract.binaryBlob, replace: false)
+        func info(_ suffix: String) throws -> stat {
+            var st = stat()
+            guard lstat(store.path + suffix, &st) == 0 else { throw POSIXError(.ENOENT) }
+            return st
+        }
+        // The writer's connection is closed: its checkpoint emptied the log, which stays.
+        let wal = try info("-wal"), shm = try info("-shm")
+        XCTAssertEqual(wal.st_size, 0, "the checkpoint at close cuts the log back to empty (journal_size_limit = 0)")
+        XCTAssertEqual(wal.st_mode & 0o777, 0o600)
+        XCTAssertEqual(shm.st_mode & 0o777, 0o600)
+
+        XCTAssertEqual(try store.search(ItemQuery(), loadBlobs: true).first?.blob, contract.binaryBlob)
+        try store.create(contract.genericAttributes(account: "second"), blob: [1, 2, 3], replace: false)
+        XCTAssertEqual(try store.search(ItemQuery(), loadBlobs: false).count, 2)
+        // Neither file was deleted and made again by the read or the write that followed.
+        XCTAssertEqual(try info("-wal").st_ino, wal.st_ino)
+        XCTAssertEqual(try info("-shm").st_ino, shm.st_ino)
+        XCTAssertEqual(try info("-wal").st_size, 0)
+    }
+
     func test_status_namesTheEmbeddedStoreAndItsFile() throws {
         let status = try store.status()
 

@@ -70,6 +70,17 @@ final class PolicyParserTests: XCTestCase {
         XCTAssertEqual(parsed.sections[3].line, 19)
     }
 
+    func test_policyKeyMap_givesEveryKeyItsOwnSlot() {
+        XCTAssertEqual(PolicyKey.allCases.map(\.position), Array(0..<PolicyKey.count),
+                       "each key's position is its place in declaration order")
+        var map = PolicyKeyMap<Int>()
+        for (n, key) in PolicyKey.allCases.enumerated() { map[key] = n * 10 }
+        for (n, key) in PolicyKey.allCases.enumerated() { XCTAssertEqual(map[key], n * 10, key.rawValue) }
+        map[.lockout] = nil
+        XCTAssertNil(map[.lockout])
+        XCTAssertEqual(map[.lockAfter], PolicyKey.lockAfter.position * 10)
+    }
+
     func test_parse_acceptsCRLF_andAFileWithoutFinalNewline() {
         let parsed = parse("[default]\r\nmax-tries = 2\r\nlockout = 7")
         XCTAssertEqual(parsed.errors, [])
@@ -155,6 +166,9 @@ final class PolicyParserTests: XCTestCase {
 
     func test_error_controlCharacterAndInvalidUTF8_atTheByte() {
         assertError("[default]\nprompt = a\u{1B}[2Jb\n", at: 2, 11, mentions: ["control character"])
+        assertError("[default]\nprompt = a\u{7F}b\n", at: 2, 11, mentions: ["control character"])
+        let accepted = PolicyParser.parse("[default]\nprompt = Entrez le mot de passe \u{E9}t\u{E9}\n", file: "t.policy")
+        XCTAssertEqual(accepted.errors, [], "UTF-8 beyond ASCII is text")
         let bytes: [UInt8] = Array("[default]\nprompt = ab".utf8) + [0xC3, 0x28] + Array("\n".utf8)
         let errors = PolicyParser.parse(bytes, file: "t.policy").errors
         XCTAssertEqual(errors.first.map { "\($0.line):\($0.column)" }, "2:12")

@@ -51,13 +51,15 @@ enum PolicyMerge {
         apply(base, to: &decision)
         let (mine, myOrigins) = cascade(user)
         tighten(&decision, origins: &origins, with: mine, from: myOrigins, warnings: &warnings)
-        decision.origins = Dictionary(uniqueKeysWithValues: origins.map { ($0.key.rawValue, $0.value) })
+        for key in PolicyKey.allCases {
+            if let origin = origins[key] { decision.origins[key.rawValue] = origin }
+        }
         decision.warnings = warnings
         return decision
     }
 
     /// Least specific first, then reading order; later entries override earlier ones key by key.
-    private static func cascade(_ entries: [Entry]) -> (PolicySettings, [PolicyKey: PolicyOrigin]) {
+    private static func cascade(_ entries: [Entry]) -> (PolicySettings, PolicyKeyMap<PolicyOrigin>) {
         let sorted = entries.sorted { a, b in
             let (sa, sb) = (a.section.specificity, b.section.specificity)
             if sa.0 != sb.0 { return sa.0 < sb.0 }
@@ -65,7 +67,7 @@ enum PolicyMerge {
             return a.order < b.order
         }
         var settings = PolicySettings()
-        var origins: [PolicyKey: PolicyOrigin] = [:]
+        var origins = PolicyKeyMap<PolicyOrigin>()
         for entry in sorted {
             for key in PolicyKey.allCases where entry.section.settings.has(key) {
                 settings.take(key, from: entry.section.settings)
@@ -90,8 +92,8 @@ enum PolicyMerge {
         if let v = s.hostProtector { d.hostProtector = v }
     }
 
-    private static func tighten(_ d: inout PolicyDecision, origins: inout [PolicyKey: PolicyOrigin],
-                                with u: PolicySettings, from userOrigins: [PolicyKey: PolicyOrigin], warnings: inout [String]) {
+    private static func tighten(_ d: inout PolicyDecision, origins: inout PolicyKeyMap<PolicyOrigin>,
+                                with u: PolicySettings, from userOrigins: PolicyKeyMap<PolicyOrigin>, warnings: inout [String]) {
         for key in PolicyKey.allCases where u.has(key) {
             guard let origin = userOrigins[key] else { continue }
             let before = d.valueText(key)

@@ -29,7 +29,7 @@ struct PolicySection: Sendable {
     var line: Int
     var settings = PolicySettings()
     /// The line each key was set on.
-    var keyLines: [PolicyKey: Int] = [:]
+    var keyLines = PolicyKeyMap<Int>()
 
     /// The header in canonical form: `[default]`, `[service "vpn*"]`, `[service "x" account "y"]`.
     var title: String {
@@ -286,6 +286,8 @@ enum PolicyParser {
         /// The first byte that cannot be in a policy file (invalid UTF-8, or a control character other than tab),
         /// with its column.
         static func badBytes(_ bytes: [UInt8]) -> (Int, String)? {
+            // Printable ASCII and tabs, as nearly every line is: no decoding needed.
+            if bytes.allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 }) { return nil }
             var parser = Unicode.UTF8.ForwardParser()
             var iterator = bytes.makeIterator()
             var offset = 0

@@ -77,7 +77,7 @@ enum PolicyValues {
             for word in words {
                 for name in word.split(separator: ",") {
                     if !list.isEmpty { list += "," }
-                    list += name
+                    list += String(name)   // String += String: `+= Substring` is generic, looked up at run time
                 }
             }
             return try AccessControl(parsing: list, or: or, and: and)

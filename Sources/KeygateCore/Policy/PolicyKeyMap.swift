@@ -1,0 +1,36 @@
+// A value per policy key, stored in a fixed array indexed by the key's position: what the
+// parser and the merge keep for each key (the line it was set on, where it came from).
+// Not a Dictionary keyed by PolicyKey: instantiating that type at run time makes the Swift
+// runtime look up PolicyKey's Hashable conformance by scanning every conformance record in
+// the binary, a cost every `keygate get` paid while parsing the policy (issue 19).
+
+struct PolicyKeyMap<Value: Sendable>: Sendable {
+    private var values = [Value?](repeating: nil, count: PolicyKey.count)
+
+    subscript(key: PolicyKey) -> Value? {
+        get { values[key.position] }
+        set { values[key.position] = newValue }
+    }
+}
+
+extension PolicyKey {
+    /// How many keys there are.
+    static let count = allCases.count
+
+    /// The key's place in declaration order, 0 ..< count (a switch: no lookup at run time).
+    var position: Int {
+        switch self {
+        case .access: return 0
+        case .accessible: return 1
+        case .reuseDuration: return 2
+        case .reuseScope: return 3
+        case .pamService: return 4
+        case .prompt: return 5
+        case .maxTries: return 6
+        case .lockout: return 7
+        case .lockAfter: return 8
+        case .allowNonInteractive: return 9
+        case .hostProtector: return 10
+        }
+    }
+}
