@@ -33,7 +33,8 @@ final class EmbeddedStore: ItemStore {
 
     // MARK: ItemStore
 
-    func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
+    /// One row holds everything: every detail is read.
+    func search(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail) throws -> [StoredItem] {
         guard Self.exists(in: directory) else { return [] }
         return try withDatabase(action: "search for items", create: false, writes: false) { db in
             try db.readTransaction { try self.items(in: db, matching: query, loadBlobs: loadBlobs).map { $0.item } }

@@ -25,9 +25,23 @@ package struct StoreStatus: Sendable {
     package var locked: Bool
 }
 
+/// How much of each found item a search reads. A Secret Service answers each item property
+/// with a lookup of its own (gnome-keyring 42: ~0.25 ms a property, and `GetAll` costs the sum
+/// of five), so a read that only opens a secret asks for the attribute dictionary alone.
+package enum ItemDetail: Sendable {
+    /// The attribute dictionary: identity, accessibility, access control, comment, generic data,
+    /// generation. What opening a secret or checking that an item exists needs. The label is
+    /// empty and the dates are 0 (the creation date kept by a replacement excepted), unless the
+    /// query matches a label, which needs it read.
+    case attributes
+    /// Everything ItemAttributes holds: also the label, and the creation and modification dates.
+    case full
+}
+
 package protocol ItemStore: Sendable {
-    /// Items matching the query, in the default collection. loadBlobs: also fetch each secret.
-    func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem]
+    /// Items matching the query, in the default collection. loadBlobs: also fetch each secret;
+    /// detail: how much of each item to read.
+    func search(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail) throws -> [StoredItem]
     /// Creates the item. If an item with the same identity (Apple primary key) exists: throws
     /// .duplicateItem when !replace; when replace, updates it IN PLACE (secret, attributes, label), keeping its
     /// creation date.
@@ -35,4 +49,11 @@ package protocol ItemStore: Sendable {
     /// Deletes every matching item; returns how many.
     @discardableResult func delete(_ query: ItemQuery) throws -> Int
     func status() throws -> StoreStatus
+}
+
+extension ItemStore {
+    /// Items matching the query, every attribute read.
+    package func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
+        try search(query, loadBlobs: loadBlobs, detail: .full)
+    }
 }

@@ -83,22 +83,22 @@ package final class SecretServiceStore: ItemStore {
         try call.lockDefaultCollection()
     }
 
-    package func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
-        try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs) }
+    package func search(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail) throws -> [StoredItem] {
+        try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs, detail: detail) }
     }
 
-    private func searchUnlocked(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
+    private func searchUnlocked(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail) throws -> [StoredItem] {
         let call = self.call
         let paths = try call.unlockedItems(matching: query, openingSession: loadBlobs)
         guard !paths.isEmpty else { return [] }
-        let (found, blobs) = try call.properties(of: paths, loadingSecrets: loadBlobs)
+        let (found, blobs) = try call.properties(of: paths, loadingSecrets: loadBlobs, detail: ServiceCalls.detail(detail, for: query))
         var out: [StoredItem] = []
         for (path, item, _) in ServiceCalls.newestPerIdentity(found.filter { query.matches($0.attributes) }) {
             guard loadBlobs else {
                 out.append(StoredItem(attributes: item, blob: nil))
                 continue
             }
-            // No secret for a path that answered GetAll: deleted by another process in between.
+            // No secret for a path whose properties were read: deleted by another process in between.
             guard let blob = blobs[path] else { continue }
             out.append(StoredItem(attributes: item, blob: blob))
         }
@@ -120,7 +120,8 @@ package final class SecretServiceStore: ItemStore {
         let call = self.call
         let exact = ItemQuery(exactly: attributes.identity)
         let paths = try call.unlockedItems(matching: exact, openingSession: true)
-        let matches = try call.properties(of: paths, loadingSecrets: false).found.filter { exact.matches($0.attributes) }
+        let matches = try call.properties(of: paths, loadingSecrets: false, detail: .full).found
+            .filter { exact.matches($0.attributes) }
             .sorted { $0.generation > $1.generation }
         let label = ItemAttributeCodec.label(for: attributes)
         let encoded = ItemAttributeCodec.encode(attributes)
@@ -160,7 +161,8 @@ package final class SecretServiceStore: ItemStore {
     private func deleteUnlocked(_ query: ItemQuery) throws -> Int {
         let call = self.call
         let paths = try call.unlockedItems(matching: query)
-        let doomed = try call.properties(of: paths, loadingSecrets: false).found.filter { query.matches($0.attributes) }
+        let doomed = try call.properties(of: paths, loadingSecrets: false, detail: ServiceCalls.detail(.attributes, for: query))
+            .found.filter { query.matches($0.attributes) }
         // One call at a time: gnome-keyring rewrites its file for each, and a deadline per call
         // lets a long healthy run finish while a daemon that stops answering still fails fast.
         // An item another process deleted meanwhile counts as deleted: it is gone either way.
@@ -267,38 +269,64 @@ private struct ServiceCalls {
         return out
     }
 
+    /// The detail a search reads: a query that matches a label needs the label read.
+    static func detail(_ wanted: ItemDetail, for query: ItemQuery) -> ItemDetail {
+        query.label != nil ? .full : wanted
+    }
+
+    /// The item properties each detail reads, one `Properties.Get` each: never `GetAll`, which
+    /// also reads `Locked` (the search already answered locked items apart) and costs the sum.
+    private static func propertyNames(_ detail: ItemDetail) -> [String] {
+        switch detail {
+        case .attributes: return ["Attributes"]
+        case .full: return ["Attributes", "Label", "Created", "Modified"]
+        }
+    }
+
     /// The attributes of the items in `paths` (in order) and, when asked, their secrets (by
-    /// path): one GetAll per item and one GetSecrets for all, sent together. An item deleted by
-    /// another process between the search and these calls is left out, not an error.
-    func properties(of paths: [String], loadingSecrets: Bool) throws
+    /// path): one Get per item and property, and one GetSecrets for all, sent together. An item
+    /// deleted by another process between the search and these calls is left out, not an error.
+    func properties(of paths: [String], loadingSecrets: Bool, detail: ItemDetail) throws
         -> (found: [Found], blobs: [String: [UInt8]]) {
         guard !paths.isEmpty else { return ([], [:]) }
-        var methods = paths.map { getAll($0, C.itemInterface, action: "read an item's attributes") }
+        let names = Self.propertyNames(detail)
+        var methods: [ServiceMethodCall] = []
+        methods.reserveCapacity(paths.count * names.count + 1)
+        for path in paths {
+            for name in names { methods.append(getProperty(path, name)) }
+        }
+        let secretsAt = methods.count
         if loadingSecrets {
             methods.append(getSecrets(paths, session: try connection.session(deadline)))
         }
         var results = try connection.calls(methods, deadline)
         var found: [Found] = []
-        for (index, path) in paths.enumerated() {
-            switch results[index] {
-            case .success(let reply):
-                let generation = reply.child(0)?.lookup("Attributes")?.stringDictionary[ItemAttributeCodec.Key.generation]
-                found.append((path, try decode(reply.child(0)), generation.flatMap { UInt64($0) } ?? 0))
-            case .failure(let error) where error.code == .itemNotFound: continue
-            case .failure(let error): throw error
+        items: for (index, path) in paths.enumerated() {
+            var values: [BusValue] = []
+            for offset in names.indices {
+                switch results[index * names.count + offset] {
+                case .success(let reply): values.append(reply.child(0)?.unboxed ?? .other("v"))
+                case .failure(let error) where error.code == .itemNotFound: continue items
+                case .failure(let error): throw error
+                }
             }
+            let entries = values[0].stringDictionary
+            let generation = entries[ItemAttributeCodec.Key.generation].flatMap { UInt64($0) } ?? 0
+            found.append((path, try decode(entries, label: values.count > 1 ? values[1].string : "",
+                                           created: values.count > 2 ? values[2].uint64 ?? 0 : 0,
+                                           modified: values.count > 3 ? values[3].uint64 ?? 0 : 0), generation))
         }
         guard loadingSecrets else { return (found, [:]) }
-        if case .failure(let error) = results[paths.count], SecretServiceStore.isStaleSession(error) || error.code == .itemNotFound {
+        if case .failure(let error) = results[secretsAt], SecretServiceStore.isStaleSession(error) || error.code == .itemNotFound {
             // The daemon restarted and forgot the session, or an item vanished: once more, with a
             // fresh session if needed and only the items that are still there.
             if SecretServiceStore.isStaleSession(error) { connection.forgetSession() }
             let retried = try connection.calls([getSecrets(found.map { $0.path }, session: try connection.session(deadline))],
                                                deadline)
-            results[paths.count] = retried.first ?? results[paths.count]
+            results[secretsAt] = retried.first ?? results[secretsAt]
         }
         let secrets: [BusValue]
-        switch results[paths.count] {
+        switch results[secretsAt] {
         case .success(let reply): secrets = reply.child(0)?.children ?? []
         case .failure(let error) where error.code == .itemNotFound: secrets = []
         case .failure(let error): throw error
@@ -311,25 +339,27 @@ private struct ServiceCalls {
         return (found, blobs)
     }
 
+    private func getProperty(_ path: String, _ name: String) -> ServiceMethodCall {
+        ServiceMethodCall(path: path, interface: C.propertiesInterface, method: "Get",
+                          arguments: Variant.tuple([Variant.string(C.itemInterface), Variant.string(name)]),
+                          replyType: "(v)", action: "read an item's attributes")
+    }
+
     private func getSecrets(_ paths: [String], session: String) -> ServiceMethodCall {
         ServiceMethodCall(path: C.servicePath, interface: C.serviceInterface, method: "GetSecrets",
                           arguments: Variant.tuple([Variant.objectPaths(paths), Variant.objectPath(session)]),
                           replyType: "(a{o(oayays)})", action: "read item secrets")
     }
 
-    private func decode(_ properties: BusValue?) throws -> ItemAttributes {
-        guard let properties else {
+    private func decode(_ entries: [String: String], label: String, created: UInt64, modified: UInt64) throws -> ItemAttributes {
+        guard !entries.isEmpty else {
             throw KeychainError.notAvailable("the Secret Service sent an item without its attributes: check that "
                                              + "\(connection.provider(deadline).daemonName) is healthy, then try again")
         }
-        if properties.lookup("Locked")?.boolean == true { throw SecretServiceFailure.locked(connection.provider(deadline)) }
-        let label = properties.lookup("Label")?.string ?? ""
-        let entries = properties.lookup("Attributes")?.stringDictionary ?? [:]
-        guard let attributes = ItemAttributeCodec.decode(entries, label: label,
-                                                         created: properties.lookup("Created")?.uint64 ?? 0,
-                                                         modified: properties.lookup("Modified")?.uint64 ?? 0) else {
-            throw KeychainError.decode("the keyring item \"\(label)\" has \(ItemAttributeCodec.schemaName) attributes "
-                                       + "Keygate cannot read: delete it with secret-tool or seahorse")
+        guard let attributes = ItemAttributeCodec.decode(entries, label: label, created: created, modified: modified) else {
+            let item = label.isEmpty ? "a keyring item" : "the keyring item \"\(label)\""
+            throw KeychainError.decode("\(item) has \(ItemAttributeCodec.schemaName) attributes Keygate cannot read: "
+                                       + "delete it with secret-tool or seahorse")
         }
         return attributes
     }

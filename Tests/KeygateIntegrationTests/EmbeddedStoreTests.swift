@@ -79,6 +79,10 @@ final class EmbeddedStoreTests: XCTestCase {
         try contract.label_readsBackAsDisplayName_whenWrittenWithoutLabel()
     }
 
+    func test_search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches() throws {
+        try contract.search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches()
+    }
+
     func test_search_returnsNilBlobs_whenBlobsNotRequested() throws {
         try contract.search_returnsNilBlobs_whenBlobsNotRequested()
     }

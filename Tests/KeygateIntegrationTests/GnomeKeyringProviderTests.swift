@@ -140,6 +140,10 @@ final class GnomeKeyringProviderTests: XCTestCase {
         try shared().contract.label_readsBackAsDisplayName_whenWrittenWithoutLabel()
     }
 
+    func test_search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches() throws {
+        try shared().contract.search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches()
+    }
+
     func test_search_returnsNilBlobs_whenBlobsNotRequested() throws {
         try shared().contract.search_returnsNilBlobs_whenBlobsNotRequested()
     }

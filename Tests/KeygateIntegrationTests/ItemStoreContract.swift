@@ -107,6 +107,34 @@ struct ItemStoreContract {
         XCTAssertEqual(item.attributes.label, written.identity.displayName)
     }
 
+    /// `.attributes` (what opening a secret reads) brings every attribute a read is decided on;
+    /// a query on the label still matches it; `.full` brings the label and the dates too.
+    func search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches() throws {
+        var written = genericAttributes()
+        written.accessControl = .userPresence
+        written.accessibility = .whenUnlockedThisDeviceOnly
+        try store.create(written, blob: binaryBlob, replace: false)
+        try store.create(genericAttributes(account: "bob", label: "Mail for bob"), blob: [1], replace: false)
+
+        let brief = try XCTUnwrap(store.search(ItemQuery(exactly: written.identity), loadBlobs: true, detail: .attributes).first)
+        XCTAssertEqual(brief.blob, binaryBlob)
+        XCTAssertEqual(brief.attributes.identity, written.identity)
+        XCTAssertEqual(brief.attributes.accessControl, .userPresence)
+        XCTAssertEqual(brief.attributes.accessibility, .whenUnlockedThisDeviceOnly)
+        XCTAssertEqual(brief.attributes.comment, written.comment)
+        XCTAssertEqual(brief.attributes.generic, written.generic)
+
+        var byLabel = ItemQuery(service: tag)
+        byLabel.label = "Mail for bob"
+        let labelled = try store.search(byLabel, loadBlobs: false, detail: .attributes)
+        XCTAssertEqual(labelled.map(\.attributes.identity.account), ["bob"], "a label query reads the label it matches")
+
+        let full = try XCTUnwrap(store.search(ItemQuery(exactly: written.identity), loadBlobs: false, detail: .full).first)
+        XCTAssertEqual(full.attributes, withDates(written, from: full.attributes))
+        XCTAssertGreaterThan(full.attributes.created, 1_600_000_000)
+        XCTAssertGreaterThanOrEqual(full.attributes.modified, full.attributes.created)
+    }
+
     func search_returnsNilBlobs_whenBlobsNotRequested() throws {
         try store.create(genericAttributes(), blob: [1, 2, 3], replace: false)
 

@@ -76,6 +76,10 @@ final class SecretServiceStoreTests: XCTestCase {
         try contract.label_readsBackAsDisplayName_whenWrittenWithoutLabel()
     }
 
+    func test_search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches() throws {
+        try contract.search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches()
+    }
+
     func test_search_returnsNilBlobs_whenBlobsNotRequested() throws {
         try contract.search_returnsNilBlobs_whenBlobsNotRequested()
     }

@@ -49,12 +49,13 @@ public struct KeychainOperations: Sendable {
         attributes.accessControl = AccessControl.stricter(requested.accessControl, decision.access)
         attributes.accessibility = Accessibility.stricter(requested.accessibility, decision.accessible) ?? requested.accessibility
         let keys = self.keys.applying(decision, for: attributes.identity)
-        let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false)
+        let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false, detail: .attributes)
         var replace = replace
         if !replace, !existing.isEmpty {
             // What is there may be the leftover of an add the Secret Service never finished: it
             // is not an item, so this add takes its place.
-            guard try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true).allSatisfy(\.isUnfinishedWrite) else {
+            guard try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true, detail: .attributes)
+                .allSatisfy(\.isUnfinishedWrite) else {
                 throw KeychainError.duplicateItem("""
                     an item for \(attributes.identity.displayName) already exists: use -U (update) to replace its secret, or delete it \
                     first
@@ -125,9 +126,10 @@ public struct KeychainOperations: Sendable {
     }
 
     /// The item with exactly this identity, its blob loaded; nil when there is none (or only
-    /// the leftover of an add the Secret Service never finished).
+    /// the leftover of an add the Secret Service never finished). Its attribute dictionary only:
+    /// opening a secret needs neither its label nor its dates (ItemDetail).
     private func storedItem(_ identity: ItemIdentity) throws -> StoredItem? {
-        guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first,
+        guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true, detail: .attributes).first,
               !item.isUnfinishedWrite else { return nil }
         return item
     }
@@ -182,7 +184,9 @@ public struct KeychainOperations: Sendable {
             let password = try keys.gate.requirePresence(for: identity, constraints: AccessControl(rawValue: header.accessControl),
                                                          reason: keys.promptReason(for: .useItem), fresh: true)
             try keys.openAfterPresence(password)
-            guard let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first?.blob else { throw error }
+            guard let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true, detail: .attributes).first?.blob else {
+                throw error
+            }
             return try openGated(moved, identity: identity, keys: keys, retried: true)
         }
         if fresh { try keys.openAfterPresence(opened.password) }
@@ -192,7 +196,8 @@ public struct KeychainOperations: Sendable {
             if legacyDeviceOnly, !retried, keys.keyStore.hasLegacyGateKeys {
                 // Keygate 1.x bound this class's key to the device key: the first password unlock moves it.
                 try keys.unlock()
-                if let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first?.blob, moved != blob {
+                if let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true, detail: .attributes).first?.blob,
+                   moved != blob {
                     return try openGated(moved, identity: identity, keys: keys, retried: true)
                 }
             }
@@ -247,7 +252,7 @@ public struct KeychainOperations: Sendable {
             // Another process may have deleted a match between the store's search and its
             // delete (the item's D-Bus object is then gone): search again, and fail only if
             // something that matches is still there after a second try.
-            guard !(try store.search(query, loadBlobs: false)).isEmpty else { return 0 }
+            guard !(try store.search(query, loadBlobs: false, detail: .attributes)).isEmpty else { return 0 }
             return try store.delete(query)
         }
     }
