@@ -31,6 +31,9 @@ public enum KeygateMain {
     static let versionOption = OptionSpec.flag("--version", help: "Print the version.")
     static let helpOption = OptionSpec.flag("-h", "--help", help: "Show help.")
 
+    /// The options before the verb and the usage line: what every run parses. The verbs are not
+    /// listed here: building all 26 configurations (and their help texts) is work a `get` does
+    /// not need (issue 19); `topLevelHelp` lists them for help.
     static let topLevel = CommandConfiguration(
         commandName: "keygate",
         abstract: "The Apple Keychain's access-control model on Linux: sealed items in your Secret Service, unlocked through PAM.",
@@ -40,8 +43,14 @@ public enum KeygateMain {
             """,
         usage: "[--askpass PROG | --pinentry] [--verbose] [--no-unlock-prompt] VERB [OPTIONS]",
         options: [versionOption, helpOption]
-            + GlobalOptions.all + [GlobalOptions.noUnlockPrompt],
-        subcommands: commands.map { $0.configuration })
+            + GlobalOptions.all + [GlobalOptions.noUnlockPrompt])
+
+    /// `topLevel` with every verb under SUBCOMMANDS, for `keygate help` and `keygate --help`.
+    static var topLevelHelp: CommandConfiguration {
+        var help = topLevel
+        help.subcommands = commands.map { $0.configuration }
+        return help
+    }
 
     /// Runs the CLI with `arguments` (without the program name) and returns the exit status.
     public static func run(_ arguments: [String], programName: String = "keygate") -> Int32 {
@@ -71,7 +80,7 @@ public enum KeygateMain {
                 return 0
             }
             if key == helpOption.key {
-                Console.out(HelpFormatter.help(for: topLevel, programName: programName) + "\n")
+                Console.out(HelpFormatter.help(for: topLevelHelp, programName: programName) + "\n")
                 return 0
             }
         }
@@ -83,13 +92,13 @@ public enum KeygateMain {
         let askpass = leading.value(GlobalOptions.askpass)
         let pinentry = leading.flag(GlobalOptions.pinentry)
         guard let verb = args.first else {
-            Console.err(HelpFormatter.help(for: topLevel, programName: programName) + "\n")
+            Console.err(HelpFormatter.help(for: topLevelHelp, programName: programName) + "\n")
             return 2
         }
         args.removeFirst()
         if verb == "help" {
             guard let name = args.first else {
-                Console.out(HelpFormatter.help(for: topLevel, programName: programName) + "\n")
+                Console.out(HelpFormatter.help(for: topLevelHelp, programName: programName) + "\n")
                 return 0
             }
             guard let command = lookup(name) else { return unknownVerb(name, programName) }
