@@ -372,6 +372,46 @@ final class SecretServiceStoreTests: XCTestCase {
         XCTAssertNotEqual(try connection.session(deadline), session)
     }
 
+    /// A list's secrets come in GetSecrets calls of `secretsPerCall` items (one call for all of
+    /// 10,000 items took gnome-keyring 11.5 s, past the deadline): every item gets its own blob
+    /// back, across chunk boundaries and a last, shorter chunk.
+    func test_search_loadsSecretsInChunks_andEachItemGetsItsOwnBlob() throws {
+        let chunked = SecretServiceStore(connection: SecretServiceConnection(), secretsPerCall: 3)
+        let accounts = (0..<11).map { "c\($0)" }
+        for (index, account) in accounts.enumerated() {
+            try store.create(contract.genericAttributes(account: account), blob: [UInt8(index), 0xC5], replace: false)
+        }
+
+        let found = try chunked.search(ItemQuery(service: tag), loadBlobs: true)
+
+        XCTAssertEqual(found.count, accounts.count)
+        for item in found {
+            let index = try XCTUnwrap(accounts.firstIndex(of: item.attributes.identity.account))
+            XCTAssertEqual(item.blob, [UInt8(index), 0xC5], item.attributes.identity.account)
+        }
+    }
+
+    /// The same after the daemon forgot the session: every chunk's GetSecrets fails with
+    /// NoSession, one new session is opened, and every chunk is asked again through it.
+    func test_search_inChunks_afterTheDaemonForgetsTheSession_readsEveryBlobThroughOneNewSession() throws {
+        let connection = SecretServiceConnection()
+        let chunked = SecretServiceStore(connection: connection, secretsPerCall: 2)
+        let deadline = ServiceDeadline(.seconds(5))
+        for index in 0..<5 {
+            try store.create(contract.genericAttributes(account: "s\(index)"), blob: [UInt8(index)], replace: false)
+        }
+        XCTAssertEqual(try chunked.search(ItemQuery(service: tag), loadBlobs: true).count, 5)
+        let session = try connection.session(deadline)
+        let close = ServiceMethodCall(path: session, interface: "org.freedesktop.Secret.Session", method: "Close",
+                                      arguments: nil, replyType: "()", action: "close the session")
+        _ = try XCTUnwrap(connection.calls([close], deadline).first).get()
+
+        let found = try chunked.search(ItemQuery(service: tag), loadBlobs: true)
+
+        XCTAssertEqual(Set(found.compactMap { $0.blob }), Set((0..<5).map { [UInt8($0)] }))
+        XCTAssertNotEqual(try connection.session(deadline), session)
+    }
+
     private func which(_ tool: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":").map { "\($0)/\(tool)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
