@@ -70,7 +70,7 @@ if ((BASELINE)); then
             cg_read "$k-get-embedded" embedded "$k" get -s bench -a embedded
         done
         python3 "$BENCH_LIB/callgrind-by-library.py" \
-            "--version=$OUT/callgrind/keygate-version.cg" \
+            "--version (before)=$OUT/callgrind/keygate-baseline-version.cg" "--version=$OUT/callgrind/keygate-version.cg" \
             "get (before)=$OUT/callgrind/keygate-baseline-get.cg" "get=$OUT/callgrind/keygate-get.cg" \
             "embedded get (before)=$OUT/callgrind/keygate-baseline-get-embedded.cg" \
             "embedded get=$OUT/callgrind/keygate-get-embedded.cg" >"$OUT/perf/instructions-by-library.txt" \
