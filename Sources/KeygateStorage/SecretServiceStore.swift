@@ -16,8 +16,8 @@ package final class SecretServiceStore: ItemStore {
     let unlockPrompt: UnlockPromptSetting
     /// How long a prompt shown as a window is waited for.
     let windowLimit: Duration
-    /// How many items' secrets one GetSecrets asks for. gnome-keyring finds each path by a scan
-    /// of the collection (1.15 ms an item at 10,000 items, 0.1 ms at 1,000): one GetSecrets for
+    /// How many items' secrets one GetSecrets asks for. gnome-keyring's cost per path grows with
+    /// the keyring (1.15 ms an item at 10,000 items, 0.1 ms at 1,000): one GetSecrets for
     /// a list of 10,000 took 11.5 s, past any one call's deadline. 32 paths a call keep a whole
     /// window of them (SecretServiceConnection.window) within 5 s up to about 30,000 items.
     static let secretsPerCall = 32
