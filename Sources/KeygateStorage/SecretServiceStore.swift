@@ -332,6 +332,7 @@ private struct ServiceCalls {
         guard loadingSecrets else { return (found, [:]) }
         var blobs: [String: [UInt8]] = [:]
         var freshSession: String?
+        var foundPaths: Set<String>?   // made on the first retry only: a plain read never needs it
         for chunk in 0..<chunkCount {
             var result = results[secretsAt + chunk]
             if case .failure(let error) = result, SecretServiceStore.isStaleSession(error) || error.code == .itemNotFound {
@@ -341,7 +342,9 @@ private struct ServiceCalls {
                     connection.forgetSession()
                     freshSession = try connection.session(deadline)
                 }
-                let still = secretsChunk(chunk, of: paths).filter { path in found.contains { $0.path == path } }
+                let stillThere = foundPaths ?? Set(found.map { $0.path })
+                foundPaths = stillThere
+                let still = secretsChunk(chunk, of: paths).filter { stillThere.contains($0) }
                 guard !still.isEmpty else { continue }
                 let session = try freshSession ?? connection.session(deadline)
                 result = try connection.calls([getSecrets(still, session: session)], deadline).first ?? result

@@ -356,9 +356,7 @@ final class SecretServiceStoreTests: XCTestCase {
         XCTAssertEqual(try store.search(query, loadBlobs: true).first?.blob, [1, 2, 3])
 
         let session = try connection.session(deadline)
-        let close = ServiceMethodCall(path: session, interface: "org.freedesktop.Secret.Session", method: "Close",
-                                      arguments: nil, replyType: "()", action: "close the session")
-        _ = try XCTUnwrap(connection.calls([close], deadline).first).get()
+        try close(session, on: connection)
         let getSecrets = ServiceMethodCall(path: SecretServiceConnection.servicePath, interface: SecretServiceConnection.serviceInterface,
                                            method: "GetSecrets",
                                            arguments: Variant.tuple([Variant.objectPaths([]), Variant.objectPath(session)]),
@@ -402,14 +400,19 @@ final class SecretServiceStoreTests: XCTestCase {
         }
         XCTAssertEqual(try chunked.search(ItemQuery(service: tag), loadBlobs: true).count, 5)
         let session = try connection.session(deadline)
-        let close = ServiceMethodCall(path: session, interface: "org.freedesktop.Secret.Session", method: "Close",
-                                      arguments: nil, replyType: "()", action: "close the session")
-        _ = try XCTUnwrap(connection.calls([close], deadline).first).get()
+        try close(session, on: connection)
 
         let found = try chunked.search(ItemQuery(service: tag), loadBlobs: true)
 
         XCTAssertEqual(Set(found.compactMap { $0.blob }), Set((0..<5).map { [UInt8($0)] }))
         XCTAssertNotEqual(try connection.session(deadline), session)
+    }
+
+    /// Closes `session` as a restarted daemon would have forgotten it.
+    private func close(_ session: String, on connection: SecretServiceConnection) throws {
+        let close = ServiceMethodCall(path: session, interface: "org.freedesktop.Secret.Session", method: "Close",
+                                      arguments: nil, replyType: "()", action: "close the session")
+        _ = try XCTUnwrap(connection.calls([close], ServiceDeadline(.seconds(5))).first).get()
     }
 
     private func which(_ tool: String) -> String? {

@@ -237,16 +237,16 @@ if ((QUICK == 0)); then
     # file on every write): 10 real items, grown to 10,000 in the keyring file, which the
     # daemon reloads when it sees the file change (the first read below waits for that).
     library-read populate scale 10
-    # gnome-keyring tells its own saves from other writers' by the file's time in seconds: a
-    # seed within the second of the last save would go unnoticed (it did in one run, and the
-    # "10,000" figures measured 10 items).
+    # A second after gnome-keyring's last save, so that the seeded file differs from it in time
+    # as well as in content (a precaution: the wait below is what proves the reload).
     sleep 1.1
     /usr/bin/python3 "$BENCH_LIB/seed-keyring.py" "$HOME/.local/share/keyrings/login.keyring" 10000 >&2
     sleep 1
     # Reloading 10,000 items can take gnome-keyring longer than one call's 5 s deadline: its
     # SearchItems is asked until it finds all 10,000, for up to 5 minutes, then a real read.
-    # (Not `secret-tool search`: it reads the seeded copies' secrets, which gnome-keyring
-    # refuses with "No such secret item" after such a reload.)
+    # (Not `secret-tool search`: it reads the seeded items' properties, which gnome-keyring 42
+    # refuses after such a reload: "No such secret item". Nor a read of a real item alone: that
+    # passed before the reload, and earlier runs' "10,000" figures measured 10 items.)
     scale_count() {
         gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \
             --method org.freedesktop.Secret.Service.SearchItems "{'service': 'scale'}" 2>>"$OUT/stderr.log" \
