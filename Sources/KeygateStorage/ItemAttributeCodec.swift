@@ -25,9 +25,16 @@ package enum ItemAttributeCodec {
         static let accessGroup = "access-group"
         /// "1" for a synchronizable item; absent otherwise (Keygate never syncs: see ItemAttributes).
         static let synchronizable = "synchronizable"
-        /// The creation date (seconds) an item carried before the store replaced it with a new
-        /// object (SecretServiceStore's crash-safe update); absent on items never replaced so.
+        /// The creation date (seconds) in Keygate's own record (Apple's kSecAttrCreationDate is an
+        /// item attribute too). SecretServiceStore writes it on every item, and a replacement keeps
+        /// it: the Secret Service's own `Created` is the new object's. Items an earlier Keygate
+        /// wrote may lack it (it was written on replacements only).
         static let created = "keygate:created"
+        /// When Keygate last wrote the item (seconds; kSecAttrModificationDate). With `created` in
+        /// the attributes, `list` reads two properties an item instead of four (docs/DECISIONS.md,
+        /// "A list reads two properties an item"). Absent on items an earlier Keygate wrote:
+        /// their dates come from the Secret Service's `Created` and `Modified`.
+        static let modified = "keygate:modified"
         /// Which of two items with one identity is the newer: SecretServiceStore's crash-safe
         /// update creates the replacement with the next generation before deleting the old item.
         static let generation = "keygate:generation"
@@ -45,6 +52,14 @@ package enum ItemAttributeCodec {
         if let description = a.description { out[Key.description] = description }
         if let group = a.accessGroup { out[Key.accessGroup] = group }
         if a.synchronizable { out[Key.synchronizable] = "1" }
+        return out
+    }
+
+    /// `encoded` with Keygate's own record of the item's dates (Key.created, Key.modified).
+    static func dated(_ encoded: [String: String], created: UInt64, modified: UInt64) -> [String: String] {
+        var out = encoded
+        out[Key.created] = String(created)
+        out[Key.modified] = String(modified)
         return out
     }
 
@@ -66,8 +81,10 @@ package enum ItemAttributeCodec {
         return out
     }
 
-    /// Rebuilds an item's attributes from what the Secret Service returned. Nil when the
-    /// attributes are not a valid Keygate item (never expected under our schema).
+    /// Rebuilds an item's attributes from what the Secret Service returned: the dates are
+    /// Keygate's own (Key.created, Key.modified) where the attributes hold them, else `created`
+    /// and `modified` (0: not read). Nil when the attributes are not a valid Keygate item (never
+    /// expected under our schema).
     static func decode(_ attrs: [String: String], label: String, created: UInt64, modified: UInt64) -> ItemAttributes? {
         guard let cls = attrs[Key.itemClass].flatMap(ItemClass.init(rawValue:)) else { return nil }
         guard let accessibility = Accessibility(rawValue: attrs[Key.accessible] ?? Accessibility.whenUnlocked.rawValue)
@@ -99,7 +116,8 @@ package enum ItemAttributeCodec {
         }
         return ItemAttributes(identity: identity, label: label, comment: attrs[Key.comment], generic: generic,
                               accessibility: accessibility, accessControl: accessControl,
-                              created: attrs[Key.created].flatMap { UInt64($0) } ?? created, modified: modified,
+                              created: attrs[Key.created].flatMap { UInt64($0) } ?? created,
+                              modified: attrs[Key.modified].flatMap { UInt64($0) } ?? modified,
                               description: attrs[Key.description],
                               accessGroup: attrs[Key.accessGroup], synchronizable: attrs[Key.synchronizable] == "1")
     }

@@ -30,11 +30,12 @@ package struct StoreStatus: Sendable {
 /// of five), so a read that only opens a secret asks for the attribute dictionary alone.
 package enum ItemDetail: Sendable {
     /// The attribute dictionary: identity, accessibility, access control, comment, generic data,
-    /// generation. What opening a secret or checking that an item exists needs. The label is
-    /// empty and the dates are 0 (the creation date kept by a replacement excepted), unless the
-    /// query matches a label, which needs it read.
+    /// generation, and the dates where Keygate's attributes hold them (else 0). What opening a
+    /// secret or checking that an item exists needs. The label is empty unless the query
+    /// matches a label, which needs it read.
     case attributes
-    /// Everything ItemAttributes holds: also the label, and the creation and modification dates.
+    /// Everything ItemAttributes holds: also the label, and both dates always (from the Secret
+    /// Service's own properties for an item whose attributes lack them).
     case full
 }
 

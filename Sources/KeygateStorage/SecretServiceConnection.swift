@@ -9,11 +9,12 @@
 // calls, and sd-bus makes them on the calling thread with no type system, no worker thread
 // and no main loop (docs/DECISIONS.md). Method calls are sent at once and their replies
 // collected by one loop (sd_bus_process, sd_bus_wait), so several calls (an item's properties
-// and its secret; one GetAll per listed item) share one wait; each call has its own reply
-// timeout (ServiceDeadline). sd-bus is not thread-safe: every use of a connection holds its
-// lock. A connection that closed, or a session the daemon forgot (it restarted), is dropped
-// and made again by the next call. Who provides the service (SecretServiceProvider) is asked
-// once per connection, when a message needs it; prompts are completed by SecretServicePrompt.
+// and its secret; the property reads of every listed item) share one wait; each call has its
+// own reply timeout (ServiceDeadline). sd-bus is not thread-safe: every use of a connection
+// holds its lock. A connection that closed, or a session the daemon forgot (it restarted), is
+// dropped and made again by the next call. Who provides the service (SecretServiceProvider) is
+// asked once per connection, when a message needs it; prompts are completed by
+// SecretServicePrompt.
 import KeygateCore
 internal import CSDBus
 internal import Glibc

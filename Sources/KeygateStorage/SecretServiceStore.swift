@@ -8,6 +8,7 @@
 // has it completed by SecretServicePrompt. Attribute mapping is ItemAttributeCodec's; errors
 // are worded by SecretServiceFailure.
 import KeygateCore
+internal import Glibc
 
 package final class SecretServiceStore: ItemStore {
     let deadline: Duration
@@ -114,13 +115,16 @@ package final class SecretServiceStore: ItemStore {
         return out
     }
 
-    /// With `replace`, an item whose attributes stay the same gets its new secret in place (one
-    /// call: never half-written). When the attributes change (a new class or access control,
-    /// which the sealed blob is bound to), the new item is created whole first, with the next
-    /// generation, and the old one deleted after, keeping its creation date in an attribute. A
-    /// process killed between the two leaves two complete items; reads see only the newer
-    /// generation (the write committed when its item was created), never a blob under
-    /// attributes it was not sealed for, and the next replace removes the leftover.
+    /// Every item carries its dates in its attributes (ItemAttributeCodec.Key.created,
+    /// .modified). With `replace`, an item whose attributes stay the same gets its new secret in
+    /// place (one call: never half-written), then its new modification date (a second call: a
+    /// process killed between the two leaves the new secret under the old date). When the
+    /// attributes change (a new class or access control, which the sealed blob is bound to), the
+    /// new item is created whole first, with the next generation and the old creation date, and
+    /// the old one deleted after. A process killed between the two leaves two complete items;
+    /// reads see only the newer generation (the write committed when its item was created),
+    /// never a blob under attributes it was not sealed for, and the next replace removes the
+    /// leftover.
     package func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
         try unlockingIfAllowed { try createUnlocked(attributes, blob: blob, replace: replace) }
     }
@@ -134,29 +138,33 @@ package final class SecretServiceStore: ItemStore {
             .sorted { $0.generation > $1.generation }
         let label = ItemAttributeCodec.label(for: attributes)
         let encoded = ItemAttributeCodec.encode(attributes)
+        let now = Self.now()
+        let new = ItemAttributeCodec.dated(encoded, created: now, modified: now)
         guard let (path, current, generation) = matches.first else {
-            try call.createItem(attributes: encoded, label: label, secret: blob)
+            try call.createItem(attributes: new, label: label, secret: blob)
             return
         }
         guard replace else {
             throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: "
                                               + "update it, or delete it first")
         }
+        let keepingDate = ItemAttributeCodec.dated(encoded, created: current.created, modified: now)
         if ItemAttributeCodec.encode(current) == encoded {
             do {
                 try call.setSecret(of: path, to: blob)
+                try call.setProperty(of: path, "Attributes", Variant.stringDictionary(call.withSchema(keepingDate)),
+                                     action: "update the item's modification date")
                 if current.label != label {
                     try call.setProperty(of: path, "Label", Variant.string(label), action: "update the item's label")
                 }
             } catch let error as KeychainError where error.code == .itemNotFound {
                 // Deleted by another process meanwhile: the write still happens.
-                try call.createItem(attributes: encoded, label: label, secret: blob)
+                try call.createItem(attributes: new, label: label, secret: blob)
             }
         } else {
-            var keepingDate = encoded
-            keepingDate[ItemAttributeCodec.Key.created] = String(current.created)
-            keepingDate[ItemAttributeCodec.Key.generation] = String(generation + 1)
-            try call.createItem(attributes: keepingDate, label: label, secret: blob)
+            var replacement = keepingDate
+            replacement[ItemAttributeCodec.Key.generation] = String(generation + 1)
+            try call.createItem(attributes: replacement, label: label, secret: blob)
             try call.deleteIfPresent(path)
         }
         for (extra, _, _) in matches.dropFirst() { try call.deleteIfPresent(extra) }
@@ -178,6 +186,9 @@ package final class SecretServiceStore: ItemStore {
         for (path, _, _) in doomed { try call.deleteIfPresent(path) }
         return doomed.count
     }
+
+    /// The wall clock in whole seconds, as the Secret Service keeps its own dates.
+    static func now() -> UInt64 { UInt64(max(0, time(nil))) }
 
     package func status() throws -> StoreStatus {
         let call = self.call
@@ -286,10 +297,12 @@ private struct ServiceCalls {
 
     /// The item properties each detail reads, one `Properties.Get` each: never `GetAll`, which
     /// also reads `Locked` (the search already answered locked items apart) and costs the sum.
+    /// The dates are in the attributes (ItemAttributeCodec.Key.created, .modified); `Created`
+    /// and `Modified` are read only for items without them (`serviceDates`).
     private static func propertyNames(_ detail: ItemDetail) -> [String] {
         switch detail {
         case .attributes: return ["Attributes"]
-        case .full: return ["Attributes", "Label", "Created", "Modified"]
+        case .full: return ["Attributes", "Label"]
         }
     }
 
@@ -314,6 +327,7 @@ private struct ServiceCalls {
         }
         let results = try connection.calls(methods, deadline)
         var found: [Found] = []
+        var undated: [Int] = []   // indices in `found` of items whose attributes hold no dates
         items: for (index, path) in paths.enumerated() {
             var values: [BusValue] = []
             for offset in names.indices {
@@ -325,10 +339,11 @@ private struct ServiceCalls {
             }
             let entries = values[0].stringDictionary
             let generation = entries[ItemAttributeCodec.Key.generation].flatMap { UInt64($0) } ?? 0
-            found.append((path, try decode(entries, label: values.count > 1 ? values[1].string : "",
-                                           created: values.count > 2 ? values[2].uint64 ?? 0 : 0,
-                                           modified: values.count > 3 ? values[3].uint64 ?? 0 : 0), generation))
+            let item = try decode(entries, label: values.count > 1 ? values[1].string : "", created: 0, modified: 0)
+            if case .full = detail, item.created == 0 || item.modified == 0 { undated.append(found.count) }
+            found.append((path, item, generation))
         }
+        if !undated.isEmpty { try serviceDates(of: &found, at: undated) }
         guard loadingSecrets else { return (found, [:]) }
         var blobs: [String: [UInt8]] = [:]
         var freshSession: String?
@@ -360,6 +375,37 @@ private struct ServiceCalls {
             }
         }
         return (found, blobs)
+    }
+
+    /// Fills in the dates of the items at `indices` in `found` (written by an earlier Keygate, or
+    /// by another tool: no dates in their attributes) from the Secret Service's `Created` and
+    /// `Modified`. An item deleted meanwhile is left out.
+    private func serviceDates(of found: inout [Found], at indices: [Int]) throws {
+        var methods: [ServiceMethodCall] = []
+        methods.reserveCapacity(indices.count * 2)
+        for index in indices {
+            methods.append(getProperty(found[index].path, "Created"))
+            methods.append(getProperty(found[index].path, "Modified"))
+        }
+        let results = try connection.calls(methods, deadline)
+        var gone: [Int] = []
+        for (n, index) in indices.enumerated() {
+            var dates: [UInt64] = []
+            for result in results[(2 * n)..<(2 * n + 2)] {
+                switch result {
+                case .success(let reply): dates.append(reply.child(0)?.unboxed?.uint64 ?? 0)
+                case .failure(let error) where error.code == .itemNotFound: break
+                case .failure(let error): throw error
+                }
+            }
+            guard dates.count == 2 else {
+                gone.append(index)
+                continue
+            }
+            if found[index].attributes.created == 0 { found[index].attributes.created = dates[0] }
+            if found[index].attributes.modified == 0 { found[index].attributes.modified = dates[1] }
+        }
+        for index in gone.reversed() { found.remove(at: index) }
     }
 
     /// The paths of GetSecrets call number `chunk`: `secretsPerCall` of them, fewer in the last.

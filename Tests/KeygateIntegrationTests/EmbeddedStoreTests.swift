@@ -148,6 +148,10 @@ final class EmbeddedStoreTests: XCTestCase {
         try contract.create_withReplace_updatesInPlace_keepingCreationDate()
     }
 
+    func test_create_withReplace_sameAttributes_keepsCreated_andMovesModified() throws {
+        try contract.create_withReplace_sameAttributes_keepsCreated_andMovesModified()
+    }
+
     func test_create_withReplace_createsItem_whenNoneExists() throws {
         try contract.create_withReplace_createsItem_whenNoneExists()
     }

@@ -168,6 +168,10 @@ final class GnomeKeyringProviderTests: XCTestCase {
         try shared().contract.create_withReplace_updatesInPlace_keepingCreationDate()
     }
 
+    func test_create_withReplace_sameAttributes_keepsCreated_andMovesModified() throws {
+        try shared().contract.create_withReplace_sameAttributes_keepsCreated_andMovesModified()
+    }
+
     func test_create_withReplace_createsItem_whenNoneExists() throws {
         try shared().contract.create_withReplace_createsItem_whenNoneExists()
     }

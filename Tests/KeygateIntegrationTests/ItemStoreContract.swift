@@ -221,6 +221,27 @@ struct ItemStoreContract {
         XCTAssertGreaterThan(after.attributes.modified, before.attributes.created)
     }
 
+    /// A replace that keeps every attribute (a new secret and label only) writes in place: the
+    /// creation date stays and the modification date moves.
+    func create_withReplace_sameAttributes_keepsCreated_andMovesModified() throws {
+        let first = genericAttributes()
+        try store.create(first, blob: [1], replace: false)
+        let before = try XCTUnwrap(try store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
+        Polling.waitUntilClock(isPast: before.attributes.modified + 1)
+
+        var second = first
+        second.label = "relabelled"
+        try store.create(second, blob: [2], replace: true)
+
+        let found = try store.search(ItemQuery(exactly: first.identity), loadBlobs: true)
+        XCTAssertEqual(found.count, 1)
+        let after = try XCTUnwrap(found.first)
+        XCTAssertEqual(after.blob, [2])
+        XCTAssertEqual(after.attributes, withDates(second, from: after.attributes))
+        XCTAssertEqual(after.attributes.created, before.attributes.created)
+        XCTAssertGreaterThan(after.attributes.modified, before.attributes.modified)
+    }
+
     func create_withReplace_createsItem_whenNoneExists() throws {
         try store.create(genericAttributes(), blob: [5], replace: true)
 

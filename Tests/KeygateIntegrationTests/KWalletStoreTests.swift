@@ -104,6 +104,10 @@ final class KWalletStoreTests: XCTestCase {
         try shared().contract.create_withReplace_updatesInPlace_keepingCreationDate()
     }
 
+    func test_create_withReplace_sameAttributes_keepsCreated_andMovesModified() throws {
+        try shared().contract.create_withReplace_sameAttributes_keepsCreated_andMovesModified()
+    }
+
     func test_create_withReplace_createsItem_whenNoneExists() throws {
         try shared().contract.create_withReplace_createsItem_whenNoneExists()
     }

@@ -123,6 +123,92 @@ final class SecretServiceStoreTests: XCTestCase {
                       shown.out + shown.err)
     }
 
+    // MARK: - dates
+
+    /// Every item carries its dates in its own attributes (keygate:created, keygate:modified),
+    /// so that a list reads two properties an item, not four: what those attributes say is what
+    /// a search answers. An item without them (an earlier Keygate wrote it) gets the Secret
+    /// Service's own Created and Modified, in a list among items that have them.
+    func test_dates_comeFromKeygatesAttributes_andItemsWithoutThemGetTheServicesDates() throws {
+        let connection = SecretServiceConnection()
+        let started = SecretServiceStore.now()
+        for account in ["d0", "d1", "d2"] {
+            try store.create(contract.genericAttributes(account: account), blob: [1], replace: false)
+        }
+        let paths = try itemPaths(on: connection)
+        XCTAssertEqual(paths.count, 3)
+        var byAccount: [String: (path: String, attributes: [String: String])] = [:]
+        for path in paths {
+            let attributes = try property("Attributes", of: path, on: connection).stringDictionary
+            let created = try XCTUnwrap(attributes["keygate:created"].flatMap { UInt64($0) }, "\(attributes)")
+            XCTAssertEqual(attributes["keygate:modified"], String(created))
+            XCTAssertTrue((started...SecretServiceStore.now()).contains(created), "created \(created)")
+            byAccount[attributes["account"] ?? ""] = (path, attributes)
+        }
+
+        // d0's attributes say other dates: a search answers them, with either detail.
+        var d0 = try XCTUnwrap(byAccount["d0"])
+        d0.attributes["keygate:created"] = "1000000000"
+        d0.attributes["keygate:modified"] = "1100000000"
+        try setAttributes(d0.attributes, of: d0.path, on: connection)
+        for detail in [ItemDetail.full, .attributes] {
+            let item = try XCTUnwrap(store.search(ItemQuery(service: tag, account: "d0"), loadBlobs: false, detail: detail).first)
+            XCTAssertEqual(item.attributes.created, 1_000_000_000)
+            XCTAssertEqual(item.attributes.modified, 1_100_000_000)
+        }
+
+        // d1's attributes hold no dates: `.full` reads the Secret Service's; `.attributes` leaves them 0.
+        var d1 = try XCTUnwrap(byAccount["d1"])
+        d1.attributes["keygate:created"] = nil
+        d1.attributes["keygate:modified"] = nil
+        try setAttributes(d1.attributes, of: d1.path, on: connection)
+        let serviceCreated = try XCTUnwrap(property("Created", of: d1.path, on: connection).uint64)
+        let serviceModified = try XCTUnwrap(property("Modified", of: d1.path, on: connection).uint64)
+
+        let listed = try store.search(ItemQuery(service: tag), loadBlobs: true, detail: .full)
+
+        XCTAssertEqual(listed.map(\.attributes.identity.account).sorted(), ["d0", "d1", "d2"])
+        for item in listed {
+            XCTAssertEqual(item.blob, [1])
+            XCTAssertEqual(item.attributes, contract.withDates(contract.genericAttributes(account: item.attributes.identity.account),
+                                                               from: item.attributes))
+            switch item.attributes.identity.account {
+            case "d0": XCTAssertEqual([item.attributes.created, item.attributes.modified], [1_000_000_000, 1_100_000_000])
+            case "d1": XCTAssertEqual([item.attributes.created, item.attributes.modified], [serviceCreated, serviceModified])
+            default: XCTAssertTrue((started...SecretServiceStore.now()).contains(item.attributes.modified))
+            }
+        }
+        let brief = try XCTUnwrap(store.search(ItemQuery(service: tag, account: "d1"), loadBlobs: false, detail: .attributes).first)
+        XCTAssertEqual([brief.attributes.created, brief.attributes.modified], [0, 0])
+    }
+
+    /// The D-Bus paths of this test's items, found by SearchItems on `connection`.
+    private func itemPaths(on connection: SecretServiceConnection) throws -> [String] {
+        let search = ServiceMethodCall(path: SecretServiceConnection.servicePath, interface: SecretServiceConnection.serviceInterface,
+                                       method: "SearchItems", arguments: Variant.tuple([Variant.stringDictionary(["service": tag])]),
+                                       replyType: "(aoao)", action: "search for items")
+        return try XCTUnwrap(connection.calls([search], ServiceDeadline(.seconds(5))).first).get().child(0)?.strings ?? []
+    }
+
+    /// An org.freedesktop.Secret.Item property of the item at `path`, unboxed.
+    private func property(_ name: String, of path: String, on connection: SecretServiceConnection) throws -> BusValue {
+        let get = ServiceMethodCall(path: path, interface: SecretServiceConnection.propertiesInterface, method: "Get",
+                                    arguments: Variant.tuple([Variant.string(SecretServiceConnection.itemInterface), Variant.string(name)]),
+                                    replyType: "(v)", action: "read an item property")
+        let reply = try XCTUnwrap(connection.calls([get], ServiceDeadline(.seconds(5))).first).get()
+        return try XCTUnwrap(reply.child(0)?.unboxed, "\(name) of \(path)")
+    }
+
+    /// Sets the item's whole attribute dictionary, as another tool (or an earlier Keygate) could.
+    private func setAttributes(_ attributes: [String: String], of path: String, on connection: SecretServiceConnection) throws {
+        let set = ServiceMethodCall(path: path, interface: SecretServiceConnection.propertiesInterface, method: "Set",
+                                    arguments: Variant.tuple([Variant.string(SecretServiceConnection.itemInterface),
+                                                              Variant.string("Attributes"),
+                                                              Variant.boxed(Variant.stringDictionary(attributes))]),
+                                    replyType: "()", action: "set the item's attributes")
+        _ = try XCTUnwrap(connection.calls([set], ServiceDeadline(.seconds(5))).first).get()
+    }
+
     func test_replace_dropsTheAccessControl_whenTheNewAttributesHaveNone() throws {
         try contract.replace_dropsTheAccessControl_whenTheNewAttributesHaveNone()
     }
@@ -149,6 +235,10 @@ final class SecretServiceStoreTests: XCTestCase {
 
     func test_create_withReplace_updatesInPlace_keepingCreationDate() throws {
         try contract.create_withReplace_updatesInPlace_keepingCreationDate()
+    }
+
+    func test_create_withReplace_sameAttributes_keepsCreated_andMovesModified() throws {
+        try contract.create_withReplace_sameAttributes_keepsCreated_andMovesModified()
     }
 
     func test_create_withReplace_createsItem_whenNoneExists() throws {
