@@ -150,9 +150,12 @@ package final class SecretServiceStore: ItemStore {
         }
         let keepingDate = ItemAttributeCodec.dated(encoded, created: current.created, modified: now)
         if ItemAttributeCodec.encode(current) == encoded {
+            // The generation stays: a leftover of a killed replacement must still read as older.
+            var inPlace = keepingDate
+            if generation > 0 { inPlace[ItemAttributeCodec.Key.generation] = String(generation) }
             do {
                 try call.setSecret(of: path, to: blob)
-                try call.setProperty(of: path, "Attributes", Variant.stringDictionary(call.withSchema(keepingDate)),
+                try call.setProperty(of: path, "Attributes", Variant.stringDictionary(call.withSchema(inPlace)),
                                      action: "update the item's modification date")
                 if current.label != label {
                     try call.setProperty(of: path, "Label", Variant.string(label), action: "update the item's label")

@@ -182,6 +182,30 @@ final class SecretServiceStoreTests: XCTestCase {
         XCTAssertEqual([brief.attributes.created, brief.attributes.modified], [0, 0])
     }
 
+    /// An update in place of an item that replaced another (generation 1) keeps its generation
+    /// along with its creation date, so a leftover of a killed replacement still reads as older.
+    func test_updateInPlace_ofAReplacement_keepsItsGenerationAndCreationDate() throws {
+        let connection = SecretServiceConnection()
+        var gated = contract.genericAttributes()
+        gated.accessControl = .userPresence
+        try store.create(gated, blob: [1], replace: false)
+        var ungated = gated
+        ungated.accessControl = nil
+        try store.create(ungated, blob: [2], replace: true)   // new attributes: a replacement
+        let path = try XCTUnwrap(itemPaths(on: connection).first)
+        let replaced = try property("Attributes", of: path, on: connection).stringDictionary
+        XCTAssertEqual(replaced["keygate:generation"], "1")
+
+        try store.create(ungated, blob: [3], replace: true)   // the same attributes: in place
+
+        XCTAssertEqual(try itemPaths(on: connection), [path])
+        let updated = try property("Attributes", of: path, on: connection).stringDictionary
+        XCTAssertEqual(updated["keygate:generation"], "1")
+        XCTAssertEqual(updated["keygate:created"], replaced["keygate:created"])
+        XCTAssertNotNil(updated["keygate:modified"])
+        XCTAssertEqual(try store.search(ItemQuery(exactly: gated.identity), loadBlobs: true).map(\.blob), [[3]])
+    }
+
     /// The D-Bus paths of this test's items, found by SearchItems on `connection`.
     private func itemPaths(on connection: SecretServiceConnection) throws -> [String] {
         let search = ServiceMethodCall(path: SecretServiceConnection.servicePath, interface: SecretServiceConnection.serviceInterface,
