@@ -185,14 +185,18 @@ for ((i = 0; i < batches; i++)); do
 done
 
 # measure_scale N: get, list, list --json and secret-tool search --all over N items of
-# service "scale", then delete --all (recorded, even when it fails). gnome-keyring answers one
+# service "scale", then delete --all (recorded, even when it fails). Below 10,000 (whose
+# seeded items gnome-keyring refuses property reads of), gnome-keyring's own time for the
+# property reads of a list is timed beside them: property-floor reads two properties of every
+# item (what `list` reads) and four (what it read before its dates were attributes). gnome-keyring answers one
 # request at a time, and at 10,000 items secret-tool gives up on its search while the daemon
 # still works through the GetSecrets it queued: the untimed "settle" call waits behind that
 # backlog, so the next round's `get` times Keygate, not secret-tool's leftovers (the first
 # run without it measured get at 2.6 s wall and 20 ms CPU).
 measure_scale() {
-    local n=$1 rounds status scale_baseline=()
+    local n=$1 rounds status scale_baseline=() floor=()
     ((BASELINE)) && scale_baseline=(list-baseline keygate-baseline list -s scale ---)
+    ((n < 10000)) && floor=(floor-2 property-floor scale 2 --- floor-4 property-floor scale 4 ---)
     rounds=$((n >= 10000 ? 3 : n >= 1000 ? 5 : 10))
     say "  $n items: get, list, secret-tool search --all ($rounds rounds), then delete --all"
     # A run that fails (a deadline at this size) is recorded with its status, not fatal.
@@ -201,6 +205,7 @@ measure_scale() {
         list keygate list -s scale --- \
         list-json keygate list -s scale --json --- \
         "${scale_baseline[@]}" \
+        "${floor[@]}" \
         secret-tool-search secret-tool search --all service scale --- \
         '!settle' gdbus call --session --timeout 300 --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \
             --method org.freedesktop.DBus.Properties.Get org.freedesktop.Secret.Service Collections \
