@@ -6,12 +6,22 @@
 extension KeychainOperations {
     /// Every matching item with, for one that can no longer be read, the reason (`keygate list`).
     /// Reads the sealed blobs' headers and asks the gatekeeper which gate keys it still holds for
-    /// each gated item (no prompt, no secret).
+    /// each gated item, several items' checks in flight at once (no prompt, no secret).
     public func listing(matching query: ItemQuery) throws -> [ListedItem] {
         try ItemFieldLimits.check(query)
-        return try store.search(query, loadBlobs: true)
-            .filter { query.matches($0.attributes) && !$0.isUnfinishedWrite }
-            .map { item in ListedItem(attributes: item.attributes, invalidated: invalidation(of: item)) }
+        let items = try store.search(query, loadBlobs: true).filter { query.matches($0.attributes) && !$0.isUnfinishedWrite }
+        var gated: [(blob: [UInt8], header: GatedBlob.Header, identity: ItemIdentity)] = []
+        var gatedAt: [Int] = []   // the index in `items` of each of `gated`
+        for (index, item) in items.enumerated() {
+            guard let blob = item.blob, let header = try? GatedBlob.header(of: blob), !header.gateSlots.isEmpty else { continue }
+            gated.append((blob, header, item.attributes.identity))
+            gatedAt.append(index)
+        }
+        var reasons = [String?](repeating: nil, count: items.count)
+        for (n, dead) in keys.gate.invalidSlots(of: gated).enumerated() {
+            if let dead { reasons[gatedAt[n]] = Self.invalidation(dead, header: gated[n].header) }
+        }
+        return items.indices.map { ListedItem(attributes: items[$0].attributes, invalidated: reasons[$0]) }
             .sorted { Self.listOrder($0.attributes, $1.attributes) }
     }
 
@@ -39,8 +49,15 @@ extension KeychainOperations {
     /// it needs: all for `and`, every one for `or`), or nil while it can be, or cannot be told.
     func invalidation(of item: StoredItem) -> String? {
         guard let blob = item.blob, let header = try? GatedBlob.header(of: blob), !header.gateSlots.isEmpty,
-              let dead = try? keys.gate.invalidSlots(of: blob, header: header, identity: item.attributes.identity),
-              !dead.isEmpty else { return nil }
+              let dead = try? keys.gate.invalidSlots(of: blob, header: header, identity: item.attributes.identity)
+        else { return nil }
+        return Self.invalidation(dead, header: header)
+    }
+
+    /// The reason for `dead` (the slots whose keys the gatekeeper no longer holds), or nil when
+    /// the item still opens.
+    static func invalidation(_ dead: [GateKind], header: GatedBlob.Header) -> String? {
+        guard !dead.isEmpty else { return nil }
         let combined = header.gateSlots.filter { $0.kind != .device }
         let deadCombined = dead.filter { $0 != .device }
         let lost = dead.contains(.device) || (header.combination == .all ? !deadCombined.isEmpty
