@@ -49,7 +49,7 @@ struct GateAccess {
         Self.kinds(try client.call(Self.check(blob, header, identity)).result.invalid, header)
     }
 
-    /// How many `check` requests `invalidSlots(of:)` keeps waiting on the daemon at once.
+    /// How many `check` requests `invalidSlots(of: items)` keeps waiting on the daemon at once.
     static let checksInFlight = 8
 
     /// `invalidSlots` of many items (nil where it could not be told), with up to
