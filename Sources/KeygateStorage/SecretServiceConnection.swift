@@ -207,6 +207,8 @@ package final class SecretServiceConnection: @unchecked Sendable {
     /// Forgets the session (the daemon no longer knows it) or the collection path (it went away).
     func forgetSession() { state.withLock { $0.session = nil } }
     func forgetCollection() { state.withLock { $0.collection = nil } }
+    /// Forgets the connection and all it knew: the next call connects anew, as a new client.
+    func forgetConnection() { state.withLock { $0 = State() } }
 
     // MARK: the provider
 

@@ -27,7 +27,8 @@ enum SecretServiceFailure {
     }
 
     static func noDefaultCollection(_ provider: SecretServiceProvider) -> KeychainError {
-        .notAvailable("\(provider.name) has no default collection: " + provider.defaultCollectionAdvice)
+        KeychainError(.notAvailable, "\(provider.name) has no default collection: " + provider.defaultCollectionAdvice,
+                      reason: .noDefaultCollection)
     }
 
     /// The error for a failed call. `action` says what was being done ("search for items").

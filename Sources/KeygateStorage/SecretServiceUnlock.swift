@@ -1,12 +1,14 @@
-// Whether Keygate may ask the Secret Service to unlock a locked default collection, as
-// libsecret does: Service.Unlock, then the prompt it answers with (SecretServicePrompt). It may
-// when the setting allows it (KEYGATE_UNLOCK_PROMPT, or the CLI's --no-unlock-prompt) and some
-// window can be shown: a display in this process's environment (DISPLAY, WAYLAND_DISPLAY: for
-// gnome-keyring's gcr-prompter), or a provider that shows its own (KeePassXC and kwalletd are
-// desktop programs with their own display). gnome-keyring also needs its prompter
-// (gcr-prompter, org.gnome.keyring.SystemPrompter) running or activatable on the bus: without
-// it gnome-keyring dismisses every prompt at once, which would read as the user's cancel.
-// Otherwise a locked collection stays a plain errSecInteractionNotAllowed, as before.
+// Whether Keygate may show the Secret Service's unlock window for a locked default collection,
+// as libsecret does: Service.Unlock, then the prompt it answers with (SecretServicePrompt). A
+// collection that needs no password opens at Service.Unlock with no prompt, whatever this says
+// (SecretServiceStore.unlockingIfAllowed). It may show one when the setting allows it
+// (KEYGATE_UNLOCK_PROMPT, or the CLI's --no-unlock-prompt) and some window can be shown: a
+// display in this process's environment (DISPLAY, WAYLAND_DISPLAY: for gnome-keyring's
+// gcr-prompter), or a provider that shows its own (KeePassXC and kwalletd are desktop programs
+// with their own display). gnome-keyring also needs its prompter (gcr-prompter,
+// org.gnome.keyring.SystemPrompter) running or activatable on the bus: without it gnome-keyring
+// dismisses every prompt at once, which would read as the user's cancel. Otherwise the prompt
+// is dismissed, and the locked collection is errSecInteractionNotAllowed.
 import KeygateCore
 internal import Glibc
 

@@ -38,19 +38,33 @@ final class ConcurrencyTests: XCTestCase {
         XCTAssertEqual(r.values["done"], "1", r.summary)
         let folder = h.user.home + "/race/"
         var written: [String: Set<String>] = [:]
-        var lines: [[Substring]] = []
+        var lines: [[Substring]] = [], workers: [Int] = []
+        // gnome-keyring 42.1 (Debian 12) now and then crashes under this load (a segfault in the
+        // kernel log), and the bus starts it again. A call the crash cuts off exits 53 saying the
+        // Secret Service quit, as Keygate promises for a dying daemon (DyingDependencyTests):
+        // such a 53 is counted, one for each of its worker's messages; any other 53 fails.
+        var crashExitsLeft: [Int] = []   // by worker
         for p in 1...processes {
             let text = try String(contentsOfFile: folder + "log\(p)", encoding: .utf8)
-            lines += text.split(separator: "\n").map { $0.split(separator: " ") }
+            let logged = text.split(separator: "\n").map { $0.split(separator: " ") }
+            lines += logged
+            workers += Array(repeating: p - 1, count: logged.count)
+            let errors = (try? String(contentsOfFile: folder + "err\(p)", encoding: .utf8)) ?? ""
+            crashExitsLeft.append(errors.components(separatedBy: "(the Secret Service quit while").count - 1)
         }
         // Every attempted write counts as "written": a writer that fails or dies may still have stored.
         for l in lines where l.count == 4 && (l[0] == "A" || l[0] == "U") { written[String(l[1]), default: []].insert(String(l[2])) }
         // An item another process deletes between a search and the next call is gone (44 for a
         // read, counted as deleted, re-created by an update): never an error.
         let allowed: [Substring: Set<Substring>] = ["A": ["0", "45"], "U": ["0"], "G": ["0", "44"], "D": ["0", "44"]]
-        var badStatus: [String] = [], badReads: [String] = []
-        for l in lines {
+        var badStatus: [String] = [], badReads: [String] = [], providerCrashExits = 0
+        for (l, worker) in zip(lines, workers) {
             guard l.count == 4 else { badStatus.append(l.joined(separator: " ")); continue }
+            if l[3] == "53", crashExitsLeft[worker] > 0 {
+                crashExitsLeft[worker] -= 1
+                providerCrashExits += 1
+                continue
+            }
             if !(allowed[l[0]]?.contains(l[3]) ?? false) { badStatus.append(l.joined(separator: " ")) }
             if l[0] == "G", l[3] == "0", !(written[String(l[1])]?.contains(String(l[2])) ?? false) { badReads.append(l.joined(separator: " ")) }
         }
@@ -65,14 +79,18 @@ final class ConcurrencyTests: XCTestCase {
                 duplicates.append(l.joined(separator: " "))
             }
         }
+        // The messages of the allowed statuses (44, 45) are many; the rest name what went wrong.
+        let routine = ["no item for", "already exists", "nothing was deleted"]
         let errors = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.filter { $0.hasPrefix("err") }
-            .compactMap { try? String(contentsOfFile: folder + $0, encoding: .utf8) }.joined() ?? ""
+            .compactMap { try? String(contentsOfFile: folder + $0, encoding: .utf8) }.joined()
+            .split(separator: "\n").filter { line in !routine.contains { line.contains($0) } }.joined(separator: "\n") ?? ""
         XCTAssertEqual(lines.count, processes * operations, "every operation finished and logged")
         XCTAssertEqual(badStatus, [], "unexpected exit statuses; stderr:\n\(errors.suffix(3000))")
         XCTAssertEqual(badReads, [], "a read returned a value no writer wrote to that key")
         XCTAssertEqual(duplicates, [], "two items with one identity")
         StressBudget.report("cli race", ["processes": processes, "operations": lines.count,
-                                         "badStatus": badStatus.count, "badReads": badReads.count, "duplicates": duplicates.count])
+                                         "badStatus": badStatus.count, "badReads": badReads.count, "duplicates": duplicates.count,
+                                         "providerCrashExits": providerCrashExits])
     }
 
     /// Many `keygate unlock` at once (and gated reads in several reuse scopes): every

@@ -22,6 +22,7 @@ final class DyingDependencyTests: XCTestCase {
             want=$((RANDOM % 10 + 3))
             while [ "$(wc -l < "$HOME/adds")" -lt "$want" ] && kill -0 $loop 2>/dev/null; do sleep 0.01; done
             kill -KILL "$pid"
+            echo killedAfter=$(wc -l < "$HOME/adds")
             wait $loop
             echo after=$(printf %s x | keygate add -s dying -a late 2>&1; echo " status=$?")
             # Bring gnome-keyring back on the same bus, its unencrypted login keyring unlocked.
@@ -33,15 +34,22 @@ final class DyingDependencyTests: XCTestCase {
                 v=$(keygate get -s dying -a $k 2>/dev/null); g=$?
                 echo "R $k $st $g $v"
             done < "$HOME/adds"
+            echo late=$(keygate get -s dying -a late 2>/dev/null)
             printf %s again | keygate add -s dying -a again; echo readd=$?
             echo reread=$(keygate get -s dying -a again)
             """#, timeout: 180)
         let v = r.values
         XCTAssertFalse((v["daemon"] ?? "").isEmpty, r.summary)
-        // Dead: 53. D-Bus activation may start a fresh daemon at once, whose keyring is locked: 36.
+        // Dead: 53, and the message says what to start. Or D-Bus activation has started a fresh
+        // daemon already, whose unencrypted keyring (locked until unlocked) Keygate opens as
+        // secret-tool does: 0, and the item is there after the restart.
         let after = v["after"] ?? ""
-        XCTAssertTrue(after.contains("status=53") || after.contains("status=36"), "a dead Secret Service is 53 (or 36 once re-activated locked): \(r.summary)")
-        XCTAssertTrue(after.contains("gnome-keyring"), "the message says what to start: \(r.summary)")
+        if after.contains("status=0") {
+            XCTAssertEqual(v["late"], "x", "stored through the re-activated daemon: \(r.summary)")
+        } else {
+            XCTAssertTrue(after.contains("status=53"), "a dead Secret Service is 53: \(r.summary)")
+            XCTAssertTrue(after.contains("gnome-keyring"), "the message says what to start: \(r.summary)")
+        }
         var stored = 0, refused = 0
         for line in r.out.split(separator: "\n") where line.hasPrefix("R ") {
             let f = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
@@ -53,15 +61,17 @@ final class DyingDependencyTests: XCTestCase {
                 stored += 1
                 XCTAssertEqual(getStatus, "0", "an item reported stored was lost: \(line)\n\(r.summary)")
                 XCTAssertEqual(value, "value-\(index)", String(line))
-            case "53", "36":
+            case "53":
                 refused += 1
                 // Refused: absent, or (if the daemon committed just before dying) complete.
                 XCTAssertTrue(getStatus == "44" || (getStatus == "0" && value == "value-\(index)"), "partial item: \(line)")
             default:
-                XCTFail("add ended with \(addStatus), not 0, 53 or 36: \(line)\n\(r.summary)")
+                XCTFail("add ended with \(addStatus), not 0 or 53: \(line)\n\(r.summary)")
             }
         }
-        XCTAssertGreaterThan(refused, 0, "the daemon died during the loop: \(r.summary)")
+        // The kill fell inside the loop. The adds after it may all succeed: the bus starts
+        // gnome-keyring again, and Keygate opens its keyring (so `refused` can be 0).
+        XCTAssertLessThan(Int(v["killedAfter"] ?? "60") ?? 60, 60, "the daemon died during the loop: \(r.summary)")
         XCTAssertEqual(v["readd"], "0", "works again after the restart: \(r.summary)")
         XCTAssertEqual(v["reread"], "again", r.summary)
         StressBudget.report("daemon killed", ["stored": stored, "refused": refused, "lost": 0])

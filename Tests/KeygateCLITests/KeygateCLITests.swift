@@ -177,6 +177,61 @@ final class KeygateCLITests: XCTestCase {
         XCTAssertTrue(r.err.contains("locked"), r.summary)
     }
 
+    /// A locked collection that needs no password (an unencrypted keyring, as gnome-keyring
+    /// brings one back after a restart) opens as secret-tool opens it, even with the unlock
+    /// prompt turned off: Service.Unlock answers at once, no window. The password-protected
+    /// case stays exit 36 (test_lockedCollection_isNotReportedAsNotFound).
+    func test_lockedUnencryptedCollection_opensWithoutAWindow_evenWithThePromptOff() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s x | keygate add -s svc -a a; echo add=$?
+            collection=/org/freedesktop/secrets/collection/login
+            gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \\
+              --method org.freedesktop.Secret.Service.Lock "['$collection']" >/dev/null
+            locked() { gdbus call --session --dest org.freedesktop.secrets --object-path $collection \\
+              --method org.freedesktop.DBus.Properties.Get org.freedesktop.Secret.Collection Locked; }
+            echo before="$(locked)"
+            echo value=$(KEYGATE_UNLOCK_PROMPT=never keygate get -s svc -a a); echo get=$?
+            echo after="$(locked)"
+            """, extraEnvironment: secretServiceOnly)
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["before"], "(<true>,)", "the Lock took: \(r.summary)")
+        XCTAssertEqual(v["value"], "x", r.summary)
+        XCTAssertEqual(v["after"], "(<false>,)", r.summary)
+    }
+
+    /// gnome-keyring, started again by the bus after a crash, can answer ReadAlias("default")
+    /// with "/" until it has read its keyrings; Keygate asks again for 170 ms, on a new
+    /// connection (gnome-keyring reads keyrings/default again for each new client). Here the
+    /// alias file names no collection for 50 ms, then the real one again; and, as the
+    /// control, for good: exit 53 saying so, after the retries.
+    func test_noDefaultCollectionForAMoment_isAskedAgain_andForGoodIsExit53() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run("""
+            printf %s x | keygate add -s svc -a a; echo add=$?
+            alias="$HOME/.local/share/keyrings/default"
+            echo was=$(cat "$alias")
+            printf nowhere > "$alias"
+            ( sleep 0.05; printf login > "$alias" ) &
+            keygate list -s svc >/dev/null; echo moment=$?
+            wait
+            printf nowhere > "$alias"
+            start=$(date +%s%N)
+            keygate list -s svc 2>"$HOME/err"; echo forGood=$?
+            echo tookMs=$(( ($(date +%s%N) - start) / 1000000 ))
+            echo message=$(grep -c "has no default collection" "$HOME/err")
+            printf login > "$alias"
+            """, extraEnvironment: secretServiceOnly)
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["was"], "login", "the test's keyring layout: \(r.summary)")
+        XCTAssertEqual(v["moment"], "0", "a default collection gone for 50 ms: \(r.summary)")
+        XCTAssertEqual(v["forGood"], "53", r.summary)
+        XCTAssertEqual(v["message"], "1", r.summary)
+        XCTAssertGreaterThanOrEqual(Int(v["tookMs"] ?? "0") ?? 0, 170, "asked again before giving up: \(r.summary)")
+    }
+
     func test_storedBlob_containsNoPlaintext() throws {
         let h = try CLIUserHarness(sharedUser: true)
         let canary = "CANARY-\(UUID().uuidString)"

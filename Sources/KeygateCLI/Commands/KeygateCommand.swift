@@ -28,8 +28,8 @@ enum GlobalOptions {
     static let all: [OptionSpec] = [askpass, pinentry, verbose]
     /// Before the verb only.
     static let noUnlockPrompt = OptionSpec.flag("--no-unlock-prompt", help: """
-        Never ask the Secret Service to unlock a locked collection (no unlock window): a locked collection exits 36 at \
-        once. Also KEYGATE_UNLOCK_PROMPT=never.
+        Never show the Secret Service's unlock window: a locked collection that needs a password exits 36 at once \
+        (one that needs none still opens, as with secret-tool). Also KEYGATE_UNLOCK_PROMPT=never.
         """)
 }
 

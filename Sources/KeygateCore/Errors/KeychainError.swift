@@ -61,6 +61,8 @@ public struct KeychainError: Error, Sendable, Equatable, CustomStringConvertible
         case staleSession
         /// The Secret Service's default collection is locked.
         case lockedCollection
+        /// The Secret Service named no default collection (ReadAlias answered "/").
+        case noDefaultCollection
         /// The Secret Service did not answer within the deadline.
         case secretServiceTimeout
         /// The TPM answered but refused the work (to seal, to make its storage root key, or to load the
