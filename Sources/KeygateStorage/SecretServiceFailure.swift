@@ -43,7 +43,8 @@ enum SecretServiceFailure {
         let name = error.name ?? ""
         if name == BusErrorName.noReply, !error.isLocalTimeout, !error.isConnectionLost, provider == .unknown {
             // The bus answered for a provider that quit during the call: nobody owns the name now.
-            return .notAvailable(noServiceMessage + " (the Secret Service quit while Keygate tried to \(action))")
+            return KeychainError(.notAvailable, noServiceMessage + " (the Secret Service quit while Keygate tried to \(action))",
+                                 reason: .providerQuit)
         }
         if error.isLocalTimeout || name == BusErrorName.timeout || name == BusErrorName.timedOut
             || (name == BusErrorName.noReply && !error.isConnectionLost) {

@@ -124,8 +124,17 @@ package final class SecretServiceStore: ItemStore {
         try call.lockDefaultCollection()
     }
 
+    /// A read whose provider quit during a call runs once more, on a new connection: the bus
+    /// starts gnome-keyring again at the next call (it is D-Bus activatable, and 42.1 crashes
+    /// now and then under many writers: docs/DECISIONS.md), and a read changed nothing. A write
+    /// is not run again: exit 53 says the Secret Service quit while it was being done.
     package func search(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail) throws -> [StoredItem] {
-        try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs, detail: detail) }
+        do {
+            return try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs, detail: detail) }
+        } catch let error as KeychainError where error.reason == .providerQuit {
+            connection.forgetConnection()
+            return try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs, detail: detail) }
+        }
     }
 
     private func searchUnlocked(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail) throws -> [StoredItem] {

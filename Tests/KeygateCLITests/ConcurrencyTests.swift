@@ -40,9 +40,10 @@ final class ConcurrencyTests: XCTestCase {
         var written: [String: Set<String>] = [:]
         var lines: [[Substring]] = [], workers: [Int] = []
         // gnome-keyring 42.1 (Debian 12) now and then crashes under this load (a segfault in the
-        // kernel log), and the bus starts it again. A call the crash cuts off exits 53 saying the
-        // Secret Service quit, as Keygate promises for a dying daemon (DyingDependencyTests):
-        // such a 53 is counted, one for each of its worker's messages; any other 53 fails.
+        // kernel log), and the bus starts it again. A read the crash cuts off runs again; a write
+        // exits 53 saying the Secret Service quit, as Keygate promises for a dying daemon
+        // (DyingDependencyTests): such a 53 is counted, one for each of its worker's messages;
+        // any other 53 fails.
         var crashExitsLeft: [Int] = []   // by worker
         for p in 1...processes {
             let text = try String(contentsOfFile: folder + "log\(p)", encoding: .utf8)

@@ -77,6 +77,34 @@ final class DyingDependencyTests: XCTestCase {
         StressBudget.report("daemon killed", ["stored": stored, "refused": refused, "lost": 0])
     }
 
+    /// gnome-keyring dies in the middle of a read (stopped first, so that the call is surely in
+    /// flight, then killed): the read runs once more, the bus starts the daemon again, and
+    /// `get` and `list` still answer. A write is not run again: it exits 53 saying the Secret
+    /// Service quit (test_keyringDaemonKilledDuringAdds_exits53Clearly_noPartialItem_andRecoversOnRestart).
+    func test_daemonKilledDuringARead_theReadIsRunAgain_andAnswers() throws {
+        let h = try CLIUserHarness()
+        let r = try h.run(#"""
+            printf %s kept | keygate add -s crash -a r >/dev/null 2>&1 || { echo setup=add; exit 1; }
+            killDuring() {
+                pid=$(pgrep -u "$(id -u)" -x gnome-keyring-d | head -n1)
+                kill -STOP "$pid"
+                "$@" > "$HOME/out" 2>>"$HOME/err" & call=$!
+                sleep 0.3; kill -KILL "$pid"
+                wait $call
+            }
+            killDuring keygate get -s crash -a r; echo getStatus=$?; echo got=$(cat "$HOME/out")
+            killDuring keygate list -s crash; echo listStatus=$?; echo listed=$(tr '\n' ' ' < "$HOME/out")
+            echo errors=$(wc -l < "$HOME/err")
+            """#, extraEnvironment: ["KEYGATE_STORE": "secret-service"], timeout: 120)
+        let v = r.values
+        XCTAssertNil(v["setup"], r.summary)
+        XCTAssertEqual(v["getStatus"], "0", r.summary)
+        XCTAssertEqual(v["got"], "kept", "the read ran again once the bus had started gnome-keyring: \(r.summary)")
+        XCTAssertEqual(v["listStatus"], "0", r.summary)
+        XCTAssertTrue((v["listed"] ?? "").contains("crash"), "the item listed: \(r.summary)")
+        XCTAssertEqual(v["errors"], "0", "nothing said on stderr: \(r.summary)")
+    }
+
     func test_daemonStoppedDuringWrites_deadlineHolds_andTheItemIsWholeOrAbsent() throws {
         let h = try CLIUserHarness()
         let r = try h.run(#"""

@@ -63,6 +63,8 @@ public struct KeychainError: Error, Sendable, Equatable, CustomStringConvertible
         case lockedCollection
         /// The Secret Service named no default collection (ReadAlias answered "/").
         case noDefaultCollection
+        /// The Secret Service's process went away during a call (nobody owns its bus name now).
+        case providerQuit
         /// The Secret Service did not answer within the deadline.
         case secretServiceTimeout
         /// The TPM answered but refused the work (to seal, to make its storage root key, or to load the
