@@ -182,9 +182,7 @@ final class EmbeddedStore: ItemStore {
             } catch let error as SQLiteError {
                 if error.isBusy, clock.now < end {
                     // 5 to 15 ms, jittered so that waiting writers do not retry in step.
-                    var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000 + Int(Sodium.randomBytes(1).first ?? 0) * 40_000)
-                    var left = timespec()
-                    while nanosleep(&pause, &left) != 0, errno == EINTR { pause = left }
+                    Pause.sleep(nanoseconds: 5_000_000 + Int(Sodium.randomBytes(1).first ?? 0) * 40_000)
                     continue
                 }
                 throw failure(error, action: action)

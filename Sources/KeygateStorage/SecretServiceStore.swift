@@ -92,8 +92,7 @@ package final class SecretServiceStore: ItemStore {
                 return try body()
             } catch let error as KeychainError where error.reason == .noDefaultCollection && provider() == .gnomeKeyring {
                 connection.forgetConnection()
-                var wait = timespec(tv_sec: 0, tv_nsec: Int(pause.components.attoseconds / 1_000_000_000)), left = timespec()
-                while nanosleep(&wait, &left) != 0, errno == EINTR { wait = left }
+                Pause.sleep(pause)
             }
         }
         return try body()
