@@ -130,6 +130,96 @@ final class SecretSessionTests: XCTestCase {
         XCTAssertEqual(right.out, value)
     }
 
+    /// A fresh HOME in the temporary folder, removed by the caller.
+    private func temporaryHome() throws -> String {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("kgt-home-" + UUID().uuidString).path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
+        return home
+    }
+
+    // gnome-keyring 42 crashes now and then, and the bus starts it again. Under --ephemeral the
+    // new daemon must serve the session's own keyrings, not HOME's (CI of stop 28: it served
+    // HOME's, and printed its GNOME_KEYRING_CONTROL on the session's stdout).
+    func test_secretSession_ephemeral_aDaemonTheBusStartsAgain_servesTheSameKeyrings() throws {
+        try requireTools()
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let value = randomValue()
+        let result = try Subprocess.run([secretSession, "--ephemeral", "sh", "-c", """
+            secret-tool store --label=kgt kgtest restarted || exit 3
+            owner() { dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus / \
+                org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets 2>/dev/null | awk '{ print $NF }'; }
+            first=$(owner); kill -KILL "$first"
+            while [ -n "$(owner)" ]; do sleep 0.05; done
+            echo "value=$(secret-tool lookup kgtest restarted)"
+            [ "$(owner)" != "$first" ] && echo restarted=yes
+            """], stdin: Data(value.utf8),
+            environment: ["HOME": home, "PATH": "/usr/local/bin:/usr/bin:/bin"], timeout: 60)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(result.out, "value=\(value)\nrestarted=yes\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: home + "/.local/share/keyrings"),
+                       "the daemon the bus started again opened HOME's keyrings")
+    }
+
+    /// A folder with a `gnome-keyring-daemon` that starts the real one, then kills it once it owns
+    /// org.freedesktop.secrets (a crash while starting), for the first `kills` starts.
+    private func crashingDaemonFolder(kills: Int) throws -> String {
+        let real = try Subprocess.run(["sh", "-c", "command -v gnome-keyring-daemon"]).out
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let folder = try temporaryHome()
+        let shim = """
+            #!/bin/sh
+            out=$(\(real) "$@") || exit $?
+            printf '%s\\n' "$out"
+            n=$(cat \(folder)/starts 2>/dev/null || echo 0); echo $((n + 1)) > \(folder)/starts
+            [ "$n" -lt \(kills) ] || exit 0
+            owner() { dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus / \\
+                org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets 2>/dev/null | awk '{ print $NF }'; }
+            i=0; while [ -z "$(owner)" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+            kill -KILL "$(owner)"
+            while [ -n "$(owner)" ]; do sleep 0.05; done
+            """
+        try Data(shim.utf8).write(to: URL(fileURLWithPath: folder + "/gnome-keyring-daemon"))
+        XCTAssertEqual(chmod(folder + "/gnome-keyring-daemon", 0o755), 0)
+        return folder
+    }
+
+    func test_secretSession_startsGnomeKeyringAgain_withThePassword_whenItQuitsWhileStarting() throws {
+        try requireTools()
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let value = randomValue()
+        var env = ["HOME": home, "PATH": "/usr/local/bin:/usr/bin:/bin", "SECRET_SESSION_PASSWORD_FD": "0"]
+        let store = try Subprocess.run([secretSession, "secret-tool", "store", "--label=kgt", "kgtest", "crash"],
+                                       stdin: Data("the-password\n\(value)".utf8), environment: env, timeout: 60)
+        XCTAssertEqual(store.status, 0, store.err)
+
+        // The keyring is encrypted: only a daemon given the password opens it.
+        let crashing = try crashingDaemonFolder(kills: 1)
+        defer { try? FileManager.default.removeItem(atPath: crashing) }
+        env["PATH"] = crashing + ":" + env["PATH", default: ""]
+        let lookup = try Subprocess.run([secretSession, "secret-tool", "lookup", "kgtest", "crash"],
+                                        stdin: Data("the-password\n".utf8), environment: env, timeout: 60)
+        XCTAssertEqual(lookup.status, 0, lookup.err)
+        XCTAssertEqual(lookup.out, value)
+        XCTAssertTrue(lookup.err.contains("gnome-keyring-daemon failed as it started (org.freedesktop.secrets did not "
+                                          + "appear on the session bus within 5 s): starting it again"), lookup.err)
+        XCTAssertEqual(try String(contentsOfFile: crashing + "/starts", encoding: .utf8), "2\n")
+    }
+
+    func test_secretSession_stopsClearly_whenGnomeKeyringQuitsAtEveryStart() throws {
+        try requireTools()
+        let crashing = try crashingDaemonFolder(kills: 10)
+        defer { try? FileManager.default.removeItem(atPath: crashing) }
+        let result = try Subprocess.run(
+            [secretSession, "--ephemeral", "sh", "-c", "echo ran"],
+            environment: ["HOME": NSTemporaryDirectory(), "PATH": crashing + ":/usr/local/bin:/usr/bin:/bin"], timeout: 90)
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.out, "", "the command ran without a Secret Service")
+        XCTAssertTrue(result.err.contains("gnome-keyring-daemon failed three times as it started"), result.err)
+        XCTAssertEqual(try String(contentsOfFile: crashing + "/starts", encoding: .utf8), "3\n")
+    }
+
     func test_secretSession_failsClearly_withoutHome() throws {
         try requireTools()
         let result = try Subprocess.run([secretSession, "true"], environment: ["PATH": "/usr/bin:/bin"], timeout: 60)
