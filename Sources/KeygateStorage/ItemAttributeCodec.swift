@@ -35,6 +35,11 @@ package enum ItemAttributeCodec {
         /// "A list reads two properties an item"). Absent on items an earlier Keygate wrote:
         /// their dates come from the Secret Service's `Created` and `Modified`.
         static let modified = "keygate:modified"
+        /// The item's label, as its `Label` property also holds it (kSecAttrLabel is an item
+        /// attribute on Apple's side too). With it in the attributes, `list` reads one property
+        /// an item instead of two (docs/DECISIONS.md, "A list reads one property an item").
+        /// Absent on items an earlier Keygate wrote: their label is the `Label` property.
+        static let label = "keygate:label"
         /// Which of two items with one identity is the newer: SecretServiceStore's crash-safe
         /// update creates the replacement with the next generation before deleting the old item.
         static let generation = "keygate:generation"
@@ -55,9 +60,11 @@ package enum ItemAttributeCodec {
         return out
     }
 
-    /// `encoded` with Keygate's own record of the item's dates (Key.created, Key.modified).
-    static func dated(_ encoded: [String: String], created: UInt64, modified: UInt64) -> [String: String] {
+    /// `encoded` with Keygate's own record of the item's label and dates (Key.label,
+    /// Key.created, Key.modified), which SecretServiceStore writes on every item.
+    static func recorded(_ encoded: [String: String], label: String, created: UInt64, modified: UInt64) -> [String: String] {
         var out = encoded
+        out[Key.label] = label
         out[Key.created] = String(created)
         out[Key.modified] = String(modified)
         return out
@@ -81,9 +88,9 @@ package enum ItemAttributeCodec {
         return out
     }
 
-    /// Rebuilds an item's attributes from what the Secret Service returned: the dates are
-    /// Keygate's own (Key.created, Key.modified) where the attributes hold them, else `created`
-    /// and `modified` (0: not read). Nil when the attributes are not a valid Keygate item (never
+    /// Rebuilds an item's attributes from what the Secret Service returned: the label and the
+    /// dates are Keygate's own (Key.label, Key.created, Key.modified) where the attributes hold
+    /// them, else `label` ("": not read), `created` and `modified` (0: not read). Nil when the attributes are not a valid Keygate item (never
     /// expected under our schema).
     static func decode(_ attrs: [String: String], label: String, created: UInt64, modified: UInt64) -> ItemAttributes? {
         guard let cls = attrs[Key.itemClass].flatMap(ItemClass.init(rawValue:)) else { return nil }
@@ -114,7 +121,7 @@ package enum ItemAttributeCodec {
             guard let parsed = try? AccessControl(attributeValue: text) else { return nil }
             accessControl = parsed
         }
-        return ItemAttributes(identity: identity, label: label, comment: attrs[Key.comment], generic: generic,
+        return ItemAttributes(identity: identity, label: attrs[Key.label] ?? label, comment: attrs[Key.comment], generic: generic,
                               accessibility: accessibility, accessControl: accessControl,
                               created: attrs[Key.created].flatMap { UInt64($0) } ?? created,
                               modified: attrs[Key.modified].flatMap { UInt64($0) } ?? modified,

@@ -178,7 +178,7 @@ package final class SecretServiceStore: ItemStore {
         let label = ItemAttributeCodec.label(for: attributes)
         let encoded = ItemAttributeCodec.encode(attributes)
         let now = Self.now()
-        let new = ItemAttributeCodec.dated(encoded, created: now, modified: now)
+        let new = ItemAttributeCodec.recorded(encoded, label: label, created: now, modified: now)
         guard let (path, current, generation) = matches.first else {
             try call.createItem(attributes: new, label: label, secret: blob)
             return
@@ -187,7 +187,7 @@ package final class SecretServiceStore: ItemStore {
             throw KeychainError.duplicateItem("an item for \(attributes.identity.displayName) already exists: "
                                               + "update it, or delete it first")
         }
-        let keepingDate = ItemAttributeCodec.dated(encoded, created: current.created, modified: now)
+        let keepingDate = ItemAttributeCodec.recorded(encoded, label: label, created: current.created, modified: now)
         if ItemAttributeCodec.encode(current) == encoded {
             // The generation stays: a leftover of a killed replacement must still read as older.
             var inPlace = keepingDate
@@ -337,31 +337,21 @@ private struct ServiceCalls {
         query.label != nil ? .full : wanted
     }
 
-    /// The item properties each detail reads, one `Properties.Get` each: never `GetAll`, which
-    /// also reads `Locked` (the search already answered locked items apart) and costs the sum.
-    /// The dates are in the attributes (ItemAttributeCodec.Key.created, .modified); `Created`
-    /// and `Modified` are read only for items without them (`serviceDates`).
-    private static func propertyNames(_ detail: ItemDetail) -> [String] {
-        switch detail {
-        case .attributes: return ["Attributes"]
-        case .full: return ["Attributes", "Label"]
-        }
-    }
-
     /// The attributes of the items in `paths` (in order) and, when asked, their secrets (by
-    /// path): one Get per item and property, and one GetSecrets per `secretsPerCall` items, sent
-    /// together. An item deleted by another process between the search and these calls is left
-    /// out, not an error.
+    /// path): one `Properties.Get` of `Attributes` per item (never `GetAll`, which also reads
+    /// `Locked`, which the search already answered, and costs the sum), and one GetSecrets per
+    /// `secretsPerCall` items, sent together. The label and the dates are in the attributes
+    /// (ItemAttributeCodec.Key.label, .created, .modified); for `.full`, an item an earlier
+    /// Keygate or another tool wrote without them has them read from its own properties after
+    /// (`serviceProperties`). An item deleted by another process between the search and these
+    /// calls is left out, not an error.
     func properties(of paths: [String], loadingSecrets: Bool, detail: ItemDetail) throws
         -> (found: [Found], blobs: [String: [UInt8]]) {
         guard !paths.isEmpty else { return ([], [:]) }
-        let names = Self.propertyNames(detail)
         let chunkCount = loadingSecrets ? (paths.count + secretsPerCall - 1) / secretsPerCall : 0
         var methods: [ServiceMethodCall] = []
-        methods.reserveCapacity(paths.count * names.count + chunkCount)
-        for path in paths {
-            for name in names { methods.append(getProperty(path, name)) }
-        }
+        methods.reserveCapacity(paths.count + chunkCount)
+        for path in paths { methods.append(getProperty(path, "Attributes")) }
         let secretsAt = methods.count
         if loadingSecrets {
             let session = try connection.session(deadline)
@@ -369,23 +359,22 @@ private struct ServiceCalls {
         }
         let results = try connection.calls(methods, deadline)
         var found: [Found] = []
-        var undated: [Int] = []   // indices in `found` of items whose attributes hold no dates
-        items: for (index, path) in paths.enumerated() {
-            var values: [BusValue] = []
-            for offset in names.indices {
-                switch results[index * names.count + offset] {
-                case .success(let reply): values.append(reply.child(0)?.unboxed ?? .other("v"))
-                case .failure(let error) where error.code == .itemNotFound: continue items
-                case .failure(let error): throw error
-                }
+        var incomplete: [Int] = []   // indices in `found` of items whose attributes lack the label or a date
+        for (index, path) in paths.enumerated() {
+            let entries: [String: String]
+            switch results[index] {
+            case .success(let reply): entries = (reply.child(0)?.unboxed ?? .other("v")).stringDictionary
+            case .failure(let error) where error.code == .itemNotFound: continue
+            case .failure(let error): throw error
             }
-            let entries = values[0].stringDictionary
             let generation = entries[ItemAttributeCodec.Key.generation].flatMap { UInt64($0) } ?? 0
-            let item = try decode(entries, label: values.count > 1 ? values[1].string : "", created: 0, modified: 0)
-            if case .full = detail, item.created == 0 || item.modified == 0 { undated.append(found.count) }
+            let item = try decode(entries, label: "", created: 0, modified: 0)
+            if case .full = detail, entries[ItemAttributeCodec.Key.label] == nil || item.created == 0 || item.modified == 0 {
+                incomplete.append(found.count)
+            }
             found.append((path, item, generation))
         }
-        if !undated.isEmpty { try serviceDates(of: &found, at: undated) }
+        if !incomplete.isEmpty { try serviceProperties(of: &found, at: incomplete) }
         guard loadingSecrets else { return (found, [:]) }
         var blobs: [String: [UInt8]] = [:]
         var freshSession: String?
@@ -419,33 +408,32 @@ private struct ServiceCalls {
         return (found, blobs)
     }
 
-    /// Fills in the dates of the items at `indices` in `found` (written by an earlier Keygate, or
-    /// by another tool: no dates in their attributes) from the Secret Service's `Created` and
-    /// `Modified`. An item deleted meanwhile is left out.
-    private func serviceDates(of found: inout [Found], at indices: [Int]) throws {
+    /// Fills in the label and the dates of the items at `indices` in `found` (written by an
+    /// earlier Keygate, or by another tool: not in their attributes) from the Secret Service's
+    /// `Label`, `Created` and `Modified`. An item deleted meanwhile is left out.
+    private func serviceProperties(of found: inout [Found], at indices: [Int]) throws {
+        let names = ["Label", "Created", "Modified"]
         var methods: [ServiceMethodCall] = []
-        methods.reserveCapacity(indices.count * 2)
+        methods.reserveCapacity(indices.count * names.count)
         for index in indices {
-            methods.append(getProperty(found[index].path, "Created"))
-            methods.append(getProperty(found[index].path, "Modified"))
+            for name in names { methods.append(getProperty(found[index].path, name)) }
         }
         let results = try connection.calls(methods, deadline)
         var gone: [Int] = []
-        for (n, index) in indices.enumerated() {
-            var dates: [UInt64] = []
-            for result in results[(2 * n)..<(2 * n + 2)] {
+        items: for (n, index) in indices.enumerated() {
+            var values: [BusValue] = []
+            for result in results[(names.count * n)..<(names.count * (n + 1))] {
                 switch result {
-                case .success(let reply): dates.append(reply.child(0)?.unboxed?.uint64 ?? 0)
-                case .failure(let error) where error.code == .itemNotFound: break
+                case .success(let reply): values.append(reply.child(0)?.unboxed ?? .other("v"))
+                case .failure(let error) where error.code == .itemNotFound:
+                    gone.append(index)
+                    continue items
                 case .failure(let error): throw error
                 }
             }
-            guard dates.count == 2 else {
-                gone.append(index)
-                continue
-            }
-            if found[index].attributes.created == 0 { found[index].attributes.created = dates[0] }
-            if found[index].attributes.modified == 0 { found[index].attributes.modified = dates[1] }
+            if found[index].attributes.label?.isEmpty ?? true { found[index].attributes.label = values[0].string }
+            if found[index].attributes.created == 0 { found[index].attributes.created = values[1].uint64 ?? 0 }
+            if found[index].attributes.modified == 0 { found[index].attributes.modified = values[2].uint64 ?? 0 }
         }
         for index in gone.reversed() { found.remove(at: index) }
     }

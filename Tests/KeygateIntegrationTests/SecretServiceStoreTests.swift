@@ -126,7 +126,7 @@ final class SecretServiceStoreTests: XCTestCase {
     // MARK: - dates
 
     /// Every item carries its dates in its own attributes (keygate:created, keygate:modified),
-    /// so that a list reads two properties an item, not four: what those attributes say is what
+    /// so that a list reads one property an item, not four (the label: below): what those attributes say is what
     /// a search answers. An item without them (an earlier Keygate wrote it) gets the Secret
     /// Service's own Created and Modified, in a list among items that have them.
     func test_dates_comeFromKeygatesAttributes_andItemsWithoutThemGetTheServicesDates() throws {
@@ -180,6 +180,74 @@ final class SecretServiceStoreTests: XCTestCase {
         }
         let brief = try XCTUnwrap(store.search(ItemQuery(service: tag, account: "d1"), loadBlobs: false, detail: .attributes).first)
         XCTAssertEqual([brief.attributes.created, brief.attributes.modified], [0, 0])
+    }
+
+    // MARK: - label
+
+    /// Every item carries its label in its own attributes (keygate:label) as well as in its Label
+    /// property, so that a list reads one property an item: what that attribute says is what a
+    /// search answers, with either detail. An item without it (an earlier Keygate wrote it) gets
+    /// its Label property, in a list among items that have it; an update in place writes both.
+    func test_label_comesFromKeygatesAttribute_andItemsWithoutItGetTheLabelProperty() throws {
+        let connection = SecretServiceConnection()
+        try store.create(contract.genericAttributes(account: "l0", label: "custom"), blob: [1], replace: false)
+        try store.create(contract.genericAttributes(account: "l1", label: nil), blob: [1], replace: false)
+        try store.create(contract.genericAttributes(account: "l2", label: nil), blob: [1], replace: false)
+        var byAccount: [String: (path: String, attributes: [String: String])] = [:]
+        for path in try itemPaths(on: connection) {
+            let attributes = try property("Attributes", of: path, on: connection).stringDictionary
+            XCTAssertEqual(attributes["keygate:label"], try property("Label", of: path, on: connection).string, "\(attributes)")
+            byAccount[attributes["account"] ?? ""] = (path, attributes)
+        }
+        XCTAssertEqual(byAccount["l0"]?.attributes["keygate:label"], "custom")
+        XCTAssertEqual(byAccount["l1"]?.attributes["keygate:label"], ItemIdentity.generic(service: tag, account: "l1").displayName)
+
+        // l0's attribute says another label than its Label property: a search answers the attribute.
+        var l0 = try XCTUnwrap(byAccount["l0"])
+        l0.attributes["keygate:label"] = "from-the-attribute"
+        try setAttributes(l0.attributes, of: l0.path, on: connection)
+        for detail in [ItemDetail.full, .attributes] {
+            let item = try XCTUnwrap(store.search(ItemQuery(service: tag, account: "l0"), loadBlobs: false, detail: detail).first)
+            XCTAssertEqual(item.attributes.label, "from-the-attribute")
+        }
+
+        // l1's attributes hold no label (nor dates): `.full` reads its Label property; `.attributes` leaves it empty.
+        var l1 = try XCTUnwrap(byAccount["l1"])
+        l1.attributes["keygate:label"] = nil
+        l1.attributes["keygate:created"] = nil
+        try setAttributes(l1.attributes, of: l1.path, on: connection)
+        try setLabel("an earlier label", of: l1.path, on: connection)
+        let listed = try store.search(ItemQuery(service: tag), loadBlobs: true, detail: .full)
+        XCTAssertEqual(listed.map(\.attributes.identity.account).sorted(), ["l0", "l1", "l2"])
+        for item in listed {
+            switch item.attributes.identity.account {
+            case "l0": XCTAssertEqual(item.attributes.label, "from-the-attribute")
+            case "l1":
+                XCTAssertEqual(item.attributes.label, "an earlier label")
+                XCTAssertEqual(item.attributes.created, try property("Created", of: l1.path, on: connection).uint64)
+            default: XCTAssertEqual(item.attributes.label, ItemIdentity.generic(service: tag, account: "l2").displayName)
+            }
+        }
+        let brief = try XCTUnwrap(store.search(ItemQuery(service: tag, account: "l1"), loadBlobs: false, detail: .attributes).first)
+        XCTAssertEqual(brief.attributes.label, "")
+
+        // A query on the label matches the label a list shows.
+        XCTAssertEqual(try store.search(ItemQuery(service: tag, label: "an earlier label"), loadBlobs: false, detail: .attributes)
+                        .map(\.attributes.identity.account), ["l1"])
+
+        // An update in place with a new label writes it to both.
+        try store.create(contract.genericAttributes(account: "l1", label: "renamed"), blob: [2], replace: true)
+        XCTAssertEqual(try property("Label", of: l1.path, on: connection).string, "renamed")
+        XCTAssertEqual(try property("Attributes", of: l1.path, on: connection).stringDictionary["keygate:label"], "renamed")
+    }
+
+    /// Sets the item's Label property, as another tool (or an earlier Keygate) could.
+    private func setLabel(_ label: String, of path: String, on connection: SecretServiceConnection) throws {
+        let set = ServiceMethodCall(path: path, interface: SecretServiceConnection.propertiesInterface, method: "Set",
+                                    arguments: Variant.tuple([Variant.string(SecretServiceConnection.itemInterface),
+                                                              Variant.string("Label"), Variant.boxed(Variant.string(label))]),
+                                    replyType: "()", action: "set the item's label")
+        _ = try XCTUnwrap(connection.calls([set], ServiceDeadline(.seconds(5))).first).get()
     }
 
     /// An update in place of an item that replaced another (generation 1) keeps its generation

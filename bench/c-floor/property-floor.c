@@ -2,7 +2,7 @@
    with no client work beyond sending and receiving: SearchItems for every item of SERVICE,
    then Properties.Get of the first COUNT of Attributes, Label, Created and Modified on every
    item, at most 32 calls in flight (as Keygate's list), over sd-bus. `keygate list` reads
-   two (its dates are in the attributes); before, it read four. Timed as a whole process by
+   one (its label and dates are in the attributes); before, it read two, and before that four. Timed as a whole process by
    spawn-timer, next to `keygate list`: what is left between the two is the client's.
    Exit 0 when every read was answered, 1 on any error (printed to stderr).
    usage: property-floor SERVICE COUNT */
