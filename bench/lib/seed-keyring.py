@@ -2,7 +2,8 @@
 login.keyring to N items (gnome-keyring notices the file changed and reloads it), so
 that the 10,000-item figures need no 10,000 Secret Service writes (gnome-keyring rewrites the whole file on
 every write: filling 10,000 items through D-Bus takes far longer than the suite's time
-box). The new items copy the attributes of the real ones with accounts item-10 ...;
+box). The new items copy the attributes of the real ones with accounts item-10 ... (and
+labels scale/item-10 ...);
 their blobs are copies, which only `get` would notice, and the bench reads only the
 genuine item-5. gnome-keyring 42 finds the seeded items by SearchItems and GetSecrets but
 answers a property read of one with "Object does not exist" (UnknownMethod), as for a deleted
@@ -32,6 +33,7 @@ for k in range(have, total):
         part = re.sub(r"^\[\d+", f"[{next_id}", part)
         part = re.sub(r"(?m)^display-name=.*$", f"display-name=scale/item-{k}", part)
         part = re.sub(r"(?m)^(name=account\ntype=string\nvalue=)item-\d+$", rf"\g<1>item-{k}", part)
+        part = re.sub(r"(?m)^(name=keygate:label\ntype=string\nvalue=).*$", rf"\g<1>scale/item-{k}", part)
         new.append(part.rstrip("\n"))
     out.append("\n\n".join(new))
     next_id += 1
