@@ -30,15 +30,15 @@ package enum ItemAttributeCodec {
         /// it: the Secret Service's own `Created` is the new object's. Items an earlier Keygate
         /// wrote may lack it (it was written on replacements only).
         static let created = "keygate:created"
-        /// When Keygate last wrote the item (seconds; kSecAttrModificationDate). With `created` in
-        /// the attributes, `list` reads two properties an item instead of four (docs/DECISIONS.md,
-        /// "A list reads two properties an item"). Absent on items an earlier Keygate wrote:
+        /// When Keygate last wrote the item (seconds; kSecAttrModificationDate). With `created` and
+        /// `label` in the attributes, `list` reads one property an item instead of four
+        /// (docs/DECISIONS.md, "A list reads one property an item"). Absent on items an earlier Keygate wrote:
         /// their dates come from the Secret Service's `Created` and `Modified`.
         static let modified = "keygate:modified"
         /// The item's label, as its `Label` property also holds it (kSecAttrLabel is an item
-        /// attribute on Apple's side too). With it in the attributes, `list` reads one property
-        /// an item instead of two (docs/DECISIONS.md, "A list reads one property an item").
-        /// Absent on items an earlier Keygate wrote: their label is the `Label` property.
+        /// attribute on Apple's side too). A label changed by another tool (seahorse sets the
+        /// property only) is not Keygate's. Absent on items an earlier Keygate wrote: their
+        /// label is the `Label` property.
         static let label = "keygate:label"
         /// Which of two items with one identity is the newer: SecretServiceStore's crash-safe
         /// update creates the replacement with the next generation before deleting the old item.
@@ -90,8 +90,8 @@ package enum ItemAttributeCodec {
 
     /// Rebuilds an item's attributes from what the Secret Service returned: the label and the
     /// dates are Keygate's own (Key.label, Key.created, Key.modified) where the attributes hold
-    /// them, else `label` ("": not read), `created` and `modified` (0: not read). Nil when the attributes are not a valid Keygate item (never
-    /// expected under our schema).
+    /// them, else `label` ("": not read), `created` and `modified` (0: not read). Nil when the
+    /// attributes are not a valid Keygate item (never expected under our schema).
     static func decode(_ attrs: [String: String], label: String, created: UInt64, modified: UInt64) -> ItemAttributes? {
         guard let cls = attrs[Key.itemClass].flatMap(ItemClass.init(rawValue:)) else { return nil }
         guard let accessibility = Accessibility(rawValue: attrs[Key.accessible] ?? Accessibility.whenUnlocked.rawValue)

@@ -30,11 +30,11 @@ package struct StoreStatus: Sendable {
 /// of five), so a read that only opens a secret asks for the attribute dictionary alone.
 package enum ItemDetail: Sendable {
     /// The attribute dictionary: identity, accessibility, access control, comment, generic data,
-    /// generation, and the dates where Keygate's attributes hold them (else 0). What opening a
-    /// secret or checking that an item exists needs. The label is empty unless the query
-    /// matches a label, which needs it read.
+    /// generation, and the label and dates where Keygate's attributes hold them (else "" and 0).
+    /// What opening a secret or checking that an item exists needs. A query that matches a
+    /// label reads `.full`.
     case attributes
-    /// Everything ItemAttributes holds: also the label, and both dates always (from the Secret
+    /// Everything ItemAttributes holds: the label and both dates always (from the Secret
     /// Service's own properties for an item whose attributes lack them).
     case full
 }
