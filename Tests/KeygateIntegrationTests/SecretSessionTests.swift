@@ -130,6 +130,13 @@ final class SecretSessionTests: XCTestCase {
         XCTAssertEqual(right.out, value)
     }
 
+    /// A shell function, `owner`, that prints the pid of the process that owns
+    /// org.freedesktop.secrets on the session bus, or nothing.
+    private static let ownerFunction = """
+        owner() { dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus / \\
+            org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets 2>/dev/null | awk '{ print $NF }'; }
+        """
+
     /// A fresh HOME in the temporary folder, removed by the caller.
     private func temporaryHome() throws -> String {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("kgt-home-" + UUID().uuidString).path
@@ -147,8 +154,7 @@ final class SecretSessionTests: XCTestCase {
         let value = randomValue()
         let result = try Subprocess.run([secretSession, "--ephemeral", "sh", "-c", """
             secret-tool store --label=kgt kgtest restarted || exit 3
-            owner() { dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus / \
-                org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets 2>/dev/null | awk '{ print $NF }'; }
+            \(Self.ownerFunction)
             first=$(owner); kill -KILL "$first"
             while [ -n "$(owner)" ]; do sleep 0.05; done
             echo "value=$(secret-tool lookup kgtest restarted)"
@@ -173,8 +179,7 @@ final class SecretSessionTests: XCTestCase {
             printf '%s\\n' "$out"
             n=$(cat \(folder)/starts 2>/dev/null || echo 0); echo $((n + 1)) > \(folder)/starts
             [ "$n" -lt \(kills) ] || exit 0
-            owner() { dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus / \\
-                org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets 2>/dev/null | awk '{ print $NF }'; }
+            \(Self.ownerFunction)
             i=0; while [ -z "$(owner)" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
             kill -KILL "$(owner)"
             while [ -n "$(owner)" ]; do sleep 0.05; done
