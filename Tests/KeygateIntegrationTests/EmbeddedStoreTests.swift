@@ -194,6 +194,7 @@ final class EmbeddedStoreTests: XCTestCase {
         XCTAssertEqual(try store.integrityCheck(), "ok")
         let db = try SQLiteDatabase(path: store.path, create: false)
         XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), "1")
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "1", "the header holds the schema version too")
         XCTAssertEqual(try db.scalarText("SELECT hex(blob) FROM items"),
                        contract.binaryBlob.map { String(format: "%02X", $0) }.joined())
         if let walMode = FileManager.default.fileExists(atPath: store.path + "-wal")
@@ -252,13 +253,49 @@ final class EmbeddedStoreTests: XCTestCase {
                      messageContains: "symbolic link")
     }
 
+    func test_exactRead_goesByTheIdentity_andStillChecksTheItemsAttributes() throws {
+        let written = contract.genericAttributes(account: "exact")
+        try store.create(written, blob: [7], replace: false)
+        try store.create(internetAttributes(), blob: [8], replace: false)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: written.identity), loadBlobs: true).map(\.blob), [[7]])
+        XCTAssertEqual(try store.search(ItemQuery(exactly: internetAttributes().identity), loadBlobs: true).map(\.blob), [[8]])
+
+        // A row whose identity column and attributes disagree (written by hand) is found by
+        // neither road: the identity finds the row, and its attributes then fail the match.
+        let db = try SQLiteDatabase(path: store.path, create: false)
+        try db.execute("UPDATE attributes SET value = 'someone-else' WHERE name = 'account' AND value = 'exact'")
+        XCTAssertEqual(try store.search(ItemQuery(exactly: written.identity), loadBlobs: true).count, 0)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: .generic(service: tag, account: "someone-else")),
+                                        loadBlobs: true).count, 0)
+        XCTAssertEqual(try store.search(ItemQuery(service: tag, account: "someone-else"), loadBlobs: true).map(\.blob), [[7]],
+                       "a search by attributes still finds what the attributes say")
+    }
+
     func test_open_refusesADatabaseFromANewerKeygate() throws {
         try store.create(contract.genericAttributes(), blob: [1], replace: false)
         let db = try SQLiteDatabase(path: store.path, create: false)
-        try db.execute("UPDATE schema_version SET version = 99")
+        try db.execute("UPDATE schema_version SET version = 99; PRAGMA user_version = 99")
 
         contract.assertThrows(.notAvailable, { _ = try self.store.search(ItemQuery(), loadBlobs: false) },
                      messageContains: "newer Keygate")
+    }
+
+    func test_aFileWithTheVersionTableOnly_isCheckedByTheTable_andTheNextWriteAddsTheHeader() throws {
+        try store.create(contract.genericAttributes(), blob: [1], replace: false)
+        let db = try SQLiteDatabase(path: store.path, create: false)
+        // As Keygate wrote the file before the header held the version.
+        try db.execute("PRAGMA user_version = 0")
+        XCTAssertEqual(try store.search(ItemQuery(exactly: contract.genericAttributes().identity), loadBlobs: true).map(\.blob), [[1]])
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "0", "a read changes nothing")
+
+        try db.execute("UPDATE schema_version SET version = 99")
+        contract.assertThrows(.notAvailable, { _ = try self.store.search(ItemQuery(), loadBlobs: false) },
+                     messageContains: "newer Keygate")
+
+        try db.execute("UPDATE schema_version SET version = 1")
+        try store.create(contract.genericAttributes(account: "second"), blob: [2], replace: false)
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "1")
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 2)
     }
 
     // MARK: - concurrency and crashes

@@ -29,6 +29,33 @@ final class ItemModelTests: XCTestCase {
         XCTAssertFalse(q.matches(ItemAttributes(identity: noProto)))
     }
 
+    func test_exactIdentity_isTheIdentity_ofAnExactQuery_ofEitherClass() {
+        let generic = ItemIdentity.generic(service: "s", account: "a")
+        let internet = ItemIdentity.internet(server: "h", account: "u", protocol: .https, port: 443, path: "/p",
+                                             securityDomain: "realm", authenticationType: .htmlForm)
+        let bare = ItemIdentity.internet(server: "h", account: "u")
+        XCTAssertEqual(ItemQuery(exactly: generic).exactIdentity, generic)
+        XCTAssertEqual(ItemQuery(exactly: internet).exactIdentity, internet)
+        // No protocol is stored as the empty one: the identity found has the same canonical bytes.
+        XCTAssertEqual(ItemQuery(exactly: bare).exactIdentity?.canonicalBytes, bare.canonicalBytes)
+    }
+
+    func test_exactIdentity_isNil_forAQueryThatSetsLessOrMore() {
+        XCTAssertNil(ItemQuery(itemClass: .genericPassword, service: "s").exactIdentity, "no account")
+        XCTAssertNil(ItemQuery(service: "s", account: "a").exactIdentity, "no class")
+        var labelled = ItemQuery(exactly: .generic(service: "s", account: "a"))
+        labelled.label = "l"
+        XCTAssertNil(labelled.exactIdentity, "a label narrows the match: not the identity alone")
+        var synchronizable = ItemQuery(exactly: .generic(service: "s", account: "a"))
+        synchronizable.synchronizable = true
+        XCTAssertNil(synchronizable.exactIdentity)
+        var serverToo = ItemQuery(exactly: .generic(service: "s", account: "a"))
+        serverToo.server = "h"
+        XCTAssertNil(serverToo.exactIdentity, "a generic password has no server")
+        XCTAssertNil(ItemQuery(itemClass: .internetPassword, account: "u", server: "h").exactIdentity,
+                     "an internet query without the rest of the key is a search")
+    }
+
     func test_protocolNames_mapToAppleCodes() {
         XCTAssertEqual(InternetProtocol(name: "https"), .https)
         XCTAssertEqual(InternetProtocol(name: "htps"), .https)

@@ -57,6 +57,24 @@ public struct ItemQuery: Sendable, Hashable {
         }
     }
 
+    /// The one item's primary key when this query is `ItemQuery(exactly:)` of it, and sets nothing
+    /// else; nil for any other query. A store with an index on the identity finds that item by it.
+    public var exactIdentity: ItemIdentity? {
+        guard let itemClass, let account, label == nil, description == nil, accessGroup == nil,
+              synchronizable == nil else { return nil }
+        let identity: ItemIdentity
+        switch itemClass {
+        case .genericPassword:
+            guard let service else { return nil }
+            identity = .generic(service: service, account: account)
+        case .internetPassword:
+            guard let server, let `protocol`, let port, let path, let securityDomain, let authenticationType else { return nil }
+            identity = .internet(server: server, account: account, protocol: `protocol`, port: port, path: path,
+                                 securityDomain: securityDomain, authenticationType: authenticationType)
+        }
+        return ItemQuery(exactly: identity) == self ? identity : nil
+    }
+
     /// Whether the attributes satisfy every field this query sets.
     public func matches(_ a: ItemAttributes) -> Bool {
         let id = a.identity
