@@ -95,6 +95,18 @@ final class PolicyParserTests: XCTestCase {
                        [.devicePasscode, .biometryCurrentSet, .and])
     }
 
+    func test_accessForms_blanksCommasAndTheLastWord() {
+        // Blanks and commas both separate names; empty names are dropped; `and` / `or` in any case.
+        XCTAssertEqual(parse("[default]\naccess = device-passcode\t current-set   OR").sections.first?.settings.access,
+                       [.devicePasscode, .biometryCurrentSet, .or])
+        XCTAssertEqual(parse("[default]\naccess = , device-passcode,,current-set And").sections.first?.settings.access,
+                       [.devicePasscode, .biometryCurrentSet, .and])
+        XCTAssertEqual(parse("[default]\naccess = device-passcode,and").sections.first?.settings.access, nil,
+                       "`and` joined to a name by a comma is a name, not the operator")
+        // `and` alone is a name, and not a constraint Keygate knows.
+        assertError("[default]\naccess = and\n", at: 2, 10, mentions: ["unknown access constraint \"and\""])
+    }
+
     // MARK: - malformed files: exact locations
 
     func test_error_missingEquals_pointsAfterTheKey() {

@@ -15,6 +15,9 @@ import Synchronization
 
 struct KeychainContext: Sendable {
     let user: UserAccount
+    /// The environment the context was built from (the cache reuses a context only while the
+    /// process's environment is byte for byte the same), for the store choice to read again.
+    let environment: [String: String]
     let dataDirectory: String
     /// The keychain-wide policy: lock-after and the unlock's PAM service and tries.
     let policy: Policy
@@ -52,7 +55,8 @@ struct KeychainContext: Sendable {
         // the keychain-wide values then keep their safe defaults.
         var policy = (try? policies.keychainDecision().policy) ?? Policy.default
         overrides.apply(to: &policy)
-        return KeychainContext(user: user, dataDirectory: KeygatePaths.dataDirectory(for: user, environment: env),
+        return KeychainContext(user: user, environment: env,
+                               dataDirectory: KeygatePaths.dataDirectory(for: user, environment: env),
                                policy: policy, policies: policies, pamConfdir: confdir, fixedKDF: kdf,
                                storeDeadline: deadline, overrides: overrides)
     }
@@ -69,8 +73,9 @@ struct KeychainContext: Sendable {
 
     /// The same context with an item's policy in force.
     func with(policy: Policy) -> KeychainContext {
-        KeychainContext(user: user, dataDirectory: dataDirectory, policy: policy, policies: policies,
-                        pamConfdir: pamConfdir, fixedKDF: fixedKDF, storeDeadline: storeDeadline, overrides: overrides)
+        KeychainContext(user: user, environment: environment, dataDirectory: dataDirectory, policy: policy,
+                        policies: policies, pamConfdir: pamConfdir, fixedKDF: fixedKDF, storeDeadline: storeDeadline,
+                        overrides: overrides)
     }
 
     /// The Argon2id cost for a new password protector.
@@ -135,7 +140,7 @@ final class KeychainContextCache: Sendable {
 
     func context(building build: () throws -> KeychainContext) rethrows -> KeychainContext {
         let uid = getuid()
-        let environment = Self.environmentBytes()
+        let environment = ProcessEnvironment.environmentBytes()
         let once = oneCommand.withLock { $0 }
         if let hit = entry.withLock({ $0 }), hit.uid == uid, hit.environment == environment,
            once || Self.fingerprint(hit.context) == hit.fingerprint {
@@ -146,20 +151,6 @@ final class KeychainContextCache: Sendable {
         let fingerprint = once ? [] : Self.fingerprint(context)
         entry.withLock { $0 = fingerprint.map { Entry(uid: uid, environment: environment, fingerprint: $0, context: context) } }
         return context
-    }
-
-    /// The environment's bytes, entry after entry (cheaper than a dictionary, and exact).
-    private static func environmentBytes() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(4096)
-        var p = environ
-        while let entry = p.pointee {
-            var c = entry
-            while c.pointee != 0 { out.append(UInt8(bitPattern: c.pointee)); c += 1 }
-            out.append(0)
-            p += 1
-        }
-        return out
     }
 
     /// Every policy folder and file the context read, as numbers; nil when one of them changed

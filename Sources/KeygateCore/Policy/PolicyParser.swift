@@ -308,7 +308,8 @@ enum PolicyParser {
     }
 }
 
-private func isBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
+/// A blank in a policy file: space or tab (also between the words of a value, PolicyValues).
+func isBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
 private func isWordByte(_ b: UInt8) -> Bool { (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) }
 private func isKeyByte(_ b: UInt8) -> Bool {
     (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x5F
