@@ -15,9 +15,6 @@ import Synchronization
 
 struct KeychainContext: Sendable {
     let user: UserAccount
-    /// The environment the context was built from (the cache reuses a context only while the
-    /// process's environment is byte for byte the same), for the store choice to read again.
-    let environment: [String: String]
     let dataDirectory: String
     /// The keychain-wide policy: lock-after and the unlock's PAM service and tries.
     let policy: Policy
@@ -55,8 +52,7 @@ struct KeychainContext: Sendable {
         // the keychain-wide values then keep their safe defaults.
         var policy = (try? policies.keychainDecision().policy) ?? Policy.default
         overrides.apply(to: &policy)
-        return KeychainContext(user: user, environment: env,
-                               dataDirectory: KeygatePaths.dataDirectory(for: user, environment: env),
+        return KeychainContext(user: user, dataDirectory: KeygatePaths.dataDirectory(for: user, environment: env),
                                policy: policy, policies: policies, pamConfdir: confdir, fixedKDF: kdf,
                                storeDeadline: deadline, overrides: overrides)
     }
@@ -73,9 +69,8 @@ struct KeychainContext: Sendable {
 
     /// The same context with an item's policy in force.
     func with(policy: Policy) -> KeychainContext {
-        KeychainContext(user: user, environment: environment, dataDirectory: dataDirectory, policy: policy,
-                        policies: policies, pamConfdir: pamConfdir, fixedKDF: fixedKDF, storeDeadline: storeDeadline,
-                        overrides: overrides)
+        KeychainContext(user: user, dataDirectory: dataDirectory, policy: policy, policies: policies,
+                        pamConfdir: pamConfdir, fixedKDF: fixedKDF, storeDeadline: storeDeadline, overrides: overrides)
     }
 
     /// The Argon2id cost for a new password protector.

@@ -16,7 +16,7 @@ public struct KeychainOperations: Sendable {
     /// one `context` share its authentication, as with Apple's LAContext.
     public init(prompter: any Prompter, reason: String? = nil, context authContext: AuthenticationContext? = nil) throws {
         let context = try KeychainContext.current()
-        let selection = try StoreSelection.resolve(environment: context.environment, dataDirectory: context.dataDirectory,
+        let selection = try StoreSelection.resolve(environment: ProcessEnvironment.snapshot(), dataDirectory: context.dataDirectory,
                                                    home: context.user.home, deadline: context.storeDeadline)
         self.init(store: selection.store(deadline: context.storeDeadline),
                   keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),

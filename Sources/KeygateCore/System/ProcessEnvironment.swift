@@ -4,8 +4,8 @@
 // cost a read ~0.2 M instructions for three snapshots (issue 19).
 //
 // The last snapshot is kept with the environment's bytes: a later call while the environment
-// is byte for byte the same (the CLI's, then the keychain context's) returns it without
-// building the dictionary again.
+// is byte for byte the same returns it without building the dictionary again (a `get` asks
+// three times: the CLI, the keychain context, the store choice).
 internal import Glibc
 import Synchronization
 
