@@ -261,9 +261,9 @@ final class EmbeddedStore: ItemStore {
         if info.st_mode & 0o077 != 0 { _ = fchmod(fd, 0o600) }
     }
 
-    /// The schema version is kept twice: in the `schema_version` table, which every Keygate reads,
-    /// and in the file header's `user_version`, which a connection reads without compiling a
-    /// statement over the schema (docs/DECISIONS.md, issue 19). A file that has only the table
+    /// The schema version is kept twice: in the `schema_version` table, which older Keygates read,
+    /// and in the file header's `user_version`, which a connection reads first, without compiling
+    /// a statement over the schema (docs/DECISIONS.md, issue 19). A file that has only the table
     /// (written before the header was used) is checked by the table, and given the header by
     /// the next connection that writes. A later schema must set both.
     private func migrateSchema(_ db: SQLiteDatabase, writes: Bool) throws {

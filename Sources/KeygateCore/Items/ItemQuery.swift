@@ -60,8 +60,8 @@ public struct ItemQuery: Sendable, Hashable {
     /// The one item's primary key when this query is `ItemQuery(exactly:)` of it, and sets nothing
     /// else; nil for any other query. A store with an index on the identity finds that item by it.
     public var exactIdentity: ItemIdentity? {
-        guard let itemClass, let account, label == nil, description == nil, accessGroup == nil,
-              synchronizable == nil else { return nil }
+        // Built from the key's fields; the round trip below refuses a query that sets anything else.
+        guard let itemClass, let account else { return nil }
         let identity: ItemIdentity
         switch itemClass {
         case .genericPassword:
