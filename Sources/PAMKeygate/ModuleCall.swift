@@ -55,7 +55,7 @@ struct ModuleCall {
 
     /// The user's Keygate data folder (protectors), from the password database's home.
     func dataDirectory(of user: TargetUser) -> String {
-        LoginKeys.dataDirectory(uid: user.uid, name: user.name, home: user.home)
+        LoginKeys.dataDirectory(home: user.home)
     }
 
     /// How long an unlock at login lasts: lock_after=, else the system policy's lock-after

@@ -363,6 +363,35 @@ final class KeygateCLITests: XCTestCase {
         XCTAssertFalse(lines.last?.contains("\"secondsUntilLock\":null") ?? true, r.summary)
     }
 
+    /// A read needs the password database only for a home that HOME does not give: a uid the
+    /// database does not know (a container's arbitrary uid) reads with HOME set, and without
+    /// it is told what is missing. The name in messages is then the uid.
+    func test_passwordDatabase_isReadOnlyWithoutHOME() throws {
+        try Requirement.require(Requirement.isRoot, "root, to run keygate as a uid with no account")
+        let uid: UInt32 = 3_999_999
+        XCTAssertNil(getpwuid(uid), "the uid must have no account")
+        let home = NSTemporaryDirectory() + "keygate-nouser-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        XCTAssertEqual(chown(home, uid, uid), 0)
+        func keygate(_ args: [String], home: String?) throws -> ProcessResult {
+            var env = ["KEYGATE_STORE=embedded", "KEYGATE_TEST_POLICY_ROOT=" + EmptyPolicyRoot.path, "PATH=/usr/bin:/bin"]
+            if let home { env.append("HOME=" + home) }
+            return try Subprocess.run(["setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups",
+                                       "env", "-i"] + env + [PackagePaths.keygateBinary] + args)
+        }
+        let found = try keygate(["get", "-s", "svc", "-a", "a"], home: home)
+        XCTAssertEqual(found.status, 44, "not found, not refused: \(found.summary)")
+        let status = try keygate(["status"], home: home)
+        XCTAssertEqual(status.status, 0, status.summary)
+        XCTAssertTrue(status.out.contains("user: uid \(uid)\n"), status.summary)
+        XCTAssertTrue(status.out.contains(home + "/.local/share/keygate"), status.summary)
+        let homeless = try keygate(["get", "-s", "svc", "-a", "a"], home: nil)
+        XCTAssertEqual(homeless.status, 53, homeless.summary)
+        XCTAssertTrue(homeless.err.contains("uid \(uid) has no entry in the password database and HOME is not"), homeless.summary)
+        XCTAssertTrue(homeless.err.contains("set HOME"), homeless.summary)
+    }
+
     func test_recoveryKey_shownAtInit_unlocksWithoutThePassword() throws {
         let h = try CLIUserHarness()
         let r = try h.run("keygate init > \"$HOME/recovery\"; echo init=$?; printf %s v | keygate add -s svc -a a; keygate lock")

@@ -186,10 +186,19 @@ final class KeyStoreTests: XCTestCase {
         XCTAssertTrue(try store.unlock(password: secureBytes("pw")).constantTimeEquals(masterKey))
     }
 
-    func test_dataDirectory_followsXDGDataHome_thenHome_thenPasswordDatabase() {
-        let user = UserAccount(uid: 1000, name: "u", home: "/home/u")
-        XCTAssertEqual(KeygatePaths.dataDirectory(for: user, environment: ["XDG_DATA_HOME": "/x", "HOME": "/h"]), "/x/keygate")
-        XCTAssertEqual(KeygatePaths.dataDirectory(for: user, environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"]), "/h/.local/share/keygate")
-        XCTAssertEqual(KeygatePaths.dataDirectory(for: user, environment: [:]), "/home/u/.local/share/keygate")
+    func test_dataDirectory_followsXDGDataHome_thenHome_thenPasswordDatabase() throws {
+        XCTAssertEqual(KeygatePaths.dataDirectory(home: "/h", environment: ["XDG_DATA_HOME": "/x", "HOME": "/h"]), "/x/keygate")
+        XCTAssertEqual(KeygatePaths.dataDirectory(home: "/h", environment: ["XDG_DATA_HOME": "rel"]), "/h/.local/share/keygate")
+        let uid = getuid()
+        let database = try UserAccount.lookup(uid: uid).home
+        XCTAssertEqual(try KeygatePaths.home(environment: ["HOME": "/h"], uid: uid), "/h")
+        XCTAssertEqual(try KeygatePaths.home(environment: ["HOME": "relative"], uid: uid), database, "a relative HOME is not used")
+        XCTAssertEqual(try KeygatePaths.home(environment: [:], uid: uid), database)
+        XCTAssertNotEqual(database, "/h")
+        // A uid the database does not know has a home only through HOME.
+        let unknown: UInt32 = 0xFFFF_FFF0
+        XCTAssertNil(try? UserAccount.lookup(uid: unknown))
+        XCTAssertEqual(try KeygatePaths.home(environment: ["HOME": "/h"], uid: unknown), "/h")
+        XCTAssertThrowsError(try KeygatePaths.home(environment: [:], uid: unknown))
     }
 }

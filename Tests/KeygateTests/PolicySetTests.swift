@@ -60,14 +60,14 @@ final class PolicySetTests: XCTestCase {
         let u = try tree.write(tree.user, "me.policy", "[default]\nreuse-duration = 100\n")
         var d = try decide("anything")
         XCTAssertEqual(d.policy.reuseDuration, 100)
-        XCTAssertEqual(d.origins["reuse-duration"], PolicyOrigin(file: u, line: 2, section: "[default]", layer: .user))
-        XCTAssertEqual(d.origins["lockout"]?.file, v)
+        XCTAssertEqual(d.origins[.reuseDuration], PolicyOrigin(file: u, line: 2, section: "[default]", layer: .user))
+        XCTAssertEqual(d.origins[.lockout]?.file, v)
         XCTAssertEqual(d.warnings, [])
         try FileManager.default.removeItem(atPath: u)
         d = try decide("anything")
         XCTAssertEqual(d.policy.reuseDuration, 200)
-        XCTAssertEqual(d.origins["reuse-duration"]?.file, a)
-        XCTAssertEqual(d.origins["reuse-duration"]?.layer, .admin)
+        XCTAssertEqual(d.origins[.reuseDuration]?.file, a)
+        XCTAssertEqual(d.origins[.reuseDuration]?.layer, .admin)
     }
 
     func test_laterFileWins_inLexicalByteOrder_keyByKey() throws {
@@ -100,8 +100,8 @@ final class PolicySetTests: XCTestCase {
         XCTAssertEqual(try decide("vpn-test", "alice").prompt, "glob", "a service glob beats an account-only section")
         XCTAssertEqual(try decide("mail", "alice").prompt, "account")
         XCTAssertEqual(try decide("mail", "bob").prompt, "default")
-        XCTAssertEqual(try decide("mail", "bob").origins["prompt"]?.section, "[default]")
-        XCTAssertEqual(try decide("vpn-prod", "alice").origins["prompt"]?.section, "[service \"vpn-prod\"]")
+        XCTAssertEqual(try decide("mail", "bob").origins[.prompt]?.section, "[default]")
+        XCTAssertEqual(try decide("vpn-prod", "alice").origins[.prompt]?.section, "[service \"vpn-prod\"]")
     }
 
     func test_noFiles_givesTheBuiltInDefaults_withNoOrigins() throws {
@@ -150,7 +150,7 @@ final class PolicySetTests: XCTestCase {
         XCTAssertEqual(d.policy.lockoutSeconds, 600)
         XCTAssertEqual(d.policy.lockAfter, 60)
         XCTAssertEqual(d.prompt, "My bank")
-        XCTAssertEqual(d.origins["access"], PolicyOrigin(file: u, line: 2, section: "[service \"bank\"]", layer: .user))
+        XCTAssertEqual(d.origins[.access], PolicyOrigin(file: u, line: 2, section: "[service \"bank\"]", layer: .user))
     }
 
     func test_userFile_looseningIsIgnored_withAWarningNamingFileAndLine() throws {
@@ -192,7 +192,7 @@ final class PolicySetTests: XCTestCase {
             XCTAssertTrue(d.warnings.contains { $0.hasPrefix("\(u):\(line): ignored \(key) = ") },
                           "a warning names \(u):\(line) for \(key): \(d.warnings)")
         }
-        XCTAssertEqual(d.origins["reuse-duration"]?.layer, .vendor, "the ignored key leaves the system's origin")
+        XCTAssertEqual(d.origins[.reuseDuration]?.layer, .vendor, "the ignored key leaves the system's origin")
     }
 
     func test_userAccess_combinesWithTheSystems_neverWeaker() throws {

@@ -23,7 +23,7 @@ public enum HostProtectorAdmin {
     /// none, and leaves it unlocked as the boot step would.
     public static func enable(userName: String) throws -> Outcome {
         let (account, decision, key) = try prepare(userName)
-        let directory = LoginKeys.dataDirectory(uid: account.uid, name: account.name, home: account.home)
+        let directory = LoginKeys.dataDirectory(home: account.home)
         let lockAfter = decision.policy.lockAfter
         // Root seals the class keys of the new master key (docs/GATEKEEPER.md): a keychain with no
         // password can never authenticate through the gatekeeper to have them sealed.
@@ -62,7 +62,7 @@ public enum HostProtectorAdmin {
     @discardableResult
     public static func unlock(userName: String) throws -> UInt32 {
         let (account, decision, key) = try prepare(userName)
-        let directory = LoginKeys.dataDirectory(uid: account.uid, name: account.name, home: account.home)
+        let directory = LoginKeys.dataDirectory(home: account.home)
         let lockAfter = decision.policy.lockAfter
         let master = try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) { () throws -> SecureBytes in
             let store = KeyStore(directory: directory)

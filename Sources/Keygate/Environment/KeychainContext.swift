@@ -14,7 +14,10 @@ internal import Glibc
 import Synchronization
 
 struct KeychainContext: Sendable {
-    let user: UserAccount
+    /// The calling user (real uid).
+    let uid: UInt32
+    /// Their home: $HOME when absolute, else the password database's (KeygatePaths.home).
+    let home: String
     let dataDirectory: String
     /// The keychain-wide policy: lock-after and the unlock's PAM service and tries.
     let policy: Policy
@@ -36,7 +39,8 @@ struct KeychainContext: Sendable {
     /// Builds the context from scratch: the user, the environment, every policy file.
     static func build() throws -> KeychainContext {
         let env = ProcessEnvironment.snapshot()
-        let user = try UserAccount.current()
+        let uid = getuid()
+        let home = try KeygatePaths.home(environment: env, uid: uid)
         var confdir: String?
         var kdf: KDFParameters?
         var deadline = Duration.seconds(5)
@@ -47,12 +51,12 @@ struct KeychainContext: Sendable {
         if let s = env["KEYGATE_TEST_STORE_DEADLINE"], let v = Int(s) { deadline = .seconds(v) }
         overrides = TestOverrides(environment: env)
         #endif
-        let policies = PolicySet.loadForCurrentUser(environment: env)
+        let policies = PolicySet.load(home: home, uid: uid)
         // A broken system policy file fails closed for items (decision(for:) throws);
         // the keychain-wide values then keep their safe defaults.
         var policy = (try? policies.keychainDecision().policy) ?? Policy.default
         overrides.apply(to: &policy)
-        return KeychainContext(user: user, dataDirectory: KeygatePaths.dataDirectory(for: user, environment: env),
+        return KeychainContext(uid: uid, home: home, dataDirectory: KeygatePaths.dataDirectory(home: home, environment: env),
                                policy: policy, policies: policies, pamConfdir: confdir, fixedKDF: kdf,
                                storeDeadline: deadline, overrides: overrides)
     }
@@ -69,8 +73,15 @@ struct KeychainContext: Sendable {
 
     /// The same context with an item's policy in force.
     func with(policy: Policy) -> KeychainContext {
-        KeychainContext(user: user, dataDirectory: dataDirectory, policy: policy, policies: policies,
+        KeychainContext(uid: uid, home: home, dataDirectory: dataDirectory, policy: policy, policies: policies,
                         pamConfdir: pamConfdir, fixedKDF: fixedKDF, storeDeadline: storeDeadline, overrides: overrides)
+    }
+
+    /// The user's name, for audit lines and messages. It is looked up in the password database
+    /// when first asked for, since a read with HOME set needs no more than the uid; a uid the
+    /// database does not know is named by its number.
+    var userName: String {
+        (try? UserAccount.lookup(uid: uid).name) ?? "uid \(uid)"
     }
 
     /// The Argon2id cost for a new password protector.
@@ -107,7 +118,7 @@ struct TestOverrides: Sendable {
 /// How this process uses the keychain.
 public enum KeychainProcess {
     /// The process runs one command and exits (the CLI): the keychain context (environment,
-    /// policy files, password database) is read once, and not fingerprinted for reuse.
+    /// policy files) is read once, and not fingerprinted for reuse.
     public static func runsOneCommand() {
         KeychainContextCache.shared.oneCommand.withLock { $0 = true }
     }
@@ -152,12 +163,10 @@ final class KeychainContextCache: Sendable {
     /// within the last 2 seconds (a file rewritten within one timestamp tick would look
     /// unchanged, so recent changes are never trusted: as git treats "racy" files).
     private static func fingerprint(_ context: KeychainContext) -> [Int64]? {
-        let env = getenv("HOME").map { String(cString: $0) }
-        let home = env.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? context.user.home
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var out: [Int64] = []
-        for (_, folder) in PolicyLocations.folders(home: home) {
+        for (_, folder) in PolicyLocations.folders(home: context.home) {
             var info = stat()
             guard stat(folder, &info) == 0 else {
                 out.append(-Int64(errno))

@@ -17,7 +17,7 @@ public struct KeychainOperations: Sendable {
     public init(prompter: any Prompter, reason: String? = nil, context authContext: AuthenticationContext? = nil) throws {
         let context = try KeychainContext.current()
         let selection = try StoreSelection.resolve(environment: ProcessEnvironment.snapshot(), dataDirectory: context.dataDirectory,
-                                                   home: context.user.home, deadline: context.storeDeadline)
+                                                   home: context.home, deadline: context.storeDeadline)
         self.init(store: selection.store(deadline: context.storeDeadline),
                   keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
                   storeSelection: selection)
@@ -302,7 +302,7 @@ public struct KeychainOperations: Sendable {
             storeStatus = .failure(KeychainError.notAvailable("the item store could not be reached: run keygate doctor"))
         }
         return KeychainStatus(
-            user: keys.context.user.name, dataDirectory: keys.context.dataDirectory, initialized: initialized,
+            user: keys.context.userName, dataDirectory: keys.context.dataDirectory, initialized: initialized,
             unlocked: master != nil, secondsUntilLock: master?.secondsLeft,
             afterFirstUnlockAvailable: entries.contains { $0.name == KeyUnlocker.afterFirstUnlockName },
             cachedKeys: entries.map { KeychainStatus.CachedKeyInfo(name: $0.name, secondsLeft: $0.secondsLeft) },

@@ -11,7 +11,7 @@ struct PasswordChange {
     /// master key is re-wrapped for the current one.
     func changePassword() throws {
         let current = try unlocker.authenticate(purpose: .unlock)
-        let user = unlocker.context.user.name
+        let user = unlocker.context.userName
         guard let previous = try unlocker.prompter.readSecret(prompt: """
             [keygate] the password Keygate last knew for \(user) (your previous password):\u{20}
             """) else {

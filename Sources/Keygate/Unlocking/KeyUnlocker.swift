@@ -38,7 +38,7 @@ struct KeyUnlocker: Sendable {
     }
 
     var keyStore: KeyStore { KeyStore(directory: context.dataDirectory) }
-    var cache: KeyCache { KeyCache(uid: context.user.uid) }
+    var cache: KeyCache { KeyCache(uid: context.uid) }
     var gate: GateAccess {
         let unlocker = self
         return GateAccess(prompter: prompter, authContext: authContext) { event, service, detail in
@@ -181,10 +181,10 @@ struct KeyUnlocker: Sendable {
         let store = keyStore
         guard !store.hasLoginProtector, store.hasHostProtector else { return }
         throw KeychainError.interactionNotAllowed("""
-            the keychain of \(context.user.name) has no password protector (only the host protector and the recovery key open \
+            the keychain of \(context.userName) has no password protector (only the host protector and the recovery key open \
             it), so nothing that needs a password can be opened: items that need user presence or current-set stay closed (give \
             them `access = none` in a system policy, or add them without access control); after a reboot root opens \
-            after-first-unlock items with `keygate unlock --host-protector --user \(context.user.name)`
+            after-first-unlock items with `keygate unlock --host-protector --user \(context.userName)`
             """)
     }
 
@@ -321,7 +321,7 @@ struct KeyUnlocker: Sendable {
     /// One audit line (Audit/AuditLog.swift) about this user.
     func audit(_ event: AuditEvent, service: String? = nil, detail: String? = nil) {
         let itemService = item.map { $0.itemClass == .genericPassword ? $0.service : $0.server }
-        AuditLog.record(AuditRecord(event: event, user: context.user.name, pamService: service, itemService: itemService,
+        AuditLog.record(AuditRecord(event: event, user: context.userName, pamService: service, itemService: itemService,
                                     account: item?.account, scope: ReuseScope.current(context.policy.reuseScope).id,
                                     reason: authContext?.localizedReason ?? reason, detail: detail))
     }

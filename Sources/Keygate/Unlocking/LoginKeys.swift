@@ -16,8 +16,8 @@ package enum LoginKeys {
 
     /// The per-user data folder of a user, from the password database's home only: a
     /// PAM module runs in another program's environment, so no HOME or XDG variable counts.
-    package static func dataDirectory(uid: UInt32, name: String, home: String) -> String {
-        KeygatePaths.dataDirectory(for: UserAccount(uid: uid, name: name, home: home), environment: [:])
+    package static func dataDirectory(home: String) -> String {
+        KeygatePaths.dataDirectory(home: home, environment: [:])
     }
 
     /// True when `dataDirectory` holds a login or recovery protector.

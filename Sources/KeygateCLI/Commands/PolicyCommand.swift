@@ -86,7 +86,7 @@ enum PolicyCommand: KeygateCommand {
         let decision = try set.decision(service: service, account: account)
         var out = "policy for service \(quoted(service)), account \(quoted(account)) (\(set.readCount) file\(set.readCount == 1 ? "" : "s") read):\n"
         for key in PolicyKey.allCases {
-            let origin = decision.origins[key.rawValue].map { "\($0.description) (\($0.layer.rawValue))" } ?? "default"
+            let origin = decision.origins[key].map { "\($0.description) (\($0.layer.rawValue))" } ?? "default"
             out += "  " + pad(key.rawValue, 23) + pad(decision.valueText(key), 32) + origin + "\n"
         }
         Console.out(out)

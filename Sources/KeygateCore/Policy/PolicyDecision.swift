@@ -16,14 +16,14 @@ public struct PolicyDecision: Sendable {
     public var allowNonInteractive: Bool
     /// Users and `%groups` whose keychain may have a host protector (system files only).
     public var hostProtector: [String] = []
-    /// Key name ("reuse-duration") -> where its value came from; absent = the built-in default.
-    public var origins: [String: PolicyOrigin]
+    /// Where each key's value came from; absent = the built-in default.
+    public var origins: PolicyKeyMap<PolicyOrigin>
     /// Ignored loosening in a user file (with file:line), ignored broken user files.
     public var warnings: [String]
 
     public init(policy: Policy = .default, access: AccessControl? = nil, accessible: Accessibility? = nil,
                 prompt: String? = nil, allowNonInteractive: Bool = false,
-                origins: [String: PolicyOrigin] = [:], warnings: [String] = []) {
+                origins: PolicyKeyMap<PolicyOrigin> = PolicyKeyMap(), warnings: [String] = []) {
         self.policy = policy
         self.access = access
         self.accessible = accessible

@@ -4,13 +4,18 @@
 // runtime look up PolicyKey's Hashable conformance by scanning every conformance record in
 // the binary, a cost every `keygate get` paid while parsing the policy (issue 19).
 
-struct PolicyKeyMap<Value: Sendable>: Sendable {
+public struct PolicyKeyMap<Value: Sendable>: Sendable {
     private var values = [Value?](repeating: nil, count: PolicyKey.count)
 
-    subscript(key: PolicyKey) -> Value? {
+    public init() {}
+
+    public subscript(key: PolicyKey) -> Value? {
         get { values[key.position] }
         set { values[key.position] = newValue }
     }
+
+    /// True when no key has a value.
+    public var isEmpty: Bool { values.allSatisfy { $0 == nil } }
 }
 
 extension PolicyKey {

@@ -51,9 +51,7 @@ enum PolicyMerge {
         apply(base, to: &decision)
         let (mine, myOrigins) = cascade(user)
         tighten(&decision, origins: &origins, with: mine, from: myOrigins, warnings: &warnings)
-        for key in PolicyKey.allCases {
-            if let origin = origins[key] { decision.origins[key.rawValue] = origin }
-        }
+        decision.origins = origins
         decision.warnings = warnings
         return decision
     }

@@ -29,9 +29,7 @@ public struct PolicySet: Sendable {
     /// so $HOME cannot loosen anything), else the password database's home.
     public static func loadForCurrentUser(environment: [String: String]) -> PolicySet {
         let uid = getuid()
-        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (try? UserAccount.lookup(uid: uid))?.home ?? "/nonexistent"
-        return load(home: home, uid: uid)
+        return load(home: (try? KeygatePaths.home(environment: environment, uid: uid)) ?? "/nonexistent", uid: uid)
     }
 
     /// For tests: these folders, in order; user files must belong to the caller or root.

@@ -4,13 +4,25 @@
 internal import Glibc
 
 package enum KeygatePaths {
-    /// The per-user data folder. HOME comes from the environment when set (so that
-    /// tests and `sudo -H` behave as expected), else from the password database.
-    package static func dataDirectory(for user: UserAccount, environment: [String: String]) -> String {
+    /// The calling user's home: HOME from the environment when it is absolute (so that
+    /// tests and `sudo -H` behave as expected), else the password database's. The database
+    /// is read only in that second case: a read with HOME set does not need it.
+    package static func home(environment: [String: String], uid: UInt32) throws -> String {
+        if let home = environment["HOME"], home.hasPrefix("/") { return home }
+        guard let account = try? UserAccount.lookup(uid: uid) else {
+            throw KeychainError.notAvailable("""
+                uid \(uid) has no entry in the password database and HOME is not an absolute path, so Keygate \
+                cannot tell where its files are: set HOME, or add the account (/etc/passwd or NSS)
+                """)
+        }
+        return account.home
+    }
+
+    /// The per-user data folder under `home`, or under $XDG_DATA_HOME when it is absolute.
+    package static func dataDirectory(home: String, environment: [String: String]) -> String {
         if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
             return xdg + "/keygate"
         }
-        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? user.home
         return home + "/.local/share/keygate"
     }
 }
