@@ -61,7 +61,9 @@ let package = Package(
         .executableTarget(name: "keygate-pam-helper", dependencies: ["Keygate", "CPAM"], path: "Sources/PAMKeygate"),
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI"], swiftSettings: testHooks),
         // The setuid-root helper that holds the gate keys (docs/GATEKEEPER.md); its code is Keygate's Gatekeeper/.
-        .executableTarget(name: "keygate-gatekeeper", dependencies: ["Keygate"], swiftSettings: testHooks),
+        // CGatekeeperStart is its first lines, in C, run before the Swift runtime starts.
+        .target(name: "CGatekeeperStart", cSettings: [.define("KEYGATE_TEST_HOOKS", .when(configuration: .debug))]),
+        .executableTarget(name: "keygate-gatekeeper", dependencies: ["Keygate", "CGatekeeperStart"], swiftSettings: testHooks),
         .target(name: "KeygateTestSupport", dependencies: ["Keygate"], path: "Tests/KeygateTestSupport"),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateCLI", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
         .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateTestSupport"], swiftSettings: testHooks),

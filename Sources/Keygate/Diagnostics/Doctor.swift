@@ -31,6 +31,7 @@ public enum Doctor {
             service = SecretServiceRoundTripCheck.run(base: service)
         }
         return [StoreCheck.run(status), service, KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status)]
+            + [KeychainStateCheck.lockout(status)].compactMap { $0 }
     }
 
     /// The system checks adjusted to the store in use (no session bus needed for the embedded store).

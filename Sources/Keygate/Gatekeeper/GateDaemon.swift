@@ -35,7 +35,7 @@ enum GateDaemon {
     /// The requests the daemon answers: those that never prompt.
     static func serves(_ request: GateRequest) -> Bool {
         switch request.operation {
-        case .open, .presence, .check, .keys: return !request.flags.contains(.fresh)
+        case .open, .presence, .check, .keys, .status: return !request.flags.contains(.fresh)
         case .authenticate, .legacyClassSeed, .forget, .certify: return false
         }
     }
@@ -170,7 +170,7 @@ enum GateDaemon {
     /// Called by the setuid helper after it served a request: when no daemon answers on the
     /// socket, and none holds the lock, starts one (as root in full, from a clean image).
     static func startIfAbsent(hooks: [String: String]) {
-        guard geteuid() == 0, !isListening else { return }
+        guard geteuid() == 0, limitsAreRoots, !isListening else { return }
         do {
             try GatekeeperPaths.makeFolder(GatekeeperPaths.runRoot, mode: 0o711)
             _ = chmod(GatekeeperPaths.runRoot, 0o711)
@@ -218,6 +218,16 @@ enum GateDaemon {
         close(lockCopy)
         execve(executable, argv.pointers, environment.pointers)
         _exit(127)
+    }
+
+    /// False when the caller's resource limits are still on this process (the start could not raise
+    /// them: no CAP_SYS_RESOURCE, as in a container). A daemon started now would keep them and serve
+    /// every user with them, so the helper then starts none.
+    private static var limitsAreRoots: Bool {
+        var size = rlimit(), files = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &size) == 0,
+              getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0 else { return false }
+        return size.rlim_cur == rlim_t.max && files.rlim_cur >= 1024
     }
 
     /// True when something answers on the socket (a running daemon, or systemd's socket).

@@ -297,6 +297,7 @@ public struct KeychainOperations: Sendable {
         let initialized = keys.keyStore.isInitialized
         let entries = keys.cache.entries()
         let master = entries.first { $0.name == KeyUnlocker.masterName }
+        let lockout = try? keys.gate.lockoutState()
         let storeStatus: Result<StoreStatus, KeychainError>
         do { storeStatus = .success(try store.status()) } catch let e as KeychainError { storeStatus = .failure(e) } catch {
             storeStatus = .failure(KeychainError.notAvailable("the item store could not be reached: run keygate doctor"))
@@ -313,7 +314,8 @@ public struct KeychainOperations: Sendable {
             lockAfter: keys.context.policy.lockAfter,
             passwordKDF: (try? keys.keyStore.loginKDF())?.map(Self.describe),
             loginStale: initialized && keys.keyStore.isLoginStale,
-            reuseDuration: keys.context.policy.reuseDuration, reuseScope: ReuseScope.current(keys.context.policy.reuseScope).id)
+            reuseDuration: keys.context.policy.reuseDuration, reuseScope: ReuseScope.current(keys.context.policy.reuseScope).id,
+            lockoutSecondsLeft: lockout?.secondsLeft, failedAttempts: lockout?.failedAttempts)
     }
 
     /// The recorded Argon2id cost, e.g. "argon2id13, 2 passes, 256 MiB (493 ms when calibrated)".
@@ -352,6 +354,10 @@ public struct KeychainStatus: Sendable, Codable, Equatable {
     /// How long an authentication for an access-controlled item lasts, and where.
     public var reuseDuration: UInt32
     public var reuseScope: String
+    /// The user's one lockout, from root's records: seconds left (0 when none), and the failed
+    /// attempts counted since the last success; nil when the gatekeeper could not be asked.
+    public var lockoutSecondsLeft: UInt32? = nil
+    public var failedAttempts: UInt32? = nil
 }
 
 /// The JSON of `keygate status --json`: every field, in this order, nil as null, and the derived
@@ -360,7 +366,7 @@ extension KeychainStatus {
     enum CodingKeys: String, CodingKey {
         case user, dataDirectory, initialized, unlocked, secondsUntilLock, lockAfter, afterFirstUnlockAvailable
         case cachedKeys, store, collection, collectionLocked, storeError, storeKind, storeReason, storeAdvice
-        case passwordKDF, loginStale, reuseDuration, reuseScope
+        case passwordKDF, loginStale, reuseDuration, reuseScope, lockoutSecondsLeft, failedAttempts
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -384,6 +390,8 @@ extension KeychainStatus {
         try c.encode(loginStale, forKey: .loginStale)
         try c.encode(reuseDuration, forKey: .reuseDuration)
         try c.encode(reuseScope, forKey: .reuseScope)
+        try c.encode(lockoutSecondsLeft, forKey: .lockoutSecondsLeft)
+        try c.encode(failedAttempts, forKey: .failedAttempts)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -404,7 +412,9 @@ extension KeychainStatus {
             passwordKDF: try c.decodeIfPresent(String.self, forKey: .passwordKDF),
             loginStale: try c.decode(Bool.self, forKey: .loginStale),
             reuseDuration: try c.decode(UInt32.self, forKey: .reuseDuration),
-            reuseScope: try c.decode(String.self, forKey: .reuseScope))
+            reuseScope: try c.decode(String.self, forKey: .reuseScope),
+            lockoutSecondsLeft: try c.decodeIfPresent(UInt32.self, forKey: .lockoutSecondsLeft),
+            failedAttempts: try c.decodeIfPresent(UInt32.self, forKey: .failedAttempts))
     }
 }
 
