@@ -82,7 +82,7 @@ RELEASE_LINK_FLAGS ?= -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-re
 # probed ~16 paths under it at every start and dlopen (issue 19).
 RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath $(RELEASE_LINK_FLAGS) $(SWIFT_FLAGS)
 
-PAM_FILES    := pam.d/keygate pam.d/keygate-passcode
+PAM_FILES    := pam.d/keygate pam.d/keygate-passcode pam.d/keygate-biometry
 # The names git, docker and ssh-add look for: each a two-line wrapper that execs a keygate verb
 # (docs/INTEGRATIONS.md), installed beside keygate.
 HELPER_FILES := contrib/helpers/git-credential-keygate contrib/helpers/docker-credential-keygate \

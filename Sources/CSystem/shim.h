@@ -54,3 +54,9 @@ static inline int keygate_link_unnamed(int fd, int dirfd, const char *name) {
     if (errno == EEXIST) return -1;
     return linkat(fd, "", dirfd, name, AT_EMPTY_PATH);
 }
+
+/* unshare(2) is declared by <sched.h> only under _GNU_SOURCE. */
+extern int unshare(int flags);
+/* A mount namespace of the process's own (CLONE_NEWNS): the test-hook gatekeeper's private
+   system bus (TestSystemBus) is mounted there, where no other process sees it. */
+static inline int keygate_unshare_mounts(void) { return unshare(0x00020000); }

@@ -30,8 +30,17 @@ package struct PAMAuthenticator {
     /// `reason` is shown in the prompt, like Apple's localizedReason.
     /// `attempts` counts each attempt before PAM runs and hears how it ended (AttemptCounter);
     /// it may throw to refuse an attempt or to stop after a failure (the lockout does).
+    /// What the stack checks, for the words of a failure.
+    package enum Credential: Sendable {
+        case password
+        /// A fingerprint (pam_fprintd): each pam_authenticate is one scan, counted by `attempts`
+        /// before it, like a typed answer.
+        case fingerprint
+    }
+
     package func authenticate(prompter: any Prompter, reason: String?, maxTries: Int,
-                              attempts: any AttemptCounter = UncountedAttempts()) throws -> SecureBytes {
+                              attempts: any AttemptCounter = UncountedAttempts(),
+                              credential: Credential = .password) throws -> SecureBytes {
         try validateNames()
         try prompter.ensureAvailable()
         try checkServiceInstalled()
@@ -59,18 +68,28 @@ package struct PAMAuthenticator {
             case PAM_MAXTRIES:
                 // pam_unix counts failures per handle and says "no more" on its own limit.
                 try attempts.failed()
-                throw KeychainError.authFailed(Self.incorrectAttempts(attempt, user: user))
+                throw KeychainError.authFailed(Self.incorrectAttempts(attempt, user: user, credential))
+            case PAM_AUTHINFO_UNAVAIL where credential == .fingerprint:
+                // pam_fprintd's scan timed out ("Verification timed out"): no finger, so no guess.
+                attempts.unanswered()
+                throw KeychainError.authFailed("""
+                    no finger was placed on the fingerprint reader in time for \(user): nothing was unlocked; try again and touch \
+                    the reader when asked
+                    """)
             default:
                 if !conversation.answered { attempts.unanswered() }
                 throw error(for: status, handle: handle, during: "authentication")
             }
         }
-        throw KeychainError.authFailed(Self.incorrectAttempts(tries, user: user))
+        throw KeychainError.authFailed(Self.incorrectAttempts(tries, user: user, credential))
     }
 
-    /// sudo's wording: "3 incorrect password attempts for alice".
-    static func incorrectAttempts(_ count: Int, user: String) -> String {
-        (count == 1 ? "1 incorrect password attempt" : "\(count) incorrect password attempts") + " for \(user)"
+    /// sudo's wording: "3 incorrect password attempts for alice"; "1 failed fingerprint match for alice".
+    static func incorrectAttempts(_ count: Int, user: String, _ credential: Credential = .password) -> String {
+        switch credential {
+        case .password: return (count == 1 ? "1 incorrect password attempt" : "\(count) incorrect password attempts") + " for \(user)"
+        case .fingerprint: return (count == 1 ? "1 failed fingerprint match" : "\(count) failed fingerprint matches") + " for \(user)"
+        }
     }
 
     private func checkAccount(_ handle: PAMHandle) throws {

@@ -98,9 +98,10 @@ final class AccessControlTests: XCTestCase {
 
     func test_attributeValue_writesNamesInOrder_withTheCombinationWhenGiven() {
         XCTAssertEqual(AccessControl.userPresence.attributeValue, "user-presence")
-        XCTAssertEqual(AccessControl([.biometryCurrentSet, .devicePasscode]).attributeValue, "device-passcode,current-set")
+        XCTAssertEqual(AccessControl([.currentSet, .devicePasscode]).attributeValue, "device-passcode,current-set")
+        XCTAssertEqual(AccessControl([.biometryCurrentSet, .devicePasscode]).attributeValue, "device-passcode,biometry-current-set")
         XCTAssertEqual(AccessControl([.biometryAny, .devicePasscode, .or]).attributeValue, "device-passcode,biometry-any;or")
-        XCTAssertEqual(AccessControl([.biometryCurrentSet, .devicePasscode, .and]).attributeValue, "device-passcode,current-set;and")
+        XCTAssertEqual(AccessControl([.currentSet, .devicePasscode, .and]).attributeValue, "device-passcode,current-set;and")
     }
 
     func test_parsing_roundTripsEveryValidCombination() throws {
@@ -117,7 +118,8 @@ final class AccessControlTests: XCTestCase {
                 checked += 1
             }
         }
-        XCTAssertEqual(checked, 3 * (1 + 5))  // user-presence alone, and 5 of the 7 sets of the other three (not both biometry), x3
+        // user-presence alone, and 11 of the 15 sets of the other four (not both biometry flags), x3
+        XCTAssertEqual(checked, 3 * (1 + 11))
     }
 
     func test_parsing_acceptsApplesNames_andBiometryCurrentSet_inAnyCase() throws {
@@ -128,12 +130,15 @@ final class AccessControlTests: XCTestCase {
         XCTAssertEqual(try AccessControl(parsing: "BiometryCurrentSet, kSecAccessControlDevicePasscode", or: false, and: true),
                        [.biometryCurrentSet, .devicePasscode, .and])
         XCTAssertEqual(try AccessControl(parsing: "Device-Passcode", or: false, and: false), .devicePasscode)
+        // Keygate's own password-bound flag keeps the name current-set (and password-current-set).
+        XCTAssertEqual(try AccessControl(parsing: "current-set", or: false, and: false), .currentSet)
+        XCTAssertEqual(try AccessControl(parsing: "password-current-set", or: false, and: false), .currentSet)
     }
 
     func test_parsing_rejectsAnUnknownName_listingTheValidOnes() {
         let error = assertThrowsKeychainError(.param) { try AccessControl(parsing: "user-presence,face-id", or: false, and: false) }
         XCTAssertTrue(error?.message.contains("\"face-id\"") ?? false, error?.message ?? "")
-        XCTAssertTrue(error?.message.contains("user-presence, device-passcode, biometry-any, current-set") ?? false,
+        XCTAssertTrue(error?.message.contains("user-presence, device-passcode, biometry-any, biometry-current-set, current-set") ?? false,
                       error?.message ?? "")
     }
 
@@ -144,7 +149,7 @@ final class AccessControlTests: XCTestCase {
 
     func test_parsing_validates_soAppleRefusalsCannotBeParsed() {
         assertThrowsKeychainError(.param) { try AccessControl(parsing: "user-presence,device-passcode", or: true, and: false) }
-        assertThrowsKeychainError(.param) { try AccessControl(parsing: "biometry-any,current-set", or: false, and: false) }
+        assertThrowsKeychainError(.param) { try AccessControl(parsing: "biometry-any,biometry-current-set", or: false, and: false) }
         assertThrowsKeychainError(.param) { try AccessControl(parsing: "device-passcode,biometry-any", or: true, and: true) }
         assertThrowsKeychainError(.param) { try AccessControl(attributeValue: "user-presence,current-set;or") }
     }

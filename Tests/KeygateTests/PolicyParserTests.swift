@@ -53,7 +53,7 @@ final class PolicyParserTests: XCTestCase {
         XCTAssertEqual(parsed.sections.map(\.title),
                        ["[default]", "[service \"vpn*\"]", "[account \"alice\"]", "[service \"ssh\" account \"deploy@?\"]"])
         let s = parsed.sections[0].settings
-        XCTAssertEqual(s.access, [.devicePasscode, .biometryCurrentSet, .and])
+        XCTAssertEqual(s.access, [.devicePasscode, .currentSet, .and])
         XCTAssertEqual(s.accessible, .whenUnlockedThisDeviceOnly)
         XCTAssertEqual(s.reuseDuration, 300)
         XCTAssertEqual(s.reuseScope, .ppid)
@@ -92,15 +92,15 @@ final class PolicyParserTests: XCTestCase {
         XCTAssertEqual(parse("[default]\naccess = device-passcode,biometry-any or").sections.first?.settings.access,
                        [.devicePasscode, .biometryAny, .or])
         XCTAssertEqual(parse("[default]\naccess = device-passcode,current-set;and").sections.first?.settings.access,
-                       [.devicePasscode, .biometryCurrentSet, .and])
+                       [.devicePasscode, .currentSet, .and])
     }
 
     func test_accessForms_blanksCommasAndTheLastWord() {
         // Blanks and commas both separate names; empty names are dropped; `and` / `or` in any case.
         XCTAssertEqual(parse("[default]\naccess = device-passcode\t current-set   OR").sections.first?.settings.access,
-                       [.devicePasscode, .biometryCurrentSet, .or])
+                       [.devicePasscode, .currentSet, .or])
         XCTAssertEqual(parse("[default]\naccess = , device-passcode,,current-set And").sections.first?.settings.access,
-                       [.devicePasscode, .biometryCurrentSet, .and])
+                       [.devicePasscode, .currentSet, .and])
         XCTAssertEqual(parse("[default]\naccess = device-passcode,and").sections.first?.settings.access, nil,
                        "`and` joined to a name by a comma is a name, not the operator")
         // `and` alone is a name, and not a constraint Keygate knows.

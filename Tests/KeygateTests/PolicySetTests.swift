@@ -142,7 +142,7 @@ final class PolicySetTests: XCTestCase {
             """)
         let d = try decide("bank")
         XCTAssertEqual(d.warnings, [])
-        XCTAssertEqual(d.access, .biometryCurrentSet)
+        XCTAssertEqual(d.access, .currentSet)
         XCTAssertEqual(d.accessible, .whenUnlockedThisDeviceOnly)
         XCTAssertEqual(d.policy.reuseDuration, 0)
         XCTAssertEqual(d.policy.reuseScope, .ppid)
@@ -178,7 +178,7 @@ final class PolicySetTests: XCTestCase {
             allow-non-interactive = yes
             """)
         let d = try decide("anything")
-        XCTAssertEqual(d.access, .biometryCurrentSet)
+        XCTAssertEqual(d.access, .currentSet)
         XCTAssertEqual(d.accessible, .whenUnlocked)
         XCTAssertEqual(d.policy.reuseDuration, 300)
         XCTAssertEqual(d.policy.reuseScope, .tty)
@@ -328,9 +328,9 @@ final class PolicySetTests: XCTestCase {
         let withPresence = AccessControl.stricter(.userPresence, [.devicePasscode, .biometryAny, .or])
         XCTAssertEqual(withPresence, [.devicePasscode, .biometryAny, .or], "either constraint is an authentication")
         XCTAssertEqual(AccessControl.stricter([.devicePasscode, .biometryAny, .or], .biometryCurrentSet), .biometryCurrentSet,
-                       "current-set is a narrower biometry, so it alone satisfies passcode-or-biometry")
+                       "biometry-current-set is a narrower biometry, so it alone satisfies passcode-or-biometry")
         let mixed = AccessControl.stricter([.devicePasscode, .biometryCurrentSet, .or], .biometryAny)
-        XCTAssertEqual(mixed, [.devicePasscode, .biometryCurrentSet, .and], "current-set subsumes biometry-any in the union")
+        XCTAssertEqual(mixed, [.devicePasscode, .biometryCurrentSet, .and], "biometry-current-set subsumes biometry-any in the union")
         for a in sampleAccess { for b in sampleAccess {
             guard let c = AccessControl.stricter(a, b) else { continue }
             XCTAssertNoThrow(try c.validate(), "\(a.attributeValue) + \(b.attributeValue) -> \(c.attributeValue)")

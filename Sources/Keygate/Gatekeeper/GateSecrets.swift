@@ -5,6 +5,8 @@
 // belongs to derives a key that does not match the box's key id.
 //   presence:    BLAKE2b(secret; "keygate.gate.presence.v1" || generation || flags || identity)
 //   current set: BLAKE2b(secret; "keygate.gate.current-set.v1" || the user's shadow hash || flags || identity)
+//   enrolled set: BLAKE2b(secret; "keygate.gate.enrolled-set.v1" || the enrolled prints' digest (EnrolledPrints)
+//                || flags || identity): biometryCurrentSet items, dead once a finger is enrolled or removed
 //   device:      BLAKE2b(device key; "keygate.gate.device.v1" || flags || identity), the device key
 //                being this host's (DeviceKey, from the root-only host key); it never leaves root.
 // The generation counts password changes: whenever the user's entry in the shadow database
@@ -117,6 +119,17 @@ struct GateSecrets {
         var bound = shadowHash?.unprotectedCopy() ?? Array("generation".utf8) + Self.u64(generation)
         defer { Sodium.wipe(&bound) }
         return try derive("keygate.gate.current-set.v1", Self.u32(UInt32(bound.count)) + bound + Self.u32(flags) + identity.canonicalBytes)
+    }
+
+    /// The enrolled-set pair of `prints` (biometryCurrentSet); .notAvailable when no finger is enrolled.
+    func enrolledSetPair(_ prints: EnrolledPrints, flags: UInt32, identity: ItemIdentity) throws -> BoxKeyPair {
+        guard let digest = prints.digest else {
+            throw KeychainError.notAvailable("""
+                biometry-current-set items need an enrolled finger, and you have none: enroll one with `fprintd-enroll`, then add \
+                the item again
+                """)
+        }
+        return try derive("keygate.gate.enrolled-set.v1", digest + Self.u32(flags) + identity.canonicalBytes)
     }
 
     /// The device pair; .notAvailable with the fix when this host has no host key.

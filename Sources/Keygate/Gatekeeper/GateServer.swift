@@ -51,9 +51,14 @@ struct GateServer {
         }
         var result = GateResult()
         for kind in KeyUnlocker.gateKinds(AccessControl(rawValue: request.accessControl).constraints) {
-            let pair = kind == .presence
-                ? try secrets.presencePair(generation: secrets.generation, flags: request.accessControl, identity: identity)
-                : try secrets.currentSetPair(flags: request.accessControl, identity: identity)
+            let pair: BoxKeyPair
+            switch kind {
+            case .currentSet: pair = try secrets.currentSetPair(flags: request.accessControl, identity: identity)
+            case .enrolledSet:
+                pair = try secrets.enrolledSetPair(EnrolledPrints.of(userName: user.name), flags: request.accessControl, identity: identity)
+            case .presence, .device, .accessClass:
+                pair = try secrets.presencePair(generation: secrets.generation, flags: request.accessControl, identity: identity)
+            }
             result.publicKeys.append((kind, pair.publicKey))
         }
         if needsDevice {
@@ -73,7 +78,7 @@ struct GateServer {
             needsPresence = needsPresence || box.kind != .device
         }
         var result = GateResult()
-        if needsPresence { result.handle = try ensurePresence(identity, request) }
+        if needsPresence { result.handle = try ensurePresence(identity, request, legacyCurrentSet: Self.isLegacyCurrentSet(request)) }
         for (index, box) in request.boxes.enumerated() {
             // Into the reply's own array (wiped with the reply), not through locked memory first.
             guard let share = secrets.share(in: box.sealed, openedWith: pairs[index]), share.count == GatedBlob.contentKeyBytes else {
@@ -130,6 +135,10 @@ struct GateServer {
         switch box.kind {
         case .presence: return try secrets.presencePair(keyID: box.keyID, flags: request.accessControl, identity: identity)
         case .currentSet: derived = try secrets.currentSetPair(flags: request.accessControl, identity: identity)
+        case .enrolledSet:
+            let prints = try EnrolledPrints.of(userName: user.name)
+            guard prints.digest != nil else { return nil }   // every finger removed: the set it was bound to is gone
+            derived = try secrets.enrolledSetPair(prints, flags: request.accessControl, identity: identity)
         case .device: derived = try secrets.devicePair(flags: request.accessControl, identity: identity)
         case .accessClass: throw malformed()
         }
@@ -143,6 +152,11 @@ struct GateServer {
             return .itemNotFound("""
                 the item \(identity.displayName) was invalidated: it was bound to your previous password (current-set), and the \
                 password has changed since
+                """)
+        case .enrolledSet:
+            return .itemNotFound("""
+                the item \(identity.displayName) was invalidated: it was bound to the fingerprints enrolled when it was added \
+                (biometry-current-set), and a finger has been enrolled, removed or enrolled again since
                 """)
         case .device:
             return .itemNotFound("""
@@ -196,10 +210,11 @@ struct GateServer {
 
     /// The item's presence condition, now: a handle of this caller, or an authentication through
     /// the item's service in the item's scope and window, or PAM. Returns a new handle when asked.
-    private func ensurePresence(_ identity: ItemIdentity, _ request: GateRequest) throws -> [UInt8] {
+    private func ensurePresence(_ identity: ItemIdentity, _ request: GateRequest, legacyCurrentSet: Bool = false) throws -> [UInt8] {
         let decision = try itemDecision(identity)
         let constraints = AccessControl(rawValue: request.accessControl).constraints
-        let service = Self.pamService(for: constraints, policy: decision.policy)
+        let service = Self.pamService(for: constraints, policy: decision.policy, legacyCurrentSet: legacyCurrentSet)
+        let biometric = service == decision.policy.biometryPamService && Self.isBiometric(constraints) && !legacyCurrentSet
         let scope = try CallerScope.of(caller: caller, decision.policy.reuseScope)
         let now = GateRecords.now
         let handleDigest = request.handle.isEmpty ? nil : Self.digest(request.handle)
@@ -214,7 +229,8 @@ struct GateServer {
         if !satisfied {
             if request.flags.contains(.noPrompt) {
                 throw KeychainError.interactionNotAllowed("""
-                    reading this item needs your password, and the authentication context does not allow a prompt
+                    reading this item needs your \(biometric ? "fingerprint" : "password"), and the authentication context does not \
+                    allow a prompt
                     """)
             }
             if decision.allowNonInteractive {
@@ -223,7 +239,9 @@ struct GateServer {
                     policy explain`
                     """)
             }
-            try authenticateThroughPAM(service: service, scope: scope, policy: decision.policy, reason: request.reason)
+            if biometric { try FingerprintReader.requireReady(userName: user.name) }
+            try authenticateThroughPAM(service: service, scope: scope, policy: decision.policy, reason: request.reason,
+                                       credential: biometric ? .fingerprint : .password)
         }
         guard request.flags.contains(.issueHandle) else { return [] }
         return try issueHandle(service: service, scope: scope, seconds: request.handleSeconds)
@@ -289,12 +307,12 @@ struct GateServer {
     /// unlock records "unlock:SERVICE", which no item's presence check accepts: opening the keychain
     /// is not presence for an item, as on a Mac).
     private func authenticateThroughPAM(service: String, scope: CallerScope, policy: Policy, reason: String,
-                                        recordAs: String? = nil) throws {
+                                        recordAs: String? = nil, credential: PAMAuthenticator.Credential = .password) throws {
         let attempts = RecordedAttempts(uid: user.uid, lockout: try userLockout(), service: service, scope: scope.id,
                                         recordAs: recordAs ?? service, prompter: prompter)
         let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
         _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: policy.maxTries,
-                                 attempts: attempts)
+                                 attempts: attempts, credential: credential)
     }
 
     /// The user's one lockout (UserLockout): the strictest of root's policy files, whatever the item.
@@ -319,13 +337,29 @@ struct GateServer {
         return decision
     }
 
-    /// The PAM service that authenticates these constraints.
-    static func pamService(for constraints: [AccessControl.Constraint], policy: Policy) -> String {
+    /// The PAM service that authenticates these constraints: the biometric stack for biometry
+    /// flags alone (a finger only, as on Apple), the passcode stack for device-passcode, else the
+    /// policy's. `legacyCurrentSet`: an item Keygate 0.1.0 sealed as biometryCurrentSet, which
+    /// meant the password's current set and still does (docs/ACCESS_CONTROL.md, "Migration").
+    static func pamService(for constraints: [AccessControl.Constraint], policy: Policy, legacyCurrentSet: Bool = false) -> String {
+        if legacyCurrentSet { return policy.pamService }
+        if isBiometric(constraints) { return policy.biometryPamService }
         switch constraints.first {
         case .devicePasscode: return policy.passcodePamService
         case .biometryAny: return policy.biometryPamService
         default: return policy.pamService
         }
+    }
+
+    /// Only biometry flags: the item asks for a finger and nothing else.
+    static func isBiometric(_ constraints: [AccessControl.Constraint]) -> Bool {
+        !constraints.isEmpty && constraints.allSatisfy { $0 == .biometryAny || $0 == .biometryCurrentSet }
+    }
+
+    /// A box of an item Keygate 0.1.0 sealed as biometryCurrentSet: a current-set box (the
+    /// password's shadow entry) under Apple's biometryCurrentSet bit.
+    static func isLegacyCurrentSet(_ request: GateRequest) -> Bool {
+        AccessControl(rawValue: request.accessControl).contains(.biometryCurrentSet) && request.boxes.contains { $0.kind == .currentSet }
     }
 
     static func digest(_ handle: [UInt8]) -> String {

@@ -96,6 +96,10 @@ public enum GatekeeperMain {
         setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1)
         setenv("LC_ALL", "C", 1)
         for (name, value) in hooks { setenv(name, value, 1) }
+        #if KEYGATE_TEST_HOOKS
+        // A private system bus (scripts/fprint-session) for pam_fprintd and FprintdProbe.
+        if let bus = hooks["KEYGATE_TEST_SYSTEM_BUS"], !bus.isEmpty { TestSystemBus.use(bus) }
+        #endif
         _ = keygate_set_nondumpable()
         umask(0o077)
         signal(SIGPIPE, SIG_IGN)

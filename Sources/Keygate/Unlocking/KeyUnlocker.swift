@@ -337,11 +337,17 @@ struct KeyUnlocker: Sendable {
             """)
     }
 
-    /// Presence for userPresence, devicePasscode and biometryAny; current set for biometryCurrentSet.
+    /// Presence for userPresence, devicePasscode and biometryAny; the enrolled set for
+    /// biometryCurrentSet; the password's current set for Keygate's current-set.
     static func gateKinds(_ constraints: [AccessControl.Constraint]) -> [GateKind] {
         var kinds: [GateKind] = []
         for c in constraints {
-            let kind: GateKind = c == .biometryCurrentSet ? .currentSet : .presence
+            let kind: GateKind
+            switch c {
+            case .biometryCurrentSet: kind = .enrolledSet
+            case .currentSet: kind = .currentSet
+            case .userPresence, .devicePasscode, .biometryAny: kind = .presence
+            }
             if !kinds.contains(kind) { kinds.append(kind) }
         }
         return kinds
@@ -355,6 +361,7 @@ extension GateKind {
         case .accessClass: return "class"
         case .presence: return "presence"
         case .currentSet: return "current-set"
+        case .enrolledSet: return "enrolled-set"
         case .device: return "device"
         }
     }

@@ -14,10 +14,11 @@
 // always needed, K = BLAKE2b(k_class || k_gate || device shares...). A blob without
 // one is byte for byte what Keygate 1.x wrote.
 
-/// What gates a gated blob's content key. Slot kinds (u8): 1 = class, 2 = presence, 3 = current-set,
-/// 4 = device (this-device-only: sealed to a key only this host's gatekeeper holds; always
-/// required, whatever the combination of the other gates).
-package enum GateKind: UInt8, Sendable { case accessClass = 1, presence = 2, currentSet = 3, device = 4 }
+/// What gates a gated blob's content key. Slot kinds (u8): 1 = class, 2 = presence, 3 = current-set
+/// (the password's shadow entry), 4 = device (this-device-only: sealed to a key only this host's
+/// gatekeeper holds; always required, whatever the combination of the other gates), 5 = enrolled
+/// set (biometryCurrentSet: a key bound to the digest of the user's enrolled fingerprints).
+package enum GateKind: UInt8, Sendable { case accessClass = 1, presence = 2, currentSet = 3, device = 4, enrolledSet = 5 }
 
 /// A key a gated blob's gate share is sealed to.
 package struct GateRecipient: Sendable {

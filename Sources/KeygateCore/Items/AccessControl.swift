@@ -13,10 +13,16 @@ public struct AccessControl: OptionSet, Sendable, Hashable, Codable {
 
     /// Any of the user's credentials (kSecAccessControlUserPresence).
     public static let userPresence = AccessControl(rawValue: 1 << 0)
-    /// Any enrolled biometry; here the policy's biometric PAM service (kSecAccessControlBiometryAny).
+    /// Any enrolled finger: a fingerprint match through fprintd, run by the gatekeeper
+    /// (kSecAccessControlBiometryAny).
     public static let biometryAny = AccessControl(rawValue: 1 << 1)
-    /// The current credential set: unreadable once the password changes (kSecAccessControlBiometryCurrentSet).
+    /// A finger of the set enrolled when the item was added: unreadable once a finger is enrolled,
+    /// removed or re-enrolled (kSecAccessControlBiometryCurrentSet).
     public static let biometryCurrentSet = AccessControl(rawValue: 1 << 3)
+    /// Keygate's own flag, no Apple bit: the password, and unreadable once it changes (bound to the
+    /// shadow entry). Items that Keygate 0.1.0 sealed as `biometryCurrentSet` meant this, and
+    /// keep meaning it (docs/ACCESS_CONTROL.md, "Migration").
+    public static let currentSet = AccessControl(rawValue: 1 << 24)
     /// The password only (kSecAccessControlDevicePasscode).
     public static let devicePasscode = AccessControl(rawValue: 1 << 4)
     /// Any one of the constraints is enough (kSecAccessControlOr).
@@ -29,7 +35,8 @@ public struct AccessControl: OptionSet, Sendable, Hashable, Codable {
         case userPresence = "user-presence"
         case devicePasscode = "device-passcode"
         case biometryAny = "biometry-any"
-        case biometryCurrentSet = "current-set"
+        case biometryCurrentSet = "biometry-current-set"
+        case currentSet = "current-set"
 
         /// The flag this constraint is.
         public var flag: AccessControl {
@@ -38,10 +45,11 @@ public struct AccessControl: OptionSet, Sendable, Hashable, Codable {
             case .devicePasscode: return .devicePasscode
             case .biometryAny: return .biometryAny
             case .biometryCurrentSet: return .biometryCurrentSet
+            case .currentSet: return .currentSet
             }
         }
 
-        /// The name the CLI accepts for `text`: Keygate's own names, "biometry-current-set",
+        /// The name the CLI accepts for `text`: Keygate's own names (current-set is the password's)
         /// and Apple's (userPresence, kSecAccessControlDevicePasscode, touchIDAny, ...), any case.
         init?(name text: String) {
             let key = text.lowercased()
@@ -50,7 +58,8 @@ public struct AccessControl: OptionSet, Sendable, Hashable, Codable {
             // A switch, not a dictionary: no Hashable lookup at run time on the read path.
             let found: Constraint
             switch bare {
-            case "biometry-current-set", "biometrycurrentset", "touchidcurrentset": found = .biometryCurrentSet
+            case "biometrycurrentset", "touchidcurrentset": found = .biometryCurrentSet
+            case "password-current-set": found = .currentSet
             case "userpresence": found = .userPresence
             case "devicepasscode": found = .devicePasscode
             case "biometryany", "touchidany": found = .biometryAny
@@ -61,8 +70,8 @@ public struct AccessControl: OptionSet, Sendable, Hashable, Codable {
     }
 
     /// Every bit Keygate knows.
-    private static let known: AccessControl = [.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode, .or, .and]
-    private static let constraintBits: AccessControl = [.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode]
+    private static let known: AccessControl = [.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode, .currentSet, .or, .and]
+    private static let constraintBits: AccessControl = [.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode, .currentSet]
     private static let validNames = Constraint.allCases.map(\.rawValue).joined(separator: ", ")
 
     /// Apple's rules: `and` with `or`; both biometry flags; userPresence with any other constraint → .param with a
@@ -72,15 +81,16 @@ public struct AccessControl: OptionSet, Sendable, Hashable, Codable {
         if unknown != 0 {
             throw KeychainError.param("access control has flag bits Keygate does not support (0x\(String(unknown, radix: 16))), "
                 + "such as Apple's watch, companion, privateKeyUsage or applicationPassword: "
-                + "use only user-presence, device-passcode, biometry-any, current-set, with or/and")
+                + "use only user-presence, device-passcode, biometry-any, biometry-current-set, current-set, with or/and")
         }
         if contains(.and) && contains(.or) {
             throw KeychainError.param("access control asks for both `and` and `or`: choose one, "
                 + "--and (every constraint must hold) or --or (any one is enough)")
         }
         if contains(.biometryAny) && contains(.biometryCurrentSet) {
-            throw KeychainError.param("access control has both biometry-any and current-set, which Apple refuses: "
-                + "choose current-set (the item becomes unreadable when the password changes) or biometry-any (it never does)")
+            throw KeychainError.param("access control has both biometry-any and biometry-current-set, which Apple refuses: "
+                + "choose biometry-current-set (the item becomes unreadable when a finger is enrolled or removed) or biometry-any "
+                + "(it never does)")
         }
         if contains(.userPresence) && !intersection(Self.constraintBits).subtracting(.userPresence).isEmpty {
             throw KeychainError.param("user-presence cannot be combined with another constraint, which Apple refuses: "

@@ -57,6 +57,7 @@ struct WrappedGateKey: Codable, Sendable, Equatable {
         case .presence: return "presence"
         case .currentSet: return "current-set"
         case .device: return "device"
+        case .enrolledSet: return "enrolled-set"
         }
     }
 

@@ -18,7 +18,7 @@ public struct Policy: Sendable, Equatable {
     public var reuseScope: ReuseScope.Kind
     /// The PAM service for device-passcode items (password only).
     public var passcodePamService: String
-    /// The PAM service for biometry-any items (fprintd where present).
+    /// The PAM service for biometry-any and biometry-current-set items: pam_fprintd (pam.d/keygate-biometry).
     public var biometryPamService: String
     /// Consecutive failed authentications that start a lockout; 0 disables the lockout.
     public var lockoutThreshold: Int
@@ -27,7 +27,7 @@ public struct Policy: Sendable, Equatable {
 
     public init(lockAfter: UInt32 = 900, pamService: String = "keygate", maxTries: Int = 3,
                 reuseDuration: UInt32 = 300, reuseScope: ReuseScope.Kind = .tty,
-                passcodePamService: String = "keygate-passcode", biometryPamService: String = "keygate",
+                passcodePamService: String = "keygate-passcode", biometryPamService: String = "keygate-biometry",
                 lockoutThreshold: Int = 5, lockoutSeconds: UInt32 = 60) {
         self.lockAfter = lockAfter
         self.pamService = pamService

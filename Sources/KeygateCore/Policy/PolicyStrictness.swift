@@ -6,9 +6,9 @@
 // (every way of satisfying it satisfies the other), that one. Otherwise both must hold:
 // the union of their constraints with `and`, made valid by Apple's rules by dropping
 // what a remaining constraint already implies: user-presence (any other constraint is
-// an authentication of the user) and biometry-any (current-set is a narrower biometry).
+// an authentication of the user) and biometry-any (biometry-current-set is a narrower biometry).
 // So the result is always valid and never weaker than either side.
-//   implies: a constraint implies itself and user-presence; current-set also implies biometry-any.
+//   implies: a constraint implies itself and user-presence; biometry-current-set also implies biometry-any.
 // Accessibility: this-device-only beats not; when-unlocked beats after-first-unlock;
 // when-passcode-set-this-device-only is the narrowest. Two classes combine to the
 // narrowest class that satisfies both.

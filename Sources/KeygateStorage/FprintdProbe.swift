@@ -1,0 +1,94 @@
+// What fprintd says about the fingerprint reader and a user's enrolled fingers, asked over
+// the system bus (DBUS_SYSTEM_BUS_ADDRESS, else /run/dbus/system_bus_socket) with a
+// deadline: the gatekeeper asks before it runs pam_fprintd, so that no reader, no finger,
+// a stopped fprintd or a hung one (SIGSTOP) is a clear error within seconds, not a PAM
+// stack that waits on sd-bus's 25-second timeouts; status, doctor and LAContext ask too.
+// It delegates the bus to SecretServiceConnection (sd-bus, one call at a time here).
+import KeygateCore
+internal import Glibc
+
+/// A reader and the fingers enrolled on it, as fprintd reports them.
+package struct FprintdStatus: Sendable, Equatable {
+    /// The reader's name ("Virtual device for debugging"), nil when fprintd reports none.
+    package var device: String?
+    /// The user's enrolled fingers on that reader (fprintd's names, e.g. "right-index-finger").
+    package var enrolledFingers: [String]
+}
+
+package enum FprintdProbe {
+    static let busName = "net.reactivated.Fprint"
+    package static let defaultDeadline = ServiceDeadline(.seconds(5))
+
+    /// The default reader and `userName`'s fingers on it. Throws .notAvailable, worded with
+    /// the fix, when the system bus or fprintd cannot be reached or does not answer in time.
+    package static func status(userName: String, deadline: ServiceDeadline = defaultDeadline) throws -> FprintdStatus {
+        let connection = SecretServiceConnection(address: systemBusAddress())
+        let bus: SecretServiceConnection.BusConnection
+        do {
+            bus = try connection.connection(deadline)
+        } catch {
+            throw KeychainError.notAvailable("""
+                the system bus (\(systemBusAddress())) cannot be reached, so fprintd cannot be asked for your fingerprint: check that \
+                dbus is running
+                """)
+        }
+        let devices = try call(ServiceMethodCall(destination: busName, path: "/net/reactivated/Fprint/Manager",
+                                                 interface: "net.reactivated.Fprint.Manager", method: "GetDevices",
+                                                 arguments: nil, replyType: "(ao)", action: "list the fingerprint readers"),
+                               connection, bus, deadline)
+        guard let path = devices.child(0)?.child(0)?.string, !path.isEmpty else {
+            return FprintdStatus(device: nil, enrolledFingers: [])
+        }
+        let name = try? call(ServiceMethodCall(destination: busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                               method: "Get",
+                                               arguments: Variant.tuple([Variant.string("net.reactivated.Fprint.Device"),
+                                                                         Variant.string("name")]),
+                                               replyType: "(v)", action: "name the fingerprint reader"),
+                             connection, bus, deadline)
+        let deviceName = name?.child(0)?.unboxed?.string ?? path
+        do {
+            let fingers = try call(ServiceMethodCall(destination: busName, path: path, interface: "net.reactivated.Fprint.Device",
+                                                     method: "ListEnrolledFingers", arguments: Variant.tuple([Variant.string(userName)]),
+                                                     replyType: "(as)", action: "list your enrolled fingers"),
+                                   connection, bus, deadline)
+            return FprintdStatus(device: deviceName, enrolledFingers: (fingers.child(0)?.children ?? []).map(\.string))
+        } catch FprintdError.noEnrolledPrints {
+            return FprintdStatus(device: deviceName, enrolledFingers: [])
+        }
+    }
+
+    /// DBUS_SYSTEM_BUS_ADDRESS, else the system bus's standard socket.
+    package static func systemBusAddress() -> String {
+        if let value = getenv("DBUS_SYSTEM_BUS_ADDRESS"), value.pointee != 0 { return String(cString: value) }
+        return "unix:path=/run/dbus/system_bus_socket"
+    }
+
+    private enum FprintdError: Error { case noEnrolledPrints }
+
+    private static func call(_ method: ServiceMethodCall, _ connection: SecretServiceConnection,
+                             _ bus: SecretServiceConnection.BusConnection, _ deadline: ServiceDeadline) throws -> BusValue {
+        switch connection.exchange([method], deadline, on: bus).first {
+        case .success(let value): return value
+        case .failure(let info):
+            if info.name == "net.reactivated.Fprint.Error.NoEnrolledPrints" { throw FprintdError.noEnrolledPrints }
+            if info.name == "org.freedesktop.DBus.Error.ServiceUnknown" || info.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+                throw KeychainError.notAvailable("""
+                    fprintd is not running, so no fingerprint can be read: start it (`systemctl start fprintd`), or install it \
+                    (Debian: `sudo apt-get install fprintd libpam-fprintd`)
+                    """)
+            }
+            if info.errno == ETIMEDOUT || info.name == "org.freedesktop.DBus.Error.NoReply" || info.name == "org.freedesktop.DBus.Error.Timeout" {
+                throw KeychainError.notAvailable("""
+                    fprintd did not answer within \(deadline.limitText) when asked to \(method.action): it may be hung; restart it \
+                    (`systemctl restart fprintd`)
+                    """)
+            }
+            throw KeychainError.notAvailable("""
+                fprintd could not \(method.action) (\(info.name ?? "error"): \(info.message)): check `fprintd-list $USER` and the \
+                system log
+                """)
+        case nil:
+            throw KeychainError.notAvailable("fprintd could not \(method.action): try again")
+        }
+    }
+}

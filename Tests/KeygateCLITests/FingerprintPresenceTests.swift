@@ -1,0 +1,211 @@
+// Fingerprint presence (issue 38), with the real parts: real fprintd, pam_fprintd and polkitd
+// with libfprint's virtual device on a private system bus (scripts/fprint-session), the built
+// keygate run as a created user, and the built keygate-gatekeeper installed setuid root,
+// which runs pam_fprintd through the keygate-biometry stack and binds biometry-current-set
+// items to the digest of the enrolled prints. A "finger" is a name scanned on the virtual
+// device by the test (root): finger-a is enrolled, finger-b never is.
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class FingerprintPresenceTests: XCTestCase {
+    private var session: FprintSession?
+
+    override func tearDown() {
+        session?.stop()
+        session = nil
+        super.tearDown()
+    }
+
+    /// A user with finger-a enrolled as the right index finger, and the biometric stack of
+    /// pam.d/keygate-biometry (a shorter scan timeout) in the harness's PAM folder.
+    private func enrolledUser(scanTimeout: Int = 5) throws -> (CLIUserHarness, FprintSession, [String: String]) {
+        let fprint = try FprintSession()
+        session = fprint
+        let h = try CLIUserHarness()
+        let stack = "auth required pam_fprintd.so max-tries=1 timeout=\(scanTimeout)\naccount required pam_unix.so\n"
+        try stack.write(toFile: h.confdir + "/keygate-biometry", atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: h.confdir + "/keygate-biometry")
+        try fprint.enroll(h.user.name, as: "finger-a")
+        return (h, fprint, fprint.gatekeeperEnvironment)
+    }
+
+    func test_biometryCurrentSet_opensWithTheEnrolledFinger_notAWrongOne_notThePasswordAlone() throws {
+        let (h, fprint, env) = try enrolledUser()
+        let add = try h.run("""
+            printf %s s3cret | keygate add -s fp -a a --access biometry-current-set; echo add=$?
+            """, extraEnvironment: env)
+        XCTAssertEqual(add.values["add"], "0", add.summary)
+
+        fprint.touch("finger-a")
+        let right = try h.run("printf 'get=%s\\n' \"$(keygate get -s fp -a a)\"", extraEnvironment: env)
+        XCTAssertEqual(right.values["get"], "s3cret", "the enrolled finger opens it: \(right.summary)")
+        XCTAssertTrue(right.err.contains("finger"), "fprintd's prompt is relayed: \(right.summary)")
+
+        let asked = try h.promptCount()
+        fprint.touch("finger-b")
+        let wrong = try h.run("keygate get -s fp -a a; echo get=$?; keygate status", extraEnvironment: env)
+        XCTAssertEqual(wrong.values["get"], "51", "errSecAuthFailed: \(wrong.summary)")
+        XCTAssertFalse(wrong.out.contains("s3cret"), wrong.summary)
+        XCTAssertTrue(wrong.err.contains("failed fingerprint match"), wrong.summary)
+        XCTAssertTrue(wrong.out.contains("1 failed attempt since the last success"), "the scan was counted: \(wrong.summary)")
+
+        // The password alone: the askpass answers it, but the item asks for a finger, and none comes.
+        let started = Date()
+        let password = try h.run("keygate get -s fp -a a; echo get=$?", extraEnvironment: env)
+        XCTAssertEqual(password.values["get"], "51", password.summary)
+        XCTAssertFalse(password.out.contains("s3cret"), password.summary)
+        XCTAssertTrue(password.err.contains("no finger was placed"), password.summary)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30, "within the scan timeout: \(password.summary)")
+        XCTAssertLessThanOrEqual(try h.promptCount() - asked, 2,
+                                 "at most the keychain's unlocks asked for the password, never the item: \(h.prompts())")
+    }
+
+    func test_biometryCurrentSet_afterKeygateLock_needsThePasswordForTheKeychain_andTheFingerForTheItem() throws {
+        let (h, fprint, env) = try enrolledUser()
+        _ = try h.run("printf %s s3cret | keygate add -s fp -a a --access biometry-current-set; keygate lock --all", extraEnvironment: env)
+        fprint.touch("finger-a")
+        let r = try h.run("keygate lock; printf 'get=%s\\n' \"$(keygate get -s fp -a a)\"", extraEnvironment: env)
+        XCTAssertEqual(r.values["get"], "s3cret", r.summary)
+    }
+
+    func test_enrollingAnotherFinger_invalidatesBiometryCurrentSet_butNotBiometryAny() throws {
+        let (h, fprint, env) = try enrolledUser()
+        let add = try h.run("""
+            printf %s cur | keygate add -s cur -a a --access biometry-current-set; echo a1=$?
+            printf %s any | keygate add -s any -a a --access biometry-any; echo a2=$?
+            """, extraEnvironment: env)
+        XCTAssertEqual(add.values["a1"], "0", add.summary)
+        XCTAssertEqual(add.values["a2"], "0", add.summary)
+        try fprint.enroll(h.user.name, finger: "left-index-finger", as: "finger-c")
+
+        let dead = try h.run("keygate get -s cur -a a; echo get=$?", extraEnvironment: env)
+        XCTAssertEqual(dead.values["get"], "44", "errSecItemNotFound: \(dead.summary)")
+        XCTAssertTrue(dead.err.contains("invalidated"), dead.summary)
+        XCTAssertTrue(dead.err.contains("enrolled"), dead.summary)
+        fprint.touch("finger-a")
+        let any = try h.run("printf 'get=%s\\n' \"$(keygate get -s any -a a)\"", extraEnvironment: env)
+        XCTAssertEqual(any.values["get"], "any", "biometry-any survives a new finger: \(any.summary)")
+
+        // An item added now is bound to the new set, and opens with either finger.
+        _ = try h.run("printf %s cur2 | keygate add -s cur2 -a a --access biometry-current-set", extraEnvironment: env)
+        fprint.touch("finger-c")
+        let fresh = try h.run("printf 'get=%s\\n' \"$(keygate get -s cur2 -a a)\"", extraEnvironment: env)
+        XCTAssertEqual(fresh.values["get"], "cur2", fresh.summary)
+
+        // Deleting every print kills it too.
+        try fprint.deletePrints(h.user.name)
+        let gone = try h.run("keygate get -s cur2 -a a; echo get=$?", extraEnvironment: env)
+        XCTAssertEqual(gone.values["get"], "44", gone.summary)
+    }
+
+    func test_aPasswordChange_leavesBiometryCurrentSetReadable_andKillsCurrentSet() throws {
+        let (h, fprint, env) = try enrolledUser()
+        let add = try h.run("""
+            printf %s fing | keygate add -s fp -a a --access biometry-current-set; echo a1=$?
+            printf %s pass | keygate add -s pw -a a --access current-set; echo a2=$?
+            """, extraEnvironment: env)
+        XCTAssertEqual(add.values["a1"], "0", add.summary)
+        XCTAssertEqual(add.values["a2"], "0", add.summary)
+        let old = h.user.password, new = "new-\(UUID().uuidString.prefix(10))"
+        try h.user.changePassword(to: new)
+        try h.answerWith(new)
+        try h.queueAnswers([new, old])
+        let passwd = try h.run("keygate passwd; echo passwd=$?", extraEnvironment: env)
+        XCTAssertEqual(passwd.values["passwd"], "0", passwd.summary)
+        fprint.touch("finger-a")
+        let r = try h.run("""
+            printf 'get=%s\\n' "$(keygate get -s fp -a a)"
+            keygate get -s pw -a a; echo pw=$?
+            """, extraEnvironment: env)
+        XCTAssertEqual(r.values["get"], "fing", "a password change does not touch the enrolled set: \(r.summary)")
+        XCTAssertEqual(r.values["pw"], "44", "Keygate's current-set dies with the password: \(r.summary)")
+    }
+
+    func test_noFinger_fprintdStopped_fprintdHung_eachAClearErrorWithinTheDeadline() throws {
+        let (h, fprint, env) = try enrolledUser()
+        _ = try h.run("printf %s s | keygate add -s fp -a a --access biometry-any; keygate unlock", extraEnvironment: env)
+        let pid = try XCTUnwrap(fprint.fprintdPID)
+
+        kill(pid, SIGSTOP)
+        var started = Date()
+        let hung = try h.run("keygate get -s fp -a a; echo get=$?", extraEnvironment: env, timeout: 60)
+        let hungTime = Date().timeIntervalSince(started)
+        kill(pid, SIGCONT)
+        XCTAssertEqual(hung.values["get"], "53", "errSecNotAvailable: \(hung.summary)")
+        XCTAssertTrue(hung.err.contains("did not answer"), hung.summary)
+        XCTAssertLessThan(hungTime, 20, "within the deadline (fprintd asked for 5 s): \(hung.summary)")
+
+        kill(pid, SIGTERM)
+        _ = try? Subprocess.run(["sh", "-c", "while kill -0 \(pid) 2>/dev/null; do sleep 0.1; done"], timeout: 10)
+        started = Date()
+        let stopped = try h.run("keygate get -s fp -a a; echo get=$?", extraEnvironment: env, timeout: 60)
+        XCTAssertEqual(stopped.values["get"], "53", stopped.summary)
+        XCTAssertTrue(stopped.err.contains("fprintd is not running"), stopped.summary)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 20, stopped.summary)
+
+        try fprint.restartFprintd()
+        try fprint.deletePrints(h.user.name)
+        let none = try h.run("keygate get -s fp -a a; echo get=$?", extraEnvironment: env, timeout: 60)
+        XCTAssertEqual(none.values["get"], "53", none.summary)
+        XCTAssertTrue(none.err.contains("no finger enrolled"), none.summary)
+    }
+
+    func test_sameUserAttacker_withNoFinger_andAnAskpassThatCancels_readsNothing() throws {
+        let (h, fprint, env) = try enrolledUser(scanTimeout: 3)
+        _ = try h.run("printf %s s3cret | keygate add -s fp -a a --access biometry-current-set", extraEnvironment: env)
+        fprint.touch("finger-a")
+        let victim = try h.run("printf 'get=%s\\n' \"$(keygate get -s fp -a a)\"", extraEnvironment: env)
+        XCTAssertEqual(victim.values["get"], "s3cret", victim.summary)
+        // Inside the victim's window, another session of the same uid: an askpass that cancels, no finger.
+        try h.writeUserFile("cancel", "#!/bin/sh\nexit 1\n", mode: 0o700)
+        let attacker = try h.run("""
+            KEYGATE_ASKPASS="$HOME/cancel" keygate get -s fp -a a; echo get=$?
+            KEYGATE_ASKPASS= keygate get -s fp -a a; echo none=$?
+            """, askpass: false, extraEnvironment: env)
+        XCTAssertNotEqual(attacker.values["get"], "0", attacker.summary)
+        XCTAssertNotEqual(attacker.values["none"], "0", attacker.summary)
+        XCTAssertFalse(attacker.out.contains("s3cret"), attacker.summary)
+    }
+
+    /// The closing note's figures: from the credential (the finger's scan; the askpass's
+    /// answer) to the secret on stdout, for a biometry-any read and a password-gated read of
+    /// the same keychain, side by side in one run.
+    func test_figures_fromTheScanToTheSecret_againstAPasswordGatedRead() throws {
+        let (h, fprint, env) = try enrolledUser()
+        try h.writeUserFile("askpass", """
+            #!/bin/sh
+            echo prompt >> "$HOME/prompts"
+            date +%s%N > "$HOME/answered"
+            cat "$HOME/answer"
+            """, mode: 0o700)
+        _ = try h.run("""
+            printf %s f | keygate add -s fp -a a --access biometry-any
+            printf %s p | keygate add -s pw -a a --access user-presence
+            """, extraEnvironment: env)
+        var finger: [Double] = [], password: [Double] = []
+        let touchLog = NSTemporaryDirectory() + "kg-touch-\(UUID().uuidString.prefix(6))"
+        for _ in 0..<5 {
+            // The scan's time, just before the virtual device gets it.
+            let touch = fprint.values["KEYGATE_FPRINT_TOUCH"] ?? "/bin/false"
+            DispatchQueue.global().async {
+                _ = try? Subprocess.run([touch, "finger-a", touchLog], timeout: 20)
+            }
+            let f = try h.run("keygate unlock >/dev/null; keygate get -s fp -a a >/dev/null; echo end=$(date +%s%N)",
+                              extraEnvironment: env)
+            let p = try h.run("keygate unlock >/dev/null; keygate get -s pw -a a >/dev/null; echo end=$(date +%s%N)",
+                              extraEnvironment: env)
+            let scanned = Double((try? String(contentsOfFile: touchLog, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+            let answered = Double((try? String(contentsOfFile: h.user.home + "/answered", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+            if let end = Double(f.values["end"] ?? ""), scanned > 0 { finger.append((end - scanned) / 1e6) }
+            if let end = Double(p.values["end"] ?? ""), answered > 0 { password.append((end - answered) / 1e6) }
+        }
+        try? FileManager.default.removeItem(atPath: touchLog)
+        XCTAssertEqual(finger.count, 5, "every finger read was timed")
+        XCTAssertEqual(password.count, 5, "every password read was timed")
+        func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
+        print("FIGURES fingerprint scan->secret ms: \(finger.map { Int($0) }) median \(Int(median(finger)))")
+        print("FIGURES password answer->secret ms: \(password.map { Int($0) }) median \(Int(median(password)))")
+    }
+}

@@ -1,0 +1,111 @@
+// Real fprintd, polkitd and libfprint's virtual fingerprint device on a private system bus,
+// started by scripts/fprint-session for one test (skips locally, fails under CI, when fprintd
+// is missing). The session lives while its stdin is open: `stop()` closes it, and the script
+// stops what it started, by pid. A "finger" is a name: `touch("finger-a")` puts it on the
+// device once the device is claimed (within 20 s: by an enrollment or a verification), from root, since
+// the device's socket is root's.
+import Foundation
+
+public final class FprintSession: @unchecked Sendable {
+    // @unchecked: set once in init; `process` and `input` are only used by stop(), once.
+    /// The variables the script exports (KEYGATE_TEST_SYSTEM_BUS, KEYGATE_FPRINT_TOUCH, ...).
+    public let values: [String: String]
+    private let process: Process
+    private let input: Pipe
+
+    /// What a test-hook gatekeeper needs: the private bus and fprintd's print folder.
+    public var gatekeeperEnvironment: [String: String] {
+        ["KEYGATE_TEST_SYSTEM_BUS": values["KEYGATE_TEST_SYSTEM_BUS"] ?? "",
+         "KEYGATE_TEST_FPRINT_DIR": values["KEYGATE_TEST_FPRINT_DIR"] ?? ""]
+    }
+    /// For fprintd-enroll, fprintd-list, fprintd-delete run by the test (root).
+    public var toolEnvironment: [String: String] {
+        ProcessInfo.processInfo.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": values["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""]) { _, n in n }
+    }
+
+    public init() throws {
+        for (path, package) in [("/usr/libexec/fprintd", "fprintd"), ("/usr/lib/x86_64-linux-gnu/security/pam_fprintd.so", "libpam-fprintd"),
+                                ("/usr/lib/polkit-1/polkitd", "polkitd"), ("/usr/bin/dbus-daemon", "dbus-daemon"),
+                                ("/usr/bin/python3", "python3")] {
+            try Requirement.require(FileManager.default.fileExists(atPath: path),
+                                    "\(path) (apt-get install \(package), or run scripts/install-deps)")
+        }
+        try Requirement.require(Requirement.isRoot, "root, to run fprintd and polkitd (CI runs as root)")
+        let envFile = FileManager.default.temporaryDirectory.appendingPathComponent("kg-fprint-\(UUID().uuidString.prefix(8)).env").path
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: PackagePaths.scripts + "/fprint-session")
+        process.arguments = ["--", "sh", "-c", "env | grep -E '^(KEYGATE_|DBUS_SYSTEM)' > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"; cat >/dev/null",
+                             "sh", envFile]
+        input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var found: [String: String] = [:]
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, process.isRunning {
+            if let text = try? String(contentsOfFile: envFile, encoding: .utf8) {
+                for line in text.split(separator: "\n") {
+                    let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+                    if parts.count == 2 { found[parts[0]] = parts[1] }
+                }
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        try? FileManager.default.removeItem(atPath: envFile)
+        values = found
+        guard found["KEYGATE_FPRINT_TOUCH"] != nil else {
+            stop()
+            throw RequirementMissing(description: "scripts/fprint-session did not start fprintd (FPRINT_SESSION_DEBUG=1 shows why)")
+        }
+    }
+
+    deinit { stop() }
+
+    /// Ends the session: fprintd, polkitd and the bus stop, the polkit rule and the prints go.
+    public func stop() {
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.waitUntilExit() }
+    }
+
+    /// fprintd's pid now (it changes when a test restarts it).
+    public var fprintdPID: pid_t? {
+        guard let file = values["KEYGATE_FPRINT_FPRINTD_PID_FILE"],
+              let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
+        return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// Starts fprintd again (after a test stopped it).
+    public func restartFprintd() throws {
+        _ = try Subprocess.run([values["KEYGATE_FPRINT_RESTART"] ?? "/bin/false"], timeout: 30)
+    }
+
+    /// Puts the finger `name` on the device, in the background: it waits (up to 20 s) until the
+    /// device is claimed, then scans once.
+    public func touch(_ name: String, after delay: TimeInterval = 0) {
+        let touch = values["KEYGATE_FPRINT_TOUCH"] ?? "/bin/false"
+        DispatchQueue.global().async {
+            if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+            _ = try? Subprocess.run([touch, name], timeout: 30)
+        }
+    }
+
+    /// Enrolls `finger` (fprintd's name, e.g. right-index-finger) for `user` with the scans of `name`.
+    public func enroll(_ user: String, finger: String = "right-index-finger", as name: String) throws {
+        let touch = values["KEYGATE_FPRINT_TOUCH"] ?? "/bin/false"
+        let script = """
+            fprintd-enroll -f "$1" "$2" & pid=$!
+            for i in 1 2 3 4 5; do "$3" "$4" || exit 3; sleep 0.2; done
+            wait $pid
+            """
+        let r = try Subprocess.run(["sh", "-c", script, "sh", finger, user, touch, name], environment: toolEnvironment, timeout: 60)
+        guard r.status == 0, r.out.contains("enroll-completed") else {
+            throw RequirementMissing(description: "fprintd-enroll did not complete: \(r.out) \(r.err)")
+        }
+    }
+
+    /// Deletes every print of `user`.
+    public func deletePrints(_ user: String) throws {
+        _ = try Subprocess.run(["fprintd-delete", user], environment: toolEnvironment, timeout: 30)
+    }
+}
