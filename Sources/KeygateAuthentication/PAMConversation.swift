@@ -21,6 +21,8 @@ final class PAMConversation {
     private(set) var promptCount = 0
     /// An answer reached PAM during the current attempt (it was a guess, whatever came of it).
     private(set) var answered = false
+    /// The reason went out with an information message (a stack with no prompt).
+    private var reasonShown = false
 
     init(prompter: any Prompter, user: String, reason: String?) {
         self.prompter = prompter
@@ -92,6 +94,11 @@ final class PAMConversation {
                 replies[index].resp = copy
                 answered = true
                 if isPassword { password = answer }
+            case PAM_TEXT_INFO where !reasonShown && promptCount == 0 && !(reason ?? "").isEmpty:
+                // A stack that asks nothing (pam_fprintd: "Swipe your right index finger…") still
+                // shows the reason, once, as Apple's Touch ID sheet shows localizedReason.
+                reasonShown = true
+                prompter.notify("[keygate] \(reason ?? "")\n" + text)
             case PAM_ERROR_MSG, PAM_TEXT_INFO:
                 prompter.notify(text)
             default:

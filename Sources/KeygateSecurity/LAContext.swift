@@ -55,8 +55,14 @@ open class LAContext: NSObject, @unchecked Sendable {
         set { authenticationContext.interactionNotAllowed = newValue }
     }
 
-    /// `.touchID` when the `keygate` PAM stack has pam_fprintd, else `.none`.
-    open var biometryType: LABiometryType { PAMStackProbe.biometryType() }
+    /// `.touchID` when fprintd reports a fingerprint reader, else `.none` (as on Apple, whether or
+    /// not a finger is enrolled).
+    open var biometryType: LABiometryType { fingerprints().device == nil ? .none : .touchID }
+
+    /// What fprintd reports for this user now (FingerprintState).
+    func fingerprints() -> FingerprintState {
+        FingerprintState.current(userName: (try? UserAccount.current().name) ?? "")
+    }
 
     /// Whether `policy` can be evaluated; when not, `error` says why (LAErrorDomain).
     open func canEvaluatePolicy(_ policy: LAPolicy, error: UnsafeMutablePointer<NSError?>?) -> Bool {
@@ -117,10 +123,18 @@ open class LAContext: NSObject, @unchecked Sendable {
             }
             return nil
         case .deviceOwnerAuthenticationWithBiometrics:
-            guard biometryType != .none else {
-                return LAError(.biometryNotAvailable, message: """
-                    the `keygate` PAM service has no fingerprint module (pam_fprintd): use .deviceOwnerAuthentication, or add \
-                    pam_fprintd to the stack
+            let state = fingerprints()
+            guard let device = state.device else {
+                return LAError(.biometryNotAvailable, message: state.problem ?? """
+                    fprintd reports no fingerprint reader: use .deviceOwnerAuthentication, or connect a reader
+                    """)
+            }
+            guard !state.enrolledFingers.isEmpty else {
+                return LAError(.biometryNotEnrolled, message: "no finger is enrolled on \(device): enroll one with fprintd-enroll")
+            }
+            if let left = (try? KeychainOperations(prompter: RefusingPrompter()).status())?.lockoutSecondsLeft, left > 0 {
+                return LAError(.biometryLockout, message: """
+                    too many failed attempts: fingers are refused for \(left) more seconds
                     """)
             }
             return nil

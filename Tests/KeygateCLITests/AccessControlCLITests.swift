@@ -100,19 +100,25 @@ final class AccessControlCLITests: XCTestCase {
         XCTAssertEqual(v["v"], "ggg", r.summary)
     }
 
-    func test_biometryAny_readsThroughTheBiometricService_withThePassword() throws {
+    func test_biometryAny_withNoFprintd_isAClearErrorAtOnce_neverThePassword() throws {
+        // No fprintd here (its system bus is absent): the finger cannot be asked, and the password
+        // is no substitute (FingerprintPresenceTests reads with a real fprintd and a virtual finger).
         let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s bio | keygate add -s svc -a a --access biometry-any; echo add=$?
-            keygate lock
-            printf 'v=%s\\n' "$(keygate get -s svc -a a)"
-            echo n=$(wc -l < "$HOME/prompts")
+            keygate unlock >/dev/null
+            echo n0=$(wc -l < "$HOME/prompts")
+            start=$(date +%s); keygate get -s svc -a a; echo get=$?; echo took=$(( $(date +%s) - start ))
+            echo n1=$(wc -l < "$HOME/prompts")
             keygate list -s svc | grep access
-            """)
+            """, extraEnvironment: ["KEYGATE_TEST_SYSTEM_BUS": "unix:path=/nonexistent/keygate-test-bus"])
         let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["v"], "bio", r.summary)
-        XCTAssertEqual(v["n"], "2", "init, then one authentication for the read: \(r.summary)")
+        XCTAssertEqual(v["get"], "53", "errSecNotAvailable: \(r.summary)")
+        XCTAssertTrue(r.err.contains("fprintd"), r.summary)
+        XCTAssertFalse(r.out.contains("bio\n"), r.summary)
+        XCTAssertEqual(v["n0"], v["n1"], "the password is never asked for a finger-only item: \(r.summary)")
+        XCTAssertLessThanOrEqual(Int(v["took"] ?? "") ?? 99, 10, r.summary)
         XCTAssertTrue(r.out.contains("access: biometry-any"), r.summary)
     }
 
@@ -142,7 +148,7 @@ final class AccessControlCLITests: XCTestCase {
         let r = try h.run("""
             printf %s x | keygate add -s s -a 1 --access user-presence,current-set; echo up=$?
             printf %s x | keygate add -s s -a 2 --access device-passcode,current-set --or --and; echo andor=$?
-            printf %s x | keygate add -s s -a 3 --access biometry-any,current-set; echo bio=$?
+            printf %s x | keygate add -s s -a 3 --access biometry-any,biometry-current-set; echo bio=$?
             printf %s x | keygate add -s s -a 4 --access fingerprint; echo unknown=$?
             printf %s x | keygate add -s s -a 5 --access device-passcode,current-set --or; echo ok=$?
             keygate list -s s | grep access

@@ -113,7 +113,7 @@ final class SecretServiceStoreTests: XCTestCase {
     func test_accessControl_isStoredAsTheKeygateAccessAttribute_inItsTextForm() throws {
         try Requirement.require(which("secret-tool") != nil, "secret-tool (libsecret-tools)")
         var written = contract.genericAttributes()
-        written.accessControl = [.biometryCurrentSet, .devicePasscode, .and]
+        written.accessControl = [.currentSet, .devicePasscode, .and]
         try store.create(written, blob: [1], replace: false)
 
         let shown = try Subprocess.run(["secret-tool", "search", "--all", "service", tag, "account", "alice"], timeout: 20)

@@ -108,7 +108,17 @@ final class KeygateSecurityTests: XCTestCase {
 
     // MARK: Biometric store: .biometryCurrentSet, LAContext on a background queue
 
-    func test_biometricStore_readsOnBackgroundQueue_withOneLAContext_promptingOnce() throws {
+    func test_biometricStore_readsOnBackgroundQueue_withOneLAContext_andOneFinger() throws {
+        // The iOS guide's .biometryCurrentSet store, with a real fprintd and a virtual finger
+        // (scripts/fprint-session): the gatekeeper runs pam_fprintd; the password only opens the keychain.
+        let fprint = try FprintSession()
+        defer { fprint.stop() }
+        let me = try UserAccount.current().name
+        try fprint.enroll(me, as: "finger-a")
+        for (name, value) in fprint.gatekeeperEnvironment { setenv(name, value, 1) }
+        defer { for name in fprint.gatekeeperEnvironment.keys { unsetenv(name) } }
+        let stack = "auth required pam_fprintd.so max-tries=1 timeout=10\naccount required pam_permit.so\n"
+        try stack.write(toFile: (environment?.pamConfdir ?? "/nonexistent") + "/keygate-biometry", atomically: true, encoding: .utf8)
         setenv("KEYGATE_TEST_REUSE_DURATION", "0", 1)   // only the LAContext may carry the authentication
         person = ScriptedPrompter([password, password, password])
         KeygateSecurityConfiguration.prompter = person
@@ -129,10 +139,12 @@ final class KeygateSecurityTests: XCTestCase {
             wait(for: [done], timeout: 30)
             return try XCTUnwrap(outcome).get()
         }
+        fprint.touch("finger-a")
         XCTAssertEqual(try read("alice"), Data("bio-token".utf8))
-        XCTAssertEqual(try read("bob"), Data([9, 8, 7]))
-        XCTAssertEqual(person.prompts.count, afterAdds + 1, "one prompt for both reads through one LAContext")
-        XCTAssertTrue(person.prompts.last?.contains("unlock your session") ?? false, "\(person.prompts)")
+        XCTAssertEqual(try read("bob"), Data([9, 8, 7]), "the context's one finger serves the second read")
+        XCTAssertEqual(person.prompts.count, afterAdds, "no password is asked for a finger-only item: \(person.prompts)")
+        XCTAssertTrue(person.notices.contains { $0.contains("unlock your session") && $0.contains("finger") },
+                      "the reason goes with fprintd's words: \(person.notices)")
     }
 
     // MARK: Apple's rules
@@ -372,9 +384,11 @@ final class KeygateSecurityTests: XCTestCase {
         XCTAssertEqual(code, .authenticationFailed)
     }
 
-    func test_LAContext_biometry_reportsWhatThePAMStackOffers_andCapsReuse() throws {
+    func test_LAContext_biometry_reportsWhatFprintdReports_andCapsReuse() throws {
+        setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/keygate-test-bus", 1)
+        defer { unsetenv("DBUS_SYSTEM_BUS_ADDRESS") }
         let context = LAContext()
-        XCTAssertEqual(context.biometryType, .none, "pam_matrix's stack has no fingerprint module")
+        XCTAssertEqual(context.biometryType, .none, "no fprintd to ask")
         var error: NSError?
         XCTAssertFalse(context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error))
         XCTAssertEqual(error?.code, LAError.Code.biometryNotAvailable.rawValue)
@@ -382,11 +396,18 @@ final class KeygateSecurityTests: XCTestCase {
         XCTAssertFalse(context.canEvaluatePolicy(.deviceOwnerAuthenticationWithWatch, error: nil))
         context.touchIDAuthenticationAllowableReuseDuration = 3600
         XCTAssertEqual(context.touchIDAuthenticationAllowableReuseDuration, 300)
-        let confdir = try XCTUnwrap(environment?.pamConfdir)
-        try "auth sufficient pam_fprintd.so\n".write(toFile: confdir + "/fingerprint", atomically: true, encoding: .utf8)
-        let original = try String(contentsOfFile: confdir + "/keygate", encoding: .utf8)
-        try ("@include fingerprint\n" + original).write(toFile: confdir + "/keygate", atomically: true, encoding: .utf8)
-        XCTAssertEqual(LAContext().biometryType, .touchID, "pam_fprintd included by the keygate service")
-        XCTAssertTrue(LAContext().canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: nil))
+
+        // A real fprintd with libfprint's virtual reader: a reader, then a finger.
+        let fprint = try FprintSession()
+        defer { fprint.stop() }
+        setenv("DBUS_SYSTEM_BUS_ADDRESS", fprint.values["DBUS_SYSTEM_BUS_ADDRESS"] ?? "", 1)
+        XCTAssertEqual(LAContext().biometryType, .touchID, "fprintd reports a reader, with no finger yet")
+        error = nil
+        XCTAssertFalse(LAContext().canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error))
+        XCTAssertEqual(error?.code, LAError.Code.biometryNotEnrolled.rawValue, "\(String(describing: error))")
+        try fprint.enroll(try UserAccount.current().name, as: "finger-a")
+        error = nil
+        XCTAssertTrue(LAContext().canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error),
+                      "\(String(describing: error))")
     }
 }

@@ -1,7 +1,8 @@
 // Real fprintd, polkitd and libfprint's virtual fingerprint device on a private system bus,
 // started by scripts/fprint-session for one test (skips locally, fails under CI, when fprintd
-// is missing). The session lives while its stdin is open: `stop()` closes it, and the script
-// stops what it started, by pid. A "finger" is a name: `touch("finger-a")` puts it on the
+// is missing). The session lives until its stop file appears: `stop()` makes it, and the
+// script stops what it started, by pid. (Not the end of a pipe: every process the test starts
+// afterwards, a user's gnome-keyring among them, inherits the pipe's open end.) A "finger" is a name: `touch("finger-a")` puts it on the
 // device once the device is claimed (within 20 s: by an enrollment or a verification), from root, since
 // the device's socket is root's.
 import Foundation
@@ -11,7 +12,7 @@ public final class FprintSession: @unchecked Sendable {
     /// The variables the script exports (KEYGATE_TEST_SYSTEM_BUS, KEYGATE_FPRINT_TOUCH, ...).
     public let values: [String: String]
     private let process: Process
-    private let input: Pipe
+    private let stopFile: String
 
     /// What a test-hook gatekeeper needs: the private bus and fprintd's print folder.
     public var gatekeeperEnvironment: [String: String] {
@@ -34,10 +35,12 @@ public final class FprintSession: @unchecked Sendable {
         let envFile = FileManager.default.temporaryDirectory.appendingPathComponent("kg-fprint-\(UUID().uuidString.prefix(8)).env").path
         process = Process()
         process.executableURL = URL(fileURLWithPath: PackagePaths.scripts + "/fprint-session")
-        process.arguments = ["--", "sh", "-c", "env | grep -E '^(KEYGATE_|DBUS_SYSTEM)' > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"; cat >/dev/null",
-                             "sh", envFile]
-        input = Pipe()
-        process.standardInput = input
+        stopFile = envFile + ".stop"
+        process.arguments = ["--", "sh", "-c", """
+            env | grep -E '^(KEYGATE_|DBUS_SYSTEM)' > "$1.tmp" && mv "$1.tmp" "$1"
+            while [ ! -e "$1.stop" ]; do sleep 0.2; done
+            """, "sh", envFile]
+        process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         var found: [String: String] = [:]
@@ -64,8 +67,10 @@ public final class FprintSession: @unchecked Sendable {
 
     /// Ends the session: fprintd, polkitd and the bus stop, the polkit rule and the prints go.
     public func stop() {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.waitUntilExit() }
+        guard process.isRunning else { return }
+        FileManager.default.createFile(atPath: stopFile, contents: nil)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: stopFile)
     }
 
     /// fprintd's pid now (it changes when a test restarts it).

@@ -116,8 +116,9 @@ public struct KeychainOperations: Sendable {
            AccessControl.stricter(item.attributes.accessControl, required) != item.attributes.accessControl {
             try keys.requirePasswordProtector()
             // A locked keychain: one prompt does both (the password typed also opens the master key).
+            // A finger types no password: then the keychain is opened first, by itself.
             let locked = keys.cache.load(KeyUnlocker.masterName) == nil && keys.keyStore.hasLoginProtector
-                && keys.authContext?.interactionNotAllowed != true
+                && keys.authContext?.interactionNotAllowed != true && !GateServer.isBiometric(required.constraints)
             let password = try keys.gate.requirePresence(for: identity, constraints: required,
                                                          reason: keys.promptReason(for: .useItem), fresh: locked)
             if locked { try keys.openAfterPresence(password) }
@@ -162,7 +163,12 @@ public struct KeychainOperations: Sendable {
         let needsPresence = slots.contains { header.gateSlots[$0].kind != .device }
         if needsPresence { try keys.requirePasswordProtector() }
         let locked = !Self.classPairAvailable(header.accessibility, keys: keys)
-        let fresh = locked && needsPresence && keys.keyStore.hasLoginProtector && keys.authContext?.interactionNotAllowed != true
+        // One prompt does both only where the gate asks for the password: a finger types none, so
+        // a locked keychain is opened first (the password), then the item (the finger).
+        let fingerOnly = GateServer.isBiometric(AccessControl(rawValue: header.accessControl).constraints)
+            && !header.gateSlots.contains { $0.kind == .currentSet }
+        let fresh = locked && needsPresence && !fingerOnly && keys.keyStore.hasLoginProtector
+            && keys.authContext?.interactionNotAllowed != true
         if locked && !fresh { _ = try keys.masterKey(createIfNeeded: false) }
         let opened: (shares: [SecureBytes?], password: SecureBytes?)
         // Inside a window the class half (an X25519 multiplication) is opened while the
