@@ -51,6 +51,7 @@ final class FingerprintPresenceTests: XCTestCase {
         XCTAssertTrue(wrong.out.contains("1 failed attempt since the last success"), "the scan was counted: \(wrong.summary)")
 
         // The password alone: the askpass answers it, but the item asks for a finger, and none comes.
+        fprint.settle()
         let started = Date()
         let password = try h.run("keygate get -s fp -a a; echo get=$?", extraEnvironment: env)
         XCTAssertEqual(password.values["get"], "51", password.summary)
@@ -78,6 +79,7 @@ final class FingerprintPresenceTests: XCTestCase {
         XCTAssertEqual(add.values["a1"], "0", add.summary)
         XCTAssertEqual(add.values["a2"], "0", add.summary)
         try fprint.enroll(h.user.name, finger: "left-index-finger", as: "finger-c")
+        fprint.settle()
 
         let dead = try h.run("keygate get -s cur -a a; echo get=$?", extraEnvironment: env)
         XCTAssertEqual(dead.values["get"], "44", "errSecItemNotFound: \(dead.summary)")
@@ -95,6 +97,7 @@ final class FingerprintPresenceTests: XCTestCase {
         XCTAssertEqual(fresh.values["get"], "cur2", fresh.summary)
 
         // Deleting every print kills it too.
+        fprint.settle()
         try fprint.deletePrints(h.user.name)
         let gone = try h.run("keygate get -s cur2 -a a; echo get=$?", extraEnvironment: env)
         XCTAssertEqual(gone.values["get"], "44", gone.summary)
@@ -170,6 +173,7 @@ final class FingerprintPresenceTests: XCTestCase {
         let victim = try h.run("printf 'get=%s\\n' \"$(keygate get -s fp -a a)\"", extraEnvironment: env)
         XCTAssertEqual(victim.values["get"], "s3cret", victim.summary)
         // Inside the victim's window, another session of the same uid: an askpass that cancels, no finger.
+        fprint.settle()
         try h.writeUserFile("cancel", "#!/bin/sh\nexit 1\n", mode: 0o700)
         let attacker = try h.run("""
             KEYGATE_ASKPASS="$HOME/cancel" keygate get -s fp -a a; echo get=$?
@@ -198,10 +202,11 @@ final class FingerprintPresenceTests: XCTestCase {
         var finger: [Double] = [], password: [Double] = []
         let touchLog = NSTemporaryDirectory() + "kg-touch-\(UUID().uuidString.prefix(6))"
         for _ in 0..<5 {
+            Thread.sleep(forTimeInterval: 2)   // the previous verification's device closed (FprintSession.enroll)
             // The scan's time, just before the virtual device gets it.
             let touch = fprint.values["KEYGATE_FPRINT_TOUCH"] ?? "/bin/false"
             DispatchQueue.global().async {
-                _ = try? Subprocess.run([touch, "finger-a", touchLog], timeout: 20)
+                _ = try? Subprocess.run([touch, "--verify", "finger-a", touchLog], timeout: 30)
             }
             let f = try h.run("keygate unlock >/dev/null; keygate get -s fp -a a >/dev/null; echo end=$(date +%s%N)",
                               extraEnvironment: env)

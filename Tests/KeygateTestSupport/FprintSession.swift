@@ -13,6 +13,8 @@ public final class FprintSession: @unchecked Sendable {
     public let values: [String: String]
     private let process: Process
     private let stopFile: String
+    /// The fingers still on the device (touch), which settle() waits for.
+    private let touches = DispatchGroup()
 
     /// What a test-hook gatekeeper needs: the private bus and fprintd's print folder.
     public var gatekeeperEnvironment: [String: String] {
@@ -85,15 +87,23 @@ public final class FprintSession: @unchecked Sendable {
         _ = try Subprocess.run([values["KEYGATE_FPRINT_RESTART"] ?? "/bin/false"], timeout: 30)
     }
 
-    /// Puts the finger `name` on the device, in the background: it waits (up to 20 s) until the
-    /// device is claimed, then scans once.
+    /// Puts the finger `name` on the device, in the background, for a verification: it waits (up
+    /// to 20 s) until the device is claimed, then scans, and again while the verification waits.
+    /// The previous finger is lifted first (settle).
     public func touch(_ name: String, after delay: TimeInterval = 0) {
+        settle()
         let touch = values["KEYGATE_FPRINT_TOUCH"] ?? "/bin/false"
-        DispatchQueue.global().async {
+        touches.enter()
+        DispatchQueue.global().async { [touches] in
             if delay > 0 { Thread.sleep(forTimeInterval: delay) }
-            _ = try? Subprocess.run([touch, name], timeout: 30)
+            _ = try? Subprocess.run([touch, "--verify", name], timeout: 30)
+            touches.leave()
         }
     }
+
+    /// Waits until every finger put on the device is lifted: a touch scans again while the
+    /// device stays claimed, so the next read must not start before it is done.
+    public func settle() { touches.wait() }
 
     /// Enrolls `finger` (fprintd's name, e.g. right-index-finger) for `user` with the scans of `name`.
     public func enroll(_ user: String, finger: String = "right-index-finger", as name: String) throws {
@@ -107,6 +117,9 @@ public final class FprintSession: @unchecked Sendable {
         guard r.status == 0, r.out.contains("enroll-completed") else {
             throw RequirementMissing(description: "fprintd-enroll did not complete: \(r.out) \(r.err)")
         }
+        // fprintd closes the device a moment after the enrollment; a finger put on it before
+        // that would be scanned into the closing device, not the next verification.
+        Thread.sleep(forTimeInterval: 2)
     }
 
     /// Deletes every print of `user`.
