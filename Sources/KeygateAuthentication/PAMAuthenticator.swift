@@ -24,12 +24,6 @@ package struct PAMAuthenticator {
         #endif
     }
 
-    /// Authenticates `user` through PAM (pam_authenticate then pam_acct_mgmt), at most maxTries attempts.
-    /// Returns the last PAM_PROMPT_ECHO_OFF answer of the successful conversation, in locked memory;
-    /// it is empty when the PAM stack let the user in without asking for a password.
-    /// `reason` is shown in the prompt, like Apple's localizedReason.
-    /// `attempts` counts each attempt before PAM runs and hears how it ended (AttemptCounter);
-    /// it may throw to refuse an attempt or to stop after a failure (the lockout does).
     /// What the stack checks, for the words of a failure.
     package enum Credential: Sendable {
         case password
@@ -38,6 +32,12 @@ package struct PAMAuthenticator {
         case fingerprint
     }
 
+    /// Authenticates `user` through PAM (pam_authenticate then pam_acct_mgmt), at most maxTries attempts.
+    /// Returns the last PAM_PROMPT_ECHO_OFF answer of the successful conversation, in locked memory;
+    /// it is empty when the PAM stack let the user in without asking for a password.
+    /// `reason` is shown in the prompt, like Apple's localizedReason.
+    /// `attempts` counts each attempt before PAM runs and hears how it ended (AttemptCounter);
+    /// it may throw to refuse an attempt or to stop after a failure (the lockout does).
     package func authenticate(prompter: any Prompter, reason: String?, maxTries: Int,
                               attempts: any AttemptCounter = UncountedAttempts(),
                               credential: Credential = .password) throws -> SecureBytes {

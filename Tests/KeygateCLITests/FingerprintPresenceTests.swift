@@ -19,7 +19,7 @@ final class FingerprintPresenceTests: XCTestCase {
 
     /// A user with finger-a enrolled as the right index finger, and the biometric stack of
     /// pam.d/keygate-biometry (a shorter scan timeout) in the harness's PAM folder.
-    private func enrolledUser(scanTimeout: Int = 5) throws -> (CLIUserHarness, FprintSession, [String: String]) {
+    private func enrolledUser(scanTimeout: Int = 10) throws -> (CLIUserHarness, FprintSession, [String: String]) {
         let fprint = try FprintSession()
         session = fprint
         let h = try CLIUserHarness()

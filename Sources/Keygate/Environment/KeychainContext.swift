@@ -175,13 +175,7 @@ final class KeychainContextCache: Sendable {
             guard append(info, to: &out, now: now) else { return nil }
             guard let dir = opendir(folder) else { return nil }
             defer { closedir(dir) }
-            var names: [String] = []
-            while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                }
-                if name != ".", name != ".." { names.append(name) }
-            }
+            let names = DirectoryNames.read(dir)
             for name in names.sorted() {
                 var file = stat()
                 guard fstatat(dirfd(dir), name, &file, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }

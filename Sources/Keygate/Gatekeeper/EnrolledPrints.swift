@@ -65,13 +65,7 @@ struct EnrolledPrints {
                 """)
         }
         defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != ".", name != ".." { names.append(name) }
-        }
+        let names = DirectoryNames.read(dir)
         for name in names {
             let full = path + "/" + name
             let rel = relative.isEmpty ? name : relative + "/" + name
