@@ -13,8 +13,8 @@ public final class FprintSession: @unchecked Sendable {
     public let values: [String: String]
     private let process: Process
     private let stopFile: String
-    /// The fingers still on the device (touch), which settle() waits for.
-    private let touches = DispatchGroup()
+    /// The fingers resting on the reader (touch), which settle() lifts.
+    private let fingers = LockedValue<[Process]>([])
 
     /// What a test-hook gatekeeper needs: the private bus and fprintd's print folder.
     public var gatekeeperEnvironment: [String: String] {
@@ -69,6 +69,7 @@ public final class FprintSession: @unchecked Sendable {
 
     /// Ends the session: fprintd, polkitd and the bus stop, the polkit rule and the prints go.
     public func stop() {
+        settle()
         guard process.isRunning else { return }
         FileManager.default.createFile(atPath: stopFile, contents: nil)
         process.waitUntilExit()
@@ -87,23 +88,28 @@ public final class FprintSession: @unchecked Sendable {
         _ = try Subprocess.run([values["KEYGATE_FPRINT_RESTART"] ?? "/bin/false"], timeout: 30)
     }
 
-    /// Puts the finger `name` on the device, in the background, for a verification: it waits (up
-    /// to 20 s) until the device is claimed, then scans, and again while the verification waits.
-    /// The previous finger is lifted first (settle).
-    public func touch(_ name: String, after delay: TimeInterval = 0) {
+    /// Puts the finger `name` on the reader, in the background, for a verification: it rests
+    /// there (touching whenever the device listens, up to 30 s) until settle() lifts it. The
+    /// previous finger is lifted first. `stamps`: a file that gets each scan's time (ns).
+    public func touch(_ name: String, stamps: String? = nil) {
         settle()
-        let touch = values["KEYGATE_FPRINT_TOUCH"] ?? "/bin/false"
-        touches.enter()
-        DispatchQueue.global().async { [touches] in
-            if delay > 0 { Thread.sleep(forTimeInterval: delay) }
-            _ = try? Subprocess.run([touch, "--verify", name], timeout: 30)
-            touches.leave()
-        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: values["KEYGATE_FPRINT_TOUCH"] ?? "/bin/false")
+        process.arguments = ["--verify", name] + (stamps.map { [$0] } ?? [])
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        if (try? process.run()) != nil { fingers.withLock { $0.append(process) } }
     }
 
-    /// Waits until every finger put on the device is lifted: a touch scans again while the
-    /// device stays claimed, so the next read must not start before it is done.
-    public func settle() { touches.wait() }
+    /// Lifts every finger resting on the reader: call it once the read it was for is done, so
+    /// that it cannot touch the next one.
+    public func settle() {
+        for process in fingers.withLock({ list in defer { list.removeAll() }; return list }) where process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
 
     /// Enrolls `finger` (fprintd's name, e.g. right-index-finger) for `user` with the scans of `name`.
     public func enroll(_ user: String, finger: String = "right-index-finger", as name: String) throws {
