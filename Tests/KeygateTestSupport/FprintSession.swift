@@ -2,13 +2,14 @@
 // started by scripts/fprint-session for one test (skips locally, fails under CI, when fprintd
 // is missing). The session lives until its stop file appears: `stop()` makes it, and the
 // script stops what it started, by pid. (Not the end of a pipe: every process the test starts
-// afterwards, a user's gnome-keyring among them, inherits the pipe's open end.) A "finger" is a name: `touch("finger-a")` puts it on the
-// device once the device is claimed (within 20 s: by an enrollment or a verification), from root, since
-// the device's socket is root's.
+// afterwards, a user's gnome-keyring among them, inherits the pipe's open end.) A "finger" is
+// a name: `touch("finger-a")` rests it on the reader for a verification until `settle()`
+// lifts it; `enroll` scans one five times. The test puts fingers there as root: the device's
+// socket is root's.
 import Foundation
 
 public final class FprintSession: @unchecked Sendable {
-    // @unchecked: set once in init; `process` and `input` are only used by stop(), once.
+    // @unchecked: set once in init; `process` is only used by stop(); `fingers` is locked.
     /// The variables the script exports (KEYGATE_TEST_SYSTEM_BUS, KEYGATE_FPRINT_TOUCH, ...).
     public let values: [String: String]
     private let process: Process
