@@ -2,7 +2,7 @@
 // results, `as! Data`, delete-then-add, and JSON-encoded Codable values. Only its imports
 // differ from the Apple original.
 import Foundation
-import KeygateSecurity
+import Security
 
 enum KeychainHelperError: Error, Equatable {
     case unhandled(OSStatus)
