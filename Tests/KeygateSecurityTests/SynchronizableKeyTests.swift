@@ -14,6 +14,8 @@ final class SynchronizableKeyTests: XCTestCase {
     private var environment: InProcessKeychain?
     private var service = ""
     private var person = ScriptedPrompter([])
+    /// The pass's store (make check runs the suite again with KEYGATE_STORE=embedded), restored after.
+    private let passStore = ProcessInfo.processInfo.environment["KEYGATE_STORE"]
 
     override func setUpWithError() throws {
         let keychain = try InProcessKeychain()
@@ -26,7 +28,7 @@ final class SynchronizableKeyTests: XCTestCase {
     override func tearDownWithError() throws {
         _ = try? KeychainOperations(prompter: ScriptedPrompter([])).delete(matching: ItemQuery(service: service))
         KeygateSecurityConfiguration.prompter = nil
-        unsetenv("KEYGATE_STORE")
+        if let passStore { setenv("KEYGATE_STORE", passStore, 1) } else { unsetenv("KEYGATE_STORE") }
         environment?.tearDown()
     }
 
