@@ -281,6 +281,12 @@ final class EmbeddedStore: ItemStore {
                 if writes { try db.execute("PRAGMA user_version = \(Self.schemaVersion)") }
                 return
             }
+            // A schema-1 file with no synchronizable item is keyed as schema 2 already: a read
+            // takes it as it is (reads never write), and the next write moves it.
+            if version == 1, !writes,
+               try db.scalarText("SELECT count(*) FROM attributes WHERE name = 'synchronizable' AND value = '1'") == "0" {
+                return
+            }
         }
         try db.writeTransaction {
             try db.execute("""

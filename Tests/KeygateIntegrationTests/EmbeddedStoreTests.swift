@@ -330,6 +330,20 @@ final class EmbeddedStoreTests: XCTestCase {
         XCTAssertEqual(try store.integrityCheck(), "ok")
     }
 
+    func test_aSchema1FileWithNoSynchronizableItem_isReadAsItIs_andMovedByTheNextWrite() throws {
+        try store.create(contract.genericAttributes(account: "plain"), blob: [6], replace: false)
+        let db = try SQLiteDatabase(path: store.path, create: false)
+        try db.execute("UPDATE schema_version SET version = 1; PRAGMA user_version = 1")
+
+        XCTAssertEqual(try store.search(ItemQuery(exactly: contract.genericAttributes(account: "plain").identity), loadBlobs: true)
+            .map(\.blob), [[6]])
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "1", "a read changes nothing")
+        try store.create(contract.genericAttributes(account: "second"), blob: [7], replace: false)
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2")
+        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), "2")
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 2)
+    }
+
     private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     // MARK: - concurrency and crashes
