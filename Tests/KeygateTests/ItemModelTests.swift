@@ -37,6 +37,11 @@ final class ItemModelTests: XCTestCase {
         XCTAssertEqual(ItemQuery(exactly: generic).exactIdentity, generic)
         let twin = ItemIdentity.generic(service: "s", account: "a", synchronizable: true)
         XCTAssertEqual(ItemQuery(exactly: twin).exactIdentity, twin, "synchronizable is part of the key")
+        XCTAssertNotEqual(twin, generic)
+        XCTAssertEqual(twin.canonicalBytes, ItemIdentity.generic(service: "s", account: "a").canonicalBytes,
+                       "twins share the sealed name: blobs stored before the flag joined the key still open")
+        XCTAssertEqual(ItemIdentity.generic(service: "s", account: "a").storeKey, ItemIdentity.generic(service: "s", account: "a").canonicalBytes)
+        XCTAssertNotEqual(twin.storeKey, twin.canonicalBytes, "the store key tells twins apart")
         XCTAssertEqual(ItemQuery(exactly: internet).exactIdentity, internet)
         // No protocol is stored as the empty one: the identity found has the same canonical bytes.
         XCTAssertEqual(ItemQuery(exactly: bare).exactIdentity?.canonicalBytes, bare.canonicalBytes)
