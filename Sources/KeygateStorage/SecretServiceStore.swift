@@ -260,9 +260,6 @@ private struct ServiceCalls {
         return out
     }
 
-    /// The paths of Keygate's items in the default collection whose attributes match `query`
-    /// (its label is matched later, client-side). One SearchItems, which answers unlocked and
-    /// locked items apart: a locked match, or no match in a locked collection, is `.locked`.
     /// Item paths in the order they were created: gnome-keyring numbers its items in creation
     /// order (".../login/7"), and SearchItems answers in its own hash order. Paths that are not
     /// numbered (KeePassXC's UUIDs) keep the provider's order, after the numbered ones.
@@ -272,6 +269,9 @@ private struct ServiceCalls {
         return paths.enumerated().sorted { (number($0.element), $0.offset) < (number($1.element), $1.offset) }.map(\.element)
     }
 
+    /// The paths of Keygate's items in the default collection whose attributes match `query`
+    /// (its label is matched later, client-side). One SearchItems, which answers unlocked and
+    /// locked items apart: a locked match, or no match in a locked collection, is `.locked`.
     func unlockedItems(matching query: ItemQuery, openingSession: Bool = false) throws -> [String] {
         // A process's first call sends ReadAlias (and OpenSession, for a read) with the search:
         // one wait instead of three.
@@ -289,6 +289,7 @@ private struct ServiceCalls {
         guard let searched = results.first else { throw SecretServiceFailure.map(nil, action: "search for items", deadline: deadline) }
         let reply = try searched.get()
         let prefix = collection + "/"
+        // In creation order, which SecItemCopyMatching's kSecMatchLimitAll keeps (as Apple's does).
         let unlocked = Self.inCreationOrder((reply.child(0)?.strings ?? []).filter { $0.hasPrefix(prefix) })
         let locked = (reply.child(1)?.strings ?? []).filter { $0.hasPrefix(prefix) }
         if !locked.isEmpty { throw SecretServiceFailure.locked(connection.provider(deadline)) }
