@@ -237,6 +237,20 @@ public struct KeychainOperations: Sendable {
             .sorted(by: Self.listOrder)
     }
 
+    /// The attributes of every matching item in the order they were created, as Apple's
+    /// SecItemCopyMatching returns them: by creation date (seconds), then in the store's own
+    /// order, which is creation order within a second (the embedded store's row ids, the Secret
+    /// Service's item numbers). Never prompts.
+    public func attributesInCreationOrder(matching query: ItemQuery) throws -> [ItemAttributes] {
+        try ItemFieldLimits.check(query)
+        return try store.search(query, loadBlobs: false)
+            .map(\.attributes)
+            .filter { query.matches($0) }
+            .enumerated()
+            .sorted { ($0.element.created, $0.offset) < ($1.element.created, $1.offset) }
+            .map(\.element)
+    }
+
     static func listOrder(_ lhs: ItemAttributes, _ rhs: ItemAttributes) -> Bool {
         (lhs.identity.itemClass.rawValue, lhs.identity.service, lhs.identity.server, lhs.identity.account)
             < (rhs.identity.itemClass.rawValue, rhs.identity.service, rhs.identity.server, rhs.identity.account)
