@@ -13,7 +13,8 @@ enum AddCommand: KeygateCommand {
         """)
     static let access = OptionSpec.value("--access", valueName: "LIST", help: """
         Require an authentication to read: user-presence, device-passcode, biometry-any, current-set (comma-separated; with \
-        --or or --and).
+        --or or --and), or none. Without it, a new item gets the policy's default-access (shipped: user-presence) and a \
+        replaced one (-U) keeps its own; what the item got is printed on standard error.
         """)
     static let or = OptionSpec.flag("--or", help: "Any one of the --access constraints is enough.")
     static let and = OptionSpec.flag("--and", help: "Every --access constraint is needed.")
@@ -27,7 +28,7 @@ enum AddCommand: KeygateCommand {
             without echo. Giving the secret as an argument is refused, because every user can read a process's arguments.
             """,
         aliases: ["add-generic-password", "add-internet-password"],
-        usage: "-s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] [--access LIST [--or|--and]] < secret",
+        usage: "-s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] [--access LIST [--or|--and] | --access none] < secret",
         options: ItemOptions.matching + [
             ItemOptions.label, ItemOptions.comment,
             update,
@@ -62,21 +63,22 @@ enum AddCommand: KeygateCommand {
             }
             accessibility = a
         }
-        var access: AccessControl?
-        if let list = args.value(Self.access) {
-            access = try AccessControl(parsing: list, or: args.flag(Self.or), and: args.flag(Self.and))
-        } else if args.flag(Self.or) || args.flag(Self.and) {
+        if args.value(Self.access) == nil, args.flag(Self.or) || args.flag(Self.and) {
             throw context.usageError("--or and --and combine the constraints given with --access", configuration)
         }
-        let attributes = ItemAttributes(identity: identity, label: args.value(ItemOptions.label),
-                                        comment: args.value(ItemOptions.comment), accessibility: accessibility,
-                                        accessControl: access)
+        let given = try AccessChoice.parse(args.value(Self.access), or: args.flag(Self.or), and: args.flag(Self.and))
+        var attributes = ItemAttributes(identity: identity, label: args.value(ItemOptions.label),
+                                        comment: args.value(ItemOptions.comment), accessibility: accessibility)
         for (value, what) in [(attributes.label, "label"), (attributes.comment, "comment")] {
             if let value { try ItemOptions.checkName(value, what) }
         }
         let operations = try context.operations(reason: "store \(identity.displayName)")
+        let replace = args.flag(Self.update)
+        let (access, source) = try AccessChoice.resolve(given, identity: identity, replace: replace, operations: operations)
+        attributes.accessControl = access
         let secret = try readSecret(for: identity, context: context)
-        try operations.add(attributes, secret: secret, replace: args.flag(Self.update))
+        let result = try operations.add(attributes, secret: secret, replace: replace)
+        Console.err(AccessChoice.statement(identity, source, result))
         return 0
     }
 

@@ -88,7 +88,10 @@ enum GitCredentialCommand: KeygateCommand {
                                              port: port, path: message.path ?? "")
         let url = "\(message.protocol ?? "")://\(message.host ?? "")\(message.path.map { "/" + $0 } ?? "")"
         let comment = message.passwordExpiryUTC.map { commentPrefix + $0 }
-        let attributes = ItemAttributes(identity: identity, label: "git: \(url)", comment: comment)
+        var attributes = ItemAttributes(identity: identity, label: "git: \(url)", comment: comment)
+        // git asks at a terminal: a new credential gets the policy's default-access (shipped:
+        // user-presence), a replaced one keeps its own (docs/INTEGRATIONS.md).
+        attributes.accessControl = try AccessChoice.resolve(nil, identity: identity, replace: true, operations: operations).0
         try operations.add(attributes, secret: try storedSecret(password, message.oauthRefreshToken), replace: true)
         return 0
     }
