@@ -38,13 +38,31 @@ final class TerminalCLITests: XCTestCase {
         try shell.answer("Retype the secret: ", with: secret)
         let added = try shell.finish()
         XCTAssertEqual(added.status, 0, added.screen)
-        XCTAssertEqual(added.screen, "Secret for vpn/alice: \nRetype the secret: \n")
+        XCTAssertEqual(added.screen, "Secret for vpn/alice: \nRetype the secret: \n" + (try TerminalShell.addedWithTheDefault("vpn/alice")))
 
         try shell.start("keygate get -s vpn -a alice")
         let read = try shell.finish(answering: [passwordPrompt(shell): shell.user.password])
         XCTAssertEqual(read.status, 0, read.screen)
         XCTAssertTrue(read.screen.hasSuffix(": \n\(secret)\n"), read.screen)
         assertNothingSecretShown(shell)  // the secret itself is printed by get, on purpose
+    }
+
+    func test_add_accessNone_saysWhatTheItemGot_andGetDoesNotAsk() throws {
+        let (shell, _) = try initializedShell()
+        try shell.start("keygate add -s cron -a job --access none")
+        try shell.answer("Secret for cron/job: ", with: secret)
+        try shell.answer("Retype the secret: ", with: secret)
+        let added = try shell.finish()
+        XCTAssertEqual(added.status, 0, added.screen)
+        XCTAssertEqual(added.screen, """
+            Secret for cron/job: 
+            Retype the secret: 
+            keygate: stored cron/job with access none: as given; it is read without a password while the keychain is unlocked
+
+            """)
+        let read = try shell.run("keygate get -s cron -a job")
+        XCTAssertEqual(read.status, 0, read.screen)
+        XCTAssertEqual(read.screen, "\(secret)\n", "no password asked while the keychain is unlocked")
     }
 
     func test_add_whenTheTwoEntriesDiffer_saysSo_andAsksAgain() throws {
@@ -63,7 +81,7 @@ final class TerminalCLITests: XCTestCase {
             Secret for vpn/alice: 
             Retype the secret: 
 
-            """)
+            """ + (try TerminalShell.addedWithTheDefault("vpn/alice")))
         assertNothingSecretShown(shell, also: [secret, "something else"])
     }
 
@@ -74,7 +92,7 @@ final class TerminalCLITests: XCTestCase {
         try shell.answer("Retype the secret: ", with: secret)
         let (screen, status) = try shell.finish()
         XCTAssertEqual(status, 0, screen)
-        XCTAssertEqual(screen, "Secret for vpn/alice: \nRetype the secret: \n")
+        XCTAssertEqual(screen, "Secret for vpn/alice: \nRetype the secret: \n" + (try TerminalShell.addedWithTheDefault("vpn/alice")))
         assertNothingSecretShown(shell, also: [secret])
     }
 
