@@ -141,14 +141,16 @@ public struct KeychainOperations: Sendable {
         return item
     }
 
-    /// The access control `item`'s blob was sealed with (nil = none). Throws .decode when the
-    /// stored attribute says otherwise: another process rewrote it, or put another blob there.
+    /// The access control `item`'s blob was sealed with (nil = none), which decides. Throws
+    /// .decode when the stored attribute calls a gated blob open, or an open blob gated: another
+    /// process rewrote it, or put another blob there. (Where both are gated and the details
+    /// differ, as in Keygate 1.x's test vectors, the blob's flags are what the gatekeeper holds.)
     static func sealedAccess(of item: StoredItem, identity: ItemIdentity) throws -> AccessControl? {
         guard let blob = item.blob else { return item.attributes.accessControl }
         let header = try SealedBlob.header(of: blob)
         let flags = header.scheme == GatedBlob.scheme ? try GatedBlob.header(of: blob).accessControl : 0
         let sealed = flags == 0 ? nil : AccessControl(rawValue: flags)
-        guard flags == item.attributes.accessControl?.rawValue ?? 0 else {
+        guard (flags == 0) == ((item.attributes.accessControl?.rawValue ?? 0) == 0) else {
             throw KeychainError.decode("""
                 the item \(identity.displayName) was tampered with: its access attribute \
                 (\(ItemAccess.text(item.attributes.accessControl))) does not match its sealed blob (\(ItemAccess.text(sealed))); \
