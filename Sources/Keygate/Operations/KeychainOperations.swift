@@ -104,7 +104,7 @@ public struct KeychainOperations: Sendable {
         do {
             decision = try keys.context.decision(for: identity)
         } catch {
-            // A broken system policy file refuses every policy-governed read, but an item that
+            // A broken system policy file refuses every read of an item (and every add), but an item that
             // is not there reads as absent, and the store's own failure comes first, as always.
             guard try storedItem(identity) == nil else { throw error }
             return nil
