@@ -65,6 +65,21 @@ final class TerminalCLITests: XCTestCase {
         XCTAssertEqual(read.screen, "\(secret)\n", "no password asked while the keychain is unlocked")
     }
 
+    func test_addGenericPassword_dashWValue_storesIt_withTheWarning_andNoPrompt() throws {
+        let (shell, _) = try initializedShell()
+        let added = try shell.run("keygate add-generic-password -s web -a alice -w 'w-value-1' --access none")
+        XCTAssertEqual(added.status, 0, added.screen)
+        XCTAssertEqual(added.screen, """
+            keygate: warning: the secret was given on the command line: other users of this host can read it in /proc/PID/cmdline \
+            while keygate runs, and your shell may keep it in its history; pipe it on standard input (printf %s "$SECRET" | \
+            keygate add …) or put -w last to be prompted
+            keygate: stored web/alice with access none: as given; it is read without a password while the keychain is unlocked
+
+            """)
+        let read = try shell.run("keygate find-generic-password -s web -a alice -w")
+        XCTAssertEqual(read.screen, "w-value-1\n")
+    }
+
     func test_add_whenTheTwoEntriesDiffer_saysSo_andAsksAgain() throws {
         let (shell, _) = try initializedShell()
         try shell.start("keygate add -s vpn -a alice")

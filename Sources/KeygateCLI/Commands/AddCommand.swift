@@ -18,7 +18,10 @@ enum AddCommand: KeygateCommand {
         """)
     static let or = OptionSpec.flag("--or", help: "Any one of the --access constraints is enough.")
     static let and = OptionSpec.flag("--and", help: "Every --access constraint is needed.")
-    static let promptForSecret = OptionSpec.flag("-w", help: "Ask for the secret at a prompt (macOS spelling). A value after -w is refused.")
+    static let promptForSecret = OptionSpec.optionalValue("-w", valueName: "SECRET", help: """
+        Last, ask for the secret at a prompt (macOS spelling). With a value, store that value, as macOS does, with a warning: \
+        every user of this host can read a command line, and shells keep it in their history.
+        """)
 
     static let configuration = CommandConfiguration(
         commandName: "add",
@@ -44,14 +47,8 @@ enum AddCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         if !args.positionals.isEmpty {
-            throw context.usageError(
-                args.flag(Self.promptForSecret)
-                    ? """
-                        a secret given on the command line is refused: other users can read it in /proc/PID/cmdline and it stays in shell \
-                        history. Pipe it on standard input (printf %s \"$SECRET\" | keygate add …) or leave out the value to be prompted
-                        """
-                    : "unexpected argument: secrets are never taken from arguments; pipe the secret on standard input",
-                configuration)
+            throw context.usageError("unexpected argument: secrets are never taken from arguments (but `-w SECRET`, as on macOS); "
+                                     + "pipe the secret on standard input", configuration)
         }
         let identity = try ItemOptions.identity(args, configuration, context)
         var accessibility = Accessibility.whenUnlocked
@@ -76,7 +73,23 @@ enum AddCommand: KeygateCommand {
         let replace = args.flag(Self.update)
         let (access, source) = try AccessChoice.resolve(given, identity: identity, replace: replace, operations: operations)
         attributes.accessControl = access
-        let secret = try readSecret(for: identity, context: context)
+        let secret: SecureBytes
+        if let given = args.value(Self.promptForSecret), !given.isEmpty {
+            // macOS accepts it; the value is never echoed, logged or audited.
+            Console.err("""
+                keygate: warning: the secret was given on the command line: other users of this host can read it in \
+                /proc/PID/cmdline while keygate runs, and your shell may keep it in its history; pipe it on standard input \
+                (printf %s "$SECRET" | keygate add …) or put -w last to be prompted
+
+                """)
+            var bytes = Array(given.utf8)
+            secret = try SecureBytes(consuming: &bytes)
+            guard secret.count <= maxSecretBytes else {
+                throw KeychainError(.param, "the secret given with -w is \(secret.count) bytes, more than the \(maxSecretBytes)-byte limit")
+            }
+        } else {
+            secret = try readSecret(for: identity, context: context)
+        }
         let result = try operations.add(attributes, secret: secret, replace: replace)
         Console.err(AccessChoice.statement(identity, source, result))
         return 0
