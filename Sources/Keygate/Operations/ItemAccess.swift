@@ -12,11 +12,15 @@ public struct ItemAccess: Sendable, Equatable {
     public var sealed: AccessControl?
     /// The policy line of the floor that raised `requested`, when one did.
     public var raisedBy: PolicyOrigin?
+    /// Why this keychain can never satisfy `sealed` (no password protector to authenticate
+    /// with: a host-protected service account), or nil.
+    public var neverSatisfied: String?
 
-    public init(requested: AccessControl?, sealed: AccessControl?, raisedBy: PolicyOrigin?) {
+    public init(requested: AccessControl?, sealed: AccessControl?, raisedBy: PolicyOrigin?, neverSatisfied: String? = nil) {
         self.requested = requested
         self.sealed = sealed
         self.raisedBy = raisedBy
+        self.neverSatisfied = neverSatisfied
     }
 
     /// The policy text of an access control: "none", "user-presence", "device-passcode,current-set and".
@@ -38,12 +42,21 @@ extension KeychainOperations {
         return DefaultAccess(access: decision.defaultAccess, origin: decision.origins[.defaultAccess])
     }
 
-    /// What an item asked for `requested` is sealed with under `decision`: raised to the floor.
-    static func access(requested: AccessControl?, decision: PolicyDecision) -> ItemAccess {
+    /// What an item asked for `requested` is sealed with under `decision`: raised to the floor;
+    /// and whether this keychain can ever satisfy it (issue 39, 8).
+    func access(requested: AccessControl?, decision: PolicyDecision) -> ItemAccess {
         let requested = requested.flatMap { $0.constraints.isEmpty ? nil : $0 }
         let sealed = AccessControl.stricter(requested, decision.minimumAccess)
+        var never: String?
+        if sealed != nil, (try? keys.requirePasswordProtector()) == nil {
+            never = """
+                the keychain of \(keys.context.userName) has no password protector (only the host protector and the recovery key \
+                open it), so nothing can ever satisfy \(ItemAccess.text(sealed)) and every read of this item will fail (exit 36): \
+                store it with --access none, or give it default-access = none and no minimum-access in a system policy
+                """
+        }
         return ItemAccess(requested: requested, sealed: sealed,
-                          raisedBy: sealed == requested ? nil : decision.origins[.minimumAccess])
+                          raisedBy: sealed == requested ? nil : decision.origins[.minimumAccess], neverSatisfied: never)
     }
 }
 

@@ -48,7 +48,7 @@ public struct KeychainOperations: Sendable {
         try requested.accessControl?.validate()
         // The creator's access control, raised to the policy's floor, is what gets sealed.
         let decision = try keys.context.decision(for: requested.identity)
-        let access = Self.access(requested: requested.accessControl, decision: decision)
+        let access = self.access(requested: requested.accessControl, decision: decision)
         var attributes = requested
         attributes.accessControl = access.sealed
         attributes.accessibility = Accessibility.stricter(requested.accessibility, decision.accessible) ?? requested.accessibility

@@ -65,6 +65,7 @@ enum AccessChoice {
         } else if source != .given, result.raisedBy == nil {
             why += "; --access none stores an item read without a password while the keychain is unlocked"
         }
-        return "keygate: stored \(identity.displayName) with access \(access): \(why)\n"
+        let warning = result.neverSatisfied.map { "keygate: warning: \($0)\n" } ?? ""
+        return "keygate: stored \(identity.displayName) with access \(access): \(why)\n" + warning
     }
 }
