@@ -64,6 +64,15 @@ final class ManPageTests: XCTestCase {
         XCTAssertTrue(page.contains("otherwise it asks nothing before the recovery key"), page)
     }
 
+    func test_keygatePage_statesTheSecretSizeLimit_theProgramEnforces() throws {
+        // Issue 39, 13: the limit was in no page. HostileInputCLITests checks that add refuses more (exit 206).
+        let source = try String(contentsOfFile: PackagePaths.root + "/man/keygate.1.scd", encoding: .utf8)
+        XCTAssertTrue(source.replacingOccurrences(of: "\n\t", with: " ").contains("A secret is at most 64 KiB (65536 bytes)"))
+        let help = try Subprocess.run([PackagePaths.keygateBinary, "add", "--help"])
+        XCTAssertTrue(help.out.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
+                        .contains("at most 64 KiB (65536 bytes)"), help.out)
+    }
+
     func test_keygatePage_listsEveryVerbTheCLIOffers() throws {
         let help = try Subprocess.run([PackagePaths.keygateBinary, "--help"])
         XCTAssertEqual(help.status, 0, help.err)

@@ -28,7 +28,8 @@ enum AddCommand: KeygateCommand {
         abstract: "Add an item; the secret comes from standard input or a prompt.",
         discussion: """
             The secret is read from standard input when it is not a terminal (exact bytes, binary-safe), or asked for twice \
-            without echo. Giving the secret as an argument is refused, because every user can read a process's arguments.
+            without echo; it is at most 64 KiB (65536 bytes). Giving the secret as an argument is refused, because every \
+            user can read a process's arguments; only macOS's -w SECRET is taken, with a warning.
             """,
         aliases: ["add-generic-password", "add-internet-password"],
         usage: "-s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] [--access LIST [--or|--and] | --access none] < secret",
