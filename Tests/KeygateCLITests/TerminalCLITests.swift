@@ -80,6 +80,28 @@ final class TerminalCLITests: XCTestCase {
         XCTAssertEqual(read.screen, "w-value-1\n")
     }
 
+    func test_gitCredentialGet_namesWhatItUnlocks_beforeThePasswordPrompt() throws {
+        // Issue 39, 13: right after git's "Cloning into …", a bare "Password for USER:" was taken for the remote's.
+        let (shell, _) = try initializedShell()
+        let stored = try shell.run(
+            "printf 'protocol=https\\nhost=git.example.test\\nusername=alice\\npassword=g1t-pw\\n\\n' | keygate git-credential store")
+        XCTAssertEqual(stored.status, 0, stored.screen)
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        try shell.start("printf 'protocol=https\\nhost=git.example.test\\n\\n' | keygate git-credential get")
+        try shell.answer(passwordPrompt(shell), with: shell.user.password)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertEqual(screen, """
+            [keygate] git asks your keychain for its credential for git.example.test: type your login password to unlock it, not \
+            the password of git.example.test
+            Password for \(shell.user.name): 
+            username=alice
+            password=g1t-pw
+
+            """)
+        assertNothingSecretShown(shell)
+    }
+
     func test_add_whenTheTwoEntriesDiffer_saysSo_andAsksAgain() throws {
         let (shell, _) = try initializedShell()
         try shell.start("keygate add -s vpn -a alice")

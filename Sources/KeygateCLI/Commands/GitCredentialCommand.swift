@@ -38,7 +38,12 @@ enum GitCredentialCommand: KeygateCommand {
         guard let query = message.query() else {
             throw KeychainError(.param, "git gave no host: nothing to \(operation)")
         }
-        let operations = try context.operations(reason: "git credential for \(message.host ?? "")")
+        // The prompt comes right after git's own output ("Cloning into …"): it names what is unlocked and
+        // whose password opens it, so that nobody types the remote's password there (issue 39, 13).
+        let operations = try context.operations(reason: """
+            git asks your keychain for its credential for \(message.host ?? ""): type your login password to unlock it, \
+            not the password of \(message.host ?? "the remote")
+            """)
         switch operation {
         case "get": return try get(message, query, operations)
         case "store": return try store(message, operations)
