@@ -28,3 +28,14 @@ static inline int keygate_lock_all_memory(void) { return mlockall(MCL_CURRENT | 
 
 /* Names the process (comm, as ps and top show it; at most 15 bytes). */
 static inline int keygate_set_process_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+#include <sys/ioctl.h>
+#include <termios.h>
+/* Discards what was typed on the terminal `fd` and not read yet (tcflush TCIFLUSH); returns
+   how many bytes that was (FIONREAD), or -1 when `fd` is no terminal. */
+static inline int keygate_tty_discard_typeahead(int fd) {
+    int pending = 0;
+    if (ioctl(fd, FIONREAD, &pending) != 0) return -1;
+    if (pending > 0 && tcflush(fd, TCIFLUSH) != 0) return -1;
+    return pending;
+}

@@ -128,6 +128,7 @@ public enum KeygateMain {
             return try command.run(parsed, context: context)
         } catch let error as KeychainError {
             if !error.message.isEmpty { Console.err("keygate: \(error.message)\n") }
+            TypeAhead.discard(after: error)
             return error.exitCode
         } catch let error as UsageError {
             Console.err("keygate: \(error.message)\n\(error.usage)\n")

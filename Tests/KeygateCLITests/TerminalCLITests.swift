@@ -170,6 +170,32 @@ final class TerminalCLITests: XCTestCase {
         assertNothingSecretShown(shell, also: ["not-the-password"])
     }
 
+    func test_lockout_refusesWithoutPrompting_andDiscardsWhatWasTypedAhead() throws {
+        // Issue 39, 11: a lockout refuses at once, so a password typed ahead would reach the shell.
+        let shell = try lockedShell()
+        try shell.start("keygate get -s vpn -a alice")
+        let first = try shell.finish(answering: [passwordPrompt(shell): "not-the-password"])
+        XCTAssertEqual(first.status, 51, first.screen)
+        try shell.start("keygate get -s vpn -a alice")
+        let second = try shell.finish(answering: [passwordPrompt(shell): "not-the-password"])
+        XCTAssertEqual(second.status, 51, second.screen)
+        XCTAssertTrue(second.screen.contains("too many failed attempts"), "five failures start the lockout: \(second.screen)")
+        // The command and, in the same keystrokes, a password typed ahead for the prompt that will not come.
+        let line = "keygate get -s vpn -a alice; echo \"[rc=$?]\""
+        shell.terminal.type(line + "\r" + "typed-ahead-pw\r")
+        _ = try shell.terminal.expect(line + "\n")
+        let screen = try shell.terminal.expect("[rc=", timeout: 60)
+        XCTAssertEqual(try shell.terminal.expect("]"), "51]", screen)
+        _ = try shell.terminal.expect("$ ")
+        XCTAssertTrue(screen.contains("""
+            keygate: too many failed attempts: gated items are locked for
+            """), screen)
+        XCTAssertTrue(screen.contains("keygate: discarded what was typed ahead (15 bytes), so that it does not reach your shell\n"),
+                      screen)
+        XCTAssertEqual(try shell.run("echo still-here").screen, "still-here\n", "the shell read nothing typed ahead")
+        XCTAssertFalse(shell.terminal.screen.contains("typed-ahead-pw"), "never echoed, never run:\n\(shell.terminal.screen)")
+    }
+
     // MARK: unlocking and re-wrapping
 
     func test_unlock_asksForThePassword() throws {
