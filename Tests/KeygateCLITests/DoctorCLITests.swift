@@ -48,7 +48,7 @@ final class DoctorCLITests: XCTestCase {
         let checks = try XCTUnwrap(parsed, r.out)
         XCTAssertEqual(Set(checks.map { $0["check"] ?? "" }),
                        ["session-bus", "pam-services", "pam-stacks", "policy-files", "host-key", "gatekeeper", "keyring-quota",
-                        "same-user-isolation", "store", "secret-service", "keychain", "timeouts"])
+                        "same-user-isolation", "audit-log", "store", "secret-service", "disk-space", "keychain", "timeouts"])
         XCTAssertEqual(checks.first { $0["check"] == "secret-service" }?["status"], "FAIL")
         XCTAssertEqual(r.status, 53)
     }
@@ -68,5 +68,26 @@ final class DoctorCLITests: XCTestCase {
         XCTAssertEqual(check["detail"]?.contains("ptrace"), ptraceOpen, check["detail"] ?? "")
         XCTAssertEqual(check["detail"]?.contains("TIOCSTI"), tiocstiOpen, check["detail"] ?? "")
         if tiocsti == "1" { XCTAssertTrue(check["advice"]?.contains("sysctl -w dev.tty.legacy_tiocsti=0") ?? false, "\(check)") }
+    }
+
+    /// Issue 39, 4: where audit lines go follows whether something listens on this machine's /dev/log, looked at here.
+    func test_doctor_saysWhereAuditLinesGo_andWarnsWhenNothingListensOnDevLog() throws {
+        let r = try Subprocess.run([PackagePaths.keygateBinary, "doctor", "--json"],
+                                   environment: environment(["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/keygate-bus"]))
+        let checks = try XCTUnwrap(try JSONSerialization.jsonObject(with: r.stdout) as? [[String: String]], r.out)
+        let check = try XCTUnwrap(checks.first { $0["check"] == "audit-log" }, r.out)
+        var info = stat()
+        let listening = lstat("/dev/log", &info) == 0 && (info.st_mode & S_IFMT == S_IFSOCK || info.st_mode & S_IFMT == S_IFLNK)
+        if listening {
+            XCTAssertEqual(check["status"], "OK", "\(check)")
+            XCTAssertTrue(check["detail"]?.hasPrefix("audit lines go to ") ?? false, "\(check)")
+        } else {
+            XCTAssertEqual(check["status"], "WARN", "\(check)")
+            XCTAssertEqual(check["detail"], """
+                nothing listens on /dev/log: Keygate's audit lines (every unlock, authentication and refusal) and pam_keygate's \
+                log lines are lost
+                """)
+            XCTAssertTrue(check["advice"]?.contains("rsyslog") ?? false, "\(check)")
+        }
     }
 }

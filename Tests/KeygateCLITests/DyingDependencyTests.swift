@@ -206,6 +206,28 @@ final class DyingDependencyTests: XCTestCase {
         XCTAssertFalse(r.err.contains("or set XDG_DATA_HOME"), "no advice that points away from the items: \(r.summary)")
     }
 
+    func test_fullDisk_doctorFails_namingTheDiskAndWhatFails() throws {
+        // Issue 39, 10: a full disk was a state doctor missed.
+        let h = try CLIUserHarness()
+        let made = try h.run("printf %s d | keygate add -s disk -a k --access none")
+        XCTAssertEqual(made.status, 0, made.summary)
+        let r = try h.runWithMounts("""
+            t=$(mktemp -d) && mount -t tmpfs -o size=256k,mode=0700 kg-full "$t" && cp -a "$D/." "$t/" \\
+              && chown "$(stat -c %u:%g "$D")" "$t" && mount --bind "$t" "$D" \\
+              && (dd if=/dev/zero of="$D/.filler" bs=4k 2>/dev/null; true)
+            """, """
+            keygate doctor > "$HOME/doctor.out" 2>&1; echo doctor=$?
+            grep 'disk-space' "$HOME/doctor.out"; grep -A1 '^FAIL disk-space' "$HOME/doctor.out" | tail -1
+            echo v=$(keygate get -s disk -a k)
+            """)
+        XCTAssertEqual(r.values["doctor"], "53", "a FAIL: \(r.summary)")
+        XCTAssertTrue(r.out.contains("FAIL disk-space: "), r.summary)
+        XCTAssertTrue(r.out.contains(" KiB free where \(h.user.home)/.local/share/keygate is: the disk is full, "
+                                     + "so adding items, keygate passwd and unlocking's records fail (reads still work)"), r.summary)
+        XCTAssertTrue(r.out.contains("     -> free some space on that file system, then run keygate doctor again"), r.summary)
+        XCTAssertEqual(r.values["v"], "d", "reads still work: \(r.summary)")
+    }
+
     func test_fullDataFolder_passwdFailsClearly_andTheOldPasswordStillOpens() throws {
         let h = try CLIUserHarness()
         let made = try h.run("printf %s full | keygate add -s full -a k && keygate lock --all")
