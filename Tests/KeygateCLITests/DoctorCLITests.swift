@@ -90,4 +90,29 @@ final class DoctorCLITests: XCTestCase {
             XCTAssertTrue(check["advice"]?.contains("rsyslog") ?? false, "\(check)")
         }
     }
+
+    /// Issue 39, 2: the advice names the paths of the install that runs, not Debian's or the source tree's. A
+    /// prefix laid out as `make install` lays out /usr/local (bin/, libexec/keygate/, share/doc/keygate/examples/).
+    func test_doctor_advice_namesTheInstallsOwnPaths() throws {
+        let prefix = NSTemporaryDirectory() + "keygate-prefix-\(UUID().uuidString)"
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: prefix) }
+        let fm = FileManager.default
+        for folder in ["bin", "libexec/keygate", "share/doc/keygate/examples"] {
+            try fm.createDirectory(atPath: prefix + "/" + folder, withIntermediateDirectories: true)
+        }
+        try fm.copyItem(atPath: PackagePaths.keygateBinary, toPath: prefix + "/bin/keygate")
+        try fm.copyItem(atPath: PackagePaths.scripts + "/secret-session", toPath: prefix + "/libexec/keygate/secret-session")
+        try fm.copyItem(atPath: PackagePaths.root + "/contrib/systemd/keygate-secret-service.service",
+                        toPath: prefix + "/share/doc/keygate/examples/keygate-secret-service.service")
+        let r = try Subprocess.run([prefix + "/bin/keygate", "doctor"],
+                                   environment: environment(["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/keygate-bus"]))
+        let lines = r.out.split(separator: "\n").map(String.init)
+        let bus = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("FAIL session-bus:") }, r.out)
+        XCTAssertEqual(lines[bus + 1], """
+                 -> start a session bus with gnome-keyring: log in to a desktop session, enable the user unit \
+            \(prefix)/share/doc/keygate/examples/keygate-secret-service.service, or run the command under \
+            \(prefix)/libexec/keygate/secret-session
+            """)
+        XCTAssertFalse(r.out.contains("contrib/systemd"), "no path of the source tree: \(r.out)")
+    }
 }
