@@ -13,7 +13,7 @@ public enum KeygateMain {
         InitCommand.self, AddCommand.self, GetCommand.self, FindCommand.self, DeleteCommand.self, DeletePasswordCommand.self,
         ListCommand.self, DumpKeychainCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         PasswdCommand.self, SetupHostCommand.self, PolicyCommand.self, DoctorCommand.self,
-        ExecCommand.self, MigrateCommand.self, ListKeychainsCommand.self, ShowKeychainInfoCommand.self,
+        ExecCommand.self, MigrateCommand.self, ListKeychainsCommand.self, ShowKeychainInfoCommand.self, ForgetUserCommand.self,
         SearchCommand.self, LookupCommand.self, StoreCommand.self, ClearCommand.self,
         GitCredentialCommand.self, DockerCredentialCommand.self, SSHAddCommand.self, SSHAskpassCommand.self,
     ]
