@@ -29,6 +29,32 @@ static inline int keygate_lock_all_memory(void) { return mlockall(MCL_CURRENT | 
 /* Names the process (comm, as ps and top show it; at most 15 bytes). */
 static inline int keygate_set_process_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
 
+#include <fcntl.h>
+#ifndef O_TMPFILE
+#define O_TMPFILE (020000000 | O_DIRECTORY)
+#endif
+/* An unnamed regular file in the folder `dirfd` (O_TMPFILE, write-only, close-on-exec), or -1:
+   it gets a name (linkat) only once written, so a writer stopped halfway leaves nothing behind.
+   O_TMPFILE is a compound macro, which Swift does not import. */
+static inline int keygate_open_tmpfile(int dirfd, mode_t mode) {
+    return openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+}
+
+#include <stdio.h>
+#include <errno.h>
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+/* Names the unnamed file `fd` as `name` in the folder `dirfd`: through /proc/self/fd (any user),
+   else AT_EMPTY_PATH (root). 0, or -1 with errno (EEXIST when `name` exists). */
+static inline int keygate_link_unnamed(int fd, int dirfd, const char *name) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW) == 0) return 0;
+    if (errno == EEXIST) return -1;
+    return linkat(fd, "", dirfd, name, AT_EMPTY_PATH);
+}
+
 #include <sys/ioctl.h>
 #include <termios.h>
 /* Discards what was typed on the terminal `fd` and not read yet (tcflush TCIFLUSH); returns

@@ -28,10 +28,10 @@ package struct PAMAuthenticator {
     /// Returns the last PAM_PROMPT_ECHO_OFF answer of the successful conversation, in locked memory;
     /// it is empty when the PAM stack let the user in without asking for a password.
     /// `reason` is shown in the prompt, like Apple's localizedReason.
-    /// `afterFailedAttempt` runs after each wrong password, before the next try; it may
-    /// throw to stop (the lockout after repeated failures does).
+    /// `attempts` counts each attempt before PAM runs and hears how it ended (AttemptCounter);
+    /// it may throw to refuse an attempt or to stop after a failure (the lockout does).
     package func authenticate(prompter: any Prompter, reason: String?, maxTries: Int,
-                      afterFailedAttempt: () throws -> Void = {}) throws -> SecureBytes {
+                              attempts: any AttemptCounter = UncountedAttempts()) throws -> SecureBytes {
         try validateNames()
         try prompter.ensureAvailable()
         try checkServiceInstalled()
@@ -40,8 +40,10 @@ package struct PAMAuthenticator {
         let handle = try PAMHandle(service: service, user: user, conversation: conversation, confdir: confdir)
         let tries = max(1, maxTries)
         for attempt in 1...tries {
+            try attempts.begin()
             conversation.beginAttempt()
             let status = handle.authenticate()
+            if conversation.canceled || conversation.failure != nil, !conversation.answered { attempts.unanswered() }
             if conversation.canceled {
                 throw KeychainError.userCanceled("authentication for \(user) was canceled: nothing was unlocked")
             }
@@ -49,15 +51,17 @@ package struct PAMAuthenticator {
             switch status {
             case PAM_SUCCESS:
                 try checkAccount(handle)
+                try attempts.succeeded()
                 return try conversation.password ?? SecureBytes(count: 0)
             case PAM_AUTH_ERR, PAM_CRED_INSUFFICIENT:
-                try afterFailedAttempt()
+                try attempts.failed()
                 if attempt < tries { prompter.notify("Sorry, try again.") }
             case PAM_MAXTRIES:
                 // pam_unix counts failures per handle and says "no more" on its own limit.
-                try afterFailedAttempt()
+                try attempts.failed()
                 throw KeychainError.authFailed(Self.incorrectAttempts(attempt, user: user))
             default:
+                if !conversation.answered { attempts.unanswered() }
                 throw error(for: status, handle: handle, during: "authentication")
             }
         }

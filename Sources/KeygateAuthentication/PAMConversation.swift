@@ -19,6 +19,8 @@ final class PAMConversation {
     private(set) var failure: (any Error)?
     /// How many prompts were shown, over all attempts.
     private(set) var promptCount = 0
+    /// An answer reached PAM during the current attempt (it was a guess, whatever came of it).
+    private(set) var answered = false
 
     init(prompter: any Prompter, user: String, reason: String?) {
         self.prompter = prompter
@@ -31,6 +33,7 @@ final class PAMConversation {
         password = nil
         canceled = false
         failure = nil
+        answered = false
     }
 
     /// The struct for pam_start. It points at `self` without retaining it: the caller
@@ -87,6 +90,7 @@ final class PAMConversation {
                     return PAM_CONV_ERR
                 }
                 replies[index].resp = copy
+                answered = true
                 if isPassword { password = answer }
             case PAM_ERROR_MSG, PAM_TEXT_INFO:
                 prompter.notify(text)

@@ -6,14 +6,17 @@
 // Crash safety: WAL journal, synchronous=FULL, and every write is one BEGIN IMMEDIATE
 // transaction, so a process killed at any instant leaves each item old or new.
 // Duplicates are refused by the database itself (a UNIQUE index on the identity's
-// canonical bytes). Other processes: a busy timeout plus bounded retries, both within
+// primary key bytes, ItemIdentity.storeKey: schema 2; schema 1 keyed the name alone, before
+// kSecAttrSynchronizable joined the key). Other processes: a busy timeout plus bounded retries, both within
 // the store's deadline. SQLite calls go through SQLiteDatabase; errors are worded here.
 import KeygateCore
 internal import Glibc
 
 final class EmbeddedStore: ItemStore {
     static let fileName = "items.sqlite"
-    static let schemaVersion: Int64 = 1
+    /// 2: the identity column is ItemIdentity.storeKey (a synchronizable item's key carries the
+    /// flag). A schema-1 file is moved to 2 by the first connection that opens it.
+    static let schemaVersion: Int64 = 2
     static let backendName = "embedded (SQLite)"
 
     let directory: String
@@ -42,7 +45,7 @@ final class EmbeddedStore: ItemStore {
     }
 
     func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
-        let identity = attributes.identity.canonicalBytes
+        let identity = attributes.identity.storeKey
         let label = ItemAttributeCodec.label(for: attributes)
         let encoded = ItemAttributeCodec.encode(attributes)
         try withDatabase(action: "store the item", create: true, writes: true) { db in
@@ -139,7 +142,7 @@ final class EmbeddedStore: ItemStore {
         let select: SQLiteStatement
         if let identity = query.exactIdentity {
             select = try db.prepare(columns + " WHERE identity = ?1")
-            try select.bind(1, blob: identity.canonicalBytes)
+            try select.bind(1, blob: identity.storeKey)
         } else {
             let constraints = ItemAttributeCodec.encode(query).sorted { $0.key < $1.key }
             var sql = columns
@@ -302,6 +305,12 @@ final class EmbeddedStore: ItemStore {
                 if writes { try db.execute("PRAGMA user_version = \(Self.schemaVersion)") }
                 return
             }
+            // A schema-1 file with no synchronizable item is keyed as schema 2 already: a read
+            // takes it as it is (reads never write), and the next write moves it.
+            if version == 1, !writes,
+               try db.scalarText("SELECT count(*) FROM attributes WHERE name = 'synchronizable' AND value = '1'") == "0" {
+                return
+            }
         }
         try db.writeTransaction {
             try db.execute("""
@@ -320,10 +329,29 @@ final class EmbeddedStore: ItemStore {
                     value TEXT NOT NULL,
                     PRIMARY KEY (item, name)) WITHOUT ROWID;
                 CREATE INDEX IF NOT EXISTS attributes_match ON attributes (name, value, item);
-                INSERT INTO schema_version (version) SELECT \(Self.schemaVersion)
-                    WHERE NOT EXISTS (SELECT 1 FROM schema_version);
+                """)
+            try rekeySynchronizableItems(db)
+            try db.execute("""
+                DELETE FROM schema_version;
+                INSERT INTO schema_version (version) VALUES (\(Self.schemaVersion));
                 PRAGMA user_version = \(Self.schemaVersion);
                 """)
+        }
+    }
+
+    /// Schema 1 to 2: a synchronizable item's identity column becomes its whole primary key
+    /// (ItemIdentity.storeKey); every other row's is already (its name, byte for byte). Schema 1
+    /// held no twins (its index was on the name), so no two rows collide. Run again on a file
+    /// another process already moved, it rewrites the same bytes. Nothing else changes: the
+    /// sealed blobs are bound to the name, which the flag is not part of.
+    private func rekeySynchronizableItems(_ db: SQLiteDatabase) throws {
+        let rows = try items(in: db, matching: ItemQuery(synchronizable: true), loadBlobs: false)
+        let rekey = try db.prepare("UPDATE items SET identity = ?1 WHERE id = ?2")
+        for row in rows {
+            rekey.reset()
+            try rekey.bind(1, blob: row.item.attributes.identity.storeKey)
+            try rekey.bind(2, int: row.id)
+            try rekey.run()
         }
     }
 

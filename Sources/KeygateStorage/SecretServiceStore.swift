@@ -260,6 +260,15 @@ private struct ServiceCalls {
         return out
     }
 
+    /// Item paths in the order they were created: gnome-keyring numbers its items in creation
+    /// order (".../login/7"), and SearchItems answers in its own hash order. Paths that are not
+    /// numbered (KeePassXC's UUIDs) keep the provider's order, after the numbered ones.
+    static func inCreationOrder(_ paths: [String]) -> [String] {
+        guard paths.count > 1 else { return paths }
+        func number(_ path: String) -> Int { path.split(separator: "/").last.flatMap { Int($0) } ?? Int.max }
+        return paths.enumerated().sorted { (number($0.element), $0.offset) < (number($1.element), $1.offset) }.map(\.element)
+    }
+
     /// The paths of Keygate's items in the default collection whose attributes match `query`
     /// (its label is matched later, client-side). One SearchItems, which answers unlocked and
     /// locked items apart: a locked match, or no match in a locked collection, is `.locked`.
@@ -280,7 +289,8 @@ private struct ServiceCalls {
         guard let searched = results.first else { throw SecretServiceFailure.map(nil, action: "search for items", deadline: deadline) }
         let reply = try searched.get()
         let prefix = collection + "/"
-        let unlocked = (reply.child(0)?.strings ?? []).filter { $0.hasPrefix(prefix) }
+        // In creation order, which SecItemCopyMatching's kSecMatchLimitAll keeps (as Apple's does).
+        let unlocked = Self.inCreationOrder((reply.child(0)?.strings ?? []).filter { $0.hasPrefix(prefix) })
         let locked = (reply.child(1)?.strings ?? []).filter { $0.hasPrefix(prefix) }
         if !locked.isEmpty { throw SecretServiceFailure.locked(connection.provider(deadline)) }
         if unlocked.isEmpty {

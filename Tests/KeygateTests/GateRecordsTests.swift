@@ -19,22 +19,51 @@ final class GateRecordsTests: XCTestCase {
         XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.3", window: 10, now: 99), "a clock before it")
     }
 
+    private let lockout = UserLockout(threshold: 5, seconds: 60)
+
     func test_theFailureAtTheThresholdLocksOut_andTheCountRestarts() {
         var r = GateRecords(bootID: "b")
-        for _ in 0..<4 { r.recordFailure(threshold: 5, lockoutSeconds: 60, now: 10) }
-        XCTAssertNil(r.lockoutSecondsLeft(lockoutSeconds: 60, now: 10))
-        r.recordFailure(threshold: 5, lockoutSeconds: 60, now: 10)
-        XCTAssertEqual(r.lockoutSecondsLeft(lockoutSeconds: 60, now: 20), 50)
+        for _ in 0..<4 {
+            XCTAssertNil(r.beginAttempt(lockout, now: 10))
+            XCTAssertNil(r.attemptFailed(lockout, now: 10))
+        }
+        XCTAssertNil(r.lockoutSecondsLeft(lockout, now: 10))
+        XCTAssertNil(r.beginAttempt(lockout, now: 10))
+        XCTAssertEqual(r.attemptFailed(lockout, now: 10), 60, "the fifth wrong answer starts it")
+        XCTAssertEqual(r.lockoutSecondsLeft(lockout, now: 20), 50)
+        XCTAssertEqual(r.beginAttempt(lockout, now: 20), 50, "no attempt during the lockout")
         XCTAssertEqual(r.failures, 0, "the next lockout needs five new failures")
-        XCTAssertNil(r.lockoutSecondsLeft(lockoutSeconds: 60, now: 70))
+        XCTAssertNil(r.lockoutSecondsLeft(lockout, now: 70))
         r.recordSuccess(service: "s", scope: "x", now: 80)
+        XCTAssertEqual(r.lockedUntil, 0)
+    }
+
+    /// pam_faillock's preauth: an attempt is counted before PAM sees it, so one whose outcome was never
+    /// recorded (the process killed during PAM's delay) costs a try, and five of them lock out.
+    func test_anAttemptWhoseOutcomeIsNeverRecorded_isCountedAsAFailure() {
+        var r = GateRecords(bootID: "b")
+        for _ in 0..<5 { XCTAssertNil(r.beginAttempt(lockout, now: 10)) }   // five guesses, each killed before its result
+        XCTAssertEqual(r.failures, 5)
+        XCTAssertEqual(r.beginAttempt(lockout, now: 11), 60, "the sixth attempt finds the lockout started")
+        XCTAssertEqual(r.lockoutSecondsLeft(lockout, now: 12), 59)
+    }
+
+    func test_aCancelBeforeAnyAnswer_givesTheCountBack_andADisabledLockoutNeverStarts() {
+        var r = GateRecords(bootID: "b")
+        XCTAssertNil(r.beginAttempt(lockout, now: 10))
+        r.attemptUnanswered()
+        XCTAssertEqual(r.failures, 0)
+        r.attemptUnanswered()
+        XCTAssertEqual(r.failures, 0, "never below zero")
+        let off = UserLockout(threshold: 5, seconds: 0)
+        for _ in 0..<20 { XCTAssertNil(r.beginAttempt(off, now: 10)); XCTAssertNil(r.attemptFailed(off, now: 10)) }
         XCTAssertEqual(r.lockedUntil, 0)
     }
 
     func test_theFileRoundTrips_andAnotherBootsFileIsEmpty() {
         var r = GateRecords(bootID: "boot-1")
         r.recordSuccess(service: "keygate", scope: "ppid.7.99", now: 5)
-        r.recordFailure(threshold: 5, lockoutSeconds: 60, now: 5)
+        _ = r.beginAttempt(lockout, now: 5)
         r.handles.append(GateRecords.Handle(digest: "ab", pid: 3, start: 4, service: "keygate", expires: 9))
         XCTAssertEqual(GateRecords.decode(r.encoded(), bootID: "boot-1"), r)
         XCTAssertEqual(GateRecords.decode(r.encoded(), bootID: "boot-2"), GateRecords(bootID: "boot-2"))

@@ -13,11 +13,12 @@ enum LayerCheck {
     /// Each Swift target of the package, by layer: a target may depend on and import only
     /// targets of a lower layer. A new target must be placed here on purpose.
     static let layers: [String: Int] = [
-        "KeygateCore": 0,
+        // CGatekeeperStart is C (the gatekeeper's first lines, before the Swift runtime): it imports nothing.
+        "KeygateCore": 0, "CGatekeeperStart": 0,
         "KeygateStorage": 1, "KeygateAuthentication": 1,
         "Keygate": 2,
         "KeygateCLI": 3, "KeygateSecurity": 3, "keygate-gatekeeper": 3, "keygate-pam-helper": 3,
-        "keygate": 4,
+        "keygate": 4, "Security": 4, "LocalAuthentication": 4,
     ]
 
     struct Target {

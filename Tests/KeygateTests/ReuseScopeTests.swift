@@ -37,13 +37,13 @@ final class ReuseScopeTests: XCTestCase {
         XCTAssertEqual(ReuseScope.current(.global), ReuseScope(kind: .global, id: "global"))
     }
 
-    func test_tty_isEitherTheTerminalOrThePpidFallback_neverSomethingElse() {
+    func test_tty_isEitherTheTerminalOrTheSessionFallback_neverSomethingElse() {
         let scope = ReuseScope.current(.tty)
         if scope.kind == .tty {
             XCTAssertTrue(scope.id.hasPrefix("tty."), scope.id)
             XCTAssertNotEqual(scope.id, "tty.0")
         } else {
-            XCTAssertEqual(scope, ReuseScope.current(.ppid))
+            XCTAssertEqual(scope, ReuseScope.current(.session))
         }
     }
 
@@ -62,13 +62,15 @@ final class ReuseScopeTests: XCTestCase {
 
     // MARK: - in children
 
-    func test_tty_fallsBackToPpid_whenTheProcessHasNoTerminal() throws {
+    /// docs/DECISIONS.md, "A caller without a terminal gets its session": never its parent, which
+    /// may be an adopter of orphans (PID 1, a subreaper).
+    func test_tty_fallsBackToTheSession_whenTheProcessHasNoTerminal() throws {
         try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid"), "setsid (util-linux)")
         let child = try ReuseScopeProbe.run(wrapper: { ["setsid", "--wait"] + $0 })
 
         XCTAssertEqual(child["tty_nr"], "0", "setsid must leave the child without a terminal: \(child)")
-        XCTAssertEqual(child["kind"], "ppid")
-        XCTAssertEqual(child["id"], "ppid.\(child["getppid"] ?? "?")")
+        XCTAssertEqual(child["kind"], "session")
+        XCTAssertEqual(child["id"], "session.\(child["getsid"] ?? "?")")
         XCTAssertEqual(child["session"], "session.\(child["getsid"] ?? "?")")
     }
 

@@ -14,7 +14,8 @@ final class StatusJSONTests: XCTestCase {
             #""cachedKeys":[{"name":"keygate:1000:master","secondsLeft":290},{"name":"keygate:1000:afu","secondsLeft":null}],"# +
             #""store":"gnome-keyring","collection":"Login \"main\"\n\u0001","collectionLocked":false,"storeError":null,"# +
             #""storeKind":"secret-service","storeReason":"chosen by KEYGATE_STORE=secret-service","storeAdvice":null,"# +
-            #""passwordKDF":"argon2id13, 2 passes, 64 MiB","loginStale":false,"reuseDuration":300,"reuseScope":"tty:/dev/pts/1"}"#
+            #""passwordKDF":"argon2id13, 2 passes, 64 MiB","loginStale":false,"reuseDuration":300,"reuseScope":"tty:/dev/pts/1","# +
+            #""lockoutSecondsLeft":42,"failedAttempts":0}"#
         XCTAssertEqual(try StatusCommand.json(s), expected)
         XCTAssertEqual(try StatusCommand.json(s), Self.handBuilt(s))
     }
@@ -30,6 +31,8 @@ final class StatusJSONTests: XCTestCase {
         s.storeError = "no Secret Service answered"
         s.passwordKDF = nil
         s.loginStale = true
+        s.lockoutSecondsLeft = nil
+        s.failedAttempts = nil
         XCTAssertNotNil(s.storeMismatchAdvice, "the derived advice is part of the output")
         let json = try StatusCommand.json(s)
         XCTAssertEqual(json, Self.handBuilt(s))
@@ -49,7 +52,8 @@ final class StatusJSONTests: XCTestCase {
             cachedKeys: [.init(name: "keygate:1000:master", secondsLeft: 290), .init(name: "keygate:1000:afu", secondsLeft: nil)],
             store: "gnome-keyring", collection: "Login \"main\"\n\u{01}", collectionLocked: false, storeError: nil,
             storeKind: "secret-service", storeReason: "chosen by KEYGATE_STORE=secret-service", lockAfter: 300,
-            passwordKDF: "argon2id13, 2 passes, 64 MiB", loginStale: false, reuseDuration: 300, reuseScope: "tty:/dev/pts/1")
+            passwordKDF: "argon2id13, 2 passes, 64 MiB", loginStale: false, reuseDuration: 300, reuseScope: "tty:/dev/pts/1",
+            lockoutSecondsLeft: 42, failedAttempts: 0)
     }
 
     /// The hand-built object `status --json` printed before it encoded the type (kept as the reference).
@@ -70,6 +74,8 @@ final class StatusJSONTests: XCTestCase {
             ("passwordKDF", s.passwordKDF.map(JSON.string) ?? "null"),
             ("loginStale", String(s.loginStale)),
             ("reuseDuration", String(s.reuseDuration)), ("reuseScope", JSON.string(s.reuseScope)),
+            ("lockoutSecondsLeft", s.lockoutSecondsLeft.map { String($0) } ?? "null"),
+            ("failedAttempts", s.failedAttempts.map { String($0) } ?? "null"),
         ])
     }
 }

@@ -33,6 +33,7 @@ public enum Doctor {
         }
         return [StoreCheck.run(status), service, DiskSpaceCheck.run(dataDirectory: status.dataDirectory),
                 KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status)]
+            + [KeychainStateCheck.lockout(status)].compactMap { $0 }
     }
 
     /// The system checks adjusted to the store in use (no session bus needed for the embedded store).

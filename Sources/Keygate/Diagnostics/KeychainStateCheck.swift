@@ -56,4 +56,18 @@ enum KeychainStateCheck {
         }
         return DiagnosticResult("timeouts", .ok, detail)
     }
+
+    /// The user's one lockout, as root's records hold it (nil: the gatekeeper could not be asked,
+    /// which the gatekeeper check reports).
+    static func lockout(_ s: KeychainStatus) -> DiagnosticResult? {
+        guard let left = s.lockoutSecondsLeft else { return nil }
+        guard left == 0 else {
+            return DiagnosticResult("lockout", .warn, """
+                locked out after repeated failed authentications: no password or finger is tried for any gated item for \(left) \
+                more s
+                """, advice: "wait \(left) s, then authenticate once with the right password; typed guesses only start it again")
+        }
+        let failed = s.failedAttempts ?? 0
+        return DiagnosticResult("lockout", .ok, failed == 0 ? "none" : "none; \(failed) failed attempt\(failed == 1 ? "" : "s") since the last success")
+    }
 }

@@ -77,11 +77,12 @@ struct GateClient {
         }
         // SIGPIPE would kill this process if the gatekeeper died first: a write error instead.
         let previous = signal(SIGPIPE, SIG_IGN)
+        var abandoned = false
         defer {
             // Closed before the wait: a gatekeeper waiting for an answer reads the end and exits.
             close(toHelper[1])
             signal(SIGPIPE, previous)
-            Self.reap(pid)
+            Self.reap(pid, wait: !abandoned)
         }
         var request = request.encoded()
         defer { Sodium.wipe(&request) }
@@ -89,10 +90,12 @@ struct GateClient {
         var password: SecureBytes?
         while true {
             guard Self.waitReadable(fromHelper[0], milliseconds: Self.answerDeadlineMilliseconds) else {
-                kill(pid, SIGKILL)
+                // A setuid gatekeeper runs with root's ids in full, so the caller cannot stop it: it is
+                // left to end by its own alarm (GatekeeperMain.lifetimeSeconds), unwaited for.
+                abandoned = kill(pid, SIGKILL) != 0
                 throw KeychainError.notAvailable("""
                     Keygate's gatekeeper \(path) did not answer within \(Self.answerDeadlineMilliseconds / 1000) s (a PAM module or a \
-                    file it reads may hang): it was stopped; see the system log, and run `keygate doctor`
+                    file it reads may hang): nothing was opened; see the system log, and run `keygate doctor`
                     """)
             }
             guard var frame = GateWire.readFrame(fromHelper[0]) else { throw Self.died(path) }
@@ -141,9 +144,10 @@ struct GateClient {
         }
     }
 
-    private static func reap(_ pid: pid_t) {
+    /// Waits for the gatekeeper to end; without `wait`, only collects it if it has already ended.
+    private static func reap(_ pid: pid_t, wait: Bool) {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        while waitpid(pid, &status, wait ? 0 : WNOHANG) < 0, errno == EINTR {}
     }
 
     private static func noPipe() -> KeychainError {

@@ -26,16 +26,18 @@ enum GateDaemon {
     static let idleSeconds: Int32 = 600
     #endif
     /// How long one caller may take to send its request (a client sends it as soon as it is
-    /// connected): the daemon serves one caller at a time, so a silent one holds others this long
-    /// at most. A caller cut off runs the helper instead.
+    /// connected), and to send the rest once it has begun: the daemon answers one caller at a time,
+    /// so one that trickles its bytes holds the others this long at most. A caller cut off runs the
+    /// helper instead.
     static let requestDeadlineMilliseconds = 250
+    static let requestRestMilliseconds = 50
     /// LISTEN_FDNAMES of a daemon the helper started (it removes its socket when it ends).
     static let selfStartedName = "keygate-self-started"
 
     /// The requests the daemon answers: those that never prompt.
     static func serves(_ request: GateRequest) -> Bool {
         switch request.operation {
-        case .open, .presence, .check, .keys: return !request.flags.contains(.fresh)
+        case .open, .presence, .check, .keys, .status: return !request.flags.contains(.fresh)
         case .authenticate, .legacyClassSeed, .forget, .certify: return false
         }
     }
@@ -87,46 +89,75 @@ enum GateDaemon {
         // /proc/self/exe per request would be measurable on a read inside its window.
         var lastUpgradeCheck = GateRecords.now
         var idleSince = lastUpgradeCheck
+        // Every caller waits at once (GateCallerQueue): accept never blocks, so a caller that says
+        // nothing holds no one.
+        _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
+        var queue = GateCallerQueue()
         while true {
-            var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&entry, 1, 1000)
+            var entries = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+                + queue.callers.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&entries, nfds_t(entries.count), queue.pollTimeout(now: GateWire.monotonicMilliseconds(), idle: 1000))
             let now = GateRecords.now
             if now != lastUpgradeCheck {
                 lastUpgradeCheck = now
                 if binaryReplaced { break }
             }
-            if ready == 0 {
-                if now - idleSince >= UInt64(idleSeconds) { break }
-                continue
-            }
             if ready < 0 {
                 if errno == EINTR { continue }
                 break
             }
-            idleSince = now
-            let connection = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
-            if connection < 0 {
-                if errno == EMFILE || errno == ENFILE { usleep(100_000) }
+            if ready == 0, queue.isEmpty {
+                if now - idleSince >= UInt64(idleSeconds) { break }
                 continue
             }
-            answer(connection, overrides: overrides, cache: cache)
-            close(connection)
+            idleSince = now
+            if entries[0].revents != 0 { admitCallers(listener, into: &queue) }
+            var arrived = Set(entries.dropFirst().filter { $0.revents != 0 }.map(\.fd))
+            while let caller = queue.next(among: arrived) {
+                arrived.remove(caller.fd)
+                answer(caller, overrides: overrides, cache: cache)
+                close(caller.fd)
+            }
+            for caller in queue.expire(now: GateWire.monotonicMilliseconds()) { close(caller.fd) }
         }
+        for caller in queue.callers { close(caller.fd) }
         // The socket is removed before the lock goes (at exit), so no caller waits on a dead socket.
         if activation.selfStarted { unlink(GatekeeperPaths.socketPath) }
         return 0
     }
 
-    /// One caller: its request, answered for its uid and its scope, or a refusal that sends it to the helper.
-    private static func answer(_ connection: Int32, overrides: TestOverrides, cache: GateDaemonCache) {
-        var uid: uid_t = 0
-        var pid: pid_t = 0
-        guard keygate_peer_credentials(connection, &uid, &pid) == 0, pid > 0 else { return }
+    /// Accepts every caller waiting on the listening socket; one the queue turns away is closed at
+    /// once (its client runs the setuid helper).
+    private static func admitCallers(_ listener: Int32, into queue: inout GateCallerQueue) {
+        while true {
+            let connection = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+            if connection < 0 {
+                if errno == EINTR { continue }
+                if errno == EMFILE || errno == ENFILE { usleep(100_000) }
+                return
+            }
+            var uid: uid_t = 0
+            var pid: pid_t = 0
+            let deadline = GateWire.monotonicMilliseconds() + requestDeadlineMilliseconds
+            guard keygate_peer_credentials(connection, &uid, &pid) == 0, pid > 0,
+                  queue.admit(.init(fd: connection, uid: uid, pid: pid, deadline: deadline)) else {
+                close(connection)
+                continue
+            }
+        }
+    }
+
+    /// One caller whose request has arrived: answered for its uid and its scope, or a refusal that
+    /// sends it to the helper.
+    private static func answer(_ caller: GateCallerQueue.Caller, overrides: TestOverrides, cache: GateDaemonCache) {
+        let connection = caller.fd, uid = caller.uid, pid = caller.pid
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
         _ = setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let pidfd = keygate_peer_pidfd(connection)
         defer { if pidfd >= 0 { close(pidfd) } }
-        guard var frame = GateWire.readFrame(connection, withinMilliseconds: requestDeadlineMilliseconds) else { return }
+        // The request has begun to arrive: the rest of it comes at once from a real client.
+        let left = max(1, min(requestRestMilliseconds, caller.deadline - GateWire.monotonicMilliseconds()))
+        guard var frame = GateWire.readFrame(connection, withinMilliseconds: left) else { return }
         defer { Sodium.wipe(&frame) }
         var result: GateResult
         do {
@@ -170,7 +201,7 @@ enum GateDaemon {
     /// Called by the setuid helper after it served a request: when no daemon answers on the
     /// socket, and none holds the lock, starts one (as root in full, from a clean image).
     static func startIfAbsent(hooks: [String: String]) {
-        guard geteuid() == 0, !isListening else { return }
+        guard geteuid() == 0, limitsAreRoots, !isListening else { return }
         do {
             try GatekeeperPaths.makeFolder(GatekeeperPaths.runRoot, mode: 0o711)
             _ = chmod(GatekeeperPaths.runRoot, 0o711)
@@ -218,6 +249,16 @@ enum GateDaemon {
         close(lockCopy)
         execve(executable, argv.pointers, environment.pointers)
         _exit(127)
+    }
+
+    /// False when the caller's resource limits are still on this process (the start could not raise
+    /// them: no CAP_SYS_RESOURCE, as in a container). A daemon started now would keep them and serve
+    /// every user with them, so the helper then starts none.
+    private static var limitsAreRoots: Bool {
+        var size = rlimit(), files = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &size) == 0,
+              getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0 else { return false }
+        return size.rlim_cur == rlim_t.max && files.rlim_cur >= 1024
     }
 
     /// True when something answers on the socket (a running daemon, or systemd's socket).

@@ -49,18 +49,41 @@ struct GateRecords: Sendable, Equatable {
         lockedUntil = 0
     }
 
-    /// Counts one failure; the one that reaches `threshold` starts the lockout and restarts the count.
-    mutating func recordFailure(threshold: Int, lockoutSeconds: UInt32, now: UInt64) {
-        failures += 1
-        if threshold > 0, lockoutSeconds > 0, failures >= threshold {
-            lockedUntil = now + UInt64(lockoutSeconds)
-            failures = 0
+    /// pam_faillock's preauth: an attempt is counted before PAM sees the answer, so an attempt whose
+    /// outcome is never recorded (its process killed, the disk full) is spent all the same. Returns
+    /// the seconds left when the user is locked out, refusing the attempt; a count that reached the
+    /// threshold without a recorded outcome starts the lockout here.
+    mutating func beginAttempt(_ lockout: UserLockout, now: UInt64) -> UInt32? {
+        if let left = lockoutSecondsLeft(lockout, now: now) { return left }
+        if lockout.isEnabled, failures >= lockout.threshold {
+            startLockout(lockout, now: now)
+            return lockout.seconds
         }
+        failures += 1
+        return nil
     }
 
-    func lockoutSecondsLeft(lockoutSeconds: UInt32, now: UInt64) -> UInt32? {
-        guard lockoutSeconds > 0, lockedUntil > now else { return nil }
-        return UInt32(min(lockedUntil - now, UInt64(lockoutSeconds)))
+    /// An attempt that ended before any answer reached PAM (a cancel at the prompt, a caller gone
+    /// before it answered) was not a guess: its count is given back.
+    mutating func attemptUnanswered() {
+        if failures > 0 { failures -= 1 }
+    }
+
+    /// After a wrong answer, counted already: the lockout starts once the count reaches the threshold.
+    /// Returns the seconds left when it did.
+    mutating func attemptFailed(_ lockout: UserLockout, now: UInt64) -> UInt32? {
+        if lockout.isEnabled, failures >= lockout.threshold { startLockout(lockout, now: now) }
+        return lockoutSecondsLeft(lockout, now: now)
+    }
+
+    private mutating func startLockout(_ lockout: UserLockout, now: UInt64) {
+        lockedUntil = now + UInt64(lockout.seconds)
+        failures = 0
+    }
+
+    func lockoutSecondsLeft(_ lockout: UserLockout, now: UInt64) -> UInt32? {
+        guard lockout.isEnabled, lockedUntil > now else { return nil }
+        return UInt32(min(lockedUntil - now, UInt64(lockout.seconds)))
     }
 
     /// Drops every authentication and handle (`keygate lock --all`).

@@ -67,6 +67,10 @@ struct GateResult: Equatable {
     var seed: [UInt8] = []
     /// check: the indices of the boxes whose key the gatekeeper no longer derives.
     var invalid: [UInt8] = []
+    /// status: the seconds left of the user's lockout (0: none), and the failed attempts counted since
+    /// the last success.
+    var lockoutSecondsLeft: UInt32 = 0
+    var failedAttempts: UInt32 = 0
 
     static func failure(_ error: KeychainError) -> GateResult { GateResult(error: error.code, message: error.message) }
 
@@ -81,6 +85,7 @@ struct GateResult: Equatable {
 
     static func == (a: GateResult, b: GateResult) -> Bool {
         a.error == b.error && a.message == b.message && a.handle == b.handle && a.seed == b.seed && a.invalid == b.invalid
+            && a.lockoutSecondsLeft == b.lockoutSecondsLeft && a.failedAttempts == b.failedAttempts
             && a.shares.map(\.index) == b.shares.map(\.index) && a.shares.map(\.share) == b.shares.map(\.share)
             && a.publicKeys.map(\.kind) == b.publicKeys.map(\.kind) && a.publicKeys.map(\.key) == b.publicKeys.map(\.key)
             && a.seals.map(\.accessibility) == b.seals.map(\.accessibility) && a.seals.map(\.seal) == b.seals.map(\.seal)
@@ -98,6 +103,8 @@ struct GateResult: Equatable {
         w.tiny(handle)
         w.tiny(seed)
         w.tiny(invalid)
+        w.u32(lockoutSecondsLeft)
+        w.u32(failedAttempts)
     }
 
     fileprivate static func read(_ r: inout ByteReader) throws -> GateResult {
@@ -122,6 +129,8 @@ struct GateResult: Equatable {
         result.handle = try r.tiny()
         result.seed = try r.tiny()
         result.invalid = try r.tiny()
+        result.lockoutSecondsLeft = try r.u32()
+        result.failedAttempts = try r.u32()
         return result
     }
 }

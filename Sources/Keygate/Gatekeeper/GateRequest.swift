@@ -28,6 +28,8 @@ struct GateRequest: Sendable, Equatable {
         /// Which of an item's boxes name a key the gatekeeper no longer derives for it (an item
         /// invalidated by a password change, or sealed on another host). No prompt, no share.
         case check = 8
+        /// The user's lockout and failed attempts (`keygate status`, `doctor`). No prompt.
+        case status = 9
     }
 
     struct Flags: OptionSet, Sendable, Equatable {

@@ -28,6 +28,7 @@ struct GateServer {
         case .forget: return try forget(request)
         case .certify: return try certify(request, secrets)
         case .check: return try check(request, secrets)
+        case .status: return try status()
         }
     }
 
@@ -172,6 +173,16 @@ struct GateServer {
         return result
     }
 
+    /// The user's lockout and the failures counted since the last success (`keygate status`, `doctor`).
+    private func status() throws -> GateResult {
+        let lockout = try userLockout()
+        var result = GateResult()
+        (result.lockoutSecondsLeft, result.failedAttempts) = try GateRecords.update(uid: user.uid) { records in
+            (records.lockoutSecondsLeft(lockout, now: GateRecords.now) ?? 0, UInt32(clamping: records.failures))
+        }
+        return result
+    }
+
     /// `keygate lock` (this scope) and `keygate lock --all` (everything, like sudo -K).
     private func forget(_ request: GateRequest) throws -> GateResult {
         var policy = (try? policies().keychainDecision().policy) ?? Policy.default
@@ -271,38 +282,26 @@ struct GateServer {
 
     // MARK: PAM
 
-    /// sudo's tries with root's failure counter and lockout; records the success for `scope`.
-    /// `recordAs`: the name the success is recorded under (an unlock records "unlock:SERVICE",
-    /// which no item's presence check accepts: opening the keychain is not presence for an item,
-    /// as on a Mac).
+    /// sudo's tries with root's failure counter and the user's one lockout; records the success for
+    /// `scope`. Each attempt is counted in root's records before PAM sees the answer
+    /// (RecordedAttempts), by a process the user cannot signal (GatekeeperMain), so no kill, full disk
+    /// or failed write gives a guess back. `recordAs`: the name the success is recorded under (an
+    /// unlock records "unlock:SERVICE", which no item's presence check accepts: opening the keychain
+    /// is not presence for an item, as on a Mac).
     private func authenticateThroughPAM(service: String, scope: CallerScope, policy: Policy, reason: String,
                                         recordAs: String? = nil) throws {
-        let now = GateRecords.now
-        let left = try GateRecords.update(uid: user.uid) { $0.lockoutSecondsLeft(lockoutSeconds: policy.lockoutSeconds, now: now) }
-        if let left {
-            prompter.audit(.lockout, service: service, detail: "refused: locked out after repeated failures")
-            throw Self.lockedOut(left)
-        }
+        let attempts = RecordedAttempts(uid: user.uid, lockout: try userLockout(), service: service, scope: scope.id,
+                                        recordAs: recordAs ?? service, prompter: prompter)
         let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
-        let password = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: policy.maxTries,
-                                            afterFailedAttempt: {
-            let left = try GateRecords.update(uid: user.uid) { records -> UInt32? in
-                let now = GateRecords.now
-                records.recordFailure(threshold: policy.lockoutThreshold, lockoutSeconds: policy.lockoutSeconds, now: now)
-                return records.lockoutSecondsLeft(lockoutSeconds: policy.lockoutSeconds, now: now)
-            }
-            prompter.audit(.authFailure, service: service, detail: "incorrect password")
-            if let left {
-                prompter.audit(.lockout, service: service, detail: "lockout started")
-                throw Self.lockedOut(left)
-            }
-        })
-        _ = password
-        prompter.audit(.authSuccess, service: service, detail: "")
-        try GateRecords.update(uid: user.uid) { records in
-            records.dropEndedScopes(isLive: CallerScope.isLive)
-            records.recordSuccess(service: recordAs ?? service, scope: scope.id, now: GateRecords.now)
-        }
+        _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: policy.maxTries,
+                                 attempts: attempts)
+    }
+
+    /// The user's one lockout (UserLockout): the strictest of root's policy files, whatever the item.
+    func userLockout() throws -> UserLockout {
+        var lockout = try policies().userLockout()
+        if let seconds = overrides.lockoutSeconds { lockout.seconds = seconds }
+        return lockout
     }
 
     static func lockedOut(_ seconds: UInt32) -> KeychainError {

@@ -36,7 +36,7 @@ enum GateWire {
         return n == 0 ? [] : readExactly(fd, n, deadline: deadline)
     }
 
-    private static func monotonicMilliseconds() -> Int {
+    static func monotonicMilliseconds() -> Int {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return now.tv_sec * 1000 + now.tv_nsec / 1_000_000

@@ -1,10 +1,12 @@
 // keygate-gatekeeper's process (docs/GATEKEEPER.md): a setuid-root helper in the manner of
-// sudo and unix_chkpwd. Before it reads anything it makes itself safe to be run by anyone:
-// a fixed environment (cleared; PATH and LC_ALL set), descriptors above 2 closed,
-// non-dumpable, no core files, umask 077, and an alarm that ends it whatever happens
-// (a person at a prompt included). Then it serves exactly one request from fd 0, writing
-// to fd 1, for the real uid that ran it, starts the daemon if none runs (GateDaemon), and
-// exits. With `--serve` (root only) it is that daemon.
+// sudo and unix_chkpwd. Its first lines are C (Sources/CGatekeeperStart), run by the loader
+// before the Swift runtime starts: the environment scrubbed, resource limits reset, signals
+// back to their defaults, every descriptor above 2 closed. Here it then reads who called it,
+// takes root's ids in full (real and saved too: the user who started it can no longer signal,
+// stop or trace it, so an authentication it runs cannot be cut short), and sets a fixed
+// environment, non-dumpable, umask 077, and an alarm that ends it whatever happens. Then it
+// serves exactly one request from fd 0, writing to fd 1, for the real uid that ran it, starts
+// the daemon if none runs (GateDaemon), and exits. With `--serve` (root only) it is that daemon.
 internal import CSystem
 internal import Glibc
 
@@ -18,9 +20,15 @@ public enum GatekeeperMain {
         // Read before the environment is cleared; the daemon keeps its listening socket (fd 3)
         // and, when the helper started it, the lock (fd 4).
         let activation = daemonMode ? GateDaemon.Activation.fromEnvironment() : nil
-        sanitize(keeping: hooks, keepDescriptors: daemonMode ? 2 : 0)
+        sanitize(keeping: hooks)
         if let activation { return GateDaemon.serve(activation, hooks: hooks) }
+        // Who called, read before root's ids replace the caller's.
         let uid = getuid()
+        let caller = CallerScope.helperCaller()
+        guard becomeRootInFull() else {
+            complain("could not take root's ids (setresuid): the gatekeeper must be installed setuid root")
+            return 1
+        }
         let prompter = RelayPrompter(input: 0, output: 1)
         guard let frame = GateWire.readFrame(0) else { return 2 }
         var result: GateResult
@@ -28,6 +36,7 @@ public enum GatekeeperMain {
         do {
             let request = try GateRequest.decode(frame)
             servedByDaemon = GateDaemon.serves(request)
+            guard let caller else { throw CallerScope.callerGone() }
             let user = try UserAccount.lookup(uid: uid)
             var confdir: String?
             var overrides = TestOverrides()
@@ -35,7 +44,7 @@ public enum GatekeeperMain {
             confdir = hooks["KEYGATE_TEST_PAM_CONFDIR"].flatMap { $0.isEmpty ? nil : $0 }
             overrides = TestOverrides(environment: hooks)
             #endif
-            let server = GateServer(user: user, caller: getppid(), prompter: prompter, pamConfdir: confdir, overrides: overrides)
+            let server = GateServer(user: user, caller: caller, prompter: prompter, pamConfdir: confdir, overrides: overrides)
             result = try server.handle(request)
         } catch let error as KeychainError {
             result = .failure(error)
@@ -80,24 +89,33 @@ public enum GatekeeperMain {
         #endif
     }
 
-    private static func sanitize(keeping hooks: [String: String], keepDescriptors: Int32) {
+    /// What the C start (CGatekeeperStart) leaves to Swift: the environment the program runs
+    /// with, non-dumpable, umask, and the signals it handles itself.
+    private static func sanitize(keeping hooks: [String: String]) {
         clearenv()
         setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1)
         setenv("LC_ALL", "C", 1)
         for (name, value) in hooks { setenv(name, value, 1) }
-        // Descriptors above stderr: nothing the caller left open reaches PAM modules.
-        for fd in (3 + keepDescriptors)..<Int32(1024) { close(fd) }
         _ = keygate_set_nondumpable()
-        var none = rlimit(rlim_cur: 0, rlim_max: 0)
-        setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none)
         umask(0o077)
-        // Standard descriptors that are closed would be reused by the first open: fill them.
-        for fd in Int32(0)...2 where fcntl(fd, F_GETFD) < 0 { _ = open("/dev/null", O_RDWR) }
         signal(SIGPIPE, SIG_IGN)
+        // A write past a file-size limit the start could not raise (no CAP_SYS_RESOURCE, as in a
+        // container) fails with EFBIG and is reported, instead of killing the process mid-write.
+        signal(SIGXFSZ, SIG_IGN)
         // Ctrl-C and Ctrl-\ at a prompt reach the whole foreground job: they are the caller's to
         // handle (it cancels, and its closed pipe ends this process with a clean answer).
         signal(SIGINT, SIG_IGN)
         signal(SIGQUIT, SIG_IGN)
         alarm(lifetimeSeconds)
+    }
+
+    /// Root's ids in full: real, effective and saved uid and gid 0, no supplementary groups.
+    /// The kernel lets a user signal a process whose real or saved uid is theirs, which a
+    /// setuid program's is: from here on no signal of the user's reaches it (a guess cannot be
+    /// killed before it is counted), and the files it creates are root:root. A gatekeeper run
+    /// without its setuid bit (euid not 0) stays as it is and fails on root's state instead.
+    private static func becomeRootInFull() -> Bool {
+        guard geteuid() == 0 else { return true }
+        return setgroups(0, nil) == 0 && setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) == 0
     }
 }

@@ -62,11 +62,15 @@ enum GatekeeperPaths {
     #endif
 
     /// Makes `path` and its missing parents as root-owned folders of `mode`. A folder that
-    /// exists must be a real folder (not a link) owned by the process's effective uid.
+    /// exists must be a real folder (not a link) owned by the process's effective uid; one that an
+    /// earlier gatekeeper made with its caller's group is given root's group.
     static func makeFolder(_ path: String, mode: mode_t) throws {
         var info = stat()
         // The common case, one call: it is there, a real folder, ours (the daemon asks on every request).
-        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() { return }
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() {
+            if info.st_gid != getegid() { _ = lchown(path, geteuid(), getegid()) }
+            return
+        }
         var prefix = ""
         for part in path.split(separator: "/") {
             prefix += "/" + part

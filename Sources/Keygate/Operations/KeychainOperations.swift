@@ -263,6 +263,20 @@ public struct KeychainOperations: Sendable {
             .sorted(by: Self.listOrder)
     }
 
+    /// The attributes of every matching item in the order they were created, as Apple's
+    /// SecItemCopyMatching returns them: by creation date (seconds), then in the store's own
+    /// order, which is creation order within a second (the embedded store's row ids, the Secret
+    /// Service's item numbers). Never prompts.
+    public func attributesInCreationOrder(matching query: ItemQuery) throws -> [ItemAttributes] {
+        try ItemFieldLimits.check(query)
+        return try store.search(query, loadBlobs: false)
+            .map(\.attributes)
+            .filter { query.matches($0) }
+            .enumerated()
+            .sorted { ($0.element.created, $0.offset) < ($1.element.created, $1.offset) }
+            .map(\.element)
+    }
+
     static func listOrder(_ lhs: ItemAttributes, _ rhs: ItemAttributes) -> Bool {
         (lhs.identity.itemClass.rawValue, lhs.identity.service, lhs.identity.server, lhs.identity.account)
             < (rhs.identity.itemClass.rawValue, rhs.identity.service, rhs.identity.server, rhs.identity.account)
@@ -323,6 +337,7 @@ public struct KeychainOperations: Sendable {
         let initialized = keys.keyStore.isInitialized
         let entries = keys.cache.entries()
         let master = entries.first { $0.name == KeyUnlocker.masterName }
+        let lockout = try? keys.gate.lockoutState()
         let storeStatus: Result<StoreStatus, KeychainError>
         do { storeStatus = .success(try store.status()) } catch let e as KeychainError { storeStatus = .failure(e) } catch {
             storeStatus = .failure(KeychainError.notAvailable("the item store could not be reached: run keygate doctor"))
@@ -339,7 +354,8 @@ public struct KeychainOperations: Sendable {
             lockAfter: keys.context.policy.lockAfter,
             passwordKDF: (try? keys.keyStore.loginKDF())?.map(Self.describe),
             loginStale: initialized && keys.keyStore.isLoginStale,
-            reuseDuration: keys.context.policy.reuseDuration, reuseScope: ReuseScope.current(keys.context.policy.reuseScope).id)
+            reuseDuration: keys.context.policy.reuseDuration, reuseScope: ReuseScope.current(keys.context.policy.reuseScope).id,
+            lockoutSecondsLeft: lockout?.secondsLeft, failedAttempts: lockout?.failedAttempts)
     }
 
     /// The recorded Argon2id cost, e.g. "argon2id13, 2 passes, 256 MiB (493 ms when calibrated)".
@@ -378,6 +394,10 @@ public struct KeychainStatus: Sendable, Codable, Equatable {
     /// How long an authentication for an access-controlled item lasts, and where.
     public var reuseDuration: UInt32
     public var reuseScope: String
+    /// The user's one lockout, from root's records: seconds left (0 when none), and the failed
+    /// attempts counted since the last success; nil when the gatekeeper could not be asked.
+    public var lockoutSecondsLeft: UInt32? = nil
+    public var failedAttempts: UInt32? = nil
 }
 
 /// The JSON of `keygate status --json`: every field, in this order, nil as null, and the derived
@@ -386,7 +406,7 @@ extension KeychainStatus {
     enum CodingKeys: String, CodingKey {
         case user, dataDirectory, initialized, unlocked, secondsUntilLock, lockAfter, afterFirstUnlockAvailable
         case cachedKeys, store, collection, collectionLocked, storeError, storeKind, storeReason, storeAdvice
-        case passwordKDF, loginStale, reuseDuration, reuseScope
+        case passwordKDF, loginStale, reuseDuration, reuseScope, lockoutSecondsLeft, failedAttempts
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -410,6 +430,8 @@ extension KeychainStatus {
         try c.encode(loginStale, forKey: .loginStale)
         try c.encode(reuseDuration, forKey: .reuseDuration)
         try c.encode(reuseScope, forKey: .reuseScope)
+        try c.encode(lockoutSecondsLeft, forKey: .lockoutSecondsLeft)
+        try c.encode(failedAttempts, forKey: .failedAttempts)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -430,7 +452,9 @@ extension KeychainStatus {
             passwordKDF: try c.decodeIfPresent(String.self, forKey: .passwordKDF),
             loginStale: try c.decode(Bool.self, forKey: .loginStale),
             reuseDuration: try c.decode(UInt32.self, forKey: .reuseDuration),
-            reuseScope: try c.decode(String.self, forKey: .reuseScope))
+            reuseScope: try c.decode(String.self, forKey: .reuseScope),
+            lockoutSecondsLeft: try c.decodeIfPresent(UInt32.self, forKey: .lockoutSecondsLeft),
+            failedAttempts: try c.decodeIfPresent(UInt32.self, forKey: .failedAttempts))
     }
 }
 

@@ -135,6 +135,13 @@ struct GateAccess {
         _ = try? GateClient(prompter: prompter).call(request)
     }
 
+    /// The user's lockout as root's records hold it: seconds left (0: none) and the failed attempts
+    /// counted since the last success. Never prompts.
+    func lockoutState() throws -> (secondsLeft: UInt32, failedAttempts: UInt32) {
+        let result = try client.call(GateRequest(operation: .status, flags: .noPrompt)).result
+        return (result.lockoutSecondsLeft, result.failedAttempts)
+    }
+
     /// Migration from 1.x: the device-bound seed of a this-device-only class, from its master-derived seed.
     func legacyClassSeed(_ seed: SecureBytes) throws -> SecureBytes {
         let request = GateRequest(operation: .legacyClassSeed, seed: seed.unprotectedCopy())

@@ -278,7 +278,10 @@ struct KeyUnlocker: Sendable {
     func promptReason(for purpose: Purpose) -> String {
         if let given = authContext?.localizedReason ?? reason { return given }
         guard purpose == .useItem, let item else { return "unlock the keychain" }
-        let name = item.itemClass == .genericPassword ? item.service : item.server
+        // The item's service (server), else its account; an item with neither is not named
+        // (never `stored in ""`).
+        let name = [item.itemClass == .genericPassword ? item.service : item.server, item.account].first { !$0.isEmpty }
+        guard let name else { return "keygate wants to use your confidential information stored in your keychain." }
         return "keygate wants to use your confidential information stored in \"\(name)\" in your keychain."
     }
 

@@ -26,6 +26,11 @@ enum StatusCommand: KeygateCommand {
         }
         out += "lock-after: \(s.lockAfter) s\n"
         out += "reuse: \(s.reuseDuration) s in scope \(s.reuseScope)\n"
+        if let left = s.lockoutSecondsLeft, left > 0 {
+            out += "lockout: active, \(left) s left: no password or finger is tried for any gated item until then\n"
+        } else if let failed = s.failedAttempts, failed > 0 {
+            out += "lockout: none; \(failed) failed attempt\(failed == 1 ? "" : "s") since the last success\n"
+        }
         if let kdf = s.passwordKDF { out += "password protector: \(kdf)\n" }
         if s.loginStale {
             out += "problem: \(KeychainStatus.staleLoginProblem); \(KeychainStatus.staleLoginAdvice)\n"

@@ -73,6 +73,9 @@ package enum AtomicFile {
                 """)
         }
         let reason = String(cString: strerror(code))
+        if code == EFBIG {
+            return .notAvailable("could not \(action) \(path): \(reason); the process's file-size limit is too small: raise it (ulimit -f)")
+        }
         if code == EACCES || code == EPERM {
             return .notAvailable("could not \(action) \(path): \(reason); check that it belongs to you and that its folder is mode 0700")
         }

@@ -60,9 +60,17 @@ enum PolicyFileReader {
         if let problem = ownershipProblem(info, path: folder, layer: layer, uid: uid, what: "folder") {
             return [LoadedPolicyFile(path: folder, layer: layer, state: .refused(problem))]
         }
-        guard let names = listPolicyNames(dirfd) else {
+        let names: [String]
+        switch listPolicyNames(dirfd) {
+        case .listed(let listed): names = listed
+        case .tooMany:
+            return [LoadedPolicyFile(path: folder, layer: layer, state: .refused("""
+                \(folder) holds more than \(maxFiles) policy files or \(maxEntries) entries, more than Keygate reads for one \
+                folder: merge them into fewer files
+                """))]
+        case .failed(let code):
             return [LoadedPolicyFile(path: folder, layer: layer, state: .refused("could not list the folder \(folder): "
-                                     + String(cString: strerror(errno))))]
+                                     + String(cString: strerror(code))))]
         }
         let base = folder.hasSuffix("/") ? folder : folder + "/"
         return names.map { name in
@@ -141,24 +149,43 @@ enum PolicyFileReader {
     }
 
     /// The names of the *.policy entries (not hidden ones), sorted by their bytes (C locale order).
-    private static func listPolicyNames(_ dirfd: Int32) -> [String]? {
+    /// How much of one folder is read: a user who fills their folder (50,000 files) costs the
+    /// gatekeeper's daemon, which reads it for every request of theirs, one bounded listing, and
+    /// its cache of parsed files (ParsedFileCache) at most this many entries.
+    static let maxFiles = 256
+    static let maxEntries = 4096
+
+    private enum Listing {
+        case listed([String])
+        case tooMany
+        case failed(Int32)
+    }
+
+    private static func listPolicyNames(_ dirfd: Int32) -> Listing {
         let copy = dup(dirfd)
-        guard copy >= 0 else { return nil }
+        guard copy >= 0 else { return .failed(errno) }
         guard let dir = fdopendir(copy) else {
+            let code = errno
             close(copy)
-            return nil
+            return .failed(code)
         }
         defer { closedir(dir) }
         var names: [String] = []
+        var entries = 0
         while let entry = readdir(dir) {
+            entries += 1
+            if entries > maxEntries { return .tooMany }
             let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
                 pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) {
                     String(cString: $0)
                 }
             }
-            if name.hasSuffix(".policy"), !name.hasPrefix(".") { names.append(name) }
+            if name.hasSuffix(".policy"), !name.hasPrefix(".") {
+                names.append(name)
+                if names.count > maxFiles { return .tooMany }
+            }
         }
-        return names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        return .listed(names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
     }
 
     private static func describe(_ code: Int32, _ path: String, isFolder: Bool) -> String {

@@ -17,9 +17,10 @@ public struct ReuseScope: Sendable, Equatable {
         case ppid
     }
 
-    /// The kind actually in force (tty falls back to ppid with no terminal, like sudo).
+    /// The kind actually in force (tty is the session with no terminal: docs/DECISIONS.md).
     public let kind: Kind
-    /// A short id for kernel key names: "tty.<dev>.<sid>", "session.<sid>", "ppid.<parent pid>", "global".
+    /// A short id, as `keygate status` shows it: "tty.<dev>.<sid>", "session.<sid>", "ppid.<parent pid>", "global".
+    /// The gatekeeper derives its own, with start times, from the kernel (CallerScope).
     public let id: String
 
     init(kind: Kind, id: String) {
@@ -31,7 +32,7 @@ public struct ReuseScope: Sendable, Equatable {
     public static func current(_ kind: Kind) -> ReuseScope {
         switch kind {
         case .tty:
-            guard let device = controllingTerminal() else { return current(.ppid) }
+            guard let device = controllingTerminal() else { return current(.session) }
             // The session id too, as sudo records it: a new login that happens to get
             // the same terminal device must not inherit an old window.
             return ReuseScope(kind: .tty, id: "tty.\(device).\(getsid(0))")
@@ -45,7 +46,7 @@ public struct ReuseScope: Sendable, Equatable {
     }
 
     /// The controlling terminal's device number (tty_nr), or nil with none or when
-    /// /proc cannot be read (then the narrower ppid scope applies: fail towards asking).
+    /// /proc cannot be read.
     static func controllingTerminal() -> Int64? {
         guard let stat = ProcStat.line(of: "self") else { return nil }
         return terminalDevice(fromStat: stat)

@@ -2,8 +2,8 @@
 // a child: pinentry, askpass, ssh-keygen); a file opened for reading never blocks on a
 // FIFO planted in its place (O_NONBLOCK) and, unless a caller says links are fine, is never
 // reached through a symbolic link (O_NOFOLLOW). Reads and writes go to the end (short reads
-// and writes continue) and retry on EINTR; an atomic replace writes a temporary file in the
-// same folder, fsyncs it, renames it over the target and fsyncs the folder. Configuration
+// and writes continue) and retry on EINTR; an atomic replace writes an unnamed file (O_TMPFILE)
+// in the same folder, fsyncs it, names it and renames it over the target and fsyncs the folder. Configuration
 // (policy files, keygate.conf) has one reader with one safety rule (ConfigFile).
 //
 // Errors are errno values: each caller turns them into its own message with advice, so
@@ -163,29 +163,50 @@ package enum SafeFile {
         package let action: String
     }
 
-    /// Puts `bytes` at `path` whole or not at all: a temporary file (mode `mode`, whatever the
-    /// umask) in the same folder, written and fsynced, then renamed over `path` (or, with
-    /// `exclusive`, linked to it, so an existing file fails with EEXIST even when another
-    /// process creates it at the same moment), then the folder fsynced. `durable` false skips
-    /// both fsyncs (a cache that may be lost). A failure removes the temporary file: `path`
-    /// then holds the old contents, or the new.
+    /// Puts `bytes` at `path` whole or not at all: a file (mode `mode`, whatever the umask) made
+    /// in the same folder, written and fsynced, then renamed over `path` (or, with `exclusive`,
+    /// linked to it, so an existing file fails with EEXIST even when another process creates it at
+    /// the same moment), then the folder fsynced. `durable` false skips both fsyncs (a cache that
+    /// may be lost). The file is made unnamed (O_TMPFILE) where the file system allows, and named
+    /// only once written: a writer stopped halfway (killed, out of space, over its file-size
+    /// limit) leaves nothing in the folder. Elsewhere it is a named temporary file, removed on
+    /// failure. `path` then holds the old contents, or the new.
     package static func replace(_ path: String, with bytes: [UInt8], mode: mode_t, exclusive: Bool = false,
                         durable: Bool = true) throws(ReplaceFailure) {
         let (folder, name) = split(path)
         let dirfd = openFolder(folder)
         guard dirfd >= 0 else { throw ReplaceFailure(code: errno, path: folder, action: "open folder") }
         defer { close(dirfd) }
-
         let temporary = ".\(name).\(Sodium.randomBytes(6).map { hexDigits($0) }.joined()).tmp"
+        let unnamed = UnnamedFile.open(in: dirfd, mode: mode)
+        if unnamed >= 0 {
+            let linked: Bool
+            do throws(ReplaceFailure) {
+                linked = try fill(unnamed, with: bytes, mode: mode, path: path, durable: durable) { () throws(ReplaceFailure) in
+                    if UnnamedFile.link(unnamed, in: dirfd, as: exclusive ? name : temporary) { return true }
+                    if errno == EEXIST { throw ReplaceFailure(code: EEXIST, path: path, action: "create") }
+                    return false
+                }
+            } catch {
+                close(unnamed)
+                throw error
+            }
+            close(unnamed)
+            if linked {
+                if !exclusive, renameat(dirfd, temporary, dirfd, name) != 0 {
+                    let code = errno
+                    _ = unlinkat(dirfd, temporary, 0)
+                    throw ReplaceFailure(code: code, path: path, action: "replace")
+                }
+                if durable, fsync(dirfd) != 0 { throw ReplaceFailure(code: errno, path: folder, action: "flush folder") }
+                return
+            }
+            // No way to name an unnamed file here (no /proc, not root): a named temporary file instead.
+        }
         let fd = openDescriptor(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: mode, in: dirfd)
         guard fd >= 0 else { throw ReplaceFailure(code: errno, path: folder + "/" + temporary, action: "create") }
-        var fdOpen = true
         do throws(ReplaceFailure) {
-            // The umask must not widen or narrow the mode.
-            guard fchmod(fd, mode) == 0 else { throw ReplaceFailure(code: errno, path: path, action: "set permissions of") }
-            if let failure = writeAll(fd, bytes) { throw ReplaceFailure(code: failure.code, path: path, action: "write") }
-            if durable, fsync(fd) != 0 { throw ReplaceFailure(code: errno, path: path, action: "flush") }
-            fdOpen = false
+            _ = try fill(fd, with: bytes, mode: mode, path: path, durable: durable) { true }
             guard close(fd) == 0 else { throw ReplaceFailure(code: errno, path: path, action: "close") }
             if exclusive {
                 guard linkat(dirfd, temporary, dirfd, name, 0) == 0 else { throw ReplaceFailure(code: errno, path: path, action: "create") }
@@ -194,11 +215,21 @@ package enum SafeFile {
                 guard renameat(dirfd, temporary, dirfd, name) == 0 else { throw ReplaceFailure(code: errno, path: path, action: "replace") }
             }
         } catch {
-            if fdOpen { close(fd) }
             _ = unlinkat(dirfd, temporary, 0)
             throw error
         }
         if durable, fsync(dirfd) != 0 { throw ReplaceFailure(code: errno, path: folder, action: "flush folder") }
+    }
+
+    /// Sets the mode of the open file `fd`, writes `bytes` and fsyncs it, then runs `then`. The
+    /// descriptor stays open (a failed close would otherwise hide a write error: the caller closes).
+    private static func fill(_ fd: Int32, with bytes: [UInt8], mode: mode_t, path: String, durable: Bool,
+                             then: () throws(ReplaceFailure) -> Bool) throws(ReplaceFailure) -> Bool {
+        // The umask must not widen or narrow the mode.
+        guard fchmod(fd, mode) == 0 else { throw ReplaceFailure(code: errno, path: path, action: "set permissions of") }
+        if let failure = writeAll(fd, bytes) { throw ReplaceFailure(code: failure.code, path: path, action: "write") }
+        if durable, fsync(fd) != 0 { throw ReplaceFailure(code: errno, path: path, action: "flush") }
+        return try then()
     }
 
     /// The folder and the last component of `path` ("." for a bare name, "/" at the root).

@@ -1,0 +1,52 @@
+// The gatekeeper's attempt counter (AttemptCounter), kept in root's records under their lock
+// (docs/GATEKEEPER.md, "An authentication the user cannot kill"). Before each attempt it
+// refuses during the user's lockout and counts the attempt; a record that cannot be written
+// refuses the attempt, so no guess goes uncounted. A wrong answer may start the lockout; a
+// cancel before any answer gives the count back; a success clears it and records the
+// authentication for the caller's scope. The audit events go to the caller's trail.
+
+struct RecordedAttempts: AttemptCounter {
+    let uid: UInt32
+    let lockout: UserLockout
+    let service: String
+    let scope: String
+    /// The service name the success is recorded under (an unlock's is "unlock:SERVICE").
+    let recordAs: String
+    let prompter: any GatePrompter
+
+    func begin() throws {
+        let left: UInt32?
+        do {
+            left = try GateRecords.update(uid: uid) { $0.beginAttempt(lockout, now: GateRecords.now) }
+        } catch let error as KeychainError {
+            throw KeychainError.notAvailable("""
+                the gatekeeper could not count this attempt in its records, so it was not made: \(error.message)
+                """)
+        }
+        if let left {
+            prompter.audit(.lockout, service: service, detail: "refused: locked out after repeated failures")
+            throw GateServer.lockedOut(left)
+        }
+    }
+
+    func unanswered() {
+        _ = try? GateRecords.update(uid: uid) { $0.attemptUnanswered() }
+    }
+
+    func failed() throws {
+        prompter.audit(.authFailure, service: service, detail: "incorrect password")
+        let left = try GateRecords.update(uid: uid) { $0.attemptFailed(lockout, now: GateRecords.now) }
+        if let left {
+            prompter.audit(.lockout, service: service, detail: "lockout started")
+            throw GateServer.lockedOut(left)
+        }
+    }
+
+    func succeeded() throws {
+        prompter.audit(.authSuccess, service: service, detail: "")
+        try GateRecords.update(uid: uid) { records in
+            records.dropEndedScopes(isLive: CallerScope.isLive)
+            records.recordSuccess(service: recordAs, scope: scope, now: GateRecords.now)
+        }
+    }
+}
