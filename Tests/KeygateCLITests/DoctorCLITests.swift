@@ -116,4 +116,25 @@ final class DoctorCLITests: XCTestCase {
             """)
         XCTAssertFalse(r.out.contains("contrib/systemd"), "no path of the source tree: \(r.out)")
     }
+
+    /// Issue 39, 10: gnome-keyring answering with no default collection (a fresh home, nobody logged in to a desktop)
+    /// is a store choice doctor names: the embedded store, and why.
+    func test_doctor_namesTheStoreChoice_whenGnomeKeyringHasNoDefaultCollection() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/gnome-keyring-daemon"), "gnome-keyring")
+        let home = NSTemporaryDirectory() + "keygate-nodefault-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: home) }
+        let script = """
+            eval "$(gnome-keyring-daemon --start --components=secrets 2>/dev/null)"
+            "\(PackagePaths.keygateBinary)" doctor --json
+            """
+        let r = try Subprocess.run(["dbus-run-session", "--", "bash", "-c", script],
+                                   environment: ["PATH": "/usr/bin:/bin", "HOME": home, "XDG_DATA_HOME": home + "/data"], timeout: 60)
+        let checks = try XCTUnwrap(try JSONSerialization.jsonObject(with: r.stdout) as? [[String: String]], r.out + r.err)
+        let store = try XCTUnwrap(checks.first { $0["check"] == "store" }, r.out)
+        XCTAssertEqual(store["status"], "OK", "\(store)")
+        XCTAssertTrue(store["detail"]?.contains("embedded store \(home)/data/keygate/items.sqlite (auto (the default): the Secret Service "
+                                                + "has no default collection to keep items in (gnome-keyring has no default collection") ?? false,
+                      "\(store)")
+    }
 }
