@@ -289,7 +289,8 @@ check: swift-present pam fuzz-smoke
 # /etc/pam.d/keygate, real pam_unix and the installed default policy. The debug passes above ran the same tests on the debug build.
 # Installing needs root: elsewhere the pass is skipped with a note, and under CI=true it fails.
 RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests|MacOSVerbsTests|SecretToolVerbsTests|StoreCLITests|DoctorCLITests|KeygateUsageTests|PinentryCLITests|GatekeeperAttackTests|GateScopeAttackTests|GateHardeningTests)/
-# Counts prompts under the test hooks' empty policy; the installed default policy gates every item.
+# Counts prompts under the test hooks' empty policy; the installed default policy gives every item
+# `keygate add` stores without --access user-presence (default-access).
 # The gate tests skipped here need a test policy file (a system policy the release build reads from /etc only).
 RELEASE_PASS_SKIP   := StoreCLITests/test_migrate_bothWays|GatekeeperAttackTests/test_(aWeakerServiceNeverSatisfiesAStrongerOne|eachItemsOwnReuseDurationHolds)|GateScopeAttackTests/test_anItemWithLockoutZero
 DEB_PASS_FILTER     := ^KeygateCLITests\.InstalledBinaryTests/test_(servicesGuide|aReadAsAUser|noBusAdvice|mistypedVerb|readOnlyCommands)

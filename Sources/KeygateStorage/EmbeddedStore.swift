@@ -211,8 +211,13 @@ final class EmbeddedStore: ItemStore {
     private func open(create: Bool, writes: Bool, until end: ContinuousClock.Instant,
                       clock: ContinuousClock) throws -> SQLiteDatabase {
         if create { try PrivateDirectory.make(directory) }
-        try ensurePrivateFile()
-        let db = try SQLiteDatabase(path: path, create: false)
+        let db: SQLiteDatabase
+        if try ensurePrivateFile(readOnlyFileSystemIsFine: !writes) {
+            db = try SQLiteDatabase(path: path, create: false)
+        } else {
+            // A read needs no write (issue 39, 1): on a read-only file system, read the file as it is.
+            db = try Self.openReadingOnly(path)
+        }
         let left = end - clock.now
         let ms = max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
         db.setBusyTimeout(milliseconds: Int32(clamping: ms))
@@ -220,6 +225,14 @@ final class EmbeddedStore: ItemStore {
         if writes { try prepareForWrites(db) }
         try migrateSchema(db, writes: writes)
         return db
+    }
+
+    /// The file read-only, with its WAL when SQLite can use it there, else as an immutable file.
+    private static func openReadingOnly(_ path: String) throws -> SQLiteDatabase {
+        if let db = try? SQLiteDatabase(readingOnly: path, immutable: false), (try? db.scalarText("PRAGMA user_version")) != nil {
+            return db
+        }
+        return try SQLiteDatabase(readingOnly: path, immutable: true)
     }
 
     private func prepareForWrites(_ db: SQLiteDatabase) throws {
@@ -234,13 +247,23 @@ final class EmbeddedStore: ItemStore {
 
     /// Creates the file 0600 before SQLite does (SQLite would use 0644 minus the umask; its
     /// -wal and -shm files copy this file's mode), and refuses a link or another owner's file.
-    private func ensurePrivateFile() throws {
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+    /// Returns false when the file is on a read-only file system and `readOnlyFileSystemIsFine`
+    /// (a read): the file is then checked the same way, opened read-only.
+    private func ensurePrivateFile(readOnlyFileSystemIsFine: Bool = false) throws -> Bool {
+        var fd = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+        var writable = true
+        if fd < 0, errno == EROFS, readOnlyFileSystemIsFine {
+            fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+            writable = false
+        }
         guard fd >= 0 else {
             let e = errno
             if e == EROFS {
-                throw KeychainError.notAvailable("cannot write the embedded store \(path): the file system is read-only; "
-                                                 + "remount it read-write, or set XDG_DATA_HOME to a writable folder")
+                throw KeychainError.notAvailable("""
+                    cannot write the embedded store \(path): the file system is read-only. Reads still work; to add or change \
+                    items, make it writable (remount it read-write). Pointing XDG_DATA_HOME elsewhere would start an empty \
+                    keychain there, away from these items
+                    """)
             }
             if e == ENOSPC || e == EDQUOT {
                 throw KeychainError.notAvailable("cannot create the embedded store \(path): the disk is full; free some space, then try again")
@@ -261,7 +284,8 @@ final class EmbeddedStore: ItemStore {
             throw KeychainError.notAvailable("\(path) belongs to uid \(info.st_uid), not to you (uid \(geteuid())): "
                                              + "fix its owner, or move it aside")
         }
-        if info.st_mode & 0o077 != 0 { _ = fchmod(fd, 0o600) }
+        if writable, info.st_mode & 0o077 != 0 { _ = fchmod(fd, 0o600) }
+        return writable
     }
 
     /// The schema version is kept twice: in the `schema_version` table, which older Keygates read,

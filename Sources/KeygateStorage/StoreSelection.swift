@@ -151,7 +151,10 @@ extension StoreSelection {
                 _ = try SecretServiceStore(deadline: deadline).status()
                 (kind, reason) = (.secretService, "the Secret Service answered")
             } catch let error as KeychainError where error.code == .notAvailable {
-                (kind, reason) = (.embedded, "no Secret Service answered (\(error.message))")
+                // A Secret Service with no default collection answered, but cannot hold items (issue 39, 10).
+                let why = error.reason == .noDefaultCollection ? "the Secret Service has no default collection to keep items in"
+                    : "no Secret Service answered"
+                (kind, reason) = (.embedded, "\(why) (\(error.message))")
             }
         }
         return StoreSelection(kind: kind, reason: prefix + reason, dataDirectory: dataDirectory, needsRecord: true)

@@ -11,7 +11,7 @@ enum KeychainStateCheck {
         if let error = s.storeError {
             return DiagnosticResult("secret-service", .fail, error,
                                     advice: "start gnome-keyring (gnome-keyring-daemon --start --components=secrets, or the user unit "
-                                        + "contrib/systemd/keygate-secret-service.service), or run under " + InstalledTools.secretSession)
+                                        + InstalledTools.secretServiceUnit + "), or run under " + InstalledTools.secretSession)
         }
         let where_ = "\(s.store ?? "Secret Service"), collection \"\(s.collection ?? "?")\""
         if s.collectionLocked == true {

@@ -182,8 +182,8 @@ struct KeyUnlocker: Sendable {
         guard !store.hasLoginProtector, store.hasHostProtector else { return }
         throw KeychainError.interactionNotAllowed("""
             the keychain of \(context.userName) has no password protector (only the host protector and the recovery key open \
-            it), so nothing that needs a password can be opened: items that need user presence or current-set stay closed (give \
-            them `access = none` in a system policy, or add them without access control); after a reboot root opens \
+            it), so nothing that needs a password can be opened: items that need user presence or current-set stay closed (add \
+            them with --access none, or give them `default-access = none` in a system policy); after a reboot root opens \
             after-first-unlock items with `keygate unlock --host-protector --user \(context.userName)`
             """)
     }
