@@ -14,6 +14,9 @@ import XCTest
 
 final class WrapperSuiteRunTests: XCTestCase {
     static let suites = ["ChainKeychainTests", "DefaultsKeychainTests", "CodableVaultTests", "SharedKeychainTests"]
+    /// The services the suites store their items under (Tests/AppleWrapperSuites/Suites).
+    static let services = ["com.example.chain-tests", "com.example.defaults-tests", "com.example.codable-tests",
+                           "com.example.shared-tests", "com.example.shared-tests.old"]
 
     /// One suite run's figures: tests run (XCTest's summary line), tests failed and skipped
     /// (one "Test Case '…' failed (" or "skipped (" line each; the summary counts assertions).
@@ -36,7 +39,13 @@ final class WrapperSuiteRunTests: XCTestCase {
 
     func test_eachWrapperSuite_passesTwiceInARow_thenOnceMoreWithNoAskpassAndNoTerminal() throws {
         let keychain = try InProcessKeychain()
-        defer { keychain.tearDown() }
+        defer {
+            // The suites' items stay in the session's Secret Service otherwise, where every later test
+            // that lists items (bash completion, list) would find them.
+            let operations = try? KeychainOperations(prompter: ScriptedPrompter([keychain.password]))
+            for service in Self.services { _ = try? operations?.delete(matching: ItemQuery(service: service)) }
+            keychain.tearDown()
+        }
         // The developer's keychain: created and unlocked once, before any suite runs.
         _ = try KeychainOperations(prompter: ScriptedPrompter([keychain.password])).initialize()
         let askpass = try AskpassScript(password: keychain.password)
