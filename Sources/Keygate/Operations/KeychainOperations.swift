@@ -33,8 +33,10 @@ public struct KeychainOperations: Sendable {
 
     /// Seals and stores a secret. With `replace`, an existing item with the same
     /// identity is updated in place; without it, a duplicate is an error, reported
-    /// before any prompt.
-    public func add(_ requested: ItemAttributes, secret: SecureBytes, replace: Bool) throws {
+    /// before any prompt. With `keepingUnsetText` (`keygate add -U`, as macOS's
+    /// `security add-generic-password -U`), a replaced item keeps the label and comment
+    /// `requested` leaves unset.
+    public func add(_ requested: ItemAttributes, secret: SecureBytes, replace: Bool, keepingUnsetText: Bool = false) throws {
         guard secret.count <= SealedBlob.maxSecretLength else {
             throw KeychainError.param("""
                 the secret is \(secret.count) bytes, more than the \(SealedBlob.maxSecretLength)-byte limit: store a key or a path \
@@ -49,7 +51,13 @@ public struct KeychainOperations: Sendable {
         attributes.accessControl = AccessControl.stricter(requested.accessControl, decision.access)
         attributes.accessibility = Accessibility.stricter(requested.accessibility, decision.accessible) ?? requested.accessibility
         let keys = self.keys.applying(decision, for: attributes.identity)
-        let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false, detail: .attributes)
+        let keeping = replace && keepingUnsetText && (attributes.label == nil || attributes.comment == nil)
+        let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false,
+                                        detail: keeping ? .full : .attributes)
+        if keeping, let current = existing.first?.attributes {
+            attributes.label = attributes.label ?? current.label
+            attributes.comment = attributes.comment ?? current.comment
+        }
         var replace = replace
         if !replace, !existing.isEmpty {
             // What is there may be the leftover of an add the Secret Service never finished: it

@@ -6,7 +6,9 @@ import Keygate
 import Glibc
 
 enum AddCommand: KeygateCommand {
-    static let update = OptionSpec.flag("-U", "--update", help: "Replace the secret of an existing item instead of failing.")
+    static let update = OptionSpec.flag("-U", "--update", help: """
+        Replace the secret of an existing item instead of failing; its label and comment stay unless -l or -j is given.
+        """)
     static let accessible = OptionSpec.value("--accessible", valueName: "CLASS", help: """
         when-unlocked (default), after-first-unlock, when-passcode-set-this-device-only, when-unlocked-this-device-only or \
         after-first-unlock-this-device-only.
@@ -76,7 +78,7 @@ enum AddCommand: KeygateCommand {
         }
         let operations = try context.operations(reason: "store \(identity.displayName)")
         let secret = try readSecret(for: identity, context: context)
-        try operations.add(attributes, secret: secret, replace: args.flag(Self.update))
+        try operations.add(attributes, secret: secret, replace: args.flag(Self.update), keepingUnsetText: true)
         return 0
     }
 
