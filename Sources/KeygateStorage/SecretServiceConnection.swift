@@ -85,7 +85,7 @@ package final class SecretServiceConnection: @unchecked Sendable {
     let address: String?
 
     /// A connection to `address` (nil: the session bus). Keygate itself uses `shared`.
-    init(address: String? = nil) { self.address = address }
+    package init(address: String? = nil) { self.address = address }
 
     /// Owns the sd-bus connection. sd-bus is not thread-safe: every use holds `lock`.
     final class BusConnection: @unchecked Sendable {

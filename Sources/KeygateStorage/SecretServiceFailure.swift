@@ -26,6 +26,16 @@ enum SecretServiceFailure {
                       reason: .lockedCollection)
     }
 
+    /// Every per-item lock message starts so.
+    static let lockedItemPrefix = "access to the item is not granted"
+
+    /// The collection is open but the provider keeps the items locked for this client, and no
+    /// window may be shown to grant access (`why`: the unlock prompt is off, or nobody answered).
+    static func lockedItem(_ provider: SecretServiceProvider, why: String) -> KeychainError {
+        KeychainError(.interactionNotAllowed, lockedItemPrefix + " (\(provider.name) locks each item for each program until "
+                      + "you allow it; \(why)): " + provider.itemAccessAdvice, reason: .lockedItem)
+    }
+
     static func noDefaultCollection(_ provider: SecretServiceProvider) -> KeychainError {
         KeychainError(.notAvailable, "\(provider.name) has no default collection: " + provider.defaultCollectionAdvice,
                       reason: .noDefaultCollection)

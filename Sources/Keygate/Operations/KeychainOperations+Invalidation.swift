@@ -9,7 +9,7 @@ extension KeychainOperations {
     /// each gated item, several items' checks in flight at once (no prompt, no secret).
     public func listing(matching query: ItemQuery) throws -> [ListedItem] {
         try ItemFieldLimits.check(query)
-        let items = try store.search(query, loadBlobs: true).filter { query.matches($0.attributes) && !$0.isUnfinishedWrite }
+        let items = try store.searchWithoutWindows(query).filter { query.matches($0.attributes) && !$0.isUnfinishedWrite }
         var gated: [(blob: [UInt8], header: GatedBlob.Header, identity: ItemIdentity)] = []
         var gatedAt: [Int] = []   // the index in `items` of each of `gated`
         for (index, item) in items.enumerated() {

@@ -16,6 +16,7 @@ enum ExistsCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let identity = try ItemOptions.identity(args, configuration, context)
+        GlobalOptions.neverShowUnlockWindow()
         let found = try context.operations().attributes(matching: ItemQuery(exactly: identity))
         return found.isEmpty ? KeychainError(.itemNotFound, "").exitCode : 0
     }
