@@ -30,8 +30,8 @@ public enum Doctor {
         if service.level == .ok, status.storeKind == StoreKind.secretService.rawValue {
             service = SecretServiceRoundTripCheck.run(base: service)
         }
-        return [StoreCheck.run(status), service, KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status)]
-            + [KeychainStateCheck.lockout(status)].compactMap { $0 }
+        return [StoreCheck.run(status), service, ProviderPartsCheck.run(provider), KeychainStateCheck.keychain(status),
+                KeychainStateCheck.timeouts(status), KeychainStateCheck.lockout(status)].compactMap { $0 }
     }
 
     /// The system checks adjusted to the store in use (no session bus needed for the embedded store).
