@@ -74,6 +74,7 @@ package final class SecretServiceStore: ItemStore {
     /// until its own unlock dialog is answered, so there a search that timed out on a locked
     /// collection counts as meeting it locked.
     private func unlockingIfAllowed<R>(_ body: () throws -> R) throws -> R {
+        if unlockPrompt == .never { try refuseALockedCollection() }
         do {
             return try outlastingARestart(body)
         } catch let error as KeychainError where isLocked(error) {
@@ -84,6 +85,25 @@ package final class SecretServiceStore: ItemStore {
                 : (try? call.unlockDefaultCollection(showingWindow: false)) ?? false
             guard unlocked else { throw error }
             return try outlastingARestart(body)
+        }
+    }
+
+    /// With the unlock prompt off, a locked default collection is found before anything is
+    /// searched (one property read): KeePassXC's default "Unlock before search" would otherwise
+    /// hold the search and open its unlock window, which nobody is to answer. A collection that
+    /// opens without a window (an unencrypted keyring) is opened; any other is the locked error,
+    /// at once. Service.Unlock alone shows nothing: the prompt it answers with is dismissed
+    /// before Prompt.Prompt is ever called.
+    private func refuseALockedCollection() throws {
+        let collection: String
+        do {
+            collection = try connection.defaultCollection(ServiceDeadline(deadline))
+        } catch let error as KeychainError where error.reason == .noDefaultCollection {
+            return  // the operation itself reports it (after gnome-keyring's restart pauses)
+        }
+        guard try call.collectionProperties(collection).lookup("Locked")?.boolean != false else { return }
+        guard (try? call.unlockDefaultCollection(showingWindow: false)) == true else {
+            throw SecretServiceFailure.locked(provider())
         }
     }
 

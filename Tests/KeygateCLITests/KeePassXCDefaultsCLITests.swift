@@ -71,4 +71,52 @@ final class KeePassXCDefaultsCLITests: XCTestCase {
         XCTAssertGreaterThanOrEqual(person.answered.filter { $0.contains("Access Request") }.count, 2,
                                     "\(person.answered)\n" + answered.summary)
     }
+
+    /// A locked database under the defaults ("Unlock before search" on): `list`, `exists` and a
+    /// `get --no-unlock-prompt` exit 36 at once with KeePassXC's advice, and KeePassXC shows no
+    /// window (the search that would open its unlock dialog is never sent). A plain `get` opens
+    /// its unlock window, the password typed there opens the database, then its Access Request
+    /// window, and the secret comes back.
+    func test_debianDefaults_locked_listExistsAndNoPromptGetExit36AtOnce_withNoWindow_andGetUnlocksThroughTheWindow() throws {
+        let session = try defaults()
+        defer { session.stop() }
+        let added = try ProviderCLI.run(session, "printf s1 | KEYGATE_STORE=secret-service keygate add -s issue35 -a bob; echo add=$?")
+        XCTAssertEqual(added.values["add"], "0", added.summary)
+        try session.lockDefaultCollection()
+
+        let started = Date()
+        let refused = try ProviderCLI.run(session, """
+            export KEYGATE_STORE=secret-service
+            keygate list -s issue35; echo list=$?
+            keygate exists -s issue35 -a bob; echo exists=$?
+            keygate --no-unlock-prompt get -s issue35 -a bob; echo get=$?
+            """)
+        let elapsed = Date().timeIntervalSince(started)
+        var display = ProcessInfo.processInfo.environment
+        display["DISPLAY"] = session.display
+        let windows = try Subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "Unlock|Access"], environment: display,
+                                         timeout: 10)
+
+        let v = refused.values
+        XCTAssertEqual(v["list"], "36", refused.summary)
+        XCTAssertEqual(v["exists"], "36", refused.summary)
+        XCTAssertEqual(v["get"], "36", refused.summary)
+        XCTAssertEqual(refused.err.components(separatedBy: "the default keyring collection is locked (KeePassXC): unlock the "
+                                              + "database in KeePassXC").count - 1, 3, refused.summary)
+        XCTAssertLessThan(elapsed, 5, "each exits at once, without the 5 s search deadline: " + refused.summary)
+        XCTAssertEqual(windows.out.trimmingCharacters(in: .whitespacesAndNewlines), "", "KeePassXC showed a window")
+
+        let person = try WindowAnswerer(display: session.display, [
+            WindowAnswerer.Answer(name: "Unlock", type: "kg-test", keys: ["Return"]), Self.accessRequest,
+        ])
+        let unlocked = try ProviderCLI.run(session, "echo get=$(KEYGATE_STORE=secret-service keygate get -s issue35 -a bob)",
+                                           timeout: 240)
+        person.stop()
+
+        XCTAssertEqual(unlocked.values["get"], "s1", "\(person.answered)\n" + unlocked.summary)
+        // Its unlock window, then its Access Request window: the person answered both.
+        XCTAssertEqual(person.answered.count, 2, "\(person.answered)")
+        XCTAssertTrue(person.answered.first?.contains("Unlock") ?? false, "\(person.answered)")
+        XCTAssertTrue(person.answered.last?.contains("Access Request") ?? false, "\(person.answered)")
+    }
 }
