@@ -6,7 +6,7 @@
 import KeygateCore
 internal import Glibc
 
-enum SecretServiceFailure {
+package enum SecretServiceFailure {
     /// Every locked-collection message starts so (scripts and tests match it).
     static let lockedPrefix = "the default keyring collection is locked"
     /// Every did-not-answer message starts so.
@@ -36,9 +36,21 @@ enum SecretServiceFailure {
                       + "you allow it; \(why)): " + provider.itemAccessAdvice, reason: .lockedItem)
     }
 
-    static func noDefaultCollection(_ provider: SecretServiceProvider) -> KeychainError {
-        KeychainError(.notAvailable, "\(provider.name) has no default collection: " + provider.defaultCollectionAdvice,
-                      reason: .noDefaultCollection)
+    /// In every no-default-collection message, after the provider's name (doctor tells it apart).
+    package static let noDefaultCollectionMarker = " has no default collection: "
+
+    static func noDefaultCollection(_ provider: SecretServiceProvider,
+                                    loginWallet: SecretServiceConnection.LoginWallet? = nil) -> KeychainError {
+        let advice: String
+        if loginWallet == .open || loginWallet == .closed {
+            // The first login's wallet: made by pam_kwallet5, not yet a Secret Service collection.
+            advice = "the wallet \(SecretServiceConnection.kWalletLoginWallet) exists" + (loginWallet == .open ? " and is open" : "")
+                + ", but kwalletd5 shows a wallet to Secret Service programs only from its next start (pam_kwallet5 made it "
+                + "at this login): log out and back in once, then try again"
+        } else {
+            advice = provider.defaultCollectionAdvice
+        }
+        return KeychainError(.notAvailable, provider.name + noDefaultCollectionMarker + advice, reason: .noDefaultCollection)
     }
 
     /// The error for a failed call. `action` says what was being done ("search for items").
