@@ -17,7 +17,11 @@ enum ExistsCommand: KeygateCommand {
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let identity = try ItemOptions.identity(args, configuration, context)
         GlobalOptions.neverShowUnlockWindow()
-        let found = try context.operations().attributes(matching: ItemQuery(exactly: identity))
-        return found.isEmpty ? KeychainError(.itemNotFound, "").exitCode : 0
+        let operations = try context.operations()
+        let found = try operations.attributes(matching: ItemQuery(exactly: identity))
+        if found.isEmpty { return KeychainError(.itemNotFound, "").exitCode }
+        // A damaged item (its secret came back empty) is what `get` and `list` say it is.
+        if let damage = try operations.damage(of: identity) { throw KeychainError(.itemNotFound, damage) }
+        return 0
     }
 }
