@@ -257,7 +257,7 @@ uninstall:
 # the long reliability loops (the embedded store has its own kill -9 test in EmbeddedStoreTests), and
 # the provider matrix (each class talks to one Secret Service provider on its own bus).
 EMBEDDED_PASS_FILTER := ^(KeygateIntegrationTests|KeygateSecurityTests|KeygateCLITests)\.
-EMBEDDED_PASS_SKIP := SecretServiceStoreTests|KeePassXCStoreTests|KWalletStoreTests|GnomeKeyringProviderTests|ProviderDoctorTests|ProviderCLITests|SecretSessionTests|EmbeddedStoreTests|PAMAuthenticatorTests|KeyCacheTests|HostKeyTests|BashCompletionTests|KeygateUsageTests|PolicyCLITests|SetupHostTests|DoctorCLITests|StoreCLITests|PinentryCLITests|ManPageTests|CompletionCoverageTests|HeadlessKeyringTests|PAMModuleTests|SSHLoginTests|CrashConsistencyTests|ConcurrencyTests|LibraryConcurrencyTests|DyingDependencyTests|IsolationTests
+EMBEDDED_PASS_SKIP := SecretServiceStoreTests|KeePassXCStoreTests|KWalletStoreTests|GnomeKeyringProviderTests|ProviderDoctorTests|ProviderCLITests|KeePassXCDefaultsCLITests|FirstLoginCLITests|ProviderKillAfterWriteTests|DamagedItemCLITests|SecretSessionTests|EmbeddedStoreTests|PAMAuthenticatorTests|KeyCacheTests|HostKeyTests|BashCompletionTests|KeygateUsageTests|PolicyCLITests|SetupHostTests|DoctorCLITests|StoreCLITests|PinentryCLITests|ManPageTests|CompletionCoverageTests|HeadlessKeyringTests|PAMModuleTests|SSHLoginTests|CrashConsistencyTests|ConcurrencyTests|LibraryConcurrencyTests|DyingDependencyTests|IsolationTests
 
 
 # The whole suite. `swift build` first so that the keygate binary the CLI tests
