@@ -6,6 +6,24 @@
 // (with or without -U) takes its place. Known only once the blob is read, never with a window.
 
 extension KeychainOperations {
+    /// Whether the item with exactly this identity is there, and whole (`exists`).
+    public enum Existence: Sendable, Equatable {
+        case absent
+        case present
+        /// Its secret came back empty: why, and what to do.
+        case damaged(String)
+    }
+
+    /// Whether the item is there, and whole: one search, its secret read where no provider
+    /// window is needed (never a window; an item KeePassXC locks for this program counts as present).
+    public func existence(of identity: ItemIdentity) throws -> Existence {
+        try ItemFieldLimits.check(identity: identity)
+        guard let item = try store.searchWithoutWindows(ItemQuery(exactly: identity)).first(where: {
+            ItemQuery(exactly: identity).matches($0.attributes)
+        }) else { return .absent }
+        return item.isUnfinishedWrite ? .damaged(Self.damaged(identity)) : .present
+    }
+
     /// Why the item with exactly this identity is damaged, or nil when it is not (or cannot be
     /// told without a provider's window: KeePassXC's per-item locks).
     public func damage(of identity: ItemIdentity) throws -> String? {

@@ -265,13 +265,13 @@ public struct KeychainOperations: Sendable {
         }
     }
 
-    /// Creates the keychain; returns the recovery key, formatted for people, to show once.
     /// Where the items are kept and why, said at `keygate init` ("the Secret Service: the
     /// Secret Service answered"); nil when the store was given directly (tests).
     public var storeChoice: String? {
         storeSelection.map { ($0.kind == .secretService ? "the Secret Service" : "the embedded store") + ": " + $0.reason }
     }
 
+    /// Creates the keychain; returns the recovery key, formatted for people, to show once.
     public func initialize() throws -> SecureBytes {
         let recoveryKey = try keys.initialize().recoveryKey
         storeSelection?.commitRecord()
@@ -449,14 +449,14 @@ extension KeychainStatus {
         """
     public static let staleLoginAdvice = "run `keygate passwd` (it asks the old password), or `keygate passwd --recovery` with the recovery key"
 
-    /// When this keychain's items are in the Secret Service (its recorded store, or a keychain
-    /// made before the embedded store) and this session cannot reach it: what to do. nil otherwise.
     /// A Secret Service runs and this session reaches it, but it has no default collection (a
     /// first login): its own message says what to do.
     public static func isRunningWithoutDefaultCollection(_ storeError: String) -> Bool {
         storeError.contains(SecretServiceFailure.noDefaultCollectionMarker)
     }
 
+    /// When this keychain's items are in the Secret Service (its recorded store, or a keychain
+    /// made before the embedded store) and this session cannot reach it: what to do. nil otherwise.
     public var storeMismatchAdvice: String? {
         guard let storeError, storeKind == StoreKind.secretService.rawValue, initialized,
               !Self.isRunningWithoutDefaultCollection(storeError) else { return nil }

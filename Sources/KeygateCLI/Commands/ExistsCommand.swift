@@ -17,11 +17,11 @@ enum ExistsCommand: KeygateCommand {
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let identity = try ItemOptions.identity(args, configuration, context)
         GlobalOptions.neverShowUnlockWindow()
-        let operations = try context.operations()
-        let found = try operations.attributes(matching: ItemQuery(exactly: identity))
-        if found.isEmpty { return KeychainError(.itemNotFound, "").exitCode }
+        switch try context.operations().existence(of: identity) {
+        case .absent: return KeychainError(.itemNotFound, "").exitCode
+        case .present: return 0
         // A damaged item (its secret came back empty) is what `get` and `list` say it is.
-        if let damage = try operations.damage(of: identity) { throw KeychainError(.itemNotFound, damage) }
-        return 0
+        case .damaged(let why): throw KeychainError(.itemNotFound, why)
+        }
     }
 }
