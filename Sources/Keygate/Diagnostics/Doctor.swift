@@ -34,6 +34,13 @@ public enum Doctor {
                 KeychainStateCheck.timeouts(status), KeychainStateCheck.lockout(status)].compactMap { $0 }
     }
 
+    /// Damaged items (their secret came back empty), when there are any: a WARN naming them
+    /// (DamagedItemsCheck). Reads sealed blobs only, never with a provider's window.
+    public static func damagedItems(_ operations: KeychainOperations, _ status: KeychainStatus) -> DiagnosticResult? {
+        guard status.storeError == nil, status.collectionLocked != true else { return nil }
+        return DamagedItemsCheck.run(operations)
+    }
+
     /// The system checks adjusted to the store in use (no session bus needed for the embedded store).
     public static func adjust(_ systemChecks: [DiagnosticResult], for status: KeychainStatus) -> [DiagnosticResult] {
         StoreCheck.adjust(systemChecks, for: status)

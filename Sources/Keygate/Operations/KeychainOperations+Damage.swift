@@ -34,6 +34,11 @@ extension KeychainOperations {
         return Self.damaged(identity)
     }
 
+    /// Every damaged item's identity (doctor), read as `list` reads: never a window.
+    public func damagedItems() throws -> [ItemIdentity] {
+        try store.searchWithoutWindows(ItemQuery()).filter(\.isUnfinishedWrite).map(\.attributes.identity)
+    }
+
     /// The words every command uses for a damaged item.
     static func damaged(_ identity: ItemIdentity) -> String {
         "the item \(identity.displayName) is damaged: its secret came back empty from the store (a Secret Service stopped "
