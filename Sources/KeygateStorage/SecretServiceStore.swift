@@ -214,7 +214,24 @@ package final class SecretServiceStore: ItemStore {
     /// never a blob under attributes it was not sealed for, and the next replace removes the
     /// leftover.
     package func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
-        try unlockingIfAllowed { try createUnlocked(attributes, blob: blob, replace: replace) }
+        do {
+            try unlockingIfAllowed { try createUnlocked(attributes, blob: blob, replace: replace) }
+        } catch let error as KeychainError where error.reason == .noDefaultCollection {
+            guard try createDefaultCollection() else { throw error }
+            try unlockingIfAllowed { try createUnlocked(attributes, blob: blob, replace: replace) }
+        }
+    }
+
+    /// gnome-keyring with no keyring (a first login that handed it no password): a write makes
+    /// the default collection as libsecret's callers do, CreateCollection with the "default"
+    /// alias, whose prompt is gnome-keyring's new-keyring window (a password, typed twice). Only
+    /// where a window can be shown; false when none may be, so the error says what to do.
+    /// Not for KWallet: its CreateCollection makes a second wallet (KWalletLoginWallet.swift).
+    private func createDefaultCollection() throws -> Bool {
+        guard provider() == .gnomeKeyring, windowRefusal() == nil else { return false }
+        let made = try call.createDefaultCollection(label: "Login")
+        connection.forgetCollection()
+        return made
     }
 
     private func createUnlocked(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
@@ -663,6 +680,23 @@ private struct ServiceCalls {
                                                    windowLimit: windowLimit)
         if result?.strings.contains(collection) == true { return true }
         return try collectionProperties(collection).lookup("Locked")?.boolean == false
+    }
+
+    /// Service.CreateCollection with the "default" alias, completing its prompt (the provider's
+    /// new-keyring window). True when the collection was made.
+    func createDefaultCollection(label: String) throws -> Bool {
+        let properties = Variant.array(of: "{sv}", [
+            Variant.dictEntry(Variant.string(C.collectionInterface + ".Label"), Variant.boxed(Variant.string(label))),
+        ])
+        let reply = try connection.call(ServiceMethodCall(
+            path: C.servicePath, interface: C.serviceInterface, method: "CreateCollection",
+            arguments: Variant.tuple([properties, Variant.string("default")]), replyType: "(oo)",
+            action: "create the default collection"), deadline)
+        if let made = reply.child(0)?.string, made != "/" { return true }
+        guard let prompt = reply.child(1)?.string, prompt != "/" else { return false }
+        let result = try connection.completePrompt(prompt, action: "create the default collection", deadline,
+                                                   windowLimit: windowLimit)
+        return (result?.string).map { $0 != "/" && !$0.isEmpty } ?? false
     }
 
     /// Service.Lock of the default collection, completing its prompt (KeePassXC asks one).

@@ -6,17 +6,22 @@ import Foundation
 
 public final class WindowAnswerer: @unchecked Sendable {
     // @unchecked: `answered` is guarded by `lock`; the rest is set once in init.
-    /// A window to answer: xdotool's --name pattern (a regular expression), then the text to
-    /// type into it (nil: none) and the keys to press after (xdotool key names).
+    /// A window to answer: xdotool's --name pattern (a regular expression; with `byClass`, its
+    /// --class pattern: gcr-prompter's windows have no name), then the text to type into it (nil:
+    /// none) and the keys to press after (xdotool key names).
     public struct Answer: Sendable {
         public let name: String
+        public let byClass: Bool
         public let type: String?
         public let keys: [String]
-        public init(name: String, type: String? = nil, keys: [String]) {
+        public init(name: String, byClass: Bool = false, type: String? = nil, keys: [String]) {
             self.name = name
+            self.byClass = byClass
             self.type = type
             self.keys = keys
         }
+
+        var search: [String] { ["xdotool", "search", "--onlyvisible", byClass ? "--class" : "--name", name] }
     }
 
     private let lock = NSLock()
@@ -54,7 +59,7 @@ public final class WindowAnswerer: @unchecked Sendable {
     private var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
 
     private func answer(_ answer: Answer, _ env: [String: String]) {
-        let found = try? Subprocess.run(["xdotool", "search", "--onlyvisible", "--name", answer.name], environment: env, timeout: 10)
+        let found = try? Subprocess.run(answer.search, environment: env, timeout: 10)
         guard let window = found?.out.split(separator: "\n").last.map(String.init), !window.isEmpty else { return }
         usleep(500_000)  // the dialog takes the keyboard focus once it is shown
         let title = (try? Subprocess.run(["xdotool", "getwindowname", window], environment: env, timeout: 10))?.out
@@ -71,8 +76,7 @@ public final class WindowAnswerer: @unchecked Sendable {
         lock.unlock()
         // Once answered, a window closes; wait for that, so it is not answered twice.
         for _ in 0..<25 {
-            let still = try? Subprocess.run(["xdotool", "search", "--onlyvisible", "--name", answer.name], environment: env,
-                                            timeout: 10)
+            let still = try? Subprocess.run(answer.search, environment: env, timeout: 10)
             if !(still?.out.split(separator: "\n").map(String.init).contains(window) ?? false) { return }
             usleep(200_000)
         }
