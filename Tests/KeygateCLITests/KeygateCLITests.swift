@@ -109,6 +109,29 @@ final class KeygateCLITests: XCTestCase {
         XCTAssertEqual(r.out.components(separatedBy: "\"account\":\"a\"").count - 1, 1, "still one item: \(r.out)")
     }
 
+    /// As macOS's `add-generic-password -U`: the label and comment an update does not give stay;
+    /// the ones it gives replace them.
+    func test_update_keepsLabelAndComment_unlessGiven() throws {
+        let h = try CLIUserHarness(sharedUser: true)
+        let r = try h.run("""
+            printf %s one | keygate add -s keep -a a -l 'Work VPN' -j 'rotated monthly'; echo add=$?
+            printf %s two | keygate add -U -s keep -a a; echo update=$?
+            printf 'kept=%s\\n' "$(keygate list -s keep --json)"
+            printf %s three | keygate add -U -s keep -a a -l 'Home VPN'; echo relabel=$?
+            printf 'relabeled=%s\\n' "$(keygate list -s keep --json)"
+            printf 'v=%s\\n' "$(keygate get -s keep -a a)"
+            """)
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["update"], "0", r.summary)
+        XCTAssertTrue(v["kept"]?.contains("\"label\":\"Work VPN\"") ?? false, r.summary)
+        XCTAssertTrue(v["kept"]?.contains("rotated monthly") ?? false, r.summary)
+        XCTAssertEqual(v["relabel"], "0", r.summary)
+        XCTAssertTrue(v["relabeled"]?.contains("\"label\":\"Home VPN\"") ?? false, r.summary)
+        XCTAssertTrue(v["relabeled"]?.contains("rotated monthly") ?? false, r.summary)
+        XCTAssertEqual(v["v"], "three", r.summary)
+    }
+
     func test_notFound_exits44_forGetExistsAndDelete() throws {
         let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""

@@ -31,9 +31,16 @@ public enum Doctor {
         if service.level == .ok, status.storeKind == StoreKind.secretService.rawValue {
             service = SecretServiceRoundTripCheck.run(base: service)
         }
-        return [StoreCheck.run(status), service, DiskSpaceCheck.run(dataDirectory: status.dataDirectory),
-                KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status)]
-            + [KeychainStateCheck.lockout(status)].compactMap { $0 }
+        return [StoreCheck.run(status), service, ProviderPartsCheck.run(provider), DiskSpaceCheck.run(dataDirectory: status.dataDirectory),
+                KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status), KeychainStateCheck.lockout(status)]
+            .compactMap { $0 }
+    }
+
+    /// Damaged items (their secret came back empty), when there are any: a WARN naming them
+    /// (DamagedItemsCheck). Reads sealed blobs only, never with a provider's window.
+    public static func damagedItems(_ operations: KeychainOperations, _ status: KeychainStatus) -> DiagnosticResult? {
+        guard status.storeError == nil, status.collectionLocked != true else { return nil }
+        return DamagedItemsCheck.run(operations)
     }
 
     /// The system checks adjusted to the store in use (no session bus needed for the embedded store).

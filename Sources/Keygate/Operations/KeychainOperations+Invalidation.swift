@@ -9,7 +9,7 @@ extension KeychainOperations {
     /// each gated item, several items' checks in flight at once (no prompt, no secret).
     public func listing(matching query: ItemQuery) throws -> [ListedItem] {
         try ItemFieldLimits.check(query)
-        let items = try store.search(query, loadBlobs: true).filter { query.matches($0.attributes) && !$0.isUnfinishedWrite }
+        let items = try store.searchWithoutWindows(query).filter { query.matches($0.attributes) }
         var gated: [(blob: [UInt8], header: GatedBlob.Header, identity: ItemIdentity)] = []
         var gatedAt: [Int] = []   // the index in `items` of each of `gated`
         for (index, item) in items.enumerated() {
@@ -17,7 +17,8 @@ extension KeychainOperations {
             gated.append((blob, header, item.attributes.identity))
             gatedAt.append(index)
         }
-        var reasons = [String?](repeating: nil, count: items.count)
+        // A damaged item is listed, marked with what `get` and `exists` say of it.
+        var reasons = items.map { $0.isUnfinishedWrite ? Self.damaged($0.attributes.identity) : nil }
         for (n, dead) in keys.gate.invalidSlots(of: gated).enumerated() {
             if let dead { reasons[gatedAt[n]] = Self.invalidation(dead, header: gated[n].header) }
         }

@@ -35,9 +35,12 @@ public struct KeychainOperations: Sendable {
     /// (`requested.accessControl`; nil is none, as on Apple), raised to the policy's floor
     /// (`minimum-access`) where one matches. With `replace`, an existing item with the same
     /// identity is updated in place; without it, a duplicate is an error, reported before
-    /// any prompt. Returns what the item was sealed with, and why.
+    /// any prompt. With `keepingUnsetText` (`keygate add -U`, as macOS's `security
+    /// add-generic-password -U`), a replaced item keeps the label and comment `requested`
+    /// leaves unset. Returns what the item was sealed with, and why.
     @discardableResult
-    public func add(_ requested: ItemAttributes, secret: SecureBytes, replace: Bool) throws -> ItemAccess {
+    public func add(_ requested: ItemAttributes, secret: SecureBytes, replace: Bool,
+                    keepingUnsetText: Bool = false) throws -> ItemAccess {
         guard secret.count <= SealedBlob.maxSecretLength else {
             throw KeychainError.param("""
                 the secret is \(secret.count) bytes, more than the \(SealedBlob.maxSecretLength)-byte limit: store a key or a path \
@@ -53,7 +56,13 @@ public struct KeychainOperations: Sendable {
         attributes.accessControl = access.sealed
         attributes.accessibility = Accessibility.stricter(requested.accessibility, decision.accessible) ?? requested.accessibility
         let keys = self.keys.applying(decision, for: attributes.identity)
-        let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false, detail: .attributes)
+        let keeping = replace && keepingUnsetText && (attributes.label == nil || attributes.comment == nil)
+        let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false,
+                                        detail: keeping ? .full : .attributes)
+        if keeping, let current = existing.first?.attributes {
+            attributes.label = attributes.label ?? current.label
+            attributes.comment = attributes.comment ?? current.comment
+        }
         var replace = replace
         if !replace, !existing.isEmpty {
             // What is there may be the leftover of an add the Secret Service never finished: it
@@ -297,6 +306,12 @@ public struct KeychainOperations: Sendable {
         }
     }
 
+    /// Where the items are kept and why, said at `keygate init` ("the Secret Service: the
+    /// Secret Service answered"); nil when the store was given directly (tests).
+    public var storeChoice: String? {
+        storeSelection.map { ($0.kind == .secretService ? "the Secret Service" : "the embedded store") + ": " + $0.reason }
+    }
+
     /// Creates the keychain; returns the recovery key, formatted for people, to show once.
     public func initialize() throws -> SecureBytes {
         let recoveryKey = try keys.initialize().recoveryKey
@@ -475,10 +490,17 @@ extension KeychainStatus {
         """
     public static let staleLoginAdvice = "run `keygate passwd` (it asks the old password), or `keygate passwd --recovery` with the recovery key"
 
+    /// A Secret Service runs and this session reaches it, but it has no default collection (a
+    /// first login): its own message says what to do.
+    public static func isRunningWithoutDefaultCollection(_ storeError: String) -> Bool {
+        storeError.contains(SecretServiceFailure.noDefaultCollectionMarker)
+    }
+
     /// When this keychain's items are in the Secret Service (its recorded store, or a keychain
     /// made before the embedded store) and this session cannot reach it: what to do. nil otherwise.
     public var storeMismatchAdvice: String? {
-        guard storeError != nil, storeKind == StoreKind.secretService.rawValue, initialized else { return nil }
+        guard let storeError, storeKind == StoreKind.secretService.rawValue, initialized,
+              !Self.isRunningWithoutDefaultCollection(storeError) else { return nil }
         return "this keychain's items are in the Secret Service: run inside a session that has one ("
             + "\(InstalledTools.secretSession) CMD starts a private one), or, from a session that has it, "
             + "move them with `keygate migrate --to embedded`"

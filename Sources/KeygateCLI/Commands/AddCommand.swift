@@ -6,7 +6,9 @@ import Keygate
 import Glibc
 
 enum AddCommand: KeygateCommand {
-    static let update = OptionSpec.flag("-U", "--update", help: "Replace the secret of an existing item instead of failing.")
+    static let update = OptionSpec.flag("-U", "--update", help: """
+        Replace the secret of an existing item instead of failing; its label and comment stay unless -l or -j is given.
+        """)
     static let accessible = OptionSpec.value("--accessible", valueName: "CLASS", help: """
         when-unlocked (default), after-first-unlock, when-passcode-set-this-device-only, when-unlocked-this-device-only or \
         after-first-unlock-this-device-only.
@@ -91,7 +93,7 @@ enum AddCommand: KeygateCommand {
         } else {
             secret = try readSecret(for: identity, context: context)
         }
-        let result = try operations.add(attributes, secret: secret, replace: replace)
+        let result = try operations.add(attributes, secret: secret, replace: replace, keepingUnsetText: true)
         Console.err(AccessChoice.statement(identity, source, result))
         return 0
     }

@@ -25,9 +25,13 @@ enum DoctorCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         var results = Doctor.systemChecks(environment: context.environment)
+        // Never prompts: not even the Secret Service's unlock window.
+        GlobalOptions.neverShowUnlockWindow()
         do {
-            let status = try context.operations().status()
+            let operations = try context.operations()
+            let status = operations.status()
             results = Doctor.adjust(results, for: status) + Doctor.keychainChecks(status)
+            if let damaged = Doctor.damagedItems(operations, status) { results.append(damaged) }
         } catch let error as KeychainError {
             results.append(Doctor.keychainUnavailable(error))
         }
