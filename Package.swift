@@ -15,6 +15,10 @@ let package = Package(
     products: [
         .library(name: "Keygate", targets: ["Keygate"]),
         .library(name: "KeygateSecurity", targets: ["KeygateSecurity"]),
+        // The same surface under Apple's module names, so `import Security` and
+        // `import LocalAuthentication` build unchanged (docs/SECURITY_COMPAT.md, "Importing").
+        .library(name: "Security", targets: ["Security"]),
+        .library(name: "LocalAuthentication", targets: ["LocalAuthentication"]),
         .executable(name: "keygate", targets: ["keygate"]),
         .executable(name: "keygate-gatekeeper", targets: ["keygate-gatekeeper"]),
         .executable(name: "keygate-pam-helper", targets: ["keygate-pam-helper"]),
@@ -54,6 +58,9 @@ let package = Package(
         ),
         // Apple's Security and LocalAuthentication surface over Keygate (docs/SECURITY_COMPAT.md).
         .target(name: "KeygateSecurity", dependencies: ["Keygate"], swiftSettings: testHooks),
+        // Apple's module names for KeygateSecurity: each file is one `@_exported import`.
+        .target(name: "Security", dependencies: ["KeygateSecurity"]),
+        .target(name: "LocalAuthentication", dependencies: ["KeygateSecurity"]),
         .target(name: "KeygateCLI", dependencies: ["Keygate", "CSystem"], swiftSettings: testHooks),
         // The heavy half of pam_keygate.so (KDF, unwrap, keyring, sessions), a program the
         // thin module starts for each PAM call with the password on a pipe. The module itself
@@ -68,8 +75,13 @@ let package = Package(
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateCLI", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
         .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateTestSupport"], swiftSettings: testHooks),
         // Sources written as Apple code is (Swift 5 mode, as most apps still are), against the real stack.
-        .testTarget(name: "KeygateSecurityTests", dependencies: ["KeygateSecurity", "Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateTestSupport"],
+        .testTarget(name: "KeygateSecurityTests", dependencies: ["KeygateSecurity", "Security", "LocalAuthentication", "Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateTestSupport"],
                     swiftSettings: testHooks + [.swiftLanguageMode(.v5)]),
+        // Wrappers and their own XCTest suites, written as Apple code is (`import Security`,
+        // `import LocalAuthentication`, some files Foundation or XCTest only), depending on Apple's
+        // module names alone. KeygateSecurityTests.WrapperSuiteRunTests runs them as a user would.
+        .testTarget(name: "AppleWrapperSuites", dependencies: ["Security", "LocalAuthentication"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "KeygateCLITests", dependencies: ["KeygateTestSupport"]),
     ]
 )

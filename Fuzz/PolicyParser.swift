@@ -35,7 +35,7 @@ public func fuzzPolicyParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
             for (service, account) in [("vpn", "alice"), ("é\u{1F511}", "*?[")] {
                 do {
                     let decision = try set.decision(service: service, account: account)
-                    if let access = decision.access {
+                    for access in [decision.defaultAccess, decision.minimumAccess].compactMap({ $0 }) {
                         do { try access.validate() } catch { require(false, "a clean policy gave invalid access control: \(error)") }
                     }
                     require(decision.policy.maxTries >= 1, "max-tries below 1")

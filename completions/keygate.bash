@@ -5,7 +5,8 @@
 
 _keygate_verbs="init add add-generic-password add-internet-password get find-generic-password
 find-internet-password delete delete-generic-password delete-internet-password list dump-keychain
-exists unlock unlock-keychain lock lock-keychain status passwd setup-host policy doctor exec migrate
+exists unlock unlock-keychain lock lock-keychain list-keychains default-keychain show-keychain-info
+status passwd setup-host forget-user policy doctor exec migrate
 search lookup store clear git-credential docker-credential ssh-add ssh-askpass help"
 
 _keygate_item_opts="-s --service -a --account --internet -r --protocol -P --port -p --path
@@ -17,7 +18,10 @@ _keygate_verb_opts() {
         add | add-generic-password | add-internet-password)
             echo "$_keygate_item_opts -l --label -j --comment -U --update --accessible --access --or --and -w" ;;
         get | exists) echo "$_keygate_item_opts" ;;
-        find-generic-password | find-internet-password) echo "$_keygate_item_opts -g -w" ;;
+        find-generic-password | find-internet-password) echo "$_keygate_item_opts -l --label -D --kind -G --generic -c --creator -g -w" ;;
+        list-keychains | default-keychain) echo "-d --domain -s --set -h --help" ;;
+        show-keychain-info) echo "--askpass -h --help" ;;
+        forget-user) echo "--removing -h --help" ;;
         delete) echo "$_keygate_item_opts --all --yes -y" ;;
         delete-generic-password | delete-internet-password) echo "$_keygate_item_opts" ;;
         dump-keychain) echo "-d --askpass -h --help" ;;

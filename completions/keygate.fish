@@ -3,7 +3,7 @@
 # secrets, never a prompt). Plain shell tools, no jq.
 # Install: /usr/share/fish/vendor_completions.d/keygate.fish
 
-set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list dump-keychain exists unlock unlock-keychain lock lock-keychain status passwd setup-host policy doctor exec migrate search lookup store clear git-credential docker-credential ssh-add ssh-askpass help
+set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list dump-keychain exists unlock unlock-keychain lock lock-keychain list-keychains default-keychain show-keychain-info status passwd setup-host forget-user policy doctor exec migrate search lookup store clear git-credential docker-credential ssh-add ssh-askpass help
 set -l item_verbs add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists
 
 function __keygate_field_values -a field
@@ -46,6 +46,16 @@ complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a list -d 'List
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a dump-keychain -d 'Every item as macOS prints it; -d secrets'
 complete -c keygate -n "__fish_seen_subcommand_from dump-keychain" -s d -d 'Also print secrets, after authentication'
 complete -c keygate -n "__fish_seen_subcommand_from find-generic-password find-internet-password" -s g -d 'Also the password on stderr'
+complete -c keygate -n "__fish_seen_subcommand_from find-generic-password find-internet-password" -s l -l label -r -d 'Match the label'
+complete -c keygate -n "__fish_seen_subcommand_from find-generic-password find-internet-password" -s D -l kind -r -d 'Match the kind'
+complete -c keygate -n "__fish_seen_subcommand_from find-generic-password find-internet-password" -s G -l generic -r -d 'Match the generic attribute'
+complete -c keygate -n "__fish_seen_subcommand_from find-generic-password find-internet-password" -s c -l creator -r -d 'Match the creator code'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'list-keychains default-keychain' -d 'Print your keychain (macOS)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a show-keychain-info -d 'The lock timeout, as macOS prints it'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a forget-user -d 'After userdel, remove the gatekeeper state of a uid (root)'
+complete -c keygate -n "__fish_seen_subcommand_from forget-user" -l removing -d 'The account is being removed'
+complete -c keygate -n "__fish_seen_subcommand_from list-keychains default-keychain" -s d -l domain -r -a 'user system common dynamic' -d 'Domain'
+complete -c keygate -n "__fish_seen_subcommand_from list-keychains default-keychain" -s s -l set -d 'Set the list: only your keychain'
 complete -c keygate -n "__fish_seen_subcommand_from lock-keychain lock" -s a -d 'Also the after-first-unlock key'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a exists -d 'Exit 0 if the item exists, 44 if not'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'unlock unlock-keychain' -d 'Unlock the keychain now'

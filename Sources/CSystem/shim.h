@@ -55,6 +55,17 @@ static inline int keygate_link_unnamed(int fd, int dirfd, const char *name) {
     return linkat(fd, "", dirfd, name, AT_EMPTY_PATH);
 }
 
+#include <sys/ioctl.h>
+#include <termios.h>
+/* Discards what was typed on the terminal `fd` and not read yet (tcflush TCIFLUSH); returns
+   how many bytes that was (FIONREAD), or -1 when `fd` is no terminal. */
+static inline int keygate_tty_discard_typeahead(int fd) {
+    int pending = 0;
+    if (ioctl(fd, FIONREAD, &pending) != 0) return -1;
+    if (pending > 0 && tcflush(fd, TCIFLUSH) != 0) return -1;
+    return pending;
+}
+
 /* unshare(2) is declared by <sched.h> only under _GNU_SOURCE. */
 extern int unshare(int flags);
 /* A mount namespace of the process's own (CLONE_NEWNS): the test-hook gatekeeper's private

@@ -13,7 +13,7 @@ public enum KeygateMain {
         InitCommand.self, AddCommand.self, GetCommand.self, FindCommand.self, DeleteCommand.self, DeletePasswordCommand.self,
         ListCommand.self, DumpKeychainCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         PasswdCommand.self, SetupHostCommand.self, PolicyCommand.self, DoctorCommand.self,
-        ExecCommand.self, MigrateCommand.self,
+        ExecCommand.self, MigrateCommand.self, ListKeychainsCommand.self, ShowKeychainInfoCommand.self, ForgetUserCommand.self,
         SearchCommand.self, LookupCommand.self, StoreCommand.self, ClearCommand.self,
         GitCredentialCommand.self, DockerCredentialCommand.self, SSHAddCommand.self, SSHAskpassCommand.self,
     ]
@@ -128,6 +128,7 @@ public enum KeygateMain {
             return try command.run(parsed, context: context)
         } catch let error as KeychainError {
             if !error.message.isEmpty { Console.err("keygate: \(error.message)\n") }
+            TypeAhead.discard(after: error)
             return error.exitCode
         } catch let error as UsageError {
             Console.err("keygate: \(error.message)\n\(error.usage)\n")

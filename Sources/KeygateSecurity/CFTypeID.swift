@@ -39,7 +39,6 @@ extension CFTypeIdentifier {
     /// The identifier of an object's dynamic type (CFGetTypeID's answer).
     static func of(_ cf: AnyObject) -> CFTypeID {
         switch cf {
-        case is CFBoolean: return CFTypeIdentifier.boolean
         case is SecAccessControl: return CFTypeIdentifier.accessControl
         case is SecKeychainItem: return CFTypeIdentifier.keychainItem
         case is CFMutableDictionary: return CFTypeIdentifier.dictionary

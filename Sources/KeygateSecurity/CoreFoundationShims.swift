@@ -30,18 +30,16 @@ public final class CFAllocator: Sendable {
 /// The default allocator (Apple's `kCFAllocatorDefault`, an implicitly unwrapped optional).
 public let kCFAllocatorDefault: CFAllocator! = CFAllocator()
 
-/// A CoreFoundation boolean. SecItem functions accept it, Swift's Bool and NSNumber alike.
-public final class CFBoolean: Sendable, Equatable, CustomStringConvertible {
-    public let value: Bool
-    fileprivate init(_ value: Bool) { self.value = value }
-    public static func == (lhs: CFBoolean, rhs: CFBoolean) -> Bool { lhs.value == rhs.value }
-    public var description: String { value ? "true" : "false" }
-}
+/// A CoreFoundation boolean; here an NSNumber made from a Bool, which is what Apple's bridge
+/// turns a CFBoolean into: `as? Bool`, `as? NSNumber`, `== true`, and a Bool put in a query
+/// and read back as an NSNumber all behave as on Apple (CFGetTypeID still tells it from a number).
+public typealias CFBoolean = NSNumber
 
 /// Apple's `kCFBooleanTrue` and `kCFBooleanFalse`, implicitly unwrapped as in Apple's SDK,
-/// so both `kCFBooleanTrue` and `kCFBooleanTrue!` compile.
-public let kCFBooleanTrue: CFBoolean! = CFBoolean(true)
-public let kCFBooleanFalse: CFBoolean! = CFBoolean(false)
+/// so both `kCFBooleanTrue` and `kCFBooleanTrue!` compile. They are the boolean NSNumbers
+/// Foundation shares for `true` and `false` (`true as AnyObject === kCFBooleanTrue`).
+public let kCFBooleanTrue: CFBoolean! = true as AnyObject as? NSNumber ?? NSNumber(value: true)
+public let kCFBooleanFalse: CFBoolean! = false as AnyObject as? NSNumber ?? NSNumber(value: false)
 
 /// Apple's `CFBooleanGetValue`.
-public func CFBooleanGetValue(_ boolean: CFBoolean) -> Bool { boolean.value }
+public func CFBooleanGetValue(_ boolean: CFBoolean) -> Bool { boolean.boolValue }

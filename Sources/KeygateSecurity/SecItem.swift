@@ -30,7 +30,8 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
     SecStatusMapping.run {
         let q = try SecItemQuery(query)
         let operations = try KeygateSecurityConfiguration.operations(for: q)
-        var found = try operations.attributes(matching: q.itemQuery())
+        // Creation order, as Apple's keychain returns kSecMatchLimitAll results.
+        var found = try operations.attributesInCreationOrder(matching: q.itemQuery())
         if q.hasExtraFilters { found = found.filter(q.matchesExtra) }
         let limit = q.limit ?? .one
         let wanted: Int

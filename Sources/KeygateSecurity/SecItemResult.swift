@@ -15,7 +15,7 @@ enum SecItemResult {
             kSecAttrAccessible: SecValue.code(of: a.accessibility),
             kSecAttrCreationDate: Date(timeIntervalSince1970: TimeInterval(a.created)),
             kSecAttrModificationDate: Date(timeIntervalSince1970: TimeInterval(a.modified)),
-            kSecAttrSynchronizable: NSNumber(value: a.synchronizable),
+            kSecAttrSynchronizable: a.synchronizable as AnyObject,   // a CFBoolean, as Apple returns
         ]
         switch id.itemClass {
         case .genericPassword:

@@ -9,12 +9,14 @@ enum SecPersistentRef {
 
     private struct Fields: Codable {
         var c: String, s: String, a: String, sv: String, p: String, po: UInt16, pa: String, d: String, t: String
+        /// Synchronizable (part of the primary key); absent in references made before it was.
+        var y: Bool?
     }
 
     static func data(for id: ItemIdentity) -> Data {
         let fields = Fields(c: id.itemClass.rawValue, s: id.service, a: id.account, sv: id.server,
                             p: id.protocol?.rawValue ?? "", po: id.port, pa: id.path, d: id.securityDomain,
-                            t: id.authenticationType?.rawValue ?? "")
+                            t: id.authenticationType?.rawValue ?? "", y: id.synchronizable ? true : nil)
         let body = (try? JSONEncoder().encode(fields)) ?? Data()
         return Data(tag) + body
     }
@@ -26,11 +28,12 @@ enum SecPersistentRef {
               let cls = ItemClass(rawValue: f.c) else { return nil }
         switch cls {
         case .genericPassword:
-            return .generic(service: f.s, account: f.a)
+            return .generic(service: f.s, account: f.a, synchronizable: f.y ?? false)
         case .internetPassword:
             return .internet(server: f.sv, account: f.a, protocol: f.p.isEmpty ? nil : InternetProtocol(rawValue: f.p),
                              port: f.po, path: f.pa, securityDomain: f.d,
-                             authenticationType: f.t.isEmpty ? nil : AuthenticationType(rawValue: f.t))
+                             authenticationType: f.t.isEmpty ? nil : AuthenticationType(rawValue: f.t),
+                             synchronizable: f.y ?? false)
         }
     }
 }

@@ -16,8 +16,7 @@ enum SecValue {
     static func bool(_ raw: Any) -> Bool? {
         guard let value = unwrapped(raw) else { return nil }
         if let b = value as? Bool { return b }
-        if let b = value as? CFBoolean { return b.value }
-        if let n = value as? NSNumber { return n.boolValue }
+        if let n = value as? NSNumber { return n.boolValue }   // CFBoolean is one
         if let i = integer(value) { return i != 0 }
         return nil
     }

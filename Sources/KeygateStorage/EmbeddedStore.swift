@@ -6,14 +6,17 @@
 // Crash safety: WAL journal, synchronous=FULL, and every write is one BEGIN IMMEDIATE
 // transaction, so a process killed at any instant leaves each item old or new.
 // Duplicates are refused by the database itself (a UNIQUE index on the identity's
-// canonical bytes). Other processes: a busy timeout plus bounded retries, both within
+// primary key bytes, ItemIdentity.storeKey: schema 2; schema 1 keyed the name alone, before
+// kSecAttrSynchronizable joined the key). Other processes: a busy timeout plus bounded retries, both within
 // the store's deadline. SQLite calls go through SQLiteDatabase; errors are worded here.
 import KeygateCore
 internal import Glibc
 
 final class EmbeddedStore: ItemStore {
     static let fileName = "items.sqlite"
-    static let schemaVersion: Int64 = 1
+    /// 2: the identity column is ItemIdentity.storeKey (a synchronizable item's key carries the
+    /// flag). A schema-1 file is moved to 2 by the first connection that opens it.
+    static let schemaVersion: Int64 = 2
     static let backendName = "embedded (SQLite)"
 
     let directory: String
@@ -42,7 +45,7 @@ final class EmbeddedStore: ItemStore {
     }
 
     func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
-        let identity = attributes.identity.canonicalBytes
+        let identity = attributes.identity.storeKey
         let label = ItemAttributeCodec.label(for: attributes)
         let encoded = ItemAttributeCodec.encode(attributes)
         try withDatabase(action: "store the item", create: true, writes: true) { db in
@@ -139,7 +142,7 @@ final class EmbeddedStore: ItemStore {
         let select: SQLiteStatement
         if let identity = query.exactIdentity {
             select = try db.prepare(columns + " WHERE identity = ?1")
-            try select.bind(1, blob: identity.canonicalBytes)
+            try select.bind(1, blob: identity.storeKey)
         } else {
             let constraints = ItemAttributeCodec.encode(query).sorted { $0.key < $1.key }
             var sql = columns
@@ -208,8 +211,13 @@ final class EmbeddedStore: ItemStore {
     private func open(create: Bool, writes: Bool, until end: ContinuousClock.Instant,
                       clock: ContinuousClock) throws -> SQLiteDatabase {
         if create { try PrivateDirectory.make(directory) }
-        try ensurePrivateFile()
-        let db = try SQLiteDatabase(path: path, create: false)
+        let db: SQLiteDatabase
+        if try ensurePrivateFile(readOnlyFileSystemIsFine: !writes) {
+            db = try SQLiteDatabase(path: path, create: false)
+        } else {
+            // A read needs no write (issue 39, 1): on a read-only file system, read the file as it is.
+            db = try Self.openReadingOnly(path)
+        }
         let left = end - clock.now
         let ms = max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
         db.setBusyTimeout(milliseconds: Int32(clamping: ms))
@@ -217,6 +225,14 @@ final class EmbeddedStore: ItemStore {
         if writes { try prepareForWrites(db) }
         try migrateSchema(db, writes: writes)
         return db
+    }
+
+    /// The file read-only, with its WAL when SQLite can use it there, else as an immutable file.
+    private static func openReadingOnly(_ path: String) throws -> SQLiteDatabase {
+        if let db = try? SQLiteDatabase(readingOnly: path, immutable: false), (try? db.scalarText("PRAGMA user_version")) != nil {
+            return db
+        }
+        return try SQLiteDatabase(readingOnly: path, immutable: true)
     }
 
     private func prepareForWrites(_ db: SQLiteDatabase) throws {
@@ -231,13 +247,23 @@ final class EmbeddedStore: ItemStore {
 
     /// Creates the file 0600 before SQLite does (SQLite would use 0644 minus the umask; its
     /// -wal and -shm files copy this file's mode), and refuses a link or another owner's file.
-    private func ensurePrivateFile() throws {
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+    /// Returns false when the file is on a read-only file system and `readOnlyFileSystemIsFine`
+    /// (a read): the file is then checked the same way, opened read-only.
+    private func ensurePrivateFile(readOnlyFileSystemIsFine: Bool = false) throws -> Bool {
+        var fd = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+        var writable = true
+        if fd < 0, errno == EROFS, readOnlyFileSystemIsFine {
+            fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+            writable = false
+        }
         guard fd >= 0 else {
             let e = errno
             if e == EROFS {
-                throw KeychainError.notAvailable("cannot write the embedded store \(path): the file system is read-only; "
-                                                 + "remount it read-write, or set XDG_DATA_HOME to a writable folder")
+                throw KeychainError.notAvailable("""
+                    cannot write the embedded store \(path): the file system is read-only. Reads still work; to add or change \
+                    items, make it writable (remount it read-write). Pointing XDG_DATA_HOME elsewhere would start an empty \
+                    keychain there, away from these items
+                    """)
             }
             if e == ENOSPC || e == EDQUOT {
                 throw KeychainError.notAvailable("cannot create the embedded store \(path): the disk is full; free some space, then try again")
@@ -258,7 +284,8 @@ final class EmbeddedStore: ItemStore {
             throw KeychainError.notAvailable("\(path) belongs to uid \(info.st_uid), not to you (uid \(geteuid())): "
                                              + "fix its owner, or move it aside")
         }
-        if info.st_mode & 0o077 != 0 { _ = fchmod(fd, 0o600) }
+        if writable, info.st_mode & 0o077 != 0 { _ = fchmod(fd, 0o600) }
+        return writable
     }
 
     /// The schema version is kept twice: in the `schema_version` table, which older Keygates read,
@@ -276,6 +303,12 @@ final class EmbeddedStore: ItemStore {
             try refuseNewer(version)
             if version == Self.schemaVersion {
                 if writes { try db.execute("PRAGMA user_version = \(Self.schemaVersion)") }
+                return
+            }
+            // A schema-1 file with no synchronizable item is keyed as schema 2 already: a read
+            // takes it as it is (reads never write), and the next write moves it.
+            if version == 1, !writes,
+               try db.scalarText("SELECT count(*) FROM attributes WHERE name = 'synchronizable' AND value = '1'") == "0" {
                 return
             }
         }
@@ -296,10 +329,29 @@ final class EmbeddedStore: ItemStore {
                     value TEXT NOT NULL,
                     PRIMARY KEY (item, name)) WITHOUT ROWID;
                 CREATE INDEX IF NOT EXISTS attributes_match ON attributes (name, value, item);
-                INSERT INTO schema_version (version) SELECT \(Self.schemaVersion)
-                    WHERE NOT EXISTS (SELECT 1 FROM schema_version);
+                """)
+            try rekeySynchronizableItems(db)
+            try db.execute("""
+                DELETE FROM schema_version;
+                INSERT INTO schema_version (version) VALUES (\(Self.schemaVersion));
                 PRAGMA user_version = \(Self.schemaVersion);
                 """)
+        }
+    }
+
+    /// Schema 1 to 2: a synchronizable item's identity column becomes its whole primary key
+    /// (ItemIdentity.storeKey); every other row's is already (its name, byte for byte). Schema 1
+    /// held no twins (its index was on the name), so no two rows collide. Run again on a file
+    /// another process already moved, it rewrites the same bytes. Nothing else changes: the
+    /// sealed blobs are bound to the name, which the flag is not part of.
+    private func rekeySynchronizableItems(_ db: SQLiteDatabase) throws {
+        let rows = try items(in: db, matching: ItemQuery(synchronizable: true), loadBlobs: false)
+        let rekey = try db.prepare("UPDATE items SET identity = ?1 WHERE id = ?2")
+        for row in rows {
+            rekey.reset()
+            try rekey.bind(1, blob: row.item.attributes.identity.storeKey)
+            try rekey.bind(2, int: row.id)
+            try rekey.run()
         }
     }
 

@@ -85,6 +85,8 @@ package enum ItemAttributeCodec {
         if let v = q.authenticationType { out[Key.authenticationType] = v.rawValue }
         if let v = q.description, !v.isEmpty { out[Key.description] = v }
         if let v = q.accessGroup, !v.isEmpty { out[Key.accessGroup] = v }
+        // Only "1" is stored: false (absent) is matched by the caller, client-side.
+        if q.synchronizable == true { out[Key.synchronizable] = "1" }
         return out
     }
 

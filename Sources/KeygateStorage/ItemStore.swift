@@ -50,9 +50,18 @@ package protocol ItemStore: Sendable {
     /// Deletes every matching item; returns how many.
     @discardableResult func delete(_ query: ItemQuery) throws -> Int
     func status() throws -> StoreStatus
+    /// Items matching the query with their secrets where they can be read without a provider's
+    /// window (list: never a window). An item the provider locks one by one while its collection
+    /// is open (KeePassXC's ConfirmAccessItem) comes with a nil blob; a locked collection still
+    /// throws as `search` does.
+    func searchWithoutWindows(_ query: ItemQuery) throws -> [StoredItem]
 }
 
 extension ItemStore {
+    package func searchWithoutWindows(_ query: ItemQuery) throws -> [StoredItem] {
+        try search(query, loadBlobs: true, detail: .full)
+    }
+
     /// Items matching the query, every attribute read.
     package func search(_ query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
         try search(query, loadBlobs: loadBlobs, detail: .full)

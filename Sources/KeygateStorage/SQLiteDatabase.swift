@@ -30,14 +30,30 @@ final class SQLiteDatabase {
     /// Opens (and creates when `create`) the database at `path`, read-write, never
     /// through a symbolic link. The C function is `sqlite3_open_v2(3)`.
     init(path: String, create: Bool) throws {
+        handle = try Self.open(path, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
+    }
+
+    /// Opens the database at `path` read-only, for a read on a read-only file system (issue 39,
+    /// item 1): SQLite reads a WAL database read-only when its -wal and -shm files are there, as
+    /// Keygate keeps them; else, with `immutable`, as a file nothing changes (no locks, no WAL).
+    init(readingOnly path: String, immutable: Bool) throws {
+        var escaped = ""
+        for byte in path.utf8 {
+            let plain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2F || byte == 0x2D || byte == 0x2E || byte == 0x5F
+            escaped += plain ? String(UnicodeScalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(Int(byte), radix: 16)
+        }
+        handle = try Self.open("file:" + escaped + (immutable ? "?immutable=1" : ""), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI)
+    }
+
+    /// `sqlite3_open_v2` with `mode` and never through a link, one connection's own cache, no mutex.
+    private static func open(_ filename: String, _ mode: Int32) throws -> OpaquePointer {
         if let why = kg_sqlite_load_error() {
             throw KeychainError.notAvailable(String(cString: why) + ": the embedded store needs SQLite; install it "
                                              + "(Debian: `sudo apt-get install libsqlite3-0`)")
         }
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOFOLLOW
-            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = sqlite3_open_v2(filename, &db, mode | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE, nil)
         guard let db else { throw SQLiteError(code: rc, message: "out of memory") }
         guard rc == SQLITE_OK else {
             let error = SQLiteError(code: sqlite3_extended_errcode(db), message: String(cString: sqlite3_errmsg(db)))
@@ -45,7 +61,7 @@ final class SQLiteDatabase {
             throw error
         }
         sqlite3_extended_result_codes(db, 1)
-        handle = db
+        return db
     }
 
     deinit { sqlite3_close_v2(handle) }

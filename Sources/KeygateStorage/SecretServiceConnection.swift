@@ -85,7 +85,7 @@ package final class SecretServiceConnection: @unchecked Sendable {
     let address: String?
 
     /// A connection to `address` (nil: the session bus). Keygate itself uses `shared`.
-    init(address: String? = nil) { self.address = address }
+    package init(address: String? = nil) { self.address = address }
 
     /// Owns the sd-bus connection. sd-bus is not thread-safe: every use holds `lock`.
     final class BusConnection: @unchecked Sendable {
@@ -186,7 +186,9 @@ package final class SecretServiceConnection: @unchecked Sendable {
     @discardableResult
     func remember(collection reply: BusValue) throws -> String {
         guard let path = reply.child(0)?.string, path != "/", !path.isEmpty else {
-            throw SecretServiceFailure.noDefaultCollection(provider(.init(.seconds(1))))
+            let provider = self.provider(.init(.seconds(1)))
+            let wallet = provider == .kWallet ? kWalletLoginWallet(.init(.seconds(1))) : nil
+            throw SecretServiceFailure.noDefaultCollection(provider, loginWallet: wallet)
         }
         state.withLock { $0.collection = path }
         return path

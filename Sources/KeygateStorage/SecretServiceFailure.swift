@@ -6,7 +6,7 @@
 import KeygateCore
 internal import Glibc
 
-enum SecretServiceFailure {
+package enum SecretServiceFailure {
     /// Every locked-collection message starts so (scripts and tests match it).
     static let lockedPrefix = "the default keyring collection is locked"
     /// Every did-not-answer message starts so.
@@ -26,9 +26,31 @@ enum SecretServiceFailure {
                       reason: .lockedCollection)
     }
 
-    static func noDefaultCollection(_ provider: SecretServiceProvider) -> KeychainError {
-        KeychainError(.notAvailable, "\(provider.name) has no default collection: " + provider.defaultCollectionAdvice,
-                      reason: .noDefaultCollection)
+    /// Every per-item lock message starts so.
+    static let lockedItemPrefix = "access to the item is not granted"
+
+    /// The collection is open but the provider keeps the items locked for this client, and no
+    /// window may be shown to grant access (`why`: the unlock prompt is off, or nobody answered).
+    static func lockedItem(_ provider: SecretServiceProvider, why: String) -> KeychainError {
+        KeychainError(.interactionNotAllowed, lockedItemPrefix + " (\(provider.name) locks each item for each program until "
+                      + "you allow it; \(why)): " + provider.itemAccessAdvice, reason: .lockedItem)
+    }
+
+    /// In every no-default-collection message, after the provider's name (doctor tells it apart).
+    package static let noDefaultCollectionMarker = " has no default collection: "
+
+    static func noDefaultCollection(_ provider: SecretServiceProvider,
+                                    loginWallet: SecretServiceConnection.LoginWallet? = nil) -> KeychainError {
+        let advice: String
+        if loginWallet == .open || loginWallet == .closed {
+            // The first login's wallet: made by pam_kwallet5, not yet a Secret Service collection.
+            advice = "the wallet \(SecretServiceConnection.kWalletLoginWallet) exists" + (loginWallet == .open ? " and is open" : "")
+                + ", but kwalletd5 shows a wallet to Secret Service programs only from its next start (pam_kwallet5 made it "
+                + "at this login): log out and back in once, then try again"
+        } else {
+            advice = provider.defaultCollectionAdvice
+        }
+        return KeychainError(.notAvailable, provider.name + noDefaultCollectionMarker + advice, reason: .noDefaultCollection)
     }
 
     /// The error for a failed call. `action` says what was being done ("search for items").

@@ -80,6 +80,23 @@ package enum SecretServiceProvider: Sendable, Equatable {
         }
     }
 
+    /// What grants a program access to items the provider locks one by one, the collection open.
+    package var itemAccessAdvice: String {
+        switch self {
+        case .keePassXC:
+            return "run it where KeePassXC can show its Access Request window and allow it there, or turn off \"Confirm when "
+                + "passwords are retrieved by clients\" under Tools > Settings > Secret Service Integration"
+        case .kWallet:
+            return "allow Keygate in kwalletd's access window (or in kwalletmanager5's access control), then try again"
+        case .gnomeKeyring:
+            return "unlock the item in seahorse, then try again"
+        case .other(let command):
+            return "allow the access in \(command), then try again"
+        case .unknown:
+            return "allow the access in your Secret Service, then try again"
+        }
+    }
+
     /// What to do when there is no default collection.
     var defaultCollectionAdvice: String {
         switch self {

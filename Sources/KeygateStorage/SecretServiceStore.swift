@@ -49,7 +49,20 @@ package final class SecretServiceStore: ItemStore {
 
     private var call: ServiceCalls {
         ServiceCalls(connection: connection, deadline: ServiceDeadline(deadline), windowLimit: windowLimit,
-                     secretsPerCall: secretsPerCall)
+                     secretsPerCall: secretsPerCall, windowRefusal: { [self] in windowRefusal() })
+    }
+
+    /// Nil when a provider's window may be shown now (the unlock prompt is allowed and the
+    /// provider can show one); else why not, for the message.
+    private func windowRefusal() -> String? {
+        let provider = self.provider()
+        if unlockPrompt == .never {
+            return "the unlock prompt is off (--no-unlock-prompt, or \(UnlockPromptSetting.variable)=never)"
+        }
+        guard unlockPrompt.allows(provider), connection.canPrompt(provider, ServiceDeadline(deadline)) else {
+            return "no window can be shown here (no display)"
+        }
+        return nil
     }
 
     /// Runs `body`; when it meets a locked default collection, asks the provider to unlock it
@@ -61,6 +74,7 @@ package final class SecretServiceStore: ItemStore {
     /// until its own unlock dialog is answered, so there a search that timed out on a locked
     /// collection counts as meeting it locked.
     private func unlockingIfAllowed<R>(_ body: () throws -> R) throws -> R {
+        if unlockPrompt == .never { try refuseALockedCollection() }
         do {
             return try outlastingARestart(body)
         } catch let error as KeychainError where isLocked(error) {
@@ -71,6 +85,25 @@ package final class SecretServiceStore: ItemStore {
                 : (try? call.unlockDefaultCollection(showingWindow: false)) ?? false
             guard unlocked else { throw error }
             return try outlastingARestart(body)
+        }
+    }
+
+    /// With the unlock prompt off, a locked default collection is found before anything is
+    /// searched (one property read): KeePassXC's default "Unlock before search" would otherwise
+    /// hold the search and open its unlock window, which nobody is to answer. A collection that
+    /// opens without a window (an unencrypted keyring) is opened; any other is the locked error,
+    /// at once. Service.Unlock alone shows nothing: the prompt it answers with is dismissed
+    /// before Prompt.Prompt is ever called.
+    private func refuseALockedCollection() throws {
+        let collection: String
+        do {
+            collection = try connection.defaultCollection(ServiceDeadline(deadline))
+        } catch let error as KeychainError where error.reason == .noDefaultCollection {
+            return  // the operation itself reports it (after gnome-keyring's restart pauses)
+        }
+        guard try call.collectionProperties(collection).lookup("Locked")?.boolean != false else { return }
+        guard (try? call.unlockDefaultCollection(showingWindow: false)) == true else {
+            throw SecretServiceFailure.locked(provider())
         }
     }
 
@@ -136,14 +169,30 @@ package final class SecretServiceStore: ItemStore {
         }
     }
 
-    private func searchUnlocked(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail) throws -> [StoredItem] {
+    package func searchWithoutWindows(_ query: ItemQuery) throws -> [StoredItem] {
+        do {
+            return try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: true, detail: .full, access: .secretsIfOpen) }
+        } catch let error as KeychainError where error.reason == .providerQuit {
+            connection.forgetConnection()
+            return try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: true, detail: .full, access: .secretsIfOpen) }
+        }
+    }
+
+    private func searchUnlocked(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail,
+                                access: ServiceCalls.Access? = nil) throws -> [StoredItem] {
         let call = self.call
-        let paths = try call.unlockedItems(matching: query, openingSession: loadBlobs)
-        guard !paths.isEmpty else { return [] }
-        let (found, blobs) = try call.properties(of: paths, loadingSecrets: loadBlobs, detail: ServiceCalls.detail(detail, for: query))
+        let access = access ?? (loadBlobs ? .secrets : .attributes)
+        let (paths, itemLocked) = try call.items(matching: query, openingSession: loadBlobs, access: access)
+        guard !paths.isEmpty || !itemLocked.isEmpty else { return [] }
+        let wanted = ServiceCalls.detail(detail, for: query)
+        var (found, blobs) = try call.properties(of: paths, loadingSecrets: loadBlobs, detail: wanted)
+        // Items locked one by one, read without their secrets: listed with a nil blob.
+        let lockedFound = try call.properties(of: itemLocked, loadingSecrets: false, detail: wanted).found
+        found += lockedFound
+        let withoutSecret = Set(lockedFound.map(\.path))
         var out: [StoredItem] = []
         for (path, item, _) in ServiceCalls.newestPerIdentity(found.filter { query.matches($0.attributes) }) {
-            guard loadBlobs else {
+            guard loadBlobs, !withoutSecret.contains(path) else {
                 out.append(StoredItem(attributes: item, blob: nil))
                 continue
             }
@@ -165,13 +214,30 @@ package final class SecretServiceStore: ItemStore {
     /// never a blob under attributes it was not sealed for, and the next replace removes the
     /// leftover.
     package func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
-        try unlockingIfAllowed { try createUnlocked(attributes, blob: blob, replace: replace) }
+        do {
+            try unlockingIfAllowed { try createUnlocked(attributes, blob: blob, replace: replace) }
+        } catch let error as KeychainError where error.reason == .noDefaultCollection {
+            guard try createDefaultCollection() else { throw error }
+            try unlockingIfAllowed { try createUnlocked(attributes, blob: blob, replace: replace) }
+        }
+    }
+
+    /// gnome-keyring with no keyring (a first login that handed it no password): a write makes
+    /// the default collection as libsecret's callers do, CreateCollection with the "default"
+    /// alias, whose prompt is gnome-keyring's new-keyring window (a password, typed twice). Only
+    /// where a window can be shown; false when none may be, so the error says what to do.
+    /// Not for KWallet: its CreateCollection makes a second wallet (KWalletLoginWallet.swift).
+    private func createDefaultCollection() throws -> Bool {
+        guard provider() == .gnomeKeyring, windowRefusal() == nil else { return false }
+        let made = try call.createDefaultCollection(label: "Login")
+        connection.forgetCollection()
+        return made
     }
 
     private func createUnlocked(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
         let call = self.call
         let exact = ItemQuery(exactly: attributes.identity)
-        let paths = try call.unlockedItems(matching: exact, openingSession: true)
+        let paths = try call.unlockedItems(matching: exact, openingSession: true, access: .secrets)
         let matches = try call.properties(of: paths, loadingSecrets: false, detail: .full).found
             .filter { exact.matches($0.attributes) }
             .sorted { $0.generation > $1.generation }
@@ -219,7 +285,7 @@ package final class SecretServiceStore: ItemStore {
 
     private func deleteUnlocked(_ query: ItemQuery) throws -> Int {
         let call = self.call
-        let paths = try call.unlockedItems(matching: query)
+        let paths = try call.unlockedItems(matching: query, access: .secrets)
         let doomed = try call.properties(of: paths, loadingSecrets: false, detail: ServiceCalls.detail(.attributes, for: query))
             .found.filter { query.matches($0.attributes) }
         // One call at a time: gnome-keyring rewrites its file for each, and a deadline per call
@@ -249,8 +315,19 @@ private struct ServiceCalls {
     let deadline: ServiceDeadline
     let windowLimit: Duration
     let secretsPerCall: Int
+    /// Nil when a window may be shown to grant access; else why not (SecretServiceStore.windowRefusal).
+    let windowRefusal: () -> String?
 
     private typealias C = SecretServiceConnection
+
+    /// What a caller does with the items it searched for: reads their attributes only (which
+    /// a provider that locks items one by one still shows), or their secrets, or changes them.
+    enum Access {
+        case attributes
+        case secrets
+        /// Secrets where no window is needed: items locked one by one are left locked, apart.
+        case secretsIfOpen
+    }
 
     /// Adds the schema attribute libsecret writes and matches ("xdg:schema"), so that only
     /// Keygate's own items are seen.
@@ -260,10 +337,29 @@ private struct ServiceCalls {
         return out
     }
 
+    /// Item paths in the order they were created: gnome-keyring numbers its items in creation
+    /// order (".../login/7"), and SearchItems answers in its own hash order. Paths that are not
+    /// numbered (KeePassXC's UUIDs) keep the provider's order, after the numbered ones.
+    static func inCreationOrder(_ paths: [String]) -> [String] {
+        guard paths.count > 1 else { return paths }
+        func number(_ path: String) -> Int { path.split(separator: "/").last.flatMap { Int($0) } ?? Int.max }
+        return paths.enumerated().sorted { (number($0.element), $0.offset) < (number($1.element), $1.offset) }.map(\.element)
+    }
+
     /// The paths of Keygate's items in the default collection whose attributes match `query`
     /// (its label is matched later, client-side). One SearchItems, which answers unlocked and
-    /// locked items apart: a locked match, or no match in a locked collection, is `.locked`.
-    func unlockedItems(matching query: ItemQuery, openingSession: Bool = false) throws -> [String] {
+    /// locked items apart: a locked match in a locked collection, or no match in one, is
+    /// `.locked`. A locked match in an open collection is an item the provider locks for this
+    /// client alone (KeePassXC's default ConfirmAccessItem): for `.attributes` it is returned as
+    /// it is (its attributes can be read), and for `.secrets` it is unlocked first (`unlockItems`).
+    func unlockedItems(matching query: ItemQuery, openingSession: Bool = false, access: Access) throws -> [String] {
+        let (open, itemLocked) = try items(matching: query, openingSession: openingSession, access: access)
+        return open + itemLocked
+    }
+
+    /// As `unlockedItems`, with the items left locked one by one (`.secretsIfOpen` only) apart.
+    func items(matching query: ItemQuery, openingSession: Bool, access: Access) throws
+        -> (open: [String], itemLocked: [String]) {
         // A process's first call sends ReadAlias (and OpenSession, for a read) with the search:
         // one wait instead of three.
         let known = try connection.cached(deadline)
@@ -280,9 +376,21 @@ private struct ServiceCalls {
         guard let searched = results.first else { throw SecretServiceFailure.map(nil, action: "search for items", deadline: deadline) }
         let reply = try searched.get()
         let prefix = collection + "/"
-        let unlocked = (reply.child(0)?.strings ?? []).filter { $0.hasPrefix(prefix) }
+        // In creation order, which SecItemCopyMatching's kSecMatchLimitAll keeps (as Apple's does).
+        let unlocked = Self.inCreationOrder((reply.child(0)?.strings ?? []).filter { $0.hasPrefix(prefix) })
         let locked = (reply.child(1)?.strings ?? []).filter { $0.hasPrefix(prefix) }
-        if !locked.isEmpty { throw SecretServiceFailure.locked(connection.provider(deadline)) }
+        if !locked.isEmpty {
+            guard try collectionProperties(collection).lookup("Locked")?.boolean == false else {
+                throw SecretServiceFailure.locked(connection.provider(deadline))
+            }
+            switch access {
+            case .attributes: return (unlocked + locked, [])
+            case .secrets:
+                try unlockItems(locked)
+                return (unlocked + locked, [])
+            case .secretsIfOpen: return (unlocked, locked)
+            }
+        }
         if unlocked.isEmpty {
             // Nothing found: "not found" only if the collection is open (and still exists).
             let properties: BusValue
@@ -294,7 +402,41 @@ private struct ServiceCalls {
             }
             if properties.lookup("Locked")?.boolean != false { throw SecretServiceFailure.locked(connection.provider(deadline)) }
         }
-        return unlocked
+        return (unlocked, [])
+    }
+
+    /// Service.Unlock of items the provider locks one by one, as secret-tool does: the provider
+    /// answers with a prompt (KeePassXC: its "Access Request" window), completed where a window
+    /// may be shown and dismissed otherwise. Throws SecretServiceFailure.lockedItem when access
+    /// is not granted; the user's "Deny" is the user's cancel (completePrompt).
+    func unlockItems(_ paths: [String]) throws {
+        let reply = try connection.call(ServiceMethodCall(
+            path: C.servicePath, interface: C.serviceInterface, method: "Unlock",
+            arguments: Variant.tuple([Variant.objectPaths(paths)]), replyType: "(aoo)",
+            action: "unlock the item"), deadline)
+        var opened = Set(reply.child(0)?.strings ?? [])
+        if paths.allSatisfy(opened.contains) { return }
+        let provider = connection.provider(deadline)
+        guard let prompt = reply.child(1)?.string, prompt != "/" else {
+            throw SecretServiceFailure.lockedItem(provider, why: "it refused to unlock the item")
+        }
+        if let refusal = windowRefusal() {
+            dismiss(prompt)
+            throw SecretServiceFailure.lockedItem(provider, why: refusal)
+        }
+        let result = try connection.completePrompt(prompt, action: "allow Keygate to read the item", deadline,
+                                                   windowLimit: windowLimit)
+        opened.formUnion(result?.strings ?? [])
+        guard paths.allSatisfy(opened.contains) else {
+            throw SecretServiceFailure.lockedItem(provider, why: "its window did not grant the access")
+        }
+    }
+
+    /// Prompt.Dismiss, so that no window waits for a call that gave up; its failure changes nothing.
+    func dismiss(_ prompt: String) {
+        _ = try? connection.call(ServiceMethodCall(
+            path: prompt, interface: C.promptInterface, method: "Dismiss", arguments: nil, replyType: "()",
+            action: "dismiss the prompt"), deadline)
     }
 
     func collectionProperties(_ collection: String) throws -> BusValue {
@@ -541,15 +683,30 @@ private struct ServiceCalls {
         if reply.child(0)?.strings.contains(collection) == true { return true }
         guard let prompt = reply.child(1)?.string, prompt != "/" else { return false }
         guard showingWindow else {
-            _ = try? connection.call(ServiceMethodCall(
-                path: prompt, interface: C.promptInterface, method: "Dismiss", arguments: nil, replyType: "()",
-                action: "dismiss the unlock prompt"), deadline)
+            dismiss(prompt)
             return false
         }
         let result = try connection.completePrompt(prompt, action: "unlock the default collection", deadline,
                                                    windowLimit: windowLimit)
         if result?.strings.contains(collection) == true { return true }
         return try collectionProperties(collection).lookup("Locked")?.boolean == false
+    }
+
+    /// Service.CreateCollection with the "default" alias, completing its prompt (the provider's
+    /// new-keyring window). True when the collection was made.
+    func createDefaultCollection(label: String) throws -> Bool {
+        let properties = Variant.array(of: "{sv}", [
+            Variant.dictEntry(Variant.string(C.collectionInterface + ".Label"), Variant.boxed(Variant.string(label))),
+        ])
+        let reply = try connection.call(ServiceMethodCall(
+            path: C.servicePath, interface: C.serviceInterface, method: "CreateCollection",
+            arguments: Variant.tuple([properties, Variant.string("default")]), replyType: "(oo)",
+            action: "create the default collection"), deadline)
+        if let made = reply.child(0)?.string, made != "/" { return true }
+        guard let prompt = reply.child(1)?.string, prompt != "/" else { return false }
+        let result = try connection.completePrompt(prompt, action: "create the default collection", deadline,
+                                                   windowLimit: windowLimit)
+        return (result?.string).map { $0 != "/" && !$0.isEmpty } ?? false
     }
 
     /// Service.Lock of the default collection, completing its prompt (KeePassXC asks one).

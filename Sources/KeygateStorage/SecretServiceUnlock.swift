@@ -49,6 +49,10 @@ extension SecretServiceProvider {
     /// KeePassXC and kwalletd are desktop programs: their prompts open on their own display,
     /// whatever this process's environment says.
     var showsItsOwnWindows: Bool { self == .keePassXC || self == .kWallet }
+
+    /// KeePassXC 2.7.4 answers Prompt.Dismiss with Completed(dismissed) but leaves its unlock
+    /// window on screen (measured: ProviderMatrix, docs/DECISIONS.md); the message says so.
+    var keepsItsWindowAfterDismiss: Bool { self == .keePassXC }
 }
 
 extension SecretServiceConnection {

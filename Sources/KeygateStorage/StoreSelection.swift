@@ -6,8 +6,9 @@
 // 3. else a keychain that already exists (made before the embedded store): the Secret Service;
 // 4. else no session bus at all (no DBUS_SESSION_BUS_ADDRESS, no $XDG_RUNTIME_DIR/bus):
 //    embedded, at once, with no D-Bus call;
-// 5. else ask the Secret Service (under the store deadline): it answers (even locked), use
-//    it; it does not, embedded.
+// 5. else ask the Secret Service (under the store deadline): it answers (even locked, or
+//    running with no default collection: its advice is the reason, and the first write fails
+//    with it), use it; it does not, embedded.
 // An auto choice is recorded (rule 1) by the first write that needs a store (creating the
 // keychain, adding an item: StoreSelection.commitRecord), so a keyring that is down for a moment later
 // never splits one keychain over two stores. Read-only commands (doctor, status, list,
@@ -150,8 +151,14 @@ extension StoreSelection {
             do {
                 _ = try SecretServiceStore(deadline: deadline).status()
                 (kind, reason) = (.secretService, "the Secret Service answered")
+            } catch let error as KeychainError where error.reason == .noDefaultCollection {
+                // A provider runs: its items belong there, never silently in the embedded store.
+                (kind, reason) = (.secretService, "a Secret Service runs, but \(error.message)")
             } catch let error as KeychainError where error.code == .notAvailable {
-                (kind, reason) = (.embedded, "no Secret Service answered (\(error.message))")
+                // A Secret Service with no default collection answered, but cannot hold items (issue 39, 10).
+                let why = error.reason == .noDefaultCollection ? "the Secret Service has no default collection to keep items in"
+                    : "no Secret Service answered"
+                (kind, reason) = (.embedded, "\(why) (\(error.message))")
             }
         }
         return StoreSelection(kind: kind, reason: prefix + reason, dataDirectory: dataDirectory, needsRecord: true)

@@ -40,8 +40,9 @@ final class BashCompletionTests: XCTestCase {
     func test_verbs_completeFromPrefix_includingDoctor() throws {
         XCTAssertEqual(try complete(["doc"]), ["doctor", "docker-credential"])
         XCTAssertEqual(try complete(["doct"]), ["doctor"])
-        XCTAssertEqual(Set(try complete(["de"])), ["delete", "delete-generic-password", "delete-internet-password"])
-        XCTAssertEqual(try complete(["--askpass", "/bin/true", "li"]), ["list"], "a top-level option's value is not the verb")
+        XCTAssertEqual(Set(try complete(["de"])), ["delete", "delete-generic-password", "delete-internet-password", "default-keychain"])
+        XCTAssertEqual(try complete(["--askpass", "/bin/true", "li"]), ["list", "list-keychains"],
+                       "a top-level option's value is not the verb")
     }
 
     func test_flags_areTheVerbsOwn() throws {

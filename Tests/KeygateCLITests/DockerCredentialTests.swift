@@ -25,6 +25,31 @@ final class DockerCredentialTests: XCTestCase {
         return out
     }
 
+    func test_aNewCredential_hasNoAccessControl_underTheShippedPolicy_andAReplacedOneKeepsItsOwn() throws {
+        // Issue 39: docker asks from builds and CI as often as at a terminal (docs/INTEGRATIONS.md).
+        let h = try harness()
+        let root = try h.policyRoot([:], shipped: true, for: self)
+        let r = try h.run(#"""
+            export PATH="$HOME/bin:$PATH"
+            keygate init >/dev/null 2>&1
+            printf '{"ServerURL":"registry.test","Username":"ann","Secret":"tok"}' | docker-credential-keygate store; echo store=$?
+            keygate list --internet | grep 'access:' | sed 's/^ */new /'
+            echo before=$(wc -l < "$HOME/prompts")
+            printf 'get=%s\n' "$(echo registry.test | KEYGATE_ASKPASS= docker-credential-keygate get)"
+            echo after=$(wc -l < "$HOME/prompts")
+            printf %s gated | keygate add --internet -s registry.gated -a bob -l 'Docker Credentials' -j registry.gated --access user-presence 2>/dev/null
+            printf '{"ServerURL":"registry.gated","Username":"bob","Secret":"tok2"}' | docker-credential-keygate store; echo store2=$?
+            keygate list --internet -s registry.gated | grep 'access:' | sed 's/^ */kept /'
+            """#, extraEnvironment: ["KEYGATE_TEST_POLICY_ROOT": root])
+        XCTAssertEqual(r.values["store"], "0", r.summary)
+        XCTAssertTrue(r.out.contains("new access: none\n"), r.summary)
+        XCTAssertTrue(r.out.contains("get={\"ServerURL\":\"registry.test\",\"Username\":\"ann\",\"Secret\":\"tok\"}"),
+                      "read with no terminal and no askpass: \(r.summary)")
+        XCTAssertEqual(r.values["after"], r.values["before"], "no prompt: \(r.summary)")
+        XCTAssertEqual(r.values["store2"], "0", r.summary)
+        XCTAssertTrue(r.out.contains("kept access: user-presence\n"), "a stored-again credential keeps its access: \(r.summary)")
+    }
+
     func test_protocol_byteForByte() throws {
         let h = try harness()
         let r = try h.run(#"""

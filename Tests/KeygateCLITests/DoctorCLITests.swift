@@ -48,7 +48,8 @@ final class DoctorCLITests: XCTestCase {
         let checks = try XCTUnwrap(parsed, r.out)
         XCTAssertEqual(Set(checks.map { $0["check"] ?? "" }),
                        ["session-bus", "pam-services", "pam-stacks", "policy-files", "host-key", "gatekeeper", "keyring-quota",
-                        "same-user-isolation", "store", "secret-service", "keychain", "timeouts", "lockout"])
+                        "same-user-isolation", "audit-log", "store", "secret-service", "disk-space", "keychain", "timeouts",
+                        "lockout"])
         XCTAssertEqual(checks.first { $0["check"] == "secret-service" }?["status"], "FAIL")
         XCTAssertEqual(r.status, 53)
     }
@@ -68,5 +69,73 @@ final class DoctorCLITests: XCTestCase {
         XCTAssertEqual(check["detail"]?.contains("ptrace"), ptraceOpen, check["detail"] ?? "")
         XCTAssertEqual(check["detail"]?.contains("TIOCSTI"), tiocstiOpen, check["detail"] ?? "")
         if tiocsti == "1" { XCTAssertTrue(check["advice"]?.contains("sysctl -w dev.tty.legacy_tiocsti=0") ?? false, "\(check)") }
+    }
+
+    /// Issue 39, 4: where audit lines go follows whether something listens on this machine's /dev/log, looked at here.
+    func test_doctor_saysWhereAuditLinesGo_andWarnsWhenNothingListensOnDevLog() throws {
+        let r = try Subprocess.run([PackagePaths.keygateBinary, "doctor", "--json"],
+                                   environment: environment(["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/keygate-bus"]))
+        let checks = try XCTUnwrap(try JSONSerialization.jsonObject(with: r.stdout) as? [[String: String]], r.out)
+        let check = try XCTUnwrap(checks.first { $0["check"] == "audit-log" }, r.out)
+        var info = stat()
+        let listening = lstat("/dev/log", &info) == 0 && (info.st_mode & S_IFMT == S_IFSOCK || info.st_mode & S_IFMT == S_IFLNK)
+        if listening {
+            XCTAssertEqual(check["status"], "OK", "\(check)")
+            XCTAssertTrue(check["detail"]?.hasPrefix("audit lines go to ") ?? false, "\(check)")
+        } else {
+            XCTAssertEqual(check["status"], "WARN", "\(check)")
+            XCTAssertEqual(check["detail"], """
+                nothing listens on /dev/log: Keygate's audit lines (every unlock, authentication and refusal) and pam_keygate's \
+                log lines are lost
+                """)
+            XCTAssertTrue(check["advice"]?.contains("rsyslog") ?? false, "\(check)")
+        }
+    }
+
+    /// Issue 39, 2: the advice names the paths of the install that runs, not Debian's or the source tree's. A
+    /// prefix laid out as `make install` lays out /usr/local (bin/, libexec/keygate/, share/doc/keygate/examples/).
+    func test_doctor_advice_namesTheInstallsOwnPaths() throws {
+        let prefix = NSTemporaryDirectory() + "keygate-prefix-\(UUID().uuidString)"
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: prefix) }
+        let fm = FileManager.default
+        for folder in ["bin", "libexec/keygate", "share/doc/keygate/examples"] {
+            try fm.createDirectory(atPath: prefix + "/" + folder, withIntermediateDirectories: true)
+        }
+        try fm.copyItem(atPath: PackagePaths.keygateBinary, toPath: prefix + "/bin/keygate")
+        try fm.copyItem(atPath: PackagePaths.scripts + "/secret-session", toPath: prefix + "/libexec/keygate/secret-session")
+        try fm.copyItem(atPath: PackagePaths.root + "/contrib/systemd/keygate-secret-service.service",
+                        toPath: prefix + "/share/doc/keygate/examples/keygate-secret-service.service")
+        let r = try Subprocess.run([prefix + "/bin/keygate", "doctor"],
+                                   environment: environment(["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/keygate-bus"]))
+        let lines = r.out.split(separator: "\n").map(String.init)
+        let bus = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("FAIL session-bus:") }, r.out)
+        XCTAssertEqual(lines[bus + 1], """
+                 -> start a session bus with gnome-keyring: log in to a desktop session, enable the user unit \
+            \(prefix)/share/doc/keygate/examples/keygate-secret-service.service, or run the command under \
+            \(prefix)/libexec/keygate/secret-session
+            """)
+        XCTAssertFalse(r.out.contains("contrib/systemd"), "no path of the source tree: \(r.out)")
+    }
+
+    /// Issue 39, 10 and issue 35, 3: gnome-keyring answering with no default collection (a fresh home, nobody logged
+    /// in to a desktop) is a store choice doctor names: the Secret Service that runs (never the embedded store,
+    /// silently), why, and what to do.
+    func test_doctor_namesTheStoreChoice_whenGnomeKeyringHasNoDefaultCollection() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/gnome-keyring-daemon"), "gnome-keyring")
+        let home = NSTemporaryDirectory() + "keygate-nodefault-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: home) }
+        let script = """
+            eval "$(gnome-keyring-daemon --start --components=secrets 2>/dev/null)"
+            "\(PackagePaths.keygateBinary)" doctor --json
+            """
+        let r = try Subprocess.run(["dbus-run-session", "--", "bash", "-c", script],
+                                   environment: ["PATH": "/usr/bin:/bin", "HOME": home, "XDG_DATA_HOME": home + "/data"], timeout: 60)
+        let checks = try XCTUnwrap(try JSONSerialization.jsonObject(with: r.stdout) as? [[String: String]], r.out + r.err)
+        let store = try XCTUnwrap(checks.first { $0["check"] == "store" }, r.out)
+        XCTAssertEqual(store["status"], "OK", "\(store)")
+        XCTAssertTrue(store["detail"]?.contains("Secret Service (auto (the default): a Secret Service runs, but gnome-keyring has no "
+                                                + "default collection: create one") ?? false, "\(store)")
+        XCTAssertFalse(r.out.contains("items.sqlite"), "not the embedded store: \(r.out)")
     }
 }

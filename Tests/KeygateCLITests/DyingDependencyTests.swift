@@ -178,6 +178,56 @@ final class DyingDependencyTests: XCTestCase {
         XCTAssertEqual(after.values["v"], "ro", "nothing was lost: \(after.summary)")
     }
 
+    func test_readOnlyHome_embeddedStore_readsWork() throws {
+        // Issue 39, 1: a read needs no write. The whole home read-only (a container's, a locked-down account's).
+        let h = try CLIUserHarness()
+        let made = try h.run("""
+            printf %s ro-plain | KEYGATE_STORE=embedded keygate add -s ro -a plain --access none
+            printf %s ro-gated | KEYGATE_STORE=embedded keygate add -s ro -a gated --access user-presence
+            keygate lock --all
+            """)
+        XCTAssertEqual(made.status, 0, made.summary)
+        let r = try h.runWithMounts("H=\"${D%/.local/share/keygate}\"; mount --bind \"$H\" \"$H\" && mount -o remount,bind,ro \"$H\"", """
+            touch "$HOME/probe" 2>/dev/null; echo writable=$?
+            export KEYGATE_STORE=embedded
+            echo plain=$(keygate get -s ro -a plain 2>/tmp/kg-ro-$$.err); cat /tmp/kg-ro-$$.err >&2
+            echo gated=$(keygate get -s ro -a gated 2>/tmp/kg-ro-$$.err); cat /tmp/kg-ro-$$.err >&2; rm -f /tmp/kg-ro-$$.err
+            keygate list -s ro | grep -c 'service: ro' | sed 's/^/listed=/'
+            printf %s n | keygate add -s ro -a new --access none; echo add=$?
+            """, secretSession: false)
+        let v = r.values
+        XCTAssertEqual(v["writable"], "1", "the home is read-only: \(r.summary)")
+        XCTAssertEqual(v["plain"], "ro-plain", "a read needs no write: \(r.summary)")
+        XCTAssertEqual(v["gated"], "ro-gated", "nor a gated one: \(r.summary)")
+        XCTAssertEqual(v["listed"], "2", r.summary)
+        XCTAssertNotEqual(v["add"], "0", "a write cannot succeed on a read-only home: \(r.summary)")
+        XCTAssertTrue(r.err.contains("the file system is read-only. Reads still work; to add or change items, make it writable"),
+                      r.summary)
+        XCTAssertFalse(r.err.contains("or set XDG_DATA_HOME"), "no advice that points away from the items: \(r.summary)")
+    }
+
+    func test_fullDisk_doctorFails_namingTheDiskAndWhatFails() throws {
+        // Issue 39, 10: a full disk was a state doctor missed.
+        let h = try CLIUserHarness()
+        let made = try h.run("printf %s d | keygate add -s disk -a k --access none")
+        XCTAssertEqual(made.status, 0, made.summary)
+        let r = try h.runWithMounts("""
+            t=$(mktemp -d) && mount -t tmpfs -o size=256k,mode=0700 kg-full "$t" && cp -a "$D/." "$t/" \\
+              && chown "$(stat -c %u:%g "$D")" "$t" && mount --bind "$t" "$D" \\
+              && (dd if=/dev/zero of="$D/.filler" bs=4k 2>/dev/null; true)
+            """, """
+            keygate doctor > "$HOME/doctor.out" 2>&1; echo doctor=$?
+            grep 'disk-space' "$HOME/doctor.out"; grep -A1 '^FAIL disk-space' "$HOME/doctor.out" | tail -1
+            echo v=$(keygate get -s disk -a k)
+            """)
+        XCTAssertEqual(r.values["doctor"], "53", "a FAIL: \(r.summary)")
+        XCTAssertTrue(r.out.contains("FAIL disk-space: "), r.summary)
+        XCTAssertTrue(r.out.contains(" KiB free where \(h.user.home)/.local/share/keygate is: the disk is full, "
+                                     + "so adding items, keygate passwd and unlocking's records fail (reads still work)"), r.summary)
+        XCTAssertTrue(r.out.contains("     -> free some space on that file system, then run keygate doctor again"), r.summary)
+        XCTAssertEqual(r.values["v"], "d", "reads still work: \(r.summary)")
+    }
+
     func test_fullDataFolder_passwdFailsClearly_andTheOldPasswordStillOpens() throws {
         let h = try CLIUserHarness()
         let made = try h.run("printf %s full | keygate add -s full -a k && keygate lock --all")
@@ -217,7 +267,9 @@ final class DyingDependencyTests: XCTestCase {
 extension CLIUserHarness {
     /// As `run`, inside a private mount namespace prepared by `mounts` (a root shell
     /// script; $D is the user's Keygate data folder), so the host never sees the mounts.
-    func runWithMounts(_ mounts: String, _ script: String, timeout: TimeInterval = 120) throws -> ProcessResult {
+    /// `secretSession: false` runs the script with no session bus (the embedded store), for mounts
+    /// under which gnome-keyring cannot start (a read-only home).
+    func runWithMounts(_ mounts: String, _ script: String, secretSession: Bool = true, timeout: TimeInterval = 120) throws -> ProcessResult {
         let tools = try UserSession.stageTools()
         var env = ["HOME": user.home, "USER": user.name, "LOGNAME": user.name,
                    "PATH": "\(tools):/usr/local/bin:/usr/bin:/bin", "KEYGATE_TEST_PAM_CONFDIR": confdir,
@@ -225,7 +277,7 @@ extension CLIUserHarness {
         env["KEYGATE_TEST_HOOKS"] = nil
         let assignments = env.keys.sorted().map { "\($0)=\(env[$0] ?? "")" }
         let userArgv = ["runuser", "-u", user.name, "--", "env", "-i"] + assignments
-            + ["setsid", "-w", tools + "/secret-session", "bash", "-c", script, "keygate-user-session"]
+            + ["setsid", "-w"] + (secretSession ? [tools + "/secret-session"] : []) + ["bash", "-c", script, "keygate-user-session"]
         let root = "D='\(dataDirectory)'; \(mounts) || { echo mounts-failed >&2; exit 97; }; exec \"$@\""
         return try Subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", root, "sh"] + userArgv,
                                   environment: rootToolEnvironment, currentDirectory: "/", timeout: timeout)

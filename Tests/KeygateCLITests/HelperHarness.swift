@@ -21,8 +21,11 @@ extension CLIUserHarness {
         _ = try Subprocess.run(["chown", "-R", "\(user.name):", bin])
     }
 
-    /// A root-owned policy root whose admin layer holds `files` (name → text), removed at teardown.
-    func policyRoot(_ files: [String: String], for test: XCTestCase) throws -> String {
+    /// A root-owned policy root whose admin layer holds `files` (name → text), removed at teardown;
+    /// with `shipped`, the vendor layer holds policies/00-default.policy, and `user` files go in the
+    /// user layer, owned by the test user (their own, as ~/.config/keygate/policies.d is).
+    func policyRoot(_ files: [String: String], shipped: Bool = false, user userFiles: [String: String] = [:],
+                    for test: XCTestCase) throws -> String {
         let root = NSTemporaryDirectory() + "keygate-policy-\(UUID().uuidString)"
         let fm = FileManager.default
         for layer in ["vendor", "admin", "user"] {
@@ -34,6 +37,15 @@ extension CLIUserHarness {
             try text.write(toFile: root + "/admin/" + name, atomically: false, encoding: .utf8)
             try fm.setAttributes([.posixPermissions: 0o644], ofItemAtPath: root + "/admin/" + name)
         }
+        if shipped {
+            try fm.copyItem(atPath: PackagePaths.root + "/policies/00-default.policy", toPath: root + "/vendor/00-default.policy")
+            try fm.setAttributes([.posixPermissions: 0o644], ofItemAtPath: root + "/vendor/00-default.policy")
+        }
+        for (name, text) in userFiles {
+            try text.write(toFile: root + "/user/" + name, atomically: false, encoding: .utf8)
+            try fm.setAttributes([.posixPermissions: 0o644], ofItemAtPath: root + "/user/" + name)
+        }
+        _ = try Subprocess.run(["chown", "-R", "\(user.name):", root + "/user"])
         test.addTeardownBlock { try? FileManager.default.removeItem(atPath: root) }
         return root
     }

@@ -145,9 +145,20 @@ final class HostProtectorTests: XCTestCase {
             printf %s db-secret | keygate add -s svc-db -a app --accessible after-first-unlock; echo add=$?
             printf %s gated-secret | keygate add -s gated -a app --accessible after-first-unlock; echo addg=$?
             printf 'v=%s\\n' "$(keygate get -s svc-db -a app)"
+            printf %s never | keygate add -s never -a app --access user-presence; echo addn=$?
             """, policy: policy)
         XCTAssertEqual(added.values["add"], "0", added.summary)
         XCTAssertEqual(added.values["addg"], "0", added.summary)
+        // Issue 39, 8: an item this account can never read is stored, with a warning that says why and what to do.
+        XCTAssertEqual(added.values["addn"], "0", added.summary)
+        XCTAssertTrue(added.err.contains("""
+            keygate: stored never/app with access user-presence: as given
+            keygate: warning: the keychain of \(svc.name) has no password protector (only the host protector and the recovery key \
+            open it), so nothing can ever satisfy user-presence and every read of this item will fail (exit 36): store it with \
+            --access none, or give it default-access = none and no minimum-access in a system policy\n
+            """), added.summary)
+        XCTAssertEqual(added.err.components(separatedBy: "has no password protector").count, 2,
+                       "one warning, for that item only, none for the items it can read: \(added.summary)")
         XCTAssertEqual(added.values["v"], "db-secret", added.summary)
 
         // Reboot: every key of the account is gone from the kernel.

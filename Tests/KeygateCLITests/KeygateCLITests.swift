@@ -109,6 +109,29 @@ final class KeygateCLITests: XCTestCase {
         XCTAssertEqual(r.out.components(separatedBy: "\"account\":\"a\"").count - 1, 1, "still one item: \(r.out)")
     }
 
+    /// As macOS's `add-generic-password -U`: the label and comment an update does not give stay;
+    /// the ones it gives replace them.
+    func test_update_keepsLabelAndComment_unlessGiven() throws {
+        let h = try CLIUserHarness(sharedUser: true)
+        let r = try h.run("""
+            printf %s one | keygate add -s keep -a a -l 'Work VPN' -j 'rotated monthly'; echo add=$?
+            printf %s two | keygate add -U -s keep -a a; echo update=$?
+            printf 'kept=%s\\n' "$(keygate list -s keep --json)"
+            printf %s three | keygate add -U -s keep -a a -l 'Home VPN'; echo relabel=$?
+            printf 'relabeled=%s\\n' "$(keygate list -s keep --json)"
+            printf 'v=%s\\n' "$(keygate get -s keep -a a)"
+            """)
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["update"], "0", r.summary)
+        XCTAssertTrue(v["kept"]?.contains("\"label\":\"Work VPN\"") ?? false, r.summary)
+        XCTAssertTrue(v["kept"]?.contains("rotated monthly") ?? false, r.summary)
+        XCTAssertEqual(v["relabel"], "0", r.summary)
+        XCTAssertTrue(v["relabeled"]?.contains("\"label\":\"Home VPN\"") ?? false, r.summary)
+        XCTAssertTrue(v["relabeled"]?.contains("rotated monthly") ?? false, r.summary)
+        XCTAssertEqual(v["v"], "three", r.summary)
+    }
+
     func test_notFound_exits44_forGetExistsAndDelete() throws {
         let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
@@ -174,7 +197,9 @@ final class KeygateCLITests: XCTestCase {
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["get"], "36", "a locked collection is not 'not found': \(r.summary)")
         XCTAssertEqual(v["exists"], "36", r.summary)
-        XCTAssertTrue(r.err.contains("locked"), r.summary)
+        // Not add's statement of the item's access ("… while the keychain is unlocked"): the refusal's own words.
+        let refusals = r.err.split(separator: "\n").filter { !$0.hasPrefix("keygate: stored ") }.joined(separator: "\n")
+        XCTAssertTrue(refusals.contains("locked"), r.summary)
     }
 
     /// A locked collection that needs no password (an unencrypted keyring, as gnome-keyring
@@ -259,17 +284,30 @@ final class KeygateCLITests: XCTestCase {
         XCTAssertEqual(v["same"], "0", r.summary)
     }
 
-    func test_secretOnCommandLine_isRefused_andNothingStored() throws {
+    func test_secretOnCommandLine_isRefused_andNothingStored_butMacOSsDashWValue_isTakenWithAWarning() throws {
         let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
-            keygate add -s svc -a a -w hunter2 </dev/null; echo add=$?
+            keygate add -s svc -a a hunter2 </dev/null; echo add=$?
             keygate exists -s svc -a a; echo exists=$?
             """)
         let v = r.values
         XCTAssertEqual(v["add"], "2", r.summary)
-        XCTAssertTrue(r.err.contains("/proc"), "the refusal says why: \(r.err)")
+        XCTAssertTrue(r.err.contains("secrets are never taken from arguments"), "the refusal says why: \(r.err)")
         XCTAssertFalse(r.err.contains("hunter2"), "the refused secret is not echoed")
         XCTAssertEqual(v["exists"], "44", r.summary)
+        // Issue 39, 7: as macOS does, `-w VALUE` stores VALUE, and says who can see it.
+        let w = try h.run("""
+            keygate add-generic-password -s svc -a a -w 'hunter2 x' </dev/null; echo add=$?
+            printf 'get=%s\n' "$(keygate get -s svc -a a)"
+            """)
+        XCTAssertEqual(w.values["add"], "0", w.summary)
+        XCTAssertEqual(w.values["get"], "hunter2 x", w.summary)
+        XCTAssertTrue(w.err.contains("""
+            keygate: warning: the secret was given on the command line: other users of this host can read it in /proc/PID/cmdline \
+            while keygate runs, and your shell may keep it in its history; pipe it on standard input (printf %s "$SECRET" | \
+            keygate add …) or put -w last to be prompted\n
+            """), w.summary)
+        XCTAssertFalse(w.err.contains("hunter2"), "the secret is not echoed: \(w.summary)")
     }
 
     func test_macOSSpellings_workLikeTheKeygateVerbs() throws {

@@ -219,4 +219,64 @@ final class MacOSVerbsTests: XCTestCase {
         XCTAssertTrue(r.out.contains("state: locked"), r.summary)
         XCTAssertTrue(r.out.contains("state: unlocked"), r.summary)
     }
+
+    // Issue 39, 7: the macOS spellings scripts use.
+
+    func test_listKeychains_defaultKeychain_andShowKeychainInfo_printMacOSsLines() throws {
+        let h = try CLIUserHarness(sharedUser: true)
+        let r = try h.run("""
+            printf %s x | keygate add -s s -a a --access none >/dev/null 2>&1
+            echo '--- list'; keygate list-keychains; echo list=$?
+            echo '--- user'; keygate list-keychains -d user
+            echo '--- system'; keygate list-keychains -d system; echo system=$?
+            echo '--- default'; keygate default-keychain; echo default=$?
+            keygate list-keychains -s login.keychain; echo set=$?
+            keygate default-keychain -s /tmp/other.keychain 2>/dev/null; echo other=$?
+            keygate list-keychains -d nowhere 2>/dev/null; echo domain=$?
+            echo '--- info'; keygate show-keychain-info; echo info=$?
+            echo '--- end'
+            """)
+        let home = h.user.home
+        XCTAssertTrue(r.out.contains("""
+            --- list
+                "\(home)/.local/share/keygate"
+            list=0
+            --- user
+                "\(home)/.local/share/keygate"
+            --- system
+            system=0
+            --- default
+                "\(home)/.local/share/keygate"
+            default=0
+            """), r.summary)
+        XCTAssertEqual(r.values["set"], "0", "the one keychain may be set: \(r.summary)")
+        XCTAssertEqual(r.values["other"], "2", r.summary)
+        XCTAssertEqual(r.values["domain"], "2", r.summary)
+        XCTAssertTrue(r.out.contains("--- info\nKeychain \"\(home)/.local/share/keygate\" timeout=900s\ninfo=0\n"), r.summary)
+    }
+
+    func test_findGenericPassword_takesMacOSsFilters_andDashWEndsInANewline() throws {
+        let h = try CLIUserHarness(sharedUser: true)
+        let r = try h.run("""
+            printf %s one | keygate add -s vpn -a alice -l 'Office VPN' --access none >/dev/null 2>&1
+            printf %s two | keygate add -s vpn -a bob -l 'Home VPN' --access none >/dev/null 2>&1
+            keygate find-generic-password -w -s vpn -a alice | od -An -c | tr -s ' '
+            printf 'label=%s\n' "$(keygate find-generic-password -l 'Home VPN' -w)"
+            keygate find-generic-password -l 'Home VPN' | grep '"acct"'
+            keygate find-generic-password -s vpn -D 'no such kind' 2>/dev/null; echo kind=$?
+            keygate find-generic-password -s vpn -G 'no such value' 2>/dev/null; echo generic=$?
+            keygate find-generic-password -s vpn -a alice -c aapl; echo creator=$?
+            keygate find-generic-password -s vpn -l 'Nope' 2>/dev/null; echo nolabel=$?
+            keygate find-generic-password -s vpn 2>/dev/null; echo two=$?
+            """)
+        XCTAssertTrue(r.out.contains(" o n e \\n\n"), "the secret, then a newline, as macOS prints it: \(r.summary)")
+        XCTAssertEqual(r.values["label"], "two", r.summary)
+        XCTAssertTrue(r.out.contains("    \"acct\"<blob>=\"bob\"\n"), r.summary)
+        XCTAssertEqual(r.values["kind"], "44", r.summary)
+        XCTAssertEqual(r.values["generic"], "44", r.summary)
+        XCTAssertEqual(r.values["creator"], "44", r.summary)
+        XCTAssertTrue(r.err.contains("no item has the creator code 'aapl': Keygate's items have none; leave out -c"), r.summary)
+        XCTAssertEqual(r.values["nolabel"], "44", r.summary)
+        XCTAssertEqual(r.values["two"], "206", "two items match: \(r.summary)")
+    }
 }

@@ -49,6 +49,30 @@ final class ManPageTests: XCTestCase {
         }
     }
 
+    func test_passwdRecovery_thePageTheHelpAndTheProgramAgree() throws {
+        // Issue 39, 5: after a root reset, `passwd --recovery` asks nothing and says that items with user presence keep
+        // working (TerminalCLITests.test_passwdRecovery_asksForTheRecoveryKeyThenTheNewPassword types it); the page and
+        // --help say the same, and neither says they are invalidated.
+        let page = try troff("keygate.1").replacingOccurrences(of: "\n", with: " ")
+        let help = try Subprocess.run([PackagePaths.keygateBinary, "passwd", "--help"])
+        XCTAssertEqual(help.status, 0, help.err)
+        let helpText = help.out.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
+        for (name, text) in [("keygate(1)", page), ("passwd --help", helpText)] {
+            XCTAssertTrue(text.contains("Items with user presence keep working either way"), "\(name): \(text)")
+            XCTAssertFalse(text.contains("user-presence items are then invalidated"), name)
+        }
+        XCTAssertTrue(page.contains("otherwise it asks nothing before the recovery key"), page)
+    }
+
+    func test_keygatePage_statesTheSecretSizeLimit_theProgramEnforces() throws {
+        // Issue 39, 13: the limit was in no page. HostileInputCLITests checks that add refuses more (exit 206).
+        let source = try String(contentsOfFile: PackagePaths.root + "/man/keygate.1.scd", encoding: .utf8)
+        XCTAssertTrue(source.replacingOccurrences(of: "\n\t", with: " ").contains("A secret is at most 64 KiB (65536 bytes)"))
+        let help = try Subprocess.run([PackagePaths.keygateBinary, "add", "--help"])
+        XCTAssertTrue(help.out.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
+                        .contains("at most 64 KiB (65536 bytes)"), help.out)
+    }
+
     func test_keygatePage_listsEveryVerbTheCLIOffers() throws {
         let help = try Subprocess.run([PackagePaths.keygateBinary, "--help"])
         XCTAssertEqual(help.status, 0, help.err)

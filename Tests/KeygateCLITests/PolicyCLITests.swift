@@ -84,15 +84,17 @@ final class PolicyCLITests: XCTestCase {
         let lines = r.out.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.first, "policy for service \"vpn-office\", account \"alice\" (3 files read):")
         func line(_ key: String) -> String { lines.first { $0.hasPrefix("  \(key) ") } ?? "" }
-        XCTAssertTrue(line("access").contains("device-passcode"), line("access"))
-        XCTAssertTrue(line("access").hasSuffix("\(admin):2 [service \"vpn*\"] (admin)"), line("access"))
+        for key in ["default-access", "minimum-access"] {   // `access =` sets both
+            XCTAssertTrue(line(key).contains(" device-passcode "), line(key))
+            XCTAssertTrue(line(key).hasSuffix("\(admin):2 [service \"vpn*\"] (admin)"), line(key))
+        }
         XCTAssertTrue(line("prompt").contains("\"Connect to the VPN\""))
         XCTAssertTrue(line("reuse-duration").contains(" 60 "), line("reuse-duration"))
         XCTAssertTrue(line("reuse-duration").hasSuffix("\(user):2 [default] (user)"))
         XCTAssertTrue(line("reuse-scope").hasSuffix("(vendor)") && line("reuse-scope").contains(vendor))
         XCTAssertTrue(line("lock-after").contains(" 900 "), "the user's longer lock-after is ignored: \(line("lock-after"))")
         XCTAssertTrue(line("accessible").hasSuffix(" default"), line("accessible"))
-        XCTAssertEqual(lines.count, 12, "one line per key, host-protector included")
+        XCTAssertEqual(lines.count, 13, "one line per key, host-protector included")
         XCTAssertTrue(r.err.contains("warning: \(user):3: ignored lock-after = 7200 in [default]"), r.err)
     }
 

@@ -104,6 +104,14 @@ final class PolicyEnforcementTests: XCTestCase {
         XCTAssertEqual(r.values["add"], "53", r.summary)
         XCTAssertEqual(r.values["list"], "0", "listing needs no policy decision: \(r.summary)")
         XCTAssertTrue(r.err.contains("30-broken.policy"), "the message names the file: \(r.summary)")
+        // Issue 39, 9: it says what is refused, writes of ungated items too, and what still works.
+        XCTAssertTrue(r.err.contains("until it is fixed or removed, Keygate refuses to add, change or read items, ungated ones too, "
+                                     + "since the file could have raised their access (listing and deleting still work; "
+                                     + "run `keygate policy check` as root)"), r.summary)
+        let ungated = try h.run("printf %s z | keygate add -s svc -a c --access none; echo add=$?; keygate delete -s svc -a a; echo delete=$?",
+                                extraEnvironment: ["KEYGATE_TEST_POLICY_ROOT": root])
+        XCTAssertEqual(ungated.values["add"], "53", "fail closed for what the broken file could have tightened: \(ungated.summary)")
+        XCTAssertEqual(ungated.values["delete"], "0", ungated.summary)
     }
 
     func test_userFile_canTighten_theReuseWindow() throws {

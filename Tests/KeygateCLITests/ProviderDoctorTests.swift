@@ -45,6 +45,24 @@ final class ProviderDoctorTests: XCTestCase {
         try assertNoThrowawayLeft(session)
     }
 
+    /// KeePassXC as Debian installs it: the round trip reads through a new connection, as the
+    /// next command would, so doctor sees that KeePassXC locks each item for each program and
+    /// says which setting it is. The program that wrote the item deletes it (KeePassXC lets it),
+    /// so nothing is left.
+    func test_doctor_onKeePassXCsDefaults_readsThroughANewConnection_andNamesTheAccessSetting() throws {
+        let session = try ProviderSession(.keePassXC, settings: ["PROVIDER_SESSION_DEFAULTS": "1"])
+        defer { session.stop() }
+
+        let r = try doctor(session)
+
+        let service = line("secret-service", in: r.out)
+        XCTAssertTrue(service.hasPrefix("WARN secret-service: KeePassXC 2.7"), r.out + r.err)
+        XCTAssertTrue(service.contains("locks each item for each program"), service)
+        XCTAssertTrue(r.out.contains("\"Confirm when passwords are retrieved by clients\""), r.out)
+        XCTAssertEqual(r.status, 0, r.out + r.err)
+        try assertNoThrowawayLeft(session)
+    }
+
     func test_doctor_failsWithKeePassXCAdvice_whenPromptsAreNotCompleted_asBeforeIssue21() throws {
         let session = try ProviderSession(.keePassXC)
         defer { session.stop() }
@@ -81,6 +99,35 @@ final class ProviderDoctorTests: XCTestCase {
         XCTAssertTrue(service.hasPrefix("OK   secret-service:"), r.out + r.err)
         XCTAssertTrue(service.contains("provider KWallet 5.103"), service)
         try assertNoThrowawayLeft(session)
+    }
+
+    /// kwalletd5 needs QCA's OpenSSL plugin (libqca-qt5-2-plugins) for libsecret's encrypted
+    /// sessions: doctor names the package when the plugin is missing, and says OK when it is there.
+    func test_doctor_onKWallet_namesTheQCAPluginPackage_exactlyWhenItIsMissing() throws {
+        let session = try ProviderSession(.kWallet)
+        defer { session.stop() }
+        let plugins = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib")) ?? []
+        let installed = plugins.contains { FileManager.default.fileExists(atPath: "/usr/lib/\($0)/qt5/plugins/crypto/libqca-ossl.so") }
+
+        let r = try doctor(session)
+
+        let parts = line("provider-parts", in: r.out)
+        if installed {
+            XCTAssertTrue(parts.hasPrefix("OK   provider-parts: KWallet: QCA's OpenSSL plugin is installed"), r.out)
+        } else {
+            XCTAssertTrue(parts.hasPrefix("WARN provider-parts: KWallet: QCA's OpenSSL plugin"), r.out)
+            XCTAssertTrue(r.out.contains("install libqca-qt5-2-plugins"), r.out)
+        }
+    }
+
+    func test_doctor_onGnomeKeyring_hasNoProviderPartsLine() throws {
+        let session = try ProviderSession(.gnomeKeyring)
+        defer { session.stop() }
+
+        let r = try doctor(session)
+
+        XCTAssertTrue(line("secret-service", in: r.out).hasPrefix("OK   secret-service:"), r.out)
+        XCTAssertEqual(line("provider-parts", in: r.out), "", r.out)
     }
 
     func test_doctor_onALockedKeePassXC_warnsWithKeePassXCsAdvice_andWritesNothing() throws {

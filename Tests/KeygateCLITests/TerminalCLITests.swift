@@ -26,8 +26,9 @@ final class TerminalCLITests: XCTestCase {
             "Keychain created. Your recovery key is shown only this once; keep it somewhere safe.",
             "It unlocks the keychain if your password is lost: keygate unlock --recovery",
         ], screen)
-        XCTAssertEqual(lines.count, 6, screen)  // the key, then the end of its line
+        XCTAssertEqual(lines.count, 7, screen)  // the key, the store and why, then the end of its line
         XCTAssertTrue(Self.isRecoveryKey(lines.count > 4 ? lines[4] : ""), screen)
+        XCTAssertTrue(lines.count > 5 && lines[5].hasPrefix("Items are kept in the "), screen)
         assertNothingSecretShown(shell)
     }
 
@@ -38,13 +39,68 @@ final class TerminalCLITests: XCTestCase {
         try shell.answer("Retype the secret: ", with: secret)
         let added = try shell.finish()
         XCTAssertEqual(added.status, 0, added.screen)
-        XCTAssertEqual(added.screen, "Secret for vpn/alice: \nRetype the secret: \n")
+        XCTAssertEqual(added.screen, "Secret for vpn/alice: \nRetype the secret: \n" + (try TerminalShell.addedWithTheDefault("vpn/alice")))
 
         try shell.start("keygate get -s vpn -a alice")
         let read = try shell.finish(answering: [passwordPrompt(shell): shell.user.password])
         XCTAssertEqual(read.status, 0, read.screen)
         XCTAssertTrue(read.screen.hasSuffix(": \n\(secret)\n"), read.screen)
         assertNothingSecretShown(shell)  // the secret itself is printed by get, on purpose
+    }
+
+    func test_add_accessNone_saysWhatTheItemGot_andGetDoesNotAsk() throws {
+        let (shell, _) = try initializedShell()
+        try shell.start("keygate add -s cron -a job --access none")
+        try shell.answer("Secret for cron/job: ", with: secret)
+        try shell.answer("Retype the secret: ", with: secret)
+        let added = try shell.finish()
+        XCTAssertEqual(added.status, 0, added.screen)
+        XCTAssertEqual(added.screen, """
+            Secret for cron/job: 
+            Retype the secret: 
+            keygate: stored cron/job with access none: as given; it is read without a password while the keychain is unlocked
+
+            """)
+        let read = try shell.run("keygate get -s cron -a job")
+        XCTAssertEqual(read.status, 0, read.screen)
+        XCTAssertEqual(read.screen, "\(secret)\n", "no password asked while the keychain is unlocked")
+    }
+
+    func test_addGenericPassword_dashWValue_storesIt_withTheWarning_andNoPrompt() throws {
+        let (shell, _) = try initializedShell()
+        let added = try shell.run("keygate add-generic-password -s web -a alice -w 'w-value-1' --access none")
+        XCTAssertEqual(added.status, 0, added.screen)
+        XCTAssertEqual(added.screen, """
+            keygate: warning: the secret was given on the command line: other users of this host can read it in /proc/PID/cmdline \
+            while keygate runs, and your shell may keep it in its history; pipe it on standard input (printf %s "$SECRET" | \
+            keygate add …) or put -w last to be prompted
+            keygate: stored web/alice with access none: as given; it is read without a password while the keychain is unlocked
+
+            """)
+        let read = try shell.run("keygate find-generic-password -s web -a alice -w")
+        XCTAssertEqual(read.screen, "w-value-1\n")
+    }
+
+    func test_gitCredentialGet_namesWhatItUnlocks_beforeThePasswordPrompt() throws {
+        // Issue 39, 13: right after git's "Cloning into …", a bare "Password for USER:" was taken for the remote's.
+        let (shell, _) = try initializedShell()
+        let stored = try shell.run(
+            "printf 'protocol=https\\nhost=git.example.test\\nusername=alice\\npassword=g1t-pw\\n\\n' | keygate git-credential store")
+        XCTAssertEqual(stored.status, 0, stored.screen)
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        try shell.start("printf 'protocol=https\\nhost=git.example.test\\n\\n' | keygate git-credential get")
+        try shell.answer(passwordPrompt(shell), with: shell.user.password)
+        let (screen, status) = try shell.finish()
+        XCTAssertEqual(status, 0, screen)
+        XCTAssertEqual(screen, """
+            [keygate] git asks your keychain for its credential for git.example.test: type your login password to unlock it, not \
+            the password of git.example.test
+            Password for \(shell.user.name): 
+            username=alice
+            password=g1t-pw
+
+            """)
+        assertNothingSecretShown(shell)
     }
 
     func test_add_whenTheTwoEntriesDiffer_saysSo_andAsksAgain() throws {
@@ -63,7 +119,7 @@ final class TerminalCLITests: XCTestCase {
             Secret for vpn/alice: 
             Retype the secret: 
 
-            """)
+            """ + (try TerminalShell.addedWithTheDefault("vpn/alice")))
         assertNothingSecretShown(shell, also: [secret, "something else"])
     }
 
@@ -74,7 +130,7 @@ final class TerminalCLITests: XCTestCase {
         try shell.answer("Retype the secret: ", with: secret)
         let (screen, status) = try shell.finish()
         XCTAssertEqual(status, 0, screen)
-        XCTAssertEqual(screen, "Secret for vpn/alice: \nRetype the secret: \n")
+        XCTAssertEqual(screen, "Secret for vpn/alice: \nRetype the secret: \n" + (try TerminalShell.addedWithTheDefault("vpn/alice")))
         assertNothingSecretShown(shell, also: [secret])
     }
 
@@ -113,6 +169,32 @@ final class TerminalCLITests: XCTestCase {
         XCTAssertEqual(screen, ask + "Sorry, try again.\n" + ask + "Sorry, try again.\n" + ask
                        + "keygate: 3 incorrect password attempts for \(shell.user.name)\n")
         assertNothingSecretShown(shell, also: ["not-the-password"])
+    }
+
+    func test_lockout_refusesWithoutPrompting_andDiscardsWhatWasTypedAhead() throws {
+        // Issue 39, 11: a lockout refuses at once, so a password typed ahead would reach the shell.
+        let shell = try lockedShell()
+        try shell.start("keygate get -s vpn -a alice")
+        let first = try shell.finish(answering: [passwordPrompt(shell): "not-the-password"])
+        XCTAssertEqual(first.status, 51, first.screen)
+        try shell.start("keygate get -s vpn -a alice")
+        let second = try shell.finish(answering: [passwordPrompt(shell): "not-the-password"])
+        XCTAssertEqual(second.status, 51, second.screen)
+        XCTAssertTrue(second.screen.contains("too many failed attempts"), "five failures start the lockout: \(second.screen)")
+        // The command and, in the same keystrokes, a password typed ahead for the prompt that will not come.
+        let line = "keygate get -s vpn -a alice; echo \"[rc=$?]\""
+        shell.terminal.type(line + "\r" + "typed-ahead-pw\r")
+        _ = try shell.terminal.expect(line + "\n")
+        let screen = try shell.terminal.expect("[rc=", timeout: 60)
+        XCTAssertEqual(try shell.terminal.expect("]"), "51]", screen)
+        _ = try shell.terminal.expect("$ ")
+        XCTAssertTrue(screen.contains("""
+            keygate: too many failed attempts: gated items are locked for
+            """), screen)
+        XCTAssertTrue(screen.contains("keygate: discarded what was typed ahead (15 bytes), so that it does not reach your shell\n"),
+                      screen)
+        XCTAssertEqual(try shell.run("echo still-here").screen, "still-here\n", "the shell read nothing typed ahead")
+        XCTAssertFalse(shell.terminal.screen.contains("typed-ahead-pw"), "never echoed, never run:\n\(shell.terminal.screen)")
     }
 
     // MARK: unlocking and re-wrapping

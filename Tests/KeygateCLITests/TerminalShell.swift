@@ -22,6 +22,23 @@ final class TerminalShell {
         return (PackagePaths.keygateBinary, false)
     }
 
+    /// The shipped vendor policy the binary under test reads: `make install`'s under the installed
+    /// binary's prefix, or the debug build's copy in ShippedPolicyRoot.
+    static func shippedDefaultPolicy() throws -> String {
+        let (path, installed) = binary
+        guard installed else { return try ShippedPolicyRoot.path() + "/vendor/00-default.policy" }
+        let prefix = ((path as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        return prefix + "/share/keygate/policies.d/00-default.policy"
+    }
+
+    /// The line `keygate add` writes on stderr for `item` stored without --access under the shipped policy.
+    static func addedWithTheDefault(_ item: String) throws -> String {
+        let text = try String(contentsOfFile: PackagePaths.root + "/policies/00-default.policy", encoding: .utf8)
+        let line = (text.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.hasPrefix("default-access") } ?? -2) + 1
+        return "keygate: stored \(item) with access user-presence: the policy's default-access (\(try shippedDefaultPolicy()):\(line) "
+            + "[default]); --access none stores an item read without a password while the keychain is unlocked\n"
+    }
+
     init(user existing: TestUser? = nil) throws {
         try Requirement.require(Requirement.isRoot, "root, to create a test user (CI runs as root)")
         let (binary, installed) = Self.binary

@@ -193,8 +193,8 @@ final class EmbeddedStoreTests: XCTestCase {
         XCTAssertEqual(try store.journalMode(), "wal")
         XCTAssertEqual(try store.integrityCheck(), "ok")
         let db = try SQLiteDatabase(path: store.path, create: false)
-        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), "1")
-        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "1", "the header holds the schema version too")
+        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), "2")
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2", "the header holds the schema version too")
         XCTAssertEqual(try db.scalarText("SELECT hex(blob) FROM items"),
                        contract.binaryBlob.map { String(format: "%02X", $0) }.joined())
         if let walMode = FileManager.default.fileExists(atPath: store.path + "-wal")
@@ -292,11 +292,59 @@ final class EmbeddedStoreTests: XCTestCase {
         contract.assertThrows(.notAvailable, { _ = try self.store.search(ItemQuery(), loadBlobs: false) },
                      messageContains: "newer Keygate")
 
-        try db.execute("UPDATE schema_version SET version = 1")
+        try db.execute("UPDATE schema_version SET version = 2")
         try store.create(contract.genericAttributes(account: "second"), blob: [2], replace: false)
-        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "1")
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2")
         XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 2)
     }
+
+    func test_synchronizableTwins_areTwoItems_eachFoundByItsOwnKey() throws {
+        try contract.synchronizableTwins_areTwoItems_eachFoundByItsOwnKey()
+    }
+
+    func test_aSchema1File_withASynchronizableItem_movesToSchema2_losingNothing() throws {
+        var legacy = contract.genericAttributes(account: "legacy")
+        legacy.synchronizable = true
+        try store.create(legacy, blob: [5], replace: false)
+        try store.create(contract.genericAttributes(account: "plain"), blob: [6], replace: false)
+        // As a schema-1 Keygate left it: the identity column is the item's name alone.
+        let db = try SQLiteDatabase(path: store.path, create: false)
+        let downgrade = try db.prepare("UPDATE items SET identity = ?1 WHERE id = (SELECT item FROM attributes WHERE name = 'synchronizable')")
+        try downgrade.bind(1, blob: legacy.identity.canonicalBytes)
+        try downgrade.run()
+        try db.execute("UPDATE schema_version SET version = 1; PRAGMA user_version = 1")
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM items WHERE identity = x'\(hex(legacy.identity.storeKey))'"), "0")
+
+        XCTAssertEqual(try store.search(ItemQuery(exactly: legacy.identity), loadBlobs: true).map(\.blob), [[5]],
+                       "the first connection moves the file to schema 2; the item is found by its whole key")
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2")
+        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), "2")
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM items WHERE identity = x'\(hex(legacy.identity.storeKey))'"), "1")
+        var twin = legacy
+        twin.synchronizable = false
+        try store.create(twin, blob: [7], replace: false)
+        XCTAssertEqual(try store.search(ItemQuery(service: tag, account: "legacy"), loadBlobs: true).compactMap(\.blob).sorted { $0.lexicographicallyPrecedes($1) },
+                       [[5], [7]], "the non-synchronizable twin now fits beside it")
+        XCTAssertEqual(try store.search(ItemQuery(exactly: contract.genericAttributes(account: "plain").identity), loadBlobs: true)
+            .map(\.blob), [[6]])
+        XCTAssertEqual(try store.integrityCheck(), "ok")
+    }
+
+    func test_aSchema1FileWithNoSynchronizableItem_isReadAsItIs_andMovedByTheNextWrite() throws {
+        try store.create(contract.genericAttributes(account: "plain"), blob: [6], replace: false)
+        let db = try SQLiteDatabase(path: store.path, create: false)
+        try db.execute("UPDATE schema_version SET version = 1; PRAGMA user_version = 1")
+
+        XCTAssertEqual(try store.search(ItemQuery(exactly: contract.genericAttributes(account: "plain").identity), loadBlobs: true)
+            .map(\.blob), [[6]])
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "1", "a read changes nothing")
+        try store.create(contract.genericAttributes(account: "second"), blob: [7], replace: false)
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2")
+        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), "2")
+        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 2)
+    }
+
+    private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     // MARK: - concurrency and crashes
 

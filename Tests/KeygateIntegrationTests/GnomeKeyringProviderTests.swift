@@ -122,6 +122,56 @@ final class GnomeKeyringProviderTests: XCTestCase {
         XCTAssertFalse(try matrix.store().status().locked)
     }
 
+    /// gnome-keyring with no keyring at all (a first login that handed it no password): a write,
+    /// with a display and gcr-prompter, creates the default collection through CreateCollection
+    /// with the "default" alias; the new password typed twice into gcr-prompter's window
+    /// (xdotool) makes it, and the write goes on. With the prompt off, the write fails saying what
+    /// to do and nothing is created.
+    func test_firstLogin_aWriteCreatesTheDefaultCollection_throughGcrPromptersNewKeyringWindow() throws {
+        for (path, package) in [("/usr/libexec/gcr-prompter", "gcr"), ("/usr/bin/xdotool", "xdotool")] {
+            try Requirement.require(FileManager.default.isExecutableFile(atPath: path), "\(path) (apt-get install \(package))")
+        }
+        let session = try ProviderSession(.gnomeKeyring, settings: ["PROVIDER_SESSION_DISPLAY": "1", "PROVIDER_SESSION_FIRST_LOGIN": "1"])
+        defer { session.stop() }
+        let matrix = ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))")
+        let attributes = ItemAttributes(identity: .generic(service: matrix.tag, account: "first"), label: "first")
+        XCTAssertThrowsError(try matrix.store(unlockPrompt: .never).create(attributes, blob: [5], replace: false)) { error in
+            XCTAssertTrue((error as? KeychainError)?.message.contains("gnome-keyring has no default collection") ?? false, "\(error)")
+        }
+
+        var withDisplay = session.environment
+        withDisplay["DISPLAY"] = session.display
+        let env = withDisplay
+        let prompter = Process()
+        prompter.executableURL = URL(fileURLWithPath: "/usr/libexec/gcr-prompter")
+        prompter.environment = env
+        prompter.standardOutput = FileHandle.nullDevice
+        prompter.standardError = FileHandle.nullDevice
+        try prompter.run()
+        defer { prompter.terminate(); prompter.waitUntilExit() }
+        for _ in 0..<50 {
+            let owned = try session.gdbus("/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
+                                          ["org.gnome.keyring.SystemPrompter"])
+            if owned.out.contains("true") { break }
+            usleep(100_000)
+        }
+        let person = try WindowAnswerer(display: session.display, [
+            WindowAnswerer.Answer(name: "gcr-prompter", byClass: true, type: "kg-test",
+                                  keys: ["Tab", "k", "g", "minus", "t", "e", "s", "t", "Return"]),
+        ])
+        defer { person.stop() }
+        setenv("DISPLAY", session.display, 1)
+        defer { unsetenv("DISPLAY") }
+
+        try matrix.store(deadline: .seconds(2), unlockPrompt: .auto, windowLimit: .seconds(30)).create(attributes, blob: [5],
+                                                                                                       replace: false)
+
+        XCTAssertEqual(try matrix.store().search(ItemQuery(exactly: attributes.identity), loadBlobs: true).map(\.blob), [[5]],
+                       "\(person.answered)")
+        let alias = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias", ["default"])
+        XCTAssertFalse(alias.out.contains("'/'"), alias.out)
+    }
+
     // MARK: - ItemStoreContract
 
     func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {

@@ -248,6 +248,28 @@ struct ItemStoreContract {
         XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: true).map(\.blob), [[5]])
     }
 
+    /// kSecAttrSynchronizable is part of the primary key, as on Apple: a synchronizable and a
+    /// non-synchronizable item of one service and account are two items, each found, replaced and
+    /// deleted by its own key; a search that leaves the flag open finds both.
+    func synchronizableTwins_areTwoItems_eachFoundByItsOwnKey() throws {
+        let local = genericAttributes(account: "twin")
+        var cloud = local
+        cloud.synchronizable = true
+        try store.create(local, blob: [1], replace: false)
+        try store.create(cloud, blob: [2], replace: false)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: local.identity), loadBlobs: true).map(\.blob), [[1]])
+        XCTAssertEqual(try store.search(ItemQuery(exactly: cloud.identity), loadBlobs: true).map(\.blob), [[2]])
+        XCTAssertEqual(try store.search(ItemQuery(service: tag, account: "twin"), loadBlobs: false).count, 2)
+        XCTAssertEqual(try store.search(ItemQuery(service: tag, account: "twin", synchronizable: false), loadBlobs: true)
+            .map(\.blob), [[1]])
+        assertThrows(.duplicateItem, { try store.create(cloud, blob: [3], replace: false) })
+        try store.create(cloud, blob: [4], replace: true)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: cloud.identity), loadBlobs: true).map(\.blob), [[4]])
+        XCTAssertEqual(try store.search(ItemQuery(exactly: local.identity), loadBlobs: true).map(\.blob), [[1]], "its twin is untouched")
+        XCTAssertEqual(try store.delete(ItemQuery(exactly: cloud.identity)), 1)
+        XCTAssertEqual(try store.search(ItemQuery(exactly: local.identity), loadBlobs: true).map(\.blob), [[1]])
+    }
+
     func delete_withLabel_deletesOnlyThatLabel() throws {
         try store.create(genericAttributes(account: "a1", label: "keep"), blob: [1], replace: false)
         try store.create(genericAttributes(account: "a2", label: "drop"), blob: [2], replace: false)

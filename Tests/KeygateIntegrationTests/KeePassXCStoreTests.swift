@@ -58,7 +58,8 @@ final class KeePassXCStoreTests: XCTestCase {
     /// KeePassXC's default "Unlock before search" holds a search of a locked database until its
     /// unlock dialog is answered. With the unlock prompt allowed, the held search becomes
     /// Keygate's own unlock prompt, whose window is announced and waited for; with it off, the
-    /// timeout says why KeePassXC did not answer.
+    /// locked database is found before any search is sent (issue 35: it used to time out after
+    /// the deadline, with KeePassXC's unlock window opened anyway), and reported at once.
     func test_unlockBeforeSearch_aHeldSearch_becomesTheUnlockPrompt_orSaysWhy() throws {
         let session = try ProviderSession(.keePassXC, settings: ["PROVIDER_SESSION_UNLOCK_BEFORE_SEARCH": "true"])
         defer { session.stop() }
@@ -67,13 +68,16 @@ final class KeePassXCStoreTests: XCTestCase {
         try matrix.store().create(attributes, blob: [1], replace: false)
         try matrix.store().lockDefaultCollection()
 
+        var started = ContinuousClock.now
         XCTAssertThrowsError(try matrix.store(deadline: .seconds(1), unlockPrompt: .never)
             .search(ItemQuery(exactly: attributes.identity), loadBlobs: true)) { error in
             let error = error as? KeychainError
-            XCTAssertEqual(error?.code, .notAvailable, error?.message ?? "")
-            XCTAssertTrue(error?.message.contains("KeePassXC holds a search of a locked database") ?? false, error?.message ?? "")
+            XCTAssertEqual(error?.code, .interactionNotAllowed, error?.message ?? "")
+            XCTAssertTrue(error?.message.hasPrefix("the default keyring collection is locked (KeePassXC): unlock the database") ?? false,
+                          error?.message ?? "")
         }
-        let started = ContinuousClock.now
+        XCTAssertLessThan(ContinuousClock.now - started, .milliseconds(900), "found before the search's 1 s deadline")
+        started = ContinuousClock.now
         XCTAssertThrowsError(try matrix.store(deadline: .seconds(1), unlockPrompt: .auto, windowLimit: .seconds(3))
             .search(ItemQuery(exactly: attributes.identity), loadBlobs: true)) { error in
             let error = error as? KeychainError

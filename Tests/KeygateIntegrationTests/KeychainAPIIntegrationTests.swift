@@ -145,6 +145,32 @@ final class KeychainAPIIntegrationTests: XCTestCase {
         XCTAssertEqual(person.prompts.count, afterAdds + 2, "an invalidated context prompts again")
     }
 
+    func test_anItemCreatedWithNoAccessControl_hasNone_underTheShippedPolicy_asOnApple() throws {
+        // The shipped vendor policy (default-access = user-presence is the CLI's default, not the library's).
+        let root = NSTemporaryDirectory() + "keygate-shipped-\(UUID().uuidString)"
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: root) }
+        for layer in ["vendor", "admin", "user"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + layer, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o755])
+        }
+        try FileManager.default.copyItem(atPath: PackagePaths.root + "/policies/00-default.policy", toPath: root + "/vendor/00-default.policy")
+        setenv("KEYGATE_TEST_POLICY_ROOT", root, 1)
+        let person = ScriptedPrompter([password])
+        try Keychain(service: service).prompter(person).set("plain", for: "a")
+        XCTAssertEqual(person.prompts.count, 1, "the implicit init only")
+        let nobody = ScriptedPrompter([], available: false)
+        XCTAssertEqual(try Keychain(service: service).prompter(nobody).string(for: "a"), "plain",
+                       "a plain item reads while the keychain is unlocked, with no prompt")
+        XCTAssertEqual(nobody.prompts, [])
+        XCTAssertNil(try Keychain(service: service).attributes(for: "a")?.accessControl)
+        // What its creator asks for, it gets.
+        try Keychain(service: service).accessibility(.whenUnlocked, access: .userPresence).prompter(person).set("gated", for: "b")
+        XCTAssertEqual(try Keychain(service: service).attributes(for: "b")?.accessControl, .userPresence)
+        XCTAssertThrowsError(try Keychain(service: service).prompter(nobody).string(for: "b")) {
+            XCTAssertEqual(($0 as? KeychainError)?.code, .interactionNotAllowed)
+        }
+    }
+
     func test_interactionNotAllowed_context_refusesToPrompt() throws {
         let gated = Keychain(service: service).accessibility(.whenUnlocked, access: .devicePasscode)
             .prompter(ScriptedPrompter([password]))

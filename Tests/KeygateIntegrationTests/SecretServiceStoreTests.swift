@@ -325,6 +325,10 @@ final class SecretServiceStoreTests: XCTestCase {
         try contract.create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse()
     }
 
+    func test_synchronizableTwins_areTwoItems_eachFoundByItsOwnKey() throws {
+        try contract.synchronizableTwins_areTwoItems_eachFoundByItsOwnKey()
+    }
+
     func test_create_withReplace_updatesInPlace_keepingCreationDate() throws {
         try contract.create_withReplace_updatesInPlace_keepingCreationDate()
     }

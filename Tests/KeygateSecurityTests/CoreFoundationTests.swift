@@ -79,6 +79,24 @@ final class CoreFoundationTests: XCTestCase {
         XCTAssertEqual(CFGetTypeID(Data()), CFDataGetTypeID())
     }
 
+    func test_CFBooleans_bridgeToBoolAndNSNumber_bothWaysInDictionaries() {
+        let query: [String: Any] = [kSecReturnData as String: kCFBooleanTrue as Any, kSecReturnRef as String: kCFBooleanFalse!,
+                                    kSecReturnAttributes as String: true]
+        XCTAssertEqual(query[kSecReturnData as String] as? Bool, true, "an implicitly unwrapped kCFBooleanTrue read back")
+        XCTAssertEqual(query[kSecReturnRef as String] as? Bool, false)
+        XCTAssertEqual(query[kSecReturnData as String] as? NSNumber, NSNumber(value: true))
+        XCTAssertEqual(query[kSecReturnAttributes as String] as? NSNumber, kCFBooleanTrue, "a Bool read back as a CFBoolean")
+        XCTAssertTrue(kCFBooleanTrue == true)
+        XCTAssertTrue(kCFBooleanFalse == false)
+        XCTAssertFalse(kCFBooleanTrue == false)
+        XCTAssertEqual(kCFBooleanTrue as? Bool, true)
+        XCTAssertTrue(CFBooleanGetValue(kCFBooleanTrue))
+        XCTAssertFalse(CFBooleanGetValue(kCFBooleanFalse))
+        XCTAssertTrue((true as AnyObject) === kCFBooleanTrue, "Foundation's shared true is the CFBoolean")
+        XCTAssertEqual(CFGetTypeID(kCFBooleanFalse), CFBooleanGetTypeID())
+        XCTAssertNotEqual(CFGetTypeID(NSNumber(value: 1)), CFBooleanGetTypeID(), "a number is not a boolean")
+    }
+
     func test_SecAccessControlGetTypeID_isWhatCFGetTypeIDSaysOfOne() throws {
         let access = try XCTUnwrap(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .devicePasscode, nil))
         XCTAssertEqual(CFGetTypeID(access), SecAccessControlGetTypeID())

@@ -35,8 +35,8 @@ public final class ProviderSession: @unchecked Sendable {
     public let address: String
     /// The display the provider's windows go to (empty for gnome-keyring).
     public let display: String
-    /// The provider's process id.
-    public let providerPID: pid_t
+    /// The provider's process id (a new one after `restart()`).
+    public private(set) var providerPID: pid_t
 
     /// Starts `provider` (skips locally, fails under CI, when it is not installed). `settings`
     /// are scripts/provider-session's knobs (PROVIDER_SESSION_*).
@@ -67,6 +67,30 @@ public final class ProviderSession: @unchecked Sendable {
         self.address = address
         display = values["DISPLAY"] ?? ""
         providerPID = pid
+    }
+
+    /// Starts the provider again on the same bus, display and files, after a test killed it
+    /// (scripts/provider-session restart), and waits until its default collection is back.
+    public func restart() throws {
+        let script = PackagePaths.scripts + "/provider-session"
+        let restarted = try Subprocess.run([script, "restart", folder], timeout: 60)
+        let written = (try? String(contentsOfFile: folder + "/session.env", encoding: .utf8)) ?? ""
+        let pid = written.split(separator: "\n").first { $0.hasPrefix("PROVIDER_PID=") }.flatMap { pid_t($0.dropFirst(13)) }
+        guard restarted.status == 0, let pid else {
+            throw RequirementMissing(description: "\(provider.rawValue) did not start again: \(restarted.err)")
+        }
+        providerPID = pid
+    }
+
+    /// Kills the provider at once (SIGKILL: nothing saved on the way out) and waits until it is gone.
+    public func killProvider() {
+        kill(providerPID, SIGKILL)
+        for _ in 0..<200 {
+            guard let stat = FileManager.default.contents(atPath: "/proc/\(providerPID)/stat") else { return }
+            let fields = String(decoding: stat, as: UTF8.self).split(separator: " ")
+            if fields.count > 2 && fields[2] == "Z" { return }
+            usleep(10_000)
+        }
     }
 
     /// Stops what `init` started and removes its folder.

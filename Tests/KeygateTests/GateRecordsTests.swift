@@ -114,6 +114,27 @@ final class GateRecordsTests: XCTestCase {
         XCTAssertThrowsError(try GateMessage.decode([UInt8(ascii: "Z")]))
     }
 
+    /// A program built with an older Keygate library talks to the installed gatekeeper: a result
+    /// without the status fields is byte for byte what gatekeepers sent before them (this frame is
+    /// the empty result as the gatekeeper of issue 19 encoded it), and a status result round-trips.
+    func test_aResultWithoutStatusFields_isTheOldFrame_andAStatusResultRoundTrips() throws {
+        let old: [UInt8] = [UInt8(ascii: "R"), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        XCTAssertEqual(GateMessage.result(GateResult()).encoded(), old)
+        XCTAssertEqual(try GateMessage.decode(old), .result(GateResult()))
+        var status = GateResult()
+        status.lockoutSecondsLeft = 42
+        status.failedAttempts = 3
+        XCTAssertEqual(try GateMessage.decode(GateMessage.result(status).encoded()), .result(status))
+    }
+
+    /// NSpid's last value: the pid a process has in its own namespace (1 for a container's init).
+    func test_namespacePID_isTheLastValueOfNSpid() {
+        XCTAssertEqual(ProcStatus.namespacePID(statusText: Array("Name:\tbash\nNSpid:\t4242\t1\nNSsid:\t1\n".utf8)[...]), 1)
+        XCTAssertEqual(ProcStatus.namespacePID(statusText: Array("Name:\tx\nNSpid:\t77\n".utf8)[...]), 77)
+        XCTAssertNil(ProcStatus.namespacePID(statusText: Array("Name:\tx\n".utf8)[...]))
+        XCTAssertEqual(ProcStatus.namespacePID(of: getpid()).map { $0 > 0 }, true)
+    }
+
     func test_procStat_countsFieldsAfterTheLastParenthesis() {
         let line = "1234 (a (b) c) S 77 1234 1234 34816 1234 4194560 0 0 0 0 0 0 0 0 20 0 1 0 987654 0 0"
         XCTAssertEqual(ProcStat.parse(line), ProcStat(parent: 77, session: 1234, ttyNumber: 34816, startTime: 987654))

@@ -35,6 +35,13 @@ final class ItemModelTests: XCTestCase {
                                              securityDomain: "realm", authenticationType: .htmlForm)
         let bare = ItemIdentity.internet(server: "h", account: "u")
         XCTAssertEqual(ItemQuery(exactly: generic).exactIdentity, generic)
+        let twin = ItemIdentity.generic(service: "s", account: "a", synchronizable: true)
+        XCTAssertEqual(ItemQuery(exactly: twin).exactIdentity, twin, "synchronizable is part of the key")
+        XCTAssertNotEqual(twin, generic)
+        XCTAssertEqual(twin.canonicalBytes, ItemIdentity.generic(service: "s", account: "a").canonicalBytes,
+                       "twins share the sealed name: blobs stored before the flag joined the key still open")
+        XCTAssertEqual(ItemIdentity.generic(service: "s", account: "a").storeKey, ItemIdentity.generic(service: "s", account: "a").canonicalBytes)
+        XCTAssertNotEqual(twin.storeKey, twin.canonicalBytes, "the store key tells twins apart")
         XCTAssertEqual(ItemQuery(exactly: internet).exactIdentity, internet)
         // No protocol is stored as the empty one: the identity found has the same canonical bytes.
         XCTAssertEqual(ItemQuery(exactly: bare).exactIdentity?.canonicalBytes, bare.canonicalBytes)
@@ -46,9 +53,9 @@ final class ItemModelTests: XCTestCase {
         var labelled = ItemQuery(exactly: .generic(service: "s", account: "a"))
         labelled.label = "l"
         XCTAssertNil(labelled.exactIdentity, "a label narrows the match: not the identity alone")
-        var synchronizable = ItemQuery(exactly: .generic(service: "s", account: "a"))
-        synchronizable.synchronizable = true
-        XCTAssertNil(synchronizable.exactIdentity)
+        var eitherTwin = ItemQuery(exactly: .generic(service: "s", account: "a"))
+        eitherTwin.synchronizable = nil
+        XCTAssertNil(eitherTwin.exactIdentity, "kSecAttrSynchronizableAny matches two items: not one key")
         var serverToo = ItemQuery(exactly: .generic(service: "s", account: "a"))
         serverToo.server = "h"
         XCTAssertNil(serverToo.exactIdentity, "a generic password has no server")

@@ -18,7 +18,7 @@ enum LayerCheck {
         "KeygateStorage": 1, "KeygateAuthentication": 1,
         "Keygate": 2,
         "KeygateCLI": 3, "KeygateSecurity": 3, "keygate-gatekeeper": 3, "keygate-pam-helper": 3,
-        "keygate": 4,
+        "keygate": 4, "Security": 4, "LocalAuthentication": 4,
     ]
 
     struct Target {

@@ -91,7 +91,7 @@ final class PolicyFuzzTests: XCTestCase {
         let set = PolicySet(loaded: [LoadedPolicyFile(path: "f", layer: layers[Int(rng.next() % 3)], state: .parsed(parsed))])
         for (service, account) in [("vpn", "alice"), ("", ""), ("ssh", "deploy@prod1"), ("ci-x", "é")] {
             let decision = try set.decision(service: service, account: account)
-            if let access = decision.access { XCTAssertNoThrow(try access.validate()) }
+            for access in [decision.defaultAccess, decision.minimumAccess].compactMap({ $0 }) { XCTAssertNoThrow(try access.validate()) }
             XCTAssertGreaterThanOrEqual(decision.policy.maxTries, 1)
         }
     }

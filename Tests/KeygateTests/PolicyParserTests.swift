@@ -53,7 +53,7 @@ final class PolicyParserTests: XCTestCase {
         XCTAssertEqual(parsed.sections.map(\.title),
                        ["[default]", "[service \"vpn*\"]", "[account \"alice\"]", "[service \"ssh\" account \"deploy@?\"]"])
         let s = parsed.sections[0].settings
-        XCTAssertEqual(s.access, [.devicePasscode, .currentSet, .and])
+        XCTAssertEqual(s.bothAccess, [.devicePasscode, .currentSet, .and])
         XCTAssertEqual(s.accessible, .whenUnlockedThisDeviceOnly)
         XCTAssertEqual(s.reuseDuration, 300)
         XCTAssertEqual(s.reuseScope, .ppid)
@@ -65,8 +65,8 @@ final class PolicyParserTests: XCTestCase {
         XCTAssertEqual(s.allowNonInteractive, true)
         XCTAssertEqual(parsed.sections[0].keyLines[.reuseDuration], 6)
         XCTAssertEqual(parsed.sections[1].settings.prompt, "Unquoted text, kept as is")
-        XCTAssertEqual(parsed.sections[2].settings.access, AccessControl(), "none is an explicit empty set")
-        XCTAssertEqual(parsed.sections[3].settings.access, .userPresence)
+        XCTAssertEqual(parsed.sections[2].settings.bothAccess, AccessControl(), "none is an explicit empty set")
+        XCTAssertEqual(parsed.sections[3].settings.bothAccess, .userPresence)
         XCTAssertEqual(parsed.sections[3].line, 19)
     }
 
@@ -89,19 +89,34 @@ final class PolicyParserTests: XCTestCase {
     }
 
     func test_accessForms_orAndStoredForm() {
-        XCTAssertEqual(parse("[default]\naccess = device-passcode,biometry-any or").sections.first?.settings.access,
+        XCTAssertEqual(parse("[default]\naccess = device-passcode,biometry-any or").sections.first?.settings.bothAccess,
                        [.devicePasscode, .biometryAny, .or])
-        XCTAssertEqual(parse("[default]\naccess = device-passcode,current-set;and").sections.first?.settings.access,
+        XCTAssertEqual(parse("[default]\naccess = device-passcode,current-set;and").sections.first?.settings.bothAccess,
                        [.devicePasscode, .currentSet, .and])
+    }
+
+    func test_accessShorthand_setsDefaultAndMinimum_andClashesWithEither() {
+        let parsed = parse("[default]\naccess = device-passcode\n[service \"x\"]\ndefault-access = none\nminimum-access = user-presence\n")
+        XCTAssertEqual(parsed.errors, [])
+        XCTAssertEqual(parsed.sections[0].settings.defaultAccess, .devicePasscode)
+        XCTAssertEqual(parsed.sections[0].settings.minimumAccess, .devicePasscode)
+        XCTAssertEqual(parsed.sections[0].keyLines[.minimumAccess], 2)
+        XCTAssertEqual(parsed.sections[1].settings.defaultAccess, AccessControl())
+        XCTAssertEqual(parsed.sections[1].settings.minimumAccess, .userPresence)
+        assertError("[default]\nminimum-access = user-presence\naccess = none\n", at: 3, 1,
+                    mentions: ["duplicate key \"access\"", "first set at line 2", "default-access and minimum-access"])
+        assertError("[default]\naccess = none\ndefault-access = user-presence\n", at: 3, 1,
+                    mentions: ["duplicate key \"default-access\"", "`access` sets default-access too"])
+        assertError("[default]\nminimum_access = none\n", at: 2, 1, mentions: ["did you mean \"minimum-access\"?"])
     }
 
     func test_accessForms_blanksCommasAndTheLastWord() {
         // Blanks and commas both separate names; empty names are dropped; `and` / `or` in any case.
-        XCTAssertEqual(parse("[default]\naccess = device-passcode\t current-set   OR").sections.first?.settings.access,
+        XCTAssertEqual(parse("[default]\naccess = device-passcode\t current-set   OR").sections.first?.settings.bothAccess,
                        [.devicePasscode, .currentSet, .or])
-        XCTAssertEqual(parse("[default]\naccess = , device-passcode,,current-set And").sections.first?.settings.access,
+        XCTAssertEqual(parse("[default]\naccess = , device-passcode,,current-set And").sections.first?.settings.bothAccess,
                        [.devicePasscode, .currentSet, .and])
-        XCTAssertEqual(parse("[default]\naccess = device-passcode,and").sections.first?.settings.access, nil,
+        XCTAssertEqual(parse("[default]\naccess = device-passcode,and").sections.first?.settings.bothAccess, nil,
                        "`and` joined to a name by a comma is a name, not the operator")
         // `and` alone is a name, and not a constraint Keygate knows.
         assertError("[default]\naccess = and\n", at: 2, 10, mentions: ["unknown access constraint \"and\""])

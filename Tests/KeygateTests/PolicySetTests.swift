@@ -107,7 +107,7 @@ final class PolicySetTests: XCTestCase {
     func test_noFiles_givesTheBuiltInDefaults_withNoOrigins() throws {
         let d = try decide("x")
         XCTAssertEqual(d.policy, Policy.default)
-        XCTAssertNil(d.access)
+        XCTAssertNil(d.bothAccess)
         XCTAssertFalse(d.allowNonInteractive)
         XCTAssertTrue(d.origins.isEmpty)
     }
@@ -120,9 +120,9 @@ final class PolicySetTests: XCTestCase {
     func test_systemLayers_canLoosenEachOther_accessNoneOverridesVendorPresence() throws {
         try tree.write(tree.vendor, "00.policy", "[default]\naccess = user-presence\n")
         try tree.write(tree.admin, "40-ci.policy", "[service \"ci-*\"]\naccess = none\nallow-non-interactive = yes\n")
-        XCTAssertNil(try decide("ci-token").access)
+        XCTAssertNil(try decide("ci-token").bothAccess)
         XCTAssertTrue(try decide("ci-token").allowNonInteractive)
-        XCTAssertEqual(try decide("mail").access, .userPresence)
+        XCTAssertEqual(try decide("mail").bothAccess, .userPresence)
     }
 
     // MARK: - user files tighten only
@@ -142,7 +142,7 @@ final class PolicySetTests: XCTestCase {
             """)
         let d = try decide("bank")
         XCTAssertEqual(d.warnings, [])
-        XCTAssertEqual(d.access, .currentSet)
+        XCTAssertEqual(d.bothAccess, .currentSet)
         XCTAssertEqual(d.accessible, .whenUnlockedThisDeviceOnly)
         XCTAssertEqual(d.policy.reuseDuration, 0)
         XCTAssertEqual(d.policy.reuseScope, .ppid)
@@ -150,7 +150,9 @@ final class PolicySetTests: XCTestCase {
         XCTAssertEqual(d.policy.lockoutSeconds, 600)
         XCTAssertEqual(d.policy.lockAfter, 60)
         XCTAssertEqual(d.prompt, "My bank")
-        XCTAssertEqual(d.origins[.access], PolicyOrigin(file: u, line: 2, section: "[service \"bank\"]", layer: .user))
+        for key in [PolicyKey.defaultAccess, .minimumAccess] {
+            XCTAssertEqual(d.origins[key], PolicyOrigin(file: u, line: 2, section: "[service \"bank\"]", layer: .user), key.rawValue)
+        }
     }
 
     func test_userFile_looseningIsIgnored_withAWarningNamingFileAndLine() throws {
@@ -178,7 +180,7 @@ final class PolicySetTests: XCTestCase {
             allow-non-interactive = yes
             """)
         let d = try decide("anything")
-        XCTAssertEqual(d.access, .currentSet)
+        XCTAssertEqual(d.bothAccess, .currentSet)
         XCTAssertEqual(d.accessible, .whenUnlocked)
         XCTAssertEqual(d.policy.reuseDuration, 300)
         XCTAssertEqual(d.policy.reuseScope, .tty)
@@ -187,18 +189,55 @@ final class PolicySetTests: XCTestCase {
         XCTAssertEqual(d.policy.lockAfter, 900)
         XCTAssertEqual(d.policy.pamService, "keygate")
         XCTAssertFalse(d.allowNonInteractive)
-        XCTAssertEqual(d.warnings.count, 9, d.warnings.joined(separator: "\n"))
-        for (line, key) in [(2, "access"), (4, "reuse-duration"), (9, "pam-service"), (10, "allow-non-interactive")] {
+        XCTAssertEqual(d.warnings.count, 10, "access = none is ignored for both keys it sets: \(d.warnings.joined(separator: "\n"))")
+        for (line, key) in [(2, "default-access"), (2, "minimum-access"), (4, "reuse-duration"), (9, "pam-service"),
+                            (10, "allow-non-interactive")] {
             XCTAssertTrue(d.warnings.contains { $0.hasPrefix("\(u):\(line): ignored \(key) = ") },
                           "a warning names \(u):\(line) for \(key): \(d.warnings)")
         }
         XCTAssertEqual(d.origins[.reuseDuration]?.layer, .vendor, "the ignored key leaves the system's origin")
     }
 
+    func test_defaultAccess_andMinimumAccess_areSeparateKeys_eachWithItsOrigin() throws {
+        let vendor = try tree.write(tree.vendor, "00.policy", "[default]\ndefault-access = user-presence\n")
+        let admin = try tree.write(tree.admin, "10.policy", "[service \"vpn*\"]\nminimum-access = device-passcode\n")
+        let mail = try decide("mail")
+        XCTAssertEqual(mail.defaultAccess, .userPresence)
+        XCTAssertNil(mail.minimumAccess, "no floor for items the admin section does not match")
+        XCTAssertEqual(mail.origins[.defaultAccess], PolicyOrigin(file: vendor, line: 2, section: "[default]", layer: .vendor))
+        XCTAssertNil(mail.origins[.minimumAccess])
+        let vpn = try decide("vpn-office")
+        XCTAssertEqual(vpn.defaultAccess, .userPresence)
+        XCTAssertEqual(vpn.minimumAccess, .devicePasscode)
+        XCTAssertEqual(vpn.origins[.minimumAccess], PolicyOrigin(file: admin, line: 2, section: "[service \"vpn*\"]", layer: .admin))
+    }
+
+    func test_userFile_tightensItsOwnDefaultAndFloor_andCannotLowerEither() throws {
+        try tree.write(tree.vendor, "00.policy", "[default]\ndefault-access = user-presence\n")
+        try tree.write(tree.admin, "10.policy", "[service \"bank\"]\nminimum-access = user-presence\n")
+        let u = try tree.write(tree.user, "me.policy", """
+            [service "bank"]
+            minimum-access = none
+            default-access = none
+            [service "notes"]
+            minimum-access = current-set
+            default-access = current-set
+            """)
+        let bank = try decide("bank")
+        XCTAssertEqual(bank.minimumAccess, .userPresence, "a user cannot lower the admin's floor")
+        XCTAssertEqual(bank.defaultAccess, .userPresence, "nor the system's default")
+        XCTAssertTrue(bank.warnings.contains { $0.hasPrefix("\(u):2: ignored minimum-access = none") }, "\(bank.warnings)")
+        XCTAssertTrue(bank.warnings.contains { $0.hasPrefix("\(u):3: ignored default-access = none") }, "\(bank.warnings)")
+        let notes = try decide("notes")
+        XCTAssertEqual(notes.minimumAccess, .currentSet, "a user raises the floor of their own items")
+        XCTAssertEqual(notes.defaultAccess, .currentSet)
+        XCTAssertEqual(notes.warnings, [])
+    }
+
     func test_userAccess_combinesWithTheSystems_neverWeaker() throws {
         try tree.write(tree.vendor, "00.policy", "[default]\naccess = device-passcode\n")
         try tree.write(tree.user, "me.policy", "[default]\naccess = biometry-any\n")
-        XCTAssertEqual(try decide("x").access, [.devicePasscode, .biometryAny, .and])
+        XCTAssertEqual(try decide("x").bothAccess, [.devicePasscode, .biometryAny, .and])
     }
 
     // MARK: - refused files and fail-closed
@@ -303,7 +342,8 @@ final class PolicySetTests: XCTestCase {
         XCTAssertEqual(PolicySet.check(paths: [folder + "/00-default.policy"] + files), [])
         let text = try String(contentsOfFile: folder + "/00-default.policy", encoding: .utf8)
         let s = PolicyParser.parse(text, file: "00-default.policy").sections.first?.settings
-        XCTAssertEqual(s?.access, .userPresence)
+        XCTAssertEqual(s?.defaultAccess, .userPresence, "keygate add's default")
+        XCTAssertNil(s?.minimumAccess, "the vendor policy ships no floor")
         XCTAssertEqual(s?.reuseScope, .tty)
         XCTAssertEqual(s?.reuseDuration, 300)
         XCTAssertEqual(s?.lockAfter, 900)

@@ -1,5 +1,5 @@
 // `keygate doctor`'s checks in order. The system checks (bus, PAM, policies, host
-// key, gatekeeper, keyring quota, same-user isolation) are this folder's; the Secret Service and keychain checks read
+// key, gatekeeper, keyring quota, same-user isolation, where audit lines go) are this folder's; the Secret Service and keychain checks read
 // the KeychainStatus snapshot the caller takes (KeychainOperations.status()), so the
 // doctor itself never prompts and never reads a secret; the Secret Service check also writes,
 // reads and deletes one throwaway item (SecretServiceRoundTripCheck).
@@ -17,6 +17,7 @@ public enum Doctor {
             GatekeeperCheck.run(),
             KeyringQuotaCheck.run(),
             SameUserIsolationCheck.run(),
+            AuditLogCheck.run(),
         ]
     }
 
@@ -30,8 +31,16 @@ public enum Doctor {
         if service.level == .ok, status.storeKind == StoreKind.secretService.rawValue {
             service = SecretServiceRoundTripCheck.run(base: service)
         }
-        return [StoreCheck.run(status), service, KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status)]
-            + [KeychainStateCheck.lockout(status)].compactMap { $0 }
+        return [StoreCheck.run(status), service, ProviderPartsCheck.run(provider), DiskSpaceCheck.run(dataDirectory: status.dataDirectory),
+                KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status), KeychainStateCheck.lockout(status)]
+            .compactMap { $0 }
+    }
+
+    /// Damaged items (their secret came back empty), when there are any: a WARN naming them
+    /// (DamagedItemsCheck). Reads sealed blobs only, never with a provider's window.
+    public static func damagedItems(_ operations: KeychainOperations, _ status: KeychainStatus) -> DiagnosticResult? {
+        guard status.storeError == nil, status.collectionLocked != true else { return nil }
+        return DamagedItemsCheck.run(operations)
     }
 
     /// The system checks adjusted to the store in use (no session bus needed for the embedded store).

@@ -8,10 +8,16 @@ enum KeychainStateCheck {
         if s.storeKind == StoreKind.embedded.rawValue {
             return DiagnosticResult("secret-service", .ok, "not used: the embedded store holds the items (see the store check)")
         }
+        if let error = s.storeError, KeychainStatus.isRunningWithoutDefaultCollection(error) {
+            return DiagnosticResult("secret-service", .fail, error, advice: """
+                do as it says, then run keygate doctor again; Keygate keeps to the Secret Service while one runs (to keep the items \
+                in the embedded store instead: KEYGATE_STORE=embedded, or store = embedded in ~/.config/keygate/keygate.conf)
+                """)
+        }
         if let error = s.storeError {
             return DiagnosticResult("secret-service", .fail, error,
                                     advice: "start gnome-keyring (gnome-keyring-daemon --start --components=secrets, or the user unit "
-                                        + "contrib/systemd/keygate-secret-service.service), or run under " + InstalledTools.secretSession)
+                                        + InstalledTools.secretServiceUnit + "), or run under " + InstalledTools.secretSession)
         }
         let where_ = "\(s.store ?? "Secret Service"), collection \"\(s.collection ?? "?")\""
         if s.collectionLocked == true {

@@ -1,5 +1,5 @@
 // Doctor check: the policy files (PolicySet): how many were read, and every problem.
-// A broken vendor or admin file makes policy-governed reads fail closed, so it is a
+// A broken vendor or admin file makes adding, changing and reading items fail closed, so it is a
 // FAIL; a broken user file is a WARN (it is ignored where it cannot tighten).
 
 enum PolicyFilesCheck {
@@ -13,7 +13,7 @@ enum PolicyFilesCheck {
         }
         let detail = problems.joined(separator: "; ")
         if systemBroken || (try? set.keychainDecision()) == nil {
-            return DiagnosticResult(name, .fail, detail + " (policy-governed reads fail closed)",
+            return DiagnosticResult(name, .fail, detail + " (adding, changing and reading items fail closed; listing and deleting work)",
                                     advice: "fix or remove the file (sudo keygate policy check shows file:line:column)")
         }
         return DiagnosticResult(name, .warn, detail, advice: "fix it: keygate policy check")

@@ -1,7 +1,10 @@
 // Doctor check: does the Secret Service really take Keygate's writes? Where the default
 // collection reads as unlocked, this creates a throwaway item in it, reads it back and deletes
 // it (completing any prompt the provider answers with, as every write does: KeePassXC prompts
-// for each CreateItem and Delete), and names the provider and its version. A provider whose
+// for each CreateItem and Delete), and names the provider and its version. The read goes
+// through a new connection, as a later command's would: a provider that locks items for each
+// program (KeePassXC's default "Confirm when passwords are retrieved by clients") lets the
+// program that wrote an item read it, and no other without its Access Request window. A provider whose
 // prompt never completes (a confirmation window nobody answers, or no window to show it) fails
 // here with advice, instead of failing the user's first `keygate add`. Never prompts for an
 // unlock, never reads a real item; the throwaway blob is random bytes, not a secret.
@@ -25,10 +28,23 @@ enum SecretServiceRoundTripCheck {
         do {
             try store.create(attributes, blob: random, replace: false)
             step = "read back"
-            let found = try store.search(ItemQuery(exactly: identity), loadBlobs: true)
+            // A later command's read: a connection of its own, never a window.
+            let reader = SecretServiceStore(deadline: deadline, connection: SecretServiceConnection(), unlockPrompt: .never,
+                                            windowLimit: deadline)
+            let found: [StoredItem]
+            do {
+                found = try reader.search(ItemQuery(exactly: identity), loadBlobs: true)
+            } catch let error as KeychainError where error.reason == .lockedItem {
+                step = "delete"
+                try store.delete(ItemQuery(exactly: identity))
+                return DiagnosticResult(name, .warn, """
+                    \(who): writes work, but \(provider.name) locks each item for each program: every command that reads a \
+                    secret waits for you to allow it in \(provider.name)'s window (a script with no one to answer fails)
+                    """, advice: provider.itemAccessAdvice)
+            }
             guard found.first?.blob == random else {
                 _ = try? store.delete(ItemQuery(exactly: identity))
-                return DiagnosticResult(name, .fail, "\(who): a throwaway item read back different from what was written",
+                return DiagnosticResult(name, .fail, "\(who): a throwaway item read back through a new connection different from what was written",
                                         advice: "the Secret Service corrupts items: update or replace \(provider.name)")
             }
             step = "delete"

@@ -6,7 +6,7 @@
 enum SessionBusCheck {
     static let name = "session-bus"
     static let startAdvice = "start a session bus with gnome-keyring: log in to a desktop session, enable the user unit "
-        + "contrib/systemd/keygate-secret-service.service, or run the command under " + InstalledTools.secretSession
+        + InstalledTools.secretServiceUnit + ", or run the command under " + InstalledTools.secretSession
 
     static func run(environment: [String: String]) -> DiagnosticResult {
         guard let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty else {

@@ -67,7 +67,9 @@ struct KeychainContext: Sendable {
         let service = identity.itemClass == .genericPassword ? identity.service : identity.server
         var decision = try policies.decision(service: service, account: identity.account)
         overrides.apply(to: &decision.policy)
-        if decision.access?.constraints.isEmpty == true { decision.access = nil }   // "access = none"
+        // "default-access = none", "minimum-access = none"
+        if decision.defaultAccess?.constraints.isEmpty == true { decision.defaultAccess = nil }
+        if decision.minimumAccess?.constraints.isEmpty == true { decision.minimumAccess = nil }
         return decision
     }
 

@@ -68,7 +68,9 @@ struct GateResult: Equatable {
     /// check: the indices of the boxes whose key the gatekeeper no longer derives.
     var invalid: [UInt8] = []
     /// status: the seconds left of the user's lockout (0: none), and the failed attempts counted since
-    /// the last success.
+    /// the last success. On the wire only when either is not 0, after every other field: a result
+    /// without them is byte for byte what a gatekeeper before them sent, so a program built with an
+    /// older Keygate library still reads every answer of this gatekeeper (it never asks `status`).
     var lockoutSecondsLeft: UInt32 = 0
     var failedAttempts: UInt32 = 0
 
@@ -103,8 +105,10 @@ struct GateResult: Equatable {
         w.tiny(handle)
         w.tiny(seed)
         w.tiny(invalid)
-        w.u32(lockoutSecondsLeft)
-        w.u32(failedAttempts)
+        if lockoutSecondsLeft != 0 || failedAttempts != 0 {
+            w.u32(lockoutSecondsLeft)
+            w.u32(failedAttempts)
+        }
     }
 
     fileprivate static func read(_ r: inout ByteReader) throws -> GateResult {
@@ -129,8 +133,10 @@ struct GateResult: Equatable {
         result.handle = try r.tiny()
         result.seed = try r.tiny()
         result.invalid = try r.tiny()
-        result.lockoutSecondsLeft = try r.u32()
-        result.failedAttempts = try r.u32()
+        if !r.isAtEnd {
+            result.lockoutSecondsLeft = try r.u32()
+            result.failedAttempts = try r.u32()
+        }
         return result
     }
 }

@@ -46,6 +46,12 @@ public enum GatekeeperMain {
             #endif
             let server = GateServer(user: user, caller: caller, prompter: prompter, pamConfdir: confdir, overrides: overrides)
             result = try server.handle(request)
+            // The scope was read from /proc/CALLER: it was the caller's only if the caller is still this
+            // helper's parent (one that exited meanwhile re-parented the helper and freed its pid).
+            if getppid() != caller {
+                result.wipeSecrets()
+                throw CallerScope.callerGone()
+            }
         } catch let error as KeychainError {
             result = .failure(error)
         } catch is GateWireError {

@@ -9,7 +9,7 @@ extension KeychainOperations {
     /// each gated item, several items' checks in flight at once (no prompt, no secret).
     public func listing(matching query: ItemQuery) throws -> [ListedItem] {
         try ItemFieldLimits.check(query)
-        let items = try store.search(query, loadBlobs: true).filter { query.matches($0.attributes) && !$0.isUnfinishedWrite }
+        let items = try store.searchWithoutWindows(query).filter { query.matches($0.attributes) }
         var gated: [(blob: [UInt8], header: GatedBlob.Header, identity: ItemIdentity)] = []
         var gatedAt: [Int] = []   // the index in `items` of each of `gated`
         for (index, item) in items.enumerated() {
@@ -17,12 +17,25 @@ extension KeychainOperations {
             gated.append((blob, header, item.attributes.identity))
             gatedAt.append(index)
         }
-        var reasons = [String?](repeating: nil, count: items.count)
+        // A damaged item is listed, marked with what `get` and `exists` say of it.
+        var reasons = items.map { $0.isUnfinishedWrite ? Self.damaged($0.attributes.identity) : nil }
         for (n, dead) in keys.gate.invalidSlots(of: gated).enumerated() {
             if let dead { reasons[gatedAt[n]] = Self.invalidation(dead, header: gated[n].header) }
         }
-        return items.indices.map { ListedItem(attributes: items[$0].attributes, invalidated: reasons[$0]) }
-            .sorted { Self.listOrder($0.attributes, $1.attributes) }
+        return items.indices.map { index in
+            var listed = ListedItem(attributes: items[index].attributes, invalidated: reasons[index])
+            (listed.accessAtRead, listed.raisedBy) = floor(over: items[index].attributes)
+            return listed
+        }.sorted { Self.listOrder($0.attributes, $1.attributes) }
+    }
+
+    /// The access a read of this item needs when the policy's floor asks for more than it was
+    /// sealed with, and the line of that floor; (nil, nil) otherwise, or when no decision can be
+    /// made (a broken system file: the read then fails closed, and says so).
+    private func floor(over attributes: ItemAttributes) -> (AccessControl?, PolicyOrigin?) {
+        guard let decision = try? keys.context.decision(for: attributes.identity), let floor = decision.minimumAccess,
+              AccessControl.stricter(attributes.accessControl, floor) != attributes.accessControl else { return (nil, nil) }
+        return (AccessControl.stricter(attributes.accessControl, floor), decision.origins[.minimumAccess])
     }
 
     /// What `keygate passwd --recovery` would invalidate: the readable current-set items (their
@@ -81,6 +94,10 @@ public struct ListedItem: Sendable {
     public let attributes: ItemAttributes
     /// Why the item can no longer be read (its secret is gone for good), or nil.
     public let invalidated: String?
+    /// What a read needs when a policy floor (minimum-access) asks for more than the item's own
+    /// access control, and the line of that floor; nil when the item's own decides.
+    public var accessAtRead: AccessControl?
+    public var raisedBy: PolicyOrigin?
 
     public init(attributes: ItemAttributes, invalidated: String?) {
         self.attributes = attributes

@@ -1,5 +1,6 @@
 // Updating items in place, as Apple's SecItemUpdate: attributes only (label, comment,
-// description, generic, access group, synchronizable) keep the sealed blob as it is and
+// description, generic, access group, synchronizable, which moves the item to its twin's
+// primary key) keep the sealed blob as it is and
 // never prompt; a new secret, or a change to a primary-key field, the accessibility or
 // the access control, seals the secret again (its identity is the blob's associated
 // data), which needs the item's key and may prompt as a read does.
@@ -42,10 +43,13 @@ extension KeychainOperations {
             var new = plan.new
             new.created = old.created
             let moved = new.identity != old.identity
-            let reseal = moved || newSecret != nil || new.accessibility != old.accessibility
-                || new.accessControl != old.accessControl
+            // The blob is bound to the item's name, not to its synchronizable flag: a flip of the
+            // flag alone moves the item to its twin's key with the blob as it is (no prompt).
+            let reseal = new.identity.canonicalBytes != old.identity.canonicalBytes || newSecret != nil
+                || new.accessibility != old.accessibility || new.accessControl != old.accessControl
             if !reseal, let blob = plan.old.blob {
-                try store.create(new, blob: blob, replace: true)
+                try store.create(new, blob: blob, replace: !moved)
+                if moved { try store.delete(ItemQuery(exactly: old.identity)) }
                 continue
             }
             let secret: SecureBytes

@@ -31,10 +31,16 @@ public struct KeychainOperations: Sendable {
         self.storeSelection = storeSelection
     }
 
-    /// Seals and stores a secret. With `replace`, an existing item with the same
-    /// identity is updated in place; without it, a duplicate is an error, reported
-    /// before any prompt.
-    public func add(_ requested: ItemAttributes, secret: SecureBytes, replace: Bool) throws {
+    /// Seals and stores a secret with the access control its creator gave it
+    /// (`requested.accessControl`; nil is none, as on Apple), raised to the policy's floor
+    /// (`minimum-access`) where one matches. With `replace`, an existing item with the same
+    /// identity is updated in place; without it, a duplicate is an error, reported before
+    /// any prompt. With `keepingUnsetText` (`keygate add -U`, as macOS's `security
+    /// add-generic-password -U`), a replaced item keeps the label and comment `requested`
+    /// leaves unset. Returns what the item was sealed with, and why.
+    @discardableResult
+    public func add(_ requested: ItemAttributes, secret: SecureBytes, replace: Bool,
+                    keepingUnsetText: Bool = false) throws -> ItemAccess {
         guard secret.count <= SealedBlob.maxSecretLength else {
             throw KeychainError.param("""
                 the secret is \(secret.count) bytes, more than the \(SealedBlob.maxSecretLength)-byte limit: store a key or a path \
@@ -43,13 +49,20 @@ public struct KeychainOperations: Sendable {
         }
         try ItemFieldLimits.check(requested)
         try requested.accessControl?.validate()
-        // The stricter of the item's own flags and the policy is what gets sealed.
+        // The creator's access control, raised to the policy's floor, is what gets sealed.
         let decision = try keys.context.decision(for: requested.identity)
+        let access = self.access(requested: requested.accessControl, decision: decision)
         var attributes = requested
-        attributes.accessControl = AccessControl.stricter(requested.accessControl, decision.access)
+        attributes.accessControl = access.sealed
         attributes.accessibility = Accessibility.stricter(requested.accessibility, decision.accessible) ?? requested.accessibility
         let keys = self.keys.applying(decision, for: attributes.identity)
-        let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false, detail: .attributes)
+        let keeping = replace && keepingUnsetText && (attributes.label == nil || attributes.comment == nil)
+        let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false,
+                                        detail: keeping ? .full : .attributes)
+        if keeping, let current = existing.first?.attributes {
+            attributes.label = attributes.label ?? current.label
+            attributes.comment = attributes.comment ?? current.comment
+        }
         var replace = replace
         if !replace, !existing.isEmpty {
             // What is there may be the leftover of an add the Secret Service never finished: it
@@ -73,6 +86,7 @@ public struct KeychainOperations: Sendable {
         }
         try store.create(attributes, blob: blob, replace: replace)
         storeSelection?.commitRecord()
+        return access
     }
 
     /// Seals to public keys only: the class key recorded in keys.json (with the gatekeeper's
@@ -88,9 +102,9 @@ public struct KeychainOperations: Sendable {
     }
 
     /// The secret of one item, or nil when there is no such item. The item's policy
-    /// applies: its windows, services and prompt, and, when the policy asks for more
-    /// than the item was sealed with (an item added before the policy), a PAM
-    /// authentication for the policy's constraints before the secret is opened.
+    /// applies: its windows, services and prompt, and, when the policy's floor
+    /// (`minimum-access`) asks for more than the item was sealed with (an item added before
+    /// the floor), a PAM authentication for the floor's constraints before the secret is opened.
     /// A read flows down once: the policy decision, then the keys it scopes, then the
     /// store, then the crypto.
     public func secret(for identity: ItemIdentity) throws -> SecureBytes? {
@@ -99,7 +113,7 @@ public struct KeychainOperations: Sendable {
         do {
             decision = try keys.context.decision(for: identity)
         } catch {
-            // A broken system policy file refuses every policy-governed read, but an item that
+            // A broken system policy file refuses every read of an item (and every add), but an item that
             // is not there reads as absent, and the store's own failure comes first, as always.
             guard try storedItem(identity) == nil else { throw error }
             return nil
@@ -112,8 +126,10 @@ public struct KeychainOperations: Sendable {
     func secret(for identity: ItemIdentity, decision: PolicyDecision) throws -> SecureBytes? {
         let keys = self.keys.applying(decision, for: identity)
         guard let item = try storedItem(identity) else { return nil }
-        if let required = decision.access,
-           AccessControl.stricter(item.attributes.accessControl, required) != item.attributes.accessControl {
+        // What the blob was sealed with decides, never the stored attribute (which any process
+        // of the user can rewrite): a mismatch is refused as tampering.
+        let sealed = try Self.sealedAccess(of: item, identity: identity)
+        if let required = decision.minimumAccess, AccessControl.stricter(sealed, required) != sealed {
             try keys.requirePasswordProtector()
             // A locked keychain: one prompt does both (the password typed also opens the master key).
             // A finger types no password: then the keychain is opened first, by itself.
@@ -129,10 +145,29 @@ public struct KeychainOperations: Sendable {
     /// The item with exactly this identity, its blob loaded; nil when there is none (or only
     /// the leftover of an add the Secret Service never finished). Its attribute dictionary only:
     /// opening a secret needs neither its label nor its dates (ItemDetail).
-    private func storedItem(_ identity: ItemIdentity) throws -> StoredItem? {
+    func storedItem(_ identity: ItemIdentity) throws -> StoredItem? {
         guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true, detail: .attributes).first,
               !item.isUnfinishedWrite else { return nil }
         return item
+    }
+
+    /// The access control `item`'s blob was sealed with (nil = none), which decides. Throws
+    /// .decode when the stored attribute calls a gated blob open, or an open blob gated: another
+    /// process rewrote it, or put another blob there. (Where both are gated and the details
+    /// differ, as in Keygate 1.x's test vectors, the blob's flags are what the gatekeeper holds.)
+    static func sealedAccess(of item: StoredItem, identity: ItemIdentity) throws -> AccessControl? {
+        guard let blob = item.blob else { return item.attributes.accessControl }
+        let header = try SealedBlob.header(of: blob)
+        let flags = header.scheme == GatedBlob.scheme ? try GatedBlob.header(of: blob).accessControl : 0
+        let sealed = flags == 0 ? nil : AccessControl(rawValue: flags)
+        guard (flags == 0) == ((item.attributes.accessControl?.rawValue ?? 0) == 0) else {
+            throw KeychainError.decode("""
+                the item \(identity.displayName) was tampered with: its access attribute \
+                (\(ItemAccess.text(item.attributes.accessControl))) does not match its sealed blob (\(ItemAccess.text(sealed))); \
+                delete it and add it again
+                """)
+        }
+        return sealed
     }
 
     /// Opens a found item's blob with `keys`, the unlocker scoped to the item's policy.
@@ -243,6 +278,20 @@ public struct KeychainOperations: Sendable {
             .sorted(by: Self.listOrder)
     }
 
+    /// The attributes of every matching item in the order they were created, as Apple's
+    /// SecItemCopyMatching returns them: by creation date (seconds), then in the store's own
+    /// order, which is creation order within a second (the embedded store's row ids, the Secret
+    /// Service's item numbers). Never prompts.
+    public func attributesInCreationOrder(matching query: ItemQuery) throws -> [ItemAttributes] {
+        try ItemFieldLimits.check(query)
+        return try store.search(query, loadBlobs: false)
+            .map(\.attributes)
+            .filter { query.matches($0) }
+            .enumerated()
+            .sorted { ($0.element.created, $0.offset) < ($1.element.created, $1.offset) }
+            .map(\.element)
+    }
+
     static func listOrder(_ lhs: ItemAttributes, _ rhs: ItemAttributes) -> Bool {
         (lhs.identity.itemClass.rawValue, lhs.identity.service, lhs.identity.server, lhs.identity.account)
             < (rhs.identity.itemClass.rawValue, rhs.identity.service, rhs.identity.server, rhs.identity.account)
@@ -261,6 +310,12 @@ public struct KeychainOperations: Sendable {
             guard !(try store.search(query, loadBlobs: false, detail: .attributes)).isEmpty else { return 0 }
             return try store.delete(query)
         }
+    }
+
+    /// Where the items are kept and why, said at `keygate init` ("the Secret Service: the
+    /// Secret Service answered"); nil when the store was given directly (tests).
+    public var storeChoice: String? {
+        storeSelection.map { ($0.kind == .secretService ? "the Secret Service" : "the embedded store") + ": " + $0.reason }
     }
 
     /// Creates the keychain; returns the recovery key, formatted for people, to show once.
@@ -441,10 +496,17 @@ extension KeychainStatus {
         """
     public static let staleLoginAdvice = "run `keygate passwd` (it asks the old password), or `keygate passwd --recovery` with the recovery key"
 
+    /// A Secret Service runs and this session reaches it, but it has no default collection (a
+    /// first login): its own message says what to do.
+    public static func isRunningWithoutDefaultCollection(_ storeError: String) -> Bool {
+        storeError.contains(SecretServiceFailure.noDefaultCollectionMarker)
+    }
+
     /// When this keychain's items are in the Secret Service (its recorded store, or a keychain
     /// made before the embedded store) and this session cannot reach it: what to do. nil otherwise.
     public var storeMismatchAdvice: String? {
-        guard storeError != nil, storeKind == StoreKind.secretService.rawValue, initialized else { return nil }
+        guard let storeError, storeKind == StoreKind.secretService.rawValue, initialized,
+              !Self.isRunningWithoutDefaultCollection(storeError) else { return nil }
         return "this keychain's items are in the Secret Service: run inside a session that has one ("
             + "\(InstalledTools.secretSession) CMD starts a private one), or, from a session that has it, "
             + "move them with `keygate migrate --to embedded`"

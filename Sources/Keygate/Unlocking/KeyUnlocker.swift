@@ -182,8 +182,8 @@ struct KeyUnlocker: Sendable {
         guard !store.hasLoginProtector, store.hasHostProtector else { return }
         throw KeychainError.interactionNotAllowed("""
             the keychain of \(context.userName) has no password protector (only the host protector and the recovery key open \
-            it), so nothing that needs a password can be opened: items that need user presence or current-set stay closed (give \
-            them `access = none` in a system policy, or add them without access control); after a reboot root opens \
+            it), so nothing that needs a password can be opened: items that need user presence or current-set stay closed (add \
+            them with --access none, or give them `default-access = none` in a system policy); after a reboot root opens \
             after-first-unlock items with `keygate unlock --host-protector --user \(context.userName)`
             """)
     }
@@ -278,7 +278,10 @@ struct KeyUnlocker: Sendable {
     func promptReason(for purpose: Purpose) -> String {
         if let given = authContext?.localizedReason ?? reason { return given }
         guard purpose == .useItem, let item else { return "unlock the keychain" }
-        let name = item.itemClass == .genericPassword ? item.service : item.server
+        // The item's service (server), else its account; an item with neither is not named
+        // (never `stored in ""`).
+        let name = [item.itemClass == .genericPassword ? item.service : item.server, item.account].first { !$0.isEmpty }
+        guard let name else { return "keygate wants to use your confidential information stored in your keychain." }
         return "keygate wants to use your confidential information stored in \"\(name)\" in your keychain."
     }
 

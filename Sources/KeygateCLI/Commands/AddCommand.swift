@@ -6,28 +6,35 @@ import Keygate
 import Glibc
 
 enum AddCommand: KeygateCommand {
-    static let update = OptionSpec.flag("-U", "--update", help: "Replace the secret of an existing item instead of failing.")
+    static let update = OptionSpec.flag("-U", "--update", help: """
+        Replace the secret of an existing item instead of failing; its label and comment stay unless -l or -j is given.
+        """)
     static let accessible = OptionSpec.value("--accessible", valueName: "CLASS", help: """
         when-unlocked (default), after-first-unlock, when-passcode-set-this-device-only, when-unlocked-this-device-only or \
         after-first-unlock-this-device-only.
         """)
     static let access = OptionSpec.value("--access", valueName: "LIST", help: """
         Require an authentication to read: user-presence, device-passcode, biometry-any, current-set (comma-separated; with \
-        --or or --and).
+        --or or --and), or none. Without it, a new item gets the policy's default-access (shipped: user-presence) and a \
+        replaced one (-U) keeps its own; what the item got is printed on standard error.
         """)
     static let or = OptionSpec.flag("--or", help: "Any one of the --access constraints is enough.")
     static let and = OptionSpec.flag("--and", help: "Every --access constraint is needed.")
-    static let promptForSecret = OptionSpec.flag("-w", help: "Ask for the secret at a prompt (macOS spelling). A value after -w is refused.")
+    static let promptForSecret = OptionSpec.optionalValue("-w", valueName: "SECRET", help: """
+        Last, ask for the secret at a prompt (macOS spelling). With a value, store that value, as macOS does, with a warning: \
+        every user of this host can read a command line, and shells keep it in their history.
+        """)
 
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Add an item; the secret comes from standard input or a prompt.",
         discussion: """
             The secret is read from standard input when it is not a terminal (exact bytes, binary-safe), or asked for twice \
-            without echo. Giving the secret as an argument is refused, because every user can read a process's arguments.
+            without echo; it is at most 64 KiB (65536 bytes). Giving the secret as an argument is refused, because every \
+            user can read a process's arguments; only macOS's -w SECRET is taken, with a warning.
             """,
         aliases: ["add-generic-password", "add-internet-password"],
-        usage: "-s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] [--access LIST [--or|--and]] < secret",
+        usage: "-s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] [--access LIST [--or|--and] | --access none] < secret",
         options: ItemOptions.matching + [
             ItemOptions.label, ItemOptions.comment,
             update,
@@ -43,14 +50,8 @@ enum AddCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         if !args.positionals.isEmpty {
-            throw context.usageError(
-                args.flag(Self.promptForSecret)
-                    ? """
-                        a secret given on the command line is refused: other users can read it in /proc/PID/cmdline and it stays in shell \
-                        history. Pipe it on standard input (printf %s \"$SECRET\" | keygate add …) or leave out the value to be prompted
-                        """
-                    : "unexpected argument: secrets are never taken from arguments; pipe the secret on standard input",
-                configuration)
+            throw context.usageError("unexpected argument: secrets are never taken from arguments (but `-w SECRET`, as on macOS); "
+                                     + "pipe the secret on standard input", configuration)
         }
         let identity = try ItemOptions.identity(args, configuration, context)
         var accessibility = Accessibility.whenUnlocked
@@ -62,21 +63,38 @@ enum AddCommand: KeygateCommand {
             }
             accessibility = a
         }
-        var access: AccessControl?
-        if let list = args.value(Self.access) {
-            access = try AccessControl(parsing: list, or: args.flag(Self.or), and: args.flag(Self.and))
-        } else if args.flag(Self.or) || args.flag(Self.and) {
+        if args.value(Self.access) == nil, args.flag(Self.or) || args.flag(Self.and) {
             throw context.usageError("--or and --and combine the constraints given with --access", configuration)
         }
-        let attributes = ItemAttributes(identity: identity, label: args.value(ItemOptions.label),
-                                        comment: args.value(ItemOptions.comment), accessibility: accessibility,
-                                        accessControl: access)
+        let given = try AccessChoice.parse(args.value(Self.access), or: args.flag(Self.or), and: args.flag(Self.and))
+        var attributes = ItemAttributes(identity: identity, label: args.value(ItemOptions.label),
+                                        comment: args.value(ItemOptions.comment), accessibility: accessibility)
         for (value, what) in [(attributes.label, "label"), (attributes.comment, "comment")] {
             if let value { try ItemOptions.checkName(value, what) }
         }
         let operations = try context.operations(reason: "store \(identity.displayName)")
-        let secret = try readSecret(for: identity, context: context)
-        try operations.add(attributes, secret: secret, replace: args.flag(Self.update))
+        let replace = args.flag(Self.update)
+        let (access, source) = try AccessChoice.resolve(given, identity: identity, replace: replace, operations: operations)
+        attributes.accessControl = access
+        let secret: SecureBytes
+        if let given = args.value(Self.promptForSecret), !given.isEmpty {
+            // macOS accepts it; the value is never echoed, logged or audited.
+            Console.err("""
+                keygate: warning: the secret was given on the command line: other users of this host can read it in \
+                /proc/PID/cmdline while keygate runs, and your shell may keep it in its history; pipe it on standard input \
+                (printf %s "$SECRET" | keygate add …) or put -w last to be prompted
+
+                """)
+            var bytes = Array(given.utf8)
+            secret = try SecureBytes(consuming: &bytes)
+            guard secret.count <= maxSecretBytes else {
+                throw KeychainError(.param, "the secret given with -w is \(secret.count) bytes, more than the \(maxSecretBytes)-byte limit")
+            }
+        } else {
+            secret = try readSecret(for: identity, context: context)
+        }
+        let result = try operations.add(attributes, secret: secret, replace: replace, keepingUnsetText: true)
+        Console.err(AccessChoice.statement(identity, source, result))
         return 0
     }
 

@@ -83,7 +83,13 @@ enum DockerCredentialCommand: KeygateCommand {
         try ItemOptions.checkName(url, "server URL"); try ItemOptions.checkName(username, "username")
         let identity = identity(url: url, username: username)
         let operations = try context.operations(reason: "docker credentials for \(url)")
-        try operations.add(ItemAttributes(identity: identity, label: label, comment: url), secret: secret, replace: true)
+        // docker asks for credentials from builds, compose and CI as often as at a terminal, and
+        // its macOS helper never prompts: a new credential has no access control, a replaced one
+        // keeps its own (docs/INTEGRATIONS.md; a policy's minimum-access gates them).
+        let access = try AccessChoice.resolve(nil, identity: identity, replace: true, operations: operations,
+                                              toolDefault: (nil, "docker's default")).0
+        try operations.add(ItemAttributes(identity: identity, label: label, comment: url, accessControl: access), secret: secret,
+                           replace: true)
         // One credential per server URL: a login under another name replaces the old one.
         for old in try items(url, operations) where old.identity != identity {
             _ = try operations.delete(matching: ItemQuery(exactly: old.identity))

@@ -17,16 +17,21 @@ enum DoctorCommand: KeygateCommand {
             lock state and, when unlocked, a throwaway item created, read back and deleted through it; the PAM service files \
             /etc/pam.d/keygate and keygate-passcode; the policy files; whether pam_keygate.so is in the login stacks; the host \
             key /var/lib/keygate/host.key; the setuid-root helper keygate-gatekeeper (installed, root's, setuid, writable by \
-            root alone); the kernel keyring quota; the keychain's state and the timeouts in force.\n\nExit status: 0 when \
+            root alone); the kernel keyring quota; where audit lines go (syslog or the journal, or lost with nothing on \
+            /dev/log); the free space and writability of the data folder's disk; the keychain's state and the timeouts in force.\n\nExit status: 0 when \
             nothing FAILs (WARNs included), 53 when a check FAILs. Never prompts and never reads a secret.
             """,
         options: [json] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         var results = Doctor.systemChecks(environment: context.environment)
+        // Never prompts: not even the Secret Service's unlock window.
+        GlobalOptions.neverShowUnlockWindow()
         do {
-            let status = try context.operations().status()
+            let operations = try context.operations()
+            let status = operations.status()
             results = Doctor.adjust(results, for: status) + Doctor.keychainChecks(status)
+            if let damaged = Doctor.damagedItems(operations, status) { results.append(damaged) }
         } catch let error as KeychainError {
             results.append(Doctor.keychainUnavailable(error))
         }

@@ -16,7 +16,12 @@ enum ExistsCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let identity = try ItemOptions.identity(args, configuration, context)
-        let found = try context.operations().attributes(matching: ItemQuery(exactly: identity))
-        return found.isEmpty ? KeychainError(.itemNotFound, "").exitCode : 0
+        GlobalOptions.neverShowUnlockWindow()
+        switch try context.operations().existence(of: identity) {
+        case .absent: return KeychainError(.itemNotFound, "").exitCode
+        case .present: return 0
+        // A damaged item (its secret came back empty) is what `get` and `list` say it is.
+        case .damaged(let why): throw KeychainError(.itemNotFound, why)
+        }
     }
 }

@@ -1,12 +1,22 @@
 // macOS's find-generic-password / find-internet-password: prints the item's
 // attribute block as macOS does (MacOSItemFormatter); with -g also the password on
-// stderr as `password: "…"`; with -w only its secret (GetCommand).
+// stderr as `password: "…"`; with -w only its secret and a newline, as macOS does.
+// Besides -s and -a, macOS's -l (label), -D (kind), -G (generic attribute) and -c
+// (creator) narrow the search.
 
 import Keygate
 
 enum FindCommand: KeygateCommand {
     static let passwordOnStderr = OptionSpec.flag("-g", help: "Also print the password on stderr, as macOS does (password: \"…\").")
-    static let passwordOnly = OptionSpec.flag("-w", help: "Print only the secret.")
+    static let passwordOnly = OptionSpec.flag("-w", help: "Print only the secret, then a newline, as macOS does.")
+    static let label = OptionSpec.value("-l", "--label", valueName: "LABEL", help: "Match the label.")
+    static let kind = OptionSpec.value("-D", "--kind", valueName: "KIND", help: "Match the kind (macOS's \"desc\" attribute).")
+    static let generic = OptionSpec.value("-G", "--generic", valueName: "VALUE", help: "Match the generic attribute (\"gena\").")
+    static let creator = OptionSpec.value("-c", "--creator", valueName: "CREATOR", help: """
+        Match the creator code ("crtr"). Keygate's items have none, so nothing matches.
+        """)
+    /// The filters macOS's find takes besides -s and -a.
+    static let filters = [label, kind, generic, creator]
 
     static let configuration = CommandConfiguration(
         commandName: "find-generic-password",
@@ -17,19 +27,26 @@ enum FindCommand: KeygateCommand {
             is not printable text, as macOS does.
             """,
         aliases: ["find-internet-password"],
-        usage: "-s SERVICE [-a ACCOUNT] [-g | -w]",
-        options: ItemOptions.matching + [
+        usage: "[-s SERVICE] [-a ACCOUNT] [-l LABEL] [-D KIND] [-G VALUE] [-c CREATOR] [-g | -w]",
+        options: ItemOptions.matching + filters + [
             passwordOnStderr,
             passwordOnly,
         ] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
-        if args.flag(Self.passwordOnly) {
-            if args.flag(Self.passwordOnStderr) { throw context.usageError("-g and -w both print the password: give one", configuration) }
-            return try GetCommand.run(args, context: context)
+        if args.flag(Self.passwordOnly), args.flag(Self.passwordOnStderr) {
+            throw context.usageError("-g and -w both print the password: give one", configuration)
         }
         let operations = try context.operations()
-        let identity = try ItemLookup.identity(args, configuration, context, operations)
+        let identity = try Self.identity(args, context, operations)
+        if args.flag(Self.passwordOnly) {
+            guard let secret = try operations.secret(for: identity) else {
+                throw KeychainError(.itemNotFound, "no item for \(identity.displayName): list what exists with `keygate list`")
+            }
+            try secret.write(toFileDescriptor: 1)
+            Console.out("\n")
+            return 0
+        }
         guard let attributes = try operations.attributes(matching: ItemQuery(exactly: identity)).first else {
             throw KeychainError(.itemNotFound, "no item for \(identity.displayName): list what exists with `keygate list`")
         }
@@ -45,5 +62,27 @@ enum FindCommand: KeygateCommand {
         Console.out(block)
         try MacOSItemFormatter.writeSecret(secret, prefix: "password: ", toFileDescriptor: 2)
         return 0
+    }
+
+    /// The one item -s/-a and macOS's filters name (ItemLookup without filters).
+    private static func identity(_ args: ParsedArguments, _ context: CommandContext, _ operations: KeychainOperations) throws -> ItemIdentity {
+        guard filters.contains(where: { args.value($0) != nil }) else {
+            return try ItemLookup.identity(args, configuration, context, operations)
+        }
+        var query = try ItemOptions.query(args, configuration, context)
+        query.label = args.value(Self.label)
+        query.description = args.value(Self.kind)
+        var matches = try operations.attributes(matching: query)
+        if let generic = args.value(Self.generic) { matches = matches.filter { $0.generic == Array(generic.utf8) } }
+        if let creator = args.value(Self.creator) {
+            throw KeychainError(.itemNotFound, "no item has the creator code '\(creator)': Keygate's items have none; leave out -c")
+        }
+        guard let first = matches.first else {
+            throw KeychainError(.itemNotFound, "no item matches: list what exists with `keygate list`")
+        }
+        guard matches.count == 1 else {
+            throw KeychainError(.param, "\(matches.count) items match: name one with -s SERVICE and -a ACCOUNT (see `keygate list`)")
+        }
+        return first.identity
     }
 }

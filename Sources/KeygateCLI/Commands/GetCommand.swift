@@ -15,6 +15,7 @@ enum GetCommand: KeygateCommand {
         let operations = try context.operations()
         let identity = try ItemLookup.identity(args, configuration, context, operations)
         guard let secret = try operations.secret(for: identity) else {
+            if let damage = try operations.damage(of: identity) { throw KeychainError(.itemNotFound, damage) }
             throw KeychainError(.itemNotFound, "no item for \(identity.displayName): list what exists with `keygate list`")
         }
         try secret.write(toFileDescriptor: 1)

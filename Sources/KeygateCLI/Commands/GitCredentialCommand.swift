@@ -38,7 +38,12 @@ enum GitCredentialCommand: KeygateCommand {
         guard let query = message.query() else {
             throw KeychainError(.param, "git gave no host: nothing to \(operation)")
         }
-        let operations = try context.operations(reason: "git credential for \(message.host ?? "")")
+        // The prompt comes right after git's own output ("Cloning into …"): it names what is unlocked and
+        // whose password opens it, so that nobody types the remote's password there (issue 39, 13).
+        let operations = try context.operations(reason: """
+            git asks your keychain for its credential for \(message.host ?? ""): type your login password to unlock it, \
+            not the password of \(message.host ?? "the remote")
+            """)
         switch operation {
         case "get": return try get(message, query, operations)
         case "store": return try store(message, operations)
@@ -88,7 +93,10 @@ enum GitCredentialCommand: KeygateCommand {
                                              port: port, path: message.path ?? "")
         let url = "\(message.protocol ?? "")://\(message.host ?? "")\(message.path.map { "/" + $0 } ?? "")"
         let comment = message.passwordExpiryUTC.map { commentPrefix + $0 }
-        let attributes = ItemAttributes(identity: identity, label: "git: \(url)", comment: comment)
+        var attributes = ItemAttributes(identity: identity, label: "git: \(url)", comment: comment)
+        // git asks at a terminal: a new credential gets the policy's default-access (shipped:
+        // user-presence), a replaced one keeps its own (docs/INTEGRATIONS.md).
+        attributes.accessControl = try AccessChoice.resolve(nil, identity: identity, replace: true, operations: operations).0
         try operations.add(attributes, secret: try storedSecret(password, message.oauthRefreshToken), replace: true)
         return 0
     }

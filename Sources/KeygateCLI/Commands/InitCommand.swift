@@ -34,13 +34,16 @@ enum InitCommand: KeygateCommand {
             }
             return 0
         }
-        let text = try context.operations(reason: "create your keychain").initialize()
+        let operations = try context.operations(reason: "create your keychain")
+        let text = try operations.initialize()
         Console.err("""
             Keychain created. Your recovery key is shown only this once; keep it somewhere safe.\nIt unlocks the keychain if \
             your password is lost: keygate unlock --recovery\n
             """)
         try text.write(toFileDescriptor: 1)
         Console.out("\n")
+        // Which store, and why: never a silent choice (a provider that runs is kept to).
+        if let choice = operations.storeChoice { Console.err("Items are kept in \(choice).\n") }
         return 0
     }
 }

@@ -14,6 +14,11 @@ enum KeychainArgument {
 
     static func check(_ args: ParsedArguments, _ config: CommandConfiguration, _ context: CommandContext) throws {
         guard let given = args.positional(positional.name) else { return }
+        try check(given, config, context)
+    }
+
+    /// Accepts `given` when it names the user's one keychain; a usage error otherwise.
+    static func check(_ given: String, _ config: CommandConfiguration, _ context: CommandContext) throws {
         let ours = MacOSItemFormatter.keychainPath(context.environment)
         let accepted = ["login.keychain", "login.keychain-db", ours, ours + "/"]
         if accepted.contains(given) || given.hasSuffix("/login.keychain") || given.hasSuffix("/login.keychain-db") { return }

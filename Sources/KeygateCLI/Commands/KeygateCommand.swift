@@ -2,6 +2,7 @@
 // run function over parsed arguments. The dispatcher in KeygateMain picks the
 // verb; the verb calls KeychainOperations and prints.
 
+import Glibc
 import Keygate
 
 protocol KeygateCommand: Sendable {
@@ -31,6 +32,15 @@ enum GlobalOptions {
         Never show the Secret Service's unlock window: a locked collection that needs a password exits 36 at once \
         (one that needs none still opens, as with secret-tool). Also KEYGATE_UNLOCK_PROMPT=never.
         """)
+
+    /// For the verbs a script calls to look (list, exists): never the Secret Service's unlock
+    /// window, whatever the setting, so a script never waits on a window. A locked collection
+    /// exits 36 with the provider's advice; items a provider locks one by one are listed from
+    /// their attributes, which need no unlock. The library reads the setting from the
+    /// environment (UnlockPromptSetting).
+    static func neverShowUnlockWindow() {
+        setenv(UnlockPromptSetting.variable, UnlockPromptSetting.never.rawValue, 1)
+    }
 }
 
 /// What a verb needs from the process: how to prompt, and a way to build operations.

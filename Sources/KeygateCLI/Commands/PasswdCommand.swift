@@ -12,10 +12,11 @@ enum PasswdCommand: KeygateCommand {
         commandName: "passwd",
         abstract: "Re-wrap the keychain after your login password changed outside Keygate.",
         discussion: """
-            Asks for your current password (checked through PAM) and the previous one, then re-wraps the master and \
-            user-presence keys for the current password. Items with current-set access are invalidated, as on Apple when the \
-            enrolled set changes. With --recovery, the recovery key replaces the previous password; user-presence items are \
-            then invalidated too, so it first says how many items it would invalidate and asks (--yes answers for scripts).
+            Asks for your current password (checked through PAM) and the previous one, then re-wraps the master key for the \
+            current password. Items with current-set access are invalidated, as on Apple when the enrolled set changes. With \
+            --recovery, the recovery key replaces the previous password. Items with user presence keep working either way: \
+            their keys are the gatekeeper's. --recovery asks first only when it would invalidate items that still open \
+            (current-set, or sealed by Keygate 1.x and never moved), saying how many (--yes answers for scripts).
             """,
         options: [recovery, Confirmation.yes] + GlobalOptions.all)
 

@@ -74,7 +74,7 @@ enum PolicyCommand: KeygateCommand {
         guard problems.isEmpty else {
             Console.err(problems.map { $0 + "\n" }.joined())
             Console.err("keygate: \(problems.count) error\(problems.count == 1 ? "" : "s") in the policy files: fix them; "
-                        + "a broken system policy file makes Keygate refuse policy-governed reads\n")
+                        + "a broken system policy file makes Keygate refuse to add, change or read items\n")
             return 206
         }
         Console.out("OK: \(count) file\(count == 1 ? "" : "s")\n")

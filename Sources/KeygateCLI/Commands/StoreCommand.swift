@@ -13,8 +13,8 @@ enum StoreCommand: KeygateCommand {
         abstract: "Store a secret from standard input under secret-tool's attributes (secret-tool store order).",
         discussion: """
             `keygate store --label=VPN service vpn account alice < secret`, as secret-tool. service (or server, for an internet \
-            password) and account are required. An existing item's secret is replaced, as secret-tool does. The item gets the \
-            default accessibility, like `keygate add`.
+            password) and account are required. An existing item's secret is replaced, as secret-tool does, and it keeps its \
+            access; a new item gets the default accessibility and the policy's default-access, like `keygate add`.
             """,
         usage: "[--label LABEL] ATTRIBUTE VALUE [ATTRIBUTE VALUE]… < secret",
         options: [label,
@@ -26,11 +26,14 @@ enum StoreCommand: KeygateCommand {
         let identity = try attributes.identity(configuration, context)
         let label = args.value(Self.label) ?? attributes.values["label"]
         if let label { try ItemOptions.checkName(label, "label") }
-        let item = ItemAttributes(identity: identity, label: label, comment: attributes.values["comment"],
-                                  accessibility: .whenUnlocked, accessControl: nil)
+        var item = ItemAttributes(identity: identity, label: label, comment: attributes.values["comment"],
+                                  accessibility: .whenUnlocked)
         let operations = try context.operations(reason: "store \(identity.displayName)")
+        let (access, source) = try AccessChoice.resolve(nil, identity: identity, replace: true, operations: operations)
+        item.accessControl = access
         let secret = try AddCommand.readSecret(for: identity, context: context)
-        try operations.add(item, secret: secret, replace: true)
+        let result = try operations.add(item, secret: secret, replace: true)
+        Console.err(AccessChoice.statement(identity, source, result))
         return 0
     }
 }

@@ -30,7 +30,10 @@ enum ItemFormatter {
             if let l = a.label { out += "    label: \(quoted(l))\n" }
             if let c = a.comment { out += "    comment: \(quoted(c))\n" }
             out += "    accessible: \(a.accessibility.rawValue)\n"
-            if let access = a.accessControl { out += "    access: \(access.attributeValue)\n" }
+            out += "    access: \(a.accessControl?.attributeValue ?? "none")\n"
+            if let raised = item.accessAtRead {
+                out += "    access-at-read: \(raised.attributeValue) (minimum-access\(item.raisedBy.map { ", " + $0.description } ?? ""))\n"
+            }
             out += "    created: \(Timestamp.iso8601(a.created))\n"
             out += "    modified: \(Timestamp.iso8601(a.modified))\n"
             if let reason = item.invalidated { out += "    invalidated: \(reason)\n" }

@@ -9,6 +9,8 @@
 // - A value option takes the next token even when it starts with '-'
 //   (`-a -x` is account "-x"), except "--", which always ends the options:
 //   `-s --` is "option -s needs a value". Use `--service=--` for that value.
+// - An optional-value option (`-w [password]`) takes the next token, whatever it is, except
+//   "--"; given last, its value is "".
 // - "--" ends the options; everything after it goes to afterDoubleDash.
 // - "-" alone is a positional.
 // - `-h` / `--help` set helpRequested (each unless the configuration defines it);
@@ -124,6 +126,15 @@ enum ArgumentParser {
                     report(unknownOption(token, name: name, hasInlineValue: inlineValue != nil, at: position))
                 }
                 return position + 1
+            }
+            if case .optionalValue = spec.kind, inlineValue == nil {
+                let next = position + 1
+                guard next < arguments.count, arguments[next] != "--" else {
+                    result.record(spec, value: "")
+                    return next
+                }
+                result.record(spec, value: arguments[next])
+                return next + 1
             }
             guard spec.takesValue else {
                 if inlineValue != nil {

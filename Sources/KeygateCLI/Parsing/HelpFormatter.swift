@@ -73,6 +73,7 @@ enum HelpFormatter {
             case .flag: return "[\(name)]"
             case .value(let valueName): return "[\(name) <\(valueName)>]"
             case .repeatedValue(let valueName): return "[\(name) <\(valueName)> ...]"
+            case .optionalValue(let valueName): return "[\(name) [<\(valueName)>]]"
             }
         }
         for positional in configuration.positionals {
@@ -112,7 +113,11 @@ enum HelpFormatter {
     static func optionRows(for configuration: CommandConfiguration) -> [(label: String, help: String)] {
         var rows = configuration.options.map { option in
             var label = option.names.joined(separator: ", ")
-            if let valueName = option.valueName { label += " <\(valueName)>" }
+            if case .optionalValue(let valueName) = option.kind {
+                label += " [<\(valueName)>]"
+            } else if let valueName = option.valueName {
+                label += " <\(valueName)>"
+            }
             if option.isRepeated { label += " ..." }
             return (label: label, help: option.help)
         }

@@ -11,6 +11,9 @@ struct OptionSpec: Sendable {
         case value(valueName: String)
         /// Takes one value each time it is given; all are kept: `-T <path> ...`.
         case repeatedValue(valueName: String)
+        /// Takes the next token as its value when there is one; given last, its value is ""
+        /// (macOS `security add-generic-password -w [password]`).
+        case optionalValue(valueName: String)
     }
 
     /// Every spelling, e.g. `["-s", "--service"]`. The first long (`--`) name,
@@ -36,6 +39,10 @@ struct OptionSpec: Sendable {
         OptionSpec(names: names, kind: .repeatedValue(valueName: valueName), help: help)
     }
 
+    static func optionalValue(_ names: String..., valueName: String, help: String) -> OptionSpec {
+        OptionSpec(names: names, kind: .optionalValue(valueName: valueName), help: help)
+    }
+
     /// A copy marked `secret` (see `secret`).
     func markedSecret() -> OptionSpec {
         var copy = self
@@ -58,7 +65,7 @@ extension OptionSpec {
     var valueName: String? {
         switch kind {
         case .flag: return nil
-        case .value(let name), .repeatedValue(let name): return name
+        case .value(let name), .repeatedValue(let name), .optionalValue(let name): return name
         }
     }
 

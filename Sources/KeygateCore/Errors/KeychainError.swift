@@ -61,6 +61,9 @@ public struct KeychainError: Error, Sendable, Equatable, CustomStringConvertible
         case staleSession
         /// The Secret Service's default collection is locked.
         case lockedCollection
+        /// The collection is open, but the provider locks the items for this client until the
+        /// user grants it access (KeePassXC's "Confirm when passwords are retrieved by clients").
+        case lockedItem
         /// The Secret Service named no default collection (ReadAlias answered "/").
         case noDefaultCollection
         /// The Secret Service's process went away during a call (nobody owns its bus name now).

@@ -12,10 +12,13 @@ public struct ItemAttributes: Sendable, Hashable {
     /// kSecAttrAccessGroup: stored and matched as plain text. Linux has no entitlements, so
     /// any process of the user may name any group: it sorts items, it does not guard them.
     public var accessGroup: String?
-    /// kSecAttrSynchronizable: stored and matched as Apple does (a query without it finds
-    /// only non-synchronizable items; kSecAttrSynchronizableAny finds both), but Keygate
-    /// never syncs anything: a synchronizable item stays on this machine.
-    public var synchronizable: Bool
+    /// kSecAttrSynchronizable, part of the primary key (`identity.synchronizable`) as on
+    /// Apple: a query without it finds only non-synchronizable items, kSecAttrSynchronizableAny
+    /// finds both. Keygate never syncs anything: a synchronizable item stays on this machine.
+    public var synchronizable: Bool {
+        get { identity.synchronizable }
+        set { identity.synchronizable = newValue }
+    }
     public var accessibility: Accessibility
     /// The item's access control (Apple's kSecAttrAccessControl); nil for an ungated item.
     public var accessControl: AccessControl?
@@ -26,7 +29,7 @@ public struct ItemAttributes: Sendable, Hashable {
     public init(identity: ItemIdentity, label: String? = nil, comment: String? = nil, generic: [UInt8]? = nil,
                 accessibility: Accessibility = .whenUnlocked, accessControl: AccessControl? = nil,
                 created: UInt64 = 0, modified: UInt64 = 0, description: String? = nil,
-                accessGroup: String? = nil, synchronizable: Bool = false) {
+                accessGroup: String? = nil, synchronizable: Bool? = nil) {
         self.identity = identity
         self.label = label
         self.comment = comment
@@ -37,6 +40,7 @@ public struct ItemAttributes: Sendable, Hashable {
         self.modified = modified
         self.description = description
         self.accessGroup = accessGroup
-        self.synchronizable = synchronizable
+        // Given, it sets the identity's flag; nil keeps the identity's.
+        if let synchronizable { self.identity.synchronizable = synchronizable }
     }
 }

@@ -15,9 +15,9 @@ public struct ItemQuery: Sendable, Hashable {
     /// kSecAttrDescription, kSecAttrAccessGroup: exact match when set.
     public var description: String?
     public var accessGroup: String?
-    /// kSecAttrSynchronizable: nil matches both (kSecAttrSynchronizableAny; Keygate's own API),
-    /// true or false only items with that flag. Matched client-side: items stored before the
-    /// attribute existed count as false.
+    /// kSecAttrSynchronizable: nil matches both (kSecAttrSynchronizableAny), true or false only
+    /// items with that flag (part of the primary key: `ItemQuery(exactly:)` sets it). False is
+    /// matched client-side: items stored before the attribute existed count as false.
     public var synchronizable: Bool?
 
     public init(itemClass: ItemClass? = nil, service: String? = nil, account: String? = nil, server: String? = nil,
@@ -39,9 +39,9 @@ public struct ItemQuery: Sendable, Hashable {
         self.synchronizable = synchronizable
     }
 
-    /// The query that matches exactly the item with this primary key.
+    /// The query that matches exactly the item with this primary key (synchronizable included).
     public init(exactly identity: ItemIdentity) {
-        self.init(itemClass: identity.itemClass)
+        self.init(itemClass: identity.itemClass, synchronizable: identity.synchronizable)
         switch identity.itemClass {
         case .genericPassword:
             service = identity.service
@@ -61,16 +61,17 @@ public struct ItemQuery: Sendable, Hashable {
     /// else; nil for any other query. A store with an index on the identity finds that item by it.
     public var exactIdentity: ItemIdentity? {
         // Built from the key's fields; the round trip below refuses a query that sets anything else.
-        guard let itemClass, let account else { return nil }
+        guard let itemClass, let account, let synchronizable else { return nil }
         let identity: ItemIdentity
         switch itemClass {
         case .genericPassword:
             guard let service else { return nil }
-            identity = .generic(service: service, account: account)
+            identity = .generic(service: service, account: account, synchronizable: synchronizable)
         case .internetPassword:
             guard let server, let `protocol`, let port, let path, let securityDomain, let authenticationType else { return nil }
             identity = .internet(server: server, account: account, protocol: `protocol`, port: port, path: path,
-                                 securityDomain: securityDomain, authenticationType: authenticationType)
+                                 securityDomain: securityDomain, authenticationType: authenticationType,
+                                 synchronizable: synchronizable)
         }
         return ItemQuery(exactly: identity) == self ? identity : nil
     }

@@ -6,8 +6,12 @@
 public struct PolicyDecision: Sendable {
     /// The defaults overlaid with the files: lockAfter, reuseDuration, reuseScope, pamService, maxTries, lockoutSeconds.
     public var policy: Policy
-    /// Access control the policy requires (nil = none); combine with the item's own by AccessControl.stricter.
-    public var access: AccessControl?
+    /// The access `keygate add` gives an item whose creator chose none (`default-access`; nil = none).
+    /// The library never applies it: an item's access control is its creator's (DESIGN.md).
+    public var defaultAccess: AccessControl?
+    /// The floor (`minimum-access`; nil = none): an item is sealed, and read, with at least this,
+    /// combined with its own by AccessControl.stricter.
+    public var minimumAccess: AccessControl?
     /// Accessibility class the policy requires (nil = none); combine by Accessibility.stricter.
     public var accessible: Accessibility?
     /// The reason shown in the PAM prompt (Apple's localizedReason), if the policy sets one.
@@ -21,11 +25,12 @@ public struct PolicyDecision: Sendable {
     /// Ignored loosening in a user file (with file:line), ignored broken user files.
     public var warnings: [String]
 
-    public init(policy: Policy = .default, access: AccessControl? = nil, accessible: Accessibility? = nil,
-                prompt: String? = nil, allowNonInteractive: Bool = false,
+    public init(policy: Policy = .default, defaultAccess: AccessControl? = nil, minimumAccess: AccessControl? = nil,
+                accessible: Accessibility? = nil, prompt: String? = nil, allowNonInteractive: Bool = false,
                 origins: PolicyKeyMap<PolicyOrigin> = PolicyKeyMap(), warnings: [String] = []) {
         self.policy = policy
-        self.access = access
+        self.defaultAccess = defaultAccess
+        self.minimumAccess = minimumAccess
         self.accessible = accessible
         self.prompt = prompt
         self.allowNonInteractive = allowNonInteractive
@@ -36,7 +41,8 @@ public struct PolicyDecision: Sendable {
     /// The decision's value for `key`, as text (`keygate policy explain`).
     public func valueText(_ key: PolicyKey) -> String {
         switch key {
-        case .access: return access.map { $0.policyText } ?? "none"
+        case .defaultAccess: return defaultAccess.map { $0.policyText } ?? "none"
+        case .minimumAccess: return minimumAccess.map { $0.policyText } ?? "none"
         case .accessible: return accessible?.rawValue ?? "(the item's own)"
         case .reuseDuration: return "\(policy.reuseDuration)"
         case .reuseScope: return policy.reuseScope.rawValue

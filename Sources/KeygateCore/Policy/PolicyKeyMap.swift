@@ -25,17 +25,18 @@ extension PolicyKey {
     /// The key's place in declaration order, 0 ..< count (a switch: no lookup at run time).
     var position: Int {
         switch self {
-        case .access: return 0
-        case .accessible: return 1
-        case .reuseDuration: return 2
-        case .reuseScope: return 3
-        case .pamService: return 4
-        case .prompt: return 5
-        case .maxTries: return 6
-        case .lockout: return 7
-        case .lockAfter: return 8
-        case .allowNonInteractive: return 9
-        case .hostProtector: return 10
+        case .defaultAccess: return 0
+        case .minimumAccess: return 1
+        case .accessible: return 2
+        case .reuseDuration: return 3
+        case .reuseScope: return 4
+        case .pamService: return 5
+        case .prompt: return 6
+        case .maxTries: return 7
+        case .lockout: return 8
+        case .lockAfter: return 9
+        case .allowNonInteractive: return 10
+        case .hostProtector: return 11
         }
     }
 }

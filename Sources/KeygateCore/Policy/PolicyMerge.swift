@@ -8,8 +8,10 @@
 //    A key no matching section sets keeps the built-in default (Policy.default).
 // 2. User layer: merged the same way among the user's own sections, then each key is
 //    compared with the system result and counts only when it is at least as strict;
-//    a looser one is ignored with a warning naming file:line. Access and accessibility
-//    combine with AccessControl.stricter / Accessibility.stricter, so a user can only add.
+//    a looser one is ignored with a warning naming file:line. default-access, minimum-access
+//    and accessible combine with AccessControl.stricter / Accessibility.stricter, so a user
+//    can only add (to the default their own adds get, and to the floor their own items are
+//    read with).
 //    pam-service cannot be changed by a user; prompt is free (it is only the text shown).
 //    host-protector (keychain-wide) can only be turned off by a user (`none`): a user file
 //    never enables the host protector, since that would let anyone with a copy of the
@@ -77,7 +79,8 @@ enum PolicyMerge {
     }
 
     private static func apply(_ s: PolicySettings, to d: inout PolicyDecision) {
-        if let v = s.access { d.access = v.constraints.isEmpty ? nil : v }
+        if let v = s.defaultAccess { d.defaultAccess = v.constraints.isEmpty ? nil : v }
+        if let v = s.minimumAccess { d.minimumAccess = v.constraints.isEmpty ? nil : v }
         if let v = s.accessible { d.accessible = v }
         if let v = s.reuseDuration { d.policy.reuseDuration = v }
         if let v = s.reuseScope { d.policy.reuseScope = v }
@@ -97,15 +100,10 @@ enum PolicyMerge {
             let before = d.valueText(key)
             var accepted = true
             switch key {
-            case .access:
-                let wanted = u.access.flatMap { $0.constraints.isEmpty ? nil : $0 }
-                let joined = AccessControl.stricter(d.access, wanted)
-                if wanted == nil {
-                    accepted = d.access == nil
-                } else if joined == d.access {
-                    accepted = false
-                }
-                d.access = joined
+            case .defaultAccess:
+                accepted = tighten(&d.defaultAccess, with: u.defaultAccess)
+            case .minimumAccess:
+                accepted = tighten(&d.minimumAccess, with: u.minimumAccess)
             case .accessible:
                 let joined = Accessibility.stricter(d.accessible, u.accessible)
                 accepted = joined != d.accessible || joined == u.accessible
@@ -148,11 +146,20 @@ enum PolicyMerge {
         }
     }
 
+    /// Joins a user's access setting with the system's; false when it asks for nothing stricter
+    /// (a user's `none` counts only where the system's is none too).
+    private static func tighten(_ system: inout AccessControl?, with user: AccessControl?) -> Bool {
+        let wanted = user.flatMap { $0.constraints.isEmpty ? nil : $0 }
+        let joined = AccessControl.stricter(system, wanted)
+        let accepted = wanted == nil ? system == nil : joined != system
+        system = joined
+        return accepted
+    }
+
     /// A user setting's value as text, for a warning.
     private static func text(_ key: PolicyKey, _ s: PolicySettings) -> String {
         var d = PolicyDecision()
         apply(s, to: &d)
-        if key == .access, let a = s.access, a.constraints.isEmpty { return "none" }
         return d.valueText(key)
     }
 }

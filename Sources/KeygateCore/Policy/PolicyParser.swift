@@ -232,10 +232,16 @@ enum PolicyParser {
                                                  : "expected `= VALUE` after the key \"\(name)\"")
                 return
             }
-            guard let key = PolicyKey(rawValue: name) else {
+            // `access` is the shorthand for default-access and minimum-access together.
+            let keys: [PolicyKey]
+            if name == PolicyKey.accessShorthand {
+                keys = PolicyKey.accessShorthandKeys
+            } else if let key = PolicyKey(rawValue: name) {
+                keys = [key]
+            } else {
                 let hint = Self.suggestion(for: name).map { " (did you mean \"\($0)\"?)" } ?? ""
                 error(number, keyStart + 1, "unknown key \"\(name)\"\(hint): expected one of "
-                      + PolicyKey.allCases.map(\.rawValue).joined(separator: ", "))
+                      + PolicyKey.allNames.joined(separator: ", "))
                 return
             }
             i += 1
@@ -249,7 +255,7 @@ enum PolicyParser {
             let valueColumn = i + 1
             var settings = PolicySettings()
             do {
-                try PolicyValues.apply(key, String(decoding: b[i..<end], as: UTF8.self), to: &settings)
+                for key in keys { try PolicyValues.apply(key, String(decoding: b[i..<end], as: UTF8.self), to: &settings) }
             } catch {
                 self.error(number, valueColumn + error.offset, "bad value for \(name): \(error.message)")
                 return
@@ -261,24 +267,33 @@ enum PolicyParser {
                 }
                 return
             }
-            if key.isKeychainWide, !(result.sections[index].service.matchesEverything && result.sections[index].account.matchesEverything) {
+            if keys.contains(where: \.isKeychainWide),
+               !(result.sections[index].service.matchesEverything && result.sections[index].account.matchesEverything) {
                 error(number, keyStart + 1, "the key \"\(name)\" applies to the whole keychain, not to items: "
                       + "set it in a [default] section")
                 return
             }
-            if let first = result.sections[index].keyLines[key] {
-                error(number, keyStart + 1, "duplicate key \"\(name)\" in \(result.sections[index].title) "
-                      + "(first set at line \(first)): keep one")
-                return
+            for key in keys {
+                if let first = result.sections[index].keyLines[key] {
+                    let also = keys.count > 1 ? " (`access` sets default-access and minimum-access)"
+                        : PolicyKey.accessShorthandKeys.contains(key) ? " (`access` sets \(key.rawValue) too)" : ""
+                    error(number, keyStart + 1, "duplicate key \"\(name)\" in \(result.sections[index].title) "
+                          + "(first set at line \(first))\(also): keep one")
+                    return
+                }
             }
-            result.sections[index].settings.take(key, from: settings)
-            result.sections[index].keyLines[key] = number
+            for key in keys {
+                result.sections[index].settings.take(key, from: settings)
+                result.sections[index].keyLines[key] = number
+            }
         }
 
         static func suggestion(for name: String) -> String? {
             let lower = name.lowercased().replacingUnderscores()
             if let direct = PolicyKey(rawValue: lower) { return direct.rawValue }
-            return PolicyKey.allCases.first { $0.rawValue.hasPrefix(lower) || lower.hasPrefix($0.rawValue) }?.rawValue
+            if lower == PolicyKey.accessShorthand { return lower }
+            // The keys before the shorthand: "accessible-…" suggests accessible, not access.
+            return (PolicyKey.allCases.map(\.rawValue) + [PolicyKey.accessShorthand]).first { $0.hasPrefix(lower) || lower.hasPrefix($0) }
         }
 
         // MARK: - bytes

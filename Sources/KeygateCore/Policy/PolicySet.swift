@@ -91,6 +91,7 @@ public struct PolicySet: Sendable {
         guard let first = broken.first else { return }
         let others = broken.count > 1 ? " (and \(broken.count - 1) other system policy file\(broken.count > 2 ? "s" : ""))" : ""
         throw KeychainError.notAvailable("the system policy file \(first.path) cannot be used\(others): \(first.stateText); "
-            + "Keygate refuses policy-governed reads until it is fixed or removed (run `keygate policy check` as root)")
+            + "until it is fixed or removed, Keygate refuses to add, change or read items, ungated ones too, since the file "
+            + "could have raised their access (listing and deleting still work; run `keygate policy check` as root)")
     }
 }

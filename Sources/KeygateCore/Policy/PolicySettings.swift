@@ -4,8 +4,12 @@
 
 /// What one section (or the merged result) sets; nil = not set here.
 public struct PolicySettings: Sendable, Equatable {
-    /// Required access control. An empty set means `access = none` (no requirement).
-    public var access: AccessControl?
+    /// The access `keygate add` gives a new item when its creator chose none (`--access` not
+    /// given). An empty set means `default-access = none`.
+    public var defaultAccess: AccessControl?
+    /// The floor: matching items are read with at least this access, whatever they were
+    /// created with. An empty set means `minimum-access = none` (no floor).
+    public var minimumAccess: AccessControl?
     public var accessible: Accessibility?
     public var reuseDuration: UInt32?
     public var reuseScope: ReuseScope.Kind?
@@ -26,7 +30,8 @@ public struct PolicySettings: Sendable, Equatable {
     /// Whether `key` is set here.
     public func has(_ key: PolicyKey) -> Bool {
         switch key {
-        case .access: return access != nil
+        case .defaultAccess: return defaultAccess != nil
+        case .minimumAccess: return minimumAccess != nil
         case .accessible: return accessible != nil
         case .reuseDuration: return reuseDuration != nil
         case .reuseScope: return reuseScope != nil
@@ -43,7 +48,8 @@ public struct PolicySettings: Sendable, Equatable {
     /// Copies `key`'s value (set or not) from `other`.
     mutating func take(_ key: PolicyKey, from other: PolicySettings) {
         switch key {
-        case .access: access = other.access
+        case .defaultAccess: defaultAccess = other.defaultAccess
+        case .minimumAccess: minimumAccess = other.minimumAccess
         case .accessible: accessible = other.accessible
         case .reuseDuration: reuseDuration = other.reuseDuration
         case .reuseScope: reuseScope = other.reuseScope
@@ -60,7 +66,8 @@ public struct PolicySettings: Sendable, Equatable {
 
 /// The keys a policy section may set, by their names in the files.
 public enum PolicyKey: String, Sendable, CaseIterable, Hashable {
-    case access
+    case defaultAccess = "default-access"
+    case minimumAccess = "minimum-access"
     case accessible
     case reuseDuration = "reuse-duration"
     case reuseScope = "reuse-scope"
@@ -74,6 +81,14 @@ public enum PolicyKey: String, Sendable, CaseIterable, Hashable {
 
     /// Keys that apply to the whole keychain, not to items: allowed in [default] only.
     public var isKeychainWide: Bool { self == .hostProtector }
+
+    /// `access = LIST` in a file sets both of these, as the one `access` key did before
+    /// Keygate 2.1: what `keygate add` gives a new item and the floor it is read with.
+    public static let accessShorthand = "access"
+    static let accessShorthandKeys: [PolicyKey] = [.defaultAccess, .minimumAccess]
+
+    /// Every name a file may use: the keys and the `access` shorthand.
+    public static var allNames: [String] { [accessShorthand] + allCases.map(\.rawValue) }
 }
 
 /// Which folder a policy file came from. Vendor and admin files are "system" files.

@@ -17,7 +17,8 @@ enum PolicyValues {
     /// Sets `key` in `settings` from `value` (already trimmed, not empty).
     static func apply(_ key: PolicyKey, _ value: String, to settings: inout PolicySettings) throws(PolicyValueError) {
         switch key {
-        case .access: settings.access = try access(value)
+        case .defaultAccess: settings.defaultAccess = try access(value)
+        case .minimumAccess: settings.minimumAccess = try access(value)
         case .accessible: settings.accessible = try accessible(value)
         case .reuseDuration: settings.reuseDuration = try seconds(value, key)
         case .lockout: settings.lockout = try seconds(value, key)

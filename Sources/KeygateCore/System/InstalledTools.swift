@@ -8,6 +8,20 @@ internal import Glibc
 package enum InstalledTools {
     /// scripts/secret-session as installed: a private D-Bus session with gnome-keyring.
     package static let secretSession: String = locate("secret-session")
+    /// contrib/systemd/keygate-secret-service.service as installed (an example in the doc folder).
+    package static let secretServiceUnit: String = example("keygate-secret-service.service", source: "contrib/systemd")
+
+    /// An example file as this install placed it: `<prefix>/share/doc/keygate/examples/NAME` under the
+    /// running binary's prefix (`make install`: /usr/local), then the .deb's /usr/share/doc; else
+    /// where the source tree has it, saying where each layout installs it (issue 39, item 2).
+    static func example(_ name: String, source folder: String) -> String {
+        var candidates: [String] = []
+        if let exe = executablePath() { candidates.append(parent(parent(exe)) + "/share/doc/keygate/examples/" + name) }
+        candidates += ["/usr/share/doc/keygate/examples/" + name, "/usr/local/share/doc/keygate/examples/" + name]
+        for path in candidates where access(path, R_OK) == 0 { return path }
+        return "\(folder)/\(name) in Keygate's source (installed as /usr/share/doc/keygate/examples/\(name) by the .deb, "
+            + "/usr/local/share/doc/keygate/examples/\(name) by make install)"
+    }
 
     static func locate(_ tool: String) -> String {
         var candidates: [String] = []
@@ -17,7 +31,8 @@ package enum InstalledTools {
         }
         candidates += ["/usr/libexec/keygate/" + tool, "/usr/local/libexec/keygate/" + tool]
         for path in candidates where access(path, X_OK) == 0 { return path }
-        return "/usr/libexec/keygate/\(tool) (installed with Keygate; scripts/\(tool) in its source)"
+        return "/usr/libexec/keygate/\(tool) (the .deb; /usr/local/libexec/keygate/\(tool) after make install; "
+            + "scripts/\(tool) in its source)"
     }
 
     private static func executablePath() -> String? {

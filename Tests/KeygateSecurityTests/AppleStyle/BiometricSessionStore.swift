@@ -2,7 +2,8 @@
 // SecAccessControlCreateWithFlags(.biometryCurrentSet) and read on a background queue
 // with an LAContext in kSecUseAuthenticationContext, completion on a callback.
 import Foundation
-import KeygateSecurity
+import LocalAuthentication
+import Security
 
 enum BiometricError: Error {
     case accessControl(Error?)

@@ -2,9 +2,10 @@
 // settings) in the keychain. JSON in kSecValueData, the type's name in kSecAttrGeneric,
 // listings through kSecMatchLimitAll with attributes and data together, renames through
 // an attribute-only SecItemUpdate, and an optional LAContext for gated records (async).
-// Written for Apple's SDK; only the import differs.
+// Written for Apple's SDK, imports included.
 import Foundation
-import KeygateSecurity
+import LocalAuthentication
+import Security
 
 enum CodableStoreError: Error, Equatable {
     case keychain(OSStatus)

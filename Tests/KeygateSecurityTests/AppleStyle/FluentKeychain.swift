@@ -2,9 +2,10 @@
 // (`FluentKeychain(service:).accessibility(...).synchronizable(true)`), a subscript for
 // strings, a typed error carrying the OSStatus, errors turned into NSError through the
 // CFError accessors, and listings through kSecMatchLimitAll + kSecReturnAttributes +
-// kSecReturnRef. Written for Apple's SDK; only the import differs.
+// kSecReturnRef. Written for Apple's SDK, imports included.
 import Foundation
-import KeygateSecurity
+import LocalAuthentication
+import Security
 
 enum FluentKeychainError: Error, Equatable {
     case status(OSStatus, String)

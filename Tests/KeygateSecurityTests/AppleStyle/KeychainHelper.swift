@@ -1,8 +1,8 @@
 // Apple-style code: a static helper struct with [CFString: Any] queries, CFTypeRef?
-// results, `as! Data`, delete-then-add, and JSON-encoded Codable values. Only its imports
-// differ from the Apple original.
+// results, `as! Data`, delete-then-add, and JSON-encoded Codable values. The Apple original,
+// imports included.
 import Foundation
-import KeygateSecurity
+import Security
 
 enum KeychainHelperError: Error, Equatable {
     case unhandled(OSStatus)

@@ -1,8 +1,8 @@
 // Apple-style code: a property wrapper, `@Keychain(key: "token") var token: String?`, as
 // many apps write one, storing through SecItemAdd / SecItemUpdate / SecItemDelete with an
-// optional access group. Written for Apple's SDK; only the import differs.
+// optional access group. Written for Apple's SDK, imports included.
 import Foundation
-import KeygateSecurity
+import Security
 
 @propertyWrapper
 struct Keychain {

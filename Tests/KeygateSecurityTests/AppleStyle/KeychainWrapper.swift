@@ -1,9 +1,8 @@
 // Apple-style code, written as iOS and macOS apps write it: a class wrapper with a shared
 // instance, upsert through errSecDuplicateItem + SecItemUpdate, exists through
-// SecItemCopyMatching(query, nil), deleteAll by service. Only its imports differ from the
-// Apple original (`import Security` became `import KeygateSecurity`).
+// SecItemCopyMatching(query, nil), deleteAll by service. The Apple original, imports included.
 import Foundation
-import KeygateSecurity
+import Security
 
 final class KeychainWrapper {
     static let shared = KeychainWrapper()

@@ -1,7 +1,7 @@
 // Apple-style code: a session store that keeps a JSON-encoded session object in the
 // keychain, with a label and comment, and reports the OSStatus message on failure.
 import Foundation
-import KeygateSecurity
+import Security
 
 struct Session: Codable, Equatable {
     let userID: String

@@ -3,9 +3,9 @@
 // and CFDictionarySetValue, results checked with CFGetTypeID and walked with
 // CFArrayGetCount / CFArrayGetValueAtIndex, bytes read with CFDataGetBytePtr, numbers
 // with CFNumber, and items deleted by the SecKeychainItem ref kSecReturnRef gave.
-// Written for Apple's SDK; only the import differs.
+// Written for Apple's SDK, imports included.
 import Foundation
-import KeygateSecurity
+import Security
 
 enum StaticKeychain {
     static var serviceName = "com.example.static"

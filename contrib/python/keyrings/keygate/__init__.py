@@ -56,7 +56,17 @@ def _check(result, error_type):
 
 
 class KeygateKeyring(KeyringBackend):
-    """Passwords in Keygate: generic passwords (service, account)."""
+    """Passwords in Keygate: generic passwords (service, account).
+
+    keyring runs in scripts and services (pip, twine, poetry, cron jobs), where
+    nobody may be there to type a password, so set_password stores with no
+    access control: the item reads while the keychain is unlocked, as
+    SecretStorage's do. Set `access` (a keygate --access list, such as
+    "user-presence") to gate new passwords; a system policy's minimum-access
+    raises them anyway.
+    """
+
+    access = "none"
 
     @properties.classproperty
     def priority(cls):
@@ -74,7 +84,8 @@ class KeygateKeyring(KeyringBackend):
         return result.stdout.decode("utf-8")
 
     def set_password(self, service, username, password):
-        result = _run(["add", "-U", "-s", service, "-a", username], secret=password.encode("utf-8"))
+        result = _run(["add", "-U", "-s", service, "-a", username, "--access", self.access],
+                      secret=password.encode("utf-8"))
         _check(result, PasswordSetError)
 
     def delete_password(self, service, username):

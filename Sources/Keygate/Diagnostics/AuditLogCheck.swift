@@ -1,0 +1,22 @@
+// Doctor check: where Keygate's audit lines go (AuditLog: syslog, facility authpriv, as
+// pam_keygate's lines do). syslog(3) drops a line without a word when nothing listens
+// on /dev/log (containers, minimal hosts), so the doctor says whether something does,
+// and whether it is the journal (issue 39, item 4).
+
+enum AuditLogCheck {
+    static let name = "audit-log"
+    static let socket = "/dev/log"
+    static let journal = "/run/systemd/journal/socket"
+
+    static func run() -> DiagnosticResult {
+        guard case .found(let info) = FileProbe.inspect(socket), info.kind == .socket || info.kind == .symlink else {
+            return DiagnosticResult(name, .warn, """
+                nothing listens on \(socket): Keygate's audit lines (every unlock, authentication and refusal) and pam_keygate's \
+                log lines are lost
+                """, advice: "run a syslog daemon (apt-get install rsyslog) or systemd-journald; `keygate --verbose` also "
+                              + "shows a command's audit lines on stderr")
+        }
+        let destination = FileProbe.exists(journal) ? "the systemd journal (journalctl -t keygate)" : "syslog, facility authpriv"
+        return DiagnosticResult(name, .ok, "audit lines go to \(destination) through \(socket)")
+    }
+}

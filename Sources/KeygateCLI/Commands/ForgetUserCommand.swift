@@ -1,0 +1,40 @@
+// `keygate forget-user UID` (root): after `userdel`, removes the gatekeeper's state for
+// that uid, so that a new account given the same uid inherits nothing (issue 39, item 12),
+// and names the processes that still hold the uid's kernel keyring. Delegates to ForgetUser.
+
+import Keygate
+
+enum ForgetUserCommand: KeygateCommand {
+    static let removing = OptionSpec.flag("--removing", help: """
+        The account still exists because it is being removed (userdel's USERDEL_CMD runs before the removal): forget it anyway.
+        """)
+
+    static let configuration = CommandConfiguration(
+        commandName: "forget-user",
+        abstract: "(root) After userdel, remove the gatekeeper's state of a uid, so that a new user with that uid inherits nothing.",
+        discussion: """
+            Removes /var/lib/keygate/gate/UID (the uid's gate secret: its gated items are then lost for good) and \
+            /run/keygate/ts/UID (its authentication records, failure counter and lockout). A uid that still has an account is \
+            refused unless --removing is given. Processes still running as the uid keep its kernel keyring, and any key cached \
+            in it, until they end: they are listed; end them (pkill -KILL -u UID) before a new account gets the uid. Run it \
+            after userdel or deluser, or from deluser's /usr/local/sbin/deluser.local hook.
+            """,
+        usage: "[--removing] UID",
+        options: [removing],
+        positionals: [PositionalSpec(name: "uid", help: "The removed account's uid (a number).")])
+
+    static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
+        guard let text = args.positional("uid"), let uid = UInt32(text) else {
+            throw context.usageError("forget-user needs the removed account's uid, a number", configuration)
+        }
+        let outcome = try ForgetUser.run(uid: uid, accountBeingRemoved: args.flag(Self.removing))
+        var out = outcome.removed.isEmpty ? "nothing of uid \(uid) to remove: the gatekeeper kept no state for it\n"
+            : outcome.removed.map { "removed \($0)\n" }.joined()
+        if !outcome.processes.isEmpty {
+            out += "still running as uid \(uid): \(outcome.processes.map(String.init).joined(separator: " ")); their kernel keyring "
+                + "(and any key cached in it) lasts until they end: pkill -KILL -u \(uid) before a new account gets uid \(uid)\n"
+        }
+        Console.out(out)
+        return 0
+    }
+}

@@ -1,0 +1,83 @@
+// What a provider killed shortly after an acknowledged write leaves, measured on each real
+// provider (scripts/provider-session; its `restart` starts it again on the same files, as the
+// next login would): an item added, and an item updated in place (its first value given 6 s to
+// be saved), then SIGKILL 10 ms, 0.5 s or 3 s after both writes were acknowledged. Each
+// outcome is printed ("kill-after-write: PROVIDER DELAY add=... update=...") for the README's
+// provider table and docs/DECISIONS.md. Whatever a provider loses, Keygate must never read a
+// value that was not written, and an item left without its secret must read as damaged.
+import Foundation
+import XCTest
+@testable import KeygateCore
+@testable import KeygateStorage
+import KeygateTestSupport
+
+final class ProviderKillAfterWriteTests: XCTestCase {
+    static let delays: [(text: String, micros: useconds_t)] = [("10ms", 10_000), ("0.5s", 500_000), ("3s", 3_000_000)]
+
+    /// What was found after the restart.
+    enum Outcome: String {
+        case kept = "kept"
+        case old = "old-value"
+        case empty = "empty-secret"
+        case lost = "lost"
+        case wrong = "WRONG-VALUE"
+    }
+
+    private func outcome(_ store: SecretServiceStore, _ identity: ItemIdentity, new: [UInt8], old: [UInt8]?) throws -> Outcome {
+        guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true).first else { return .lost }
+        if item.blob == new { return .kept }
+        if let old, item.blob == old { return .old }
+        if item.isUnfinishedWrite { return .empty }
+        return .wrong
+    }
+
+    /// Runs the three kills on `provider`; returns the outcomes by delay.
+    @discardableResult
+    private func measure(_ provider: ProviderSession.Provider) throws -> [(String, Outcome, Outcome)] {
+        var rows: [(String, Outcome, Outcome)] = []
+        for delay in Self.delays {
+            let session = try ProviderSession(provider)
+            defer { session.stop() }
+            let store = SecretServiceStore(connection: SecretServiceConnection(address: session.address))
+            let added = ItemIdentity.generic(service: "issue35-kill", account: "added")
+            let updated = ItemIdentity.generic(service: "issue35-kill", account: "updated")
+            try store.create(ItemAttributes(identity: updated), blob: [1, 1, 1], replace: false)
+            sleep(6)
+            try store.create(ItemAttributes(identity: updated), blob: [2, 2, 2], replace: true)
+            try store.create(ItemAttributes(identity: added), blob: [3, 3, 3], replace: false)
+            usleep(delay.micros)
+            session.killProvider()
+            try session.restart()
+
+            let after = SecretServiceStore(connection: SecretServiceConnection(address: session.address))
+            let add = try outcome(after, added, new: [3, 3, 3], old: nil)
+            let update = try outcome(after, updated, new: [2, 2, 2], old: [1, 1, 1])
+            print("kill-after-write: \(provider.rawValue) \(delay.text) add=\(add.rawValue) update=\(update.rawValue)")
+            XCTAssertNotEqual(add, .wrong, "\(provider.rawValue) \(delay.text)")
+            XCTAssertNotEqual(update, .wrong, "\(provider.rawValue) \(delay.text)")
+            if add == .empty {
+                let damaged = try after.searchWithoutWindows(ItemQuery(exactly: added)).first?.isUnfinishedWrite
+                XCTAssertEqual(damaged, true, "an item left without its secret reads as damaged")
+            }
+            rows.append((delay.text, add, update))
+        }
+        return rows
+    }
+
+    /// gnome-keyring writes its keyring file before it answers: nothing is lost.
+    func test_gnomeKeyring_killedAfterAWrite_losesNothing() throws {
+        let rows = try measure(.gnomeKeyring)
+        for (delay, add, update) in rows {
+            XCTAssertEqual(add, .kept, delay)
+            XCTAssertEqual(update, .kept, delay)
+        }
+    }
+
+    func test_keePassXC_killedAfterAWrite_whatItKeeps() throws {
+        try measure(.keePassXC)
+    }
+
+    func test_kWallet_killedAfterAWrite_whatItKeeps() throws {
+        try measure(.kWallet)
+    }
+}
