@@ -76,7 +76,13 @@ final class LegacyMigrationTests: XCTestCase {
         let moved = try XCTUnwrap(try store.search(ItemQuery(exactly: Self.identity), loadBlobs: true).first?.blob)
         let movedHeader = try GatedBlob.header(of: moved)
         XCTAssertNotEqual(movedHeader.gateSlots.map(\.keyID), header.gateSlots.map(\.keyID), "sealed again, to the gatekeeper's keys")
-        XCTAssertEqual(movedHeader.accessControl, header.accessControl, "the flags 1.x sealed with are kept")
+        // The flags 1.x sealed with are kept; its current-set, Apple's biometryCurrentSet bit in 1.x, was bound to the
+        // password, which Keygate's own current-set flag means now.
+        var expected = AccessControl(rawValue: header.accessControl)
+        XCTAssertTrue(expected.contains(.biometryCurrentSet), "1.x's current-set")
+        expected.remove(.biometryCurrentSet)
+        expected.insert(.currentSet)
+        XCTAssertEqual(movedHeader.accessControl, expected.rawValue, "the flags 1.x sealed with, current-set under its own bit")
         XCTAssertEqual(movedHeader.combination, header.combination)
         XCTAssertFalse(KeyStore(directory: folder).hasLegacyGateKeys, "1.x's gate keys left login.json")
         let keys = try XCTUnwrap(try PublicKeys.load(directory: folder))

@@ -33,9 +33,16 @@ struct LegacyGateMigration {
                 }
                 let secret = try GatedBlob.open(blob, identity: identity, keys: legacyPairs + [classPair])
                 // Sealed again with the blob's own class and flags (what 1.x sealed), stored with its attributes.
+                // 1.x's current-set (Apple's biometryCurrentSet bit) was bound to the password: it moves to
+                // Keygate's own current-set flag, which means that now (docs/ACCESS_CONTROL.md).
                 var sealing = item.attributes
                 sealing.accessibility = header.accessibility
-                sealing.accessControl = header.accessControl == 0 ? nil : AccessControl(rawValue: header.accessControl)
+                var flags = AccessControl(rawValue: header.accessControl)
+                if flags.contains(.biometryCurrentSet) {
+                    flags.remove(.biometryCurrentSet)
+                    flags.insert(.currentSet)
+                }
+                sealing.accessControl = flags.rawValue == 0 ? nil : flags
                 let resealed = try operations.sealGated(secret, sealing, keys: unlocker)
                 try store.create(item.attributes, blob: resealed, replace: true)
                 moved += 1
