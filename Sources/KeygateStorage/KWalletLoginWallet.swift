@@ -5,6 +5,14 @@
 // is no way out: kwalletd5 answers it with its new-wallet password window, a second wallet.
 // This asks kwalletd5's own interface (org.kde.kwalletd5) whether the login wallet exists
 // and is open, so that the message says what to do. Never changes anything.
+//
+// At every later login, kwalletd5 (started by pam_kwallet5) lists the wallet as a collection
+// built before pam_kwallet5's key opened it: the collection reads Locked=true although the
+// wallet is open, until some client calls Unlock and completes its prompt, which kwalletd5
+// answers with no window (the wallet is open, and it asks each program only under kwalletrc's
+// "Prompt on Open"). `kWalletOpensWithoutAWindow` tells that case apart, so that Keygate
+// completes that prompt even where no window may be shown (list, exists, --no-unlock-prompt).
+import KeygateCore
 internal import Glibc
 
 extension SecretServiceConnection {
@@ -19,18 +27,74 @@ extension SecretServiceConnection {
     }
 
     func kWalletLoginWallet(_ deadline: ServiceDeadline) -> LoginWallet? {
+        kWallet(Self.kWalletLoginWallet, deadline)
+    }
+
+    /// What kwalletd5 says of the wallet `name`: nil when it cannot tell.
+    private func kWallet(_ name: String, _ deadline: ServiceDeadline) -> LoginWallet? {
         guard let bus = try? connection(deadline) else { return nil }
         let calls = [
             ServiceMethodCall(destination: "org.kde.kwalletd5", path: "/modules/kwalletd5", interface: "org.kde.KWallet",
                               method: "wallets", arguments: nil, replyType: "(as)", action: "list KWallet's wallets"),
             ServiceMethodCall(destination: "org.kde.kwalletd5", path: "/modules/kwalletd5", interface: "org.kde.KWallet",
-                              method: "isOpen", arguments: Variant.tuple([Variant.string(Self.kWalletLoginWallet)]),
+                              method: "isOpen", arguments: Variant.tuple([Variant.string(name)]),
                               replyType: "(b)", action: "ask whether the KWallet wallet is open"),
         ]
         let replies = exchange(calls, deadline, on: bus)
         guard replies.count == 2, case .success(let wallets) = replies[0] else { return nil }
-        guard wallets.child(0)?.strings.contains(Self.kWalletLoginWallet) == true else { return .missing }
+        guard wallets.child(0)?.strings.contains(name) == true else { return .missing }
         guard case .success(let open) = replies[1] else { return nil }
         return open.child(0)?.boolean == true ? .open : .closed
+    }
+
+    /// Whether kwalletd5 completes an Unlock prompt for `collection` with no window: the
+    /// provider is KWallet, the collection's wallet (its Label is the wallet's name) is open, and
+    /// kwalletrc does not ask each program first ("Prompt on Open").
+    func kWalletOpensWithoutAWindow(_ collection: String, _ deadline: ServiceDeadline) -> Bool {
+        guard provider(deadline) == .kWallet, !Self.kWalletPromptsOnOpen() else { return false }
+        let label = try? call(ServiceMethodCall(
+            path: collection, interface: Self.propertiesInterface, method: "Get",
+            arguments: Variant.tuple([Variant.string(Self.collectionInterface), Variant.string("Label")]),
+            replyType: "(v)", action: "read the collection's label"), deadline)
+        guard let wallet = label?.child(0)?.unboxed?.string, !wallet.isEmpty else { return false }
+        return kWallet(wallet, deadline) == .open
+    }
+
+    /// kwalletrc's [Wallet] "Prompt on Open" (off unless set), read as KConfig reads it: the
+    /// user's file ($XDG_CONFIG_HOME, else ~/.config), else the system's (/etc/xdg).
+    static func kWalletPromptsOnOpen() -> Bool {
+        var files: [String] = []
+        if let config = getenv("XDG_CONFIG_HOME").map({ String(cString: $0) }), !config.isEmpty {
+            files.append(config + "/kwalletrc")
+        } else if let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty {
+            files.append(home + "/.config/kwalletrc")
+        }
+        files.append("/etc/xdg/kwalletrc")
+        for path in files {
+            guard case .success(let file) = ConfigFile.open(path, links: .follow) else { continue }
+            defer { file.close() }
+            guard file.isRegular, case .success(let bytes) = ConfigFile.contents(of: file, limit: 1 << 20) else { continue }
+            if let value = kWalletSetting("Prompt on Open", inGroup: "Wallet", of: String(decoding: bytes, as: UTF8.self)) {
+                return value == "true"
+            }
+        }
+        return false
+    }
+
+    /// The value of `key` in `[group]` of an INI text (KConfig's format), nil when absent.
+    static func kWalletSetting(_ key: String, inGroup group: String, of text: String) -> String? {
+        var inGroup = false
+        for raw in text.split(separator: "\n") {
+            let line = raw.trimmingSpaces
+            if line.hasPrefix("[") {
+                inGroup = line == "[\(group)]"
+                continue
+            }
+            guard inGroup, let equals = line.firstIndex(of: "=") else { continue }
+            if line[..<equals].trimmingSpaces == key {
+                return line[line.index(after: equals)...].trimmingSpaces.lowercased()
+            }
+        }
+        return nil
     }
 }

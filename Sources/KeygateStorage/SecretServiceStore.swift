@@ -682,12 +682,16 @@ private struct ServiceCalls {
             action: "unlock the default collection"), deadline)
         if reply.child(0)?.strings.contains(collection) == true { return true }
         guard let prompt = reply.child(1)?.string, prompt != "/" else { return false }
-        guard showingWindow else {
+        // kwalletd5's collection of a wallet already open (by pam_kwallet5 at login) reads locked
+        // until a client completes this prompt, which it does with no window: completed whatever
+        // the setting, within the call's deadline.
+        let withoutAWindow = !showingWindow && connection.kWalletOpensWithoutAWindow(collection, deadline)
+        guard showingWindow || withoutAWindow else {
             dismiss(prompt)
             return false
         }
         let result = try connection.completePrompt(prompt, action: "unlock the default collection", deadline,
-                                                   windowLimit: windowLimit)
+                                                   allowWindow: showingWindow, windowLimit: windowLimit)
         if result?.strings.contains(collection) == true { return true }
         return try collectionProperties(collection).lookup("Locked")?.boolean == false
     }

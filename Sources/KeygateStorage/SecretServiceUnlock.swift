@@ -50,9 +50,10 @@ extension SecretServiceProvider {
     /// whatever this process's environment says.
     var showsItsOwnWindows: Bool { self == .keePassXC || self == .kWallet }
 
-    /// KeePassXC 2.7.4 answers Prompt.Dismiss with Completed(dismissed) but leaves its unlock
-    /// window on screen (measured: ProviderMatrix, docs/DECISIONS.md); the message says so.
-    var keepsItsWindowAfterDismiss: Bool { self == .keePassXC }
+    /// KeePassXC 2.7.4 and kwalletd5 5.103 answer Prompt.Dismiss with Completed(dismissed) but
+    /// leave their unlock window on screen; gnome-keyring 42.1 takes gcr-prompter's down
+    /// (measured: ProviderMatrix, docs/DECISIONS.md). The message says when a window stays.
+    var keepsItsWindowAfterDismiss: Bool { self == .keePassXC || self == .kWallet }
 }
 
 extension SecretServiceConnection {

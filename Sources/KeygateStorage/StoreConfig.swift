@@ -76,7 +76,8 @@ enum StoreConfig {
     }
 }
 
-private extension Substring {
+extension Substring {
+    /// Without spaces, tabs and carriage returns at either end (keygate.conf, kwalletrc).
     var trimmingSpaces: String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
         guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }

@@ -1,18 +1,17 @@
 // A Secret Service provider that runs but has no default collection, as at a user's first
-// login, with the real `keygate` binary: kwalletd5 whose wallet pam_kwallet5 just made and
-// opened (scripts/provider-session, PROVIDER_SESSION_FIRST_LOGIN=1: kwalletd5 lists it as a
-// collection only from its next start), and gnome-keyring with no keyring at all. Keygate never
-// falls back to the embedded store while a provider runs: `init` says which store it chose and
-// why, `add` fails saying exactly what to do, and `doctor` shows the choice.
+// login, with the real `keygate` binary: kwalletd5 started by a real login through libpam and
+// pam_kwallet5 on a fresh home (scripts/provider-session, PROVIDER_SESSION_PAM_LOGIN: the
+// wallet is made and opened, and kwalletd5 lists it as a collection only from its next start),
+// and gnome-keyring with no keyring at all. Keygate never falls back to the embedded store while
+// a provider runs: `init` says which store it chose and why, `add` fails saying exactly what to
+// do, and `doctor` shows the choice. At KWallet's next login the wallet is a collection, read
+// as locked although open: Keygate completes kwalletd5's windowless unlock, even for `list`.
 import Foundation
 import KeygateTestSupport
 import XCTest
 
 final class FirstLoginCLITests: XCTestCase {
-    private func firstLogin(_ provider: ProviderSession.Provider, advice: String) throws {
-        let session = try ProviderSession(provider, settings: ["PROVIDER_SESSION_FIRST_LOGIN": "1"])
-        defer { session.stop() }
-
+    private func firstLogin(_ session: ProviderSession, advice: String) throws {
         let r = try ProviderCLI.run(session, """
             keygate init >/dev/null 2>"$HOME/init.err"; echo init=$?
             printf 'said=%s\\n' "$(grep '^Items are kept in' "$HOME/init.err")"
@@ -42,12 +41,63 @@ final class FirstLoginCLITests: XCTestCase {
         XCTAssertEqual(v["embedded"], "2", "no embedded store was made: " + r.summary)
     }
 
-    func test_kWalletAtFirstLogin_saysToLogInAgain_andNeverFallsBackToTheEmbeddedStore() throws {
-        try firstLogin(.kWallet, advice: "the wallet kdewallet exists and is open, but kwalletd5 shows a wallet to Secret Service "
+    /// The first login through real pam_kwallet5: the wallet kdewallet is made and open, the
+    /// Secret Service has no collection for it, and what Keygate says is exact: at the next login
+    /// (kwalletd5 ended as a logout ends it, then pam_kwallet5 again) the same keychain keeps
+    /// its items in kdewallet, and `list`, `exists` and a `get --no-unlock-prompt` answer with no
+    /// window: kwalletd5 shows its open wallet as a locked collection, whose unlock prompt it
+    /// completes with none.
+    func test_kWalletAtFirstLogin_saysToLogInAgain_andAtTheNextLoginUsesItsWallet() throws {
+        let user = try TestUserPool.borrow()
+        defer { TestUserPool.giveBack(user) }
+        let session = try ProviderSession.kWalletLogin(user)
+        defer { session.stop() }
+        let wallet = try session.kWalletCall("isOpen", ["kdewallet"])
+        XCTAssertEqual(wallet.out.trimmingCharacters(in: .whitespacesAndNewlines), "(true,)", "pam_kwallet5 opened the wallet")
+        let collections = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.DBus.Properties.Get",
+                                            ["org.freedesktop.Secret.Service", "Collections"])
+        XCTAssertTrue(collections.out.contains("@ao []"), "no Secret Service collection yet: \(collections.out)")
+
+        try firstLogin(session, advice: "the wallet kdewallet exists and is open, but kwalletd5 shows a wallet to Secret Service "
                        + "programs only from its next start (pam_kwallet5 made it at this login): log out and back in once")
+
+        try session.relogin()
+        let locked = try session.gdbus("/org/freedesktop/secrets/collection/kdewallet", "org.freedesktop.DBus.Properties.Get",
+                                       ["org.freedesktop.Secret.Collection", "Locked"])
+        XCTAssertTrue(locked.out.contains("true"), "kwalletd5 shows the open wallet as locked: \(locked.out)")
+        let r = try ProviderCLI.run(session, """
+            keygate list; echo list=$?
+            keygate exists -s issue35 -a first; echo missing=$?
+            printf s1 | keygate add -s issue35 -a first; echo add=$?
+            keygate exists -s issue35 -a first; echo exists=$?
+            keygate list -s issue35 | grep -q first; echo listed=$?
+            echo get=$(keygate --no-unlock-prompt get -s issue35 -a first)
+            keygate doctor >"$HOME/doctor.out" 2>&1
+            printf 'service=%s\\n' "$(grep ' secret-service:' "$HOME/doctor.out")"
+            ls "$HOME/.local/share/keygate/items.sqlite" 2>/dev/null; echo embedded=$?
+            """)
+        var display = ProcessInfo.processInfo.environment
+        display["DISPLAY"] = session.display
+        let windows = try Subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "."], environment: display, timeout: 10)
+
+        let v = r.values
+        XCTAssertEqual(v["list"], "0", r.summary)
+        XCTAssertEqual(v["missing"], "44", r.summary)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["exists"], "0", r.summary)
+        XCTAssertEqual(v["listed"], "0", r.summary)
+        XCTAssertEqual(v["get"], "s1", r.summary)
+        XCTAssertTrue(v["service"]?.hasPrefix("OK   secret-service: ") ?? false, r.summary)
+        XCTAssertEqual(v["embedded"], "2", "no embedded store was made: " + r.summary)
+        XCTAssertEqual(windows.out.trimmingCharacters(in: .whitespacesAndNewlines), "", "kwalletd5 showed a window")
+        let items = try session.gdbus("/org/freedesktop/secrets/collection/kdewallet", "org.freedesktop.DBus.Properties.Get",
+                                      ["org.freedesktop.Secret.Collection", "Items"])
+        XCTAssertTrue(items.out.contains("/org/freedesktop/secrets/collection/kdewallet/"), "the item is in kdewallet: \(items.out)")
     }
 
     func test_gnomeKeyringWithNoDefaultCollection_saysWhatToDo_andNeverFallsBackToTheEmbeddedStore() throws {
-        try firstLogin(.gnomeKeyring, advice: "create one (log in to the desktop once, or use seahorse)")
+        let session = try ProviderSession(.gnomeKeyring, settings: ["PROVIDER_SESSION_FIRST_LOGIN": "1"])
+        defer { session.stop() }
+        try firstLogin(session, advice: "create one (log in to the desktop once, or use seahorse)")
     }
 }

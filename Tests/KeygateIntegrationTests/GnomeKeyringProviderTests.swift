@@ -72,9 +72,7 @@ final class GnomeKeyringProviderTests: XCTestCase {
     /// collection asks gnome-keyring to unlock it, as libsecret does; the password typed into
     /// the "Unlock Login Keyring" window (xdotool) opens it, and the read goes on.
     func test_unlockPrompt_throughGcrPrompter_unlocksWithThePasswordTypedIntoItsWindow() throws {
-        for (path, package) in [("/usr/libexec/gcr-prompter", "gcr"), ("/usr/bin/xdotool", "xdotool")] {
-            try Requirement.require(FileManager.default.isExecutableFile(atPath: path), "\(path) (apt-get install \(package))")
-        }
+        try Self.requirePrompterAndXdotool()
         let session = try ProviderSession(.gnomeKeyring, settings: ["PROVIDER_SESSION_DISPLAY": "1"])
         defer { session.stop() }
         let matrix = ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))")
@@ -83,22 +81,9 @@ final class GnomeKeyringProviderTests: XCTestCase {
         try matrix.store().lockDefaultCollection()
         XCTAssertTrue(try matrix.store().status().locked)
 
-        var withDisplay = session.environment
-        withDisplay["DISPLAY"] = session.display
-        let env = withDisplay
-        let prompter = Process()
-        prompter.executableURL = URL(fileURLWithPath: "/usr/libexec/gcr-prompter")
-        prompter.environment = env
-        prompter.standardOutput = FileHandle.nullDevice
-        prompter.standardError = FileHandle.nullDevice
-        try prompter.run()
+        let env = session.environment(display: true)
+        let prompter = try Self.startGcrPrompter(session)
         defer { prompter.terminate(); prompter.waitUntilExit() }
-        for _ in 0..<50 {
-            let owned = try session.gdbus("/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
-                                          ["org.gnome.keyring.SystemPrompter"])
-            if owned.out.contains("true") { break }
-            usleep(100_000)
-        }
         let typist = Thread {
             for _ in 0..<100 {
                 usleep(200_000)
@@ -122,15 +107,28 @@ final class GnomeKeyringProviderTests: XCTestCase {
         XCTAssertFalse(try matrix.store().status().locked)
     }
 
+    /// gcr-prompter's unlock window left unanswered: Keygate waits the window limit, then
+    /// dismisses the prompt (Prompt.Dismiss). Measured: gnome-keyring takes the window down.
+    func test_unlockPrompt_waitsForGcrPromptersWindow_andDismissTakesItDown() throws {
+        try Self.requirePrompterAndXdotool()
+        let session = try ProviderSession(.gnomeKeyring, settings: ["PROVIDER_SESSION_DISPLAY": "1"])
+        defer { session.stop() }
+        let prompter = try Self.startGcrPrompter(session)
+        defer { prompter.terminate(); prompter.waitUntilExit() }
+        setenv("DISPLAY", session.display, 1)
+        defer { unsetenv("DISPLAY") }
+
+        try ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))")
+            .unlockPrompt_waitsForTheWindow_thenFailsSayingSo(windowStays: false)
+    }
+
     /// gnome-keyring with no keyring at all (a first login that handed it no password): a write,
     /// with a display and gcr-prompter, creates the default collection through CreateCollection
     /// with the "default" alias; the new password typed twice into gcr-prompter's window
     /// (xdotool) makes it, and the write goes on. With the prompt off, the write fails saying what
     /// to do and nothing is created.
     func test_firstLogin_aWriteCreatesTheDefaultCollection_throughGcrPromptersNewKeyringWindow() throws {
-        for (path, package) in [("/usr/libexec/gcr-prompter", "gcr"), ("/usr/bin/xdotool", "xdotool")] {
-            try Requirement.require(FileManager.default.isExecutableFile(atPath: path), "\(path) (apt-get install \(package))")
-        }
+        try Self.requirePrompterAndXdotool()
         let session = try ProviderSession(.gnomeKeyring, settings: ["PROVIDER_SESSION_DISPLAY": "1", "PROVIDER_SESSION_FIRST_LOGIN": "1"])
         defer { session.stop() }
         let matrix = ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))")
@@ -139,22 +137,8 @@ final class GnomeKeyringProviderTests: XCTestCase {
             XCTAssertTrue((error as? KeychainError)?.message.contains("gnome-keyring has no default collection") ?? false, "\(error)")
         }
 
-        var withDisplay = session.environment
-        withDisplay["DISPLAY"] = session.display
-        let env = withDisplay
-        let prompter = Process()
-        prompter.executableURL = URL(fileURLWithPath: "/usr/libexec/gcr-prompter")
-        prompter.environment = env
-        prompter.standardOutput = FileHandle.nullDevice
-        prompter.standardError = FileHandle.nullDevice
-        try prompter.run()
+        let prompter = try Self.startGcrPrompter(session)
         defer { prompter.terminate(); prompter.waitUntilExit() }
-        for _ in 0..<50 {
-            let owned = try session.gdbus("/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
-                                          ["org.gnome.keyring.SystemPrompter"])
-            if owned.out.contains("true") { break }
-            usleep(100_000)
-        }
         let person = try WindowAnswerer(display: session.display, [
             WindowAnswerer.Answer(name: "gcr-prompter", byClass: true, type: "kg-test",
                                   keys: ["Tab", "k", "g", "minus", "t", "e", "s", "t", "Return"]),
@@ -170,6 +154,32 @@ final class GnomeKeyringProviderTests: XCTestCase {
                        "\(person.answered)")
         let alias = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias", ["default"])
         XCTAssertFalse(alias.out.contains("'/'"), alias.out)
+    }
+
+    // MARK: - gnome-keyring's prompter
+
+    /// Skips (fails under CI) without gcr-prompter or xdotool.
+    private static func requirePrompterAndXdotool() throws {
+        for (path, package) in [("/usr/libexec/gcr-prompter", "gcr"), ("/usr/bin/xdotool", "xdotool")] {
+            try Requirement.require(FileManager.default.isExecutableFile(atPath: path), "\(path) (apt-get install \(package))")
+        }
+    }
+
+    /// gcr-prompter on the session's display, once it owns its bus name (at most 5 s).
+    static func startGcrPrompter(_ session: ProviderSession) throws -> Process {
+        let prompter = Process()
+        prompter.executableURL = URL(fileURLWithPath: "/usr/libexec/gcr-prompter")
+        prompter.environment = session.environment(display: true)
+        prompter.standardOutput = FileHandle.nullDevice
+        prompter.standardError = FileHandle.nullDevice
+        try prompter.run()
+        for _ in 0..<50 {
+            let owned = try session.gdbus("/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
+                                          ["org.gnome.keyring.SystemPrompter"])
+            if owned.out.contains("true") { break }
+            usleep(100_000)
+        }
+        return prompter
     }
 
     // MARK: - ItemStoreContract

@@ -35,17 +35,24 @@ public final class ProviderSession: @unchecked Sendable {
     public let address: String
     /// The display the provider's windows go to (empty for gnome-keyring).
     public let display: String
-    /// The provider's process id (a new one after `restart()`).
+    /// The provider's process id (a new one after `restart()` or `relogin()`).
     public private(set) var providerPID: pid_t
+    /// scripts/provider-session's knobs this session was started with (given again to `relogin`).
+    private let settings: [String: String]
 
     /// Starts `provider` (skips locally, fails under CI, when it is not installed). `settings`
     /// are scripts/provider-session's knobs (PROVIDER_SESSION_*).
     public init(_ provider: Provider, settings: [String: String] = [:]) throws {
-        for program in provider.programs {
-            try Requirement.require(FileManager.default.isExecutableFile(atPath: program.path),
+        var programs = provider.programs
+        if settings["PROVIDER_SESSION_PAM_LOGIN"] != nil {
+            programs += Self.pamLoginPrograms
+        }
+        for program in programs {
+            try Requirement.require(FileManager.default.fileExists(atPath: program.path),
                                     "\(program.path) (apt-get install \(program.package), or run scripts/install-deps)")
         }
         self.provider = provider
+        self.settings = settings
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("kg-provider-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let script = PackagePaths.scripts + "/provider-session"
@@ -82,6 +89,36 @@ public final class ProviderSession: @unchecked Sendable {
         providerPID = pid
     }
 
+    /// What a login through real pam_kwallet5 needs (PROVIDER_SESSION_PAM_LOGIN).
+    static let pamLoginPrograms: [(path: String, package: String)] = [
+        ("/usr/lib/x86_64-linux-gnu/security/pam_kwallet5.so", "libpam-kwallet5"),
+        ("/usr/share/libpam-kwallet-common/pam_kwallet_init", "libpam-kwallet-common"),
+        ("/usr/sbin/runuser", "util-linux"), ("/usr/bin/cc", "gcc"),
+    ]
+
+    /// A session whose kwalletd5 is started by a login through real libpam and pam_kwallet5 as
+    /// `user` (scripts/provider-session with PROVIDER_SESSION_PAM_LOGIN), on the user's home as
+    /// it is: a fresh account's is a first login. Needs root.
+    public static func kWalletLogin(_ user: TestUser) throws -> ProviderSession {
+        try ProviderSession(.kWallet, settings: ["PROVIDER_SESSION_PAM_LOGIN": user.name,
+                                                 "PROVIDER_SESSION_PAM_PASSWORD": user.password])
+    }
+
+    /// For a `kWalletLogin` session: kwalletd5 ends as at a logout (SIGTERM), and the user logs
+    /// in again through PAM (scripts/provider-session relogin), as at the next login.
+    public func relogin() throws {
+        var env = ProcessInfo.processInfo.environment
+        env.merge(settings) { _, new in new }
+        let again = try Subprocess.run([PackagePaths.scripts + "/provider-session", "relogin", folder], environment: env,
+                                       timeout: 60)
+        let written = (try? String(contentsOfFile: folder + "/session.env", encoding: .utf8)) ?? ""
+        let pid = written.split(separator: "\n").first { $0.hasPrefix("PROVIDER_PID=") }.flatMap { pid_t($0.dropFirst(13)) }
+        guard again.status == 0, let pid else {
+            throw RequirementMissing(description: "kwalletd5 did not start again at the next login: \(again.err)")
+        }
+        providerPID = pid
+    }
+
     /// Kills the provider at once (SIGKILL: nothing saved on the way out) and waits until it is gone.
     public func killProvider() {
         kill(providerPID, SIGKILL)
@@ -108,14 +145,26 @@ public final class ProviderSession: @unchecked Sendable {
         return env
     }
 
+    /// `environment`, with the provider's display as DISPLAY when `display` is true (for a
+    /// program that shows or finds windows there: gcr-prompter, xdotool).
+    public func environment(display: Bool) -> [String: String] {
+        var env = environment
+        if display { env["DISPLAY"] = self.display }
+        return env
+    }
+
     /// kwalletd5 only: opens the wallet with the login key, as pam_kwallet5 does at login
     /// (the same fixed test key scripts/provider-session uses).
     public func pamOpenWallet() throws {
         let hash = "[" + (0..<56).map { "0x" + String(($0 * 7 % 256) | 0x100, radix: 16).dropFirst() }.joined(separator: ",") + "]"
-        let opened = try Subprocess.run(["gdbus", "call", "--address", address, "--dest", "org.kde.kwalletd5",
-                                         "--object-path", "/modules/kwalletd5", "--method", "org.kde.KWallet.pamOpen",
-                                         "kdewallet", hash, "0"], timeout: 20)
+        let opened = try kWalletCall("pamOpen", ["kdewallet", hash, "0"])
         guard opened.status == 0 else { throw RequirementMissing(description: "kwalletd5 pamOpen failed: \(opened.err)") }
+    }
+
+    /// kwalletd5 only: calls a method of its own interface (org.kde.KWallet) with gdbus.
+    public func kWalletCall(_ method: String, _ arguments: [String]) throws -> ProcessResult {
+        try Subprocess.run(["gdbus", "call", "--address", address, "--dest", "org.kde.kwalletd5", "--object-path",
+                            "/modules/kwalletd5", "--method", "org.kde.KWallet." + method] + arguments, timeout: 20)
     }
 
     /// Locks the default collection with gdbus: Service.Lock, and Prompt.Prompt on the prompt

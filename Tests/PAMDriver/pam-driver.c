@@ -5,6 +5,8 @@
    "<step> <status>" after each:
      auth   pam_authenticate      open   pam_open_session     close  pam_close_session
      passwd pam_chauthtok         wait   read one line from stdin (or EOF) first
+     env    print the PAM environment (what a login hands the session), one
+            "pam-env: NAME=VALUE" line each
    Messages the modules send (PAM_TEXT_INFO, PAM_ERROR_MSG) are printed as
    "pam-info: TEXT" or "pam-message: TEXT" lines.
    Passwords come from the environment: PAM_DRIVER_PASSWORD answers every hidden
@@ -65,6 +67,15 @@ int main(int argc, char **argv) {
         else if (strcmp(step, "close") == 0) status = pam_close_session(h, 0);
         else if (strcmp(step, "passwd") == 0) status = pam_chauthtok(h, 0);
         else if (strncmp(step, "tty=", 4) == 0) status = pam_set_item(h, PAM_TTY, step + 4);
+        else if (strcmp(step, "env") == 0) {
+            char **list = pam_getenvlist(h);
+            status = list ? PAM_SUCCESS : PAM_BUF_ERR;
+            for (char **entry = list; entry && *entry; entry++) {
+                printf("pam-env: %s\n", *entry);
+                free(*entry);
+            }
+            free(list);
+        }
         else if (strcmp(step, "wait") == 0) {
             char line[64];
             status = fgets(line, sizeof line, stdin) ? 0 : -1;
