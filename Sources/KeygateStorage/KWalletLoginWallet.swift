@@ -84,7 +84,7 @@ extension SecretServiceConnection {
     /// The value of `key` in `[group]` of an INI text (KConfig's format), nil when absent.
     static func kWalletSetting(_ key: String, inGroup group: String, of text: String) -> String? {
         var inGroup = false
-        for raw in text.split(separator: "\n") {
+        for raw in text.split(whereSeparator: \.isNewline) {
             let line = raw.trimmingSpaces
             if line.hasPrefix("[") {
                 inGroup = line == "[\(group)]"

@@ -213,19 +213,30 @@ struct ProviderMatrix {
     }
 
     /// With the collection locked but the provider able to open it without a window (kwalletd
-    /// with its wallet opened by the login key), a read unlocks it through Service.Unlock and its
-    /// prompt, as libsecret does, and goes on; with the prompt turned off it stays an error.
+    /// with its wallet opened by the login key, as at every login), a read unlocks it through
+    /// Service.Unlock and its prompt, as libsecret does, and goes on, even with the unlock prompt
+    /// off: kwalletd shows no window for it. Where kwalletrc asks before each program ("Prompt on
+    /// Open", read from Keygate's own XDG_CONFIG_HOME here) it would show one: the prompt off
+    /// then keeps the locked error.
     func unlockPrompt_unlocksThroughTheProvidersPrompt(reopen: () throws -> Void) throws {
         let attributes = ItemAttributes(identity: .generic(service: tag, account: "reopen"), label: "reopen")
         try store().create(attributes, blob: [4, 2], replace: false)
         try store().lockDefaultCollection()
         try reopen()
 
+        let config = session.folder + "/keygate-config"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try "[Wallet]\nPrompt on Open=true\n".write(toFile: config + "/kwalletrc", atomically: true, encoding: .utf8)
+        setenv("XDG_CONFIG_HOME", config, 1)
         XCTAssertThrowsError(try store(unlockPrompt: .never).search(ItemQuery(exactly: attributes.identity), loadBlobs: true))
-        let found = try store(unlockPrompt: .auto).search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+        unsetenv("XDG_CONFIG_HOME")
+        XCTAssertTrue(try store().status().locked)
+
+        let found = try store(unlockPrompt: .never).search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
 
         XCTAssertEqual(found.map(\.blob), [[4, 2]])
         XCTAssertFalse(try store().status().locked)
+        XCTAssertEqual(visibleUnlockWindows(), [], "no window was shown")
     }
 
     /// The unlock window dismissed (Prompt.Dismiss, as its Cancel button does) is the user's

@@ -73,4 +73,14 @@ final class SecretServiceProviderTests: XCTestCase {
         XCTAssertNil(SecretServiceRoundTripCheck.version(of: .kWallet, statusFile: file))
         XCTAssertNil(SecretServiceRoundTripCheck.version(of: .unknown, statusFile: file))
     }
+
+    /// kwalletrc's "Prompt on Open", read as KConfig writes it: only in [Wallet], spaces around
+    /// the key and value ignored; absent elsewhere.
+    func test_kWalletSetting_readsTheKeyOfItsGroupOnly() {
+        let text = "[Auto Allow]\nPrompt on Open=true\n\n[Wallet]\r\nEnabled=true\n Prompt on Open = True \r\n[Other]\n"
+        XCTAssertEqual(SecretServiceConnection.kWalletSetting("Prompt on Open", inGroup: "Wallet", of: text), "true")
+        XCTAssertNil(SecretServiceConnection.kWalletSetting("Close When Idle", inGroup: "Wallet", of: text))
+        XCTAssertEqual(SecretServiceConnection.kWalletSetting("Prompt on Open", inGroup: "Auto Allow", of: text), "true")
+        XCTAssertNil(SecretServiceConnection.kWalletSetting("Prompt on Open", inGroup: "Wallet", of: "Prompt on Open=true\n"))
+    }
 }
