@@ -15,18 +15,28 @@ import KeygateTestSupport
 final class ProviderFixture: @unchecked Sendable {
     // @unchecked: the session is set once, in the class's first setUp, on XCTest's thread.
     private var session: ProviderSession?
+    private var person: WindowAnswerer?
     private var failure: Error?
     let provider: ProviderSession.Provider
+    /// scripts/provider-session's knobs (PROVIDER_SESSION_*).
+    let settings: [String: String]
+    /// Windows a person at the provider's display answers for as long as the session runs.
+    let answers: [WindowAnswerer.Answer]
 
-    init(_ provider: ProviderSession.Provider) { self.provider = provider }
+    init(_ provider: ProviderSession.Provider, settings: [String: String] = [:], answers: [WindowAnswerer.Answer] = []) {
+        self.provider = provider
+        self.settings = settings
+        self.answers = answers
+    }
 
     /// The shared session, started on first use (a start failure is reported to every test).
     func shared() throws -> ProviderSession {
         if let session { return session }
         if let failure { throw failure }
         do {
-            let started = try ProviderSession(provider)
+            let started = try ProviderSession(provider, settings: settings)
             session = started
+            if !answers.isEmpty { person = try WindowAnswerer(display: started.display, answers) }
             return started
         } catch {
             failure = error
@@ -34,7 +44,12 @@ final class ProviderFixture: @unchecked Sendable {
         }
     }
 
+    /// The windows the person answered so far (WindowAnswerer.answered).
+    var answered: [String] { person?.answered ?? [] }
+
     func stop() {
+        person?.stop()
+        person = nil
         session?.stop()
         session = nil
     }
@@ -44,18 +59,22 @@ struct ProviderMatrix {
     let session: ProviderSession
     let tag: String
     let deadline: Duration
+    /// The stores' unlock-prompt setting unless a check asks for another: `.never`, except where
+    /// a person answers the provider's windows (KeePassXC as Debian installs it).
+    let unlockPrompt: UnlockPromptSetting
 
-    init(session: ProviderSession, tag: String, deadline: Duration = .seconds(5)) {
+    init(session: ProviderSession, tag: String, deadline: Duration = .seconds(5), unlockPrompt: UnlockPromptSetting = .never) {
         self.session = session
         self.tag = tag
         self.deadline = deadline
+        self.unlockPrompt = unlockPrompt
     }
 
     /// A store on this provider's bus, with its own connection (no unlock prompt unless asked).
-    func store(deadline: Duration? = nil, unlockPrompt: UnlockPromptSetting = .never,
+    func store(deadline: Duration? = nil, unlockPrompt: UnlockPromptSetting? = nil,
                windowLimit: Duration = SecretServicePrompt.windowLimit) -> SecretServiceStore {
         SecretServiceStore(deadline: deadline ?? self.deadline, connection: SecretServiceConnection(address: session.address),
-                           unlockPrompt: unlockPrompt, windowLimit: windowLimit)
+                           unlockPrompt: unlockPrompt ?? self.unlockPrompt, windowLimit: windowLimit)
     }
 
     var contract: ItemStoreContract { ItemStoreContract(store: store(), tag: tag) }
