@@ -57,6 +57,41 @@ final class ProviderCLITests: XCTestCase {
         try writesAndMigrate(.keePassXC)
     }
 
+    /// `list` and `exists` never prompt (keygate(1)): on gnome-keyring's locked collection, with
+    /// no prompter on the bus and then with gcr-prompter on a display (DISPLAY set, so a `get`
+    /// would show its unlock window), both exit 36 at once with gnome-keyring's advice, and no
+    /// gcr-prompter window appears.
+    func test_gnomeKeyring_locked_listAndExistsExit36_withNoPrompterAndWithOne_showingNoWindow() throws {
+        let session = try ProviderSession(.gnomeKeyring, settings: ["PROVIDER_SESSION_DISPLAY": "1"])
+        defer { session.stop() }
+        let added = try run(session, "printf s | KEYGATE_STORE=secret-service keygate add -s issue35 -a locked; echo add=$?")
+        XCTAssertEqual(added.values["add"], "0", added.summary)
+        try session.lockDefaultCollection()
+        let script = """
+            export KEYGATE_STORE=secret-service
+            keygate list -s issue35; echo list=$?
+            keygate exists -s issue35 -a locked; echo exists=$?
+            """
+
+        let none = try run(session, script)
+        let prompter = try session.startGcrPrompter()
+        defer { prompter.terminate(); prompter.waitUntilExit() }
+        let started = Date()
+        let one = try run(session, "export DISPLAY=\(session.display)\n" + script)
+        let elapsed = Date().timeIntervalSince(started)
+        let windows = try Subprocess.run(["xdotool", "search", "--onlyvisible", "--class", "gcr-prompter"],
+                                         environment: session.environment(display: true), timeout: 10)
+
+        for r in [none, one] {
+            XCTAssertEqual(r.values["list"], "36", r.summary)
+            XCTAssertEqual(r.values["exists"], "36", r.summary)
+            XCTAssertEqual(r.err.components(separatedBy: "the default keyring collection is locked (gnome-keyring)").count - 1, 2,
+                           r.summary)
+        }
+        XCTAssertLessThan(elapsed, 5, "both at once: " + one.summary)
+        XCTAssertEqual(windows.out.trimmingCharacters(in: .whitespacesAndNewlines), "", "gcr-prompter showed a window")
+    }
+
     func test_kWallet_addUpdateDeleteDeleteAllAndMigrate_allWork() throws {
         try writesAndMigrate(.kWallet)
     }

@@ -82,7 +82,7 @@ final class GnomeKeyringProviderTests: XCTestCase {
         XCTAssertTrue(try matrix.store().status().locked)
 
         let env = session.environment(display: true)
-        let prompter = try Self.startGcrPrompter(session)
+        let prompter = try session.startGcrPrompter()
         defer { prompter.terminate(); prompter.waitUntilExit() }
         let typist = Thread {
             for _ in 0..<100 {
@@ -113,7 +113,7 @@ final class GnomeKeyringProviderTests: XCTestCase {
         try Self.requirePrompterAndXdotool()
         let session = try ProviderSession(.gnomeKeyring, settings: ["PROVIDER_SESSION_DISPLAY": "1"])
         defer { session.stop() }
-        let prompter = try Self.startGcrPrompter(session)
+        let prompter = try session.startGcrPrompter()
         defer { prompter.terminate(); prompter.waitUntilExit() }
         setenv("DISPLAY", session.display, 1)
         defer { unsetenv("DISPLAY") }
@@ -137,7 +137,7 @@ final class GnomeKeyringProviderTests: XCTestCase {
             XCTAssertTrue((error as? KeychainError)?.message.contains("gnome-keyring has no default collection") ?? false, "\(error)")
         }
 
-        let prompter = try Self.startGcrPrompter(session)
+        let prompter = try session.startGcrPrompter()
         defer { prompter.terminate(); prompter.waitUntilExit() }
         let person = try WindowAnswerer(display: session.display, [
             WindowAnswerer.Answer(name: "gcr-prompter", byClass: true, type: "kg-test",
@@ -163,23 +163,6 @@ final class GnomeKeyringProviderTests: XCTestCase {
         for (path, package) in [("/usr/libexec/gcr-prompter", "gcr"), ("/usr/bin/xdotool", "xdotool")] {
             try Requirement.require(FileManager.default.isExecutableFile(atPath: path), "\(path) (apt-get install \(package))")
         }
-    }
-
-    /// gcr-prompter on the session's display, once it owns its bus name (at most 5 s).
-    static func startGcrPrompter(_ session: ProviderSession) throws -> Process {
-        let prompter = Process()
-        prompter.executableURL = URL(fileURLWithPath: "/usr/libexec/gcr-prompter")
-        prompter.environment = session.environment(display: true)
-        prompter.standardOutput = FileHandle.nullDevice
-        prompter.standardError = FileHandle.nullDevice
-        try prompter.run()
-        for _ in 0..<50 {
-            let owned = try session.gdbus("/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
-                                          ["org.gnome.keyring.SystemPrompter"])
-            if owned.out.contains("true") { break }
-            usleep(100_000)
-        }
-        return prompter
     }
 
     // MARK: - ItemStoreContract

@@ -167,6 +167,25 @@ public final class ProviderSession: @unchecked Sendable {
                             "/modules/kwalletd5", "--method", "org.kde.KWallet." + method] + arguments, timeout: 20)
     }
 
+    /// gnome-keyring only: its prompter, gcr-prompter, started on this session's display, once it
+    /// owns its bus name (at most 5 s). The caller terminates it.
+    public func startGcrPrompter() throws -> Process {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/libexec/gcr-prompter"),
+                                "/usr/libexec/gcr-prompter (apt-get install gcr)")
+        let prompter = Process()
+        prompter.executableURL = URL(fileURLWithPath: "/usr/libexec/gcr-prompter")
+        prompter.environment = environment(display: true)
+        prompter.standardOutput = FileHandle.nullDevice
+        prompter.standardError = FileHandle.nullDevice
+        try prompter.run()
+        for _ in 0..<50 {
+            let owned = try gdbus("/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", ["org.gnome.keyring.SystemPrompter"])
+            if owned.out.contains("true") { break }
+            usleep(100_000)
+        }
+        return prompter
+    }
+
     /// Locks the default collection with gdbus: Service.Lock, and Prompt.Prompt on the prompt
     /// it answers with (KeePassXC asks one; gnome-keyring ties a prompt to the caller, so this
     /// suits KeePassXC and kwalletd, whose prompts any client may complete).
