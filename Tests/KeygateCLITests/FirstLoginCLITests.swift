@@ -57,6 +57,10 @@ final class FirstLoginCLITests: XCTestCase {
         let collections = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.DBus.Properties.Get",
                                             ["org.freedesktop.Secret.Service", "Collections"])
         XCTAssertTrue(collections.out.contains("@ao []"), "no Secret Service collection yet: \(collections.out)")
+        // Nor can a client ask for it: kwalletd5 knows no collection of that path until its next start.
+        let unlock = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Unlock",
+                                       ["['/org/freedesktop/secrets/collection/kdewallet']"])
+        XCTAssertTrue(unlock.status != 0 && unlock.err.contains("does not exist"), unlock.out + unlock.err)
 
         try firstLogin(session, advice: "the wallet kdewallet exists and is open, but kwalletd5 shows a wallet to Secret Service "
                        + "programs only from its next start (pam_kwallet5 made it at this login): log out and back in once")
