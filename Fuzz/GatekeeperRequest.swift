@@ -1,4 +1,4 @@
-// Fuzz harness for keygate-gatekeeper's wire decoders (Sources/Keygate/Gatekeeper): the
+// Fuzz harness for keygate-gatekeeper's wire decoders (Sources/KeygateGateWire): the
 // first byte picks the decoder, the rest is one frame. Even: GateRequest.decode, what the
 // setuid-root gatekeeper reads from any user; odd: GateMessage.decode, what the client
 // reads back (prompts, notices, the result). Invariants: nothing traps; a refusal is
@@ -12,6 +12,7 @@
 @testable import Keygate
 @testable import KeygateAuthentication
 @testable import KeygateCore
+@testable import KeygateGateWire
 @testable import KeygateStorage
 import Glibc
 

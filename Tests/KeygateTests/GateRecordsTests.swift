@@ -3,6 +3,8 @@
 // requests that are malformed, oversized or trailing.
 import XCTest
 @testable import Keygate
+@testable import KeygateGateWire
+@testable import KeygateGatekeeper
 @testable import KeygateAuthentication
 @testable import KeygateCore
 @testable import KeygateStorage
@@ -90,6 +92,24 @@ final class GateRecordsTests: XCTestCase {
         XCTAssertThrowsError(try GateRequest.decode(badFlags), "unknown flags")
         XCTAssertThrowsError(try GateRequest.decode(GateRequest(operation: .open).encoded()), "an item operation needs an item")
         XCTAssertThrowsError(try GateRequest.decode([]))
+    }
+
+    /// Root's certify for another user carries the uid after every other field, and only then:
+    /// every request without it is byte for byte the frame an older client sends.
+    func test_aCertifyForAnotherUser_carriesItsUID_andNothingElseCanNameOne() throws {
+        let plain = GateRequest(operation: .certify)
+        var forUser = plain
+        forUser.subjectUID = 1234
+        XCTAssertEqual(forUser.encoded().count, plain.encoded().count + 4)
+        XCTAssertEqual(plain.encoded()[3], 0, "no forUser flag without a uid")
+        XCTAssertEqual(try GateRequest.decode(forUser.encoded()).subjectUID, 1234)
+        XCTAssertNil(try GateRequest.decode(plain.encoded()).subjectUID)
+        var open = GateRequest(operation: .open, identity: .generic(service: "s", account: "a"))
+        open.subjectUID = 0
+        XCTAssertThrowsError(try GateRequest.decode(open.encoded()), "only certify may name another user")
+        var truncated = forUser.encoded()
+        truncated.removeLast()
+        XCTAssertThrowsError(try GateRequest.decode(truncated))
     }
 
     func test_textCutAtTheCap_endsOnACharacter_andStillDecodes() throws {

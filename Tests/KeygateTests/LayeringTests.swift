@@ -15,10 +15,16 @@ enum LayerCheck {
     static let layers: [String: Int] = [
         // CGatekeeperStart is C (the gatekeeper's first lines, before the Swift runtime): it imports nothing.
         "KeygateCore": 0, "CGatekeeperStart": 0,
-        "KeygateStorage": 1, "KeygateAuthentication": 1,
-        "Keygate": 2,
+        "KeygateStorage": 1, "KeygateAuthentication": 1, "KeygateGateWire": 1,
+        "Keygate": 2, "KeygateGatekeeper": 2,
         "KeygateCLI": 3, "KeygateSecurity": 3, "keygate-gatekeeper": 3, "keygate-pam-helper": 3,
         "keygate": 4, "Security": 4, "LocalAuthentication": 4,
+    ]
+
+    /// Targets only some programs may link: the gatekeeper's root code goes into the two programs
+    /// that run as root, never into a library or program that users' processes load.
+    static let linkedOnlyBy: [String: Set<String>] = [
+        "KeygateGatekeeper": ["keygate-gatekeeper", "keygate-pam-helper"],
     ]
 
     struct Target {
@@ -70,6 +76,10 @@ enum LayerCheck {
             return seen
         }
         for (target, deps) in dependencies.sorted(by: { $0.key < $1.key }) {
+            for (restricted, allowed) in linkedOnlyBy.sorted(by: { $0.key < $1.key })
+            where target != restricted && !allowed.contains(target) && closure(target).contains(restricted) {
+                found.append("\(target) links \(restricted), which only \(allowed.sorted().joined(separator: " and ")) may link")
+            }
             guard let rank = layers[target] else {
                 found.append("\(target) is in no layer: place it in LayerCheck.layers")
                 continue
@@ -164,6 +174,33 @@ final class LayeringTests: XCTestCase {
         dependencies["KeygateNew"] = ["KeygateCore"]
         XCTAssertTrue(LayerCheck.violations(dependencies: dependencies, imports: imports)
             .contains("KeygateNew is in no layer: place it in LayerCheck.layers"))
+    }
+
+    /// Root's code (the gatekeeper's server, daemon, secrets and records) is linked by the two
+    /// programs that run as root and by nothing else: no product users import contains it.
+    func testOnlyTheRootProgramsLinkTheGatekeeper() throws {
+        var (dependencies, imports) = try packageLayers()
+        XCTAssertEqual(dependencies["keygate-gatekeeper"]?.contains("KeygateGatekeeper"), true)
+        XCTAssertEqual(dependencies["keygate-pam-helper"]?.contains("KeygateGatekeeper"), true)
+        XCTAssertEqual(dependencies["Keygate"]?.contains("KeygateGateWire"), true, "the client speaks the wire protocol")
+        XCTAssertEqual(LayerCheck.violations(dependencies: dependencies, imports: imports), [])
+        // The library users import reaching for root's code is refused, directly or through another target.
+        dependencies["Keygate", default: []].append("KeygateGatekeeper")
+        XCTAssertTrue(LayerCheck.violations(dependencies: dependencies, imports: imports)
+            .contains("Keygate links KeygateGatekeeper, which only keygate-gatekeeper and keygate-pam-helper may link"))
+        XCTAssertTrue(LayerCheck.violations(dependencies: dependencies, imports: imports)
+            .contains("KeygateCLI links KeygateGatekeeper, which only keygate-gatekeeper and keygate-pam-helper may link"))
+        dependencies["Keygate"]?.removeAll { $0 == "KeygateGatekeeper" }
+        imports["Keygate", default: []].insert("KeygateGatekeeper")
+        XCTAssertEqual(LayerCheck.violations(dependencies: dependencies, imports: imports),
+                       ["Keygate (layer 2) imports KeygateGatekeeper (layer 2)"])
+        // No product of Package.swift contains it either.
+        let manifest = try String(contentsOfFile: PackagePaths.root + "/Package.swift", encoding: .utf8)
+        let products = try NSRegularExpression(pattern: #"\.(?:library|executable)\(name:\s*"[^"]+",\s*targets:\s*\[([^\]]*)\]"#)
+        let text = manifest as NSString
+        let listed = products.matches(in: manifest, range: NSRange(location: 0, length: text.length)).map { text.substring(with: $0.range(at: 1)) }
+        XCTAssertGreaterThanOrEqual(listed.count, 5, "the products were not read")
+        XCTAssertFalse(listed.contains { $0.contains("\"KeygateGatekeeper\"") }, "a product contains the gatekeeper's code: \(listed)")
     }
 
     func testImportLinesAreReadWhateverTheirAttributes() {

@@ -7,6 +7,10 @@
 // environment, non-dumpable, umask 077, and an alarm that ends it whatever happens. Then it
 // serves exactly one request from fd 0, writing to fd 1, for the real uid that ran it, starts
 // the daemon if none runs (GateDaemon), and exits. With `--serve` (root only) it is that daemon.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 internal import CSystem
 internal import Glibc
 
@@ -35,16 +39,21 @@ public enum GatekeeperMain {
         var servedByDaemon = false
         do {
             let request = try GateRequest.decode(frame)
-            servedByDaemon = GateDaemon.serves(request)
+            servedByDaemon = request.daemonAnswers
             guard let caller else { throw CallerScope.callerGone() }
-            let user = try UserAccount.lookup(uid: uid)
+            // Root may have another user's class keys sealed (a passwordless keychain: HostProtectorAdmin).
+            if request.subjectUID != nil, uid != 0 {
+                throw KeychainError.param("only root may ask the gatekeeper to seal another user's keys")
+            }
+            let user = try UserAccount.lookup(uid: request.subjectUID ?? uid)
             var confdir: String?
             var overrides = TestOverrides()
             #if KEYGATE_TEST_HOOKS
             confdir = hooks["KEYGATE_TEST_PAM_CONFDIR"].flatMap { $0.isEmpty ? nil : $0 }
             overrides = TestOverrides(environment: hooks)
             #endif
-            let server = GateServer(user: user, caller: caller, prompter: prompter, pamConfdir: confdir, overrides: overrides)
+            var server = GateServer(user: user, caller: caller, prompter: prompter, pamConfdir: confdir, overrides: overrides)
+            server.rootAsks = request.subjectUID != nil
             result = try server.handle(request)
             // The scope was read from /proc/CALLER: it was the caller's only if the caller is still this
             // helper's parent (one that exited meanwhile re-parented the helper and freed its pid).

@@ -4,6 +4,10 @@
 // every writer (the daemon and the setuid helper) takes, so `keygate lock`, a lockout or
 // an authentication the helper recorded counts at the next request as before. Off
 // everywhere else: the helper runs once.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 import Synchronization
 
 enum GateRecordsCache {

@@ -5,6 +5,7 @@
 // runs the setuid helper, which decides and says why. The request is sent first and the
 // answer read later (`Pending`), so the client can do its own part of a read while the
 // daemon decides.
+internal import KeygateGateWire
 internal import CSystem
 internal import Glibc
 
@@ -38,7 +39,7 @@ enum GateDaemonLink {
 
     /// Sends `request` to the daemon; nil when the daemon does not serve it or cannot be reached.
     static func send(_ request: GateRequest) -> Pending? {
-        guard GateDaemon.serves(request) else { return nil }
+        guard request.daemonAnswers else { return nil }
         // Everything is ready before connect(): the daemon wakes at the connection, and finds
         // the request already there instead of waiting for it (a second wake-up).
         var encoded = request.encoded()
@@ -46,10 +47,10 @@ enum GateDaemonLink {
         // A daemon gone between connect and write must not end this process with SIGPIPE.
         let previous = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previous) }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = UnixSocket.stream()
         guard fd >= 0 else { return nil }
         let pending = Pending(fd: fd)
-        guard GateDaemon.connect(fd, GatekeeperPaths.socketPath) else { return nil }
+        guard UnixSocket.connect(fd, to: GatekeeperPaths.socketPath) else { return nil }
         var uid: uid_t = 1
         var pid: pid_t = 0
         guard keygate_peer_credentials(fd, &uid, &pid) == 0, uid == 0, GateWire.writeFrame(fd, encoded) else { return nil }

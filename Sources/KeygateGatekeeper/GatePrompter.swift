@@ -2,6 +2,10 @@
 // them to the caller's terminal, askpass or pinentry (RelayPrompter); the daemon never
 // prompts (a person typing would hold every other caller up), so it answers each with
 // "no prompt allowed" and the caller runs the helper instead (SilentPrompter).
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 
 protocol GatePrompter: Prompter {
     /// One event for the caller's audit trail (the caller names the item and scope).

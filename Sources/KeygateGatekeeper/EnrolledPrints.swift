@@ -12,6 +12,10 @@
 // leaves the files alone, and a backup restored with its times keeps it. Nothing of the
 // user's can change it: the folders are root's. fprintd's D-Bus list of fingers is not
 // used: it names fingers, so a finger enrolled again under the same name would not show.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 internal import Glibc
 
 struct EnrolledPrints {

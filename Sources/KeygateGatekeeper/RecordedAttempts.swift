@@ -4,6 +4,10 @@
 // refuses the attempt, so no guess goes uncounted. A wrong answer may start the lockout; a
 // cancel before any answer gives the count back; a success clears it and records the
 // authentication for the caller's scope. The audit events go to the caller's trail.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 
 struct RecordedAttempts: AttemptCounter {
     let uid: UInt32

@@ -2,15 +2,16 @@
 // over two pipes in frames of a big-endian u32 length and that many bytes (at most
 // `maxFrame`); the first byte of a frame says what it is. ByteWriter and ByteReader
 // encode the fields inside a frame; the reader never traps on short or hostile input.
+import KeygateCore
 internal import Glibc
 
-enum GateWire {
+package enum GateWire {
     /// The largest frame either side accepts: a request carries at most 17 boxes of 89 bytes,
     /// a reason and an identity (each capped), far below this.
-    static let maxFrame = 16 * 1024
+    package static let maxFrame = 16 * 1024
 
     /// Writes one frame; false when the other side is gone.
-    static func writeFrame(_ fd: Int32, _ payload: [UInt8]) -> Bool {
+    package static func writeFrame(_ fd: Int32, _ payload: [UInt8]) -> Bool {
         guard payload.count <= maxFrame else { return false }
         let n = UInt32(payload.count)
         var bytes = [UInt8(n >> 24), UInt8((n >> 16) & 0xff), UInt8((n >> 8) & 0xff), UInt8(n & 0xff)] + payload
@@ -19,13 +20,13 @@ enum GateWire {
     }
 
     /// Reads one frame; nil at end of input, on an oversize length, or on an error.
-    static func readFrame(_ fd: Int32) -> [UInt8]? {
+    package static func readFrame(_ fd: Int32) -> [UInt8]? {
         readFrame(fd, deadline: nil)
     }
 
     /// Reads one frame that must arrive whole within `milliseconds` (a socket peer that
     /// trickles bytes cannot hold the reader longer); nil at the deadline, as at end of input.
-    static func readFrame(_ fd: Int32, withinMilliseconds milliseconds: Int) -> [UInt8]? {
+    package static func readFrame(_ fd: Int32, withinMilliseconds milliseconds: Int) -> [UInt8]? {
         readFrame(fd, deadline: monotonicMilliseconds() + milliseconds)
     }
 
@@ -36,7 +37,7 @@ enum GateWire {
         return n == 0 ? [] : readExactly(fd, n, deadline: deadline)
     }
 
-    static func monotonicMilliseconds() -> Int {
+    package static func monotonicMilliseconds() -> Int {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
@@ -91,7 +92,7 @@ enum GateWire {
 extension GateWire {
     /// The longest prefix of `text` of at most `maxBytes` UTF-8 bytes that ends on a character
     /// boundary (a cut inside a character would decode as U+FFFD, longer than the cap).
-    static func prefix(_ text: String, maxBytes: Int) -> String {
+    package static func prefix(_ text: String, maxBytes: Int) -> String {
         guard text.utf8.count > maxBytes else { return text }
         var out = ""
         var used = 0
@@ -106,60 +107,60 @@ extension GateWire {
 }
 
 /// Appends big-endian fields to a frame.
-struct ByteWriter {
+package struct ByteWriter {
     private(set) var bytes: [UInt8] = []
 
-    mutating func u8(_ v: UInt8) { bytes.append(v) }
-    mutating func u16(_ v: UInt16) { bytes += [UInt8(v >> 8), UInt8(v & 0xff)] }
-    mutating func u32(_ v: UInt32) {
+    package mutating func u8(_ v: UInt8) { bytes.append(v) }
+    package mutating func u16(_ v: UInt16) { bytes += [UInt8(v >> 8), UInt8(v & 0xff)] }
+    package mutating func u32(_ v: UInt32) {
         bytes += [UInt8(v >> 24), UInt8((v >> 16) & 0xff), UInt8((v >> 8) & 0xff), UInt8(v & 0xff)]
     }
-    mutating func i32(_ v: Int32) { u32(UInt32(bitPattern: v)) }
-    mutating func u64(_ v: UInt64) { u32(UInt32(v >> 32)); u32(UInt32(v & 0xffff_ffff)) }
-    mutating func raw(_ v: [UInt8]) { bytes += v }
+    package mutating func i32(_ v: Int32) { u32(UInt32(bitPattern: v)) }
+    package mutating func u64(_ v: UInt64) { u32(UInt32(v >> 32)); u32(UInt32(v & 0xffff_ffff)) }
+    package mutating func raw(_ v: [UInt8]) { bytes += v }
     /// A string of at most 65535 bytes (longer ones are cut: callers cap them first).
-    mutating func string(_ s: String) { short(Array(s.utf8)) }
+    package mutating func string(_ s: String) { short(Array(s.utf8)) }
     /// Bytes prefixed with a u16 length.
-    mutating func short(_ v: [UInt8]) {
+    package mutating func short(_ v: [UInt8]) {
         let cut = Array(v.prefix(Int(UInt16.max)))
         u16(UInt16(cut.count))
         bytes += cut
     }
     /// Bytes prefixed with a u8 length (at most 255).
-    mutating func tiny(_ v: [UInt8]) {
+    package mutating func tiny(_ v: [UInt8]) {
         let cut = Array(v.prefix(255))
         u8(UInt8(cut.count))
         bytes += cut
     }
     /// Wipes what was written (frames may carry shares and passwords).
-    mutating func wipe() { Sodium.wipe(&bytes) }
+    package mutating func wipe() { Sodium.wipe(&bytes) }
 }
 
 /// Reads big-endian fields from a frame; every read checks the length first.
-struct ByteReader {
+package struct ByteReader {
     private let bytes: [UInt8]
     private(set) var offset = 0
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    var isAtEnd: Bool { offset == bytes.count }
+    package var isAtEnd: Bool { offset == bytes.count }
 
-    mutating func u8() throws -> UInt8 { try take(1)[0] }
-    mutating func u16() throws -> UInt16 {
+    package mutating func u8() throws -> UInt8 { try take(1)[0] }
+    package mutating func u16() throws -> UInt16 {
         let b = try take(2)
         return UInt16(b[0]) << 8 | UInt16(b[1])
     }
-    mutating func u32() throws -> UInt32 {
+    package mutating func u32() throws -> UInt32 {
         let b = try take(4)
         return UInt32(b[0]) << 24 | UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3])
     }
-    mutating func i32() throws -> Int32 { Int32(bitPattern: try u32()) }
-    mutating func u64() throws -> UInt64 { UInt64(try u32()) << 32 | UInt64(try u32()) }
-    mutating func raw(_ count: Int) throws -> [UInt8] { try take(count) }
-    mutating func short() throws -> [UInt8] { try take(Int(try u16())) }
-    mutating func tiny() throws -> [UInt8] { try take(Int(try u8())) }
+    package mutating func i32() throws -> Int32 { Int32(bitPattern: try u32()) }
+    package mutating func u64() throws -> UInt64 { UInt64(try u32()) << 32 | UInt64(try u32()) }
+    package mutating func raw(_ count: Int) throws -> [UInt8] { try take(count) }
+    package mutating func short() throws -> [UInt8] { try take(Int(try u16())) }
+    package mutating func tiny() throws -> [UInt8] { try take(Int(try u8())) }
     /// A UTF-8 string of at most `max` bytes.
-    mutating func string(max: Int) throws -> String {
+    package mutating func string(max: Int) throws -> String {
         let b = try short()
         guard b.count <= max else { throw GateWireError.malformed("a text field of \(b.count) bytes, more than \(max)") }
         guard let s = String(validating: b, as: UTF8.self), !s.utf8.contains(0) else {
@@ -178,6 +179,6 @@ struct ByteReader {
 }
 
 /// Why a frame was refused. Never carries the frame's bytes.
-enum GateWireError: Error, Equatable {
+package enum GateWireError: Error, Equatable {
     case malformed(String)
 }

@@ -14,6 +14,10 @@
 // - global.
 // A caller without a terminal gets its session (docs/DECISIONS.md, "A caller without a
 // terminal gets its session"). Start times stop a recycled pid from inheriting a window.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 internal import Glibc
 
 struct CallerScope: Sendable, Equatable {

@@ -16,6 +16,10 @@
 // (SO_PEERPIDFD): a reply goes out only if that process was still there after its scope
 // was read from /proc, so a recycled pid never borrows a window. It ends after
 // `idleSeconds` without a call, or within a second of its binary being replaced (an upgrade).
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 internal import CSystem
 internal import Glibc
 
@@ -33,14 +37,6 @@ enum GateDaemon {
     static let requestRestMilliseconds = 50
     /// LISTEN_FDNAMES of a daemon the helper started (it removes its socket when it ends).
     static let selfStartedName = "keygate-self-started"
-
-    /// The requests the daemon answers: those that never prompt.
-    static func serves(_ request: GateRequest) -> Bool {
-        switch request.operation {
-        case .open, .presence, .check, .keys, .status: return !request.flags.contains(.fresh)
-        case .authenticate, .legacyClassSeed, .forget, .certify: return false
-        }
-    }
 
     // MARK: Daemon
 
@@ -167,7 +163,7 @@ enum GateDaemon {
                     """)
             }
             var request = try GateRequest.decode(frame)
-            guard serves(request) else {
+            guard request.daemonAnswers else {
                 throw KeychainError.interactionNotAllowed("the gatekeeper's daemon does not answer this request: the setuid gatekeeper does")
             }
             request.flags.insert(.noPrompt)
@@ -263,52 +259,24 @@ enum GateDaemon {
 
     /// True when something answers on the socket (a running daemon, or systemd's socket).
     private static var isListening: Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = UnixSocket.stream()
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        return connect(fd, GatekeeperPaths.socketPath)
+        return UnixSocket.connect(fd, to: GatekeeperPaths.socketPath)
     }
 
     /// A listening socket at the daemon's path, mode 0666 (every user may call; root's folder).
     private static func bindSocket() -> Int32? {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = UnixSocket.stream()
         guard fd >= 0 else { return nil }
         let path = GatekeeperPaths.socketPath
         unlink(path)
         let previous = umask(0o111)
         defer { umask(previous) }
-        guard withAddress(path, { bind(fd, $0, $1) }) == 0, listen(fd, 64) == 0 else {
+        guard UnixSocket.bind(fd, to: path), listen(fd, 64) == 0 else {
             close(fd)
             return nil
         }
         return fd
-    }
-
-    /// connect(2) to a Unix socket path; true when it is accepted.
-    static func connect(_ fd: Int32, _ path: String) -> Bool {
-        while true {
-            let rc = withAddress(path) { Glibc.connect(fd, $0, $1) }
-            if rc == 0 { return true }
-            if errno != EINTR { return false }
-        }
-    }
-
-    /// Calls `body` with a sockaddr_un for `path` (-1 with ENAMETOOLONG when it does not fit).
-    static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else {
-            errno = ENAMETOOLONG
-            return -1
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.enumerated() { raw[index] = byte }
-            raw[bytes.count] = 0
-        }
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
     }
 }

@@ -5,6 +5,10 @@
 // waiting (64 in all), and among the callers whose requests are in, the user served longest
 // ago goes first: a user who floods the socket slows another user's answer by at most one of
 // its own requests. A caller turned away, or dropped, runs the setuid helper instead.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 
 struct GateCallerQueue {
     struct Caller: Equatable {

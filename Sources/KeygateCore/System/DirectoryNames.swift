@@ -3,9 +3,9 @@
 // context's change check (KeychainContext) and fprintd's print storage (EnrolledPrints).
 internal import Glibc
 
-enum DirectoryNames {
+package enum DirectoryNames {
     /// Every entry's name in `dir`, read to its end.
-    static func read(_ dir: OpaquePointer) -> [String] {
+    package static func read(_ dir: OpaquePointer) -> [String] {
         var names: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in

@@ -2,6 +2,9 @@
 // deadline, reports a reader, and the user has a finger enrolled on it (FprintdProbe). Each
 // failure is a clear error at once, in Apple's terms where Apple has one (no reader:
 // biometryNotAvailable; no finger: biometryNotEnrolled), instead of a PAM stack that waits.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
 import KeygateStorage
 
 enum FingerprintReader {

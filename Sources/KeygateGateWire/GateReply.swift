@@ -5,17 +5,24 @@
 // 'A' (the answer) or 'C' (a cancel), and one final result ('R'): a status, a message,
 // and whatever the operation returns. The shares and seeds in a result are secrets: the
 // client copies them into locked memory and wipes the frame.
+import KeygateCore
 
-enum GateMessage: Equatable {
+package enum GateMessage: Equatable {
     case promptSecret(String)
     case promptVisible(String)
     case notice(String)
     case audit(event: String, service: String, detail: String)
     case result(GateResult)
 
-    static let maxTextBytes = 2048
+    package static let maxTextBytes = 2048
 
-    func encoded() -> [UInt8] {
+    /// The client's answer frame to a prompt ('A' and the answer, or 'C' for a cancel).
+    package static func answerFrame(_ answer: SecureBytes?) -> [UInt8] {
+        guard let answer else { return [UInt8(ascii: "C")] }
+        return [UInt8(ascii: "A")] + answer.unprotectedCopy()
+    }
+
+    package func encoded() -> [UInt8] {
         var w = ByteWriter()
         switch self {
         case .promptSecret(let text): w.u8(UInt8(ascii: "P")); w.string(Self.cut(text))
@@ -28,7 +35,7 @@ enum GateMessage: Equatable {
         return w.bytes
     }
 
-    static func decode(_ frame: [UInt8]) throws -> GateMessage {
+    package static func decode(_ frame: [UInt8]) throws -> GateMessage {
         var r = ByteReader(frame)
         let message: GateMessage
         switch try r.u8() {
@@ -51,41 +58,46 @@ enum GateMessage: Equatable {
 }
 
 /// The final answer to a request.
-struct GateResult: Equatable {
+package struct GateResult: Equatable {
     /// nil on success, else the error's code (its message is `message`).
-    var error: KeychainError.Code?
-    var message: String = ""
+    package var error: KeychainError.Code?
+    package var message: String = ""
     /// open: the opened share of each requested box, by the box's index in the request.
-    var shares: [(index: UInt8, share: [UInt8])] = []
+    package var shares: [(index: UInt8, share: [UInt8])] = []
     /// keys: the gate public keys of the item, by slot kind.
-    var publicKeys: [(kind: GateKind, key: [UInt8])] = []
+    package var publicKeys: [(kind: GateKind, key: [UInt8])] = []
     /// authenticate: the gatekeeper's seal on each class public key sent.
-    var seals: [(accessibility: Accessibility, seal: [UInt8])] = []
+    package var seals: [(accessibility: Accessibility, seal: [UInt8])] = []
     /// open with issueHandle: the new authentication-context handle.
-    var handle: [UInt8] = []
+    package var handle: [UInt8] = []
     /// legacyClassSeed: the 1.x device-bound seed.
-    var seed: [UInt8] = []
+    package var seed: [UInt8] = []
     /// check: the indices of the boxes whose key the gatekeeper no longer derives.
-    var invalid: [UInt8] = []
+    package var invalid: [UInt8] = []
     /// status: the seconds left of the user's lockout (0: none), and the failed attempts counted since
     /// the last success. On the wire only when either is not 0, after every other field: a result
     /// without them is byte for byte what a gatekeeper before them sent, so a program built with an
     /// older Keygate library still reads every answer of this gatekeeper (it never asks `status`).
-    var lockoutSecondsLeft: UInt32 = 0
-    var failedAttempts: UInt32 = 0
+    package var lockoutSecondsLeft: UInt32 = 0
+    package var failedAttempts: UInt32 = 0
 
-    static func failure(_ error: KeychainError) -> GateResult { GateResult(error: error.code, message: error.message) }
+    package init(error: KeychainError.Code? = nil, message: String = "") {
+        self.error = error
+        self.message = message
+    }
 
-    var keychainError: KeychainError? { error.map { KeychainError($0, message) } }
+    package static func failure(_ error: KeychainError) -> GateResult { GateResult(error: error.code, message: error.message) }
+
+    package var keychainError: KeychainError? { error.map { KeychainError($0, message) } }
 
     /// Zeroes the secrets a result carries (the shares, the seed, the handle) once it is sent.
-    mutating func wipeSecrets() {
+    package mutating func wipeSecrets() {
         for index in shares.indices { Sodium.wipe(&shares[index].share) }
         Sodium.wipe(&seed)
         Sodium.wipe(&handle)
     }
 
-    static func == (a: GateResult, b: GateResult) -> Bool {
+    package static func == (a: GateResult, b: GateResult) -> Bool {
         a.error == b.error && a.message == b.message && a.handle == b.handle && a.seed == b.seed && a.invalid == b.invalid
             && a.lockoutSecondsLeft == b.lockoutSecondsLeft && a.failedAttempts == b.failedAttempts
             && a.shares.map(\.index) == b.shares.map(\.index) && a.shares.map(\.share) == b.shares.map(\.share)

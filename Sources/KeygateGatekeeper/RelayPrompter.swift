@@ -2,6 +2,10 @@
 // but the person is at the client's terminal, askpass or pinentry. Each PAM prompt goes
 // to the client as a frame; the client answers with its own Prompter. The answer lives
 // in locked memory here, as anywhere else.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 internal import Glibc
 
 struct RelayPrompter: GatePrompter {
@@ -35,11 +39,5 @@ struct RelayPrompter: GatePrompter {
 
     func audit(_ event: AuditEvent, service: String, detail: String) {
         _ = GateWire.writeFrame(output, GateMessage.audit(event: event.rawValue, service: service, detail: detail).encoded())
-    }
-
-    /// The client's answer frame to a prompt.
-    static func answerFrame(_ answer: SecureBytes?) -> [UInt8] {
-        guard let answer else { return [UInt8(ascii: "C")] }
-        return [UInt8(ascii: "A")] + answer.unprotectedCopy()
     }
 }

@@ -14,10 +14,14 @@
 // new presence pair. Earlier generations stay derivable, so presence items sealed before
 // the change keep opening (through the gatekeeper only); items sealed after it use keys
 // nothing from before it ever saw.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 internal import CSystem
 internal import Glibc
 
-struct GateSecrets {
+package struct GateSecrets {
     let uid: UInt32
     private let secret: SecureBytes
     /// The current presence generation (1 and up).
@@ -163,7 +167,7 @@ struct GateSecrets {
     }
 
     /// Root's seals on every class public key of `masterKey` (HostProtectorAdmin, which runs as root).
-    static func seals(masterKey: SecureBytes, uid: UInt32, userName: String) throws -> [Accessibility: [UInt8]] {
+    package static func seals(masterKey: SecureBytes, uid: UInt32, userName: String) throws -> [Accessibility: [UInt8]] {
         let secrets = try load(uid: uid, userName: userName)
         var seals: [Accessibility: [UInt8]] = [:]
         for accessibility in Accessibility.allCases {

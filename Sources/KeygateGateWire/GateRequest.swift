@@ -3,9 +3,10 @@
 // Nothing in a request is trusted: the scope comes from the kernel, the policy from
 // root's files, and every gate box must match a key the gatekeeper derives for the
 // identity and flags it names, so a lie about either only fails to open.
+import KeygateCore
 
-struct GateRequest: Sendable, Equatable {
-    enum Operation: UInt8, Sendable {
+package struct GateRequest: Sendable, Equatable {
+    package enum Operation: UInt8, Sendable {
         /// The gate public keys for one item (presence, current set, device), after checking
         /// the class key the client will seal to against the gatekeeper's seal on it.
         case keys = 1
@@ -32,60 +33,106 @@ struct GateRequest: Sendable, Equatable {
         case status = 9
     }
 
-    struct Flags: OptionSet, Sendable, Equatable {
-        let rawValue: UInt8
+    package struct Flags: OptionSet, Sendable, Equatable {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
         /// Never prompt: fail with interaction-not-allowed instead.
-        static let noPrompt = Flags(rawValue: 1)
+        package static let noPrompt = Flags(rawValue: 1)
         /// Authenticate even when a record in the window would do (the client needs the password).
-        static let fresh = Flags(rawValue: 2)
+        package static let fresh = Flags(rawValue: 2)
         /// Issue an authentication-context handle (LAContext) for later opens.
-        static let issueHandle = Flags(rawValue: 4)
+        package static let issueHandle = Flags(rawValue: 4)
         /// forget: every scope, not only the caller's.
-        static let all = Flags(rawValue: 8)
+        package static let all = Flags(rawValue: 8)
+        /// certify only, from root only: for the user `subjectUID` names, not the caller (the host
+        /// protector's passwordless keychains, HostProtectorAdmin). The uid follows the request.
+        package static let forUser = Flags(rawValue: 16)
     }
 
     /// One sealed gate box of an item: its slot kind, the key id it names, the 80 sealed bytes.
-    struct Box: Sendable, Equatable {
-        var kind: GateKind
-        var keyID: [UInt8]
-        var sealed: [UInt8]
+    package struct Box: Sendable, Equatable {
+        package var kind: GateKind
+        package var keyID: [UInt8]
+        package var sealed: [UInt8]
+
+        package init(kind: GateKind, keyID: [UInt8], sealed: [UInt8]) {
+            self.kind = kind
+            self.keyID = keyID
+            self.sealed = sealed
+        }
     }
 
     /// A class public key the client seals to, with the gatekeeper's seal on it (empty when none).
-    struct ClassKey: Sendable, Equatable {
-        var accessibility: Accessibility
-        var publicKey: [UInt8]
-        var seal: [UInt8]
+    package struct ClassKey: Sendable, Equatable {
+        package var accessibility: Accessibility
+        package var publicKey: [UInt8]
+        package var seal: [UInt8]
+
+        package init(accessibility: Accessibility, publicKey: [UInt8], seal: [UInt8]) {
+            self.accessibility = accessibility
+            self.publicKey = publicKey
+            self.seal = seal
+        }
     }
 
-    static let version: UInt8 = 1
-    static let maxReasonBytes = 1024
-    static let maxFieldBytes = 4096
-    static let handleBytes = 32
-    static let sealBytes = GateSecrets.sealBytes
+    package static let version: UInt8 = 1
+    package static let maxReasonBytes = 1024
+    package static let maxFieldBytes = 4096
+    package static let handleBytes = 32
+    package static let sealBytes = PublicKeys.sealBytes
 
-    var operation: Operation
-    var flags: Flags = []
+    package var operation: Operation
+    package var flags: Flags = []
     /// Apple's SecAccessControlCreateFlags bits of the item (part of its gate keys' derivation).
-    var accessControl: UInt32 = 0
-    var identity: ItemIdentity?
-    var reason: String = ""
-    var handle: [UInt8] = []
-    var classKeys: [ClassKey] = []
-    var boxes: [Box] = []
+    package var accessControl: UInt32 = 0
+    package var identity: ItemIdentity?
+    package var reason: String = ""
+    package var handle: [UInt8] = []
+    package var classKeys: [ClassKey] = []
+    package var boxes: [Box] = []
     /// legacyClassSeed: the master-derived seed of the class (32 bytes).
-    var seed: [UInt8] = []
+    package var seed: [UInt8] = []
     /// issueHandle: how long the authentication context wants its handle (the gatekeeper caps it).
-    var handleSeconds: UInt32 = 0
+    package var handleSeconds: UInt32 = 0
+    /// forUser: whose class keys root asks to have sealed. On the wire only with the flag, last,
+    /// so every request an older client sends is byte for byte what it was.
+    package var subjectUID: UInt32? = nil
+
+    package init(operation: Operation, flags: Flags = [], accessControl: UInt32 = 0, identity: ItemIdentity? = nil,
+                 reason: String = "", handle: [UInt8] = [], classKeys: [ClassKey] = [], boxes: [Box] = [],
+                 seed: [UInt8] = [], handleSeconds: UInt32 = 0, subjectUID: UInt32? = nil) {
+        self.operation = operation
+        self.flags = flags
+        self.accessControl = accessControl
+        self.identity = identity
+        self.reason = reason
+        self.handle = handle
+        self.classKeys = classKeys
+        self.boxes = boxes
+        self.seed = seed
+        self.handleSeconds = handleSeconds
+        self.subjectUID = subjectUID
+    }
+
+    /// True for the requests the gatekeeper's daemon answers (no prompt can be needed): the
+    /// client sends only those to its socket (GateDaemonLink), the daemon refuses the rest.
+    package var daemonAnswers: Bool {
+        switch operation {
+        case .open, .presence, .check, .keys, .status: return !flags.contains(.fresh)
+        case .authenticate, .legacyClassSeed, .forget, .certify: return false
+        }
+    }
 
     // MARK: Encoding
 
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var w = ByteWriter()
         w.u8(UInt8(ascii: "Q"))
         w.u8(Self.version)
         w.u8(operation.rawValue)
-        w.u8(flags.rawValue)
+        var flagBits = flags
+        if subjectUID == nil { flagBits.remove(.forUser) } else { flagBits.insert(.forUser) }
+        w.u8(flagBits.rawValue)
         w.u32(accessControl)
         if let identity {
             w.u8(1)
@@ -109,18 +156,19 @@ struct GateRequest: Sendable, Equatable {
         }
         w.tiny(seed)
         w.u32(handleSeconds)
+        if let subjectUID { w.u32(subjectUID) }
         return w.bytes
     }
 
     /// Decodes one request frame. Throws GateWireError for anything malformed, oversized,
     /// unknown or trailing; never traps.
-    static func decode(_ frame: [UInt8]) throws -> GateRequest {
+    package static func decode(_ frame: [UInt8]) throws -> GateRequest {
         var r = ByteReader(frame)
         guard try r.u8() == UInt8(ascii: "Q") else { throw GateWireError.malformed("not a request frame") }
         guard try r.u8() == version else { throw GateWireError.malformed("a request of another version") }
         guard let operation = Operation(rawValue: try r.u8()) else { throw GateWireError.malformed("an unknown operation") }
         let flagBits = try r.u8()
-        guard flagBits & ~UInt8(15) == 0 else { throw GateWireError.malformed("unknown flags") }
+        guard flagBits & ~UInt8(31) == 0 else { throw GateWireError.malformed("unknown flags") }
         var request = GateRequest(operation: operation, flags: Flags(rawValue: flagBits))
         request.accessControl = try r.u32()
         switch try r.u8() {
@@ -157,6 +205,10 @@ struct GateRequest: Sendable, Equatable {
             throw GateWireError.malformed("a seed of \(request.seed.count) bytes")
         }
         request.handleSeconds = try r.u32()
+        if request.flags.contains(.forUser) {
+            guard operation == .certify else { throw GateWireError.malformed("another user named outside certify") }
+            request.subjectUID = try r.u32()
+        }
         guard r.isAtEnd else { throw GateWireError.malformed("trailing bytes after the request") }
         if [.keys, .open, .presence, .check].contains(operation), request.identity == nil {
             throw GateWireError.malformed("an item operation without an item")
@@ -166,8 +218,8 @@ struct GateRequest: Sendable, Equatable {
 }
 
 /// An item identity on the wire: its class, then every primary-key field.
-enum GateIdentityCodec {
-    static func write(_ identity: ItemIdentity, to w: inout ByteWriter) {
+package enum GateIdentityCodec {
+    package static func write(_ identity: ItemIdentity, to w: inout ByteWriter) {
         w.string(identity.itemClass.rawValue)
         w.string(identity.service)
         w.string(identity.account)
@@ -179,7 +231,7 @@ enum GateIdentityCodec {
         w.string(identity.authenticationType?.rawValue ?? "")
     }
 
-    static func read(_ r: inout ByteReader) throws -> ItemIdentity {
+    package static func read(_ r: inout ByteReader) throws -> ItemIdentity {
         let max = GateRequest.maxFieldBytes
         guard let itemClass = ItemClass(rawValue: try r.string(max: 64)) else {
             throw GateWireError.malformed("an unknown item class")

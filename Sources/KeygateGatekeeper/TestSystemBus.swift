@@ -5,6 +5,10 @@
 // where /run/dbus is an empty tmpfs whose system_bus_socket links to the private bus: the
 // path every system-bus client falls back to. Nothing outside this process (and the daemon
 // it starts) sees the change. Release builds never compile this.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 #if KEYGATE_TEST_HOOKS
 internal import CSystem
 internal import Glibc

@@ -3,6 +3,10 @@
 // may only tighten), the scope from the kernel (CallerScope), the records and the lockout
 // from root's file (GateRecords), the keys from root's secret (GateSecrets). PAM runs here,
 // through the item's service, with its prompts relayed to the caller (RelayPrompter).
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 internal import Glibc
 
 struct GateServer {
@@ -15,6 +19,8 @@ struct GateServer {
     let overrides: TestOverrides
     /// The daemon's cache of secrets (nil in the helper, which runs once).
     var cache: GateDaemonCache? = nil
+    /// Root asked for `user` (certify for a passwordless keychain): no authentication is needed.
+    var rootAsks = false
 
     func handle(_ request: GateRequest) throws -> GateResult {
         let secrets = try cache?.secrets(uid: user.uid, userName: user.name)
@@ -50,7 +56,7 @@ struct GateServer {
             needsDevice = needsDevice || key.accessibility.isThisDeviceOnly
         }
         var result = GateResult()
-        for kind in KeyUnlocker.gateKinds(AccessControl(rawValue: request.accessControl).constraints) {
+        for kind in GateKind.kinds(for: AccessControl(rawValue: request.accessControl).constraints) {
             let pair: BoxKeyPair
             switch kind {
             case .currentSet: pair = try secrets.currentSetPair(flags: request.accessControl, identity: identity)
@@ -103,6 +109,16 @@ struct GateServer {
     /// Seals class public keys for a caller that authenticated in this scope within `certifyWindow`
     /// seconds (through any service), else after PAM through the keychain's service.
     private func certify(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        if !rootAsks { try authenticateToCertify(request) }
+        var result = GateResult()
+        for key in request.classKeys {
+            result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
+        }
+        return result
+    }
+
+    /// An authentication in this scope within `certifyWindow` seconds, else one through PAM now.
+    private func authenticateToCertify(_ request: GateRequest) throws {
         var policy = try policies().keychainDecision().policy
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
@@ -119,11 +135,6 @@ struct GateServer {
             try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
                                        recordAs: "unlock:" + policy.pamService)
         }
-        var result = GateResult()
-        for key in request.classKeys {
-            result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
-        }
-        return result
     }
 
     static let certifyWindow: UInt64 = 60
@@ -353,7 +364,7 @@ struct GateServer {
 
     /// Only biometry flags: the item asks for a finger and nothing else.
     static func isBiometric(_ constraints: [AccessControl.Constraint]) -> Bool {
-        !constraints.isEmpty && constraints.allSatisfy { $0 == .biometryAny || $0 == .biometryCurrentSet }
+        AccessControl.asksOnlyForAFinger(constraints)
     }
 
     /// A box of an item Keygate 0.1.0 sealed as biometryCurrentSet: a current-set box (the

@@ -4,6 +4,10 @@
 // One small text file per uid, mode 0600 root, under a lock taken with a deadline. A file
 // from another boot (its boot id differs) is ignored: the clock it counted on restarted.
 // The user can neither read, forge, extend nor delete any of it.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 internal import Glibc
 
 struct GateRecords: Sendable, Equatable {
@@ -111,11 +115,7 @@ struct GateRecords: Sendable, Equatable {
 
     // MARK: File
 
-    static var now: UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &ts)
-        return UInt64(ts.tv_sec)
-    }
+    static var now: UInt64 { BootClock.seconds }
 
     /// This boot's id: read once per process (it cannot change while the process runs).
     static let currentBootID: String = {

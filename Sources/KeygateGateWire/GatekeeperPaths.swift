@@ -4,17 +4,18 @@
 // /run/keygate/ts (tmpfs: gone at reboot, like sudo's /run/sudo/ts), the daemon's socket
 // and lock in /run/keygate. Test-hook builds redirect the state below KEYGATE_TEST_GATE_DIR
 // and give each set of test hooks its own daemon; release builds always use the fixed paths.
+import KeygateCore
 internal import Glibc
 
-enum GatekeeperPaths {
-    static var stateRoot: String {
+package enum GatekeeperPaths {
+    package static var stateRoot: String {
         #if KEYGATE_TEST_HOOKS
         if let dir = testRoot { return dir + "/state" }
         #endif
         return "/var/lib/keygate/gate"
     }
 
-    static var recordRoot: String {
+    package static var recordRoot: String {
         #if KEYGATE_TEST_HOOKS
         if let dir = testRoot { return dir + "/ts" }
         #endif
@@ -22,14 +23,14 @@ enum GatekeeperPaths {
     }
 
     /// Root's folder in /run: 0711 (users pass through it to the socket, and list nothing).
-    static let runRoot = "/run/keygate"
+    package static let runRoot = "/run/keygate"
     /// The daemon's folder, 0755 root: its socket is for every user; only root can create it.
-    static let socketFolder = runRoot + "/gate"
+    package static let socketFolder = runRoot + "/gate"
 
     /// The daemon's socket (GateDaemon).
-    static var socketPath: String { socketFolder + "/" + daemonName + ".sock" }
+    package static var socketPath: String { socketFolder + "/" + daemonName + ".sock" }
     /// Held (flock) by the daemon that listens on `socketPath`, for as long as it runs.
-    static var daemonLockPath: String { socketFolder + "/" + daemonName + ".lock" }
+    package static var daemonLockPath: String { socketFolder + "/" + daemonName + ".lock" }
 
     private static var daemonName: String {
         #if KEYGATE_TEST_HOOKS
@@ -50,11 +51,11 @@ enum GatekeeperPaths {
         #endif
     }
 
-    static func stateDirectory(uid: UInt32) -> String { stateRoot + "/\(uid)" }
-    static func recordPath(uid: UInt32) -> String { recordRoot + "/\(uid)" }
+    package static func stateDirectory(uid: UInt32) -> String { stateRoot + "/\(uid)" }
+    package static func recordPath(uid: UInt32) -> String { recordRoot + "/\(uid)" }
 
     #if KEYGATE_TEST_HOOKS
-    static var testRoot: String? {
+    package static var testRoot: String? {
         guard let raw = getenv("KEYGATE_TEST_GATE_DIR") else { return nil }
         let dir = String(cString: raw)
         return dir.hasPrefix("/") ? dir : nil
@@ -64,7 +65,7 @@ enum GatekeeperPaths {
     /// Makes `path` and its missing parents as root-owned folders of `mode`. A folder that
     /// exists must be a real folder (not a link) owned by the process's effective uid; one that an
     /// earlier gatekeeper made with its caller's group is given root's group.
-    static func makeFolder(_ path: String, mode: mode_t) throws {
+    package static func makeFolder(_ path: String, mode: UInt32) throws {
         var info = stat()
         // The common case, one call: it is there, a real folder, ours (the daemon asks on every request).
         if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() {

@@ -4,6 +4,7 @@
 // askpass, pinentry), and returns its result. The answer to the last no-echo prompt is
 // kept in locked memory: it is the password of the authentication that succeeded, which
 // the keychain also needs to open its master key. Nothing goes into argv or the environment.
+internal import KeygateGateWire
 internal import Glibc
 
 struct GateClient {
@@ -111,7 +112,7 @@ struct GateClient {
             case .promptSecret(let text), .promptVisible(let text):
                 let answer = try prompter.readSecret(prompt: text)
                 if case .promptSecret = message { password = answer }
-                var reply = RelayPrompter.answerFrame(answer)
+                var reply = GateMessage.answerFrame(answer)
                 defer { Sodium.wipe(&reply) }
                 guard GateWire.writeFrame(toHelper[1], reply) else { throw Self.died(path) }
             case .notice(let text):
@@ -134,12 +135,12 @@ struct GateClient {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         var left = milliseconds
         while true {
-            let started = GateRecords.now
+            let started = BootClock.seconds
             let ready = poll(&entry, 1, left)
             if ready > 0 { return true }
             if ready == 0 { return false }
             guard errno == EINTR else { return true }   // let the read report the error
-            left -= Int32(min(UInt64(left), (GateRecords.now - started) * 1000))
+            left -= Int32(min(UInt64(left), (BootClock.seconds - started) * 1000))
             if left <= 0 { return false }
         }
     }

@@ -7,6 +7,10 @@
 // (GateRecordsCache), checked against their file under its lock at every request, so
 // `keygate lock`, a lockout and a new authentication count at once. The daemon is
 // single-threaded; this is its alone.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
 
 final class GateDaemonCache {
     private var users: [UInt32: (version: FileVersion?, account: UserAccount)] = [:]
