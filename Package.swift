@@ -42,7 +42,7 @@ let package = Package(
         // beyond files, the kernel keyring and the TPM.
         .target(
             name: "KeygateCore",
-            dependencies: ["CPAM", "CKeyutils", "CSodium", "CSystem", "CTSS2"],
+            dependencies: ["CKeyutils", "CSodium", "CSystem", "CTSS2"],
             swiftSettings: testHooks
         ),
         // Where sealed items live: the Secret Service over D-Bus, or the embedded SQLite store.

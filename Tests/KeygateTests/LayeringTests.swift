@@ -27,6 +27,16 @@ enum LayerCheck {
         "KeygateGatekeeper": ["keygate-gatekeeper", "keygate-pam-helper"],
     ]
 
+    /// Each C library is reached by the targets named here and no other (docs/ARCHITECTURE.md):
+    /// Linux-PAM by authentication and the PAM helper, keyutils, libsodium and tpm2-tss by the core,
+    /// sd-bus and SQLite by storage. CSystem (libc wrappers) is the system door of every layer.
+    static let cLibraryOwners: [String: Set<String>] = [
+        "CPAM": ["KeygateAuthentication", "keygate-pam-helper"],
+        "CKeyutils": ["KeygateCore"], "CSodium": ["KeygateCore"], "CTSS2": ["KeygateCore"],
+        "CSDBus": ["KeygateStorage"], "CSQLite": ["KeygateStorage"],
+        "CGatekeeperStart": ["keygate-gatekeeper"],
+    ]
+
     struct Target {
         var name: String
         var kind: String
@@ -87,6 +97,16 @@ enum LayerCheck {
             for dep in deps.sorted() {
                 if let depRank = layers[dep], depRank >= rank {
                     found.append("\(target) (layer \(rank)) depends on \(dep) (layer \(depRank)) in Package.swift")
+                }
+            }
+            for module in (imports[target] ?? []).sorted() {
+                if let owners = cLibraryOwners[module], !owners.contains(target) {
+                    found.append("\(target) imports \(module), which only \(owners.sorted().joined(separator: " and ")) may import")
+                }
+            }
+            for dep in deps.sorted() {
+                if let owners = cLibraryOwners[dep], !owners.contains(target) {
+                    found.append("\(target) depends on \(dep), which only \(owners.sorted().joined(separator: " and ")) may link")
                 }
             }
             let reachable = closure(target)
@@ -201,6 +221,19 @@ final class LayeringTests: XCTestCase {
         let listed = products.matches(in: manifest, range: NSRange(location: 0, length: text.length)).map { text.substring(with: $0.range(at: 1)) }
         XCTAssertGreaterThanOrEqual(listed.count, 5, "the products were not read")
         XCTAssertFalse(listed.contains { $0.contains("\"KeygateGatekeeper\"") }, "a product contains the gatekeeper's code: \(listed)")
+    }
+
+    /// Each C library is touched by its own layer only: the core no longer links libpam for a
+    /// setresuid wrapper (it is CSystem's), and storage's SQLite stays storage's.
+    func testEachCLibraryIsReachedOnlyByItsOwners() throws {
+        var (dependencies, imports) = try packageLayers()
+        XCTAssertEqual(dependencies["KeygateCore"]?.contains("CPAM"), false, "the core does not link libpam")
+        XCTAssertEqual(imports["KeygateAuthentication"]?.contains("CPAM"), true, "the imports were read")
+        imports["KeygateCore", default: []].insert("CPAM")
+        dependencies["KeygateCore", default: []].append("CPAM")
+        XCTAssertEqual(LayerCheck.violations(dependencies: dependencies, imports: imports),
+                       ["KeygateCore imports CPAM, which only KeygateAuthentication and keygate-pam-helper may import",
+                        "KeygateCore depends on CPAM, which only KeygateAuthentication and keygate-pam-helper may link"])
     }
 
     func testImportLinesAreReadWhateverTheirAttributes() {
