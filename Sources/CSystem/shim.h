@@ -93,3 +93,11 @@ static inline int keygate_getresgid(gid_t *r, gid_t *e, gid_t *s) {
     extern int getresgid(gid_t *, gid_t *, gid_t *);
     return getresgid(r, e, s);
 }
+
+/* pipe2(2) with O_CLOEXEC: both ends are close-on-exec from the start, so no other thread's
+   spawn can inherit one (pipe() then fcntl() leaves that window). Declared by <unistd.h> only
+   under _GNU_SOURCE. */
+static inline int keygate_pipe_cloexec(int fds[2]) {
+    extern int pipe2(int [2], int);
+    return pipe2(fds, O_CLOEXEC);
+}

@@ -27,65 +27,14 @@ package enum GateWire {
     /// Reads one frame that must arrive whole within `milliseconds` (a socket peer that
     /// trickles bytes cannot hold the reader longer); nil at the deadline, as at end of input.
     package static func readFrame(_ fd: Int32, withinMilliseconds milliseconds: Int) -> [UInt8]? {
-        readFrame(fd, deadline: monotonicMilliseconds() + milliseconds)
+        readFrame(fd, deadline: MonotonicClock.milliseconds + milliseconds)
     }
 
     private static func readFrame(_ fd: Int32, deadline: Int?) -> [UInt8]? {
-        guard let head = readExactly(fd, 4, deadline: deadline) else { return nil }
+        guard let head = Descriptor.readExactly(fd, 4, deadline: deadline) else { return nil }
         let n = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
         guard n <= maxFrame else { return nil }
-        return n == 0 ? [] : readExactly(fd, n, deadline: deadline)
-    }
-
-    package static func monotonicMilliseconds() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
-    }
-
-    /// Reads exactly `count` bytes; with a deadline, waits for each piece no later than it.
-    /// On a socket, bytes already there are taken without a poll(2) first.
-    private static func readExactly(_ fd: Int32, _ count: Int, deadline: Int?) -> [UInt8]? {
-        var out = [UInt8](repeating: 0, count: count)
-        var offset = 0
-        var tryWithoutWaiting = deadline != nil
-        while offset < count {
-            if tryWithoutWaiting {
-                let got = out.withUnsafeMutableBytes { raw in
-                    recv(fd, raw.baseAddress.map { $0 + offset }, count - offset, Int32(MSG_DONTWAIT))
-                }
-                if got > 0 {
-                    offset += got
-                    continue
-                }
-                if got == 0 { Sodium.wipe(&out); return nil }
-                switch errno {
-                case EINTR: continue
-                case EAGAIN, EWOULDBLOCK: break
-                case ENOTSOCK: tryWithoutWaiting = false   // a pipe: poll, then read
-                default: Sodium.wipe(&out); return nil
-                }
-            }
-            if let deadline {
-                let left = deadline - monotonicMilliseconds()
-                guard left > 0 else { Sodium.wipe(&out); return nil }
-                var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&entry, 1, Int32(left))
-                if ready < 0, errno == EINTR { continue }
-                guard ready > 0 else { Sodium.wipe(&out); return nil }
-            }
-            let got = out.withUnsafeMutableBytes { raw in
-                Glibc.read(fd, raw.baseAddress.map { $0 + offset }, count - offset)
-            }
-            if got < 0 {
-                if errno == EINTR { continue }
-                Sodium.wipe(&out)
-                return nil
-            }
-            if got == 0 { Sodium.wipe(&out); return nil }
-            offset += got
-        }
-        return out
+        return n == 0 ? [] : Descriptor.readExactly(fd, n, deadline: deadline)
     }
 }
 

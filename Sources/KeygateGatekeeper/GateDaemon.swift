@@ -92,7 +92,7 @@ enum GateDaemon {
         while true {
             var entries = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
                 + queue.callers.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            let ready = poll(&entries, nfds_t(entries.count), queue.pollTimeout(now: GateWire.monotonicMilliseconds(), idle: 1000))
+            let ready = poll(&entries, nfds_t(entries.count), queue.pollTimeout(now: MonotonicClock.milliseconds, idle: 1000))
             let now = GateRecords.now
             if now != lastUpgradeCheck {
                 lastUpgradeCheck = now
@@ -114,7 +114,7 @@ enum GateDaemon {
                 answer(caller, overrides: overrides, cache: cache)
                 close(caller.fd)
             }
-            for caller in queue.expire(now: GateWire.monotonicMilliseconds()) { close(caller.fd) }
+            for caller in queue.expire(now: MonotonicClock.milliseconds) { close(caller.fd) }
         }
         for caller in queue.callers { close(caller.fd) }
         // The socket is removed before the lock goes (at exit), so no caller waits on a dead socket.
@@ -134,7 +134,7 @@ enum GateDaemon {
             }
             var uid: uid_t = 0
             var pid: pid_t = 0
-            let deadline = GateWire.monotonicMilliseconds() + requestDeadlineMilliseconds
+            let deadline = MonotonicClock.milliseconds + requestDeadlineMilliseconds
             guard keygate_peer_credentials(connection, &uid, &pid) == 0, pid > 0,
                   queue.admit(.init(fd: connection, uid: uid, pid: pid, deadline: deadline)) else {
                 close(connection)
@@ -152,7 +152,7 @@ enum GateDaemon {
         let pidfd = keygate_peer_pidfd(connection)
         defer { if pidfd >= 0 { close(pidfd) } }
         // The request has begun to arrive: the rest of it comes at once from a real client.
-        let left = max(1, min(requestRestMilliseconds, caller.deadline - GateWire.monotonicMilliseconds()))
+        let left = max(1, min(requestRestMilliseconds, caller.deadline - MonotonicClock.milliseconds))
         guard var frame = GateWire.readFrame(connection, withinMilliseconds: left) else { return }
         defer { Sodium.wipe(&frame) }
         var result: GateResult

@@ -47,59 +47,44 @@ struct GateClient {
                 """)
         }
         #endif
-        var toHelper: [Int32] = [-1, -1]
-        var fromHelper: [Int32] = [-1, -1]
-        guard pipe(&toHelper) == 0 else { throw Self.noPipe() }
-        guard pipe(&fromHelper) == 0 else {
-            close(toHelper[0]); close(toHelper[1])
+        // Close-on-exec from the start: no other child inherits an end.
+        guard case .success(let toHelper) = Descriptor.pipe(), case .success(let fromHelper) = Descriptor.pipe() else {
             throw Self.noPipe()
         }
-        // The parent's ends must not leak into other children.
-        _ = fcntl(toHelper[1], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fromHelper[0], F_SETFD, FD_CLOEXEC)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toHelper[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromHelper[1], 1)
-        posix_spawn_file_actions_addclose(&actions, toHelper[0])
-        posix_spawn_file_actions_addclose(&actions, fromHelper[1])
-        let argv = CStringArray([path])
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, nil, argv.pointers, environ)
-        close(toHelper[0])
-        close(fromHelper[1])
-        defer { close(fromHelper[0]) }
-        guard rc == 0 else {
-            close(toHelper[1])
-            throw KeychainError.notAvailable("""
-                Keygate's gatekeeper \(path) could not be started (\(String(cString: strerror(rc)))): reinstall keygate
-                """)
+        var spawn = Spawn([path])
+        spawn.descriptors = [0: .descriptor(toHelper.read.raw), 1: .descriptor(fromHelper.write.raw)]
+        let child: Spawn.Child
+        switch spawn.start() {
+        case .success(let started): child = started
+        case .failure(let e):
+            throw KeychainError.notAvailable("Keygate's gatekeeper \(path) could not be started (\(e.text)): reinstall keygate")
         }
+        toHelper.read.close()
+        fromHelper.write.close()
         // SIGPIPE would kill this process if the gatekeeper died first: a write error instead.
         let previous = signal(SIGPIPE, SIG_IGN)
         var abandoned = false
         defer {
             // Closed before the wait: a gatekeeper waiting for an answer reads the end and exits.
-            close(toHelper[1])
+            toHelper.write.close()
             signal(SIGPIPE, previous)
-            Self.reap(pid, wait: !abandoned)
+            if abandoned { child.collectIfEnded() } else { _ = child.wait() }
         }
         var request = request.encoded()
         defer { Sodium.wipe(&request) }
-        guard GateWire.writeFrame(toHelper[1], request) else { throw Self.died(path) }
+        guard GateWire.writeFrame(toHelper.write.raw, request) else { throw Self.died(path) }
         var password: SecureBytes?
         while true {
-            guard Self.waitReadable(fromHelper[0], milliseconds: Self.answerDeadlineMilliseconds) else {
+            guard Self.waitReadable(fromHelper.read.raw, milliseconds: Self.answerDeadlineMilliseconds) else {
                 // A setuid gatekeeper runs with root's ids in full, so the caller cannot stop it: it is
                 // left to end by its own alarm (GatekeeperMain.lifetimeSeconds), unwaited for.
-                abandoned = kill(pid, SIGKILL) != 0
+                abandoned = kill(child.pid, SIGKILL) != 0
                 throw KeychainError.notAvailable("""
                     Keygate's gatekeeper \(path) did not answer within \(Self.answerDeadlineMilliseconds / 1000) s (a PAM module or a \
                     file it reads may hang): nothing was opened; see the system log, and run `keygate doctor`
                     """)
             }
-            guard var frame = GateWire.readFrame(fromHelper[0]) else { throw Self.died(path) }
+            guard var frame = GateWire.readFrame(fromHelper.read.raw) else { throw Self.died(path) }
             defer { Sodium.wipe(&frame) }
             let message: GateMessage
             do { message = try GateMessage.decode(frame) } catch {
@@ -114,7 +99,7 @@ struct GateClient {
                 if case .promptSecret = message { password = answer }
                 var reply = GateMessage.answerFrame(answer)
                 defer { Sodium.wipe(&reply) }
-                guard GateWire.writeFrame(toHelper[1], reply) else { throw Self.died(path) }
+                guard GateWire.writeFrame(toHelper.write.raw, reply) else { throw Self.died(path) }
             case .notice(let text):
                 prompter.notify(text)
             case .audit(let event, let service, let detail):
@@ -143,12 +128,6 @@ struct GateClient {
             left -= Int32(min(UInt64(left), (BootClock.seconds - started) * 1000))
             if left <= 0 { return false }
         }
-    }
-
-    /// Waits for the gatekeeper to end; without `wait`, only collects it if it has already ended.
-    private static func reap(_ pid: pid_t, wait: Bool) {
-        var status: Int32 = 0
-        while waitpid(pid, &status, wait ? 0 : WNOHANG) < 0, errno == EINTR {}
     }
 
     private static func noPipe() -> KeychainError {
