@@ -22,7 +22,7 @@ struct AskpassPrompter: Prompter {
     }
 
     func notify(_ message: String) {
-        writeAll(2, message + "\n")
+        Descriptor.write(message + "\n", to: 2)
     }
 
     /// The absolute path of `program`, or an error naming it.

@@ -43,6 +43,15 @@ package final class Descriptor {
     /// Writes all of `bytes`; nil when written, else why not.
     package func writeAll(_ bytes: [UInt8]) -> SystemErrno? { SafeFile.writeAll(raw, bytes) }
 
+    /// Writes all of a plain text to `fd` (prompts, notices, messages: never a secret); nil
+    /// when written, else why not.
+    @discardableResult
+    package static func write(_ text: String, to fd: Int32) -> SystemErrno? {
+        var bytes = Array(text.utf8)
+        defer { bytes.removeAll() }
+        return SafeFile.writeAll(fd, bytes)
+    }
+
     /// Reads exactly `count` bytes (see the static form).
     package func readExactly(_ count: Int, deadline: Int? = nil) -> [UInt8]? {
         Self.readExactly(raw, count, deadline: deadline)
