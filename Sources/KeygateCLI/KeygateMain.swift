@@ -85,10 +85,9 @@ public enum KeygateMain {
             }
         }
         if leading.flag(GlobalOptions.verbose) { AuditLog.echoToStandardError = true }
-        if leading.flag(GlobalOptions.noUnlockPrompt) {
-            // The library reads the setting from the environment (UnlockPromptSetting).
-            setenv(UnlockPromptSetting.variable, UnlockPromptSetting.never.rawValue, 1)
-        }
+        // Passed down in the command's context, never through this process's environment (which
+        // `keygate exec`'s command and every prompter would inherit).
+        let unlockPrompt: UnlockPromptSetting? = leading.flag(GlobalOptions.noUnlockPrompt) ? .never : nil
         let askpass = leading.value(GlobalOptions.askpass)
         let pinentry = leading.flag(GlobalOptions.pinentry)
         guard let verb = args.first else {
@@ -123,7 +122,8 @@ public enum KeygateMain {
         KeychainProcess.runsOneCommand()
         let context = CommandContext(programName: programName, environment: ProcessEnvironment.snapshot(),
                                      askpass: parsed.value(GlobalOptions.askpass) ?? askpass,
-                                     pinentry: pinentry || parsed.flag(GlobalOptions.pinentry), rawArguments: raw)
+                                     pinentry: pinentry || parsed.flag(GlobalOptions.pinentry), rawArguments: raw,
+                                     unlockPrompt: unlockPrompt)
         do {
             return try command.run(parsed, context: context)
         } catch let error as KeychainError {

@@ -24,12 +24,13 @@ package final class SecretServiceStore: ItemStore {
     static let secretsPerCall = 32
     let secretsPerCall: Int
 
-    /// A store on the session bus; the unlock prompt as KEYGATE_UNLOCK_PROMPT says (a bad value
-    /// counts as `never`: StoreSelection reports it before a store is made).
-    init(deadline: Duration = .seconds(5)) {
+    /// A store on the session bus; the unlock prompt as the caller's configuration says (the CLI's
+    /// --no-unlock-prompt, else KEYGATE_UNLOCK_PROMPT: KeychainOperations decides, once; `auto`
+    /// is what an unset KEYGATE_UNLOCK_PROMPT means).
+    init(deadline: Duration = .seconds(5), unlockPrompt: UnlockPromptSetting = .auto) {
         self.deadline = deadline
         connection = .shared
-        unlockPrompt = (try? UnlockPromptSetting.current()) ?? .never
+        self.unlockPrompt = unlockPrompt
         windowLimit = SecretServicePrompt.windowLimit
         secretsPerCall = Self.secretsPerCall
     }

@@ -11,24 +11,32 @@ public struct KeychainOperations: Sendable {
     /// Which store this keychain uses and why, with an auto choice the first write records (never a
     /// read); nil for a store given directly.
     let storeSelection: StoreSelection?
+    /// Whether a locked Secret Service collection may show its unlock window, decided once here.
+    let unlockPrompt: UnlockPromptSetting
 
     /// Operations for the calling user, with the given way to prompt. Reads through
-    /// one `context` share its authentication, as with Apple's LAContext.
-    public init(prompter: any Prompter, reason: String? = nil, context authContext: AuthenticationContext? = nil) throws {
+    /// one `context` share its authentication, as with Apple's LAContext. `unlockPrompt`: the
+    /// caller's own setting (the CLI's --no-unlock-prompt, and `never` for list and exists),
+    /// else KEYGATE_UNLOCK_PROMPT's.
+    public init(prompter: any Prompter, reason: String? = nil, context authContext: AuthenticationContext? = nil,
+                unlockPrompt: UnlockPromptSetting? = nil) throws {
         let context = try KeychainContext.current()
-        let selection = try StoreSelection.resolve(environment: ProcessEnvironment.snapshot(), dataDirectory: context.dataDirectory,
+        let environment = ProcessEnvironment.snapshot()
+        let selection = try StoreSelection.resolve(environment: environment, dataDirectory: context.dataDirectory,
                                                    home: context.home, deadline: context.storeDeadline)
-        self.init(store: selection.store(deadline: context.storeDeadline),
+        let setting = try unlockPrompt ?? UnlockPromptSetting.current(environment)
+        self.init(store: selection.store(deadline: context.storeDeadline, unlockPrompt: setting),
                   keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
-                  storeSelection: selection)
+                  storeSelection: selection, unlockPrompt: setting)
     }
 
-    init(store: any ItemStore, keys: KeyUnlocker, storeSelection: StoreSelection? = nil) {
+    init(store: any ItemStore, keys: KeyUnlocker, storeSelection: StoreSelection? = nil, unlockPrompt: UnlockPromptSetting = .never) {
         self.store = store
         var keys = keys
         keys.itemStore = store
         self.keys = keys
         self.storeSelection = storeSelection
+        self.unlockPrompt = unlockPrompt
     }
 
     /// Seals and stores a secret with the access control its creator gave it
