@@ -5,7 +5,7 @@
 
 _keygate_verbs="init add add-generic-password add-internet-password get find-generic-password
 find-internet-password delete delete-generic-password delete-internet-password list dump-keychain
-exists unlock unlock-keychain lock lock-keychain list-keychains default-keychain show-keychain-info
+exists unlock unlock-keychain lock lock-keychain validate list-keychains default-keychain show-keychain-info
 status passwd setup-host forget-user policy doctor exec migrate
 search lookup store clear git-credential docker-credential ssh-add ssh-askpass help"
 
@@ -33,6 +33,7 @@ _keygate_verb_opts() {
         unlock | unlock-keychain) echo "--recovery --host-protector --user --askpass -h --help" ;;
         passwd) echo "--recovery --yes -y --askpass -h --help" ;;
         lock | lock-keychain) echo "-a --all --askpass -h --help" ;;
+        validate) echo "--askpass --pinentry --verbose -h --help" ;;
         status | doctor) echo "--json --askpass -h --help" ;;
         migrate) echo "--to --delete-source --yes -y --askpass -h --help" ;;
         setup-host) echo "--rotate --tpm --tcti -h --help" ;;
@@ -85,7 +86,7 @@ _keygate() {
             --askpass) COMPREPLY=($(compgen -c -- "$cur")); return ;;
         esac
         if [[ "$cur" == -* ]]; then
-            COMPREPLY=($(compgen -W "--version -h --help --askpass" -- "$cur"))
+            COMPREPLY=($(compgen -W "--version -h --help --askpass -v" -- "$cur"))
         else
             COMPREPLY=($(compgen -W "$_keygate_verbs" -- "$cur"))
         fi

@@ -38,7 +38,7 @@ enum GateDaemon {
     static func serves(_ request: GateRequest) -> Bool {
         switch request.operation {
         case .open, .presence, .check, .keys, .status: return !request.flags.contains(.fresh)
-        case .authenticate, .legacyClassSeed, .forget, .certify: return false
+        case .authenticate, .legacyClassSeed, .forget, .certify, .validate: return false
         }
     }
 

@@ -30,6 +30,10 @@ struct GateRequest: Sendable, Equatable {
         case check = 8
         /// The user's lockout and failed attempts (`keygate status`, `doctor`). No prompt.
         case status = 9
+        /// `keygate validate` (sudo -v): the keychain's presence window in this scope starts again
+        /// from now when an authentication in it is still fresh; else (or with `fresh`) PAM, recorded
+        /// as presence for this scope. No box, no share.
+        case validate = 10
     }
 
     struct Flags: OptionSet, Sendable, Equatable {

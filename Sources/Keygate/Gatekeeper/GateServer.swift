@@ -29,6 +29,7 @@ struct GateServer {
         case .certify: return try certify(request, secrets)
         case .check: return try check(request, secrets)
         case .status: return try status()
+        case .validate: return try validate(request)
         }
     }
 
@@ -195,6 +196,31 @@ struct GateServer {
             (records.lockoutSecondsLeft(lockout, now: GateRecords.now) ?? 0, UInt32(clamping: records.failures))
         }
         return result
+    }
+
+    /// `keygate validate` (sudo -v): the presence window of the keychain's PAM service in the caller's
+    /// scope (the policy's [default] reuse-scope). An authentication still inside its window starts
+    /// again from now, with no prompt; else (or with `fresh`: the client needs the password to open a
+    /// locked keychain) PAM runs, and its success is recorded as presence for this scope, as an item's
+    /// read records it. The window is the caller's scope, never one the request names.
+    private func validate(_ request: GateRequest) throws -> GateResult {
+        var policy = try policies().keychainDecision().policy
+        overrides.apply(to: &policy)
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
+        let service = policy.pamService
+        if !request.flags.contains(.fresh) {
+            let extended = try GateRecords.update(uid: user.uid) {
+                $0.refresh(service: service, scope: scope.id, window: policy.reuseDuration, now: GateRecords.now)
+            }
+            if extended { return GateResult() }
+        }
+        if request.flags.contains(.noPrompt) {
+            throw KeychainError.interactionNotAllowed("""
+                validating needs your password (nothing in this scope's window to extend), and no prompt is allowed
+                """)
+        }
+        try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: request.reason)
+        return GateResult()
     }
 
     /// `keygate lock` (this scope) and `keygate lock --all` (everything, like sudo -K).

@@ -330,6 +330,36 @@ public struct KeychainOperations: Sendable {
         try keys.unlock()
     }
 
+    /// What `keygate validate` opened or extended, in the keychain policy's terms.
+    public struct Validation: Sendable, Equatable {
+        /// The reuse window from now, in seconds (0: every read of a gated item still asks).
+        public var reuseDuration: UInt32
+        public var reuseScope: ReuseScope.Kind
+        /// The keychain's lock-after from now, when it is unlocked now.
+        public var lockAfter: UInt32?
+    }
+
+    /// `keygate validate`, as `sudo -v`: no secret is read. The gatekeeper extends the presence
+    /// window of the caller's scope from now when an authentication in it is still fresh, else
+    /// authenticates through PAM (the prompt is this process's) and records the window. A locked
+    /// keychain is opened with the password typed there (one prompt for both); an unlocked one is
+    /// held for its lock-after from now.
+    public func validate() throws -> Validation {
+        let held = keys.cache.load(KeyUnlocker.masterName)
+        let store = keys.keyStore
+        let locked = held == nil && store.isInitialized && store.hasLoginProtector
+        let password = try keys.gate.validate(reason: keys.promptReason(for: .unlock), fresh: locked)
+        let policy = keys.context.policy
+        if locked {
+            try keys.openAfterPresence(password)
+        } else if let held {
+            keys.cacheUnlocked(held.key)
+        }
+        let unlocked = keys.cache.load(KeyUnlocker.masterName) != nil
+        return Validation(reuseDuration: policy.reuseDuration, reuseScope: ReuseScope.current(policy.reuseScope).kind,
+                          lockAfter: unlocked ? policy.lockAfter : nil)
+    }
+
     /// Unlocks with the recovery key.
     public func unlock(recoveryKey: SecureBytes) throws {
         try keys.unlock(recoveryKey: try RecoveryKey.parse(recoveryKey))
