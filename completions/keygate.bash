@@ -16,7 +16,7 @@ _keygate_item_opts="-s --service -a --account --internet -r --protocol -P --port
 _keygate_verb_opts() {
     case "$1" in
         add | add-generic-password | add-internet-password)
-            echo "$_keygate_item_opts -l --label -j --comment -U --update --accessible --access --or --and -w" ;;
+            echo "$_keygate_item_opts -l --label -j --comment --attr -U --update --accessible --access --or --and -w" ;;
         get | exists) echo "$_keygate_item_opts" ;;
         find-generic-password | find-internet-password) echo "$_keygate_item_opts -l --label -D --kind -G --generic -c --creator -g -w" ;;
         list-keychains | default-keychain) echo "-d --domain -s --set -h --help" ;;
@@ -25,7 +25,7 @@ _keygate_verb_opts() {
         delete) echo "$_keygate_item_opts --all --yes -y" ;;
         delete-generic-password | delete-internet-password) echo "$_keygate_item_opts" ;;
         dump-keychain) echo "-d --askpass -h --help" ;;
-        search) echo "--attr --json --askpass -h --help" ;;
+        search) echo "--attr --json --all --unlock --askpass -h --help" ;;
         lookup | clear) echo "--attr --askpass -h --help" ;;
         store) echo "--label --attr --askpass -h --help" ;;
         list) echo "$_keygate_item_opts --json --all-classes" ;;

@@ -68,6 +68,8 @@ complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a store -d 'Sto
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a clear -d 'Delete matching items (secret-tool)'
 complete -c keygate -n "__fish_seen_subcommand_from search lookup store clear" -l attr -x -a 'service= account= server= protocol= port= path= security-domain= authentication-type= label= comment=' -d 'Attribute NAME=VALUE'
 complete -c keygate -n "__fish_seen_subcommand_from search" -l json -d 'JSON array'
+complete -c keygate -n "__fish_seen_subcommand_from search" -l all -d 'Every match (secret-tool)'
+complete -c keygate -n "__fish_seen_subcommand_from search" -l unlock -d 'Accepted (secret-tool)'
 complete -c keygate -n "__fish_seen_subcommand_from store" -l label -x -d 'Label'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a status -d "Show the keychain's state"
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a passwd -d 'Re-wrap after a password change'
@@ -92,6 +94,7 @@ complete -c keygate -n "__fish_seen_subcommand_from $item_verbs" -s t -l auth-ty
 set -l add_verbs add add-generic-password add-internet-password
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -s l -l label -x -d 'Label'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -s j -l comment -x -d 'Comment'
+complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l attr -x -d 'An attribute of your own, NAME=VALUE'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -s U -l update -d 'Replace an existing item'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l accessible -x -a 'when-unlocked after-first-unlock when-passcode-set-this-device-only when-unlocked-this-device-only after-first-unlock-this-device-only' -d 'Accessibility class'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l access -x -a 'user-presence device-passcode biometry-any current-set' -d 'Authentication to read'

@@ -56,12 +56,14 @@ public struct KeychainOperations: Sendable {
         attributes.accessControl = access.sealed
         attributes.accessibility = Accessibility.stricter(requested.accessibility, decision.accessible) ?? requested.accessibility
         let keys = self.keys.applying(decision, for: attributes.identity)
-        let keeping = replace && keepingUnsetText && (attributes.label == nil || attributes.comment == nil)
+        let keeping = replace && keepingUnsetText
+            && (attributes.label == nil || attributes.comment == nil || attributes.extras.isEmpty)
         let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false,
                                         detail: keeping ? .full : .attributes)
         if keeping, let current = existing.first?.attributes {
             attributes.label = attributes.label ?? current.label
             attributes.comment = attributes.comment ?? current.comment
+            if attributes.extras.isEmpty { attributes.extras = current.extras }
         }
         var replace = replace
         if !replace, !existing.isEmpty {
