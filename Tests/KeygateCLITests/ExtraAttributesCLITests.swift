@@ -102,4 +102,38 @@ final class ExtraAttributesCLITests: XCTestCase {
         XCTAssertTrue(r.out.contains("attribute.service = web\n"), r.summary)
         XCTAssertTrue(r.out.contains("attribute.account = alice\n"), r.summary)
     }
+
+    /// Items the real secret-tool stored (no Keygate schema, its secret as given) are read by lookup and
+    /// find-generic-password, as secret-tool reads them; a Keygate item with the same attributes comes first.
+    func test_itemsSecretToolStored_areReadByLookupAndFindGenericPassword() throws {
+        try XCTSkipIf(embedded, "secret-tool's items are in the Secret Service, not in Keygate's embedded store")
+        try Requirement.require(CLIUserHarness.hasTool("secret-tool"), "secret-tool (libsecret-tools)")
+        let h = try CLIUserHarness(sharedUser: true)
+        let r = try h.run("""
+            printf %s 'st-foo' | secret-tool store --label=Foo myapp x; echo st=$?
+            printf %s 'st-web' | secret-tool store --label=Web service web account bob; echo st2=$?
+            printf 'lookup=%s\\n' "$(keygate lookup myapp x)"
+            printf 'lookupWeb=%s\\n' "$(keygate lookup service web account bob)"
+            printf 'findW=%s\\n' "$(keygate find-generic-password -s web -a bob -w)"
+            echo '--- block'
+            keygate find-generic-password -s web -a bob
+            echo '--- end'
+            keygate lookup myapp none 2>/dev/null; echo none=$?
+            keygate find-generic-password -s web -a nobody -w 2>/dev/null; echo findNone=$?
+            printf %s 'kg-web' | keygate add -s web -a bob --access none 2>/dev/null
+            printf 'keygateFirst=%s\\n' "$(keygate find-generic-password -s web -a bob -w)"
+            """)
+        let v = r.values
+        XCTAssertEqual(v["st"], "0", r.summary)
+        XCTAssertEqual(v["st2"], "0", r.summary)
+        XCTAssertEqual(v["lookup"], "st-foo", "secret-tool store --label=Foo myapp x, read back: \(r.summary)")
+        XCTAssertEqual(v["lookupWeb"], "st-web", r.summary)
+        XCTAssertEqual(v["findW"], "st-web", r.summary)
+        let block = r.out.components(separatedBy: "--- block\n").last?.components(separatedBy: "--- end").first ?? ""
+        XCTAssertTrue(block.contains("\"svce\"<blob>=\"web\""), block)
+        XCTAssertTrue(block.contains("\"acct\"<blob>=\"bob\""), block)
+        XCTAssertEqual(v["none"], "44", r.summary)
+        XCTAssertEqual(v["findNone"], "44", r.summary)
+        XCTAssertEqual(v["keygateFirst"], "kg-web", "Keygate's own item comes first: \(r.summary)")
+    }
 }

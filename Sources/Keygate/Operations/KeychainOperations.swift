@@ -332,6 +332,34 @@ public struct KeychainOperations: Sendable {
         try keys.unlock()
     }
 
+    /// An item another program stored in the Secret Service (secret-tool, libsecret's callers): not
+    /// sealed by Keygate, so it has no access control of Keygate's; read as secret-tool reads it.
+    public struct ForeignItem: Sendable {
+        /// Its attributes, as that program stored them.
+        public let attributes: [String: String]
+        public let label: String
+        public let secret: SecureBytes
+
+        /// As Keygate shows items: a generic password named by its service and account attributes
+        /// (secret-tool's `user` for the account), every other attribute an extra.
+        public var itemAttributes: ItemAttributes {
+            let identity = ItemIdentity.generic(service: attributes["service"] ?? "",
+                                                account: attributes["account"] ?? attributes["user"] ?? "")
+            return ItemAttributes(identity: identity, label: label,
+                                  extras: attributes.filter { ItemAttributes.isExtraName($0.key) })
+        }
+    }
+
+    /// The items other programs stored in the Secret Service whose attributes include every one of
+    /// `attributes` (as `secret-tool lookup` matches), with their secrets. None in the embedded store.
+    public func foreignItems(matching attributes: [String: String]) throws -> [ForeignItem] {
+        guard let secretService = store as? SecretServiceStore else { return [] }
+        return try secretService.foreignItems(matching: attributes).map { item in
+            var bytes = item.secret
+            return ForeignItem(attributes: item.attributes, label: item.label, secret: try SecureBytes(consuming: &bytes))
+        }
+    }
+
     /// What `keygate validate` opened or extended, in the keychain policy's terms.
     public struct Validation: Sendable, Equatable {
         /// The reuse window from now, in seconds (0: every read of a gated item still asks).

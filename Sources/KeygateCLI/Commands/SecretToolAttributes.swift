@@ -30,6 +30,9 @@ struct SecretToolAttributes {
     private(set) var values: [String: String] = [:]
     /// Attributes of other names, as given (secret-tool's names are case-sensitive).
     private(set) var extras: [String: String] = [:]
+    /// Every pair as given, names unchanged, but the label and comment (not attributes in the
+    /// Secret Service): how another program's items are matched (`foreignItems`).
+    private(set) var asGiven: [String: String] = [:]
 
     /// From positional pairs (secret-tool's order) and `--attr NAME=VALUE` options.
     init(_ args: ParsedArguments, _ config: CommandConfiguration, _ context: CommandContext) throws {
@@ -51,6 +54,7 @@ struct SecretToolAttributes {
         }
         for (rawName, value) in entries {
             let name = Self.synonyms[rawName.lowercased()] ?? rawName.lowercased()
+            if name != "label", name != "comment" { asGiven[rawName] = value }
             guard Self.names.contains(name) else {
                 try addExtra(rawName, value, config, context)
                 continue
