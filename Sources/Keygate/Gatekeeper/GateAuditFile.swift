@@ -8,13 +8,14 @@
 // renamed to gatekeeper.log.1 (replacing the one before) under a lock, and a new one begun,
 // so the record never holds more than twice `maxBytes`. Best effort: a full disk loses a
 // line, never a decision. Test-hook builds with KEYGATE_TEST_GATE_DIR write below it.
+// pam_keygate's helper keeps its log lines here too (`appendModuleLine`, `source=pam_keygate`).
 //
 // A line: `2026-12-06T05:10:03Z uid=1001 user=alice op=open result=granted basis=window
 // scope=tty.34816.1201.5521 pam-service=keygate service=signing account=release pid=4242`,
 // the fields quoted as AuditRecord quotes them; never a secret (there is no field for one).
 internal import Glibc
 
-enum GateAuditFile {
+package enum GateAuditFile {
     static var folder: String {
         #if KEYGATE_TEST_HOOKS
         if let dir = GatekeeperPaths.testRoot { return dir + "/log" }
@@ -52,6 +53,12 @@ enum GateAuditFile {
         }
         _ = bytes.withUnsafeMutableBytes { raw in SafeFile.retryingOnEINTR { write(fd, raw.baseAddress, raw.count) } }
         bytes.removeAll()
+    }
+
+    /// A log line of pam_keygate's helper (root's, in login and sshd): kept in the same record, so
+    /// that a host with no syslog loses neither (issue 39, 4). Debug lines are not kept.
+    package static func appendModuleLine(_ message: String, priority: String) {
+        append([("source", "pam_keygate"), ("priority", priority), ("message", message)])
     }
 
     private static var isTestHookBuild: Bool {
