@@ -140,6 +140,7 @@ enum GateFuzz {
             ("request-certify", GateRequest(operation: .certify, classKeys: [GateRequest.ClassKey(
                 accessibility: .whenUnlocked, publicKey: filled(BoxKeyPair.publicKeyBytes, 7), seal: [])]).encoded()),
             ("request-forget-all", GateRequest(operation: .forget, flags: .all).encoded()),
+            ("request-validate", GateRequest(operation: .validate, flags: .fresh, reason: "validate").encoded()),
         ]
         let good = open.encoded()
         var malformed: [(String, [UInt8])] = [
@@ -147,7 +148,7 @@ enum GateFuzz {
             ("bad-request-truncated", Array(good.dropLast(7))),
             ("bad-request-trailing", good + [0]),
             ("bad-request-version", [good[0], 2] + good.dropFirst(2)),
-            ("bad-request-operation", [good[0], good[1], 9] + good.dropFirst(3)),
+            ("bad-request-operation", [good[0], good[1], 200] + good.dropFirst(3)),
             ("bad-request-flags", [good[0], good[1], good[2], 0x80] + good.dropFirst(4)),
             ("bad-request-open-no-item", GateRequest(operation: .open).encoded()),
         ]

@@ -31,6 +31,10 @@ package struct GateRequest: Sendable, Equatable {
         case check = 8
         /// The user's lockout and failed attempts (`keygate status`, `doctor`). No prompt.
         case status = 9
+        /// `keygate validate` (sudo -v): the keychain's presence window in this scope starts again
+        /// from now when an authentication in it is still fresh; else (or with `fresh`) PAM, recorded
+        /// as presence for this scope. No box, no share.
+        case validate = 10
     }
 
     package struct Flags: OptionSet, Sendable, Equatable {
@@ -119,7 +123,7 @@ package struct GateRequest: Sendable, Equatable {
     package var daemonAnswers: Bool {
         switch operation {
         case .open, .presence, .check, .keys, .status: return !flags.contains(.fresh)
-        case .authenticate, .legacyClassSeed, .forget, .certify: return false
+        case .authenticate, .legacyClassSeed, .forget, .certify, .validate: return false
         }
     }
 

@@ -51,6 +51,15 @@ package enum GatekeeperPaths {
         #endif
     }
 
+    /// Root's own audit record of the gatekeeper's decisions (GateAuditFile), 0600 in a 0700 folder.
+    package static var auditFolder: String {
+        #if KEYGATE_TEST_HOOKS
+        if let dir = testRoot { return dir + "/log" }
+        #endif
+        return "/var/log/keygate"
+    }
+    package static var auditPath: String { auditFolder + "/gatekeeper.log" }
+
     package static func stateDirectory(uid: UInt32) -> String { stateRoot + "/\(uid)" }
     package static func recordPath(uid: UInt32) -> String { recordRoot + "/\(uid)" }
 

@@ -45,6 +45,16 @@ struct GateRecords: Sendable, Equatable {
         return authentications.last { $0.service == service && $0.scope == scope && $0.time <= now && now - $0.time <= UInt64(window) }
     }
 
+    /// `keygate validate` (sudo -v): the authentication through `service` in `scope` that is still
+    /// inside `window` starts its window again from `now`. False when there is none (the caller
+    /// authenticates instead). The failure count and the lockout are left as they are.
+    mutating func refresh(service: String, scope: String, window: UInt32, now: UInt64) -> Bool {
+        guard freshAuthentication(service: service, scope: scope, window: window, now: now) != nil,
+              let index = authentications.lastIndex(where: { $0.service == service && $0.scope == scope }) else { return false }
+        authentications[index].time = now
+        return true
+    }
+
     mutating func recordSuccess(service: String, scope: String, now: UInt64) {
         authentications.removeAll { $0.service == service && $0.scope == scope }
         authentications.append(Authentication(service: service, scope: scope, time: now))

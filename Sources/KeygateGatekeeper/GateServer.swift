@@ -22,7 +22,58 @@ struct GateServer {
     /// Root asked for `user` (certify for a passwordless keychain): no authentication is needed.
     var rootAsks = false
 
+    /// What the decision rested on, for the audit record (GateAuditFile).
+    final class DecisionNote {
+        /// "window", "handle" or "password" (PAM ran); nil when nothing was decided.
+        var basis: String?
+        var scope: String?
+        var pamService: String?
+    }
+
+    let note = DecisionNote()
+
     func handle(_ request: GateRequest) throws -> GateResult {
+        do {
+            let result = try dispatch(request)
+            recordDecision(request, refusal: nil)
+            return result
+        } catch let error as KeychainError {
+            recordDecision(request, refusal: error)
+            throw error
+        }
+    }
+
+    /// One line in root's audit record (GateAuditFile) for each decision about presence: an item's
+    /// boxes opened or a presence check, an unlock, a validate, a lock, class keys sealed. Keys,
+    /// checks, status and migration seeds decide nothing and are not recorded.
+    /// The daemon records what it grants only: each of its refusals sends the client to the setuid
+    /// helper, which decides again and records that.
+    private func recordDecision(_ request: GateRequest, refusal: KeychainError?) {
+        if cache != nil, refusal != nil { return }
+        let op: String
+        switch request.operation {
+        case .open: op = "open"
+        case .presence: op = "presence"
+        case .authenticate: op = "unlock"
+        case .validate: op = "validate"
+        case .forget: op = request.flags.contains(.all) ? "lock-all" : "lock"
+        case .certify: op = "certify"
+        case .keys, .check, .status, .legacyClassSeed: return
+        }
+        let identity = request.identity
+        let itemService = identity.map { $0.itemClass == .genericPassword ? $0.service : $0.server }
+        GateAuditFile.append([
+            ("uid", "\(user.uid)"), ("user", user.name), ("op", op),
+            ("result", refusal == nil ? "granted" : "refused"),
+            ("basis", refusal == nil ? note.basis : nil),
+            ("error", refusal.map { "\($0.code)" }),
+            ("scope", note.scope), ("pam-service", note.pamService),
+            ("service", itemService), ("account", identity?.account),
+            ("pid", "\(caller)"),
+        ])
+    }
+
+    private func dispatch(_ request: GateRequest) throws -> GateResult {
         let secrets = try cache?.secrets(uid: user.uid, userName: user.name)
             ?? GateSecrets.load(uid: user.uid, userName: user.name)
         switch request.operation {
@@ -35,6 +86,7 @@ struct GateServer {
         case .certify: return try certify(request, secrets)
         case .check: return try check(request, secrets)
         case .status: return try status()
+        case .validate: return try validate(request)
         }
     }
 
@@ -126,6 +178,7 @@ struct GateServer {
         let recent = try GateRecords.update(uid: user.uid) { records in
             records.authentications.contains { $0.scope == scope.id && $0.time <= now && now - $0.time <= Self.certifyWindow }
         }
+        (note.scope, note.pamService, note.basis) = (scope.id, policy.pamService, recent ? "window" : nil)
         if !recent {
             if request.flags.contains(.noPrompt) {
                 throw KeychainError.interactionNotAllowed("""
@@ -208,11 +261,41 @@ struct GateServer {
         return result
     }
 
+    /// `keygate validate` (sudo -v): the presence window of the keychain's PAM service in the caller's
+    /// scope (the policy's [default] reuse-scope). An authentication still inside its window starts
+    /// again from now, with no prompt; else (or with `fresh`: the client needs the password to open a
+    /// locked keychain) PAM runs, and its success is recorded as presence for this scope, as an item's
+    /// read records it. The window is the caller's scope, never one the request names.
+    private func validate(_ request: GateRequest) throws -> GateResult {
+        var policy = try policies().keychainDecision().policy
+        overrides.apply(to: &policy)
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
+        let service = policy.pamService
+        (note.scope, note.pamService) = (scope.id, service)
+        if !request.flags.contains(.fresh) {
+            let extended = try GateRecords.update(uid: user.uid) {
+                $0.refresh(service: service, scope: scope.id, window: policy.reuseDuration, now: GateRecords.now)
+            }
+            if extended {
+                note.basis = "window"
+                return GateResult()
+            }
+        }
+        if request.flags.contains(.noPrompt) {
+            throw KeychainError.interactionNotAllowed("""
+                validating needs your password (nothing in this scope's window to extend), and no prompt is allowed
+                """)
+        }
+        try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: request.reason)
+        return GateResult()
+    }
+
     /// `keygate lock` (this scope) and `keygate lock --all` (everything, like sudo -K).
     private func forget(_ request: GateRequest) throws -> GateResult {
         var policy = (try? policies().keychainDecision().policy) ?? Policy.default
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
+        note.scope = scope.id
         try GateRecords.update(uid: user.uid) { records in
             if request.flags.contains(.all) { records.forgetAll() } else { records.forget(scope: scope.id) }
         }
@@ -229,15 +312,17 @@ struct GateServer {
         let scope = try CallerScope.of(caller: caller, decision.policy.reuseScope)
         let now = GateRecords.now
         let handleDigest = request.handle.isEmpty ? nil : Self.digest(request.handle)
-        let satisfied = try GateRecords.update(uid: user.uid) { records -> Bool in
+        (note.scope, note.pamService) = (scope.id, service)
+        note.basis = try GateRecords.update(uid: user.uid) { records -> String? in
             if let handleDigest, records.handles.contains(where: {
                 $0.digest == handleDigest && $0.pid == scope.callerPID && $0.start == scope.callerStart
                     && $0.service == service && $0.expires > now
-            }) { return true }
-            if request.flags.contains(.fresh) { return false }
+            }) { return "handle" }
+            if request.flags.contains(.fresh) { return nil }
             return records.freshAuthentication(service: service, scope: scope.id, window: decision.policy.reuseDuration, now: now) != nil
+                ? "window" : nil
         }
-        if !satisfied {
+        if note.basis == nil {
             if request.flags.contains(.noPrompt) {
                 throw KeychainError.interactionNotAllowed("""
                     reading this item needs your \(biometric ? "fingerprint" : "password"), and the authentication context does not \
@@ -281,6 +366,7 @@ struct GateServer {
             throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
         }
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
+        (note.scope, note.pamService) = (scope.id, policy.pamService)
         let presenceCheck = request.flags.contains(.issueHandle)
         try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
                                    recordAs: presenceCheck ? nil : "unlock:" + policy.pamService)
@@ -319,11 +405,13 @@ struct GateServer {
     /// is not presence for an item, as on a Mac).
     private func authenticateThroughPAM(service: String, scope: CallerScope, policy: Policy, reason: String,
                                         recordAs: String? = nil, credential: PAMAuthenticator.Credential = .password) throws {
-        let attempts = RecordedAttempts(uid: user.uid, lockout: try userLockout(), service: service, scope: scope.id,
-                                        recordAs: recordAs ?? service, prompter: prompter)
+        let attempts = RecordedAttempts(uid: user.uid, userName: user.name, lockout: try userLockout(), service: service,
+                                        scope: scope.id, recordAs: recordAs ?? service, prompter: prompter)
         let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
+        (note.scope, note.pamService) = (scope.id, service)
         _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: policy.maxTries,
                                  attempts: attempts, credential: credential)
+        note.basis = credential == .fingerprint ? "fingerprint" : "password"
     }
 
     /// The user's one lockout (UserLockout): the strictest of root's policy files, whatever the item.

@@ -3,7 +3,8 @@
 // refuses during the user's lockout and counts the attempt; a record that cannot be written
 // refuses the attempt, so no guess goes uncounted. A wrong answer may start the lockout; a
 // cancel before any answer gives the count back; a success clears it and records the
-// authentication for the caller's scope. The audit events go to the caller's trail.
+// authentication for the caller's scope. The audit events go to the caller's trail and to
+// root's own record (GateAuditFile), which no syslog outage and no process of the user loses.
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
@@ -11,6 +12,7 @@ import KeygateStorage
 
 struct RecordedAttempts: AttemptCounter {
     let uid: UInt32
+    let userName: String
     let lockout: UserLockout
     let service: String
     let scope: String
@@ -28,7 +30,7 @@ struct RecordedAttempts: AttemptCounter {
                 """)
         }
         if let left {
-            prompter.audit(.lockout, service: service, detail: "refused: locked out after repeated failures")
+            audit(.lockout, detail: "refused: locked out after repeated failures")
             throw GateServer.lockedOut(left)
         }
     }
@@ -38,19 +40,26 @@ struct RecordedAttempts: AttemptCounter {
     }
 
     func failed() throws {
-        prompter.audit(.authFailure, service: service, detail: "incorrect password")
+        audit(.authFailure, detail: "incorrect password")
         let left = try GateRecords.update(uid: uid) { $0.attemptFailed(lockout, now: GateRecords.now) }
         if let left {
-            prompter.audit(.lockout, service: service, detail: "lockout started")
+            audit(.lockout, detail: "lockout started")
             throw GateServer.lockedOut(left)
         }
     }
 
     func succeeded() throws {
-        prompter.audit(.authSuccess, service: service, detail: "")
+        audit(.authSuccess, detail: "")
         try GateRecords.update(uid: uid) { records in
             records.dropEndedScopes(isLive: CallerScope.isLive)
             records.recordSuccess(service: recordAs, scope: scope, now: GateRecords.now)
         }
+    }
+
+    /// One event for the caller's trail and for root's record.
+    private func audit(_ event: AuditEvent, detail: String) {
+        prompter.audit(event, service: service, detail: detail)
+        GateAuditFile.append([("uid", "\(uid)"), ("user", userName), ("event", event.rawValue), ("scope", scope),
+                              ("pam-service", service), ("detail", detail.isEmpty ? nil : detail)])
     }
 }

@@ -21,6 +21,22 @@ final class GateRecordsTests: XCTestCase {
         XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.3", window: 10, now: 99), "a clock before it")
     }
 
+    /// `keygate validate` (sudo -v): only a window still open is extended, only its own service and
+    /// scope, and the failure count and lockout stay as they were.
+    func test_refresh_extendsOnlyAnOpenWindow_ofItsServiceAndScope() {
+        var r = GateRecords(bootID: "b")
+        r.recordSuccess(service: "keygate", scope: "tty.1.2.3", now: 100)
+        r.failures = 2
+        XCTAssertFalse(r.refresh(service: "keygate", scope: "tty.1.2.4", window: 10, now: 105), "another scope")
+        XCTAssertFalse(r.refresh(service: "unlock:keygate", scope: "tty.1.2.3", window: 10, now: 105), "another service")
+        XCTAssertTrue(r.refresh(service: "keygate", scope: "tty.1.2.3", window: 10, now: 108))
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.3", window: 10, now: 118), "from 108 now")
+        XCTAssertEqual(r.failures, 2)
+        XCTAssertFalse(r.refresh(service: "keygate", scope: "tty.1.2.3", window: 10, now: 119), "an ended window is not reopened")
+        XCTAssertFalse(r.refresh(service: "keygate", scope: "tty.1.2.3", window: 0, now: 108), "window 0")
+        XCTAssertEqual(r.authentications.count, 1)
+    }
+
     private let lockout = UserLockout(threshold: 5, seconds: 60)
 
     func test_theFailureAtTheThresholdLocksOut_andTheCountRestarts() {

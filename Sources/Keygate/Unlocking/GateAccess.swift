@@ -120,6 +120,14 @@ struct GateAccess {
         return (reply.password, reply.result.seals)
     }
 
+    /// `keygate validate` (sudo -v): the gatekeeper extends the presence window of this scope, or
+    /// authenticates (always with `fresh`) and returns the password typed, if any.
+    func validate(reason: String, fresh: Bool) throws -> SecureBytes? {
+        var request = GateRequest(operation: .validate, reason: reason)
+        if fresh { request.flags.insert(.fresh) }
+        return try callWithContext(&request).password
+    }
+
     /// The gatekeeper's seals on the class public keys (after an authentication in this scope).
     func certify(_ classKeys: [GateRequest.ClassKey]) throws -> [Accessibility: [UInt8]] {
         var request = GateRequest(operation: .certify, classKeys: classKeys)
