@@ -93,6 +93,16 @@ PAM_FILES    := pam.d/keygate pam.d/keygate-passcode pam.d/keygate-biometry
 HELPER_FILES := contrib/helpers/git-credential-keygate contrib/helpers/docker-credential-keygate \
                 contrib/helpers/keygate-ssh-askpass
 POLICY_FILES := $(wildcard policies/*.policy)
+# The Python keyring backend (contrib/python, docs/INTEGRATIONS.md): the package and its
+# .dist-info (entry_points.txt: keyring finds backends through the keyring.backends entry
+# point), into the folder the system's python3 imports from under PREFIX. Debian's python3
+# reads /usr/lib/python3/dist-packages (the .deb's, PREFIX=/usr) and
+# /usr/local/lib/python3.X/dist-packages, not /usr/local/lib/python3/dist-packages.
+PYTHON3       ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PYTHON_SITE   ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(shell $(PYTHON3) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo 3)/dist-packages)
+PYTHONDIR     := $(DESTDIR)$(PYTHON_SITE)
+PYTHON_BACKEND := contrib/python/keyrings/keygate/__init__.py
+PYTHON_DISTINFO := $(notdir $(wildcard contrib/python/*.dist-info))
 # Present once pam_keygate's docs land; packaged when there.
 EXAMPLE_FILES := $(wildcard policies/examples/*.policy) $(wildcard pam.d/examples/*)
 # systemd units, written with the install's paths in place of @BINDIR@ and @LIBEXECDIR@:
@@ -200,6 +210,9 @@ install: build pam man
 	install -d -m 0755 $(PAMDIR) $(POLICYDIR)
 	install -m 0644 $(PAM_FILES) $(PAMDIR)/
 	install -m 0644 $(POLICY_FILES) $(POLICYDIR)/
+	install -D -m 0644 $(PYTHON_BACKEND) $(PYTHONDIR)/keyrings/keygate/__init__.py
+	install -d -m 0755 $(PYTHONDIR)/$(PYTHON_DISTINFO)
+	install -m 0644 contrib/python/$(PYTHON_DISTINFO)/* $(PYTHONDIR)/$(PYTHON_DISTINFO)/
 	$(INSTALL_ATOMIC) 0644 $(PAM_OUT)/pam_keygate.so $(SECURITYDIR)/pam_keygate.so
 	@for page in $(MAN_PAGES); do \
 	  sec=$${page##*.}; echo "install -D -m 0644 $$page $(MANDIR)/man$$sec/$${page##*/}"; \
@@ -249,6 +262,8 @@ uninstall:
 	rm -f $(addprefix $(PAMDIR)/,$(notdir $(PAM_FILES)))
 	rm -f $(addprefix $(POLICYDIR)/,$(notdir $(POLICY_FILES)))
 	-rmdir $(POLICYDIR) $(dir $(POLICYDIR)) 2>/dev/null
+	rm -rf $(PYTHONDIR)/keyrings/keygate $(PYTHONDIR)/$(PYTHON_DISTINFO)
+	-rmdir $(PYTHONDIR)/keyrings 2>/dev/null
 	@for page in $(MAN_SOURCES:.scd=); do \
 	  sec=$${page##*.}; rm -f "$(MANDIR)/man$$sec/$${page##*/}"; done
 	rm -f $(BASHCOMPDIR)/keygate $(ZSHCOMPDIR)/_keygate $(FISHCOMPDIR)/keygate.fish
@@ -288,11 +303,12 @@ check: swift-present pam fuzz-smoke
 # need test policy files), against the installed $(BINDIR)/keygate and $(LIBEXECDIR)/keygate-gatekeeper with
 # /etc/pam.d/keygate, real pam_unix and the installed default policy. The debug passes above ran the same tests on the debug build.
 # Installing needs root: elsewhere the pass is skipped with a note, and under CI=true it fails.
-RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests|MacOSVerbsTests|SecretToolVerbsTests|StoreCLITests|DoctorCLITests|KeygateUsageTests|PinentryCLITests|GatekeeperAttackTests|GateScopeAttackTests|GateHardeningTests)/
+RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests|MacOSVerbsTests|SecretToolVerbsTests|StoreCLITests|DoctorCLITests|KeygateUsageTests|PinentryCLITests|GatekeeperAttackTests|GateScopeAttackTests|GateHardeningTests|AccessBindingAttackTests|UserRemovalTests|ValidateCLITests|GateAuditRecordTests|ExtraAttributesCLITests)/
 # Counts prompts under the test hooks' empty policy; the installed default policy gives every item
 # `keygate add` stores without --access user-presence (default-access).
-# The gate tests skipped here need a test policy file (a system policy the release build reads from /etc only).
-RELEASE_PASS_SKIP   := StoreCLITests/test_migrate_bothWays|GatekeeperAttackTests/test_(aWeakerServiceNeverSatisfiesAStrongerOne|eachItemsOwnReuseDurationHolds)|GateScopeAttackTests/test_anItemWithLockoutZero
+# The gate tests skipped here need a test policy file (a system policy the release build reads from /etc only),
+# or a window shorter than the shipped 300 s (ValidateCLITests' 6-second one is a test hook).
+RELEASE_PASS_SKIP   := StoreCLITests/test_migrate_bothWays|AccessBindingAttackTests/test_anAttributeClaimingMore|ValidateCLITests/test_validate_insideTheWindow|GatekeeperAttackTests/test_(aWeakerServiceNeverSatisfiesAStrongerOne|eachItemsOwnReuseDurationHolds)|GateScopeAttackTests/test_anItemWithLockoutZero
 DEB_PASS_FILTER     := ^KeygateCLITests\.InstalledBinaryTests/test_(servicesGuide|aReadAsAUser|noBusAdvice|mistypedVerb|readOnlyCommands)
 check-release: swift-present
 	@if [ "$$(id -u)" != 0 ]; then \

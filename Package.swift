@@ -42,18 +42,30 @@ let package = Package(
         // beyond files, the kernel keyring and the TPM.
         .target(
             name: "KeygateCore",
-            dependencies: ["CPAM", "CKeyutils", "CSodium", "CSystem", "CTSS2"],
+            dependencies: ["CKeyutils", "CSodium", "CSystem", "CTSS2"],
             swiftSettings: testHooks
         ),
         // Where sealed items live: the Secret Service over D-Bus, or the embedded SQLite store.
         .target(name: "KeygateStorage", dependencies: ["KeygateCore", "CSDBus", "CSQLite"], swiftSettings: testHooks),
         // Who is asking: PAM conversations and the prompters (terminal, pinentry, askpass).
         .target(name: "KeygateAuthentication", dependencies: ["KeygateCore", "CPAM", "CSystem"], swiftSettings: testHooks),
-        // The public API, the operations behind it, key unlocking, the gatekeeper and doctor.
-        // The product users import; it re-exports the three targets below it.
+        // What the client and keygate-gatekeeper say to each other: requests, replies, framing,
+        // and where root keeps the gatekeeper's state. Both sides link it; it decides nothing.
+        .target(name: "KeygateGateWire", dependencies: ["KeygateCore", "CSystem"], swiftSettings: testHooks),
+        // The public API, the operations behind it, key unlocking, the gatekeeper's client and doctor.
+        // The product users import; it re-exports the targets below it.
         .target(
             name: "Keygate",
-            dependencies: ["KeygateCore", "KeygateStorage", "KeygateAuthentication", "CSystem"],
+            dependencies: ["KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "CSystem"],
+            swiftSettings: testHooks
+        ),
+        // Root's side of the gate (docs/GATEKEEPER.md): the server, the daemon, root's secrets,
+        // records and the scopes it reads from the kernel. Linked only by the two programs that
+        // run as root, keygate-gatekeeper and keygate-pam-helper; no product contains it
+        // (LayeringTests holds every other target to that).
+        .target(
+            name: "KeygateGatekeeper",
+            dependencies: ["KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "CSystem"],
             swiftSettings: testHooks
         ),
         // Apple's Security and LocalAuthentication surface over Keygate (docs/SECURITY_COMPAT.md).
@@ -65,15 +77,15 @@ let package = Package(
         // The heavy half of pam_keygate.so (KDF, unwrap, keyring, sessions), a program the
         // thin module starts for each PAM call with the password on a pipe. The module itself
         // (Sources/PAMKeygateModule, Embedded Swift) is built by `make pam`; docs/DECISIONS.md.
-        .executableTarget(name: "keygate-pam-helper", dependencies: ["Keygate", "CPAM"], path: "Sources/PAMKeygate"),
+        .executableTarget(name: "keygate-pam-helper", dependencies: ["Keygate", "KeygateGatekeeper", "CPAM"], path: "Sources/PAMKeygate"),
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI"], swiftSettings: testHooks),
-        // The setuid-root helper that holds the gate keys (docs/GATEKEEPER.md); its code is Keygate's Gatekeeper/.
+        // The setuid-root helper that holds the gate keys (docs/GATEKEEPER.md); its code is KeygateGatekeeper.
         // CGatekeeperStart is its first lines, in C, run before the Swift runtime starts.
         .target(name: "CGatekeeperStart", cSettings: [.define("KEYGATE_TEST_HOOKS", .when(configuration: .debug))]),
-        .executableTarget(name: "keygate-gatekeeper", dependencies: ["Keygate", "CGatekeeperStart"], swiftSettings: testHooks),
+        .executableTarget(name: "keygate-gatekeeper", dependencies: ["KeygateGatekeeper", "CGatekeeperStart"], swiftSettings: testHooks),
         .target(name: "KeygateTestSupport", dependencies: ["Keygate"], path: "Tests/KeygateTestSupport"),
-        .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateCLI", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
-        .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateTestSupport"], swiftSettings: testHooks),
+        .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "KeygateGatekeeper", "KeygateCLI", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
+        .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "KeygateTestSupport"], swiftSettings: testHooks),
         // Sources written as Apple code is (Swift 5 mode, as most apps still are), against the real stack.
         .testTarget(name: "KeygateSecurityTests", dependencies: ["KeygateSecurity", "Security", "LocalAuthentication", "Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateTestSupport"],
                     swiftSettings: testHooks + [.swiftLanguageMode(.v5)]),

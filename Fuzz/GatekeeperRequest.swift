@@ -1,4 +1,4 @@
-// Fuzz harness for keygate-gatekeeper's wire decoders (Sources/Keygate/Gatekeeper): the
+// Fuzz harness for keygate-gatekeeper's wire decoders (Sources/KeygateGateWire): the
 // first byte picks the decoder, the rest is one frame. Even: GateRequest.decode, what the
 // setuid-root gatekeeper reads from any user; odd: GateMessage.decode, what the client
 // reads back (prompts, notices, the result). Invariants: nothing traps; a refusal is
@@ -12,6 +12,7 @@
 @testable import Keygate
 @testable import KeygateAuthentication
 @testable import KeygateCore
+@testable import KeygateGateWire
 @testable import KeygateStorage
 import Glibc
 
@@ -139,6 +140,7 @@ enum GateFuzz {
             ("request-certify", GateRequest(operation: .certify, classKeys: [GateRequest.ClassKey(
                 accessibility: .whenUnlocked, publicKey: filled(BoxKeyPair.publicKeyBytes, 7), seal: [])]).encoded()),
             ("request-forget-all", GateRequest(operation: .forget, flags: .all).encoded()),
+            ("request-validate", GateRequest(operation: .validate, flags: .fresh, reason: "validate").encoded()),
         ]
         let good = open.encoded()
         var malformed: [(String, [UInt8])] = [
@@ -146,7 +148,7 @@ enum GateFuzz {
             ("bad-request-truncated", Array(good.dropLast(7))),
             ("bad-request-trailing", good + [0]),
             ("bad-request-version", [good[0], 2] + good.dropFirst(2)),
-            ("bad-request-operation", [good[0], good[1], 9] + good.dropFirst(3)),
+            ("bad-request-operation", [good[0], good[1], 200] + good.dropFirst(3)),
             ("bad-request-flags", [good[0], good[1], good[2], 0x80] + good.dropFirst(4)),
             ("bad-request-open-no-item", GateRequest(operation: .open).encoded()),
         ]

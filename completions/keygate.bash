@@ -5,7 +5,7 @@
 
 _keygate_verbs="init add add-generic-password add-internet-password get find-generic-password
 find-internet-password delete delete-generic-password delete-internet-password list dump-keychain
-exists unlock unlock-keychain lock lock-keychain list-keychains default-keychain show-keychain-info
+exists unlock unlock-keychain lock lock-keychain validate list-keychains default-keychain show-keychain-info
 status passwd setup-host forget-user policy doctor exec migrate
 search lookup store clear git-credential docker-credential ssh-add ssh-askpass help"
 
@@ -16,7 +16,7 @@ _keygate_item_opts="-s --service -a --account --internet -r --protocol -P --port
 _keygate_verb_opts() {
     case "$1" in
         add | add-generic-password | add-internet-password)
-            echo "$_keygate_item_opts -l --label -j --comment -U --update --accessible --access --or --and -w" ;;
+            echo "$_keygate_item_opts -l --label -j --comment --attr -U --update --accessible --access --or --and -w" ;;
         get | exists) echo "$_keygate_item_opts" ;;
         find-generic-password | find-internet-password) echo "$_keygate_item_opts -l --label -D --kind -G --generic -c --creator -g -w" ;;
         list-keychains | default-keychain) echo "-d --domain -s --set -h --help" ;;
@@ -25,7 +25,7 @@ _keygate_verb_opts() {
         delete) echo "$_keygate_item_opts --all --yes -y" ;;
         delete-generic-password | delete-internet-password) echo "$_keygate_item_opts" ;;
         dump-keychain) echo "-d --askpass -h --help" ;;
-        search) echo "--attr --json --askpass -h --help" ;;
+        search) echo "--attr --json --all --unlock --askpass -h --help" ;;
         lookup | clear) echo "--attr --askpass -h --help" ;;
         store) echo "--label --attr --askpass -h --help" ;;
         list) echo "$_keygate_item_opts --json --all-classes" ;;
@@ -33,6 +33,7 @@ _keygate_verb_opts() {
         unlock | unlock-keychain) echo "--recovery --host-protector --user --askpass -h --help" ;;
         passwd) echo "--recovery --yes -y --askpass -h --help" ;;
         lock | lock-keychain) echo "-a --all --askpass -h --help" ;;
+        validate) echo "--askpass --pinentry --verbose -h --help" ;;
         status | doctor) echo "--json --askpass -h --help" ;;
         migrate) echo "--to --delete-source --yes -y --askpass -h --help" ;;
         setup-host) echo "--rotate --tpm --tcti -h --help" ;;
@@ -85,7 +86,7 @@ _keygate() {
             --askpass) COMPREPLY=($(compgen -c -- "$cur")); return ;;
         esac
         if [[ "$cur" == -* ]]; then
-            COMPREPLY=($(compgen -W "--version -h --help --askpass" -- "$cur"))
+            COMPREPLY=($(compgen -W "--version -h --help --askpass -v" -- "$cur"))
         else
             COMPREPLY=($(compgen -W "$_keygate_verbs" -- "$cur"))
         fi

@@ -3,7 +3,7 @@
 # secrets, never a prompt). Plain shell tools, no jq.
 # Install: /usr/share/fish/vendor_completions.d/keygate.fish
 
-set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list dump-keychain exists unlock unlock-keychain lock lock-keychain list-keychains default-keychain show-keychain-info status passwd setup-host forget-user policy doctor exec migrate search lookup store clear git-credential docker-credential ssh-add ssh-askpass help
+set -l verbs init add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list dump-keychain exists unlock unlock-keychain lock lock-keychain validate list-keychains default-keychain show-keychain-info status passwd setup-host forget-user policy doctor exec migrate search lookup store clear git-credential docker-credential ssh-add ssh-askpass help
 set -l item_verbs add add-generic-password add-internet-password get find-generic-password find-internet-password delete delete-generic-password delete-internet-password list exists
 
 function __keygate_field_values -a field
@@ -30,6 +30,7 @@ end
 
 complete -c keygate -f
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -l version -d 'Print the version'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -s v -d 'Validate, like sudo -v'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -s h -l help -d 'Show help'
 complete -c keygate -l askpass -r -a '(__fish_complete_command)' -d 'Askpass program'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -l pinentry -d 'Ask with your pinentry'
@@ -60,12 +61,15 @@ complete -c keygate -n "__fish_seen_subcommand_from lock-keychain lock" -s a -d 
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a exists -d 'Exit 0 if the item exists, 44 if not'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'unlock unlock-keychain' -d 'Unlock the keychain now'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a 'lock lock-keychain' -d 'Lock (like sudo -k)'
+complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a validate -d 'Extend or open the window gated items read in without asking (like sudo -v)'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a search -d 'Items whose attributes match (secret-tool)'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a lookup -d 'Print the matching secret (secret-tool)'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a store -d 'Store a secret from stdin (secret-tool)'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a clear -d 'Delete matching items (secret-tool)'
 complete -c keygate -n "__fish_seen_subcommand_from search lookup store clear" -l attr -x -a 'service= account= server= protocol= port= path= security-domain= authentication-type= label= comment=' -d 'Attribute NAME=VALUE'
 complete -c keygate -n "__fish_seen_subcommand_from search" -l json -d 'JSON array'
+complete -c keygate -n "__fish_seen_subcommand_from search" -l all -d 'Every match (secret-tool)'
+complete -c keygate -n "__fish_seen_subcommand_from search" -l unlock -d 'Accepted (secret-tool)'
 complete -c keygate -n "__fish_seen_subcommand_from store" -l label -x -d 'Label'
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a status -d "Show the keychain's state"
 complete -c keygate -n "not __fish_seen_subcommand_from $verbs" -a passwd -d 'Re-wrap after a password change'
@@ -90,6 +94,7 @@ complete -c keygate -n "__fish_seen_subcommand_from $item_verbs" -s t -l auth-ty
 set -l add_verbs add add-generic-password add-internet-password
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -s l -l label -x -d 'Label'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -s j -l comment -x -d 'Comment'
+complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l attr -x -d 'An attribute of your own, NAME=VALUE'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -s U -l update -d 'Replace an existing item'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l accessible -x -a 'when-unlocked after-first-unlock when-passcode-set-this-device-only when-unlocked-this-device-only after-first-unlock-this-device-only' -d 'Accessibility class'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l access -x -a 'user-presence device-passcode biometry-any current-set' -d 'Authentication to read'

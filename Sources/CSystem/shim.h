@@ -71,3 +71,33 @@ extern int unshare(int flags);
 /* A mount namespace of the process's own (CLONE_NEWNS): the test-hook gatekeeper's private
    system bus (TestSystemBus) is mounted there, where no other process sees it. */
 static inline int keygate_unshare_mounts(void) { return unshare(0x00020000); }
+
+/* The real, effective and saved ids at once (UserIdentity: pam_keygate's helper and root's
+   host-protector commands act as the user while they touch the user's files and keyring).
+   glibc declares these only under _GNU_SOURCE, so they are declared in the wrappers' own
+   scope; glibc's versions change every thread's ids. */
+#include <sys/types.h>
+static inline int keygate_setresuid(uid_t r, uid_t e, uid_t s) {
+    extern int setresuid(uid_t, uid_t, uid_t);
+    return setresuid(r, e, s);
+}
+static inline int keygate_setresgid(gid_t r, gid_t e, gid_t s) {
+    extern int setresgid(gid_t, gid_t, gid_t);
+    return setresgid(r, e, s);
+}
+static inline int keygate_getresuid(uid_t *r, uid_t *e, uid_t *s) {
+    extern int getresuid(uid_t *, uid_t *, uid_t *);
+    return getresuid(r, e, s);
+}
+static inline int keygate_getresgid(gid_t *r, gid_t *e, gid_t *s) {
+    extern int getresgid(gid_t *, gid_t *, gid_t *);
+    return getresgid(r, e, s);
+}
+
+/* pipe2(2) with O_CLOEXEC: both ends are close-on-exec from the start, so no other thread's
+   spawn can inherit one (pipe() then fcntl() leaves that window). Declared by <unistd.h> only
+   under _GNU_SOURCE. */
+static inline int keygate_pipe_cloexec(int fds[2]) {
+    extern int pipe2(int [2], int);
+    return pipe2(fds, O_CLOEXEC);
+}

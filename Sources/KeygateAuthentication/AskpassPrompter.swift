@@ -2,7 +2,7 @@
 // semantics: PROG runs with the prompt as argv[1], stdin from /dev/null and stdout
 // into a pipe; the answer is its output minus one trailing newline, and an exit
 // status other than 0 means the person canceled. The secret never goes into argv or
-// the environment. Delegates to posix_spawn(3); no Foundation Process.
+// the environment. Delegates the child to Spawn; no Foundation Process.
 import KeygateCore
 internal import Glibc
 
@@ -22,7 +22,7 @@ struct AskpassPrompter: Prompter {
     }
 
     func notify(_ message: String) {
-        writeAll(2, message + "\n")
+        Descriptor.write(message + "\n", to: 2)
     }
 
     /// The absolute path of `program`, or an error naming it.
@@ -50,40 +50,39 @@ struct AskpassPrompter: Prompter {
 
     func readSecret(prompt: String) throws -> SecureBytes? {
         let path = try resolvedProgram()
-        let pipe = try OutputPipe()
-        let pid = try spawn(path: path, prompt: prompt, stdoutFD: pipe.writeFD)
-        pipe.closeWriteEnd()
-        let (buffer, overflow) = try readAll(fd: pipe.readFD)
-        let status = try waitFor(pid)
-        guard status == 0 else { return nil }  // canceled (non-zero exit or killed)
+        guard case .success(let pipe) = Descriptor.pipe() else {
+            throw KeychainError.notAvailable("""
+                cannot create a pipe for the askpass program (\(SystemErrno.current.text)): raise the open-file limit
+                """)
+        }
+        // argv = [path, prompt], stdin /dev/null, stdout the pipe, stderr inherited (askpass programs report there).
+        var spawn = Spawn([path, prompt])
+        spawn.environment = environment.map { "\($0.key)=\($0.value)" }.sorted()
+        spawn.descriptors = [0: .null, 1: .descriptor(pipe.write.raw)]
+        let child: Spawn.Child
+        switch spawn.start() {
+        case .success(let started): child = started
+        case .failure(let e):
+            throw KeychainError.interactionNotAllowed("""
+                the askpass program '\(program)' could not be started (\(e.text)): fix KEYGATE_ASKPASS or --askpass, or run from a \
+                terminal
+                """)
+        }
+        pipe.write.close()
+        let (buffer, overflow) = try readAll(fd: pipe.read.raw)
+        let exit: Spawn.Exit
+        switch child.wait() {
+        case .success(let ended): exit = ended
+        case .failure(let e):
+            throw KeychainError.interactionNotAllowed(
+                "lost track of the askpass program '\(program)' (\(e.text)): run from a terminal instead")
+        }
+        guard exit == .exited(0) else { return nil }  // canceled (non-zero exit or killed)
         if overflow {
             throw KeychainError.param("the askpass program printed more than \(PromptAdvice.maxAnswerBytes) bytes: use a shorter password")
         }
         if buffer.last == 0x0A { buffer.dropLast() }
         return try buffer.finish()
-    }
-
-    /// Starts the program: argv = [path, prompt], stdin /dev/null, stdout the pipe,
-    /// stderr inherited (askpass programs report there).
-    private func spawn(path: String, prompt: String, stdoutFD: Int32) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1)  // dup2 clears FD_CLOEXEC on 1
-
-        let argv = CStringArray([path, prompt])
-        let envp = CStringArray(environment.map { "\($0.key)=\($0.value)" }.sorted())
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, nil, argv.pointers, envp.pointers)
-        guard rc == 0 else {
-            throw KeychainError.interactionNotAllowed(
-                """
-                    the askpass program '\(program)' could not be started (\(String(cString: strerror(rc)))): fix KEYGATE_ASKPASS or \
-                    --askpass, or run from a terminal
-                    """)
-        }
-        return pid
     }
 
     /// Everything the child prints, into locked memory. The second value is true when
@@ -104,55 +103,5 @@ struct AskpassPrompter: Prompter {
             if n <= 0 { break }
         }
         return (buffer, overflow)
-    }
-
-    /// Waits for the child; its exit status, or -1 when a signal ended it.
-    private func waitFor(_ pid: pid_t) throws -> Int32 {
-        var status: Int32 = 0
-        if SafeFile.retryingOnEINTR({ waitpid(pid, &status, 0) }) < 0 {
-            throw KeychainError.interactionNotAllowed(
-                "lost track of the askpass program '\(program)' (\(String(cString: strerror(errno)))): run from a terminal instead")
-        }
-        // WIFEXITED / WEXITSTATUS are macros: decode by hand.
-        let terminatedBySignal = (status & 0x7F) != 0
-        return terminatedBySignal ? -1 : (status >> 8) & 0xFF
-    }
-}
-
-/// A pipe whose ends are close-on-exec and never 0, 1 or 2 (so dup2 onto 1 is always a
-/// real copy). The owner of the two descriptors; deinit closes what is still open.
-private final class OutputPipe {
-    private(set) var readFD: Int32 = -1
-    private(set) var writeFD: Int32 = -1
-
-    init() throws {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else {
-            throw KeychainError.notAvailable("""
-                cannot create a pipe for the askpass program (\(String(cString: strerror(errno)))): raise the open-file limit
-                """)
-        }
-        // pipe2 is not visible from Swift: move both ends to close-on-exec copies at once.
-        readFD = Self.closeOnExecCopy(fds[0])
-        writeFD = Self.closeOnExecCopy(fds[1])
-        guard readFD >= 0, writeFD >= 0 else {
-            throw KeychainError.notAvailable("cannot create a pipe for the askpass program: raise the open-file limit")
-        }
-    }
-
-    private static func closeOnExecCopy(_ fd: Int32) -> Int32 {
-        let moved = fcntl(fd, F_DUPFD_CLOEXEC, Int32(3))
-        close(fd)
-        return moved
-    }
-
-    func closeWriteEnd() {
-        if writeFD >= 0 { close(writeFD) }
-        writeFD = -1
-    }
-
-    deinit {
-        if readFD >= 0 { close(readFD) }
-        if writeFD >= 0 { close(writeFD) }
     }
 }

@@ -5,7 +5,7 @@
 // prompt kind its own dialog; a PAM prompt's reason), SETPROMPT, GETPIN; the answer comes back
 // as "D <percent-encoded PIN>", decoded straight into locked memory; "ERR 83886179"
 // means the person canceled. Writes use MSG_NOSIGNAL, so a pinentry that dies never
-// kills the caller with SIGPIPE. Delegates to posix_spawn(3) and SecretLineBuffer.
+// kills the caller with SIGPIPE. Delegates to Spawn and SecretLineBuffer.
 import KeygateCore
 internal import Glibc
 
@@ -152,7 +152,7 @@ struct PinentryPrompter: Prompter {
 /// One pinentry run: the child, our end of the socket pair, and its replies.
 private final class Session {
     private let fd: Int32
-    private let pid: pid_t
+    private let child: Spawn.Child
     private let program: String
     private var finished = false
 
@@ -164,33 +164,19 @@ private final class Session {
                 cannot create a socket pair for pinentry (\(String(cString: strerror(errno)))): raise the open-file limit
                 """)
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
-        posix_spawn_file_actions_adddup2(&actions, pair[1], 1)
-        var argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), nil]
-        let envStrings = environment.map { "\($0.key)=\($0.value)" }.sorted()
-        var envp: [UnsafeMutablePointer<CChar>?] = envStrings.map { strdup($0) } + [nil]
-        defer {
-            for p in argv { free(p) }
-            for p in envp { free(p) }
-        }
-        var child: pid_t = 0
-        let rc = argv.withUnsafeMutableBufferPointer { argvBuffer -> Int32 in
-            guard let argvBase = argvBuffer.baseAddress else { return EINVAL }
-            return envp.withUnsafeMutableBufferPointer { envBuffer in
-                posix_spawn(&child, path, &actions, nil, argvBase, envBuffer.baseAddress)
-            }
-        }
+        var spawn = Spawn([path])
+        spawn.environment = environment.map { "\($0.key)=\($0.value)" }.sorted()
+        spawn.descriptors = [0: .descriptor(pair[1]), 1: .descriptor(pair[1])]
+        let started = spawn.start()
         close(pair[1])
-        guard rc == 0 else {
+        switch started {
+        case .success(let child): self.child = child
+        case .failure(let e):
             close(pair[0])
             throw KeychainError.interactionNotAllowed(
-                "the pinentry program '\(program)' could not be started (\(String(cString: strerror(rc)))): fix KEYGATE_PINENTRY, or drop --pinentry")
+                "the pinentry program '\(program)' could not be started (\(e.text)): fix KEYGATE_PINENTRY, or drop --pinentry")
         }
         fd = pair[0]
-        pid = child
     }
 
     /// Sends one command and expects OK.
@@ -321,8 +307,7 @@ private final class Session {
         finished = true
         try? send("BYE")
         close(fd)
-        var status: Int32 = 0
-        _ = SafeFile.retryingOnEINTR { waitpid(pid, &status, 0) }
+        _ = child.wait()
     }
 
     deinit { finish() }

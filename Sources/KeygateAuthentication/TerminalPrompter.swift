@@ -24,7 +24,7 @@ struct TerminalPrompter: Prompter {
     func notify(_ message: String) {
         let fd = SafeFile.openDescriptor(Self.path, O_WRONLY | O_NOCTTY, links: .follow)
         guard fd >= 0 else { return }
-        writeAll(fd, message + "\n")
+        Descriptor.write(message + "\n", to: fd)
         close(fd)
     }
 
@@ -39,11 +39,11 @@ struct TerminalPrompter: Prompter {
     /// After Ctrl-Z and `fg` the prompt starts again, as sudo's does; Ctrl-C cancels (nil).
     static func readSecret(prompt: String, fd: Int32) throws -> SecureBytes? {
         while true {
-            writeAll(fd, prompt)
+            Descriptor.write(prompt, to: fd)
             let (line, signal) = try TerminalEchoGuard.withEchoOff(fd: fd) { readByte in
                 try readLine(readByte)
             }
-            writeAll(fd, "\n")  // the person's Enter was not echoed
+            Descriptor.write("\n", to: fd)  // the person's Enter was not echoed
             if signal == 0 { return line ?? nil }
             switch TerminalEchoGuard.passOn(signal) {
             case .resumed: continue
@@ -91,12 +91,4 @@ struct TerminalPrompter: Prompter {
         }
         return try buffer.finish()
     }
-}
-
-/// Writes all of `text` to `fd`, retrying on EINTR and short writes. For prompts and
-/// notices only: never for secrets.
-func writeAll(_ fd: Int32, _ text: String) {
-    var bytes = Array(text.utf8)
-    SafeFile.writeAll(fd, bytes)
-    bytes.removeAll()
 }

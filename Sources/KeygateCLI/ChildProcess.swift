@@ -2,8 +2,8 @@
 // filled BEFORE the spawn (a secret is at most 64 KiB; the pipe is grown to hold it),
 // so no write can block on a child that never reads and no SIGPIPE can hit keygate.
 // The environment entries holding secrets live in mlock'd memory wiped after the
-// spawn. posix_spawnp, no shell; SIGINT/SIGQUIT are ignored while waiting (as
-// system(3) does) and reset to their defaults in the child.
+// spawn. Spawn with a PATH search, no shell; SIGINT/SIGQUIT are ignored while waiting
+// (as system(3) does) and reset to their defaults in the child.
 import Glibc
 import Keygate
 
@@ -17,94 +17,68 @@ enum ChildProcess {
     /// `command` is argv for the child, as bytes (they need not be UTF-8).
     static func run(_ command: [[UInt8]], secrets: inout [(ExecCommand.Request, SecureBytes)],
                     environment: [String: String]) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        var readEnds: [Int32] = []
-        defer { for fd in readEnds { close(fd) } }
-
+        var spawn = Spawn(bytes: command)
+        spawn.searchPath = true
+        spawn.defaultSignals = [SIGINT, SIGQUIT, SIGPIPE]
+        var readEnds: [Descriptor] = []
         var secretEntries: [String: SecureEnvEntry] = [:]
         for (request, secret) in secrets {
             switch request.destination {
             case .environment(let name):
                 secretEntries[name] = try SecureEnvEntry(name: name, secret: secret)
             case .standardInput, .descriptor:
-                let fd = try filledPipe(secret)
-                readEnds.append(fd)
+                let end = try filledPipe(secret)
+                readEnds.append(end)
                 let target: Int32
                 if case .descriptor(let n) = request.destination { target = n } else { target = 0 }
-                posix_spawn_file_actions_adddup2(&actions, fd, target)  // dup2 clears FD_CLOEXEC on target
+                spawn.descriptors[target] = .descriptor(end.raw)
             }
         }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGINT, SIGQUIT, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
-
-        let argv = CStringArray(bytes: command)
         let commandName = String(decoding: command.first ?? [], as: UTF8.self)
-        guard let program = argv.pointers[0] else {
-            throw KeychainError(.param, "exec needs a command after --")
-        }
-        let plain = environment.filter { secretEntries[$0.key] == nil }.map { "\($0.key)=\($0.value)" }.sorted()
-        let envStrings = CStringArray(plain)
-        var envp: [UnsafeMutablePointer<CChar>?] = Array(UnsafeBufferPointer(start: envStrings.pointers, count: plain.count))
-        envp += secretEntries.values.map { Optional($0.pointer) }
-        envp.append(nil)
+        guard !commandName.isEmpty else { throw KeychainError(.param, "exec needs a command after --") }
+        spawn.environment = environment.filter { secretEntries[$0.key] == nil }.map { "\($0.key)=\($0.value)" }.sorted()
+        spawn.environmentEntries = secretEntries.values.map(\.pointer)
 
         let oldInt = signal(SIGINT, SIG_IGN)
         let oldQuit = signal(SIGQUIT, SIG_IGN)
         defer { signal(SIGINT, oldInt); signal(SIGQUIT, oldQuit) }
 
-        var pid: pid_t = 0
-        let rc = envp.withUnsafeMutableBufferPointer { envBuffer in
-            posix_spawnp(&pid, program, &actions, &attributes, argv.pointers, envBuffer.baseAddress)
-        }
+        let started = spawn.start()
+        spawn.environmentEntries = []
         secretEntries.removeAll()  // wipes the environment copies
         secrets.removeAll()        // and the secrets themselves (SecureBytes zero on free)
-        for fd in readEnds { close(fd) }
-        readEnds.removeAll()
-        guard rc == 0 else {
-            Console.err("keygate: cannot run '\(commandName)': \(String(cString: strerror(rc))): check the command name and PATH\n")
+        for end in readEnds { end.close() }
+        let child: Spawn.Child
+        switch started {
+        case .success(let running): child = running
+        case .failure(let e):
+            Console.err("keygate: cannot run '\(commandName)': \(e.text): check the command name and PATH\n")
             return 127
         }
-        var status: Int32 = 0
-        if SafeFile.retryingOnEINTR({ waitpid(pid, &status, 0) }) < 0 {
-            throw KeychainError(.notAvailable, "lost track of '\(commandName)' (\(String(cString: strerror(errno)))): check whether it finished")
+        switch child.wait() {
+        case .success(let exit): return exit.shellStatus
+        case .failure(let e):
+            throw KeychainError(.notAvailable, "lost track of '\(commandName)' (\(e.text)): check whether it finished")
         }
-        // WIFSIGNALED / WTERMSIG / WEXITSTATUS are macros: decode by hand.
-        let signal = status & 0x7F
-        return signal != 0 ? 128 + signal : (status >> 8) & 0xFF
     }
 
     /// A close-on-exec pipe holding the whole secret, its write end closed; returns the
-    /// read end, moved to a descriptor >= firstPrivateFD.
-    private static func filledPipe(_ secret: SecureBytes) throws -> Int32 {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else {
-            throw KeychainError(.notAvailable, "cannot create a pipe (\(String(cString: strerror(errno)))): raise the open-file limit")
-        }
-        let readFD = fcntl(fds[0], F_DUPFD_CLOEXEC, firstPrivateFD)
-        close(fds[0])
-        defer { close(fds[1]) }
-        guard readFD >= 0 else {
-            throw KeychainError(.notAvailable, "cannot move a pipe descriptor (\(String(cString: strerror(errno)))): raise the open-file limit")
+    /// read end, at a descriptor >= firstPrivateFD.
+    private static func filledPipe(_ secret: SecureBytes) throws -> Descriptor {
+        let pipe: (read: Descriptor, write: Descriptor)
+        switch Descriptor.pipe(lowest: firstPrivateFD) {
+        case .success(let made): pipe = made
+        case .failure(let e): throw KeychainError(.notAvailable, "cannot create a pipe (\(e.text)): raise the open-file limit")
         }
         if secret.count >= 65536 {
-            _ = fcntl(fds[1], 1031 /* F_SETPIPE_SZ */, Int32(secret.count + 4096))
+            _ = fcntl(pipe.write.raw, 1031 /* F_SETPIPE_SZ */, Int32(secret.count + 4096))
         }
         do {
-            try secret.write(toFileDescriptor: fds[1])
+            try secret.write(toFileDescriptor: pipe.write.raw)
         } catch {
-            close(readFD)
             throw KeychainError(.notAvailable, "cannot hand the secret to the command through a pipe: the secret is larger than the pipe; use --env")
         }
-        return readFD
+        return pipe.read
     }
 }
 

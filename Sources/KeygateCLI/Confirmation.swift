@@ -18,7 +18,7 @@ enum Confirmation {
             throw KeychainError(.interactionNotAllowed, "\(what), and there is no terminal to ask you on: pass --yes to go ahead")
         }
         defer { close(fd) }
-        writeAll(fd, "\(what). Continue? [y/N] ")
+        Descriptor.write("\(what). Continue? [y/N] ", to: fd)
         var answer: [UInt8] = []
         var byte: UInt8 = 0
         while answer.count < 16 {
@@ -32,7 +32,4 @@ enum Confirmation {
         }
     }
 
-    private static func writeAll(_ fd: Int32, _ text: String) {
-        SafeFile.writeAll(fd, Array(text.utf8))
-    }
 }

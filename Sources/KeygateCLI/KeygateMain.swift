@@ -11,7 +11,7 @@ public enum KeygateMain {
     /// The verbs, in the order `keygate help` lists them.
     static let commands: [any KeygateCommand.Type] = [
         InitCommand.self, AddCommand.self, GetCommand.self, FindCommand.self, DeleteCommand.self, DeletePasswordCommand.self,
-        ListCommand.self, DumpKeychainCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
+        ListCommand.self, DumpKeychainCommand.self, ExistsCommand.self, UnlockCommand.self, LockCommand.self, ValidateCommand.self, StatusCommand.self,
         PasswdCommand.self, SetupHostCommand.self, PolicyCommand.self, DoctorCommand.self,
         ExecCommand.self, MigrateCommand.self, ListKeychainsCommand.self, ShowKeychainInfoCommand.self, ForgetUserCommand.self,
         SearchCommand.self, LookupCommand.self, StoreCommand.self, ClearCommand.self,
@@ -30,6 +30,8 @@ public enum KeygateMain {
 
     static let versionOption = OptionSpec.flag("--version", help: "Print the version.")
     static let helpOption = OptionSpec.flag("-h", "--help", help: "Show help.")
+    /// sudo's -v: `keygate -v` is `keygate validate`.
+    static let validateOption = OptionSpec.flag("-v", help: "Validate, as sudo -v: the same as `keygate validate`.")
 
     /// The options before the verb and the usage line: what every run parses. The verbs are not
     /// listed here: building all 26 configurations (and their help texts) is work a `get` does
@@ -41,8 +43,8 @@ public enum KeygateMain {
             Exit status: 0 success, 44 not found, 45 duplicate, 51 authentication failed, 128 canceled, 36 interaction not \
             allowed, 53 not available, 206 bad parameter, 93 cannot decode, 2 usage error.
             """,
-        usage: "[--askpass PROG | --pinentry] [--verbose] [--no-unlock-prompt] VERB [OPTIONS]",
-        options: [versionOption, helpOption]
+        usage: "[--askpass PROG | --pinentry] [--verbose] [--no-unlock-prompt] VERB [OPTIONS] | -v",
+        options: [versionOption, helpOption, validateOption]
             + GlobalOptions.all + [GlobalOptions.noUnlockPrompt])
 
     /// `topLevel` with every verb under SUBCOMMANDS, for `keygate help` and `keygate --help`.
@@ -85,12 +87,18 @@ public enum KeygateMain {
             }
         }
         if leading.flag(GlobalOptions.verbose) { AuditLog.echoToStandardError = true }
-        if leading.flag(GlobalOptions.noUnlockPrompt) {
-            // The library reads the setting from the environment (UnlockPromptSetting).
-            setenv(UnlockPromptSetting.variable, UnlockPromptSetting.never.rawValue, 1)
-        }
+        // Passed down in the command's context, never through this process's environment (which
+        // `keygate exec`'s command and every prompter would inherit).
+        let unlockPrompt: UnlockPromptSetting? = leading.flag(GlobalOptions.noUnlockPrompt) ? .never : nil
         let askpass = leading.value(GlobalOptions.askpass)
         let pinentry = leading.flag(GlobalOptions.pinentry)
+        if leading.flag(validateOption) {
+            // `keygate -v`, as `sudo -v`: the validate verb, which takes no other.
+            guard args.isEmpty else {
+                return usage("-v is `keygate validate` and takes no verb (got '\(args[0])')", topLevel, programName)
+            }
+            args = ["validate"]
+        }
         guard let verb = args.first else {
             Console.err(HelpFormatter.help(for: topLevelHelp, programName: programName) + "\n")
             return 2
@@ -123,7 +131,8 @@ public enum KeygateMain {
         KeychainProcess.runsOneCommand()
         let context = CommandContext(programName: programName, environment: ProcessEnvironment.snapshot(),
                                      askpass: parsed.value(GlobalOptions.askpass) ?? askpass,
-                                     pinentry: pinentry || parsed.flag(GlobalOptions.pinentry), rawArguments: raw)
+                                     pinentry: pinentry || parsed.flag(GlobalOptions.pinentry), rawArguments: raw,
+                                     unlockPrompt: unlockPrompt)
         do {
             return try command.run(parsed, context: context)
         } catch let error as KeychainError {

@@ -45,6 +45,15 @@ package enum ItemAttributeCodec {
         static let generation = "keygate:generation"
     }
 
+    /// The names of `Key`: each is one of ItemAttributes.ownAttributeNames (ItemAttributeCodecTests).
+    static let keyNames: [String] = [
+        Key.itemClass, Key.service, Key.account, Key.server, Key.protocol, Key.port, Key.path, Key.securityDomain,
+        Key.authenticationType, Key.accessible, Key.access, Key.comment, Key.generic, Key.description, Key.accessGroup,
+        Key.synchronizable, Key.created, Key.modified, Key.label, Key.generation,
+    ]
+
+    static func isExtraName(_ name: String) -> Bool { ItemAttributes.isExtraName(name) }
+
     /// The attributes stored for an item: every primary-key field of its class (empty or "0"
     /// when unset), so that `ItemQuery(exactly:)` is an exact attribute match.
     package static func encode(_ a: ItemAttributes) -> [String: String] {
@@ -57,6 +66,7 @@ package enum ItemAttributeCodec {
         if let description = a.description { out[Key.description] = description }
         if let group = a.accessGroup { out[Key.accessGroup] = group }
         if a.synchronizable { out[Key.synchronizable] = "1" }
+        for (name, value) in a.extras where isExtraName(name) { out[name] = value }
         return out
     }
 
@@ -87,6 +97,7 @@ package enum ItemAttributeCodec {
         if let v = q.accessGroup, !v.isEmpty { out[Key.accessGroup] = v }
         // Only "1" is stored: false (absent) is matched by the caller, client-side.
         if q.synchronizable == true { out[Key.synchronizable] = "1" }
+        for (name, value) in q.extras where isExtraName(name) { out[name] = value }
         return out
     }
 
@@ -128,7 +139,8 @@ package enum ItemAttributeCodec {
                               created: attrs[Key.created].flatMap { UInt64($0) } ?? created,
                               modified: attrs[Key.modified].flatMap { UInt64($0) } ?? modified,
                               description: attrs[Key.description],
-                              accessGroup: attrs[Key.accessGroup], synchronizable: attrs[Key.synchronizable] == "1")
+                              accessGroup: attrs[Key.accessGroup], synchronizable: attrs[Key.synchronizable] == "1",
+                              extras: attrs.filter { isExtraName($0.key) })
     }
 
     /// The label the Secret Service shows for an item.

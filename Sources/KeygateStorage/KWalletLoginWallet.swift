@@ -81,20 +81,31 @@ extension SecretServiceConnection {
         return false
     }
 
-    /// The value of `key` in `[group]` of an INI text (KConfig's format), nil when absent.
+    /// The value of `key` in `[group]` of a KConfig file's text (lowercased), nil when absent.
+    /// Lines as every configuration file's (ConfigSyntax.forEachLine: LF, a trailing CR dropped);
+    /// KConfig keys may hold spaces ("Prompt on Open"), so the key is what comes before `=`.
     static func kWalletSetting(_ key: String, inGroup group: String, of text: String) -> String? {
         var inGroup = false
-        for raw in text.split(whereSeparator: \.isNewline) {
-            let line = raw.trimmingSpaces
-            if line.hasPrefix("[") {
-                inGroup = line == "[\(group)]"
-                continue
+        var found: String?
+        ConfigSyntax.forEachLine(Array(text.utf8)) { bytes, _ in
+            let line = trimmingBlanks(bytes[...])
+            if line.first == UInt8(ascii: "[") {
+                inGroup = line.elementsEqual("[\(group)]".utf8)
+                return true
             }
-            guard inGroup, let equals = line.firstIndex(of: "=") else { continue }
-            if line[..<equals].trimmingSpaces == key {
-                return line[line.index(after: equals)...].trimmingSpaces.lowercased()
-            }
+            guard inGroup, let equals = line.firstIndex(of: UInt8(ascii: "=")),
+                  trimmingBlanks(line[..<equals]).elementsEqual(key.utf8) else { return true }
+            found = String(decoding: trimmingBlanks(line[(equals + 1)...]), as: UTF8.self).lowercased()
+            return false
         }
-        return nil
+        return found
+    }
+
+    /// Without blanks (space, tab) at either end.
+    private static func trimmingBlanks(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var out = bytes
+        while let first = out.first, ConfigSyntax.isBlank(first) { out = out.dropFirst() }
+        while let last = out.last, ConfigSyntax.isBlank(last) { out = out.dropLast() }
+        return out
     }
 }

@@ -24,12 +24,13 @@ package final class SecretServiceStore: ItemStore {
     static let secretsPerCall = 32
     let secretsPerCall: Int
 
-    /// A store on the session bus; the unlock prompt as KEYGATE_UNLOCK_PROMPT says (a bad value
-    /// counts as `never`: StoreSelection reports it before a store is made).
-    init(deadline: Duration = .seconds(5)) {
+    /// A store on the session bus; the unlock prompt as the caller's configuration says (the CLI's
+    /// --no-unlock-prompt, else KEYGATE_UNLOCK_PROMPT: KeychainOperations decides, once; `auto`
+    /// is what an unset KEYGATE_UNLOCK_PROMPT means).
+    init(deadline: Duration = .seconds(5), unlockPrompt: UnlockPromptSetting = .auto) {
         self.deadline = deadline
         connection = .shared
-        unlockPrompt = (try? UnlockPromptSetting.current()) ?? .never
+        self.unlockPrompt = unlockPrompt
         windowLimit = SecretServicePrompt.windowLimit
         secretsPerCall = Self.secretsPerCall
     }
@@ -278,6 +279,27 @@ package final class SecretServiceStore: ItemStore {
         for (extra, _, _) in matches.dropFirst() { try call.deleteIfPresent(extra) }
     }
 
+    /// An item another program stored in the default collection (secret-tool, libsecret's callers):
+    /// not under Keygate's schema, its secret as that program stored it (never sealed by Keygate).
+    package struct ForeignItem: Sendable {
+        package var attributes: [String: String]
+        package var label: String
+        package var secret: [UInt8]
+    }
+
+    /// The items other programs stored whose attributes include every one of `attributes` (as
+    /// `secret-tool lookup` matches them), with their secrets; Keygate's own items are left out.
+    package func foreignItems(matching attributes: [String: String]) throws -> [ForeignItem] {
+        guard !attributes.isEmpty else { return [] }
+        return try unlockingIfAllowed {
+            let call = self.call
+            let paths = try call.items(searching: attributes, openingSession: true, access: .secrets).open
+            return try call.rawItems(paths).filter {
+                $0.attributes[ItemAttributeCodec.Key.itemClass] == nil && $0.attributes["xdg:schema"] != ItemAttributeCodec.schemaName
+            }
+        }
+    }
+
     @discardableResult
     package func delete(_ query: ItemQuery) throws -> Int {
         try unlockingIfAllowed { try deleteUnlocked(query) }
@@ -360,6 +382,12 @@ private struct ServiceCalls {
     /// As `unlockedItems`, with the items left locked one by one (`.secretsIfOpen` only) apart.
     func items(matching query: ItemQuery, openingSession: Bool, access: Access) throws
         -> (open: [String], itemLocked: [String]) {
+        try items(searching: withSchema(ItemAttributeCodec.encode(query)), openingSession: openingSession, access: access)
+    }
+
+    /// As `items(matching:)`, for these attributes exactly as given (no schema: other programs' items too).
+    func items(searching attributes: [String: String], openingSession: Bool, access: Access) throws
+        -> (open: [String], itemLocked: [String]) {
         // A process's first call sends ReadAlias (and OpenSession, for a read) with the search:
         // one wait instead of three.
         let known = try connection.cached(deadline)
@@ -368,7 +396,7 @@ private struct ServiceCalls {
         if openingSession, known.session == nil { methods.append(C.openSession) }
         methods.append(ServiceMethodCall(
             path: C.servicePath, interface: C.serviceInterface, method: "SearchItems",
-            arguments: Variant.tuple([Variant.stringDictionary(withSchema(ItemAttributeCodec.encode(query)))]),
+            arguments: Variant.tuple([Variant.stringDictionary(attributes)]),
             replyType: "(aoao)", action: "search for items"))
         var results = try connection.calls(methods, deadline)
         let collection = try known.collection ?? connection.remember(collection: try results.removeFirst().get())
@@ -591,6 +619,38 @@ private struct ServiceCalls {
         ServiceMethodCall(path: path, interface: C.propertiesInterface, method: "Get",
                           arguments: Variant.tuple([Variant.string(C.itemInterface), Variant.string(name)]),
                           replyType: "(v)", action: "read an item's attributes")
+    }
+
+    /// Each item's attributes and label as stored, and its secret, for items other programs made.
+    func rawItems(_ paths: [String]) throws -> [SecretServiceStore.ForeignItem] {
+        guard !paths.isEmpty else { return [] }
+        let session = try connection.session(deadline)
+        var methods: [ServiceMethodCall] = []
+        for path in paths {
+            methods.append(getProperty(path, "Attributes"))
+            methods.append(getProperty(path, "Label"))
+        }
+        methods.append(getSecrets(paths, session: session))
+        let results = try connection.calls(methods, deadline)
+        var secrets: [String: [UInt8]] = [:]
+        switch results[2 * paths.count] {
+        case .success(let reply):
+            for entry in reply.child(0)?.children ?? [] {
+                guard let path = entry.child(0)?.string, let value = entry.child(1)?.child(2) else { continue }
+                secrets[path] = value.bytes
+            }
+        case .failure(let error) where error.code == .itemNotFound: break
+        case .failure(let error): throw error
+        }
+        var out: [SecretServiceStore.ForeignItem] = []
+        for (index, path) in paths.enumerated() {
+            guard case .success(let attributes) = results[2 * index], case .success(let label) = results[2 * index + 1],
+                  let secret = secrets[path] else { continue }
+            out.append(SecretServiceStore.ForeignItem(
+                attributes: (attributes.child(0)?.unboxed ?? .other("v")).stringDictionary,
+                label: (label.child(0)?.unboxed ?? .other("v")).string ?? "", secret: secret))
+        }
+        return out
     }
 
     private func getSecrets(_ paths: [String], session: String) -> ServiceMethodCall {

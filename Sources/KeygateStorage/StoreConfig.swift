@@ -3,8 +3,9 @@
 // default ~/.config/keygate/keygate.conf) over the system's (/etc/keygate/keygate.conf,
 // which counts only when owned by root and not writable by group or others).
 //
-// The format is tiny and strict: blank lines, `#` comments, and `store = VALUE` with VALUE
-// one of secret-service, embedded, auto. Anything else is an error naming file:line.
+// The format is tiny and strict, in the line syntax policy files share (ConfigSyntax): blank
+// lines, `#` comments, and `store = VALUE` with VALUE one of secret-service, embedded, auto.
+// Anything else is an error naming file:line.
 // Files are read by ConfigFile, the reader policy files use: without blocking on a FIFO
 // and with a size limit; the system file never through a symbolic link, and under the
 // policy files' owner rule.
@@ -52,39 +53,35 @@ enum StoreConfig {
                + "or others (chown root: \(path); chmod 644 \(path))")
     }
 
-    /// Parses the text of a keygate.conf; the last `store` line wins.
+    /// Parses the text of a keygate.conf; the last `store` line wins. The lines are the syntax
+    /// policy files have too (ConfigSyntax); keygate.conf has no sections and one key.
     static func parse(_ text: String, file: String) throws -> StoreSelection.Setting? {
         var setting: StoreSelection.Setting?
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.trimmingSpaces
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            let place = "\(file):\(index + 1)"
-            guard let eq = line.firstIndex(of: "=") else {
-                throw KeychainError.param("\(place): expected `store = \(StoreSelection.Setting.allowedText)`, found \"\(line)\"")
+        var failure: KeychainError?
+        ConfigSyntax.forEachLine(Array(text.utf8)) { line, number in
+            let place = "\(file):\(number)"
+            switch ConfigSyntax.classify(line, fileKind: "keygate.conf") {
+            case .nothing:
+                return true
+            case .problem(let column, let message):
+                failure = .param("\(place):\(column): \(message); expected `store = \(StoreSelection.Setting.allowedText)`")
+            case .header:
+                failure = .param("\(place): keygate.conf has no [sections]; its one line is `store = \(StoreSelection.Setting.allowedText)`")
+            case .setting(let key, _, let value, _):
+                guard key == "store" else {
+                    failure = .param("\(place): unknown setting \"\(key)\"; the only setting is `store`")
+                    return false
+                }
+                guard let parsed = StoreSelection.Setting(text: value) else {
+                    failure = .param("\(place): store = \"\(value)\" is not one of \(StoreSelection.Setting.allowedText)")
+                    return false
+                }
+                setting = parsed
+                return true
             }
-            let key = line[..<eq].trimmingSpaces
-            let value = line[line.index(after: eq)...].trimmingSpaces
-            guard key == "store" else {
-                throw KeychainError.param("\(place): unknown setting \"\(key)\"; the only setting is `store`")
-            }
-            guard let parsed = StoreSelection.Setting(text: value) else {
-                throw KeychainError.param("\(place): store = \"\(value)\" is not one of \(StoreSelection.Setting.allowedText)")
-            }
-            setting = parsed
+            return false
         }
+        if let failure { throw failure }
         return setting
     }
-}
-
-extension Substring {
-    /// Without spaces, tabs and carriage returns at either end (keygate.conf, kwalletrc).
-    var trimmingSpaces: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
-    }
-}
-
-private extension String {
-    var trimmingSpaces: String { self[...].trimmingSpaces }
 }

@@ -58,14 +58,16 @@ public struct StoreSelection: Sendable, Equatable {
         return try choose(environment, dataDirectory: dataDirectory, home: home, deadline: deadline)
     }
 
-    /// The store to talk to, with `deadline` on each call.
-    package func store(deadline: Duration) -> any ItemStore {
-        Self.store(kind, dataDirectory: dataDirectory, deadline: deadline)
+    /// The store to talk to, with `deadline` on each call; a locked Secret Service collection
+    /// shows its unlock window only as `unlockPrompt` allows.
+    package func store(deadline: Duration, unlockPrompt: UnlockPromptSetting) -> any ItemStore {
+        Self.store(kind, dataDirectory: dataDirectory, deadline: deadline, unlockPrompt: unlockPrompt)
     }
 
-    package static func store(_ kind: StoreKind, dataDirectory: String, deadline: Duration) -> any ItemStore {
+    package static func store(_ kind: StoreKind, dataDirectory: String, deadline: Duration,
+                              unlockPrompt: UnlockPromptSetting) -> any ItemStore {
         switch kind {
-        case .secretService: return SecretServiceStore(deadline: deadline)
+        case .secretService: return SecretServiceStore(deadline: deadline, unlockPrompt: unlockPrompt)
         case .embedded: return EmbeddedStore(directory: dataDirectory, deadline: deadline)
         }
     }
@@ -149,7 +151,7 @@ extension StoreSelection {
             (kind, reason) = (.embedded, "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS unset, no $XDG_RUNTIME_DIR/bus)")
         } else {
             do {
-                _ = try SecretServiceStore(deadline: deadline).status()
+                _ = try SecretServiceStore(deadline: deadline, unlockPrompt: .never).status()
                 (kind, reason) = (.secretService, "the Secret Service answered")
             } catch let error as KeychainError where error.reason == .noDefaultCollection {
                 // A provider runs: its items belong there, never silently in the embedded store.

@@ -10,6 +10,7 @@
 // (pam_unix failed first in a `required` line) unwraps nothing and leaves it locked.
 internal import CPAM
 import Keygate
+import KeygateGatekeeper
 
 enum Authenticate {
     static func run(_ call: ModuleCall) throws -> Int32 {
@@ -39,7 +40,7 @@ enum Authenticate {
         }
         // As root: the gatekeeper's seals on the class keys, so that gated adds need no prompt.
         do {
-            let seals = try LoginKeys.sealClassKeys(master: master, uid: user.uid, userName: user.name)
+            let seals = try GateSecrets.seals(masterKey: master, uid: user.uid, userName: user.name)
             try UserIdentity.run(as: user) { try LoginKeys.recordClassKeys(master: master, seals: seals, dataDirectory: directory) }
         } catch {
             call.log.warning("""

@@ -1,19 +1,29 @@
 // The helper's log: lines for pam_syslog(3) ("log PRIORITY TEXT" on standard output,
 // which pam_keygate.so passes on, so they read "pam_keygate(sshd:auth): ..."), with
 // debug lines only under the `debug` option. Messages are built lazily and never carry
-// a secret.
+// a secret. All but the debug lines are also kept in root's audit record (GateAuditFile),
+// which does not depend on syslog.
 internal import Glibc
+import Keygate
+import KeygateGatekeeper
 
 struct ModuleLog {
     let debugEnabled: Bool
 
-    func error(_ message: @autoclosure () -> String) { write(LOG_ERR, message()) }
-    func warning(_ message: @autoclosure () -> String) { write(LOG_WARNING, message()) }
-    func notice(_ message: @autoclosure () -> String) { write(LOG_NOTICE, message()) }
+    func error(_ message: @autoclosure () -> String) { keep(LOG_ERR, message()) }
+    func warning(_ message: @autoclosure () -> String) { keep(LOG_WARNING, message()) }
+    func notice(_ message: @autoclosure () -> String) { keep(LOG_NOTICE, message()) }
 
     func debug(_ message: @autoclosure () -> String) {
         guard debugEnabled else { return }
         write(LOG_DEBUG, message())
+    }
+
+    /// To pam_syslog, and to root's audit record (GateAuditFile), which no syslog outage loses.
+    private func keep(_ priority: Int32, _ message: String) {
+        write(priority, message)
+        let name = priority == LOG_ERR ? "err" : priority == LOG_WARNING ? "warning" : "notice"
+        GateAuditFile.appendModuleLine(HelperOutput.oneLine(message), priority: name)
     }
 
     private func write(_ priority: Int32, _ message: String) {

@@ -3,7 +3,7 @@
 // operation. Its first lines are CGatekeeperStart's constructor, which runs before the
 // Swift runtime; everything else is in Keygate's Gatekeeper/ folder.
 internal import CGatekeeperStart
-import Keygate
+import KeygateGatekeeper
 internal import Glibc
 
 exit(GatekeeperMain.run())

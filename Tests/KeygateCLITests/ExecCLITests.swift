@@ -47,6 +47,20 @@ final class ExecCLITests: XCTestCase {
         XCTAssertEqual(r.values["missing"], "127", r.summary)
     }
 
+    /// `--no-unlock-prompt` is the command's own setting, passed down inside keygate: it never
+    /// reaches the command it runs, nor any program keygate starts, through the environment.
+    func test_exec_noUnlockPrompt_staysKeygates_andIsNotInTheCommandsEnvironment() throws {
+        let h = try CLIUserHarness(sharedUser: true)
+        let r = try h.run("""
+            printf %s s | keygate add -s svc -a a; echo add=$?
+            printf 'child=%s\\n' "$(keygate --no-unlock-prompt exec -s svc -a a --env X -- sh -c 'printf %s "${KEYGATE_UNLOCK_PROMPT-unset}"')"
+            printf 'given=%s\\n' "$(KEYGATE_UNLOCK_PROMPT=auto keygate --no-unlock-prompt exec -s svc -a a --env X -- sh -c 'printf %s "$KEYGATE_UNLOCK_PROMPT"')"
+            """)
+        XCTAssertEqual(r.values["add"], "0", r.summary)
+        XCTAssertEqual(r.values["child"], "unset", "keygate did not set it for the command: \(r.summary)")
+        XCTAssertEqual(r.values["given"], "auto", "the user's own value passes through unchanged: \(r.summary)")
+    }
+
     func test_exec_missingItem_exits44_andDoesNotRunTheCommand() throws {
         let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""

@@ -178,6 +178,29 @@ final class GatekeeperAttackTests: XCTestCase {
         XCTAssertEqual(repaired.values["get"], "s", repaired.summary)
     }
 
+    /// Root may have another user's class keys sealed without a password (the host protector's
+    /// passwordless keychains). A user who writes that request to the setuid gatekeeper by hand,
+    /// naming root or another user, is refused before any key is loaded.
+    func test_aUserAskingToSealAnotherUsersKeys_isRefused() throws {
+        let h = try CLIUserHarness(sharedUser: true)
+        let r = try h.run("""
+            gatekeeper="$(dirname "$(command -v keygate)")/keygate-gatekeeper"
+            [ -u "$gatekeeper" ]; echo setuid=$?
+            for subject in 0 1; do
+                # 'Q' v1 certify, flags forUser|noPrompt, no item, no reason, handle, keys, boxes or seed; then the uid.
+                python3 -c "import struct,sys; f=bytes([0x51,1,7,17])+bytes(4)+bytes([0])+bytes(2)+bytes(4)+bytes(4)+struct.pack('>I',$subject); \
+                    sys.stdout.buffer.write(struct.pack('>I',len(f))+f)" | "$gatekeeper" > "$HOME/reply" 2>/dev/null
+                echo "status$subject=$?"
+                grep -qa "only root may ask the gatekeeper to seal another user's keys" "$HOME/reply"; echo "refused$subject=$?"
+            done
+            """)
+        XCTAssertEqual(r.values["setuid"], "0", "the gatekeeper the user runs is setuid root: \(r.summary)")
+        for subject in ["0", "1"] {
+            XCTAssertEqual(r.values["status" + subject], "0", "the gatekeeper answered: \(r.summary)")
+            XCTAssertEqual(r.values["refused" + subject], "0", "a request naming uid \(subject) is refused: \(r.summary)")
+        }
+    }
+
     func test_aRecycledPid_doesNotInheritItsPredecessorsWindow() throws {
         let h = try CLIUserHarness()
         _ = try h.run("printf %s r | KEYGATE_STORE=embedded keygate add -s svc -a a --access user-presence >/dev/null 2>&1")

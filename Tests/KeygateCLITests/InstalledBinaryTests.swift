@@ -192,4 +192,55 @@ final class InstalledBinaryTests: XCTestCase {
             """], environment: TestUser.systemEnvironment, currentDirectory: "/", timeout: 60)
         XCTAssertEqual(r.values["wrote"], "no", r.summary)
     }
+
+    /// Issue 39, 3: the Python keyring backend is where a fresh account's `python3 -m keyring` finds it, through
+    /// its entry point. The release pass checks what `make install` installed, with nothing set for Python; the
+    /// debug pass runs the Makefile's own install and uninstall lines for the backend into a staging DESTDIR
+    /// (`make -n`: nothing else is built) and points PYTHONPATH at it. The .deb's is checked by scripts/check-deb.
+    func test_pythonKeyringBackend_isFoundByAFreshAccountsPython3() throws {
+        let (binary, installed) = TerminalShell.binary
+        try Requirement.require(Requirement.isRoot, "root, to create a test user")
+        let probe = try Subprocess.run(["/usr/bin/python3", "-c", "import keyring"])
+        try Requirement.require(probe.status == 0, "/usr/bin/python3 with keyring (python3-keyring, scripts/install-deps)")
+        let user = try TestUser.create()
+        defer { user.remove() }
+        var pythonPath = ""
+        var stage = ""
+        if !installed {
+            stage = NSTemporaryDirectory() + "keygate-pystage-\(UUID().uuidString)"
+            addTeardownBlock { [stage] in try? FileManager.default.removeItem(atPath: stage) }
+            XCTAssertEqual(try runMakeLines("install", stage: stage), 0)
+            let site = try Subprocess.run(["/usr/bin/python3", "-c", "import sys; print('/usr/local/lib/python%d.%d/dist-packages' % sys.version_info[:2])"])
+            pythonPath = stage + site.out.trimmingCharacters(in: .whitespacesAndNewlines)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: pythonPath + "/keyrings/keygate/__init__.py"),
+                          "make install puts it in the folder Debian's python3 reads under /usr/local: \(pythonPath)")
+            _ = try Subprocess.run(["chmod", "-R", "a+rX", stage])
+        }
+        let bindir = installed ? (binary as NSString).deletingLastPathComponent : try UserSession.stageTools()
+        let r = try Subprocess.run(["runuser", "-u", user.name, "--", "env", "-i", "HOME=\(user.home)", "PATH=\(bindir):/usr/bin:/bin"]
+                                   + (pythonPath.isEmpty ? [] : ["PYTHONPATH=\(pythonPath)"]) + ["bash", "-c", """
+            cd "$HOME"
+            /usr/bin/python3 -m keyring --list-backends | sed 's/^/backend: /'
+            echo chosen=$(/usr/bin/python3 -c 'import keyring; print(type(keyring.get_keyring()).__name__)')
+            """], environment: TestUser.systemEnvironment, currentDirectory: "/", timeout: 60)
+        XCTAssertTrue(r.out.contains("backend: keyrings.keygate.KeygateKeyring (priority: 15)"), r.summary)
+        XCTAssertEqual(r.values["chosen"], "KeygateKeyring", r.summary)
+        if !installed {
+            XCTAssertEqual(try runMakeLines("uninstall", stage: stage), 0)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: pythonPath + "/keyrings"), "make uninstall removes it")
+            let distInfo = (try? FileManager.default.contentsOfDirectory(atPath: pythonPath)) ?? []
+            XCTAssertEqual(distInfo.filter { $0.contains("keygate") }, [], "and its .dist-info")
+        }
+    }
+
+    /// Runs the lines of `make -n TARGET` that handle the Python backend, with DESTDIR=`stage`.
+    private func runMakeLines(_ target: String, stage: String) throws -> Int32 {
+        let plan = try Subprocess.run(["make", "-s", "-n", "--no-print-directory", "-C", PackagePaths.root, target,
+                                       "DESTDIR=\(stage)", "PREFIX=/usr/local"])
+        let lines = plan.out.split(separator: "\n").filter { $0.contains("dist-packages") }
+        XCTAssertGreaterThanOrEqual(lines.count, 2, "make -n \(target): \(plan.out)")
+        let run = try Subprocess.run(["sh", "-c", "cd '\(PackagePaths.root)' && " + lines.joined(separator: " && ")])
+        XCTAssertEqual(run.status, 0, run.summary)
+        return run.status
+    }
 }

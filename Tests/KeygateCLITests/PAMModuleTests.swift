@@ -269,6 +269,11 @@ final class PAMModuleTests: XCTestCase {
         session.finish()
         XCTAssertTrue(log.lines().contains { $0.contains("no password was captured at auth for \(h.user.name)") })
         XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        // Issue 39, 4: root's audit record keeps the module's line too, whatever syslog does.
+        let record = (try? String(contentsOfFile: "/var/log/keygate/gatekeeper.log", encoding: .utf8)) ?? ""
+        XCTAssertTrue(record.split(separator: "\n").contains {
+            $0.contains(" source=pam_keygate priority=") && $0.contains("no password was captured at auth for \(h.user.name)")
+        }, "root's record: \(record.suffix(2000))")
     }
 
     /// cron opens a session for every job and never types a password: nothing to tell an

@@ -115,4 +115,22 @@ final class PythonKeyringTests: XCTestCase {
         XCTAssertEqual(v["py"], "0", r.summary)
         XCTAssertEqual(v["pylocked"], "0", r.summary)
     }
+
+    /// The .dist-info `make install` and the .deb install beside the backend says what pyproject.toml says:
+    /// the name, the version, and the entry point keyring finds backends by.
+    func test_installedDistInfo_matchesPyproject() throws {
+        let root = PackagePaths.root + "/contrib/python"
+        let pyproject = try String(contentsOfFile: root + "/pyproject.toml", encoding: .utf8)
+        let version = try XCTUnwrap(pyproject.split(separator: "\n").first { $0.hasPrefix("version = ") }?
+            .split(separator: "\"").dropFirst().first.map(String.init))
+        let distInfo = root + "/keyrings_keygate-\(version).dist-info"
+        let metadata = try String(contentsOfFile: distInfo + "/METADATA", encoding: .utf8)
+        XCTAssertTrue(metadata.contains("\nName: keyrings.keygate\n"), metadata)
+        XCTAssertTrue(metadata.contains("\nVersion: \(version)\n"), metadata)
+        XCTAssertTrue(pyproject.contains("[project.entry-points.\"keyring.backends\"]\nkeygate = \"keyrings.keygate\""), pyproject)
+        XCTAssertEqual(try String(contentsOfFile: distInfo + "/entry_points.txt", encoding: .utf8),
+                       "[keyring.backends]\nkeygate = keyrings.keygate\n")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: root).filter { $0.hasSuffix(".dist-info") }
+        XCTAssertEqual(folders, ["keyrings_keygate-\(version).dist-info"], "one .dist-info, of this version")
+    }
 }

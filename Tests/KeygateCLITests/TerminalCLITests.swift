@@ -197,6 +197,37 @@ final class TerminalCLITests: XCTestCase {
         XCTAssertFalse(shell.terminal.screen.contains("typed-ahead-pw"), "never echoed, never run:\n\(shell.terminal.screen)")
     }
 
+    func test_validate_releaseStyle_asksOnce_thenTheScriptsReadsDoNot() throws {
+        // Issue 39, 11: `keygate -v` before a release script, as `sudo -v` before a build that uses sudo.
+        let (shell, _) = try initializedShell()
+        for (service, value) in [("signing", "sign-key"), ("upload", "upload-token")] {
+            XCTAssertEqual(try shell.run("printf %s '\(value)' | keygate add -s \(service) -a release 2>/dev/null").status, 0)
+        }
+        XCTAssertEqual(try shell.run("keygate lock").status, 0)
+        try shell.start("keygate -v")
+        try shell.answer(passwordPrompt(shell), with: shell.user.password)
+        let validated = try shell.finish()
+        XCTAssertEqual(validated.status, 0, validated.screen)
+        XCTAssertEqual(validated.screen, """
+            [keygate] validate: let items that need your password read without asking
+            Password for \(shell.user.name): 
+            keygate: items that need your password read without asking in this terminal for 300 s; `keygate lock` ends it
+
+            """)
+        // The release script: two gated reads, no prompt.
+        let script = try shell.run("sh -c 'keygate get -s signing -a release; keygate get -s upload -a release'")
+        XCTAssertEqual(script.status, 0, script.screen)
+        XCTAssertEqual(script.screen, "sign-key\nupload-token\n")
+        // Inside the window, validate asks nothing and starts the window again.
+        let again = try shell.run("keygate validate")
+        XCTAssertEqual(again.status, 0, again.screen)
+        XCTAssertEqual(again.screen, """
+            keygate: items that need your password read without asking in this terminal for 300 s; `keygate lock` ends it
+
+            """)
+        assertNothingSecretShown(shell)
+    }
+
     // MARK: unlocking and re-wrapping
 
     func test_unlock_asksForThePassword() throws {

@@ -4,6 +4,7 @@
 // checks; the attacks run as another user are in GatekeeperAttackTests.
 import Foundation
 @testable import Keygate
+@testable import KeygateGateWire
 @testable import KeygateAuthentication
 @testable import KeygateCore
 @testable import KeygateStorage

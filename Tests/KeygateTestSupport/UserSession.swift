@@ -21,8 +21,9 @@ public enum UserSession {
     /// `keygate` and `secret-session`), plus `environment`, which wins on a clash. The user's login keyring
     /// has an empty password (an unencrypted keyring in the throwaway home) and persists between calls.
     /// Standard input is `stdin`, or /dev/null.
+    /// `wrapper`: a command line run as root around the whole session (`unshare --mount …`), ending in "$@".
     public static func run(as user: TestUser, script: String, environment: [String: String] = [:],
-                           stdin: Data? = nil, timeout: TimeInterval = 120) throws -> ProcessResult {
+                           stdin: Data? = nil, timeout: TimeInterval = 120, wrapper: [String] = []) throws -> ProcessResult {
         let tools = try stageTools()
         var env: [String: String] = [
             "HOME": user.home,
@@ -39,7 +40,7 @@ public enum UserSession {
         // that explicit, runuser's pam_keyinit keeps root's for the user. keyctl's "Joined session
         // keyring" line goes to /dev/null; the program gets the real standard output back (fd 3).
         let joinSession = "exec keyctl session - sh -c 'exec 1>&3 3>&-; exec \"$@\"' keygate-session \"$@\" 3>&1 >/dev/null"
-        let argv = ["runuser", "-u", user.name, "--", "env", "-i"] + assignments
+        let argv = wrapper + ["runuser", "-u", user.name, "--", "env", "-i"] + assignments
             + ["sh", "-c", joinSession, "keygate-session",
                "setsid", "-w", tools + "/secret-session", "bash", "-c", script, "keygate-user-session"]
         return try Subprocess.run(argv, stdin: stdin, environment: TestUser.systemEnvironment,

@@ -4,6 +4,7 @@
 // a message, or a message that happens to share a word, changes nothing.
 import XCTest
 @testable import Keygate
+@testable import KeygateGateWire
 @testable import KeygateAuthentication
 @testable import KeygateCore
 @testable import KeygateStorage

@@ -2,6 +2,7 @@
 // cap, the order among users whose requests are in, and the deadlines of callers who say nothing.
 import XCTest
 @testable import Keygate
+@testable import KeygateGatekeeper
 
 final class GateCallerQueueTests: XCTestCase {
     private func caller(_ fd: Int32, uid: UInt32, deadline: Int = 1_000) -> GateCallerQueue.Caller {

@@ -5,6 +5,8 @@
 import Foundation
 import XCTest
 @testable import Keygate
+@testable import KeygateGateWire
+@testable import KeygateGatekeeper
 @testable import KeygateAuthentication
 @testable import KeygateCore
 @testable import KeygateStorage

@@ -5,6 +5,7 @@
 import Foundation
 import XCTest
 @testable import Keygate
+@testable import KeygateGateWire
 @testable import KeygateAuthentication
 @testable import KeygateCore
 @testable import KeygateStorage

@@ -3,6 +3,8 @@
 // requests that are malformed, oversized or trailing.
 import XCTest
 @testable import Keygate
+@testable import KeygateGateWire
+@testable import KeygateGatekeeper
 @testable import KeygateAuthentication
 @testable import KeygateCore
 @testable import KeygateStorage
@@ -17,6 +19,22 @@ final class GateRecordsTests: XCTestCase {
         XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.4", window: 10, now: 101), "another scope")
         XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.3", window: 0, now: 100), "window 0: always ask")
         XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.3", window: 10, now: 99), "a clock before it")
+    }
+
+    /// `keygate validate` (sudo -v): only a window still open is extended, only its own service and
+    /// scope, and the failure count and lockout stay as they were.
+    func test_refresh_extendsOnlyAnOpenWindow_ofItsServiceAndScope() {
+        var r = GateRecords(bootID: "b")
+        r.recordSuccess(service: "keygate", scope: "tty.1.2.3", now: 100)
+        r.failures = 2
+        XCTAssertFalse(r.refresh(service: "keygate", scope: "tty.1.2.4", window: 10, now: 105), "another scope")
+        XCTAssertFalse(r.refresh(service: "unlock:keygate", scope: "tty.1.2.3", window: 10, now: 105), "another service")
+        XCTAssertTrue(r.refresh(service: "keygate", scope: "tty.1.2.3", window: 10, now: 108))
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.3", window: 10, now: 118), "from 108 now")
+        XCTAssertEqual(r.failures, 2)
+        XCTAssertFalse(r.refresh(service: "keygate", scope: "tty.1.2.3", window: 10, now: 119), "an ended window is not reopened")
+        XCTAssertFalse(r.refresh(service: "keygate", scope: "tty.1.2.3", window: 0, now: 108), "window 0")
+        XCTAssertEqual(r.authentications.count, 1)
     }
 
     private let lockout = UserLockout(threshold: 5, seconds: 60)
@@ -90,6 +108,24 @@ final class GateRecordsTests: XCTestCase {
         XCTAssertThrowsError(try GateRequest.decode(badFlags), "unknown flags")
         XCTAssertThrowsError(try GateRequest.decode(GateRequest(operation: .open).encoded()), "an item operation needs an item")
         XCTAssertThrowsError(try GateRequest.decode([]))
+    }
+
+    /// Root's certify for another user carries the uid after every other field, and only then:
+    /// every request without it is byte for byte the frame an older client sends.
+    func test_aCertifyForAnotherUser_carriesItsUID_andNothingElseCanNameOne() throws {
+        let plain = GateRequest(operation: .certify)
+        var forUser = plain
+        forUser.subjectUID = 1234
+        XCTAssertEqual(forUser.encoded().count, plain.encoded().count + 4)
+        XCTAssertEqual(plain.encoded()[3], 0, "no forUser flag without a uid")
+        XCTAssertEqual(try GateRequest.decode(forUser.encoded()).subjectUID, 1234)
+        XCTAssertNil(try GateRequest.decode(plain.encoded()).subjectUID)
+        var open = GateRequest(operation: .open, identity: .generic(service: "s", account: "a"))
+        open.subjectUID = 0
+        XCTAssertThrowsError(try GateRequest.decode(open.encoded()), "only certify may name another user")
+        var truncated = forUser.encoded()
+        truncated.removeLast()
+        XCTAssertThrowsError(try GateRequest.decode(truncated))
     }
 
     func test_textCutAtTheCap_endsOnACharacter_andStillDecodes() throws {

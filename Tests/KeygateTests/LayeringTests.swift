@@ -15,10 +15,26 @@ enum LayerCheck {
     static let layers: [String: Int] = [
         // CGatekeeperStart is C (the gatekeeper's first lines, before the Swift runtime): it imports nothing.
         "KeygateCore": 0, "CGatekeeperStart": 0,
-        "KeygateStorage": 1, "KeygateAuthentication": 1,
-        "Keygate": 2,
+        "KeygateStorage": 1, "KeygateAuthentication": 1, "KeygateGateWire": 1,
+        "Keygate": 2, "KeygateGatekeeper": 2,
         "KeygateCLI": 3, "KeygateSecurity": 3, "keygate-gatekeeper": 3, "keygate-pam-helper": 3,
         "keygate": 4, "Security": 4, "LocalAuthentication": 4,
+    ]
+
+    /// Targets only some programs may link: the gatekeeper's root code goes into the two programs
+    /// that run as root, never into a library or program that users' processes load.
+    static let linkedOnlyBy: [String: Set<String>] = [
+        "KeygateGatekeeper": ["keygate-gatekeeper", "keygate-pam-helper"],
+    ]
+
+    /// Each C library is reached by the targets named here and no other (docs/ARCHITECTURE.md):
+    /// Linux-PAM by authentication and the PAM helper, keyutils, libsodium and tpm2-tss by the core,
+    /// sd-bus and SQLite by storage. CSystem (libc wrappers) is the system door of every layer.
+    static let cLibraryOwners: [String: Set<String>] = [
+        "CPAM": ["KeygateAuthentication", "keygate-pam-helper"],
+        "CKeyutils": ["KeygateCore"], "CSodium": ["KeygateCore"], "CTSS2": ["KeygateCore"],
+        "CSDBus": ["KeygateStorage"], "CSQLite": ["KeygateStorage"],
+        "CGatekeeperStart": ["keygate-gatekeeper"],
     ]
 
     struct Target {
@@ -70,6 +86,10 @@ enum LayerCheck {
             return seen
         }
         for (target, deps) in dependencies.sorted(by: { $0.key < $1.key }) {
+            for (restricted, allowed) in linkedOnlyBy.sorted(by: { $0.key < $1.key })
+            where target != restricted && !allowed.contains(target) && closure(target).contains(restricted) {
+                found.append("\(target) links \(restricted), which only \(allowed.sorted().joined(separator: " and ")) may link")
+            }
             guard let rank = layers[target] else {
                 found.append("\(target) is in no layer: place it in LayerCheck.layers")
                 continue
@@ -77,6 +97,16 @@ enum LayerCheck {
             for dep in deps.sorted() {
                 if let depRank = layers[dep], depRank >= rank {
                     found.append("\(target) (layer \(rank)) depends on \(dep) (layer \(depRank)) in Package.swift")
+                }
+            }
+            for module in (imports[target] ?? []).sorted() {
+                if let owners = cLibraryOwners[module], !owners.contains(target) {
+                    found.append("\(target) imports \(module), which only \(owners.sorted().joined(separator: " and ")) may import")
+                }
+            }
+            for dep in deps.sorted() {
+                if let owners = cLibraryOwners[dep], !owners.contains(target) {
+                    found.append("\(target) depends on \(dep), which only \(owners.sorted().joined(separator: " and ")) may link")
                 }
             }
             let reachable = closure(target)
@@ -164,6 +194,46 @@ final class LayeringTests: XCTestCase {
         dependencies["KeygateNew"] = ["KeygateCore"]
         XCTAssertTrue(LayerCheck.violations(dependencies: dependencies, imports: imports)
             .contains("KeygateNew is in no layer: place it in LayerCheck.layers"))
+    }
+
+    /// Root's code (the gatekeeper's server, daemon, secrets and records) is linked by the two
+    /// programs that run as root and by nothing else: no product users import contains it.
+    func testOnlyTheRootProgramsLinkTheGatekeeper() throws {
+        var (dependencies, imports) = try packageLayers()
+        XCTAssertEqual(dependencies["keygate-gatekeeper"]?.contains("KeygateGatekeeper"), true)
+        XCTAssertEqual(dependencies["keygate-pam-helper"]?.contains("KeygateGatekeeper"), true)
+        XCTAssertEqual(dependencies["Keygate"]?.contains("KeygateGateWire"), true, "the client speaks the wire protocol")
+        XCTAssertEqual(LayerCheck.violations(dependencies: dependencies, imports: imports), [])
+        // The library users import reaching for root's code is refused, directly or through another target.
+        dependencies["Keygate", default: []].append("KeygateGatekeeper")
+        XCTAssertTrue(LayerCheck.violations(dependencies: dependencies, imports: imports)
+            .contains("Keygate links KeygateGatekeeper, which only keygate-gatekeeper and keygate-pam-helper may link"))
+        XCTAssertTrue(LayerCheck.violations(dependencies: dependencies, imports: imports)
+            .contains("KeygateCLI links KeygateGatekeeper, which only keygate-gatekeeper and keygate-pam-helper may link"))
+        dependencies["Keygate"]?.removeAll { $0 == "KeygateGatekeeper" }
+        imports["Keygate", default: []].insert("KeygateGatekeeper")
+        XCTAssertEqual(LayerCheck.violations(dependencies: dependencies, imports: imports),
+                       ["Keygate (layer 2) imports KeygateGatekeeper (layer 2)"])
+        // No product of Package.swift contains it either.
+        let manifest = try String(contentsOfFile: PackagePaths.root + "/Package.swift", encoding: .utf8)
+        let products = try NSRegularExpression(pattern: #"\.(?:library|executable)\(name:\s*"[^"]+",\s*targets:\s*\[([^\]]*)\]"#)
+        let text = manifest as NSString
+        let listed = products.matches(in: manifest, range: NSRange(location: 0, length: text.length)).map { text.substring(with: $0.range(at: 1)) }
+        XCTAssertGreaterThanOrEqual(listed.count, 5, "the products were not read")
+        XCTAssertFalse(listed.contains { $0.contains("\"KeygateGatekeeper\"") }, "a product contains the gatekeeper's code: \(listed)")
+    }
+
+    /// Each C library is touched by its own layer only: the core no longer links libpam for a
+    /// setresuid wrapper (it is CSystem's), and storage's SQLite stays storage's.
+    func testEachCLibraryIsReachedOnlyByItsOwners() throws {
+        var (dependencies, imports) = try packageLayers()
+        XCTAssertEqual(dependencies["KeygateCore"]?.contains("CPAM"), false, "the core does not link libpam")
+        XCTAssertEqual(imports["KeygateAuthentication"]?.contains("CPAM"), true, "the imports were read")
+        imports["KeygateCore", default: []].insert("CPAM")
+        dependencies["KeygateCore", default: []].append("CPAM")
+        XCTAssertEqual(LayerCheck.violations(dependencies: dependencies, imports: imports),
+                       ["KeygateCore imports CPAM, which only KeygateAuthentication and keygate-pam-helper may import",
+                        "KeygateCore depends on CPAM, which only KeygateAuthentication and keygate-pam-helper may link"])
     }
 
     func testImportLinesAreReadWhateverTheirAttributes() {

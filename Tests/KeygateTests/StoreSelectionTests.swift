@@ -32,7 +32,7 @@ final class StoreSelectionTests: XCTestCase {
     private func choose(_ env: [String: String]) throws -> (kind: String, reason: String, store: any ItemStore, record: StoreSelection?) {
         let selection = try StoreSelection.resolve(environment: env, dataDirectory: data, home: root + "/home",
                                                    deadline: .seconds(5))
-        return (selection.kind.rawValue, selection.reason, selection.store(deadline: .seconds(5)),
+        return (selection.kind.rawValue, selection.reason, selection.store(deadline: .seconds(5), unlockPrompt: .never),
                 selection.needsRecord ? selection : nil)
     }
 
@@ -91,6 +91,25 @@ final class StoreSelectionTests: XCTestCase {
         XCTAssertThrowsError(try StoreConfig.parse("store embedded\n", file: "f.conf"))
         XCTAssertEqual(try StoreConfig.parse("store = auto\nstore = secret-service\n", file: "f"), .fixed(.secretService))
         XCTAssertNil(try StoreConfig.parse("# nothing\n\n", file: "f"))
+    }
+
+    /// keygate.conf is read with the line syntax policy files have (ConfigSyntax): the same
+    /// comments, byte-order mark, CR LF and refusals of what is not plain text, with columns.
+    func test_config_sharesThePolicyFilesLineSyntax() throws {
+        XCTAssertEqual(try StoreConfig.parse("\u{FEFF}; a comment\r\n  store\t=  embedded  \r\n", file: "f"), .fixed(.embedded))
+        for (text, expected) in [("store = auto\n[default]\n", "f:2: keygate.conf has no [sections]"),
+                                 ("store = a\u{1}uto\n", "f:1:10: unexpected control character (byte 0x1): keygate.conf is plain text"),
+                                 ("store\n", "f:1:6: expected `= VALUE` after the key \"store\""),
+                                 ("= embedded\n", "f:1:1: expected a key")] {
+            XCTAssertThrowsError(try StoreConfig.parse(text, file: "f")) { error in
+                XCTAssertTrue((error as? KeychainError)?.message.hasPrefix(expected) == true, "\(text.debugDescription): \(error)")
+            }
+        }
+        // The policy parser reads the same lines the same way.
+        XCTAssertEqual(ConfigSyntax.classify(Array("  lock-after = 300 ".utf8), fileKind: "x"),
+                       .setting(key: "lock-after", keyColumn: 3, value: "300", valueColumn: 16))
+        XCTAssertEqual(PolicyParser.parse("[default]\nlock-after\n", file: "p").errors.first?.message,
+                       "expected `= VALUE` after the key \"lock-after\"")
     }
 
     func test_systemConfig_isRefused_whenGroupOrOthersCanWriteIt() throws {

@@ -68,12 +68,18 @@ if ((BASELINE)); then
             cg_read "$k-version" auto "$k" --version
             cg_read "$k-get" auto "$k" get -s bench -a user
             cg_read "$k-get-embedded" embedded "$k" get -s bench -a embedded
+            # A gated read inside its reuse window (the daemon answers): the read first, outside
+            # callgrind, opens the window if it is not open (askpass), so the profile is the cached path.
+            "$k" get -s bench -a gated >/dev/null 2>>"$OUT/stderr.log" || true
+            cg_read "$k-get-gated" auto "$k" get -s bench -a gated
         done
         python3 "$BENCH_LIB/callgrind-by-library.py" \
             "--version (before)=$OUT/callgrind/keygate-baseline-version.cg" "--version=$OUT/callgrind/keygate-version.cg" \
             "get (before)=$OUT/callgrind/keygate-baseline-get.cg" "get=$OUT/callgrind/keygate-get.cg" \
             "embedded get (before)=$OUT/callgrind/keygate-baseline-get-embedded.cg" \
-            "embedded get=$OUT/callgrind/keygate-get-embedded.cg" >"$OUT/perf/instructions-by-library.txt" \
+            "embedded get=$OUT/callgrind/keygate-get-embedded.cg" \
+            "gated get in its window (before)=$OUT/callgrind/keygate-baseline-get-gated.cg" \
+            "gated get in its window=$OUT/callgrind/keygate-get-gated.cg" >"$OUT/perf/instructions-by-library.txt" \
             2>>"$OUT/stderr.log" || true
     fi
 fi
@@ -152,7 +158,14 @@ if command -v keygate-1x >/dev/null 2>&1; then
     mkdir -p "$HOME/v1-data"
     "${v1[@]}" init >/dev/null 2>&1
     "${v1[@]}" status --json >"$OUT/status-1x.json"
-    printf %s "$(cat "$HOME/secret")" | "${v1[@]}" add -s bench1 -a gated --access user-presence
+    if ! printf %s "$(cat "$HOME/secret")" | "${v1[@]}" add -s bench1 -a gated --access user-presence 2>"$OUT/v1-add.err"; then
+        # 1.x refuses a vendor policy with keys it never knew (default-access and minimum-access,
+        # issue 39) that this host's `make install` put in place: its figures cannot be taken here.
+        say "first gated read against Keygate 1.x skipped: 1.x cannot add here: $(head -c 300 "$OUT/v1-add.err")"
+        skip_v1=1
+    fi
+fi
+if command -v keygate-1x >/dev/null 2>&1 && [[ -z ${skip_v1:-} ]]; then
     "${v1[@]}" get -s bench1 -a gated | cmp -s - "$HOME/secret" || { say "keygate 1.x get returned other bytes"; exit 1; }
     read -r ops1 mem1 < <("$VENV/bin/python" -c '
 import json, re, sys

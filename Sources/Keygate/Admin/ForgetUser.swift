@@ -5,6 +5,7 @@
 // inherit them, and, while a process of the old account still runs, its kernel user
 // keyring with any key cached there. `keygate forget-user UID` removes root's state and
 // says which processes still hold the uid's keyring. Paths are GatekeeperPaths'.
+internal import KeygateGateWire
 internal import Glibc
 
 public enum ForgetUser {

@@ -28,7 +28,7 @@ public enum HostProtectorAdmin {
         // Root seals the class keys of the new master key (docs/GATEKEEPER.md): a keychain with no
         // password can never authenticate through the gatekeeper to have them sealed.
         let newMaster = try SecureBytes.random(count: Protector.masterKeyBytes)
-        let seals = try GateSecrets.seals(masterKey: newMaster, uid: account.uid, userName: account.name)
+        let seals = try GateAccess.sealsForUser(account.uid, master: newMaster, prompter: SystemPrompter(environment: [:]))
         return try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) {
             let store = KeyStore(directory: directory)
             if !store.isInitialized {
@@ -71,7 +71,7 @@ public enum HostProtectorAdmin {
             return master
         }
         // Root seals the class keys (a passwordless keychain cannot authenticate through the gatekeeper).
-        let seals = try GateSecrets.seals(masterKey: master, uid: account.uid, userName: account.name)
+        let seals = try GateAccess.sealsForUser(account.uid, master: master, prompter: SystemPrompter(environment: [:]))
         try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) {
             try KeyStore(directory: directory).recordClassKeys(masterKey: master, seals: seals)
         }

@@ -93,30 +93,6 @@ struct KeychainContext: Sendable {
     }
 }
 
-/// Short windows and lockouts for the test suite; empty (and never filled) in release builds.
-struct TestOverrides: Sendable {
-    var lockAfter: UInt32?
-    var reuseDuration: UInt32?
-    var reuseScope: ReuseScope.Kind?
-    var lockoutSeconds: UInt32?
-
-    init() {}
-
-    init(environment env: [String: String]) {
-        lockAfter = env["KEYGATE_TEST_LOCK_AFTER"].flatMap { UInt32($0) }
-        reuseDuration = env["KEYGATE_TEST_REUSE_DURATION"].flatMap { UInt32($0) }
-        reuseScope = env["KEYGATE_TEST_REUSE_SCOPE"].flatMap { ReuseScope.Kind(rawValue: $0) }
-        lockoutSeconds = env["KEYGATE_TEST_LOCKOUT_SECONDS"].flatMap { UInt32($0) }
-    }
-
-    func apply(to policy: inout Policy) {
-        if let lockAfter { policy.lockAfter = lockAfter }
-        if let reuseDuration { policy.reuseDuration = reuseDuration }
-        if let reuseScope { policy.reuseScope = reuseScope }
-        if let lockoutSeconds { policy.lockoutSeconds = lockoutSeconds }
-    }
-}
-
 /// How this process uses the keychain.
 public enum KeychainProcess {
     /// The process runs one command and exits (the CLI): the keychain context (environment,

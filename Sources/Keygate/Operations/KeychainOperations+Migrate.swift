@@ -30,8 +30,10 @@ extension KeychainOperations {
     public func migrate(to destination: StoreKind, deleteSource: Bool) throws -> MigrationReport {
         let sourceKind: StoreKind = destination == .embedded ? .secretService : .embedded
         let context = keys.context
-        let source = StoreSelection.store(sourceKind, dataDirectory: context.dataDirectory, deadline: context.storeDeadline)
-        let target = StoreSelection.store(destination, dataDirectory: context.dataDirectory, deadline: context.storeDeadline)
+        let source = StoreSelection.store(sourceKind, dataDirectory: context.dataDirectory, deadline: context.storeDeadline,
+                                          unlockPrompt: unlockPrompt)
+        let target = StoreSelection.store(destination, dataDirectory: context.dataDirectory, deadline: context.storeDeadline,
+                                          unlockPrompt: unlockPrompt)
         var report = MigrationReport(source: sourceKind.rawValue, destination: destination.rawValue)
 
         for item in try source.search(ItemQuery(), loadBlobs: true) {

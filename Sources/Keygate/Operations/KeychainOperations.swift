@@ -11,24 +11,32 @@ public struct KeychainOperations: Sendable {
     /// Which store this keychain uses and why, with an auto choice the first write records (never a
     /// read); nil for a store given directly.
     let storeSelection: StoreSelection?
+    /// Whether a locked Secret Service collection may show its unlock window, decided once here.
+    let unlockPrompt: UnlockPromptSetting
 
     /// Operations for the calling user, with the given way to prompt. Reads through
-    /// one `context` share its authentication, as with Apple's LAContext.
-    public init(prompter: any Prompter, reason: String? = nil, context authContext: AuthenticationContext? = nil) throws {
+    /// one `context` share its authentication, as with Apple's LAContext. `unlockPrompt`: the
+    /// caller's own setting (the CLI's --no-unlock-prompt, and `never` for list and exists),
+    /// else KEYGATE_UNLOCK_PROMPT's.
+    public init(prompter: any Prompter, reason: String? = nil, context authContext: AuthenticationContext? = nil,
+                unlockPrompt: UnlockPromptSetting? = nil) throws {
         let context = try KeychainContext.current()
-        let selection = try StoreSelection.resolve(environment: ProcessEnvironment.snapshot(), dataDirectory: context.dataDirectory,
+        let environment = ProcessEnvironment.snapshot()
+        let selection = try StoreSelection.resolve(environment: environment, dataDirectory: context.dataDirectory,
                                                    home: context.home, deadline: context.storeDeadline)
-        self.init(store: selection.store(deadline: context.storeDeadline),
+        let setting = try unlockPrompt ?? UnlockPromptSetting.current(environment)
+        self.init(store: selection.store(deadline: context.storeDeadline, unlockPrompt: setting),
                   keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
-                  storeSelection: selection)
+                  storeSelection: selection, unlockPrompt: setting)
     }
 
-    init(store: any ItemStore, keys: KeyUnlocker, storeSelection: StoreSelection? = nil) {
+    init(store: any ItemStore, keys: KeyUnlocker, storeSelection: StoreSelection? = nil, unlockPrompt: UnlockPromptSetting = .never) {
         self.store = store
         var keys = keys
         keys.itemStore = store
         self.keys = keys
         self.storeSelection = storeSelection
+        self.unlockPrompt = unlockPrompt
     }
 
     /// Seals and stores a secret with the access control its creator gave it
@@ -56,12 +64,14 @@ public struct KeychainOperations: Sendable {
         attributes.accessControl = access.sealed
         attributes.accessibility = Accessibility.stricter(requested.accessibility, decision.accessible) ?? requested.accessibility
         let keys = self.keys.applying(decision, for: attributes.identity)
-        let keeping = replace && keepingUnsetText && (attributes.label == nil || attributes.comment == nil)
+        let keeping = replace && keepingUnsetText
+            && (attributes.label == nil || attributes.comment == nil || attributes.extras.isEmpty)
         let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false,
                                         detail: keeping ? .full : .attributes)
         if keeping, let current = existing.first?.attributes {
             attributes.label = attributes.label ?? current.label
             attributes.comment = attributes.comment ?? current.comment
+            if attributes.extras.isEmpty { attributes.extras = current.extras }
         }
         var replace = replace
         if !replace, !existing.isEmpty {
@@ -134,7 +144,7 @@ public struct KeychainOperations: Sendable {
             // A locked keychain: one prompt does both (the password typed also opens the master key).
             // A finger types no password: then the keychain is opened first, by itself.
             let locked = keys.cache.load(KeyUnlocker.masterName) == nil && keys.keyStore.hasLoginProtector
-                && keys.authContext?.interactionNotAllowed != true && !GateServer.isBiometric(required.constraints)
+                && keys.authContext?.interactionNotAllowed != true && !AccessControl.asksOnlyForAFinger(required.constraints)
             let password = try keys.gate.requirePresence(for: identity, constraints: required,
                                                          reason: keys.promptReason(for: .useItem), fresh: locked)
             if locked { try keys.openAfterPresence(password) }
@@ -200,7 +210,7 @@ public struct KeychainOperations: Sendable {
         let locked = !Self.classPairAvailable(header.accessibility, keys: keys)
         // One prompt does both only where the gate asks for the password: a finger types none, so
         // a locked keychain is opened first (the password), then the item (the finger).
-        let fingerOnly = GateServer.isBiometric(AccessControl(rawValue: header.accessControl).constraints)
+        let fingerOnly = AccessControl.asksOnlyForAFinger(AccessControl(rawValue: header.accessControl).constraints)
             && !header.gateSlots.contains { $0.kind == .currentSet }
         let fresh = locked && needsPresence && !fingerOnly && keys.keyStore.hasLoginProtector
             && keys.authContext?.interactionNotAllowed != true
@@ -328,6 +338,64 @@ public struct KeychainOperations: Sendable {
     /// Authenticates and caches the unlocked keys.
     public func unlock() throws {
         try keys.unlock()
+    }
+
+    /// An item another program stored in the Secret Service (secret-tool, libsecret's callers): not
+    /// sealed by Keygate, so it has no access control of Keygate's; read as secret-tool reads it.
+    public struct ForeignItem: Sendable {
+        /// Its attributes, as that program stored them.
+        public let attributes: [String: String]
+        public let label: String
+        public let secret: SecureBytes
+
+        /// As Keygate shows items: a generic password named by its service and account attributes
+        /// (secret-tool's `user` for the account), every other attribute an extra.
+        public var itemAttributes: ItemAttributes {
+            let identity = ItemIdentity.generic(service: attributes["service"] ?? "",
+                                                account: attributes["account"] ?? attributes["user"] ?? "")
+            return ItemAttributes(identity: identity, label: label,
+                                  extras: attributes.filter { ItemAttributes.isExtraName($0.key) })
+        }
+    }
+
+    /// The items other programs stored in the Secret Service whose attributes include every one of
+    /// `attributes` (as `secret-tool lookup` matches), with their secrets. None in the embedded store.
+    public func foreignItems(matching attributes: [String: String]) throws -> [ForeignItem] {
+        guard let secretService = store as? SecretServiceStore else { return [] }
+        return try secretService.foreignItems(matching: attributes).map { item in
+            var bytes = item.secret
+            return ForeignItem(attributes: item.attributes, label: item.label, secret: try SecureBytes(consuming: &bytes))
+        }
+    }
+
+    /// What `keygate validate` opened or extended, in the keychain policy's terms.
+    public struct Validation: Sendable, Equatable {
+        /// The reuse window from now, in seconds (0: every read of a gated item still asks).
+        public var reuseDuration: UInt32
+        public var reuseScope: ReuseScope.Kind
+        /// The keychain's lock-after from now, when it is unlocked now.
+        public var lockAfter: UInt32?
+    }
+
+    /// `keygate validate`, as `sudo -v`: no secret is read. The gatekeeper extends the presence
+    /// window of the caller's scope from now when an authentication in it is still fresh, else
+    /// authenticates through PAM (the prompt is this process's) and records the window. A locked
+    /// keychain is opened with the password typed there (one prompt for both); an unlocked one is
+    /// held for its lock-after from now.
+    public func validate() throws -> Validation {
+        let held = keys.cache.load(KeyUnlocker.masterName)
+        let store = keys.keyStore
+        let locked = held == nil && store.isInitialized && store.hasLoginProtector
+        let password = try keys.gate.validate(reason: keys.promptReason(for: .unlock), fresh: locked)
+        let policy = keys.context.policy
+        if locked {
+            try keys.openAfterPresence(password)
+        } else if let held {
+            keys.cacheUnlocked(held.key)
+        }
+        let unlocked = keys.cache.load(KeyUnlocker.masterName) != nil
+        return Validation(reuseDuration: policy.reuseDuration, reuseScope: ReuseScope.current(policy.reuseScope).kind,
+                          lockAfter: unlocked ? policy.lockAfter : nil)
     }
 
     /// Unlocks with the recovery key.

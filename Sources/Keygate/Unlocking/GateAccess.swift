@@ -5,6 +5,7 @@
 // gatekeeper's PAM conversation (to open the master key) and the gatekeeper's seals on
 // the class public keys. An authentication context (LAContext) holds a handle, not a key.
 // Delegates the process and the pipe to GateClient.
+internal import KeygateGateWire
 
 struct GateAccess {
     let prompter: any Prompter
@@ -119,6 +120,14 @@ struct GateAccess {
         return (reply.password, reply.result.seals)
     }
 
+    /// `keygate validate` (sudo -v): the gatekeeper extends the presence window of this scope, or
+    /// authenticates (always with `fresh`) and returns the password typed, if any.
+    func validate(reason: String, fresh: Bool) throws -> SecureBytes? {
+        var request = GateRequest(operation: .validate, reason: reason)
+        if fresh { request.flags.insert(.fresh) }
+        return try callWithContext(&request).password
+    }
+
     /// The gatekeeper's seals on the class public keys (after an authentication in this scope).
     func certify(_ classKeys: [GateRequest.ClassKey]) throws -> [Accessibility: [UInt8]] {
         var request = GateRequest(operation: .certify, classKeys: classKeys)
@@ -126,6 +135,25 @@ struct GateAccess {
         var seals: [Accessibility: [UInt8]] = [:]
         for seal in try client.call(request).result.seals { seals[seal.accessibility] = seal.seal }
         return seals
+    }
+
+    /// Root only: the gatekeeper's seals on the class public keys of `master` for the user `uid`,
+    /// with no authentication (a keychain with no password cannot authenticate: HostProtectorAdmin).
+    /// The gatekeeper refuses this request from anyone but root.
+    static func sealsForUser(_ uid: UInt32, master: SecureBytes, prompter: any Prompter) throws -> [Accessibility: [UInt8]] {
+        var request = GateRequest(operation: .certify, flags: .noPrompt, classKeys: try classKeys(of: master), subjectUID: uid)
+        request.flags.insert(.forUser)
+        var seals: [Accessibility: [UInt8]] = [:]
+        for seal in try GateClient(prompter: prompter).call(request).result.seals { seals[seal.accessibility] = seal.seal }
+        return seals
+    }
+
+    /// The class public keys of `master`, each without a seal yet.
+    static func classKeys(of master: SecureBytes) throws -> [GateRequest.ClassKey] {
+        try Accessibility.allCases.map { accessibility in
+            GateRequest.ClassKey(accessibility: accessibility, publicKey: try ClassKeys.keyPair(masterKey: master, for: accessibility).publicKey,
+                                 seal: [])
+        }
     }
 
     /// Forgets the authentications of this scope, or with `all` of every scope (sudo -k / -K).

@@ -11,6 +11,7 @@
 // Delegates: the gatekeeper to GateAccess, protectors to Keys/, the cache to
 // KeyringCache/, key derivation to Crypto/, password changes to PasswordChange, the
 // 1.x migration to LegacyGateMigration.
+internal import KeygateGateWire
 
 struct KeyUnlocker: Sendable {
     static let masterName = CacheName.master.text
@@ -227,13 +228,7 @@ struct KeyUnlocker: Sendable {
     /// Records the class public keys with the gatekeeper's seals. The seals need an
     /// authentication in this scope, which the unlock that called this just made.
     private func recordSealedClassKeys(_ master: SecureBytes) throws {
-        var classKeys: [GateRequest.ClassKey] = []
-        for accessibility in Accessibility.allCases {
-            classKeys.append(GateRequest.ClassKey(accessibility: accessibility,
-                                                  publicKey: try ClassKeys.keyPair(masterKey: master, for: accessibility).publicKey,
-                                                  seal: []))
-        }
-        let seals = try gate.certify(classKeys)
+        let seals = try gate.certify(try GateAccess.classKeys(of: master))
         try keyStore.recordClassKeys(masterKey: master, seals: seals)
     }
 
@@ -338,22 +333,6 @@ struct KeyUnlocker: Sendable {
             Keygate created your keychain. Recovery key, shown only this once; keep it somewhere safe:\n  \(shown)\nIt unlocks \
             the keychain if your password is lost (keygate unlock --recovery).
             """)
-    }
-
-    /// Presence for userPresence, devicePasscode and biometryAny; the enrolled set for
-    /// biometryCurrentSet; the password's current set for Keygate's current-set.
-    static func gateKinds(_ constraints: [AccessControl.Constraint]) -> [GateKind] {
-        var kinds: [GateKind] = []
-        for c in constraints {
-            let kind: GateKind
-            switch c {
-            case .biometryCurrentSet: kind = .enrolledSet
-            case .currentSet: kind = .currentSet
-            case .userPresence, .devicePasscode, .biometryAny: kind = .presence
-            }
-            if !kinds.contains(kind) { kinds.append(kind) }
-        }
-        return kinds
     }
 }
 

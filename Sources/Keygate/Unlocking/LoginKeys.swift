@@ -30,7 +30,7 @@ package enum LoginKeys {
     /// after-first-unlock class keys. Throws when the password does not open the keychain
     /// or caching failed. No device key is involved: this-device-only items open through
     /// the gatekeeper (docs/GATEKEEPER.md), which never hands that key to the user.
-    /// Returns the master key, for `sealClassKeys` (as root) and `recordClassKeys` (as the user).
+    /// Returns the master key, for the gatekeeper's seals (GateSecrets.seals, as root) and `recordClassKeys` (as the user).
     @discardableResult
     package static func unlockAndCache(password: SecureBytes, dataDirectory: String,
                                        uid: UInt32, lockAfter: UInt32) throws -> SecureBytes {
@@ -62,13 +62,6 @@ package enum LoginKeys {
     package static func calibratedCost() throws -> (passes: UInt64, memoryBytes: UInt64) {
         let cost = try KDFParameters.calibrate()
         return (cost.opsLimit, cost.memLimitBytes)
-    }
-
-    /// The gatekeeper's seals on the class public keys of `master` (root only: the gate secret is
-    /// root's). A login that opened the master key with the password proves the person, so the
-    /// PAM module seals them, and the first gated add after login needs no prompt.
-    package static func sealClassKeys(master: SecureBytes, uid: UInt32, userName: String) throws -> [Accessibility: [UInt8]] {
-        try GateSecrets.seals(masterKey: master, uid: uid, userName: userName)
     }
 
     /// Records the class public keys of `master` with `seals` in keys.json (as the user).

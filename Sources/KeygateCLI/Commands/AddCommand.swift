@@ -20,6 +20,10 @@ enum AddCommand: KeygateCommand {
         """)
     static let or = OptionSpec.flag("--or", help: "Any one of the --access constraints is enough.")
     static let and = OptionSpec.flag("--and", help: "Every --access constraint is needed.")
+    static let attr = OptionSpec.repeated("--attr", valueName: "NAME=VALUE", help: """
+        Also store this attribute of your own (repeatable), as secret-tool and libsecret store any attribute: `search` \
+        shows it and `search`, `lookup` and `clear` match it. Not a secret: attributes are stored in the clear.
+        """)
     static let promptForSecret = OptionSpec.optionalValue("-w", valueName: "SECRET", help: """
         Last, ask for the secret at a prompt (macOS spelling). With a value, store that value, as macOS does, with a warning: \
         every user of this host can read a command line, and shells keep it in their history.
@@ -34,9 +38,10 @@ enum AddCommand: KeygateCommand {
             user can read a process's arguments; only macOS's -w SECRET is taken, with a warning.
             """,
         aliases: ["add-generic-password", "add-internet-password"],
-        usage: "-s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [-U] [--accessible CLASS] [--access LIST [--or|--and] | --access none] < secret",
+        usage: "-s SERVICE -a ACCOUNT [-l LABEL] [-j COMMENT] [--attr NAME=VALUE]… [-U] [--accessible CLASS] [--access LIST [--or|--and] | --access none] < secret",
         options: ItemOptions.matching + [
             ItemOptions.label, ItemOptions.comment,
+            attr,
             update,
             accessible,
             access,
@@ -72,6 +77,7 @@ enum AddCommand: KeygateCommand {
         for (value, what) in [(attributes.label, "label"), (attributes.comment, "comment")] {
             if let value { try ItemOptions.checkName(value, what) }
         }
+        attributes.extras = try extraAttributes(args, context: context)
         let operations = try context.operations(reason: "store \(identity.displayName)")
         let replace = args.flag(Self.update)
         let (access, source) = try AccessChoice.resolve(given, identity: identity, replace: replace, operations: operations)
@@ -123,5 +129,29 @@ enum AddCommand: KeygateCommand {
             prompter.notify(first.count == 0 ? "The secret is empty; try again." : "The two entries differ; try again.")
         }
         throw KeychainError(.param, "the secret was not entered the same way twice: nothing was stored")
+    }
+
+    /// `--attr NAME=VALUE`, each a name Keygate does not keep itself (ItemAttributes.isExtraName).
+    static func extraAttributes(_ args: ParsedArguments, context: CommandContext) throws -> [String: String] {
+        var extras: [String: String] = [:]
+        for given in args.values(Self.attr) {
+            guard let eq = given.firstIndex(of: "="), eq != given.startIndex else {
+                throw context.usageError("--attr takes NAME=VALUE, with an '='", configuration)
+            }
+            let name = String(given[..<eq]), value = String(given[given.index(after: eq)...])
+            guard ItemAttributes.isExtraName(name) else {
+                throw context.usageError("""
+                    --attr \(name): a name Keygate keeps itself; give the service, account, label and comment with -s, -a, -l \
+                    and -j, and choose another name for your own attribute
+                    """, configuration)
+            }
+            try ItemOptions.checkName(name, "attribute name")
+            try ItemOptions.checkName(value, name)
+            if let earlier = extras[name], earlier != value {
+                throw context.usageError("--attr \(name) is given twice with different values", configuration)
+            }
+            extras[name] = value
+        }
+        return extras
     }
 }

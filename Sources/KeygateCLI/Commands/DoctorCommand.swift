@@ -25,10 +25,9 @@ enum DoctorCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         var results = Doctor.systemChecks(environment: context.environment)
-        // Never prompts: not even the Secret Service's unlock window.
-        GlobalOptions.neverShowUnlockWindow()
         do {
-            let operations = try context.operations()
+            // Never prompts: not even the Secret Service's unlock window.
+            let operations = try context.lookingOnly().operations()
             let status = operations.status()
             results = Doctor.adjust(results, for: status) + Doctor.keychainChecks(status)
             if let damaged = Doctor.damagedItems(operations, status) { results.append(damaged) }

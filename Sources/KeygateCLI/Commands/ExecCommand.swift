@@ -57,7 +57,8 @@ enum ExecCommand: KeygateCommand {
         }
         let auth = AuthenticationContext()
         auth.localizedReason = "run \(program) with " + requests.map { "\($0.service)/\($0.account)" }.joined(separator: ", ")
-        let operations = try KeychainOperations(prompter: context.prompter, reason: auth.localizedReason, context: auth)
+        let operations = try KeychainOperations(prompter: context.prompter, reason: auth.localizedReason, context: auth,
+                                                unlockPrompt: context.unlockPrompt)
         var secrets: [(Request, SecureBytes)] = []
         for request in requests {
             let identity = ItemIdentity.generic(service: request.service, account: request.account)

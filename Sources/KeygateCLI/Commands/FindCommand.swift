@@ -38,6 +38,17 @@ enum FindCommand: KeygateCommand {
             throw context.usageError("-g and -w both print the password: give one", configuration)
         }
         let operations = try context.operations()
+        do {
+            return try find(args, context, operations)
+        } catch let error as KeychainError where error.code == .itemNotFound {
+            // No Keygate item: one secret-tool (or another libsecret program) stored, as secret-tool reads it.
+            guard let found = try foreign(args, operations) else { throw error }
+            return try show(found, args, context)
+        }
+    }
+
+    /// The Keygate item's attributes, secret or both, as macOS prints them.
+    private static func find(_ args: ParsedArguments, _ context: CommandContext, _ operations: KeychainOperations) throws -> Int32 {
         let identity = try Self.identity(args, context, operations)
         if args.flag(Self.passwordOnly) {
             guard let secret = try operations.secret(for: identity) else {
@@ -65,6 +76,34 @@ enum FindCommand: KeygateCommand {
     }
 
     /// The one item -s/-a and macOS's filters name (ItemLookup without filters).
+    /// An item secret-tool (or another libsecret program) stored with these service and account
+    /// attributes, when no Keygate item has them: nil when there is none, or for internet passwords.
+    private static func foreign(_ args: ParsedArguments, _ operations: KeychainOperations) throws -> KeychainOperations.ForeignItem? {
+        guard !args.flag(ItemOptions.internet), filters.allSatisfy({ args.value($0) == nil }) else { return nil }
+        var wanted: [String: String] = [:]
+        if let service = args.value(ItemOptions.service) { wanted["service"] = service }
+        if let account = args.value(ItemOptions.account) { wanted["account"] = account }
+        let found = try operations.foreignItems(matching: wanted)
+        guard found.count <= 1 else {
+            throw KeychainError(.param, "\(found.count) items match: name one with -s SERVICE and -a ACCOUNT (see `secret-tool search`)")
+        }
+        return found.first
+    }
+
+    /// find-generic-password of another program's item: its secret with -w, else macOS's block.
+    private static func show(_ item: KeychainOperations.ForeignItem, _ args: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        if args.flag(Self.passwordOnly) {
+            try item.secret.write(toFileDescriptor: 1)
+            Console.out("\n")
+            return 0
+        }
+        Console.out(MacOSItemFormatter.block(item.itemAttributes, keychain: MacOSItemFormatter.keychainPath(context.environment)))
+        if args.flag(Self.passwordOnStderr) {
+            try MacOSItemFormatter.writeSecret(item.secret, prefix: "password: ", toFileDescriptor: 2)
+        }
+        return 0
+    }
+
     private static func identity(_ args: ParsedArguments, _ context: CommandContext, _ operations: KeychainOperations) throws -> ItemIdentity {
         guard filters.contains(where: { args.value($0) != nil }) else {
             return try ItemLookup.identity(args, configuration, context, operations)

@@ -33,14 +33,6 @@ enum GlobalOptions {
         (one that needs none still opens, as with secret-tool). Also KEYGATE_UNLOCK_PROMPT=never.
         """)
 
-    /// For the verbs a script calls to look (list, exists): never the Secret Service's unlock
-    /// window, whatever the setting, so a script never waits on a window. A locked collection
-    /// exits 36 with the provider's advice; items a provider locks one by one are listed from
-    /// their attributes, which need no unlock. The library reads the setting from the
-    /// environment (UnlockPromptSetting).
-    static func neverShowUnlockWindow() {
-        setenv(UnlockPromptSetting.variable, UnlockPromptSetting.never.rawValue, 1)
-    }
 }
 
 /// What a verb needs from the process: how to prompt, and a way to build operations.
@@ -52,11 +44,23 @@ struct CommandContext {
     /// argv's bytes after the program name, as the kernel gave them (empty when the CLI was run
     /// from Strings): `keygate exec` passes its command's arguments on byte for byte.
     var rawArguments: [[UInt8]] = []
+    /// --no-unlock-prompt: never the Secret Service's unlock window (nil: KEYGATE_UNLOCK_PROMPT decides).
+    var unlockPrompt: UnlockPromptSetting? = nil
 
     var prompter: SystemPrompter { SystemPrompter(askpass: askpass, environment: environment, pinentry: pinentry) }
 
     func operations(reason: String? = nil) throws -> KeychainOperations {
-        try KeychainOperations(prompter: prompter, reason: reason)
+        try KeychainOperations(prompter: prompter, reason: reason, unlockPrompt: unlockPrompt)
+    }
+
+    /// For the verbs a script calls to look (list, exists, doctor): never the Secret Service's unlock
+    /// window, whatever the setting, so a script never waits on a window. A locked collection
+    /// exits 36 with the provider's advice; items a provider locks one by one are listed from
+    /// their attributes, which need no unlock.
+    func lookingOnly() -> CommandContext {
+        var context = self
+        context.unlockPrompt = .never
+        return context
     }
 
     /// Asks for the recovery key shown at init; `ifCanceled` says what did not happen.

@@ -1,6 +1,8 @@
 // `keygate lookup` (secret-tool lookup): prints the secret of the one item whose
 // attributes match (SecretToolAttributes), exactly as `get` prints it, through the
-// normal read path (KeychainOperations.secret), so the item's access control applies.
+// normal read path (KeychainOperations.secret), so the item's access control applies. An item
+// another program stored in the Secret Service (secret-tool store) has none, and is read as
+// secret-tool reads it (KeychainOperations.foreignItems) when no Keygate item matches.
 
 import Keygate
 
@@ -23,7 +25,17 @@ enum LookupCommand: KeygateCommand {
         let operations = try context.operations()
         let matches = try attributes.items(in: operations)
         guard let first = matches.first else {
-            throw KeychainError(.itemNotFound, "no item matches: list what exists with `keygate list`")
+            // An item secret-tool (or another libsecret program) stored: read as secret-tool reads it.
+            let foreign = try operations.foreignItems(matching: attributes.asGiven)
+            guard let item = foreign.first else {
+                throw KeychainError(.itemNotFound, "no item matches: list what exists with `keygate list`")
+            }
+            guard foreign.count == 1 else {
+                throw KeychainError(.param, "\(foreign.count) items match: add an attribute to name one (see `secret-tool search`)")
+            }
+            try item.secret.write(toFileDescriptor: 1)
+            if Console.isTerminal(1) { Console.out("\n") }
+            return 0
         }
         guard matches.count == 1 else {
             throw KeychainError(.param, "\(matches.count) items match: add an attribute (account NAME) to name one (see `keygate search`)")

@@ -2,7 +2,9 @@
 // service=vpn`) for search, lookup, store and clear: the names secret-tool users
 // know, translated into an ItemQuery (values checked as ItemOptions checks them), or
 // into the exact identity of an item to store. `server` (or any internet field)
-// means an internet password; otherwise a generic one.
+// means an internet password; otherwise a generic one. Any other name is an extra
+// attribute (secret-tool's `myapp x`), stored and matched as libsecret does
+// (ItemAttributes.extras); Keygate's own names (keygate:*, xdg:*, generic …) are refused.
 
 import Keygate
 
@@ -17,10 +19,20 @@ struct SecretToolAttributes {
 
     static let pairs = PositionalSpec(
         name: "attribute-value",
-        help: "secret-tool's attribute/value pairs: \(names.joined(separator: ", ")).",
+        help: "secret-tool's attribute/value pairs: \(names.joined(separator: ", ")), or any other name.",
         optional: true, variadic: true)
 
+    /// Keygate's own names that are neither one of `names` nor a synonym: refused as attributes.
+    static var reservedNames: [String] {
+        ItemAttributes.ownAttributeNames.filter { !$0.contains(":") && !names.contains($0) && synonyms[$0] == nil }.sorted()
+    }
+
     private(set) var values: [String: String] = [:]
+    /// Attributes of other names, as given (secret-tool's names are case-sensitive).
+    private(set) var extras: [String: String] = [:]
+    /// Every pair as given, names unchanged, but the label and comment (not attributes in the
+    /// Secret Service): how another program's items are matched (`foreignItems`).
+    private(set) var asGiven: [String: String] = [:]
 
     /// From positional pairs (secret-tool's order) and `--attr NAME=VALUE` options.
     init(_ args: ParsedArguments, _ config: CommandConfiguration, _ context: CommandContext) throws {
@@ -42,9 +54,10 @@ struct SecretToolAttributes {
         }
         for (rawName, value) in entries {
             let name = Self.synonyms[rawName.lowercased()] ?? rawName.lowercased()
+            if name != "label", name != "comment" { asGiven[rawName] = value }
             guard Self.names.contains(name) else {
-                let hint = NameSuggestion.closest(to: rawName, among: Self.names).map { ": did you mean '\($0)'?" } ?? ""
-                throw context.usageError("unknown attribute '\(rawName)'\(hint) (known: \(Self.names.joined(separator: ", ")))", config)
+                try addExtra(rawName, value, config, context)
+                continue
             }
             if let earlier = values[name], earlier != value {
                 throw context.usageError("attribute \(name) is given twice with different values", config)
@@ -54,7 +67,24 @@ struct SecretToolAttributes {
         }
     }
 
-    var isEmpty: Bool { values.isEmpty }
+    /// An attribute of another name: kept as given, unless Keygate stores that name itself.
+    private mutating func addExtra(_ name: String, _ value: String, _ config: CommandConfiguration,
+                                   _ context: CommandContext) throws {
+        guard ItemAttributes.isExtraName(name) else {
+            throw context.usageError("""
+                attribute '\(name)' is one Keygate keeps itself (names starting keygate: or xdg:, and \
+                \(Self.reservedNames.joined(separator: ", "))): choose another name
+                """, config)
+        }
+        try ItemOptions.checkName(name, "attribute name")
+        try ItemOptions.checkName(value, name)
+        if let earlier = extras[name], earlier != value {
+            throw context.usageError("attribute \(name) is given twice with different values", config)
+        }
+        extras[name] = value
+    }
+
+    var isEmpty: Bool { values.isEmpty && extras.isEmpty }
     var isInternet: Bool { values.keys.contains { Self.internetNames.contains($0) } }
 
     /// The query these attributes describe; label and comment are matched by `matches`.
@@ -67,6 +97,7 @@ struct SecretToolAttributes {
         }
         q.account = values["account"]
         q.label = values["label"]
+        q.extras = extras
         if isInternet {
             q.protocol = try protocolValue()
             q.port = try portValue()
@@ -92,11 +123,12 @@ struct SecretToolAttributes {
         if isEmpty { throw context.usageError("\(verb) needs at least one attribute (service NAME …), so that it never acts on every item", config) }
     }
 
-    /// The exact item `store` writes: service and account, or server and account.
+    /// The exact item `store` writes: service and account, or server and account. As secret-tool
+    /// stores under any attributes: without an account the account is empty, and without a
+    /// service (or server) the service is the extra attributes, `name=value` joined by commas in
+    /// name order (`store myapp x` stores the generic item "myapp=x"), so each set is its own item.
     func identity(_ config: CommandConfiguration, _ context: CommandContext) throws -> ItemIdentity {
-        guard let account = values["account"] else {
-            throw context.usageError("\(config.commandName) needs the account attribute (account NAME)", config)
-        }
+        let account = values["account"] ?? ""
         if isInternet {
             guard let server = values["server"] ?? values["service"] else {
                 throw context.usageError("\(config.commandName) of an internet password needs the server attribute", config)
@@ -105,10 +137,17 @@ struct SecretToolAttributes {
                              path: values["path"] ?? "", securityDomain: values["security-domain"] ?? "",
                              authenticationType: try authTypeValue())
         }
-        guard let service = values["service"] else {
-            throw context.usageError("\(config.commandName) needs the service attribute (service NAME)", config)
+        guard let service = values["service"] ?? extrasAsService else {
+            throw context.usageError("""
+                \(config.commandName) needs a service attribute (service NAME), or any attribute of your own (myapp NAME)
+                """, config)
         }
         return .generic(service: service, account: account)
+    }
+
+    /// The extra attributes as one service name: `a=1,b=2`, in name order; nil when there are none.
+    var extrasAsService: String? {
+        extras.isEmpty ? nil : extras.keys.sorted().map { $0 + "=" + (extras[$0] ?? "") }.joined(separator: ",")
     }
 
     private func protocolValue() throws -> InternetProtocol? {

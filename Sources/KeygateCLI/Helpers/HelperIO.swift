@@ -16,9 +16,9 @@ enum HelperIO {
 
     /// Writes a plain (non-secret) string.
     static func write(_ fd: Int32, _ text: String) throws {
-        var bytes = Array(text.utf8)
-        try bytes.withUnsafeBytes { try write(fd, $0) }
-        bytes.removeAll()
+        if let failure = Descriptor.write(text, to: fd) {
+            throw KeychainError(.param, "could not write the answer to the calling program (errno \(failure.code))")
+        }
     }
 
     /// The half-open byte ranges of each line in `raw` (split at LF, a trailing CR dropped).

@@ -56,39 +56,28 @@ enum SSHKeygen {
     /// Runs argv with `stdin` (a pipe holding those bytes, or /dev/null) and returns the exit
     /// status and standard output; standard error is discarded.
     private static func run(_ argv: [String], stdin: SecureBytes?, environment: [String: String]) throws -> (Int32, [UInt8]) {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        var inPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1]
-        guard pipe(&inPipe) == 0 else { throw KeychainError(.notAvailable, "cannot make a pipe for ssh-keygen") }
-        guard pipe(&outPipe) == 0 else {
-            close(inPipe[0]); close(inPipe[1])
-            throw KeychainError(.notAvailable, "cannot make a pipe for ssh-keygen")
+        guard case .success(let input) = Descriptor.pipe(), case .success(let output) = Descriptor.pipe() else {
+            throw KeychainError(.notAvailable, "cannot make a pipe for ssh-keygen (\(SystemErrno.current.text)): raise the open-file limit")
         }
-        for fd in inPipe + outPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         // The passphrase is small (a pipe holds 64 KiB): written and closed before the spawn.
-        if let stdin { try? stdin.write(toFileDescriptor: inPipe[1]) }
-        close(inPipe[1])
-        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let args = CStringArray(argv)
-        let env = CStringArray(environment.map { "\($0.key)=\($0.value)" }.sorted())
-        var pid: pid_t = 0
-        guard let program = args.pointers[0] else { throw KeychainError(.param, "no program to run") }
-        let rc = posix_spawnp(&pid, program, &actions, nil, args.pointers, env.pointers)
-        close(inPipe[0]); close(outPipe[1])
-        guard rc == 0 else {
-            close(outPipe[0])
-            throw KeychainError(.notAvailable, "cannot run ssh-keygen (\(String(cString: strerror(rc)))): install openssh-client")
+        if let stdin { try? stdin.write(toFileDescriptor: input.write.raw) }
+        input.write.close()
+        var spawn = Spawn(argv)
+        spawn.searchPath = true
+        spawn.environment = environment.map { "\($0.key)=\($0.value)" }.sorted()
+        spawn.descriptors = [0: .descriptor(input.read.raw), 1: .descriptor(output.write.raw), 2: .null]
+        let started = spawn.start()
+        input.read.close()
+        output.write.close()
+        let child: Spawn.Child
+        switch started {
+        case .success(let running): child = running
+        case .failure(let e): throw KeychainError(.notAvailable, "cannot run ssh-keygen (\(e.text)): install openssh-client")
         }
         // Everything ssh-keygen prints (a fingerprint line); a read error ends it like EOF.
-        let out = (try? SafeFile.readAll(outPipe[0], limit: Int.max - 4096).get()) ?? []
-        close(outPipe[0])
-        var status: Int32 = 0
-        if SafeFile.retryingOnEINTR({ waitpid(pid, &status, 0) }) < 0 {
-            throw KeychainError(.notAvailable, "lost track of ssh-keygen")
-        }
-        return ((status & 0x7F) != 0 ? 128 + (status & 0x7F) : (status >> 8) & 0xFF, out)
+        let out = (try? SafeFile.readAll(output.read.raw, limit: Int.max - 4096).get()) ?? []
+        output.read.close()
+        guard case .success(let exit) = child.wait() else { throw KeychainError(.notAvailable, "lost track of ssh-keygen") }
+        return (exit.shellStatus, out)
     }
 }

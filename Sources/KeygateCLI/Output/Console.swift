@@ -10,9 +10,5 @@ enum Console {
 
     static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
 
-    static func write(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
-        SafeFile.writeAll(fd, bytes)
-        bytes.removeAll()
-    }
+    static func write(_ fd: Int32, _ text: String) { Descriptor.write(text, to: fd) }
 }

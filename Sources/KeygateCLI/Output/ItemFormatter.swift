@@ -29,6 +29,7 @@ enum ItemFormatter {
             out += "    account: \(quoted(id.account))\n"
             if let l = a.label { out += "    label: \(quoted(l))\n" }
             if let c = a.comment { out += "    comment: \(quoted(c))\n" }
+            for name in a.extras.keys.sorted() { out += "    attr: \(quoted(name + "=" + (a.extras[name] ?? "")))\n" }
             out += "    accessible: \(a.accessibility.rawValue)\n"
             out += "    access: \(a.accessControl?.attributeValue ?? "none")\n"
             if let raised = item.accessAtRead {
@@ -66,6 +67,7 @@ enum ItemFormatter {
             fields.append(("created", JSON.string(Timestamp.iso8601(a.created))))
             fields.append(("modified", JSON.string(Timestamp.iso8601(a.modified))))
             fields.append(("invalidated", item.invalidated.map(JSON.string) ?? "null"))
+            fields.append(("attributes", JSON.object(a.extras.keys.sorted().map { ($0, JSON.string(a.extras[$0] ?? "")) })))
             parts.append(JSON.object(fields))
         }
         return "[" + parts.joined(separator: ",") + "]\n"

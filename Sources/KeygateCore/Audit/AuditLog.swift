@@ -60,7 +60,7 @@ public struct AuditRecord: Sendable, Equatable {
 
     /// The value as is when it is a plain word; else in double quotes, with `"` and `\`
     /// escaped and control characters (a newline in a reason) as \xNN, so one record is one line.
-    static func quoted(_ value: String) -> String {
+    package static func quoted(_ value: String) -> String {
         let plain = !value.isEmpty && value.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F && $0 != "\"" && $0 != "\\" && $0 != "=" }
         if plain { return value }
         var out = "\""

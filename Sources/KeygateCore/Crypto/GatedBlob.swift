@@ -18,7 +18,26 @@
 /// (the password's shadow entry), 4 = device (this-device-only: sealed to a key only this host's
 /// gatekeeper holds; always required, whatever the combination of the other gates), 5 = enrolled
 /// set (biometryCurrentSet: a key bound to the digest of the user's enrolled fingerprints).
-package enum GateKind: UInt8, Sendable { case accessClass = 1, presence = 2, currentSet = 3, device = 4, enrolledSet = 5 }
+package enum GateKind: UInt8, Sendable {
+    case accessClass = 1, presence = 2, currentSet = 3, device = 4, enrolledSet = 5
+
+    /// The gate slots an item of these constraints is sealed with: presence for userPresence,
+    /// devicePasscode and biometryAny; the enrolled set for biometryCurrentSet; the password's
+    /// current set for Keygate's current-set.
+    package static func kinds(for constraints: [AccessControl.Constraint]) -> [GateKind] {
+        var kinds: [GateKind] = []
+        for c in constraints {
+            let kind: GateKind
+            switch c {
+            case .biometryCurrentSet: kind = .enrolledSet
+            case .currentSet: kind = .currentSet
+            case .userPresence, .devicePasscode, .biometryAny: kind = .presence
+            }
+            if !kinds.contains(kind) { kinds.append(kind) }
+        }
+        return kinds
+    }
+}
 
 /// A key a gated blob's gate share is sealed to.
 package struct GateRecipient: Sendable {

@@ -107,6 +107,12 @@ public struct AccessControl: OptionSet, Sendable, Hashable, Codable {
         Constraint.allCases.filter { contains($0.flag) }
     }
 
+    /// Only biometry flags (biometryAny, biometryCurrentSet): the item asks for a finger and
+    /// nothing else, so a password does not open it (docs/ACCESS_CONTROL.md).
+    package static func asksOnlyForAFinger(_ constraints: [Constraint]) -> Bool {
+        !constraints.isEmpty && constraints.allSatisfy { $0 == .biometryAny || $0 == .biometryCurrentSet }
+    }
+
     /// true when several constraints must all hold: `and`, or several constraints with neither and/or
     /// (Keygate reads that as `and`, the stricter choice); false for `or`.
     public var requiresAll: Bool {

@@ -25,12 +25,31 @@ public struct ItemAttributes: Sendable, Hashable {
     /// Seconds since 1970, as the Secret Service records them.
     public var created: UInt64
     public var modified: UInt64
+    /// Attributes of any other name (secret-tool's and libsecret's `myapp x`, `keygate add --attr
+    /// NAME=VALUE`), stored and matched as the Secret Service stores them; never part of the
+    /// identity, never sealed. Names Keygate uses itself are not among them (ItemAttributeCodec).
+    public var extras: [String: String] = [:]
+
+    /// The attribute names Keygate stores itself (the Secret Service's and the embedded store's
+    /// `io.keygate.Item` attributes), which an extra attribute may not take.
+    public static let ownAttributeNames: Set<String> = [
+        "keygate:class", "service", "account", "server", "protocol", "port", "path", "security-domain",
+        "authentication-type", "keygate:accessible", "keygate:access", "comment", "generic", "description", "access-group",
+        "synchronizable", "keygate:created", "keygate:modified", "keygate:label", "keygate:generation",
+    ]
+
+    /// Whether `name` may be an extra attribute: not one of Keygate's own, nor in the `keygate:`
+    /// or `xdg:` namespaces (libsecret's `xdg:schema`).
+    public static func isExtraName(_ name: String) -> Bool {
+        !name.isEmpty && !ownAttributeNames.contains(name) && !name.hasPrefix("keygate:") && !name.hasPrefix("xdg:")
+    }
 
     public init(identity: ItemIdentity, label: String? = nil, comment: String? = nil, generic: [UInt8]? = nil,
                 accessibility: Accessibility = .whenUnlocked, accessControl: AccessControl? = nil,
                 created: UInt64 = 0, modified: UInt64 = 0, description: String? = nil,
-                accessGroup: String? = nil, synchronizable: Bool? = nil) {
+                accessGroup: String? = nil, synchronizable: Bool? = nil, extras: [String: String] = [:]) {
         self.identity = identity
+        self.extras = extras
         self.label = label
         self.comment = comment
         self.generic = generic

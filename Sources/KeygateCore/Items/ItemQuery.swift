@@ -19,6 +19,8 @@ public struct ItemQuery: Sendable, Hashable {
     /// items with that flag (part of the primary key: `ItemQuery(exactly:)` sets it). False is
     /// matched client-side: items stored before the attribute existed count as false.
     public var synchronizable: Bool?
+    /// Other attributes (ItemAttributes.extras): each must be on the item with this value.
+    public var extras: [String: String] = [:]
 
     public init(itemClass: ItemClass? = nil, service: String? = nil, account: String? = nil, server: String? = nil,
                 protocol: InternetProtocol? = nil, port: UInt16? = nil, path: String? = nil,
@@ -92,6 +94,7 @@ public struct ItemQuery: Sendable, Hashable {
         if let v = description, v != (a.description ?? "") { return false }
         if let v = accessGroup, v != (a.accessGroup ?? "") { return false }
         if let v = synchronizable, v != a.synchronizable { return false }
+        for (name, value) in extras where a.extras[name] != value { return false }
         return true
     }
 }

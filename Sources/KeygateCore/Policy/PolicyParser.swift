@@ -74,24 +74,13 @@ enum PolicyParser {
             run.error(1, 1, "the file is larger than \(maximumBytes / 1024) KiB, too large to be a policy file")
             return run.result
         }
-        var lineNumber = 0
-        // A UTF-8 byte-order mark, as some editors write, is skipped (columns still count it).
-        var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        while start <= bytes.count {
-            var end = start
-            while end < bytes.count, bytes[end] != 0x0A { end += 1 }
-            lineNumber += 1
-            var stop = end
-            if stop > start, bytes[stop - 1] == 0x0D { stop -= 1 }
-            if start < stop || end < bytes.count {
-                run.line(Array(bytes[start..<stop]), number: lineNumber)
-            }
-            if run.result.errors.count > maximumErrors {
-                run.result.errors.removeLast()
-                run.error(lineNumber, 1, "too many errors (more than \(maximumErrors)); fix these first")
-                break
-            }
-            start = end + 1
+        // The shared line syntax (ConfigSyntax): a byte-order mark, as some editors write, is skipped.
+        ConfigSyntax.forEachLine(bytes) { line, number in
+            run.line(line, number: number)
+            guard run.result.errors.count > maximumErrors else { return true }
+            run.result.errors.removeLast()
+            run.error(number, 1, "too many errors (more than \(maximumErrors)); fix these first")
+            return false
         }
         return run.result
     }
@@ -111,17 +100,12 @@ enum PolicyParser {
         }
 
         mutating func line(_ bytes: [UInt8], number: Int) {
-            if let (column, problem) = Self.badBytes(bytes) {
-                error(number, column, problem)
-                return
-            }
-            var i = 0
-            while i < bytes.count, isBlank(bytes[i]) { i += 1 }
-            guard i < bytes.count else { return }
-            switch bytes[i] {
-            case UInt8(ascii: "#"), UInt8(ascii: ";"): return
-            case UInt8(ascii: "["): header(bytes, from: i, number: number)
-            default: keyValue(bytes, from: i, number: number)
+            switch ConfigSyntax.classify(bytes, fileKind: "a policy file") {
+            case .nothing: return
+            case .problem(let column, let message): error(number, column, message)
+            case .header(let column): header(bytes, from: column - 1, number: number)
+            case .setting(let name, let keyColumn, let value, let valueColumn):
+                setting(name, keyColumn: keyColumn, value: value, valueColumn: valueColumn, number: number)
             }
         }
 
@@ -218,20 +202,9 @@ enum PolicyParser {
 
         // MARK: - key = value
 
-        mutating func keyValue(_ b: [UInt8], from keyStart: Int, number: Int) {
-            var i = keyStart
-            while i < b.count, isKeyByte(b[i]) { i += 1 }
-            let name = String(decoding: b[keyStart..<i], as: UTF8.self)
-            guard !name.isEmpty else {
-                error(number, keyStart + 1, "expected a key, a [section] header or a # comment")
-                return
-            }
-            while i < b.count, isBlank(b[i]) { i += 1 }
-            guard i < b.count, b[i] == UInt8(ascii: "=") else {
-                error(number, i + 1, i < b.count ? "expected `=` after the key \"\(name)\""
-                                                 : "expected `= VALUE` after the key \"\(name)\"")
-                return
-            }
+        /// `name = value`, as ConfigSyntax split it: a known key, in a section, with a valid value.
+        mutating func setting(_ name: String, keyColumn: Int, value: String, valueColumn: Int, number: Int) {
+            let keyStart = keyColumn - 1
             // `access` is the shorthand for default-access and minimum-access together.
             let keys: [PolicyKey]
             if name == PolicyKey.accessShorthand {
@@ -244,18 +217,13 @@ enum PolicyParser {
                       + PolicyKey.allNames.joined(separator: ", "))
                 return
             }
-            i += 1
-            while i < b.count, isBlank(b[i]) { i += 1 }
-            var end = b.count
-            while end > i, isBlank(b[end - 1]) { end -= 1 }
-            guard i < end else {
-                error(number, i + 1, "expected a value after `\(name) =`")
+            guard !value.isEmpty else {
+                error(number, valueColumn, "expected a value after `\(name) =`")
                 return
             }
-            let valueColumn = i + 1
             var settings = PolicySettings()
             do {
-                for key in keys { try PolicyValues.apply(key, String(decoding: b[i..<end], as: UTF8.self), to: &settings) }
+                for key in keys { try PolicyValues.apply(key, value, to: &settings) }
             } catch {
                 self.error(number, valueColumn + error.offset, "bad value for \(name): \(error.message)")
                 return
@@ -295,40 +263,12 @@ enum PolicyParser {
             // The keys before the shorthand: "accessible-…" suggests accessible, not access.
             return (PolicyKey.allCases.map(\.rawValue) + [PolicyKey.accessShorthand]).first { $0.hasPrefix(lower) || lower.hasPrefix($0) }
         }
-
-        // MARK: - bytes
-
-        /// The first byte that cannot be in a policy file (invalid UTF-8, or a control character other than tab),
-        /// with its column.
-        static func badBytes(_ bytes: [UInt8]) -> (Int, String)? {
-            // Printable ASCII and tabs, as nearly every line is: no decoding needed.
-            if bytes.allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 }) { return nil }
-            var parser = Unicode.UTF8.ForwardParser()
-            var iterator = bytes.makeIterator()
-            var offset = 0
-            while true {
-                switch parser.parseScalar(from: &iterator) {
-                case .valid(let encoded):
-                    if encoded.count == 1, let byte = encoded.first, (byte < 0x20 && byte != 0x09) || byte == 0x7F {
-                        return (offset + 1, "unexpected control character (byte 0x\(String(byte, radix: 16))): a policy file is plain text")
-                    }
-                    offset += encoded.count
-                case .emptyInput:
-                    return nil
-                case .error:
-                    return (offset + 1, "invalid UTF-8: a policy file is plain UTF-8 text")
-                }
-            }
-        }
     }
 }
 
 /// A blank in a policy file: space or tab (also between the words of a value, PolicyValues).
-func isBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
+func isBlank(_ b: UInt8) -> Bool { ConfigSyntax.isBlank(b) }
 private func isWordByte(_ b: UInt8) -> Bool { (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) }
-private func isKeyByte(_ b: UInt8) -> Bool {
-    (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x5F
-}
 
 private extension String {
     func replacingUnderscores() -> String { String(map { $0 == "_" ? "-" : $0 }) }

@@ -5,8 +5,8 @@
 // stay root's, which is how the identity is put back afterwards, as pam_keyinit does.
 // Used by pam_keygate's session hooks and by root's host-protector commands.
 // Delegates to getpwnam_r(3), getgrouplist(3), setgroups(2), setresgid(2) and
-// setresuid(2) (through CPAM's non-variadic wrappers).
-internal import CPAM
+// setresuid(2) (through CSystem's wrappers).
+internal import CSystem
 internal import Glibc
 
 /// A local account by name, from the password database (never from the environment).

@@ -1,0 +1,114 @@
+// One owned file descriptor, closed exactly once (at `close()` or when the owner lets go of
+// it), and what Keygate does with descriptors it did not open as files: close-on-exec pipes
+// (pipe2, so another thread's spawn never inherits an end), writing all of a buffer, and
+// reading an exact count before a deadline (the gatekeeper's frames). Every call retries
+// EINTR; partial reads of secrets are wiped. Files are SafeFile's; processes are Spawn's.
+internal import CSystem
+internal import Glibc
+
+package final class Descriptor {
+    package private(set) var raw: Int32
+
+    package init(adopting raw: Int32) { self.raw = raw }
+
+    deinit { close() }
+
+    package func close() {
+        if raw >= 0 { _ = Glibc.close(raw) }
+        raw = -1
+    }
+
+    /// Hands the descriptor to the caller, who closes it; this owner no longer will.
+    package func release() -> Int32 {
+        defer { raw = -1 }
+        return raw
+    }
+
+    /// A pipe whose ends are close-on-exec from the start and numbered at least `lowest`
+    /// (an end below it is moved up), so that a child's dup2 onto 0, 1, 2 or the numbers a
+    /// caller asked for never lands on the other end.
+    package static func pipe(lowest: Int32 = 3) -> Result<(read: Descriptor, write: Descriptor), SystemErrno> {
+        var fds: [Int32] = [-1, -1]
+        guard keygate_pipe_cloexec(&fds) == 0 else { return .failure(.current) }
+        let read = Descriptor(adopting: fds[0]), write = Descriptor(adopting: fds[1])
+        for end in [read, write] where end.raw < lowest {
+            let moved = fcntl(end.raw, F_DUPFD_CLOEXEC, lowest)
+            guard moved >= 0 else { return .failure(.current) }
+            end.close()
+            end.raw = moved
+        }
+        return .success((read, write))
+    }
+
+    /// Writes all of `bytes`; nil when written, else why not.
+    package func writeAll(_ bytes: [UInt8]) -> SystemErrno? { SafeFile.writeAll(raw, bytes) }
+
+    /// Writes all of a plain text to `fd` (prompts, notices, messages: never a secret); nil
+    /// when written, else why not.
+    @discardableResult
+    package static func write(_ text: String, to fd: Int32) -> SystemErrno? {
+        var bytes = Array(text.utf8)
+        defer { bytes.removeAll() }
+        return SafeFile.writeAll(fd, bytes)
+    }
+
+    /// Reads exactly `count` bytes (see the static form).
+    package func readExactly(_ count: Int, deadline: Int? = nil) -> [UInt8]? {
+        Self.readExactly(raw, count, deadline: deadline)
+    }
+
+    /// Reads exactly `count` bytes from `fd`; nil at end of input, on an error, or at `deadline`
+    /// (MonotonicClock milliseconds; each wait ends no later than it). On a socket, bytes already there are taken without a
+    /// poll(2) first. What was read before a failure is wiped.
+    package static func readExactly(_ fd: Int32, _ count: Int, deadline: Int?) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: count)
+        var offset = 0
+        var tryWithoutWaiting = deadline != nil
+        func fail() -> [UInt8]? {
+            Sodium.wipe(&out)
+            return nil
+        }
+        while offset < count {
+            if tryWithoutWaiting {
+                let got = out.withUnsafeMutableBytes { raw in
+                    recv(fd, raw.baseAddress.map { $0 + offset }, count - offset, Int32(MSG_DONTWAIT))
+                }
+                if got > 0 {
+                    offset += got
+                    continue
+                }
+                if got == 0 { return fail() }
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK: break
+                case ENOTSOCK: tryWithoutWaiting = false   // a pipe: poll, then read
+                default: return fail()
+                }
+            }
+            if let deadline {
+                let left = deadline - MonotonicClock.milliseconds
+                guard left > 0 else { return fail() }
+                var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&entry, 1, Int32(clamping: left))
+                if ready < 0, errno == EINTR { continue }
+                guard ready > 0 else { return fail() }
+            }
+            let got = out.withUnsafeMutableBytes { raw in
+                Glibc.read(fd, raw.baseAddress.map { $0 + offset }, count - offset)
+            }
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { return fail() }
+            offset += got
+        }
+        return out
+    }
+}
+
+/// CLOCK_MONOTONIC in milliseconds: deadlines that a changed wall clock cannot move.
+package enum MonotonicClock {
+    package static var milliseconds: Int {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
+    }
+}

@@ -1,0 +1,44 @@
+// Unix stream sockets by path, for the gatekeeper's daemon and its clients (docs/GATEKEEPER.md):
+// one close-on-exec socket, bind and connect with the path in a sockaddr_un, EINTR retried.
+// A path too long for sun_path fails with ENAMETOOLONG instead of being cut.
+internal import Glibc
+
+package enum UnixSocket {
+    /// A new close-on-exec stream socket, or -1.
+    package static func stream() -> Int32 {
+        socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    }
+
+    /// connect(2) to `path`; true when it is accepted.
+    package static func connect(_ fd: Int32, to path: String) -> Bool {
+        while true {
+            let rc = withAddress(path) { Glibc.connect(fd, $0, $1) }
+            if rc == 0 { return true }
+            if errno != EINTR { return false }
+        }
+    }
+
+    /// bind(2) to `path`; true when it is bound.
+    package static func bind(_ fd: Int32, to path: String) -> Bool {
+        withAddress(path) { Glibc.bind(fd, $0, $1) } == 0
+    }
+
+    /// Calls `body` with a sockaddr_un for `path` (-1 with ENAMETOOLONG when it does not fit).
+    private static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else {
+            errno = ENAMETOOLONG
+            return -1
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+            raw[bytes.count] = 0
+        }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+// Where the gatekeeper keeps root's state (docs/GATEKEEPER.md): the per-user gate secrets
+// under /var/lib/keygate/gate (they survive reboots; losing one invalidates that user's
+// gated items, as losing the Secure Enclave would), the authentication records under
+// /run/keygate/ts (tmpfs: gone at reboot, like sudo's /run/sudo/ts), the daemon's socket
+// and lock in /run/keygate. Test-hook builds redirect the state below KEYGATE_TEST_GATE_DIR
+// and give each set of test hooks its own daemon; release builds always use the fixed paths.
+import KeygateCore
+internal import Glibc
+
+package enum GatekeeperPaths {
+    package static var stateRoot: String {
+        #if KEYGATE_TEST_HOOKS
+        if let dir = testRoot { return dir + "/state" }
+        #endif
+        return "/var/lib/keygate/gate"
+    }
+
+    package static var recordRoot: String {
+        #if KEYGATE_TEST_HOOKS
+        if let dir = testRoot { return dir + "/ts" }
+        #endif
+        return "/run/keygate/ts"
+    }
+
+    /// Root's folder in /run: 0711 (users pass through it to the socket, and list nothing).
+    package static let runRoot = "/run/keygate"
+    /// The daemon's folder, 0755 root: its socket is for every user; only root can create it.
+    package static let socketFolder = runRoot + "/gate"
+
+    /// The daemon's socket (GateDaemon).
+    package static var socketPath: String { socketFolder + "/" + daemonName + ".sock" }
+    /// Held (flock) by the daemon that listens on `socketPath`, for as long as it runs.
+    package static var daemonLockPath: String { socketFolder + "/" + daemonName + ".lock" }
+
+    private static var daemonName: String {
+        #if KEYGATE_TEST_HOOKS
+        // One daemon per set of KEYGATE_TEST_* values: a test's hooks never reach another's calls.
+        // KEYGATE_TEST_GATEKEEPER (where the client finds the helper) does not change what a
+        // daemon answers, so a test can take the helper away and still reach its daemon.
+        var hooks: [String] = []
+        var entry = environ
+        while let text = entry.pointee.map({ String(cString: $0) }) {
+            if text.hasPrefix("KEYGATE_TEST_"), !text.hasPrefix("KEYGATE_TEST_GATEKEEPER=") { hooks.append(text) }
+            entry += 1
+        }
+        let digest = GenericHash.publicDigest(Array(hooks.sorted().joined(separator: "\n").utf8),
+                                              key: Array("keygate.gate.test-daemon".utf8), outputBytes: 16)
+        return "gate-test-" + digest.map { String($0 >> 4, radix: 16) + String($0 & 0xf, radix: 16) }.joined()
+        #else
+        return "gate"
+        #endif
+    }
+
+    /// Root's own audit record of the gatekeeper's decisions (GateAuditFile), 0600 in a 0700 folder.
+    package static var auditFolder: String {
+        #if KEYGATE_TEST_HOOKS
+        if let dir = testRoot { return dir + "/log" }
+        #endif
+        return "/var/log/keygate"
+    }
+    package static var auditPath: String { auditFolder + "/gatekeeper.log" }
+
+    package static func stateDirectory(uid: UInt32) -> String { stateRoot + "/\(uid)" }
+    package static func recordPath(uid: UInt32) -> String { recordRoot + "/\(uid)" }
+
+    #if KEYGATE_TEST_HOOKS
+    package static var testRoot: String? {
+        guard let raw = getenv("KEYGATE_TEST_GATE_DIR") else { return nil }
+        let dir = String(cString: raw)
+        return dir.hasPrefix("/") ? dir : nil
+    }
+    #endif
+
+    /// Makes `path` and its missing parents as root-owned folders of `mode`. A folder that
+    /// exists must be a real folder (not a link) owned by the process's effective uid; one that an
+    /// earlier gatekeeper made with its caller's group is given root's group.
+    package static func makeFolder(_ path: String, mode: UInt32) throws {
+        var info = stat()
+        // The common case, one call: it is there, a real folder, ours (the daemon asks on every request).
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() {
+            if info.st_gid != getegid() { _ = lchown(path, geteuid(), getegid()) }
+            return
+        }
+        var prefix = ""
+        for part in path.split(separator: "/") {
+            prefix += "/" + part
+            if mkdir(prefix, mode) != 0, errno != EEXIST {
+                let e = errno
+                throw KeychainError.notAvailable("the gatekeeper could not create \(prefix): \(String(cString: strerror(e)))")
+            }
+        }
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() else {
+            throw KeychainError.notAvailable("\(path) is not a folder owned by uid \(geteuid()): remove it; the gatekeeper recreates it")
+        }
+    }
+}

@@ -1,0 +1,105 @@
+// The gatekeeper's own audit record (issue 39, item 4; docs/GATEKEEPER.md, "The audit
+// record"): every decision the gatekeeper makes, one line each, appended by root to
+// /var/log/keygate/gatekeeper.log whatever syslog does. syslog(3) drops a line without a word
+// when nothing listens on /dev/log (containers, minimal hosts), and the caller's own audit
+// lines are written by a process of the user, which could leave them out; this record is
+// neither. The folder is root's, 0700, the file root's, 0600, opened with O_APPEND, so no
+// user reads, writes, truncates, renames or replaces it. Bounded: past `maxBytes` the file is
+// renamed to gatekeeper.log.1 (replacing the one before) under a lock, and a new one begun,
+// so the record never holds more than twice `maxBytes`. Best effort: a full disk loses a
+// line, never a decision. Test-hook builds with KEYGATE_TEST_GATE_DIR write below it.
+// pam_keygate's helper keeps its log lines here too (`appendModuleLine`, `source=pam_keygate`).
+//
+// A line: `2026-12-06T05:10:03Z uid=1001 user=alice op=open result=granted basis=window
+// scope=tty.34816.1201.5521 pam-service=keygate service=signing account=release pid=4242`,
+// the fields quoted as AuditRecord quotes them; never a secret (there is no field for one).
+import KeygateCore
+import KeygateGateWire
+internal import Glibc
+
+package enum GateAuditFile {
+    static var folder: String { GatekeeperPaths.auditFolder }
+    static var path: String { GatekeeperPaths.auditPath }
+    static var previousPath: String { path + ".1" }
+
+    /// Past this size the file is rotated: the record holds at most twice this.
+    static let maxBytes = 1 << 20
+
+    /// One line: the time (UTC), then `fields` in order, each `name=value` (quoted when needed).
+    static func line(_ fields: [(String, String?)], time: time_t = Glibc.time(nil)) -> String {
+        var out = timestamp(time)
+        for (name, value) in fields {
+            guard let value else { continue }
+            out += " " + name + "=" + AuditRecord.quoted(value)
+        }
+        return out + "\n"
+    }
+
+    /// Appends one decision. Never throws: a record that cannot be written loses the line only.
+    static func append(_ fields: [(String, String?)]) {
+        guard geteuid() == 0 || isTestHookBuild else { return }
+        guard (try? GatekeeperPaths.makeFolder(folder, mode: 0o700)) != nil else { return }
+        var bytes = Array(line(fields).utf8)
+        guard var fd = openLog() else { return }
+        defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0, Int(info.st_size) + bytes.count > maxBytes, let rotated = rotate(fd) {
+            close(fd)
+            fd = rotated
+        }
+        _ = bytes.withUnsafeMutableBytes { raw in SafeFile.retryingOnEINTR { write(fd, raw.baseAddress, raw.count) } }
+        bytes.removeAll()
+    }
+
+    /// A log line of pam_keygate's helper (root's, in login and sshd): kept in the same record, so
+    /// that a host with no syslog loses neither (issue 39, 4). Debug lines are not kept.
+    package static func appendModuleLine(_ message: String, priority: String) {
+        append([("source", "pam_keygate"), ("priority", priority), ("message", message)])
+    }
+
+    private static var isTestHookBuild: Bool {
+        #if KEYGATE_TEST_HOOKS
+        return GatekeeperPaths.testRoot != nil
+        #else
+        return false
+        #endif
+    }
+
+    /// The log, opened for appending: a regular file of ours with one link, else nothing.
+    private static func openLog() -> Int32? {
+        let fd = SafeFile.openDescriptor(path, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY, mode: 0o600)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(), info.st_nlink == 1 else {
+            close(fd)
+            return nil
+        }
+        if info.st_mode & 0o077 != 0 { _ = fchmod(fd, 0o600) }
+        return fd
+    }
+
+    /// Under the lock, renames a full log to `previousPath` and returns the new one; when another
+    /// gatekeeper rotated first, returns the log that is there now. Nil: keep writing to `fd`.
+    private static func rotate(_ fd: Int32) -> Int32? {
+        let lock = SafeFile.openLockFile(folder + "/gatekeeper.lock")
+        guard lock >= 0 else { return nil }
+        defer { close(lock) }
+        guard SafeFile.retryingOnEINTR({ flock(lock, LOCK_EX) }) == 0 else { return nil }
+        var open = stat(), named = stat()
+        guard fstat(fd, &open) == 0 else { return nil }
+        if lstat(path, &named) == 0, named.st_ino == open.st_ino, named.st_dev == open.st_dev {
+            guard rename(path, previousPath) == 0 else { return nil }
+        }
+        return openLog()
+    }
+
+    /// `2026-12-06T05:10:03Z`.
+    static func timestamp(_ time: time_t) -> String {
+        var t = time
+        var parts = tm()
+        guard gmtime_r(&t, &parts) != nil else { return "\(time)" }
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+}

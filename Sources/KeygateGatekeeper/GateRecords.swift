@@ -1,0 +1,209 @@
+// Root's record of one user's authentications (docs/GATEKEEPER.md), in the manner of sudo's
+// /run/sudo/ts: which PAM service, in which scope, when (CLOCK_BOOTTIME seconds), the
+// consecutive failures and the lockout, and the authentication-context handles issued.
+// One small text file per uid, mode 0600 root, under a lock taken with a deadline. A file
+// from another boot (its boot id differs) is ignored: the clock it counted on restarted.
+// The user can neither read, forge, extend nor delete any of it.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
+internal import Glibc
+
+struct GateRecords: Sendable, Equatable {
+    struct Authentication: Sendable, Equatable {
+        var service: String
+        var scope: String
+        var time: UInt64
+    }
+
+    struct Handle: Sendable, Equatable {
+        /// BLAKE2b of the handle: the file never holds a usable handle.
+        var digest: String
+        var pid: Int32
+        var start: UInt64
+        var service: String
+        var expires: UInt64
+    }
+
+    var bootID: String = ""
+    var failures: Int = 0
+    var lockedUntil: UInt64 = 0
+    var authentications: [Authentication] = []
+    var handles: [Handle] = []
+
+    static let maxBytes = 256 * 1024
+    static let maxEntries = 256
+    /// How long a call waits for another call's lock before it gives up.
+    static let lockDeadlineMilliseconds = 3000
+
+    // MARK: Decisions
+
+    /// The newest authentication through `service` in `scope` no older than `window` seconds.
+    func freshAuthentication(service: String, scope: String, window: UInt32, now: UInt64) -> Authentication? {
+        guard window > 0 else { return nil }
+        return authentications.last { $0.service == service && $0.scope == scope && $0.time <= now && now - $0.time <= UInt64(window) }
+    }
+
+    /// `keygate validate` (sudo -v): the authentication through `service` in `scope` that is still
+    /// inside `window` starts its window again from `now`. False when there is none (the caller
+    /// authenticates instead). The failure count and the lockout are left as they are.
+    mutating func refresh(service: String, scope: String, window: UInt32, now: UInt64) -> Bool {
+        guard freshAuthentication(service: service, scope: scope, window: window, now: now) != nil,
+              let index = authentications.lastIndex(where: { $0.service == service && $0.scope == scope }) else { return false }
+        authentications[index].time = now
+        return true
+    }
+
+    mutating func recordSuccess(service: String, scope: String, now: UInt64) {
+        authentications.removeAll { $0.service == service && $0.scope == scope }
+        authentications.append(Authentication(service: service, scope: scope, time: now))
+        if authentications.count > Self.maxEntries { authentications.removeFirst(authentications.count - Self.maxEntries) }
+        failures = 0
+        lockedUntil = 0
+    }
+
+    /// pam_faillock's preauth: an attempt is counted before PAM sees the answer, so an attempt whose
+    /// outcome is never recorded (its process killed, the disk full) is spent all the same. Returns
+    /// the seconds left when the user is locked out, refusing the attempt; a count that reached the
+    /// threshold without a recorded outcome starts the lockout here.
+    mutating func beginAttempt(_ lockout: UserLockout, now: UInt64) -> UInt32? {
+        if let left = lockoutSecondsLeft(lockout, now: now) { return left }
+        if lockout.isEnabled, failures >= lockout.threshold {
+            startLockout(lockout, now: now)
+            return lockout.seconds
+        }
+        failures += 1
+        return nil
+    }
+
+    /// An attempt that ended before any answer reached PAM (a cancel at the prompt, a caller gone
+    /// before it answered) was not a guess: its count is given back.
+    mutating func attemptUnanswered() {
+        if failures > 0 { failures -= 1 }
+    }
+
+    /// After a wrong answer, counted already: the lockout starts once the count reaches the threshold.
+    /// Returns the seconds left when it did.
+    mutating func attemptFailed(_ lockout: UserLockout, now: UInt64) -> UInt32? {
+        if lockout.isEnabled, failures >= lockout.threshold { startLockout(lockout, now: now) }
+        return lockoutSecondsLeft(lockout, now: now)
+    }
+
+    private mutating func startLockout(_ lockout: UserLockout, now: UInt64) {
+        lockedUntil = now + UInt64(lockout.seconds)
+        failures = 0
+    }
+
+    func lockoutSecondsLeft(_ lockout: UserLockout, now: UInt64) -> UInt32? {
+        guard lockout.isEnabled, lockedUntil > now else { return nil }
+        return UInt32(min(lockedUntil - now, UInt64(lockout.seconds)))
+    }
+
+    /// Drops every authentication and handle (`keygate lock --all`).
+    mutating func forgetAll() {
+        authentications.removeAll()
+        handles.removeAll()
+    }
+
+    /// Drops the authentications of scopes that have ended (their process is gone, or its pid
+    /// now names another process), so the file holds the live scopes only. Run when a success
+    /// is recorded: an ended scope can never be the caller's again.
+    mutating func dropEndedScopes(isLive: (String) -> Bool) {
+        authentications.removeAll { !isLive($0.scope) }
+    }
+
+    /// Drops what belongs to one scope (`keygate lock`).
+    mutating func forget(scope: String) {
+        authentications.removeAll { $0.scope == scope }
+    }
+
+    mutating func prune(now: UInt64) {
+        handles.removeAll { $0.expires <= now }
+        if handles.count > Self.maxEntries { handles.removeFirst(handles.count - Self.maxEntries) }
+    }
+
+    // MARK: File
+
+    static var now: UInt64 { BootClock.seconds }
+
+    /// This boot's id: read once per process (it cannot change while the process runs).
+    static let currentBootID: String = {
+        guard let bytes = try? AtomicFile.read("/proc/sys/kernel/random/boot_id", maxBytes: 64) else { return "" }
+        return String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+    }()
+
+    func encoded() -> [UInt8] {
+        var text = "keygate-records 1\nboot \(bootID)\nfailures \(failures) \(lockedUntil)\n"
+        for a in authentications { text += "auth \(a.service) \(a.scope) \(a.time)\n" }
+        for h in handles { text += "handle \(h.digest) \(h.pid) \(h.start) \(h.service) \(h.expires)\n" }
+        return Array(text.utf8)
+    }
+
+    /// Parses a records file; anything unreadable is an empty record (fail towards asking),
+    /// except the lockout, which a damaged line cannot shorten: root wrote every line.
+    static func decode(_ bytes: [UInt8], bootID: String) -> GateRecords {
+        var records = GateRecords(bootID: bootID)
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        guard lines.first == "keygate-records 1", lines.count > 1, lines[1] == "boot \(bootID)" else { return records }
+        for line in lines.dropFirst(2) {
+            let f = line.split(separator: " ").map(String.init)
+            switch f.first {
+            case "failures" where f.count == 3:
+                records.failures = Int(f[1]) ?? 0
+                records.lockedUntil = UInt64(f[2]) ?? 0
+            case "auth" where f.count == 4:
+                if let t = UInt64(f[3]) { records.authentications.append(Authentication(service: f[1], scope: f[2], time: t)) }
+            case "handle" where f.count == 6:
+                if let pid = Int32(f[2]), let start = UInt64(f[3]), let expires = UInt64(f[5]) {
+                    records.handles.append(Handle(digest: f[1], pid: pid, start: start, service: f[4], expires: expires))
+                }
+            default:
+                continue
+            }
+        }
+        return records
+    }
+
+    /// Runs `body` on the user's records under an exclusive lock (with a deadline) and saves
+    /// what it leaves.
+    static func update<R>(uid: UInt32, _ body: (inout GateRecords) throws -> R) throws -> R {
+        try GatekeeperPaths.makeFolder(GatekeeperPaths.recordRoot, mode: 0o700)
+        let path = GatekeeperPaths.recordPath(uid: uid)
+        let lockFD = SafeFile.openLockFile(path + ".lock")
+        guard lockFD >= 0 else {
+            throw KeychainError.notAvailable("the gatekeeper could not open \(path).lock: \(String(cString: strerror(errno)))")
+        }
+        defer { close(lockFD) }
+        var waited = 0
+        while SafeFile.retryingOnEINTR({ flock(lockFD, LOCK_EX | LOCK_NB) }) != 0 {
+            guard errno == EWOULDBLOCK, waited < lockDeadlineMilliseconds else {
+                throw KeychainError.notAvailable("""
+                    the gatekeeper's records for uid \(uid) stayed locked for \(lockDeadlineMilliseconds / 1000) s: try again
+                    """)
+            }
+            usleep(20_000)
+            waited += 20
+        }
+        // Under the lock no writer is between this stat and the read: a copy the daemon kept
+        // (GateRecordsCache) stands for the file while the file keeps its version.
+        let version = FileVersion(path: path)
+        var records: GateRecords
+        if let version, let kept = GateRecordsCache.lookup(uid: uid, version) {
+            records = kept
+        } else {
+            let boot = currentBootID
+            records = (try? AtomicFile.read(path, maxBytes: maxBytes)).flatMap { $0 }.map { decode($0, bootID: boot) }
+                ?? GateRecords(bootID: boot)
+            GateRecordsCache.store(uid: uid, version, records)
+        }
+        let before = records
+        records.prune(now: now)
+        let result = try body(&records)
+        if records != before {
+            try AtomicFile.write(records.encoded(), to: path, mode: 0o600)
+            GateRecordsCache.store(uid: uid, FileVersion(path: path), records)
+        }
+        return result
+    }
+}

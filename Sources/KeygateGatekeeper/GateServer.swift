@@ -1,0 +1,470 @@
+// What keygate-gatekeeper does with one request (docs/GATEKEEPER.md), as root, for the
+// real uid that ran it. The item's rules come from root's policy files (the user's own
+// may only tighten), the scope from the kernel (CallerScope), the records and the lockout
+// from root's file (GateRecords), the keys from root's secret (GateSecrets). PAM runs here,
+// through the item's service, with its prompts relayed to the caller (RelayPrompter).
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
+internal import Glibc
+
+struct GateServer {
+    let user: UserAccount
+    /// The process whose scope the records are kept for: the helper's parent, or the daemon's peer.
+    let caller: Int32
+    let prompter: any GatePrompter
+    /// A folder of PAM service files instead of /etc/pam.d (test-hook builds only).
+    let pamConfdir: String?
+    let overrides: TestOverrides
+    /// The daemon's cache of secrets (nil in the helper, which runs once).
+    var cache: GateDaemonCache? = nil
+    /// Root asked for `user` (certify for a passwordless keychain): no authentication is needed.
+    var rootAsks = false
+
+    /// What the decision rested on, for the audit record (GateAuditFile).
+    final class DecisionNote {
+        /// "window", "handle" or "password" (PAM ran); nil when nothing was decided.
+        var basis: String?
+        var scope: String?
+        var pamService: String?
+    }
+
+    let note = DecisionNote()
+
+    func handle(_ request: GateRequest) throws -> GateResult {
+        do {
+            let result = try dispatch(request)
+            recordDecision(request, refusal: nil)
+            return result
+        } catch let error as KeychainError {
+            recordDecision(request, refusal: error)
+            throw error
+        }
+    }
+
+    /// One line in root's audit record (GateAuditFile) for each decision about presence: an item's
+    /// boxes opened or a presence check, an unlock, a validate, a lock, class keys sealed. Keys,
+    /// checks, status and migration seeds decide nothing and are not recorded.
+    /// The daemon records what it grants only: each of its refusals sends the client to the setuid
+    /// helper, which decides again and records that.
+    private func recordDecision(_ request: GateRequest, refusal: KeychainError?) {
+        if cache != nil, refusal != nil { return }
+        let op: String
+        switch request.operation {
+        case .open: op = "open"
+        case .presence: op = "presence"
+        case .authenticate: op = "unlock"
+        case .validate: op = "validate"
+        case .forget: op = request.flags.contains(.all) ? "lock-all" : "lock"
+        case .certify: op = "certify"
+        case .keys, .check, .status, .legacyClassSeed: return
+        }
+        let identity = request.identity
+        let itemService = identity.map { $0.itemClass == .genericPassword ? $0.service : $0.server }
+        GateAuditFile.append([
+            ("uid", "\(user.uid)"), ("user", user.name), ("op", op),
+            ("result", refusal == nil ? "granted" : "refused"),
+            ("basis", refusal == nil ? note.basis : nil),
+            ("error", refusal.map { "\($0.code)" }),
+            ("scope", note.scope), ("pam-service", note.pamService),
+            ("service", itemService), ("account", identity?.account),
+            ("pid", "\(caller)"),
+        ])
+    }
+
+    private func dispatch(_ request: GateRequest) throws -> GateResult {
+        let secrets = try cache?.secrets(uid: user.uid, userName: user.name)
+            ?? GateSecrets.load(uid: user.uid, userName: user.name)
+        switch request.operation {
+        case .keys: return try keys(request, secrets)
+        case .open: return try open(request, secrets)
+        case .authenticate: return try authenticate(request, secrets)
+        case .legacyClassSeed: return try legacySeed(request)
+        case .presence: return try presence(request)
+        case .forget: return try forget(request)
+        case .certify: return try certify(request, secrets)
+        case .check: return try check(request, secrets)
+        case .status: return try status()
+        case .validate: return try validate(request)
+        }
+    }
+
+    // MARK: Operations
+
+    /// The item's gate public keys, once the class key it will be sealed with checks out.
+    private func keys(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        guard let identity = request.identity else { throw malformed() }
+        var needsDevice = false
+        for key in request.classKeys {
+            let expected = try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)
+            guard key.seal.count == expected.count, Sodium.constantTimeEquals(key.seal, expected) else {
+                throw KeychainError.param("""
+                    the public key your keychain's keys.json gives for \(key.accessibility.rawValue) items was not recorded by your \
+                    keychain (another process may have replaced it): nothing was sealed to it; run `keygate unlock` to record the right \
+                    keys again
+                    """)
+            }
+            needsDevice = needsDevice || key.accessibility.isThisDeviceOnly
+        }
+        var result = GateResult()
+        for kind in GateKind.kinds(for: AccessControl(rawValue: request.accessControl).constraints) {
+            let pair: BoxKeyPair
+            switch kind {
+            case .currentSet: pair = try secrets.currentSetPair(flags: request.accessControl, identity: identity)
+            case .enrolledSet:
+                pair = try secrets.enrolledSetPair(EnrolledPrints.of(userName: user.name), flags: request.accessControl, identity: identity)
+            case .presence, .device, .accessClass:
+                pair = try secrets.presencePair(generation: secrets.generation, flags: request.accessControl, identity: identity)
+            }
+            result.publicKeys.append((kind, pair.publicKey))
+        }
+        if needsDevice {
+            result.publicKeys.append((.device, try secrets.devicePair(flags: request.accessControl, identity: identity).publicKey))
+        }
+        return result
+    }
+
+    /// Opens the boxes the item's policy allows now, authenticating first when it needs to.
+    private func open(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        guard let identity = request.identity else { throw malformed() }
+        var pairs: [BoxKeyPair] = []
+        var needsPresence = false
+        for box in request.boxes {
+            guard let pair = try pair(for: box, request, identity, secrets) else { throw Self.invalidated(box.kind, identity) }
+            pairs.append(pair)
+            needsPresence = needsPresence || box.kind != .device
+        }
+        var result = GateResult()
+        if needsPresence { result.handle = try ensurePresence(identity, request, legacyCurrentSet: Self.isLegacyCurrentSet(request)) }
+        for (index, box) in request.boxes.enumerated() {
+            // Into the reply's own array (wiped with the reply), not through locked memory first.
+            guard let share = secrets.share(in: box.sealed, openedWith: pairs[index]), share.count == GatedBlob.contentKeyBytes else {
+                throw KeychainError.decode("""
+                    the secret of \(identity.displayName) cannot be opened: its access-control box is corrupt; delete the item and add \
+                    it again, or restore it from a backup
+                    """)
+            }
+            result.shares.append((UInt8(index), share))
+        }
+        return result
+    }
+
+    /// A presence check with no box: an item whose policy asks more than it was sealed with.
+    private func presence(_ request: GateRequest) throws -> GateResult {
+        guard let identity = request.identity else { throw malformed() }
+        var result = GateResult()
+        result.handle = try ensurePresence(identity, request)
+        return result
+    }
+
+    /// Seals class public keys for a caller that authenticated in this scope within `certifyWindow`
+    /// seconds (through any service), else after PAM through the keychain's service.
+    private func certify(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        if !rootAsks { try authenticateToCertify(request) }
+        var result = GateResult()
+        for key in request.classKeys {
+            result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
+        }
+        return result
+    }
+
+    /// An authentication in this scope within `certifyWindow` seconds, else one through PAM now.
+    private func authenticateToCertify(_ request: GateRequest) throws {
+        var policy = try policies().keychainDecision().policy
+        overrides.apply(to: &policy)
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
+        let now = GateRecords.now
+        let recent = try GateRecords.update(uid: user.uid) { records in
+            records.authentications.contains { $0.scope == scope.id && $0.time <= now && now - $0.time <= Self.certifyWindow }
+        }
+        (note.scope, note.pamService, note.basis) = (scope.id, policy.pamService, recent ? "window" : nil)
+        if !recent {
+            if request.flags.contains(.noPrompt) {
+                throw KeychainError.interactionNotAllowed("""
+                    recording the keychain's public keys needs your password, and no prompt is allowed: run `keygate unlock`
+                    """)
+            }
+            try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
+                                       recordAs: "unlock:" + policy.pamService)
+        }
+    }
+
+    static let certifyWindow: UInt64 = 60
+
+    /// The gatekeeper's key for one of the item's boxes, or nil when the box names another key.
+    private func pair(for box: GateRequest.Box, _ request: GateRequest, _ identity: ItemIdentity,
+                      _ secrets: GateSecrets) throws -> BoxKeyPair? {
+        let derived: BoxKeyPair
+        switch box.kind {
+        case .presence: return try secrets.presencePair(keyID: box.keyID, flags: request.accessControl, identity: identity)
+        case .currentSet: derived = try secrets.currentSetPair(flags: request.accessControl, identity: identity)
+        case .enrolledSet:
+            let prints = try EnrolledPrints.of(userName: user.name)
+            guard prints.digest != nil else { return nil }   // every finger removed: the set it was bound to is gone
+            derived = try secrets.enrolledSetPair(prints, flags: request.accessControl, identity: identity)
+        case .device: derived = try secrets.devicePair(flags: request.accessControl, identity: identity)
+        case .accessClass: throw malformed()
+        }
+        return derived.keyID == box.keyID ? derived : nil
+    }
+
+    /// An item whose box names a key the gatekeeper does not derive for it, in the words of its kind.
+    static func invalidated(_ kind: GateKind, _ identity: ItemIdentity) -> KeychainError {
+        switch kind {
+        case .currentSet:
+            return .itemNotFound("""
+                the item \(identity.displayName) was invalidated: it was bound to your previous password (current-set), and the \
+                password has changed since
+                """)
+        case .enrolledSet:
+            return .itemNotFound("""
+                the item \(identity.displayName) was invalidated: it was bound to the fingerprints enrolled when it was added \
+                (biometry-current-set), and a finger has been enrolled, removed or enrolled again since
+                """)
+        case .device:
+            return .itemNotFound("""
+                the item \(identity.displayName) was invalidated: it is this-device-only and was sealed on another host, or before \
+                this host's key was rotated
+                """)
+        case .presence, .accessClass:
+            return .itemNotFound("""
+                the item \(identity.displayName) was invalidated: its user-presence key is not one this host's gatekeeper holds for \
+                it (it was sealed on another host, for another item, or its gate secret was reset)
+                """)
+        }
+    }
+
+    /// The boxes whose key id is not one the gatekeeper derives for this item now.
+    private func check(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        guard let identity = request.identity else { throw malformed() }
+        var result = GateResult()
+        for (index, box) in request.boxes.enumerated() {
+            let live: Bool
+            do {
+                live = try pair(for: box, request, identity, secrets) != nil
+            } catch let error as KeychainError where box.kind == .device && error.code == .notAvailable {
+                live = true   // no host key: the device slot cannot be judged here, and a read says why
+            }
+            if !live { result.invalid.append(UInt8(index)) }
+        }
+        return result
+    }
+
+    /// The user's lockout and the failures counted since the last success (`keygate status`, `doctor`).
+    private func status() throws -> GateResult {
+        let lockout = try userLockout()
+        var result = GateResult()
+        (result.lockoutSecondsLeft, result.failedAttempts) = try GateRecords.update(uid: user.uid) { records in
+            (records.lockoutSecondsLeft(lockout, now: GateRecords.now) ?? 0, UInt32(clamping: records.failures))
+        }
+        return result
+    }
+
+    /// `keygate validate` (sudo -v): the presence window of the keychain's PAM service in the caller's
+    /// scope (the policy's [default] reuse-scope). An authentication still inside its window starts
+    /// again from now, with no prompt; else (or with `fresh`: the client needs the password to open a
+    /// locked keychain) PAM runs, and its success is recorded as presence for this scope, as an item's
+    /// read records it. The window is the caller's scope, never one the request names.
+    private func validate(_ request: GateRequest) throws -> GateResult {
+        var policy = try policies().keychainDecision().policy
+        overrides.apply(to: &policy)
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
+        let service = policy.pamService
+        (note.scope, note.pamService) = (scope.id, service)
+        if !request.flags.contains(.fresh) {
+            let extended = try GateRecords.update(uid: user.uid) {
+                $0.refresh(service: service, scope: scope.id, window: policy.reuseDuration, now: GateRecords.now)
+            }
+            if extended {
+                note.basis = "window"
+                return GateResult()
+            }
+        }
+        if request.flags.contains(.noPrompt) {
+            throw KeychainError.interactionNotAllowed("""
+                validating needs your password (nothing in this scope's window to extend), and no prompt is allowed
+                """)
+        }
+        try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: request.reason)
+        return GateResult()
+    }
+
+    /// `keygate lock` (this scope) and `keygate lock --all` (everything, like sudo -K).
+    private func forget(_ request: GateRequest) throws -> GateResult {
+        var policy = (try? policies().keychainDecision().policy) ?? Policy.default
+        overrides.apply(to: &policy)
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
+        note.scope = scope.id
+        try GateRecords.update(uid: user.uid) { records in
+            if request.flags.contains(.all) { records.forgetAll() } else { records.forget(scope: scope.id) }
+        }
+        return GateResult()
+    }
+
+    /// The item's presence condition, now: a handle of this caller, or an authentication through
+    /// the item's service in the item's scope and window, or PAM. Returns a new handle when asked.
+    private func ensurePresence(_ identity: ItemIdentity, _ request: GateRequest, legacyCurrentSet: Bool = false) throws -> [UInt8] {
+        let decision = try itemDecision(identity)
+        let constraints = AccessControl(rawValue: request.accessControl).constraints
+        let service = Self.pamService(for: constraints, policy: decision.policy, legacyCurrentSet: legacyCurrentSet)
+        let biometric = service == decision.policy.biometryPamService && Self.isBiometric(constraints) && !legacyCurrentSet
+        let scope = try CallerScope.of(caller: caller, decision.policy.reuseScope)
+        let now = GateRecords.now
+        let handleDigest = request.handle.isEmpty ? nil : Self.digest(request.handle)
+        (note.scope, note.pamService) = (scope.id, service)
+        note.basis = try GateRecords.update(uid: user.uid) { records -> String? in
+            if let handleDigest, records.handles.contains(where: {
+                $0.digest == handleDigest && $0.pid == scope.callerPID && $0.start == scope.callerStart
+                    && $0.service == service && $0.expires > now
+            }) { return "handle" }
+            if request.flags.contains(.fresh) { return nil }
+            return records.freshAuthentication(service: service, scope: scope.id, window: decision.policy.reuseDuration, now: now) != nil
+                ? "window" : nil
+        }
+        if note.basis == nil {
+            if request.flags.contains(.noPrompt) {
+                throw KeychainError.interactionNotAllowed("""
+                    reading this item needs your \(biometric ? "fingerprint" : "password"), and the authentication context does not \
+                    allow a prompt
+                    """)
+            }
+            if decision.allowNonInteractive {
+                throw KeychainError.interactionNotAllowed("""
+                    the policy for this item allows no prompt (allow-non-interactive): unlock first (keygate unlock), or see `keygate \
+                    policy explain`
+                    """)
+            }
+            if biometric { try FingerprintReader.requireReady(userName: user.name) }
+            try authenticateThroughPAM(service: service, scope: scope, policy: decision.policy, reason: request.reason,
+                                       credential: biometric ? .fingerprint : .password)
+        }
+        guard request.flags.contains(.issueHandle) else { return [] }
+        return try issueHandle(service: service, scope: scope, seconds: request.handleSeconds)
+    }
+
+    /// A handle for the caller (its pid and start time) and `service`, for at most
+    /// `maxHandleSeconds` (Apple's longest LAContext reuse, 5 minutes).
+    private func issueHandle(service: String, scope: CallerScope, seconds: UInt32) throws -> [UInt8] {
+        let lifetime = min(seconds, Self.maxHandleSeconds)
+        guard lifetime > 0 else { return [] }
+        let handle = try SecureBytes.random(count: GateRequest.handleBytes).unprotectedCopy()
+        let entry = GateRecords.Handle(digest: Self.digest(handle), pid: scope.callerPID, start: scope.callerStart,
+                                       service: service, expires: GateRecords.now + UInt64(lifetime))
+        try GateRecords.update(uid: user.uid) { $0.handles.append(entry) }
+        return handle
+    }
+
+    static let maxHandleSeconds: UInt32 = 300
+
+    /// An unlock: PAM through the keychain's service, recorded for this scope; seals the class keys sent.
+    private func authenticate(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        let decision = try policies().keychainDecision()
+        var policy = decision.policy
+        overrides.apply(to: &policy)
+        if request.flags.contains(.noPrompt) {
+            throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
+        }
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
+        (note.scope, note.pamService) = (scope.id, policy.pamService)
+        let presenceCheck = request.flags.contains(.issueHandle)
+        try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
+                                   recordAs: presenceCheck ? nil : "unlock:" + policy.pamService)
+        var result = GateResult()
+        if presenceCheck {
+            result.handle = try issueHandle(service: policy.pamService, scope: scope, seconds: request.handleSeconds)
+        }
+        for key in request.classKeys {
+            result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
+        }
+        return result
+    }
+
+    /// Migration from 1.x: BLAKE2b(1.x device key; seed), the seed of a this-device-only class pair.
+    private func legacySeed(_ request: GateRequest) throws -> GateResult {
+        guard request.seed.count == BoxKeyPair.seedBytes else { throw malformed() }
+        guard let deviceKey = try DeviceKey.deriveFromHost(uid: user.uid) else {
+            throw KeychainError.notAvailable("""
+                this-device-only items need this host's key, and the host has none: an administrator runs `sudo keygate setup-host`
+                """)
+        }
+        var seed = request.seed
+        let bound = try GenericHash.hash(SecureBytes(consuming: &seed), secretKey: deviceKey, outputBytes: BoxKeyPair.seedBytes)
+        var result = GateResult()
+        result.seed = bound.unprotectedCopy()
+        return result
+    }
+
+    // MARK: PAM
+
+    /// sudo's tries with root's failure counter and the user's one lockout; records the success for
+    /// `scope`. Each attempt is counted in root's records before PAM sees the answer
+    /// (RecordedAttempts), by a process the user cannot signal (GatekeeperMain), so no kill, full disk
+    /// or failed write gives a guess back. `recordAs`: the name the success is recorded under (an
+    /// unlock records "unlock:SERVICE", which no item's presence check accepts: opening the keychain
+    /// is not presence for an item, as on a Mac).
+    private func authenticateThroughPAM(service: String, scope: CallerScope, policy: Policy, reason: String,
+                                        recordAs: String? = nil, credential: PAMAuthenticator.Credential = .password) throws {
+        let attempts = RecordedAttempts(uid: user.uid, userName: user.name, lockout: try userLockout(), service: service,
+                                        scope: scope.id, recordAs: recordAs ?? service, prompter: prompter)
+        let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
+        (note.scope, note.pamService) = (scope.id, service)
+        _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: policy.maxTries,
+                                 attempts: attempts, credential: credential)
+        note.basis = credential == .fingerprint ? "fingerprint" : "password"
+    }
+
+    /// The user's one lockout (UserLockout): the strictest of root's policy files, whatever the item.
+    func userLockout() throws -> UserLockout {
+        var lockout = try policies().userLockout()
+        if let seconds = overrides.lockoutSeconds { lockout.seconds = seconds }
+        return lockout
+    }
+
+    static func lockedOut(_ seconds: UInt32) -> KeychainError {
+        .authFailed("too many failed attempts: gated items are locked for \(seconds) more seconds; wait, then try again with the right password")
+    }
+
+    // MARK: Policy
+
+    private func policies() -> PolicySet { PolicySet.load(home: user.home, uid: user.uid) }
+
+    private func itemDecision(_ identity: ItemIdentity) throws -> PolicyDecision {
+        let service = identity.itemClass == .genericPassword ? identity.service : identity.server
+        var decision = try policies().decision(service: service, account: identity.account)
+        overrides.apply(to: &decision.policy)
+        return decision
+    }
+
+    /// The PAM service that authenticates these constraints: the biometric stack for biometry
+    /// flags alone (a finger only, as on Apple), the passcode stack for device-passcode, else the
+    /// policy's. `legacyCurrentSet`: an item Keygate 0.1.0 sealed as biometryCurrentSet, which
+    /// meant the password's current set and still does (docs/ACCESS_CONTROL.md, "Migration").
+    static func pamService(for constraints: [AccessControl.Constraint], policy: Policy, legacyCurrentSet: Bool = false) -> String {
+        if legacyCurrentSet { return policy.pamService }
+        if isBiometric(constraints) { return policy.biometryPamService }
+        switch constraints.first {
+        case .devicePasscode: return policy.passcodePamService
+        case .biometryAny: return policy.biometryPamService
+        default: return policy.pamService
+        }
+    }
+
+    /// Only biometry flags: the item asks for a finger and nothing else.
+    static func isBiometric(_ constraints: [AccessControl.Constraint]) -> Bool {
+        AccessControl.asksOnlyForAFinger(constraints)
+    }
+
+    /// A box of an item Keygate 0.1.0 sealed as biometryCurrentSet: a current-set box (the
+    /// password's shadow entry) under Apple's biometryCurrentSet bit.
+    static func isLegacyCurrentSet(_ request: GateRequest) -> Bool {
+        AccessControl(rawValue: request.accessControl).contains(.biometryCurrentSet) && request.boxes.contains { $0.kind == .currentSet }
+    }
+
+    static func digest(_ handle: [UInt8]) -> String {
+        GenericHash.publicDigest(handle, key: Array("keygate.gate.handle.v1".utf8), outputBytes: 16)
+            .map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
+    private func malformed() -> KeychainError { .param("the gatekeeper refused a malformed request") }
+}

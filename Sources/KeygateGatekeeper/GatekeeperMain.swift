@@ -1,0 +1,140 @@
+// keygate-gatekeeper's process (docs/GATEKEEPER.md): a setuid-root helper in the manner of
+// sudo and unix_chkpwd. Its first lines are C (Sources/CGatekeeperStart), run by the loader
+// before the Swift runtime starts: the environment scrubbed, resource limits reset, signals
+// back to their defaults, every descriptor above 2 closed. Here it then reads who called it,
+// takes root's ids in full (real and saved too: the user who started it can no longer signal,
+// stop or trace it, so an authentication it runs cannot be cut short), and sets a fixed
+// environment, non-dumpable, umask 077, and an alarm that ends it whatever happens. Then it
+// serves exactly one request from fd 0, writing to fd 1, for the real uid that ran it, starts
+// the daemon if none runs (GateDaemon), and exits. With `--serve` (root only) it is that daemon.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
+internal import CSystem
+internal import Glibc
+
+public enum GatekeeperMain {
+    /// The longest a gatekeeper lives: a prompt left unanswered ends with it.
+    static let lifetimeSeconds: UInt32 = 300
+
+    public static func run() -> Int32 {
+        let hooks = testHookEnvironment()
+        let daemonMode = CommandLine.arguments.dropFirst().first == "--serve"
+        // Read before the environment is cleared; the daemon keeps its listening socket (fd 3)
+        // and, when the helper started it, the lock (fd 4).
+        let activation = daemonMode ? GateDaemon.Activation.fromEnvironment() : nil
+        sanitize(keeping: hooks)
+        if let activation { return GateDaemon.serve(activation, hooks: hooks) }
+        // Who called, read before root's ids replace the caller's.
+        let uid = getuid()
+        let caller = CallerScope.helperCaller()
+        guard becomeRootInFull() else {
+            complain("could not take root's ids (setresuid): the gatekeeper must be installed setuid root")
+            return 1
+        }
+        let prompter = RelayPrompter(input: 0, output: 1)
+        guard let frame = GateWire.readFrame(0) else { return 2 }
+        var result: GateResult
+        var servedByDaemon = false
+        do {
+            let request = try GateRequest.decode(frame)
+            servedByDaemon = request.daemonAnswers
+            guard let caller else { throw CallerScope.callerGone() }
+            // Root may have another user's class keys sealed (a passwordless keychain: HostProtectorAdmin).
+            if request.subjectUID != nil, uid != 0 {
+                throw KeychainError.param("only root may ask the gatekeeper to seal another user's keys")
+            }
+            let user = try UserAccount.lookup(uid: request.subjectUID ?? uid)
+            var confdir: String?
+            var overrides = TestOverrides()
+            #if KEYGATE_TEST_HOOKS
+            confdir = hooks["KEYGATE_TEST_PAM_CONFDIR"].flatMap { $0.isEmpty ? nil : $0 }
+            overrides = TestOverrides(environment: hooks)
+            #endif
+            var server = GateServer(user: user, caller: caller, prompter: prompter, pamConfdir: confdir, overrides: overrides)
+            server.rootAsks = request.subjectUID != nil
+            result = try server.handle(request)
+            // The scope was read from /proc/CALLER: it was the caller's only if the caller is still this
+            // helper's parent (one that exited meanwhile re-parented the helper and freed its pid).
+            if getppid() != caller {
+                result.wipeSecrets()
+                throw CallerScope.callerGone()
+            }
+        } catch let error as KeychainError {
+            result = .failure(error)
+        } catch is GateWireError {
+            result = .failure(.param("""
+                the gatekeeper refused a malformed request: the keygate that sent it does not match this gatekeeper; reinstall \
+                keygate
+                """))
+        } catch {
+            result = .failure(.notAvailable("the gatekeeper failed: \(error)"))
+        }
+        var encoded = GateMessage.result(result).encoded()
+        result.wipeSecrets()
+        defer { Sodium.wipe(&encoded) }
+        let written = GateWire.writeFrame(1, encoded)
+        // After a request the daemon could have answered, its next ones should not need this start.
+        if written, servedByDaemon, result.keychainError == nil { GateDaemon.startIfAbsent(hooks: hooks) }
+        return written ? 0 : 1
+    }
+
+    /// One line on stderr (the daemon's refusals to run; the helper's answers go to its caller).
+    static func complain(_ message: String) {
+        let line = Array(("keygate-gatekeeper: " + message + "\n").utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// The variables test-hook builds pass through (none in release builds).
+    private static func testHookEnvironment() -> [String: String] {
+        #if KEYGATE_TEST_HOOKS
+        var kept: [String: String] = [:]
+        var p = environ
+        while let entry = p.pointee {
+            let text = String(cString: entry)
+            if text.hasPrefix("KEYGATE_TEST_"), let eq = text.firstIndex(of: "=") {
+                kept[String(text[..<eq])] = String(text[text.index(after: eq)...])
+            }
+            p += 1
+        }
+        return kept
+        #else
+        return [:]
+        #endif
+    }
+
+    /// What the C start (CGatekeeperStart) leaves to Swift: the environment the program runs
+    /// with, non-dumpable, umask, and the signals it handles itself.
+    private static func sanitize(keeping hooks: [String: String]) {
+        clearenv()
+        setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1)
+        setenv("LC_ALL", "C", 1)
+        for (name, value) in hooks { setenv(name, value, 1) }
+        #if KEYGATE_TEST_HOOKS
+        // A private system bus (scripts/fprint-session) for pam_fprintd and FprintdProbe.
+        if let bus = hooks["KEYGATE_TEST_SYSTEM_BUS"], !bus.isEmpty { TestSystemBus.use(bus) }
+        #endif
+        _ = keygate_set_nondumpable()
+        umask(0o077)
+        signal(SIGPIPE, SIG_IGN)
+        // A write past a file-size limit the start could not raise (no CAP_SYS_RESOURCE, as in a
+        // container) fails with EFBIG and is reported, instead of killing the process mid-write.
+        signal(SIGXFSZ, SIG_IGN)
+        // Ctrl-C and Ctrl-\ at a prompt reach the whole foreground job: they are the caller's to
+        // handle (it cancels, and its closed pipe ends this process with a clean answer).
+        signal(SIGINT, SIG_IGN)
+        signal(SIGQUIT, SIG_IGN)
+        alarm(lifetimeSeconds)
+    }
+
+    /// Root's ids in full: real, effective and saved uid and gid 0, no supplementary groups.
+    /// The kernel lets a user signal a process whose real or saved uid is theirs, which a
+    /// setuid program's is: from here on no signal of the user's reaches it (a guess cannot be
+    /// killed before it is counted), and the files it creates are root:root. A gatekeeper run
+    /// without its setuid bit (euid not 0) stays as it is and fails on root's state instead.
+    private static func becomeRootInFull() -> Bool {
+        guard geteuid() == 0 else { return true }
+        return setgroups(0, nil) == 0 && setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) == 0
+    }
+}

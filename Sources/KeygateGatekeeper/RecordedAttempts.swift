@@ -1,0 +1,65 @@
+// The gatekeeper's attempt counter (AttemptCounter), kept in root's records under their lock
+// (docs/GATEKEEPER.md, "An authentication the user cannot kill"). Before each attempt it
+// refuses during the user's lockout and counts the attempt; a record that cannot be written
+// refuses the attempt, so no guess goes uncounted. A wrong answer may start the lockout; a
+// cancel before any answer gives the count back; a success clears it and records the
+// authentication for the caller's scope. The audit events go to the caller's trail and to
+// root's own record (GateAuditFile), which no syslog outage and no process of the user loses.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+import KeygateStorage
+
+struct RecordedAttempts: AttemptCounter {
+    let uid: UInt32
+    let userName: String
+    let lockout: UserLockout
+    let service: String
+    let scope: String
+    /// The service name the success is recorded under (an unlock's is "unlock:SERVICE").
+    let recordAs: String
+    let prompter: any GatePrompter
+
+    func begin() throws {
+        let left: UInt32?
+        do {
+            left = try GateRecords.update(uid: uid) { $0.beginAttempt(lockout, now: GateRecords.now) }
+        } catch let error as KeychainError {
+            throw KeychainError.notAvailable("""
+                the gatekeeper could not count this attempt in its records, so it was not made: \(error.message)
+                """)
+        }
+        if let left {
+            audit(.lockout, detail: "refused: locked out after repeated failures")
+            throw GateServer.lockedOut(left)
+        }
+    }
+
+    func unanswered() {
+        _ = try? GateRecords.update(uid: uid) { $0.attemptUnanswered() }
+    }
+
+    func failed() throws {
+        audit(.authFailure, detail: "incorrect password")
+        let left = try GateRecords.update(uid: uid) { $0.attemptFailed(lockout, now: GateRecords.now) }
+        if let left {
+            audit(.lockout, detail: "lockout started")
+            throw GateServer.lockedOut(left)
+        }
+    }
+
+    func succeeded() throws {
+        audit(.authSuccess, detail: "")
+        try GateRecords.update(uid: uid) { records in
+            records.dropEndedScopes(isLive: CallerScope.isLive)
+            records.recordSuccess(service: recordAs, scope: scope, now: GateRecords.now)
+        }
+    }
+
+    /// One event for the caller's trail and for root's record.
+    private func audit(_ event: AuditEvent, detail: String) {
+        prompter.audit(event, service: service, detail: detail)
+        GateAuditFile.append([("uid", "\(uid)"), ("user", userName), ("event", event.rawValue), ("scope", scope),
+                              ("pam-service", service), ("detail", detail.isEmpty ? nil : detail)])
+    }
+}

@@ -1,0 +1,121 @@
+// `keygate validate` and `keygate -v` (issue 39, 11: sudo's habits): no secret is read; the
+// gatekeeper (root) extends this scope's presence window from now, or authenticates and opens
+// it, and a locked keychain opens with the same password. Real processes of a fresh user, the
+// built keygate and keygate-gatekeeper installed setuid root, real pam_unix; the window is
+// shortened with the test hooks (KEYGATE_TEST_REUSE_DURATION) so that "extended" is measured.
+// The typed flow at a terminal is TerminalCLITests.test_validate_releaseStyle_….
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class ValidateCLITests: XCTestCase {
+    /// A window of `window` seconds, a gated item, and the prompts counted.
+    private func harness(window: Int) throws -> (CLIUserHarness, [String: String]) {
+        let h = try CLIUserHarness()
+        let env = ["KEYGATE_TEST_REUSE_DURATION": "\(window)"]
+        let made = try h.run("""
+            keygate init >/dev/null 2>&1; echo init=$?
+            printf %s 'sign-key' | keygate add -s signing -a release --access user-presence 2>/dev/null; echo add=$?
+            """, extraEnvironment: env)
+        XCTAssertEqual(made.values["init"], "0", made.summary)
+        XCTAssertEqual(made.values["add"], "0", made.summary)
+        return (h, env)
+    }
+
+    func test_validate_insideTheWindow_extendsItFromNow_withoutAPrompt() throws {
+        let (h, env) = try harness(window: 6)
+        let before = try h.promptCount()
+        // t=0 the read asks; t=4 validate extends (no prompt); t=8 the read is past the first
+        // window but inside the extended one; t=16 both have ended and the read asks again.
+        let r = try h.run("""
+            keygate get -s signing -a release >/dev/null 2>&1; echo first=$?; echo asked1=$(wc -l < "$HOME/prompts")
+            sleep 4
+            keygate validate 2> "$HOME/validate.err"; echo validate=$?; echo asked2=$(wc -l < "$HOME/prompts")
+            sleep 4
+            v=$(keygate get -s signing -a release); echo second=$?; echo value=$v; echo asked3=$(wc -l < "$HOME/prompts")
+            sleep 8
+            keygate get -s signing -a release >/dev/null 2>&1; echo third=$?; echo asked4=$(wc -l < "$HOME/prompts")
+            """, extraEnvironment: env)
+        XCTAssertEqual(r.values["first"], "0", r.summary)
+        XCTAssertEqual(r.values["asked1"], "\(before + 1)", "the first read asks: \(r.summary)")
+        XCTAssertEqual(r.values["validate"], "0", r.summary)
+        XCTAssertEqual(r.values["asked2"], "\(before + 1)", "validate inside the window asks nothing: \(h.prompts())")
+        XCTAssertEqual(r.values["second"], "0", r.summary)
+        XCTAssertEqual(r.values["value"], "sign-key", r.summary)
+        XCTAssertEqual(r.values["asked3"], "\(before + 1)", "8 s after the password, 4 s after validate: no prompt: \(h.prompts())")
+        XCTAssertEqual(r.values["asked4"], "\(before + 2)", "after the extended window the read asks again: \(h.prompts())")
+        let said = (try? String(contentsOfFile: h.user.home + "/validate.err", encoding: .utf8)) ?? ""
+        XCTAssertEqual(said, """
+            keygate: items that need your password read without asking in this login session for 6 s; `keygate lock` ends it
+
+            """, "no terminal here: the tty scope is the session")
+    }
+
+    func test_validate_onALockedKeychain_asksOnce_andTheReadsAfterItDoNot() throws {
+        let (h, env) = try harness(window: 300)
+        let r = try h.run("""
+            keygate lock; echo lock=$?
+            before=$(wc -l < "$HOME/prompts")
+            keygate validate 2>/dev/null; echo validate=$?
+            echo validateAsked=$(( $(wc -l < "$HOME/prompts") - before ))
+            keygate status | grep '^state:'
+            v=$(keygate get -s signing -a release); echo get=$?; echo value=$v
+            keygate -v 2>/dev/null; echo dashV=$?
+            echo totalAsked=$(( $(wc -l < "$HOME/prompts") - before ))
+            """, extraEnvironment: env)
+        XCTAssertEqual(r.values["lock"], "0", r.summary)
+        XCTAssertEqual(r.values["validate"], "0", r.summary)
+        XCTAssertEqual(r.values["validateAsked"], "1", "one password opens the window and the keychain: \(h.prompts())")
+        XCTAssertTrue(r.out.contains("state: unlocked"), r.summary)
+        XCTAssertEqual(r.values["get"], "0", r.summary)
+        XCTAssertEqual(r.values["value"], "sign-key", r.summary)
+        XCTAssertEqual(r.values["dashV"], "0", r.summary)
+        XCTAssertEqual(r.values["totalAsked"], "1", "the read and -v inside the window ask nothing: \(h.prompts())")
+        XCTAssertTrue(h.prompts().contains("validate: let items that need your password read without asking"), h.prompts())
+    }
+
+    /// The window is the caller's scope: another session (setsid) has none, and validating there
+    /// with no way to prompt opens none.
+    func test_validate_opensTheCallersScopeOnly() throws {
+        let (h, env) = try harness(window: 300)
+        let r = try h.run("""
+            keygate lock >/dev/null 2>&1
+            keygate validate 2>/dev/null; echo validate=$?
+            before=$(wc -l < "$HOME/prompts")
+            KEYGATE_ASKPASS= setsid -w keygate get -s signing -a release </dev/null >"$HOME/other.out" 2>&1; echo other=$?
+            KEYGATE_ASKPASS= setsid -w keygate validate </dev/null >"$HOME/otherv.out" 2>&1; echo otherValidate=$?
+            echo asked=$(( $(wc -l < "$HOME/prompts") - before ))
+            keygate get -s signing -a release >/dev/null; echo here=$?
+            """, extraEnvironment: env)
+        XCTAssertEqual(r.values["validate"], "0", r.summary)
+        XCTAssertEqual(r.values["other"], "36", "another session has no window: \(r.summary)")
+        XCTAssertEqual(r.values["otherValidate"], "36", "nothing to extend there, and no prompt: \(r.summary)")
+        XCTAssertEqual(r.values["asked"], "0", r.summary)
+        XCTAssertEqual(r.values["here"], "0", r.summary)
+        let otherSaid = (try? String(contentsOfFile: h.user.home + "/otherv.out", encoding: .utf8)) ?? ""
+        XCTAssertFalse(otherSaid.isEmpty, "says why")
+        XCTAssertFalse(otherSaid.contains("sign-key"))
+    }
+
+    /// `keygate lock` ends the window validate opened, as sudo -k does.
+    func test_lock_endsTheValidatedWindow() throws {
+        let (h, env) = try harness(window: 300)
+        let r = try h.run("""
+            keygate validate 2>/dev/null; echo validate=$?
+            keygate lock
+            before=$(wc -l < "$HOME/prompts")
+            keygate get -s signing -a release >/dev/null 2>&1; echo get=$?
+            echo asked=$(( $(wc -l < "$HOME/prompts") - before ))
+            """, extraEnvironment: env)
+        XCTAssertEqual(r.values["validate"], "0", r.summary)
+        XCTAssertEqual(r.values["get"], "0", r.summary)
+        XCTAssertEqual(r.values["asked"], "1", "after lock the read asks: \(h.prompts())")
+    }
+
+    func test_dashV_takesNoVerb() throws {
+        let h = try CLIUserHarness(sharedUser: true)
+        let r = try h.run("keygate -v get -s x -a y; echo rc=$?")
+        XCTAssertEqual(r.values["rc"], "2", r.summary)
+        XCTAssertTrue(r.err.contains("-v is `keygate validate` and takes no verb (got 'get')"), r.summary)
+    }
+}
