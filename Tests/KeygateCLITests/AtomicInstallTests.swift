@@ -7,7 +7,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class AtomicInstallTests: XCTestCase {
+final class AtomicInstallTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     private var folder = ""
 
     override func setUpWithError() throws {
