@@ -11,15 +11,18 @@
 #   make install            PREFIX=/usr/local, DESTDIR honoured (run as root); without
 #                           DESTDIR, as root, also runs `keygate setup-host`. Installs the
 #                           gatekeeper setuid root: $(PREFIX)/libexec/keygate/keygate-gatekeeper, 4755
-#   make uninstall
+#   make uninstall          removes what make install installed (INSTALL_LIST, the one list)
+#   make install-list       the files make install installs, one a line (under DESTDIR)
 #   make man                render man/*.scd (scdoc) into .build/man/
-#   make deb                a Debian package in .build/deb/ (dpkg-deb; reuses the release build)
+#   make deb                a Debian package in .build/deb/ (dpkg-deb; reuses the release build;
+#                           staged by make install DESTDIR=... PREFIX=/usr)
 #   make deb-check          make deb, then inspect it (dpkg-deb -c/-I) and run lintian if installed
 #   make deb-install-check  make deb, then install, reinstall, remove and purge it in a fresh
 #                           debootstrap chroot (root and network; scripts/check-deb-install)
 #   make check              fuzz-smoke, then the whole test suite (debug build), inside a private
 #                           D-Bus + gnome-keyring; then the store flows again against the embedded
-#                           store (KEYGATE_STORE=embedded); then check-release
+#                           store (KEYGATE_STORE=embedded; the classes that declare
+#                           OutsideTheEmbeddedPass stay out: make embedded-pass-skip); then check-release
 #   make check-release      (root) make install, then the pseudo-terminal tests of every prompting
 #                           verb against the installed release binary
 #   make stress             the long reliability runs (docs/SECURITY.md): kill loops, races,

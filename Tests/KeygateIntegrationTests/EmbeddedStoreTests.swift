@@ -1,7 +1,6 @@
-// Integration tests of EmbeddedStore against a real SQLite database file: every check of
-// ItemStoreContract, which SecretServiceStoreTests runs on the Secret Service (round trips
-// of every attribute and binary blobs, duplicates by Apple's primary key, replace in place
-// keeping the creation date, label matching, delete), plus what is the embedded store's own:
+// Integration tests of EmbeddedStore against a real SQLite database file. Every check of
+// ItemStoreContract runs on it in ItemStoreMatrixTests (StoreKind.embedded); here is what is
+// the embedded store's own:
 // file modes, WAL, the UNIQUE index, concurrent writers, errors that say what to do,
 // and kill -9 during writes (the test binary re-runs itself as a writer child, as
 // SecretServiceStoreTests' probe does, and the parent kills it at random moments).

@@ -1,6 +1,7 @@
 // The provider matrix on gnome-keyring (42.1 on Debian 12), alone on a private bus with D-Bus
 // auto-start off (scripts/provider-session). SecretServiceStoreTests covers gnome-keyring more
-// deeply on the suite's own bus; this class runs the same matrix as the other providers.
+// deeply on the suite's own bus; ItemStoreMatrixTests runs the provider matrix on it, and
+// this class holds gnome-keyring's own checks (its prompter, a first login).
 import Foundation
 import XCTest
 @testable import Keygate

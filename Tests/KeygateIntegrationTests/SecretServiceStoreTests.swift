@@ -1,6 +1,6 @@
-// Integration tests of SecretServiceStore against a real gnome-keyring on a real session bus:
-// every check of ItemStoreContract (which EmbeddedStoreTests runs on SQLite), and what is the
-// Secret Service's own (locked collections, missing bus, stopped daemon, crash-safe replace).
+// Integration tests of SecretServiceStore against a real gnome-keyring on a real session bus.
+// Every check of ItemStoreContract runs on it in ItemStoreMatrixTests (StoreKind.secretService);
+// here is what is the Secret Service's own (locked collections, missing bus, stopped daemon, crash-safe replace).
 //
 // Most tests run in this process, on the session bus the suite runs under (scripts/secret-session,
 // or: HOME=$(mktemp -d) dbus-run-session -- sh -c 'echo -n pw | gnome-keyring-daemon --unlock

@@ -3,10 +3,10 @@
 // its own; the Secret Service store is gnome-keyring on the suite's bus (scripts/secret-session);
 // the provider kinds are a real provider alone on a private bus (ProviderSession), one
 // session per provider shared by the suite and stopped when it ends (StopsProviderSessions).
+// The tests run with the signal mask emptied (withUnblockedSignals, SwiftTestingSystems.swift).
 import Foundation
 import KeygateTestSupport
 import Testing
-import XCTest
 @testable import Keygate
 @testable import KeygateCore
 @testable import KeygateStorage
@@ -65,29 +65,6 @@ struct StopsProviderSessions: SuiteTrait, TestScoping {
 
 extension Trait where Self == StopsProviderSessions {
     static var stopsProviderSessions: Self { StopsProviderSessions() }
-}
-
-/// A missing system: under CI a failure (Requirement), locally the test is cancelled, as
-/// XCTest skips (an XCTSkip thrown in a Swift Testing test would fail it).
-func skippingWhenMissing<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let skip as XCTSkip {
-        try Test.cancel(Comment(rawValue: "\(skip)"))
-    }
-}
-
-/// `body` with no signal blocked on this thread, as on XCTest's main thread. Swift Testing runs
-/// a test on a worker thread that blocks most signals (SIGTERM among them), and a child started
-/// from it (Foundation's Process) inherits that mask: scripts/provider-session's kwalletd5 then
-/// never ends on the TERM its start sends, and the start hangs. The mask is put back after.
-func withUnblockedSignals<T>(_ body: () throws -> T) rethrows -> T {
-    var none = sigset_t()
-    var saved = sigset_t()
-    sigemptyset(&none)
-    pthread_sigmask(SIG_SETMASK, &none, &saved)
-    defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
-    return try body()
 }
 
 /// One test's store of `kind`, emptied when `body` returns (children it starts see no blocked signal).
