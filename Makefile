@@ -134,8 +134,10 @@ FUZZ_ENV = SWIFTC="$(SWIFTC)" FUZZ_OUT="$(OUT)/fuzz" FUZZ_RUNS="$(FUZZ_RUNS)" FU
 # The long parts that are make targets, for `make stress`: the fuzzers for their budget, then
 # the AddressSanitizer run.
 STRESS_TARGETS ?= fuzz asan
-# What `make asan` runs: the unit tests and the C-interop integration tests.
-ASAN_FILTER ?= KeygateTests|KeyCacheTests|SecretServiceStoreTests|HostKeyTests
+# What `make asan` runs: the unit tests and the C-interop integration tests, with the item-store
+# contract (ItemStoreMatrixTests' contract checks, on every store kind; SecretServiceStoreTests
+# ran them on the Secret Service before issue 37), not the provider matrix's daemon-killing checks.
+ASAN_FILTER ?= KeygateTests|KeyCacheTests|SecretServiceStoreTests|HostKeyTests|ItemStoreMatrixTests/(search|label|replace|create_|synchronizable|delete)
 # Timing tests that ASan's 2-3x slow-down trips (not memory errors): the 100k-input policy
 # property test's hang guard, warm-read latency, and the pseudo-terminal driver's deadlines.
 ASAN_SKIP ?= PolicyFuzzTests|test_terminalPrompter|test_warmGet
