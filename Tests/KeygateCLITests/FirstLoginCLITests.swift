@@ -8,7 +8,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class FirstLoginCLITests: XCTestCase {
+final class FirstLoginCLITests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.testsAStoreItself
     private func firstLogin(_ provider: ProviderSession.Provider, advice: String) throws {
         let session = try ProviderSession(provider, settings: ["PROVIDER_SESSION_FIRST_LOGIN": "1"])
         defer { session.stop() }
