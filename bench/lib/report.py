@@ -135,6 +135,10 @@ if os.path.exists(os.path.join(out, "auth-1x.runs")):
 # Library read in one process (per call, µs; one figure per batch of calls)
 library = {}
 for row in lines("library.runs"):
+    if len(row) < 4:
+        # A batch whose program failed printed no figures (its error is in the run's log).
+        print(f"report: a library batch of {row[0]} has no figures (the program failed): left out", file=sys.stderr)
+        continue
     library.setdefault(row[0], {"first": [], "mean": [], "median": []})
     library[row[0]]["first"].append(float(row[1]))
     library[row[0]]["mean"].append(float(row[2]))
