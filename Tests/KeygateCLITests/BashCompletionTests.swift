@@ -6,7 +6,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class BashCompletionTests: XCTestCase {
+final class BashCompletionTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     private var folder = ""
 
     override func setUpWithError() throws {

@@ -7,7 +7,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class CompletionCoverageTests: XCTestCase {
+final class CompletionCoverageTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     /// The verbs of `keygate --help`, aliases included.
     private func helpVerbs() throws -> Set<String> {
         let help = try Subprocess.run([PackagePaths.keygateBinary, "--help"])

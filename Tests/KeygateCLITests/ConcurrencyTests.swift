@@ -7,7 +7,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class ConcurrencyTests: XCTestCase {
+final class ConcurrencyTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.longRun
     func test_racingProcesses_randomAddUpdateGetDelete_everyReadIsAWrittenValue_noCorruptItem() throws {
         let h = try CLIUserHarness()
         let processes = StressBudget.processes, operations = StressBudget.operations

@@ -8,7 +8,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class CrashConsistencyTests: XCTestCase {
+final class CrashConsistencyTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.longRun
     /// `keygate add -U` killed anywhere: the item holds its old or its new secret, and a
     /// second item nobody writes keeps its own.
     func test_addUpdate_killedAtRandom_itemReadsOldOrNew_neverGarbage() throws {

@@ -6,7 +6,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class DoctorCLITests: XCTestCase {
+final class DoctorCLITests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     private func environment(_ extra: [String: String]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         // These checks are about the Secret Service; pinned, so `auto` never chooses (and

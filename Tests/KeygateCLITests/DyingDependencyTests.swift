@@ -8,7 +8,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class DyingDependencyTests: XCTestCase {
+final class DyingDependencyTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.longRun
     func test_keyringDaemonKilledDuringAdds_exits53Clearly_noPartialItem_andRecoversOnRestart() throws {
         let h = try CLIUserHarness()
         let r = try h.run(#"""

@@ -10,7 +10,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class FirstLoginCLITests: XCTestCase {
+final class FirstLoginCLITests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.testsAStoreItself
     private func firstLogin(_ session: ProviderSession, advice: String) throws {
         let r = try ProviderCLI.run(session, """
             keygate init >/dev/null 2>"$HOME/init.err"; echo init=$?

@@ -8,7 +8,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class GateAuditRecordTests: XCTestCase {
+final class GateAuditRecordTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     static let log = "/var/log/keygate/gatekeeper.log"
 
     /// Runs the user's session with no syslog listener: /dev/log (when there is one) is /dev/null.

@@ -8,7 +8,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class HeadlessKeyringTests: XCTestCase {
+final class HeadlessKeyringTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.testsAStoreItself
     private var folder = ""
 
     override func setUpWithError() throws {

@@ -26,27 +26,9 @@ extension CLIUserHarness {
     /// user layer, owned by the test user (their own, as ~/.config/keygate/policies.d is).
     func policyRoot(_ files: [String: String], shipped: Bool = false, user userFiles: [String: String] = [:],
                     for test: XCTestCase) throws -> String {
-        let root = NSTemporaryDirectory() + "keygate-policy-\(UUID().uuidString)"
-        let fm = FileManager.default
-        for layer in ["vendor", "admin", "user"] {
-            try fm.createDirectory(atPath: root + "/" + layer, withIntermediateDirectories: true,
-                                   attributes: [.posixPermissions: 0o755])
-        }
-        try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root)
-        for (name, text) in files {
-            try text.write(toFile: root + "/admin/" + name, atomically: false, encoding: .utf8)
-            try fm.setAttributes([.posixPermissions: 0o644], ofItemAtPath: root + "/admin/" + name)
-        }
-        if shipped {
-            try fm.copyItem(atPath: PackagePaths.root + "/policies/00-default.policy", toPath: root + "/vendor/00-default.policy")
-            try fm.setAttributes([.posixPermissions: 0o644], ofItemAtPath: root + "/vendor/00-default.policy")
-        }
-        for (name, text) in userFiles {
-            try text.write(toFile: root + "/user/" + name, atomically: false, encoding: .utf8)
-            try fm.setAttributes([.posixPermissions: 0o644], ofItemAtPath: root + "/user/" + name)
-        }
-        _ = try Subprocess.run(["chown", "-R", "\(user.name):", root + "/user"])
-        test.addTeardownBlock { try? FileManager.default.removeItem(atPath: root) }
+        let layered = files.map { ("admin/" + $0.key, $0.value) } + userFiles.map { ("user/" + $0.key, $0.value) }
+        let root = try PolicyFolder.make(Dictionary(uniqueKeysWithValues: layered), shipped: shipped, userOwner: user.name)
+        test.addTeardownBlock { PolicyFolder.remove(root) }
         return root
     }
 

@@ -29,16 +29,9 @@ final class HostProtectorTests: XCTestCase {
 
     /// A world-readable policy root with vendor/admin/user layers (admin and vendor root-owned).
     private func policyRoot(admin: [String: String], user files: [String: String] = [:], userOwner: TestUser? = nil) throws -> String {
-        let root = NSTemporaryDirectory() + "keygate-hostprot-\(UUID().uuidString)"
-        let fm = FileManager.default
-        for layer in ["vendor", "admin", "user"] {
-            try fm.createDirectory(atPath: root + "/" + layer, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        }
-        try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root)
-        for (name, text) in admin { try writePolicy(root + "/admin/" + name, text) }
-        for (name, text) in files { try writePolicy(root + "/user/" + name, text) }
-        if let userOwner { _ = try Subprocess.run(["chown", "-R", "\(userOwner.name):", root + "/user"]) }
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: root) }
+        let layered = admin.map { ("admin/" + $0.key, $0.value) } + files.map { ("user/" + $0.key, $0.value) }
+        let root = try PolicyFolder.make(Dictionary(uniqueKeysWithValues: layered), userOwner: userOwner?.name, prefix: "keygate-hostprot")
+        addTeardownBlock { PolicyFolder.remove(root) }
         return root
     }
 

@@ -195,8 +195,8 @@ final class InstalledBinaryTests: XCTestCase {
 
     /// Issue 39, 3: the Python keyring backend is where a fresh account's `python3 -m keyring` finds it, through
     /// its entry point. The release pass checks what `make install` installed, with nothing set for Python; the
-    /// debug pass runs the Makefile's own install and uninstall lines for the backend into a staging DESTDIR
-    /// (`make -n`: nothing else is built) and points PYTHONPATH at it. The .deb's is checked by scripts/check-deb.
+    /// debug pass runs the Makefile's own install and uninstall into a staging DESTDIR (stand-ins for the
+    /// release build: nothing is built) and points PYTHONPATH at it. The .deb's is checked by scripts/check-deb.
     func test_pythonKeyringBackend_isFoundByAFreshAccountsPython3() throws {
         let (binary, installed) = TerminalShell.binary
         try Requirement.require(Requirement.isRoot, "root, to create a test user")
@@ -233,13 +233,12 @@ final class InstalledBinaryTests: XCTestCase {
         }
     }
 
-    /// Runs the lines of `make -n TARGET` that handle the Python backend, with DESTDIR=`stage`.
+    /// `make TARGET DESTDIR=stage PREFIX=/usr/local` for real, from the Makefile's one list, with
+    /// stand-ins for the release build (StagedInstall): the Python backend lands where install puts it.
     private func runMakeLines(_ target: String, stage: String) throws -> Int32 {
-        let plan = try Subprocess.run(["make", "-s", "-n", "--no-print-directory", "-C", PackagePaths.root, target,
-                                       "DESTDIR=\(stage)", "PREFIX=/usr/local"])
-        let lines = plan.out.split(separator: "\n").filter { $0.contains("dist-packages") }
-        XCTAssertGreaterThanOrEqual(lines.count, 2, "make -n \(target): \(plan.out)")
-        let run = try Subprocess.run(["sh", "-c", "cd '\(PackagePaths.root)' && " + lines.joined(separator: " && ")])
+        let staged = try StagedInstall()
+        defer { staged.remove() }
+        let run = try staged.make([target, "DESTDIR=\(stage)"], prefix: "/usr/local")
         XCTAssertEqual(run.status, 0, run.summary)
         return run.status
     }

@@ -8,7 +8,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class IsolationTests: XCTestCase {
+final class IsolationTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.longRun
     func test_anotherUser_cannotReadFindOrDropTheCachedMasterKey() throws {
         let owner = try CLIUserHarness()
         let other = try TestUser.create()

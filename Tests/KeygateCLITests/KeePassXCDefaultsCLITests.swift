@@ -10,7 +10,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class KeePassXCDefaultsCLITests: XCTestCase {
+final class KeePassXCDefaultsCLITests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
     private static let accessRequest = WindowAnswerer.Answer(name: "Access Request", keys: ["Return"])
     /// KeePassXC's delete confirmation (ConfirmDeleteItem): its default button is Cancel, so the
     /// person moves to the other button first.

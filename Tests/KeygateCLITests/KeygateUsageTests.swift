@@ -3,7 +3,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class KeygateUsageTests: XCTestCase {
+final class KeygateUsageTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     private func keygate(_ args: String...) throws -> ProcessResult {
         try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.keygateBinary),
                                 "the built keygate binary (run swift build)")

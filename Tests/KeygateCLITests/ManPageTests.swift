@@ -5,7 +5,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class ManPageTests: XCTestCase {
+final class ManPageTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     private static let pages = ["keygate.1", "keygate.policy.5", "pam_keygate.8"]
     private static let requiredSections = ["NAME", "SYNOPSIS", "DESCRIPTION", "EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES", "SEE ALSO"]
 

@@ -7,7 +7,8 @@ import Glibc
 import KeygateTestSupport
 import XCTest
 
-final class PAMModuleTests: XCTestCase {
+final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     static var modulePath: String {
         ProcessInfo.processInfo.environment["KEYGATE_PAM_MODULE"].flatMap { $0.isEmpty ? nil : $0 }
             ?? PackagePaths.root + "/.build/pam/pam_keygate.so"

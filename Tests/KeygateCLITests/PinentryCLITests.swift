@@ -5,7 +5,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class PinentryCLITests: XCTestCase {
+final class PinentryCLITests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     private func installFakePinentry(_ h: CLIUserHarness) throws {
         let script = """
             #!/bin/sh

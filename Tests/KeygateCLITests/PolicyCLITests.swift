@@ -8,7 +8,8 @@ import Glibc
 import KeygateTestSupport
 import XCTest
 
-final class PolicyCLITests: XCTestCase {
+final class PolicyCLITests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     private var root = ""
 
     override func setUpWithError() throws {

@@ -8,19 +8,8 @@ import XCTest
 final class PolicyEnforcementTests: XCTestCase {
     /// A policy root with the given files: "admin/10-x.policy" → text.
     private func policyRoot(_ files: [String: String], userOwner: TestUser? = nil) throws -> String {
-        let root = NSTemporaryDirectory() + "keygate-policy-\(UUID().uuidString)"
-        let fm = FileManager.default
-        for layer in ["vendor", "admin", "user"] {
-            try fm.createDirectory(atPath: root + "/" + layer, withIntermediateDirectories: true,
-                                   attributes: [.posixPermissions: 0o755])
-        }
-        try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root)
-        for (name, text) in files {
-            try text.write(toFile: root + "/" + name, atomically: false, encoding: .utf8)
-            try fm.setAttributes([.posixPermissions: 0o644], ofItemAtPath: root + "/" + name)
-        }
-        if let userOwner { _ = try Subprocess.run(["chown", "-R", "\(userOwner.name):", root + "/user"]) }
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: root) }
+        let root = try PolicyFolder.make(files, userOwner: userOwner?.name)
+        addTeardownBlock { PolicyFolder.remove(root) }
         return root
     }
 

@@ -8,7 +8,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class ProviderCLITests: XCTestCase {
+final class ProviderCLITests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
     private func run(_ session: ProviderSession, _ script: String) throws -> ProcessResult {
         try ProviderCLI.run(session, script)
     }

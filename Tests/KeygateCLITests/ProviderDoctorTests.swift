@@ -7,7 +7,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class ProviderDoctorTests: XCTestCase {
+final class ProviderDoctorTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
     private func doctor(_ session: ProviderSession, _ extra: [String: String] = [:]) throws -> ProcessResult {
         let home = session.folder + "/doctor-home"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)

@@ -10,7 +10,8 @@ import Glibc
 import KeygateTestSupport
 import XCTest
 
-final class SSHLoginTests: XCTestCase {
+final class SSHLoginTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     func test_passwordLogin_unlocks_andLogoutLocks() throws {
         try loginUnlocksAndLogoutLocks(method: .password)
     }

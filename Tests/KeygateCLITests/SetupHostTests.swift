@@ -8,7 +8,8 @@ import Glibc
 import KeygateTestSupport
 import XCTest
 
-final class SetupHostTests: XCTestCase {
+final class SetupHostTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     private var folder = ""
     private var keyPath: String { folder + "/keygate/host.key" }
 

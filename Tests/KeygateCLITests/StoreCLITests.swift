@@ -7,7 +7,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class StoreCLITests: XCTestCase {
+final class StoreCLITests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.testsAStoreItself
     /// These tests are about the store choice itself: KEYGATE_STORE is emptied (as if unset),
     /// whatever pass of the suite runs them.
     private let autoStore = ["KEYGATE_STORE": ""]

@@ -8,7 +8,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class ValidateCLITests: XCTestCase {
+final class ValidateCLITests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     /// A window of `window` seconds, a gated item, and the prompts counted.
     private func harness(window: Int) throws -> (CLIUserHarness, [String: String]) {
         let h = try CLIUserHarness()

@@ -9,7 +9,8 @@ import XCTest
 @testable import KeygateCore
 @testable import KeygateStorage
 
-final class DamagedItemCLITests: XCTestCase {
+final class DamagedItemCLITests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
     func test_anItemWithAnEmptySecret_isDamaged_forGetExistsListAndDoctor_alike() throws {
         let session = try ProviderSession(.gnomeKeyring)
         defer { session.stop() }

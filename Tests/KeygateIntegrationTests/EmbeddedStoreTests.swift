@@ -1,7 +1,6 @@
-// Integration tests of EmbeddedStore against a real SQLite database file: every check of
-// ItemStoreContract, which SecretServiceStoreTests runs on the Secret Service (round trips
-// of every attribute and binary blobs, duplicates by Apple's primary key, replace in place
-// keeping the creation date, label matching, delete), plus what is the embedded store's own:
+// Integration tests of EmbeddedStore against a real SQLite database file. Every check of
+// ItemStoreContract runs on it in ItemStoreMatrixTests (StoreKind.embedded); here is what is
+// the embedded store's own:
 // file modes, WAL, the UNIQUE index, concurrent writers, errors that say what to do,
 // and kill -9 during writes (the test binary re-runs itself as a writer child, as
 // SecretServiceStoreTests' probe does, and the parent kills it at random moments).
@@ -13,7 +12,8 @@ import XCTest
 @testable import KeygateStorage
 import KeygateTestSupport
 
-final class EmbeddedStoreTests: XCTestCase {
+final class EmbeddedStoreTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.testsAStoreItself
     private var directory = ""
     private var store: EmbeddedStore!
     private let tag = "kg-embedded"
@@ -48,22 +48,6 @@ final class EmbeddedStoreTests: XCTestCase {
 
     // MARK: - round trips
 
-    func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {
-        try contract.search_roundTripsGenericItem_withBinaryBlobAndAllAttributes()
-    }
-
-    func test_search_roundTripsInternetItem_withEveryPrimaryKeyFieldAndAppleAttributes() throws {
-        try contract.search_roundTrips(internetAttributes())
-    }
-
-    func test_search_roundTripsInternetItem_withUnsetOptionalFields() throws {
-        try contract.search_roundTripsInternetItem_withUnsetOptionalFields()
-    }
-
-    func test_search_roundTripsEmptyBlobAndEmptyGeneric() throws {
-        try contract.search_roundTripsEmptyBlobAndEmptyGeneric()
-    }
-
     func test_search_roundTripsTextWithEmbeddedNulAndNonASCII() throws {
         let written = ItemAttributes(identity: .generic(service: tag, account: "a\u{0}b-é-😀"), label: "l\u{0}x")
         try store.create(written, blob: [1], replace: false)
@@ -75,27 +59,10 @@ final class EmbeddedStoreTests: XCTestCase {
         XCTAssertEqual(try store.search(ItemQuery(exactly: .generic(service: tag, account: "a")), loadBlobs: false).count, 0)
     }
 
-    func test_label_readsBackAsDisplayName_whenWrittenWithoutLabel() throws {
-        try contract.label_readsBackAsDisplayName_whenWrittenWithoutLabel()
-    }
-
-    func test_search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches() throws {
-        try contract.search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches()
-    }
-
-    func test_search_returnsNilBlobs_whenBlobsNotRequested() throws {
-        try contract.search_returnsNilBlobs_whenBlobsNotRequested()
-    }
-
     func test_search_returnsEmpty_andCreatesNoFile_whenStoreNeverUsed() throws {
         XCTAssertEqual(try store.search(ItemQuery(exactly: .generic(service: tag, account: "nobody")), loadBlobs: true).count, 0)
         XCTAssertEqual(try store.delete(ItemQuery(service: tag)), 0)
         XCTAssertFalse(FileManager.default.fileExists(atPath: store.path), "reads must not create the database")
-    }
-
-    func test_search_matchesLabelClientSide_andLeavesNilFieldsOpen() throws {
-        try contract.search_matchesLabelClientSide_andLeavesNilFieldsOpen()
-        XCTAssertEqual(try store.search(ItemQuery(), loadBlobs: false).count, 2, "the file holds only this test's items")
     }
 
     func test_search_matchesDescriptionAndAccessGroup_onlyWhenSet() throws {
@@ -108,14 +75,6 @@ final class EmbeddedStoreTests: XCTestCase {
     }
 
     // MARK: - access control
-
-    func test_search_roundTripsAccessControl_forEachCombination() throws {
-        try contract.search_roundTripsAccessControl_forEachCombination()
-    }
-
-    func test_replace_dropsTheAccessControl_whenTheNewAttributesHaveNone() throws {
-        try contract.replace_dropsTheAccessControl_whenTheNewAttributesHaveNone()
-    }
 
     func test_search_throwsDecode_whenTheStoredAccessControlIsInvalid_neverReadingItAsUngated() throws {
         var gated = contract.genericAttributes()
@@ -130,10 +89,6 @@ final class EmbeddedStoreTests: XCTestCase {
 
     // MARK: - duplicates and replace
 
-    func test_create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse() throws {
-        try contract.create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse()
-    }
-
     func test_database_refusesASecondRowWithTheSameIdentity_byItsUniqueIndex() throws {
         try store.create(contract.genericAttributes(), blob: [1], replace: false)
         let db = try SQLiteDatabase(path: store.path, create: false)
@@ -142,18 +97,6 @@ final class EmbeddedStoreTests: XCTestCase {
                                             + "SELECT identity, 'x', 0, 0, x'00' FROM items")) { error in
             XCTAssertTrue((error as? SQLiteError)?.isConstraintUnique == true, "\(error)")
         }
-    }
-
-    func test_create_withReplace_updatesInPlace_keepingCreationDate() throws {
-        try contract.create_withReplace_updatesInPlace_keepingCreationDate()
-    }
-
-    func test_create_withReplace_sameAttributes_keepsCreated_andMovesModified() throws {
-        try contract.create_withReplace_sameAttributes_keepsCreated_andMovesModified()
-    }
-
-    func test_create_withReplace_createsItem_whenNoneExists() throws {
-        try contract.create_withReplace_createsItem_whenNoneExists()
     }
 
     // MARK: - delete
@@ -174,10 +117,6 @@ final class EmbeddedStoreTests: XCTestCase {
         let db = try SQLiteDatabase(path: store.path, create: false)
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM attributes WHERE item NOT IN (SELECT id FROM items)"), "0",
                        "no orphan attribute rows")
-    }
-
-    func test_delete_withLabel_deletesOnlyThatLabel() throws {
-        try contract.delete_withLabel_deletesOnlyThatLabel()
     }
 
     // MARK: - the file
@@ -296,10 +235,6 @@ final class EmbeddedStoreTests: XCTestCase {
         try store.create(contract.genericAttributes(account: "second"), blob: [2], replace: false)
         XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2")
         XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 2)
-    }
-
-    func test_synchronizableTwins_areTwoItems_eachFoundByItsOwnKey() throws {
-        try contract.synchronizableTwins_areTwoItems_eachFoundByItsOwnKey()
     }
 
     func test_aSchema1File_withASynchronizableItem_movesToSchema2_losingNothing() throws {

@@ -1,6 +1,7 @@
 // The provider matrix on gnome-keyring (42.1 on Debian 12), alone on a private bus with D-Bus
 // auto-start off (scripts/provider-session). SecretServiceStoreTests covers gnome-keyring more
-// deeply on the suite's own bus; this class runs the same matrix as the other providers.
+// deeply on the suite's own bus; ItemStoreMatrixTests runs the provider matrix on it, and
+// this class holds gnome-keyring's own checks (its prompter, a first login).
 import Foundation
 import XCTest
 @testable import Keygate
@@ -9,26 +10,8 @@ import XCTest
 @testable import KeygateStorage
 import KeygateTestSupport
 
-final class GnomeKeyringProviderTests: XCTestCase {
-    private static let fixture = ProviderFixture(.gnomeKeyring)
-    private var matrix: ProviderMatrix?
-
-    override class func tearDown() {
-        fixture.stop()
-        super.tearDown()
-    }
-
-    override func setUpWithError() throws {
-        matrix = ProviderMatrix(session: try Self.fixture.shared(), tag: "kg-matrix-\(UUID().uuidString.prefix(8))")
-    }
-
-    override func tearDown() {
-        matrix?.cleanUp()
-        super.tearDown()
-    }
-
-    private func shared() throws -> ProviderMatrix { try XCTUnwrap(matrix) }
-
+final class GnomeKeyringProviderTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
     /// A session of its own, for a check that locks, kills or stops the daemon.
     private func own(_ body: (ProviderMatrix) throws -> Void) throws {
         let session = try ProviderSession(.gnomeKeyring)
@@ -37,14 +20,6 @@ final class GnomeKeyringProviderTests: XCTestCase {
     }
 
     // MARK: - who answers, and prompts
-
-    func test_provider_isNamed() throws {
-        try shared().provider_isNamed(.gnomeKeyring)
-    }
-
-    func test_createAndDelete_roundTrip() throws {
-        try shared().createAndDelete_roundTrip()
-    }
 
     /// A display but no prompter (gcr-prompter neither running nor activatable on this bus):
     /// gnome-keyring would dismiss the unlock prompt at once, so Keygate does not ask, and the
@@ -107,21 +82,6 @@ final class GnomeKeyringProviderTests: XCTestCase {
         XCTAssertFalse(try matrix.store().status().locked)
     }
 
-    /// gcr-prompter's unlock window left unanswered: Keygate waits the window limit, then
-    /// dismisses the prompt (Prompt.Dismiss). Measured: gnome-keyring takes the window down.
-    func test_unlockPrompt_waitsForGcrPromptersWindow_andDismissTakesItDown() throws {
-        try Self.requirePrompterAndXdotool()
-        let session = try ProviderSession(.gnomeKeyring, settings: ["PROVIDER_SESSION_DISPLAY": "1"])
-        defer { session.stop() }
-        let prompter = try session.startGcrPrompter()
-        defer { prompter.terminate(); prompter.waitUntilExit() }
-        setenv("DISPLAY", session.display, 1)
-        defer { unsetenv("DISPLAY") }
-
-        try ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))")
-            .unlockPrompt_waitsForTheWindow_thenFailsSayingSo(windowStays: false)
-    }
-
     /// gnome-keyring with no keyring at all (a first login that handed it no password): a write,
     /// with a display and gcr-prompter, creates the default collection through CreateCollection
     /// with the "default" alias; the new password typed twice into gcr-prompter's window
@@ -163,77 +123,5 @@ final class GnomeKeyringProviderTests: XCTestCase {
         for (path, package) in [("/usr/libexec/gcr-prompter", "gcr"), ("/usr/bin/xdotool", "xdotool")] {
             try Requirement.require(FileManager.default.isExecutableFile(atPath: path), "\(path) (apt-get install \(package))")
         }
-    }
-
-    // MARK: - ItemStoreContract
-
-    func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {
-        try shared().contract.search_roundTripsGenericItem_withBinaryBlobAndAllAttributes()
-    }
-
-    func test_search_roundTripsInternetItem_withUnsetOptionalFields() throws {
-        try shared().contract.search_roundTripsInternetItem_withUnsetOptionalFields()
-    }
-
-    func test_search_roundTripsEmptyBlobAndEmptyGeneric() throws {
-        try shared().contract.search_roundTripsEmptyBlobAndEmptyGeneric()
-    }
-
-    func test_label_readsBackAsDisplayName_whenWrittenWithoutLabel() throws {
-        try shared().contract.label_readsBackAsDisplayName_whenWrittenWithoutLabel()
-    }
-
-    func test_search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches() throws {
-        try shared().contract.search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches()
-    }
-
-    func test_search_returnsNilBlobs_whenBlobsNotRequested() throws {
-        try shared().contract.search_returnsNilBlobs_whenBlobsNotRequested()
-    }
-
-    func test_search_matchesLabelClientSide_andLeavesNilFieldsOpen() throws {
-        try shared().contract.search_matchesLabelClientSide_andLeavesNilFieldsOpen()
-    }
-
-    func test_search_roundTripsAccessControl_forEachCombination() throws {
-        try shared().contract.search_roundTripsAccessControl_forEachCombination()
-    }
-
-    func test_replace_dropsTheAccessControl_whenTheNewAttributesHaveNone() throws {
-        try shared().contract.replace_dropsTheAccessControl_whenTheNewAttributesHaveNone()
-    }
-
-    func test_create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse() throws {
-        try shared().contract.create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse()
-    }
-
-    func test_create_withReplace_updatesInPlace_keepingCreationDate() throws {
-        try shared().contract.create_withReplace_updatesInPlace_keepingCreationDate()
-    }
-
-    func test_create_withReplace_sameAttributes_keepsCreated_andMovesModified() throws {
-        try shared().contract.create_withReplace_sameAttributes_keepsCreated_andMovesModified()
-    }
-
-    func test_create_withReplace_createsItem_whenNoneExists() throws {
-        try shared().contract.create_withReplace_createsItem_whenNoneExists()
-    }
-
-    func test_delete_withLabel_deletesOnlyThatLabel() throws {
-        try shared().contract.delete_withLabel_deletesOnlyThatLabel()
-    }
-
-    // MARK: - locked, killed, hung
-
-    func test_operations_failLocked_withProviderAdvice() throws {
-        try own { try $0.operations_failLocked_withProviderAdvice("restart gnome-keyring-daemon with --unlock") }
-    }
-
-    func test_operations_failNotAvailable_whenDaemonKilled() throws {
-        try own { try $0.operations_failNotAvailable_whenDaemonKilled() }
-    }
-
-    func test_operations_failWithinDeadline_whenDaemonHung() throws {
-        try own { try $0.operations_failWithinDeadline_whenDaemonHung(naming: "gnome-keyring-daemon") }
     }
 }

@@ -14,7 +14,8 @@ import XCTest
 @testable import KeygateCore
 @testable import KeygateStorage
 
-final class HostKeyTests: XCTestCase {
+final class HostKeyTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     private var folder = ""
     private var keyPath: String { folder + "/keygate/host.key" }
 

@@ -1,11 +1,15 @@
-// The behaviour every ItemStore must have, proved on both backends: SecretServiceStoreTests
-// and EmbeddedStoreTests each run every check here against their own real store
-// (gnome-keyring on the session bus; a SQLite file). Round trips of every attribute and
+// The behaviour every ItemStore must have, proved on every store kind: ItemStoreMatrixTests
+// runs each check here as one Swift Testing test, parameterised over the kinds it covers
+// (StoreKind: the embedded SQLite store, gnome-keyring on the suite's bus, and the provider
+// matrix's gnome-keyring, KeePassXC and kwalletd). Round trips of every attribute and
 // binary blobs, duplicates by Apple's primary key, replace in place keeping the creation
-// date, label matching, and delete. (XCTest on Linux finds only a class's own test methods,
-// so each class keeps one line per check.)
+// date, label matching, and delete. The checks assert with Swift Testing's #expect and
+// #require: an XCTAssert inside a Swift Testing test is not reported on Linux (Swift 6.3),
+// so a failing one would pass. `assertThrows` stays XCTest's, for the XCTest classes
+// (EmbeddedStoreTests, SecretServiceStoreTests) that use the contract's helpers.
 import Foundation
 import KeygateTestSupport
+import Testing
 import XCTest
 @testable import Keygate
 @testable import KeygateAuthentication
@@ -33,6 +37,7 @@ struct ItemStoreContract {
         return expected
     }
 
+    /// For XCTest classes: `body` throws a KeychainError with `code`.
     func assertThrows(_ code: KeychainError.Code, _ body: () throws -> Void, messageContains: String? = nil,
                       file: StaticString = #filePath, line: UInt = #line) {
         do {
@@ -48,18 +53,30 @@ struct ItemStoreContract {
         }
     }
 
+    /// For the Swift Testing checks: `body` throws a KeychainError with `code`.
+    func expectThrows(_ code: KeychainError.Code, _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
+        do {
+            try body()
+            Issue.record("expected \(code.name), but the call succeeded", sourceLocation: sourceLocation)
+        } catch let error as KeychainError {
+            #expect(error.code == code, "message: \(error.message)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("expected KeychainError \(code.name), got \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
     func search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {
         let written = genericAttributes()
         try store.create(written, blob: binaryBlob, replace: false)
 
         let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
 
-        XCTAssertEqual(found.count, 1)
-        let item = try XCTUnwrap(found.first)
-        XCTAssertEqual(item.blob, binaryBlob)
-        XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
-        XCTAssertGreaterThan(item.attributes.created, 1_600_000_000)
-        XCTAssertGreaterThanOrEqual(item.attributes.modified, item.attributes.created)
+        #expect(found.count == 1)
+        let item = try #require(found.first)
+        #expect(item.blob == binaryBlob)
+        #expect(item.attributes == withDates(written, from: item.attributes))
+        #expect(item.attributes.created > 1_600_000_000)
+        #expect(item.attributes.modified >= item.attributes.created)
     }
 
     /// `written` (an internet item of the backend's choosing) reads back whole, with its blob.
@@ -68,10 +85,10 @@ struct ItemStoreContract {
 
         let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
 
-        XCTAssertEqual(found.count, 1)
-        let item = try XCTUnwrap(found.first)
-        XCTAssertEqual(item.blob, [0, 0, 0])
-        XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+        #expect(found.count == 1)
+        let item = try #require(found.first)
+        #expect(item.blob == [0, 0, 0])
+        #expect(item.attributes == withDates(written, from: item.attributes))
     }
 
     func search_roundTripsInternetItem_withUnsetOptionalFields() throws {
@@ -80,9 +97,9 @@ struct ItemStoreContract {
 
         let found = try store.search(ItemQuery(exactly: written.identity), loadBlobs: true)
 
-        XCTAssertEqual(found.map(\.attributes), [withDates(written, from: try XCTUnwrap(found.first).attributes)])
-        XCTAssertNil(found.first?.attributes.identity.protocol)
-        XCTAssertNil(found.first?.attributes.identity.authenticationType)
+        #expect(found.map(\.attributes) == [withDates(written, from: try #require(found.first).attributes)])
+        #expect(found.first?.attributes.identity.protocol == nil)
+        #expect(found.first?.attributes.identity.authenticationType == nil)
     }
 
     func search_roundTripsEmptyBlobAndEmptyGeneric() throws {
@@ -91,20 +108,20 @@ struct ItemStoreContract {
         written.comment = nil
         try store.create(written, blob: [], replace: false)
 
-        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: true).first)
+        let item = try #require(store.search(ItemQuery(exactly: written.identity), loadBlobs: true).first)
 
-        XCTAssertEqual(item.blob, [])
-        XCTAssertEqual(item.attributes.generic, [])
-        XCTAssertNil(item.attributes.comment)
+        #expect(item.blob == [])
+        #expect(item.attributes.generic == [])
+        #expect(item.attributes.comment == nil)
     }
 
     func label_readsBackAsDisplayName_whenWrittenWithoutLabel() throws {
         let written = genericAttributes(label: nil)
         try store.create(written, blob: [1], replace: false)
 
-        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
+        let item = try #require(store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
 
-        XCTAssertEqual(item.attributes.label, written.identity.displayName)
+        #expect(item.attributes.label == written.identity.displayName)
     }
 
     /// `.attributes` (what opening a secret reads) brings every attribute a read is decided on;
@@ -116,23 +133,23 @@ struct ItemStoreContract {
         try store.create(written, blob: binaryBlob, replace: false)
         try store.create(genericAttributes(account: "bob", label: "Mail for bob"), blob: [1], replace: false)
 
-        let brief = try XCTUnwrap(store.search(ItemQuery(exactly: written.identity), loadBlobs: true, detail: .attributes).first)
-        XCTAssertEqual(brief.blob, binaryBlob)
-        XCTAssertEqual(brief.attributes.identity, written.identity)
-        XCTAssertEqual(brief.attributes.accessControl, .userPresence)
-        XCTAssertEqual(brief.attributes.accessibility, .whenUnlockedThisDeviceOnly)
-        XCTAssertEqual(brief.attributes.comment, written.comment)
-        XCTAssertEqual(brief.attributes.generic, written.generic)
+        let brief = try #require(store.search(ItemQuery(exactly: written.identity), loadBlobs: true, detail: .attributes).first)
+        #expect(brief.blob == binaryBlob)
+        #expect(brief.attributes.identity == written.identity)
+        #expect(brief.attributes.accessControl == .userPresence)
+        #expect(brief.attributes.accessibility == .whenUnlockedThisDeviceOnly)
+        #expect(brief.attributes.comment == written.comment)
+        #expect(brief.attributes.generic == written.generic)
 
         var byLabel = ItemQuery(service: tag)
         byLabel.label = "Mail for bob"
         let labelled = try store.search(byLabel, loadBlobs: false, detail: .attributes)
-        XCTAssertEqual(labelled.map(\.attributes.identity.account), ["bob"], "a label query reads the label it matches")
+        #expect(labelled.map(\.attributes.identity.account) == ["bob"], "a label query reads the label it matches")
 
-        let full = try XCTUnwrap(store.search(ItemQuery(exactly: written.identity), loadBlobs: false, detail: .full).first)
-        XCTAssertEqual(full.attributes, withDates(written, from: full.attributes))
-        XCTAssertGreaterThan(full.attributes.created, 1_600_000_000)
-        XCTAssertGreaterThanOrEqual(full.attributes.modified, full.attributes.created)
+        let full = try #require(store.search(ItemQuery(exactly: written.identity), loadBlobs: false, detail: .full).first)
+        #expect(full.attributes == withDates(written, from: full.attributes))
+        #expect(full.attributes.created > 1_600_000_000)
+        #expect(full.attributes.modified >= full.attributes.created)
     }
 
     func search_returnsNilBlobs_whenBlobsNotRequested() throws {
@@ -140,8 +157,8 @@ struct ItemStoreContract {
 
         let found = try store.search(ItemQuery(service: tag), loadBlobs: false)
 
-        XCTAssertEqual(found.count, 1)
-        XCTAssertNil(found.first?.blob)
+        #expect(found.count == 1)
+        #expect(found.first?.blob == nil)
     }
 
     func search_matchesLabelClientSide_andLeavesNilFieldsOpen() throws {
@@ -151,10 +168,10 @@ struct ItemStoreContract {
         let all = try store.search(ItemQuery(service: tag), loadBlobs: false)
         let second = try store.search(ItemQuery(service: tag, label: "second"), loadBlobs: true)
 
-        XCTAssertEqual(Set(all.map(\.attributes.identity.account)), ["a1", "a2"])
-        XCTAssertEqual(second.map(\.attributes.identity.account), ["a2"])
-        XCTAssertEqual(second.first?.blob, [2])
-        XCTAssertEqual(all.count, 2)
+        #expect(Set(all.map(\.attributes.identity.account)) == ["a1", "a2"])
+        #expect(second.map(\.attributes.identity.account) == ["a2"])
+        #expect(second.first?.blob == [2])
+        #expect(all.count == 2)
     }
 
     func search_roundTripsAccessControl_forEachCombination() throws {
@@ -165,10 +182,10 @@ struct ItemStoreContract {
             written.accessControl = control
             try store.create(written, blob: [UInt8(i)], replace: false)
 
-            let item = try XCTUnwrap(try store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
+            let item = try #require(store.search(ItemQuery(exactly: written.identity), loadBlobs: false).first)
 
-            XCTAssertEqual(item.attributes.accessControl, control)
-            XCTAssertEqual(item.attributes, withDates(written, from: item.attributes))
+            #expect(item.attributes.accessControl == control)
+            #expect(item.attributes == withDates(written, from: item.attributes))
         }
     }
 
@@ -181,26 +198,26 @@ struct ItemStoreContract {
 
         try store.create(ungated, blob: [2], replace: true)
 
-        let item = try XCTUnwrap(try store.search(ItemQuery(exactly: gated.identity), loadBlobs: true).first)
-        XCTAssertNil(item.attributes.accessControl)
-        XCTAssertEqual(item.blob, [2])
+        let item = try #require(store.search(ItemQuery(exactly: gated.identity), loadBlobs: true).first)
+        #expect(item.attributes.accessControl == nil)
+        #expect(item.blob == [2])
     }
 
     func create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse() throws {
         try store.create(genericAttributes(), blob: [1], replace: false)
 
-        assertThrows(.duplicateItem) {
+        expectThrows(.duplicateItem) {
             try self.store.create(self.genericAttributes(label: "another label"), blob: [2], replace: false)
         }
         let found = try store.search(ItemQuery(service: tag), loadBlobs: true)
-        XCTAssertEqual(found.map(\.blob), [[1]])
-        XCTAssertEqual(found.first?.attributes.label, "Mail for alice", "the refused write changed nothing")
+        #expect(found.map(\.blob) == [[1]])
+        #expect(found.first?.attributes.label == "Mail for alice", "the refused write changed nothing")
     }
 
     func create_withReplace_updatesInPlace_keepingCreationDate() throws {
         let first = genericAttributes()
         try store.create(first, blob: [1, 0, 1], replace: false)
-        let before = try XCTUnwrap(try store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
+        let before = try #require(store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
         // Whole seconds, as the Secret Service keeps them (and a store may round): wait until the clock
         // is a full second past the recorded creation, so the update's time is later whatever the rounding.
         Polling.waitUntilClock(isPast: before.attributes.created + 1)
@@ -213,12 +230,12 @@ struct ItemStoreContract {
         try store.create(second, blob: [2, 0, 2, 0], replace: true)
 
         let found = try store.search(ItemQuery(exactly: first.identity), loadBlobs: true)
-        XCTAssertEqual(found.count, 1)
-        let after = try XCTUnwrap(found.first)
-        XCTAssertEqual(after.blob, [2, 0, 2, 0])
-        XCTAssertEqual(after.attributes, withDates(second, from: after.attributes))
-        XCTAssertEqual(after.attributes.created, before.attributes.created)
-        XCTAssertGreaterThan(after.attributes.modified, before.attributes.created)
+        #expect(found.count == 1)
+        let after = try #require(found.first)
+        #expect(after.blob == [2, 0, 2, 0])
+        #expect(after.attributes == withDates(second, from: after.attributes))
+        #expect(after.attributes.created == before.attributes.created)
+        #expect(after.attributes.modified > before.attributes.created)
     }
 
     /// A replace that keeps every attribute (a new secret and label only) writes in place: the
@@ -226,7 +243,7 @@ struct ItemStoreContract {
     func create_withReplace_sameAttributes_keepsCreated_andMovesModified() throws {
         let first = genericAttributes()
         try store.create(first, blob: [1], replace: false)
-        let before = try XCTUnwrap(try store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
+        let before = try #require(store.search(ItemQuery(exactly: first.identity), loadBlobs: false).first)
         Polling.waitUntilClock(isPast: before.attributes.modified + 1)
 
         var second = first
@@ -234,18 +251,18 @@ struct ItemStoreContract {
         try store.create(second, blob: [2], replace: true)
 
         let found = try store.search(ItemQuery(exactly: first.identity), loadBlobs: true)
-        XCTAssertEqual(found.count, 1)
-        let after = try XCTUnwrap(found.first)
-        XCTAssertEqual(after.blob, [2])
-        XCTAssertEqual(after.attributes, withDates(second, from: after.attributes))
-        XCTAssertEqual(after.attributes.created, before.attributes.created)
-        XCTAssertGreaterThan(after.attributes.modified, before.attributes.modified)
+        #expect(found.count == 1)
+        let after = try #require(found.first)
+        #expect(after.blob == [2])
+        #expect(after.attributes == withDates(second, from: after.attributes))
+        #expect(after.attributes.created == before.attributes.created)
+        #expect(after.attributes.modified > before.attributes.modified)
     }
 
     func create_withReplace_createsItem_whenNoneExists() throws {
         try store.create(genericAttributes(), blob: [5], replace: true)
 
-        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: true).map(\.blob), [[5]])
+        #expect(try store.search(ItemQuery(service: tag), loadBlobs: true).map(\.blob) == [[5]])
     }
 
     /// kSecAttrSynchronizable is part of the primary key, as on Apple: a synchronizable and a
@@ -257,25 +274,25 @@ struct ItemStoreContract {
         cloud.synchronizable = true
         try store.create(local, blob: [1], replace: false)
         try store.create(cloud, blob: [2], replace: false)
-        XCTAssertEqual(try store.search(ItemQuery(exactly: local.identity), loadBlobs: true).map(\.blob), [[1]])
-        XCTAssertEqual(try store.search(ItemQuery(exactly: cloud.identity), loadBlobs: true).map(\.blob), [[2]])
-        XCTAssertEqual(try store.search(ItemQuery(service: tag, account: "twin"), loadBlobs: false).count, 2)
-        XCTAssertEqual(try store.search(ItemQuery(service: tag, account: "twin", synchronizable: false), loadBlobs: true)
-            .map(\.blob), [[1]])
-        assertThrows(.duplicateItem, { try store.create(cloud, blob: [3], replace: false) })
+        #expect(try store.search(ItemQuery(exactly: local.identity), loadBlobs: true).map(\.blob) == [[1]])
+        #expect(try store.search(ItemQuery(exactly: cloud.identity), loadBlobs: true).map(\.blob) == [[2]])
+        #expect(try store.search(ItemQuery(service: tag, account: "twin"), loadBlobs: false).count == 2)
+        #expect(try store.search(ItemQuery(service: tag, account: "twin", synchronizable: false), loadBlobs: true)
+            .map(\.blob) == [[1]])
+        expectThrows(.duplicateItem, { try store.create(cloud, blob: [3], replace: false) })
         try store.create(cloud, blob: [4], replace: true)
-        XCTAssertEqual(try store.search(ItemQuery(exactly: cloud.identity), loadBlobs: true).map(\.blob), [[4]])
-        XCTAssertEqual(try store.search(ItemQuery(exactly: local.identity), loadBlobs: true).map(\.blob), [[1]], "its twin is untouched")
-        XCTAssertEqual(try store.delete(ItemQuery(exactly: cloud.identity)), 1)
-        XCTAssertEqual(try store.search(ItemQuery(exactly: local.identity), loadBlobs: true).map(\.blob), [[1]])
+        #expect(try store.search(ItemQuery(exactly: cloud.identity), loadBlobs: true).map(\.blob) == [[4]])
+        #expect(try store.search(ItemQuery(exactly: local.identity), loadBlobs: true).map(\.blob) == [[1]], "its twin is untouched")
+        #expect(try store.delete(ItemQuery(exactly: cloud.identity)) == 1)
+        #expect(try store.search(ItemQuery(exactly: local.identity), loadBlobs: true).map(\.blob) == [[1]])
     }
 
     func delete_withLabel_deletesOnlyThatLabel() throws {
         try store.create(genericAttributes(account: "a1", label: "keep"), blob: [1], replace: false)
         try store.create(genericAttributes(account: "a2", label: "drop"), blob: [2], replace: false)
 
-        XCTAssertEqual(try store.delete(ItemQuery(service: tag, label: "drop")), 1)
+        #expect(try store.delete(ItemQuery(service: tag, label: "drop")) == 1)
 
-        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).map(\.attributes.label), ["keep"])
+        #expect(try store.search(ItemQuery(service: tag), loadBlobs: false).map(\.attributes.label) == ["keep"])
     }
 }

@@ -12,7 +12,8 @@ import XCTest
 @testable import KeygateCore
 @testable import KeygateStorage
 
-final class KeyCacheTests: XCTestCase {
+final class KeyCacheTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     private var cleanups: [() -> Void] = []
 
     override func setUpWithError() throws {

@@ -8,7 +8,8 @@ import Keygate
 import KeygateTestSupport
 import XCTest
 
-final class LibraryConcurrencyTests: XCTestCase {
+final class LibraryConcurrencyTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.longRun
     private var environment: InProcessKeychain?
     private let service = "race-\(UUID().uuidString.prefix(8))"
 

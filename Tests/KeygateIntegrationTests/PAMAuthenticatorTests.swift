@@ -9,7 +9,8 @@ import XCTest
 @testable import KeygateStorage
 import KeygateTestSupport
 
-final class PAMAuthenticatorTests: XCTestCase {
+final class PAMAuthenticatorTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
     private var folder = ""
     private let service = "keygatetest"
 

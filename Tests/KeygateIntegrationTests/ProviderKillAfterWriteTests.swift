@@ -11,7 +11,8 @@ import XCTest
 @testable import KeygateStorage
 import KeygateTestSupport
 
-final class ProviderKillAfterWriteTests: XCTestCase {
+final class ProviderKillAfterWriteTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
     static let delays: [(text: String, micros: useconds_t)] = [("10ms", 10_000), ("0.5s", 500_000), ("3s", 3_000_000)]
 
     /// What was found after the restart.

@@ -1,9 +1,11 @@
-// The provider matrix's shared checks: every ItemStoreContract check, and the failure cases
-// (locked collection, killed daemon, hung daemon), run against one real provider alone on a
-// private bus (ProviderSession: scripts/provider-session). Each provider has its own test class
-// (KeePassXCStoreTests, KWalletStoreTests, GnomeKeyringProviderTests) with one line per check,
-// as XCTest on Linux finds only a class's own methods.
+// The provider matrix's shared checks: the failure cases (locked collection, killed daemon,
+// hung daemon) and prompts, run against one real provider alone on a private bus
+// (ProviderSession: scripts/provider-session); `contract` is ItemStoreContract on its store.
+// ItemStoreMatrixTests runs them over every provider (Swift Testing, #expect); the two
+// checks one provider's XCTest class calls (unlockPrompt_unlocksThroughTheProvidersPrompt,
+// unlockPrompt_unlocksWithThePasswordTypedIntoItsWindow) assert with XCTest.
 import Foundation
+import Testing
 import XCTest
 @testable import Keygate
 @testable import KeygateAuthentication
@@ -94,7 +96,7 @@ struct ProviderMatrix {
 
     /// The store names the provider it talks to.
     func provider_isNamed(_ expected: SecretServiceProvider) {
-        XCTAssertEqual(store().provider(), expected)
+        #expect(store().provider() == expected)
     }
 
     /// Create then delete, each through whatever prompt the provider answers with.
@@ -102,9 +104,9 @@ struct ProviderMatrix {
         let store = self.store()
         let attributes = ItemAttributes(identity: .generic(service: tag, account: "prompted"), label: "prompted")
         try store.create(attributes, blob: [1, 2, 3], replace: false)
-        XCTAssertEqual(try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true).map(\.blob), [[1, 2, 3]])
-        XCTAssertEqual(try store.delete(ItemQuery(exactly: attributes.identity)), 1)
-        XCTAssertEqual(try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false).count, 0)
+        #expect(try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true).map(\.blob) == [[1, 2, 3]])
+        #expect(try store.delete(ItemQuery(exactly: attributes.identity)) == 1)
+        #expect(try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false).count == 0)
     }
 
     /// With the daemon killed, every operation is "not available", naming no other provider's fix.
@@ -117,12 +119,12 @@ struct ProviderMatrix {
         let started = ContinuousClock.now
         do {
             _ = try store.search(ItemQuery(service: tag), loadBlobs: true)
-            XCTFail("a search with the daemon killed succeeded")
+            Issue.record("a search with the daemon killed succeeded")
         } catch let error as KeychainError {
-            XCTAssertEqual(error.code, .notAvailable, error.message)
-            XCTAssertTrue(error.message.contains("no Secret Service on the session bus"), error.message)
+            #expect(error.code == .notAvailable, Comment(rawValue: error.message))
+            #expect(error.message.contains("no Secret Service on the session bus"), Comment(rawValue: error.message))
         }
-        XCTAssertLessThan(ContinuousClock.now - started, .seconds(4))
+        #expect(ContinuousClock.now - started < .seconds(4))
     }
 
     /// With the daemon stopped (SIGSTOP), a call fails within its deadline and names the provider.
@@ -135,15 +137,15 @@ struct ProviderMatrix {
         let started = ContinuousClock.now
         do {
             _ = try store.search(ItemQuery(service: tag), loadBlobs: true)
-            XCTFail("a search with the daemon stopped succeeded")
+            Issue.record("a search with the daemon stopped succeeded")
         } catch let error as KeychainError {
-            XCTAssertEqual(error.code, .notAvailable, error.message)
-            XCTAssertTrue(error.message.contains("did not answer within 1 s"), error.message)
-            XCTAssertTrue(error.message.contains(daemon), error.message)
+            #expect(error.code == .notAvailable, Comment(rawValue: error.message))
+            #expect(error.message.contains("did not answer within 1 s"), Comment(rawValue: error.message))
+            #expect(error.message.contains(daemon), Comment(rawValue: error.message))
         }
-        XCTAssertLessThan(ContinuousClock.now - started, .seconds(3))
+        #expect(ContinuousClock.now - started < .seconds(3))
         kill(session.providerPID, SIGCONT)
-        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 0, "recovers once resumed")
+        #expect(try store.search(ItemQuery(service: tag), loadBlobs: false).count == 0, "recovers once resumed")
     }
 
     /// With the default collection locked (Service.Lock), reads and writes are "interaction not
@@ -159,14 +161,14 @@ struct ProviderMatrix {
                              ("delete", { _ = try store.delete(ItemQuery(exactly: attributes.identity)) })] as [(String, () throws -> Void)] {
             do {
                 try body()
-                XCTFail("\(name) on a locked collection succeeded")
+                Issue.record("\(name) on a locked collection succeeded")
             } catch let error as KeychainError {
-                XCTAssertEqual(error.code, .interactionNotAllowed, "\(name): \(error.message)")
-                XCTAssertTrue(error.message.contains(SecretServiceFailure.lockedPrefix), "\(name): \(error.message)")
-                XCTAssertTrue(error.message.contains(advice), "\(name): \(error.message)")
+                #expect(error.code == .interactionNotAllowed, "\(name): \(error.message)")
+                #expect(error.message.contains(SecretServiceFailure.lockedPrefix), "\(name): \(error.message)")
+                #expect(error.message.contains(advice), "\(name): \(error.message)")
             }
         }
-        XCTAssertTrue(try store.status().locked)
+        #expect(try store.status().locked)
     }
 
     /// With the collection locked and the unlock prompt allowed, the store asks the provider to
@@ -187,29 +189,29 @@ struct ProviderMatrix {
         let started = ContinuousClock.now
         do {
             _ = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
-            XCTFail("a search needing an unanswered unlock succeeded")
+            Issue.record("a search needing an unanswered unlock succeeded")
         } catch let error as KeychainError {
-            XCTAssertEqual(error.code, .interactionNotAllowed, error.message)
-            XCTAssertTrue(error.message.contains("window waited 3 s"), error.message)
-            XCTAssertEqual(error.message.contains("leaves its window open: answer it"), windowStays, error.message)
+            #expect(error.code == .interactionNotAllowed, Comment(rawValue: error.message))
+            #expect(error.message.contains("window waited 3 s"), Comment(rawValue: error.message))
+            #expect(error.message.contains("leaves its window open: answer it") == windowStays, Comment(rawValue: error.message))
         }
         let elapsed = ContinuousClock.now - started
         let seen = watcher.stop()
-        XCTAssertGreaterThanOrEqual(elapsed, .seconds(3))
-        XCTAssertLessThan(elapsed, .seconds(8))
+        #expect(elapsed >= .seconds(3))
+        #expect(elapsed < .seconds(8))
         // The stated wait is the wait that happens: 3 s in all, the call's 1 s deadline within it.
-        XCTAssertLessThan(elapsed, .milliseconds(3_700), "waited \(elapsed) for a stated 3 s")
-        XCTAssertEqual(notices.lines.count, 1, "\(notices.lines)")
+        #expect(elapsed < .milliseconds(3_700), "waited \(elapsed) for a stated 3 s")
+        #expect(notices.lines.count == 1, "\(notices.lines)")
         // The notice states what is left of the 3 s: about 2 s, never the whole limit again.
         let left = notices.lines.first?.components(separatedBy: "waiting up to ").last?.components(separatedBy: " s more").first
-        XCTAssertTrue((1.5...2.0).contains(Double(left ?? "") ?? 0), "\(notices.lines)")
+        #expect((1.5...2.0).contains(Double(left ?? "") ?? 0), "\(notices.lines)")
         // What the provider does with Prompt.Dismiss: is its window still on its display a second later?
-        XCTAssertFalse(seen.isEmpty, "\(session.provider.rawValue)'s unlock window was never shown")
+        #expect(!seen.isEmpty, "\(session.provider.rawValue)'s unlock window was never shown")
         usleep(1_000_000)
         let after = visibleUnlockWindows()
         print("dismiss-measure: \(session.provider.rawValue): unlock window \(seen) while waiting, \(after) 1 s after Prompt.Dismiss")
-        XCTAssertEqual(!after.isEmpty, windowStays, "windows 1 s after Prompt.Dismiss: \(after)")
-        XCTAssertTrue(notices.lines.first?.contains("window is waiting for your answer") ?? false, "\(notices.lines)")
+        #expect(!after.isEmpty == windowStays, "windows 1 s after Prompt.Dismiss: \(after)")
+        #expect(notices.lines.first?.contains("window is waiting for your answer") ?? false, "\(notices.lines)")
     }
 
     /// How xdotool finds the provider's unlock window on its display: gcr-prompter's windows
@@ -289,11 +291,11 @@ struct ProviderMatrix {
             }
         }
 
-        XCTAssertGreaterThan(dismissed, 0, "no prompt to dismiss appeared")
-        XCTAssertEqual(outcome.done.wait(timeout: .now() + 30), .success)
-        let error = try XCTUnwrap(outcome.error as? KeychainError, "\(String(describing: outcome.error))")
-        XCTAssertEqual(error.code, .userCanceled, error.message)
-        XCTAssertTrue(error.message.contains("was dismissed"), error.message)
+        #expect(dismissed > 0, "no prompt to dismiss appeared")
+        #expect(outcome.done.wait(timeout: .now() + 30) == .success)
+        let error = try #require(outcome.error as? KeychainError, "\(String(describing: outcome.error))")
+        #expect(error.code == .userCanceled, Comment(rawValue: error.message))
+        #expect(error.message.contains("was dismissed"), Comment(rawValue: error.message))
     }
 
     /// A locked collection, the unlock prompt allowed, and a person who types the password into

@@ -1,6 +1,6 @@
-// Integration tests of SecretServiceStore against a real gnome-keyring on a real session bus:
-// every check of ItemStoreContract (which EmbeddedStoreTests runs on SQLite), and what is the
-// Secret Service's own (locked collections, missing bus, stopped daemon, crash-safe replace).
+// Integration tests of SecretServiceStore against a real gnome-keyring on a real session bus.
+// Every check of ItemStoreContract runs on it in ItemStoreMatrixTests (StoreKind.secretService);
+// here is what is the Secret Service's own (locked collections, missing bus, stopped daemon, crash-safe replace).
 //
 // Most tests run in this process, on the session bus the suite runs under (scripts/secret-session,
 // or: HOME=$(mktemp -d) dbus-run-session -- sh -c 'echo -n pw | gnome-keyring-daemon --unlock
@@ -19,7 +19,8 @@ import XCTest
 @testable import KeygateStorage
 import KeygateTestSupport
 
-final class SecretServiceStoreTests: XCTestCase {
+final class SecretServiceStoreTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.testsAStoreItself
     /// A per-test namespace, so tests never see each other's items.
     private var tag = ""
     private let store = SecretServiceStore()
@@ -56,49 +57,13 @@ final class SecretServiceStoreTests: XCTestCase {
 
     // MARK: - round trips
 
-    func test_search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() throws {
-        try contract.search_roundTripsGenericItem_withBinaryBlobAndAllAttributes()
-    }
-
-    func test_search_roundTripsInternetItem_withEveryPrimaryKeyField() throws {
-        try contract.search_roundTrips(internetAttributes())
-    }
-
-    func test_search_roundTripsInternetItem_withUnsetOptionalFields() throws {
-        try contract.search_roundTripsInternetItem_withUnsetOptionalFields()
-    }
-
-    func test_search_roundTripsEmptyBlobAndEmptyGeneric() throws {
-        try contract.search_roundTripsEmptyBlobAndEmptyGeneric()
-    }
-
-    func test_label_readsBackAsDisplayName_whenWrittenWithoutLabel() throws {
-        try contract.label_readsBackAsDisplayName_whenWrittenWithoutLabel()
-    }
-
-    func test_search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches() throws {
-        try contract.search_attributesDetail_readsWhatOpeningNeeds_andALabelQueryStillMatches()
-    }
-
-    func test_search_returnsNilBlobs_whenBlobsNotRequested() throws {
-        try contract.search_returnsNilBlobs_whenBlobsNotRequested()
-    }
-
     func test_search_returnsEmpty_whenItemMissing() throws {
         let found = try store.search(ItemQuery(exactly: .generic(service: tag, account: "nobody")), loadBlobs: true)
 
         XCTAssertEqual(found.count, 0)
     }
 
-    func test_search_matchesLabelClientSide_andLeavesNilFieldsOpen() throws {
-        try contract.search_matchesLabelClientSide_andLeavesNilFieldsOpen()
-    }
-
     // MARK: - access control (attribute "keygate:access")
-
-    func test_search_roundTripsAccessControl_forEachCombination() throws {
-        try contract.search_roundTripsAccessControl_forEachCombination()
-    }
 
     func test_accessControl_isNil_whenTheItemHasNone() throws {
         let written = contract.genericAttributes()
@@ -301,10 +266,6 @@ final class SecretServiceStoreTests: XCTestCase {
         _ = try XCTUnwrap(connection.calls([set], ServiceDeadline(.seconds(5))).first).get()
     }
 
-    func test_replace_dropsTheAccessControl_whenTheNewAttributesHaveNone() throws {
-        try contract.replace_dropsTheAccessControl_whenTheNewAttributesHaveNone()
-    }
-
     func test_search_throwsDecode_whenTheStoredAccessControlIsInvalid_neverReadingItAsUngated() throws {
         try Requirement.require(which("secret-tool") != nil, "secret-tool (libsecret-tools)")
         // An item under Keygate's schema whose access attribute breaks Apple's rules.
@@ -321,26 +282,6 @@ final class SecretServiceStoreTests: XCTestCase {
 
     // MARK: - duplicates and replace
 
-    func test_create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse() throws {
-        try contract.create_throwsDuplicateItem_whenIdentityExists_andReplaceIsFalse()
-    }
-
-    func test_synchronizableTwins_areTwoItems_eachFoundByItsOwnKey() throws {
-        try contract.synchronizableTwins_areTwoItems_eachFoundByItsOwnKey()
-    }
-
-    func test_create_withReplace_updatesInPlace_keepingCreationDate() throws {
-        try contract.create_withReplace_updatesInPlace_keepingCreationDate()
-    }
-
-    func test_create_withReplace_sameAttributes_keepsCreated_andMovesModified() throws {
-        try contract.create_withReplace_sameAttributes_keepsCreated_andMovesModified()
-    }
-
-    func test_create_withReplace_createsItem_whenNoneExists() throws {
-        try contract.create_withReplace_createsItem_whenNoneExists()
-    }
-
     // MARK: - delete
 
     func test_delete_returnsCount_andRemovesOnlyMatches() throws {
@@ -356,10 +297,6 @@ final class SecretServiceStoreTests: XCTestCase {
         XCTAssertEqual(try store.search(ItemQuery(exactly: other.identity), loadBlobs: true).map(\.blob), [[3]])
         XCTAssertEqual(try store.search(ItemQuery(exactly: internetAttributes().identity), loadBlobs: false).count, 1)
         XCTAssertEqual(try store.delete(ItemQuery(itemClass: .genericPassword, service: tag)), 0)
-    }
-
-    func test_delete_withLabel_deletesOnlyThatLabel() throws {
-        try contract.delete_withLabel_deletesOnlyThatLabel()
     }
 
     // MARK: - other schemas, status

@@ -7,7 +7,8 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class SecretSessionTests: XCTestCase {
+final class SecretSessionTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.testsAStoreItself
     private var secretSession: String { PackagePaths.scripts + "/secret-session" }
 
     private func requireTools() throws {

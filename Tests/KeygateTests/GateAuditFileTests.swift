@@ -4,6 +4,7 @@
 import Foundation
 import XCTest
 @testable import Keygate
+@testable import KeygateGatekeeper
 @testable import KeygateCore
 @testable import KeygateGatekeeper
 

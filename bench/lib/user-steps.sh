@@ -163,6 +163,10 @@ if command -v keygate-1x >/dev/null 2>&1; then
         # issue 39) that this host's `make install` put in place: its figures cannot be taken here.
         say "first gated read against Keygate 1.x skipped: 1.x cannot add here: $(head -c 300 "$OUT/v1-add.err")"
         skip_v1=1
+        # 1.x's init cached its master key under the name both versions use: drop it, and open this
+        # version's keychain again for the steps that follow (the library read among them).
+        "${v1[@]}" lock --all >/dev/null 2>&1
+        keygate unlock >/dev/null 2>&1
     fi
 fi
 if command -v keygate-1x >/dev/null 2>&1 && [[ -z ${skip_v1:-} ]]; then
