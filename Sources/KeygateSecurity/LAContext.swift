@@ -1,5 +1,6 @@
 // Apple's LAContext over Keygate's AuthenticationContext. evaluatePolicy is a real PAM
-// authentication through the `keygate` service (AuthenticationContext.evaluate); the keys
+// authentication through the `keygate` service (a finger through `keygate-biometry` for the
+// biometric policy), run by the gatekeeper (AuthenticationContext.evaluate); the keys
 // it unwraps then serve reads of access-controlled items that pass this context in
 // kSecUseAuthenticationContext, without another prompt, until invalidate() or Keygate's
 // context lifetime ends. localizedReason is the prompt's reason; interactionNotAllowed
@@ -17,6 +18,9 @@ open class LAContext: NSObject, @unchecked Sendable {
         var fallbackTitle: String?
         var cancelTitle: String?
         var invalidated = false
+        /// A biometric policy was evaluated (canEvaluatePolicy or evaluatePolicy): from then on
+        /// evaluatedPolicyDomainState reports the enrolled set, as on Apple.
+        var biometricEvaluated = false
     }
 
     public override init() {
@@ -70,11 +74,16 @@ open class LAContext: NSObject, @unchecked Sendable {
             error?.pointee = problem.nsError
             return false
         }
+        if policy == .deviceOwnerAuthenticationWithBiometrics { state.withLock { $0.biometricEvaluated = true } }
         return true
     }
 
-    /// Authenticates the user now (PAM, through the `keygate` service) and calls `reply`
-    /// on a background queue, as Apple does.
+    /// Whether a biometric policy was evaluated on this context.
+    var biometricEvaluated: Bool { state.withLock { $0.biometricEvaluated } }
+
+    /// Authenticates the user now (PAM, through the `keygate` service; a finger through the
+    /// gatekeeper's biometric stack for .deviceOwnerAuthenticationWithBiometrics) and calls
+    /// `reply` on a background queue, as Apple does.
     open func evaluatePolicy(_ policy: LAPolicy, localizedReason: String,
                              reply: @escaping @Sendable (Bool, (any Error)?) -> Void) {
         Task.detached {
@@ -95,8 +104,10 @@ open class LAContext: NSObject, @unchecked Sendable {
         }
         let reason = localizedReason.isEmpty ? nil : localizedReason
         if let reason { authenticationContext.localizedReason = reason }
+        let biometric = policy == .deviceOwnerAuthenticationWithBiometrics
+        if biometric { state.withLock { $0.biometricEvaluated = true } }
         do {
-            try await authenticationContext.evaluate(prompter: KeygateSecurityConfiguration.currentPrompter())
+            try await authenticationContext.evaluate(prompter: KeygateSecurityConfiguration.currentPrompter(), biometric: biometric)
             return true
         } catch let e as KeychainError {
             throw LAError(Self.code(for: e), message: e.message)
@@ -131,6 +142,11 @@ open class LAContext: NSObject, @unchecked Sendable {
             }
             guard !state.enrolledFingers.isEmpty else {
                 return LAError(.biometryNotEnrolled, message: "no finger is enrolled on \(device): enroll one with fprintd-enroll")
+            }
+            if (try? EnrolledSetState.current())?.biometryLockedOut == true {
+                return LAError(.biometryLockout, message: """
+                    too many failed fingerprint matches: fingers are refused until you authenticate with your password once
+                    """)
             }
             if let left = (try? KeychainOperations(prompter: RefusingPrompter()).status())?.lockoutSecondsLeft, left > 0 {
                 return LAError(.biometryLockout, message: """

@@ -30,6 +30,10 @@ struct GateRequest: Sendable, Equatable {
         case check = 8
         /// The user's lockout and failed attempts (`keygate status`, `doctor`). No prompt.
         case status = 9
+        /// The enrolled set's domain state (a keyed hash of root's digest of the user's prints,
+        /// which it does not reveal) and the biometric lockout (LAContext). No prompt. A client of
+        /// an older release never sends it, so it never meets the result fields it adds.
+        case fingerprintState = 10
     }
 
     struct Flags: OptionSet, Sendable, Equatable {
@@ -42,6 +46,9 @@ struct GateRequest: Sendable, Equatable {
         static let issueHandle = Flags(rawValue: 4)
         /// forget: every scope, not only the caller's.
         static let all = Flags(rawValue: 8)
+        /// authenticate: a finger through the biometric stack, not the password (LAContext's
+        /// deviceOwnerAuthenticationWithBiometrics).
+        static let biometric = Flags(rawValue: 16)
     }
 
     /// One sealed gate box of an item: its slot kind, the key id it names, the 80 sealed bytes.
@@ -120,7 +127,7 @@ struct GateRequest: Sendable, Equatable {
         guard try r.u8() == version else { throw GateWireError.malformed("a request of another version") }
         guard let operation = Operation(rawValue: try r.u8()) else { throw GateWireError.malformed("an unknown operation") }
         let flagBits = try r.u8()
-        guard flagBits & ~UInt8(15) == 0 else { throw GateWireError.malformed("unknown flags") }
+        guard flagBits & ~UInt8(31) == 0 else { throw GateWireError.malformed("unknown flags") }
         var request = GateRequest(operation: operation, flags: Flags(rawValue: flagBits))
         request.accessControl = try r.u32()
         switch try r.u8() {

@@ -29,6 +29,7 @@ struct GateServer {
         case .certify: return try certify(request, secrets)
         case .check: return try check(request, secrets)
         case .status: return try status()
+        case .fingerprintState: return try fingerprintState(secrets)
         }
     }
 
@@ -192,8 +193,18 @@ struct GateServer {
         let lockout = try userLockout()
         var result = GateResult()
         (result.lockoutSecondsLeft, result.failedAttempts) = try GateRecords.update(uid: user.uid) { records in
-            (records.lockoutSecondsLeft(lockout, now: GateRecords.now) ?? 0, UInt32(clamping: records.failures))
+            (records.lockoutSecondsLeft(lockout, now: GateRecords.now) ?? 0, UInt32(clamping: records.failures + records.biometryFailures))
         }
+        return result
+    }
+
+    /// The enrolled set's domain state for LAContext.evaluatedPolicyDomainState: a keyed hash of
+    /// root's digest of the prints (GateSecrets.domainState), empty with no finger; and the
+    /// biometric lockout (canEvaluatePolicy's biometryLockout).
+    private func fingerprintState(_ secrets: GateSecrets) throws -> GateResult {
+        var result = GateResult()
+        result.domainState = try secrets.domainState(EnrolledPrints.of(userName: user.name)) ?? []
+        result.biometryLockedOut = try GateRecords.update(uid: user.uid) { $0.biometryLocked }
         return result
     }
 
@@ -209,28 +220,32 @@ struct GateServer {
     }
 
     /// The item's presence condition, now: a handle of this caller, or an authentication through
-    /// the item's service in the item's scope and window, or PAM. Returns a new handle when asked.
+    /// a stack the item accepts (PresenceRoute) in the item's scope and window, or PAM: the
+    /// password, a finger, either (a finger first where one can be read, the password after a
+    /// failed or missing match), or both. Returns a new handle when asked.
     private func ensurePresence(_ identity: ItemIdentity, _ request: GateRequest, legacyCurrentSet: Bool = false) throws -> [UInt8] {
         let decision = try itemDecision(identity)
-        let constraints = AccessControl(rawValue: request.accessControl).constraints
-        let service = Self.pamService(for: constraints, policy: decision.policy, legacyCurrentSet: legacyCurrentSet)
-        let biometric = service == decision.policy.biometryPamService && Self.isBiometric(constraints) && !legacyCurrentSet
+        let route = PresenceRoute(AccessControl(rawValue: request.accessControl), policy: decision.policy,
+                                  legacyCurrentSet: legacyCurrentSet)
         let scope = try CallerScope.of(caller: caller, decision.policy.reuseScope)
         let now = GateRecords.now
         let handleDigest = request.handle.isEmpty ? nil : Self.digest(request.handle)
-        let satisfied = try GateRecords.update(uid: user.uid) { records -> Bool in
-            if let handleDigest, records.handles.contains(where: {
-                $0.digest == handleDigest && $0.pid == scope.callerPID && $0.start == scope.callerStart
-                    && $0.service == service && $0.expires > now
-            }) { return true }
-            if request.flags.contains(.fresh) { return false }
-            return records.freshAuthentication(service: service, scope: scope.id, window: decision.policy.reuseDuration, now: now) != nil
+        var done = try GateRecords.update(uid: user.uid) { records -> [String] in
+            route.services.filter { service in
+                if let handleDigest, records.handles.contains(where: {
+                    $0.digest == handleDigest && $0.pid == scope.callerPID && $0.start == scope.callerStart
+                        && $0.service == service && $0.expires > now
+                }) { return true }
+                if request.flags.contains(.fresh) { return false }
+                return records.freshAuthentication(service: service, scope: scope.id, window: decision.policy.reuseDuration,
+                                                   now: now) != nil
+            }
         }
-        if !satisfied {
+        if !route.isSatisfied(by: done) {
             if request.flags.contains(.noPrompt) {
                 throw KeychainError.interactionNotAllowed("""
-                    reading this item needs your \(biometric ? "fingerprint" : "password"), and the authentication context does not \
-                    allow a prompt
+                    reading this item needs your \(route.fingerOnly ? "fingerprint" : "password"), and the authentication context \
+                    does not allow a prompt
                     """)
             }
             if decision.allowNonInteractive {
@@ -239,12 +254,54 @@ struct GateServer {
                     policy explain`
                     """)
             }
-            if biometric { try FingerprintReader.requireReady(userName: user.name) }
-            try authenticateThroughPAM(service: service, scope: scope, policy: decision.policy, reason: request.reason,
-                                       credential: biometric ? .fingerprint : .password)
+            done.append(try authenticate(route, done: done, scope: scope, policy: decision.policy, request: request))
         }
         guard request.flags.contains(.issueHandle) else { return [] }
-        return try issueHandle(service: service, scope: scope, seconds: request.handleSeconds)
+        // The handle serves the stack that answered last (for `and`, the other is asked again within its window).
+        return try issueHandle(service: done.last ?? route.services[0], scope: scope, seconds: request.handleSeconds)
+    }
+
+    /// Asks for what `route` still needs after `done`; returns the stack that answered last. The
+    /// finger alone fails when no finger can be read (FingerprintReader says why). Either: a
+    /// finger where fprintd reports a reader and an enrolled finger and biometry is not locked
+    /// out, one scan, then the password after a failed or missing match (as Apple's "Enter
+    /// Password"); the password at once when the client needs it (`fresh`: it opens the keychain
+    /// too). Both: the password, then the finger.
+    private func authenticate(_ route: PresenceRoute, done: [String], scope: CallerScope, policy: Policy,
+                              request: GateRequest) throws -> String {
+        let reason = request.reason
+        func password(_ service: String) throws -> String {
+            try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason)
+            return service
+        }
+        func finger(_ service: String, maxTries: Int? = nil) throws -> String {
+            try FingerprintReader.requireReady(userName: user.name)
+            try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason, credential: .fingerprint,
+                                       maxTries: maxTries)
+            return service
+        }
+        switch (route.passwordService, route.fingerService) {
+        case (let passwordService?, let fingerService?) where route.needsBoth:
+            var last = done.last ?? passwordService
+            if !done.contains(passwordService) { last = try password(passwordService) }
+            if !done.contains(fingerService) { last = try finger(fingerService) }
+            return last
+        case (let passwordService?, let fingerService?):
+            guard !request.flags.contains(.fresh), FingerprintReader.isReady(userName: user.name),
+                  !(try GateRecords.update(uid: user.uid) { $0.biometryLocked }) else { return try password(passwordService) }
+            do {
+                return try finger(fingerService, maxTries: 1)
+            } catch let error as KeychainError where error.code == .authFailed || error.code == .notAvailable {
+                prompter.notify("The finger was not accepted: use your password instead.")
+                return try password(passwordService)
+            }
+        case (let passwordService?, nil):
+            return try password(passwordService)
+        case (nil, let fingerService?):
+            return try finger(fingerService)
+        case (nil, nil):
+            throw malformed()
+        }
     }
 
     /// A handle for the caller (its pid and start time) and `service`, for at most
@@ -271,9 +328,20 @@ struct GateServer {
         }
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let presenceCheck = request.flags.contains(.issueHandle)
+        var result = GateResult()
+        if request.flags.contains(.biometric) {
+            // LAContext's biometric policy: a finger, recorded and handled as a biometric item's.
+            guard request.classKeys.isEmpty else { throw malformed() }
+            try FingerprintReader.requireReady(userName: user.name)
+            try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: request.reason,
+                                       credential: .fingerprint)
+            if presenceCheck {
+                result.handle = try issueHandle(service: policy.biometryPamService, scope: scope, seconds: request.handleSeconds)
+            }
+            return result
+        }
         try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
                                    recordAs: presenceCheck ? nil : "unlock:" + policy.pamService)
-        var result = GateResult()
         if presenceCheck {
             result.handle = try issueHandle(service: policy.pamService, scope: scope, seconds: request.handleSeconds)
         }
@@ -307,11 +375,12 @@ struct GateServer {
     /// unlock records "unlock:SERVICE", which no item's presence check accepts: opening the keychain
     /// is not presence for an item, as on a Mac).
     private func authenticateThroughPAM(service: String, scope: CallerScope, policy: Policy, reason: String,
-                                        recordAs: String? = nil, credential: PAMAuthenticator.Credential = .password) throws {
+                                        recordAs: String? = nil, credential: PAMAuthenticator.Credential = .password,
+                                        maxTries: Int? = nil) throws {
         let attempts = RecordedAttempts(uid: user.uid, lockout: try userLockout(), service: service, scope: scope.id,
-                                        recordAs: recordAs ?? service, prompter: prompter)
+                                        recordAs: recordAs ?? service, prompter: prompter, credential: credential)
         let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
-        _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: policy.maxTries,
+        _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: maxTries ?? policy.maxTries,
                                  attempts: attempts, credential: credential)
     }
 
@@ -321,6 +390,12 @@ struct GateServer {
         if let seconds = overrides.lockoutSeconds { lockout.seconds = seconds }
         return lockout
     }
+
+    /// Apple's biometryLockout, for a finger's attempt.
+    static let biometryLockedOut = KeychainError.authFailed("""
+        too many failed fingerprint matches: fingers are refused until you authenticate with your password once (`keygate \
+        unlock`, or an item that accepts the password)
+        """)
 
     static func lockedOut(_ seconds: UInt32) -> KeychainError {
         .authFailed("too many failed attempts: gated items are locked for \(seconds) more seconds; wait, then try again with the right password")
@@ -335,25 +410,6 @@ struct GateServer {
         var decision = try policies().decision(service: service, account: identity.account)
         overrides.apply(to: &decision.policy)
         return decision
-    }
-
-    /// The PAM service that authenticates these constraints: the biometric stack for biometry
-    /// flags alone (a finger only, as on Apple), the passcode stack for device-passcode, else the
-    /// policy's. `legacyCurrentSet`: an item Keygate 0.1.0 sealed as biometryCurrentSet, which
-    /// meant the password's current set and still does (docs/ACCESS_CONTROL.md, "Migration").
-    static func pamService(for constraints: [AccessControl.Constraint], policy: Policy, legacyCurrentSet: Bool = false) -> String {
-        if legacyCurrentSet { return policy.pamService }
-        if isBiometric(constraints) { return policy.biometryPamService }
-        switch constraints.first {
-        case .devicePasscode: return policy.passcodePamService
-        case .biometryAny: return policy.biometryPamService
-        default: return policy.pamService
-        }
-    }
-
-    /// Only biometry flags: the item asks for a finger and nothing else.
-    static func isBiometric(_ constraints: [AccessControl.Constraint]) -> Bool {
-        !constraints.isEmpty && constraints.allSatisfy { $0 == .biometryAny || $0 == .biometryCurrentSet }
     }
 
     /// A box of an item Keygate 0.1.0 sealed as biometryCurrentSet: a current-set box (the

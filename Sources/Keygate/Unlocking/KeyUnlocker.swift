@@ -237,9 +237,10 @@ struct KeyUnlocker: Sendable {
         try keyStore.recordClassKeys(masterKey: master, seals: seals)
     }
 
-    /// LAContext.evaluatePolicy: one presence check now, whose handle serves later reads.
-    func evaluatePresence() throws {
-        _ = try gate.authenticate(reason: promptReason(for: .useItem))
+    /// LAContext.evaluatePolicy: one presence check now, whose handle serves later reads; with
+    /// `biometric`, a finger (the handle then serves biometric items).
+    func evaluatePresence(biometric: Bool = false) throws {
+        _ = try gate.authenticate(reason: promptReason(for: .useItem), biometric: biometric)
     }
 
     // MARK: Locking
