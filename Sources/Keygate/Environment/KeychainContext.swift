@@ -99,6 +99,7 @@ struct TestOverrides: Sendable {
     var reuseDuration: UInt32?
     var reuseScope: ReuseScope.Kind?
     var lockoutSeconds: UInt32?
+    var fingerUnlock: UInt32?
 
     init() {}
 
@@ -107,6 +108,7 @@ struct TestOverrides: Sendable {
         reuseDuration = env["KEYGATE_TEST_REUSE_DURATION"].flatMap { UInt32($0) }
         reuseScope = env["KEYGATE_TEST_REUSE_SCOPE"].flatMap { ReuseScope.Kind(rawValue: $0) }
         lockoutSeconds = env["KEYGATE_TEST_LOCKOUT_SECONDS"].flatMap { UInt32($0) }
+        fingerUnlock = env["KEYGATE_TEST_FINGER_UNLOCK"].flatMap { UInt32($0) }
     }
 
     func apply(to policy: inout Policy) {
@@ -114,6 +116,7 @@ struct TestOverrides: Sendable {
         if let reuseDuration { policy.reuseDuration = reuseDuration }
         if let reuseScope { policy.reuseScope = reuseScope }
         if let lockoutSeconds { policy.lockoutSeconds = lockoutSeconds }
+        if let fingerUnlock { policy.fingerUnlock = fingerUnlock }
     }
 }
 

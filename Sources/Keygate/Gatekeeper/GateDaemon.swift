@@ -39,7 +39,7 @@ enum GateDaemon {
         switch request.operation {
         case .open, .presence, .check, .keys, .status: return !request.flags.contains(.fresh)
         // fingerprintState reads fprintd's storage, which the helper reaches the same way in a test session.
-        case .authenticate, .legacyClassSeed, .forget, .certify, .fingerprintState: return false
+        case .authenticate, .legacyClassSeed, .forget, .certify, .fingerprintState, .fingerUnlockArm, .fingerUnlock: return false
         }
     }
 

@@ -34,6 +34,13 @@ struct GateRequest: Sendable, Equatable {
         /// which it does not reveal) and the biometric lockout (LAContext). No prompt. A client of
         /// an older release never sends it, so it never meets the result fields it adds.
         case fingerprintState = 10
+        /// After a password unlock in this scope (within the last minute): a new finger-unlock
+        /// pair for the user (FingerUnlockKey); the result's `seed` is its public key (empty when
+        /// the policy or a missing enrolled finger turns it off).
+        case fingerUnlockArm = 11
+        /// A finger reopens the locked keychain: `seed` carries the master key sealed to the
+        /// finger-unlock pair; after a match within the window, the result's `seed` is the master key.
+        case fingerUnlock = 12
     }
 
     struct Flags: OptionSet, Sendable, Equatable {
@@ -70,6 +77,8 @@ struct GateRequest: Sendable, Equatable {
     static let maxFieldBytes = 4096
     static let handleBytes = 32
     static let sealBytes = GateSecrets.sealBytes
+    /// fingerUnlock's sealed master key: 32 bytes in a sealed box.
+    static let sealedMasterKeyBytes = 80
 
     var operation: Operation
     var flags: Flags = []
@@ -160,7 +169,8 @@ struct GateRequest: Sendable, Equatable {
             request.boxes.append(Box(kind: kind, keyID: try r.raw(BoxKeyPair.keyIDBytes), sealed: try r.raw(GatedBlob.boxBytes)))
         }
         request.seed = try r.tiny()
-        guard request.seed.isEmpty || request.seed.count == BoxKeyPair.seedBytes else {
+        guard request.seed.isEmpty || request.seed.count == BoxKeyPair.seedBytes
+                || (operation == .fingerUnlock && request.seed.count == sealedMasterKeyBytes) else {
             throw GateWireError.malformed("a seed of \(request.seed.count) bytes")
         }
         request.handleSeconds = try r.u32()

@@ -30,6 +30,8 @@ struct GateServer {
         case .check: return try check(request, secrets)
         case .status: return try status()
         case .fingerprintState: return try fingerprintState(secrets)
+        case .fingerUnlockArm: return try armFingerUnlock(secrets)
+        case .fingerUnlock: return try fingerUnlock(request, secrets)
         }
     }
 
@@ -208,6 +210,78 @@ struct GateServer {
         return result
     }
 
+    /// After a password unlock in this scope within `certifyWindow` (never a finger's): a new
+    /// finger-unlock pair, its public key in `seed`; empty when the policy's `finger-unlock` is 0
+    /// or no finger is enrolled (nothing is kept then).
+    private func armFingerUnlock(_ secrets: GateSecrets) throws -> GateResult {
+        var policy = try policies().keychainDecision().policy
+        overrides.apply(to: &policy)
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
+        let now = GateRecords.now
+        let fingerUnlock = "unlock:" + policy.biometryPamService
+        let unlocked = try GateRecords.update(uid: user.uid) { records in
+            records.authentications.contains {
+                $0.scope == scope.id && $0.service.hasPrefix("unlock:") && $0.service != fingerUnlock && $0.time <= now
+                    && now - $0.time <= Self.certifyWindow
+            }
+        }
+        guard unlocked else {
+            throw KeychainError.interactionNotAllowed("""
+                a finger may reopen the keychain only after a password unlock in this scope: run `keygate unlock`
+                """)
+        }
+        var result = GateResult()
+        guard policy.fingerUnlock > 0, try EnrolledPrints.of(userName: user.name).digest != nil else {
+            FingerUnlockKey.drop(uid: user.uid)
+            return result
+        }
+        result.seed = try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation).pair.publicKey
+        return result
+    }
+
+    /// A finger reopens the locked keychain: the kept pair, within the policy's window since the
+    /// password that made it, under the same password and boot, with biometry not locked out;
+    /// then a match through the biometric stack (recorded as an unlock, which no item accepts);
+    /// then the master key sealed in `seed`, opened. Nothing kept, or kept no longer, is
+    /// .itemNotFound before any scan (the client drops its sealed copy and asks for the password).
+    private func fingerUnlock(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        var policy = try policies().keychainDecision().policy
+        overrides.apply(to: &policy)
+        func refuse(_ why: String) -> KeychainError {
+            FingerUnlockKey.drop(uid: user.uid)
+            return .itemNotFound("a finger cannot reopen the keychain now (\(why)): your password opens it, and arms the finger again")
+        }
+        guard request.seed.count == GateRequest.sealedMasterKeyBytes else { throw malformed() }
+        guard let kept = try FingerUnlockKey.load(uid: user.uid) else {
+            throw KeychainError.itemNotFound("""
+                a finger cannot reopen the keychain now: the gatekeeper keeps nothing for it (a reboot, `keygate lock --all` or the \
+                biometric lockout dropped it, or no password unlock armed it); your password opens it, and arms the finger again
+                """)
+        }
+        let now = GateRecords.now
+        guard policy.fingerUnlock > 0, now >= kept.madeAt, now - kept.madeAt <= UInt64(policy.fingerUnlock) else {
+            throw refuse("more than \(policy.fingerUnlock) s since the last password")
+        }
+        guard kept.generation == secrets.generation else { throw refuse("your password has changed since") }
+        guard !(try GateRecords.update(uid: user.uid) { $0.biometryLocked }) else { throw refuse("biometry is locked out") }
+        if request.flags.contains(.noPrompt) {
+            throw KeychainError.interactionNotAllowed("reopening the keychain needs your fingerprint, and no prompt is allowed")
+        }
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
+        try FingerprintReader.requireReady(userName: user.name)
+        try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: request.reason,
+                                   recordAs: "unlock:" + policy.biometryPamService, credential: .fingerprint)
+        guard let master = SealedBox.openToArray(request.seed[...], with: kept.pair), master.count == 32 else {
+            throw KeychainError.decode("""
+                the sealed master key in your data folder does not open with the gatekeeper's key (replaced, or another \
+                keychain's): your password opens the keychain and seals it again
+                """)
+        }
+        var result = GateResult()
+        result.seed = master
+        return result
+    }
+
     /// `keygate lock` (this scope) and `keygate lock --all` (everything, like sudo -K).
     private func forget(_ request: GateRequest) throws -> GateResult {
         var policy = (try? policies().keychainDecision().policy) ?? Policy.default
@@ -216,6 +290,8 @@ struct GateServer {
         try GateRecords.update(uid: user.uid) { records in
             if request.flags.contains(.all) { records.forgetAll() } else { records.forget(scope: scope.id) }
         }
+        // lock --all: the finger no longer reopens the keychain either (`keygate lock` keeps it, as an iPhone's lock does).
+        if request.flags.contains(.all) { FingerUnlockKey.drop(uid: user.uid) }
         return GateResult()
     }
 

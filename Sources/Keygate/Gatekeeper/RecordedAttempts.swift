@@ -53,6 +53,7 @@ struct RecordedAttempts: AttemptCounter {
             prompter.audit(.authFailure, service: service, detail: "failed fingerprint match")
             if try GateRecords.update(uid: uid, { $0.fingerFailed() }) {
                 prompter.audit(.lockout, service: service, detail: "biometry lockout started")
+                FingerUnlockKey.drop(uid: uid)   // and the finger no longer reopens the keychain
                 throw GateServer.biometryLockedOut
             }
             return

@@ -197,7 +197,9 @@ public struct KeychainOperations: Sendable {
         let slots = Self.slotsToOpen(header)
         let needsPresence = slots.contains { header.gateSlots[$0].kind != .device }
         if needsPresence { try keys.requirePasswordProtector() }
-        let locked = !Self.classPairAvailable(header.accessibility, keys: keys)
+        var locked = !Self.classPairAvailable(header.accessibility, keys: keys)
+        // Within its window a finger reopens the keychain first (as Touch ID unlocks an iPhone).
+        if locked, needsPresence, try keys.openWithFinger() != nil { locked = false }
         // One prompt does both only where the gate asks for the password: a finger types none, so
         // a locked keychain is opened first (the password), then the item (the finger).
         let fingerOnly = AccessControl(rawValue: header.accessControl).asksForFingerOnly

@@ -151,6 +151,21 @@ struct GateAccess {
         return (result.domainState, result.biometryLockedOut)
     }
 
+    /// After a password unlock: the public key to seal the master key to for a finger's reopening
+    /// (empty when it is off: no enrolled finger, or the policy's `finger-unlock = 0`). Never prompts.
+    func armFingerUnlock() throws -> [UInt8] {
+        try client.call(GateRequest(operation: .fingerUnlockArm, flags: .noPrompt)).result.seed
+    }
+
+    /// A finger reopens the locked keychain: the master key sealed by `armFingerUnlock`'s key,
+    /// opened by the gatekeeper after a match within its window.
+    func fingerUnlock(_ sealed: [UInt8], reason: String) throws -> SecureBytes {
+        var request = GateRequest(operation: .fingerUnlock, reason: reason, seed: sealed)
+        if (try? prompter.ensureAvailable()) == nil { request.flags.insert(.noPrompt) }
+        var bytes = try client.call(request).result.seed
+        return try SecureBytes(consuming: &bytes)
+    }
+
     /// Migration from 1.x: the device-bound seed of a this-device-only class, from its master-derived seed.
     func legacyClassSeed(_ seed: SecureBytes) throws -> SecureBytes {
         let request = GateRequest(operation: .legacyClassSeed, seed: seed.unprotectedCopy())
