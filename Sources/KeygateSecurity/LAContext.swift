@@ -18,9 +18,6 @@ open class LAContext: NSObject, @unchecked Sendable {
         var fallbackTitle: String?
         var cancelTitle: String?
         var invalidated = false
-        /// A biometric policy was evaluated (canEvaluatePolicy or evaluatePolicy): from then on
-        /// evaluatedPolicyDomainState reports the enrolled set, as on Apple.
-        var biometricEvaluated = false
     }
 
     public override init() {
@@ -74,12 +71,8 @@ open class LAContext: NSObject, @unchecked Sendable {
             error?.pointee = problem.nsError
             return false
         }
-        if policy == .deviceOwnerAuthenticationWithBiometrics { state.withLock { $0.biometricEvaluated = true } }
         return true
     }
-
-    /// Whether a biometric policy was evaluated on this context.
-    var biometricEvaluated: Bool { state.withLock { $0.biometricEvaluated } }
 
     /// Authenticates the user now (PAM, through the `keygate` service; a finger through the
     /// gatekeeper's biometric stack for .deviceOwnerAuthenticationWithBiometrics) and calls
@@ -104,10 +97,9 @@ open class LAContext: NSObject, @unchecked Sendable {
         }
         let reason = localizedReason.isEmpty ? nil : localizedReason
         if let reason { authenticationContext.localizedReason = reason }
-        let biometric = policy == .deviceOwnerAuthenticationWithBiometrics
-        if biometric { state.withLock { $0.biometricEvaluated = true } }
         do {
-            try await authenticationContext.evaluate(prompter: KeygateSecurityConfiguration.currentPrompter(), biometric: biometric)
+            try await authenticationContext.evaluate(prompter: KeygateSecurityConfiguration.currentPrompter(),
+                                                     biometric: policy == .deviceOwnerAuthenticationWithBiometrics)
             return true
         } catch let e as KeychainError {
             throw LAError(Self.code(for: e), message: e.message)

@@ -24,13 +24,13 @@ public enum LAAccessControlOperation: Int, Sendable {
 }
 
 extension LAContext {
-    /// After a biometric policy was evaluated on this context (canEvaluatePolicy or
-    /// evaluatePolicy), 32 bytes that change exactly when a finger is enrolled, removed or
-    /// enrolled again: the gatekeeper's keyed hash of root's digest of the prints (EnrolledSetState),
-    /// which does not reveal it. nil before that, with no finger enrolled, or when the gatekeeper
-    /// cannot be asked, as Apple gives nil without biometry.
+    /// 32 bytes that change exactly when a finger is enrolled, removed or enrolled again: the
+    /// gatekeeper's keyed hash of root's digest of the prints (EnrolledSetState), which does not
+    /// reveal it. nil with no finger enrolled, or when the gatekeeper cannot be asked, as Apple
+    /// gives nil without biometry. (Apple sets it only once a biometric policy was evaluated on
+    /// the context; Keygate answers at once: the value is the same either way.)
     public var evaluatedPolicyDomainState: Data? {
-        guard biometricEvaluated, let state = try? EnrolledSetState.current().domainState else { return nil }
+        guard let state = try? EnrolledSetState.current().domainState else { return nil }
         return Data(state)
     }
 
@@ -41,14 +41,17 @@ extension LAContext {
     }
 
     /// Authenticates for an item operation under `accessControl`: nothing to do when it
-    /// names no constraint, else a PAM authentication as evaluatePolicy does, whose
+    /// names no constraint, else a PAM authentication as evaluatePolicy does (a finger for a
+    /// finger-only item), whose
     /// context then serves reads of such items. Key operations are errSecUnimplemented.
     public func evaluateAccessControl(_ accessControl: SecAccessControl, operation: LAAccessControlOperation,
                                       localizedReason: String) async throws -> Bool {
         switch operation {
         case .createItem, .useItem:
-            guard accessControl.accessControl != nil else { return true }
-            return try await evaluatePolicy(.deviceOwnerAuthentication, localizedReason: localizedReason)
+            guard let flags = accessControl.accessControl else { return true }
+            // A finger-only item (biometryAny, biometryCurrentSet) is served by a finger's authentication.
+            let policy: LAPolicy = flags.asksForFingerOnly ? .deviceOwnerAuthenticationWithBiometrics : .deviceOwnerAuthentication
+            return try await evaluatePolicy(policy, localizedReason: localizedReason)
         case .createKey, .useKeySign, .useKeyDecrypt, .useKeyKeyExchange:
             throw NSError(domain: NSOSStatusErrorDomain, code: Int(errSecUnimplemented),
                           userInfo: [NSLocalizedDescriptionKey: SecUnimplemented.message])

@@ -406,8 +406,9 @@ final class FingerprintPresenceTests: XCTestCase {
     }
 
     /// The closing note's figures: from the credential (the finger's scan; the askpass's
-    /// answer) to the secret on stdout, for a biometry-any read and a password-gated read of
-    /// the same keychain, side by side in one run.
+    /// answer) to the secret on stdout, for a biometry-any read and a password-gated
+    /// (device-passcode: user-presence would take the finger now) read of the same keychain,
+    /// side by side in one run.
     func test_figures_fromTheScanToTheSecret_againstAPasswordGatedRead() throws {
         let (h, fprint, env) = try enrolledUser()
         try h.writeUserFile("askpass", """

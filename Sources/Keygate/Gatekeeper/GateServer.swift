@@ -210,7 +210,8 @@ struct GateServer {
         return result
     }
 
-    /// After a password unlock in this scope within `certifyWindow` (never a finger's): a new
+    /// After a password authentication in this scope within `certifyWindow` (an unlock, or the
+    /// item's password that also opened the keychain; never a finger's): a new
     /// finger-unlock pair, its public key in `seed`; empty when the policy's `finger-unlock` is 0
     /// or no finger is enrolled (nothing is kept then).
     private func armFingerUnlock(_ secrets: GateSecrets) throws -> GateResult {
@@ -218,11 +219,10 @@ struct GateServer {
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let now = GateRecords.now
-        let fingerUnlock = "unlock:" + policy.biometryPamService
+        let fingers = [policy.biometryPamService, "unlock:" + policy.biometryPamService]
         let unlocked = try GateRecords.update(uid: user.uid) { records in
             records.authentications.contains {
-                $0.scope == scope.id && $0.service.hasPrefix("unlock:") && $0.service != fingerUnlock && $0.time <= now
-                    && now - $0.time <= Self.certifyWindow
+                $0.scope == scope.id && !fingers.contains($0.service) && $0.time <= now && now - $0.time <= Self.certifyWindow
             }
         }
         guard unlocked else {
@@ -345,6 +345,8 @@ struct GateServer {
     /// too). Both: the password, then the finger.
     private func authenticate(_ route: PresenceRoute, done: [String], scope: CallerScope, policy: Policy,
                               request: GateRequest) throws -> String {
+        // The daemon never prompts: it says so before asking fprintd anything (the helper asks instead).
+        try prompter.ensureAvailable()
         let reason = request.reason
         func password(_ service: String) throws -> String {
             try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason)

@@ -253,11 +253,11 @@ struct KeyUnlocker: Sendable {
 
     /// After a password unlock: seals the master key to a new key of the gatekeeper's, so that a
     /// finger may reopen the keychain within the policy's window. Best effort: without it the
-    /// password is asked, as before.
+    /// password is asked, as before. A host without fprintd's storage folder is not asked.
     func armFingerUnlock(_ master: SecureBytes) {
-        guard let publicKey = try? gate.armFingerUnlock(), publicKey.count == BoxKeyPair.publicKeyBytes,
-              let sealed = try? SealedBox.seal(master, to: publicKey) else {
-            try? AtomicFile.remove(fingerUnlockPath)
+        guard AtomicFile.exists(EnrolledPrints.storageRoot), let publicKey = try? gate.armFingerUnlock() else { return }
+        guard publicKey.count == BoxKeyPair.publicKeyBytes, let sealed = try? SealedBox.seal(master, to: publicKey) else {
+            try? AtomicFile.remove(fingerUnlockPath)   // turned off: no finger enrolled, or the policy's finger-unlock = 0
             return
         }
         try? AtomicFile.write(sealed, to: fingerUnlockPath, mode: 0o600)
