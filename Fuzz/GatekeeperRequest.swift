@@ -141,6 +141,14 @@ enum GateFuzz {
                 accessibility: .whenUnlocked, publicKey: filled(BoxKeyPair.publicKeyBytes, 7), seal: [])]).encoded()),
             ("request-forget-all", GateRequest(operation: .forget, flags: .all).encoded()),
             ("request-validate", GateRequest(operation: .validate, flags: .fresh, reason: "validate").encoded()),
+            ("request-certify-for-user", GateRequest(operation: .certify, flags: .noPrompt, classKeys: [GateRequest.ClassKey(
+                accessibility: .whenUnlocked, publicKey: filled(BoxKeyPair.publicKeyBytes, 7), seal: [])], subjectUID: 1000).encoded()),
+            ("request-fingerprint-state", GateRequest(operation: .fingerprintState, flags: .noPrompt).encoded()),
+            ("request-finger-unlock-arm", GateRequest(operation: .fingerUnlockArm).encoded()),
+            ("request-finger-unlock", GateRequest(operation: .fingerUnlock, reason: "unlock",
+                                                  seed: filled(GateRequest.sealedMasterKeyBytes, 9)).encoded()),
+            ("request-authenticate-biometric", GateRequest(operation: .authenticate, flags: [.biometric, .issueHandle],
+                                                           reason: "LAContext", handleSeconds: 10).encoded()),
         ]
         let good = open.encoded()
         var malformed: [(String, [UInt8])] = [

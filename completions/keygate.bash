@@ -124,7 +124,7 @@ _keygate() {
                 when-unlocked-this-device-only after-first-unlock-this-device-only" -- "$cur"))
             return ;;
         --access)
-            COMPREPLY=($(compgen -W "user-presence device-passcode biometry-any current-set" -- "$cur"))
+            COMPREPLY=($(compgen -W "user-presence device-passcode biometry-any biometry-current-set current-set none" -- "$cur"))
             return ;;
         -r | --protocol)
             COMPREPLY=($(compgen -W "https http ssh ftp ftps smtp imap imaps pop3 ldap ldaps smb afp telnet socks" -- "$cur"))

@@ -97,7 +97,7 @@ complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -s j -l comment 
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l attr -x -d 'An attribute of your own, NAME=VALUE'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -s U -l update -d 'Replace an existing item'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l accessible -x -a 'when-unlocked after-first-unlock when-passcode-set-this-device-only when-unlocked-this-device-only after-first-unlock-this-device-only' -d 'Accessibility class'
-complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l access -x -a 'user-presence device-passcode biometry-any current-set' -d 'Authentication to read'
+complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l access -x -a 'user-presence device-passcode biometry-any biometry-current-set current-set none' -d 'Authentication to read'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l or -d 'Any constraint is enough'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs" -l and -d 'Every constraint is needed'
 complete -c keygate -n "__fish_seen_subcommand_from $add_verbs find-generic-password find-internet-password" -s w -d 'Prompt for / print the secret'

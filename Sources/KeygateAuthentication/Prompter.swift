@@ -21,3 +21,16 @@ enum PromptAdvice {
     /// The longest answer Keygate accepts from a person (terminal line or askpass output).
     static let maxAnswerBytes = 4096
 }
+
+/// A prompter that never asks: a question the gatekeeper or a store would put to the person is
+/// errSecInteractionNotAllowed with `message`. For requests that need no prompt (the enrolled
+/// set's state, status) made where no prompter was given.
+package struct NeverPrompter: Prompter {
+    let message: String
+
+    package init(_ message: String = "this needs no prompt, and none is allowed") { self.message = message }
+
+    package func readSecret(prompt: String) throws -> SecureBytes? { throw KeychainError.interactionNotAllowed(message) }
+    package func notify(_ message: String) {}
+    package func ensureAvailable() throws { throw KeychainError.interactionNotAllowed(message) }
+}

@@ -80,6 +80,11 @@ package struct GateResult: Equatable {
     /// older Keygate library still reads every answer of this gatekeeper (it never asks `status`).
     package var lockoutSecondsLeft: UInt32 = 0
     package var failedAttempts: UInt32 = 0
+    /// fingerprintState: the enrolled set's domain state (empty: no finger enrolled), and whether
+    /// biometry is locked out. On the wire only when either is set, after the lockout pair (then
+    /// always written): only the fingerprintState operation sets them, which no older client sends.
+    package var domainState: [UInt8] = []
+    package var biometryLockedOut = false
 
     package init(error: KeychainError.Code? = nil, message: String = "") {
         self.error = error
@@ -100,6 +105,7 @@ package struct GateResult: Equatable {
     package static func == (a: GateResult, b: GateResult) -> Bool {
         a.error == b.error && a.message == b.message && a.handle == b.handle && a.seed == b.seed && a.invalid == b.invalid
             && a.lockoutSecondsLeft == b.lockoutSecondsLeft && a.failedAttempts == b.failedAttempts
+            && a.domainState == b.domainState && a.biometryLockedOut == b.biometryLockedOut
             && a.shares.map(\.index) == b.shares.map(\.index) && a.shares.map(\.share) == b.shares.map(\.share)
             && a.publicKeys.map(\.kind) == b.publicKeys.map(\.kind) && a.publicKeys.map(\.key) == b.publicKeys.map(\.key)
             && a.seals.map(\.accessibility) == b.seals.map(\.accessibility) && a.seals.map(\.seal) == b.seals.map(\.seal)
@@ -117,9 +123,14 @@ package struct GateResult: Equatable {
         w.tiny(handle)
         w.tiny(seed)
         w.tiny(invalid)
-        if lockoutSecondsLeft != 0 || failedAttempts != 0 {
+        let fingerprint = !domainState.isEmpty || biometryLockedOut
+        if lockoutSecondsLeft != 0 || failedAttempts != 0 || fingerprint {
             w.u32(lockoutSecondsLeft)
             w.u32(failedAttempts)
+        }
+        if fingerprint {
+            w.tiny(domainState)
+            w.u8(biometryLockedOut ? 1 : 0)
         }
     }
 
@@ -148,6 +159,10 @@ package struct GateResult: Equatable {
         if !r.isAtEnd {
             result.lockoutSecondsLeft = try r.u32()
             result.failedAttempts = try r.u32()
+        }
+        if !r.isAtEnd {
+            result.domainState = try r.tiny()
+            result.biometryLockedOut = try r.u8() != 0
         }
         return result
     }

@@ -35,6 +35,17 @@ package struct GateRequest: Sendable, Equatable {
         /// from now when an authentication in it is still fresh; else (or with `fresh`) PAM, recorded
         /// as presence for this scope. No box, no share.
         case validate = 10
+        /// The enrolled set's domain state (a keyed hash of root's digest of the user's prints,
+        /// which it does not reveal) and the biometric lockout (LAContext). No prompt. A client of
+        /// an older release never sends it, so it never meets the result fields it adds.
+        case fingerprintState = 11
+        /// After a password unlock in this scope (within the last minute): a new finger-unlock
+        /// pair for the user (FingerUnlockKey); the result's `seed` is its public key (empty when
+        /// the policy or a missing enrolled finger turns it off).
+        case fingerUnlockArm = 12
+        /// A finger reopens the locked keychain: `seed` carries the master key sealed to the
+        /// finger-unlock pair; after a match within the window, the result's `seed` is the master key.
+        case fingerUnlock = 13
     }
 
     package struct Flags: OptionSet, Sendable, Equatable {
@@ -51,6 +62,9 @@ package struct GateRequest: Sendable, Equatable {
         /// certify only, from root only: for the user `subjectUID` names, not the caller (the host
         /// protector's passwordless keychains, HostProtectorAdmin). The uid follows the request.
         package static let forUser = Flags(rawValue: 16)
+        /// authenticate: a finger through the biometric stack, not the password (LAContext's
+        /// deviceOwnerAuthenticationWithBiometrics).
+        package static let biometric = Flags(rawValue: 32)
     }
 
     /// One sealed gate box of an item: its slot kind, the key id it names, the 80 sealed bytes.
@@ -84,6 +98,8 @@ package struct GateRequest: Sendable, Equatable {
     package static let maxFieldBytes = 4096
     package static let handleBytes = 32
     package static let sealBytes = PublicKeys.sealBytes
+    /// fingerUnlock's sealed master key: 32 bytes in a sealed box.
+    package static let sealedMasterKeyBytes = 80
 
     package var operation: Operation
     package var flags: Flags = []
@@ -123,7 +139,9 @@ package struct GateRequest: Sendable, Equatable {
     package var daemonAnswers: Bool {
         switch operation {
         case .open, .presence, .check, .keys, .status: return !flags.contains(.fresh)
-        case .authenticate, .legacyClassSeed, .forget, .certify, .validate: return false
+        // fingerprintState reads fprintd's storage, which the helper reaches the same way in a test session.
+        case .authenticate, .legacyClassSeed, .forget, .certify, .validate, .fingerprintState, .fingerUnlockArm, .fingerUnlock:
+            return false
         }
     }
 
@@ -172,7 +190,7 @@ package struct GateRequest: Sendable, Equatable {
         guard try r.u8() == version else { throw GateWireError.malformed("a request of another version") }
         guard let operation = Operation(rawValue: try r.u8()) else { throw GateWireError.malformed("an unknown operation") }
         let flagBits = try r.u8()
-        guard flagBits & ~UInt8(31) == 0 else { throw GateWireError.malformed("unknown flags") }
+        guard flagBits & ~UInt8(63) == 0 else { throw GateWireError.malformed("unknown flags") }
         var request = GateRequest(operation: operation, flags: Flags(rawValue: flagBits))
         request.accessControl = try r.u32()
         switch try r.u8() {
@@ -205,7 +223,8 @@ package struct GateRequest: Sendable, Equatable {
             request.boxes.append(Box(kind: kind, keyID: try r.raw(BoxKeyPair.keyIDBytes), sealed: try r.raw(GatedBlob.boxBytes)))
         }
         request.seed = try r.tiny()
-        guard request.seed.isEmpty || request.seed.count == BoxKeyPair.seedBytes else {
+        guard request.seed.isEmpty || request.seed.count == BoxKeyPair.seedBytes
+                || (operation == .fingerUnlock && request.seed.count == sealedMasterKeyBytes) else {
             throw GateWireError.malformed("a seed of \(request.seed.count) bytes")
         }
         request.handleSeconds = try r.u32()

@@ -26,7 +26,6 @@ struct EnrolledPrints {
 
     static let maxPrints = 64
     static let maxPrintBytes = 1 << 20
-    static let root = "/var/lib/fprint"
 
     /// The user's enrolled prints now. A storage folder that cannot be read as root fails
     /// (.notAvailable, with the fix), never counts as "no finger".
@@ -49,13 +48,8 @@ struct EnrolledPrints {
                               count: entries.count)
     }
 
-    /// fprintd's storage: /var/lib/fprint, or the test hook's folder.
-    static var storageRoot: String {
-        #if KEYGATE_TEST_HOOKS
-        if let raw = getenv("KEYGATE_TEST_FPRINT_DIR"), raw.pointee == UInt8(ascii: "/") { return String(cString: raw) }
-        #endif
-        return root
-    }
+    /// fprintd's storage (FprintdProbe.storageRoot: the client asks whether it exists, root reads it).
+    static var storageRoot: String { FprintdProbe.storageRoot }
 
     /// DRIVER/DEVICE/FINGER files under `path` (depth 0 is the user's folder).
     private static func collect(_ path: String, relative: String, depth: Int,

@@ -1,13 +1,26 @@
 // The gatekeeper's check before a fingerprint authentication: fprintd answers within its
 // deadline, reports a reader, and the user has a finger enrolled on it (FprintdProbe). Each
 // failure is a clear error at once, in Apple's terms where Apple has one (no reader:
-// biometryNotAvailable; no finger: biometryNotEnrolled), instead of a PAM stack that waits.
+// biometryNotAvailable; no finger: biometryNotEnrolled), instead of a PAM stack that waits;
+// for an item that also takes the password, the answer that the password is asked instead.
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
 import KeygateStorage
 
 enum FingerprintReader {
+    /// How long an item that also takes the password waits for fprintd before it asks for the
+    /// password instead.
+    static let fallbackDeadline = ServiceDeadline(.seconds(2))
+
+    /// Whether a finger can be asked for now: fprintd answers within `fallbackDeadline`, reports
+    /// a reader, and the user has a finger enrolled on it. Items that also take the password ask
+    /// for it when not (userPresence, a biometry flag `or` devicePasscode).
+    static func isReady(userName: String) -> Bool {
+        guard let status = try? FprintdProbe.status(userName: userName, deadline: fallbackDeadline) else { return false }
+        return status.device != nil && !status.enrolledFingers.isEmpty
+    }
+
     static func requireReady(userName: String) throws {
         let status = try FprintdProbe.status(userName: userName)
         guard let device = status.device else {

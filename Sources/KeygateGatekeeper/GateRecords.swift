@@ -31,9 +31,18 @@ struct GateRecords: Sendable, Equatable {
     var lockedUntil: UInt64 = 0
     var authentications: [Authentication] = []
     var handles: [Handle] = []
+    /// Failed fingerprint matches since the last match or password, counted apart from the
+    /// password's (Apple's biometry and passcode counters): each scan is counted before fprintd
+    /// matches it, as a typed password is.
+    var biometryFailures: Int = 0
+    /// Apple's biometryLockout: set after `biometryThreshold` failed matches in a row; fingers are
+    /// refused until a password authentication succeeds. A reboot drops it with the file.
+    var biometryLocked = false
 
     static let maxBytes = 256 * 1024
     static let maxEntries = 256
+    /// Failed matches in a row that lock biometry out (Apple's five).
+    static let biometryThreshold = 5
     /// How long a call waits for another call's lock before it gives up.
     static let lockDeadlineMilliseconds = 3000
 
@@ -90,6 +99,42 @@ struct GateRecords: Sendable, Equatable {
         return lockoutSecondsLeft(lockout, now: now)
     }
 
+    /// Why a finger's attempt is refused before any scan.
+    enum FingerRefusal: Equatable {
+        /// The user's one lockout (seconds left): nothing is tried.
+        case lockedOut(UInt32)
+        /// The biometric lockout: fingers wait for a password.
+        case biometryLocked
+    }
+
+    /// A finger's attempt, counted before fprintd matches it (never in the password's counter, so
+    /// failed matches cannot lock the password fallback out). Returns why it is refused, if it is.
+    mutating func beginFingerAttempt(_ lockout: UserLockout, now: UInt64) -> FingerRefusal? {
+        if let left = lockoutSecondsLeft(lockout, now: now) { return .lockedOut(left) }
+        if biometryLocked { return .biometryLocked }
+        biometryFailures += 1
+        return nil
+    }
+
+    /// A scan that never came (no finger placed, a cancel) was not a guess: its count is given back.
+    mutating func fingerUnanswered() {
+        if biometryFailures > 0 { biometryFailures -= 1 }
+    }
+
+    /// After a failed match, counted already: true when it started the biometric lockout.
+    mutating func fingerFailed() -> Bool {
+        guard biometryFailures >= Self.biometryThreshold else { return false }
+        biometryLocked = true
+        biometryFailures = 0
+        return true
+    }
+
+    /// After a success: a match clears the failed matches; a password also ends the biometric lockout.
+    mutating func credentialSucceeded(password: Bool) {
+        biometryFailures = 0
+        if password { biometryLocked = false }
+    }
+
     private mutating func startLockout(_ lockout: UserLockout, now: UInt64) {
         lockedUntil = now + UInt64(lockout.seconds)
         failures = 0
@@ -135,6 +180,7 @@ struct GateRecords: Sendable, Equatable {
 
     func encoded() -> [UInt8] {
         var text = "keygate-records 1\nboot \(bootID)\nfailures \(failures) \(lockedUntil)\n"
+        if biometryFailures != 0 || biometryLocked { text += "biometry \(biometryFailures) \(biometryLocked ? 1 : 0)\n" }
         for a in authentications { text += "auth \(a.service) \(a.scope) \(a.time)\n" }
         for h in handles { text += "handle \(h.digest) \(h.pid) \(h.start) \(h.service) \(h.expires)\n" }
         return Array(text.utf8)
@@ -152,6 +198,10 @@ struct GateRecords: Sendable, Equatable {
             case "failures" where f.count == 3:
                 records.failures = Int(f[1]) ?? 0
                 records.lockedUntil = UInt64(f[2]) ?? 0
+            case "biometry" where f.count == 3:
+                records.biometryFailures = Int(f[1]) ?? 0
+                // A damaged flag cannot end the lockout: only "0" does.
+                records.biometryLocked = f[2] != "0"
             case "auth" where f.count == 4:
                 if let t = UInt64(f[3]) { records.authentications.append(Authentication(service: f[1], scope: f[2], time: t)) }
             case "handle" where f.count == 6:

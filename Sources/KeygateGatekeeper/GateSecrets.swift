@@ -136,6 +136,15 @@ package struct GateSecrets {
         return try derive("keygate.gate.enrolled-set.v1", digest + Self.u32(flags) + identity.canonicalBytes)
     }
 
+    /// LAContext.evaluatedPolicyDomainState: BLAKE2b(secret; "keygate.gate.domain-state.v1" ||
+    /// digest), 32 bytes; nil when no finger is enrolled. It changes exactly when the digest does,
+    /// and without root's secret says nothing about the digest or the prints.
+    func domainState(_ prints: EnrolledPrints) throws -> [UInt8]? {
+        guard let digest = prints.digest else { return nil }
+        var message = Array("keygate.gate.domain-state.v1".utf8) + digest
+        return try GenericHash.hash(SecureBytes(consuming: &message), secretKey: secret, outputBytes: 32).unprotectedCopy()
+    }
+
     /// The device pair; .notAvailable with the fix when this host has no host key.
     func devicePair(flags: UInt32, identity: ItemIdentity) throws -> BoxKeyPair {
         guard let deviceKey = try DeviceKey.deriveFromHost(uid: uid) else {

@@ -58,7 +58,9 @@ struct GateServer {
         case .validate: op = "validate"
         case .forget: op = request.flags.contains(.all) ? "lock-all" : "lock"
         case .certify: op = "certify"
-        case .keys, .check, .status, .legacyClassSeed: return
+        case .fingerUnlockArm: op = "finger-unlock-arm"
+        case .fingerUnlock: op = "finger-unlock"
+        case .keys, .check, .status, .legacyClassSeed, .fingerprintState: return
         }
         let identity = request.identity
         let itemService = identity.map { $0.itemClass == .genericPassword ? $0.service : $0.server }
@@ -87,6 +89,9 @@ struct GateServer {
         case .check: return try check(request, secrets)
         case .status: return try status()
         case .validate: return try validate(request)
+        case .fingerprintState: return try fingerprintState(secrets)
+        case .fingerUnlockArm: return try armFingerUnlock(secrets)
+        case .fingerUnlock: return try fingerUnlock(request, secrets)
         }
     }
 
@@ -256,7 +261,7 @@ struct GateServer {
         let lockout = try userLockout()
         var result = GateResult()
         (result.lockoutSecondsLeft, result.failedAttempts) = try GateRecords.update(uid: user.uid) { records in
-            (records.lockoutSecondsLeft(lockout, now: GateRecords.now) ?? 0, UInt32(clamping: records.failures))
+            (records.lockoutSecondsLeft(lockout, now: GateRecords.now) ?? 0, UInt32(clamping: records.failures + records.biometryFailures))
         }
         return result
     }
@@ -290,6 +295,88 @@ struct GateServer {
         return GateResult()
     }
 
+    /// The enrolled set's domain state for LAContext.evaluatedPolicyDomainState: a keyed hash of
+    /// root's digest of the prints (GateSecrets.domainState), empty with no finger; and the
+    /// biometric lockout (canEvaluatePolicy's biometryLockout).
+    private func fingerprintState(_ secrets: GateSecrets) throws -> GateResult {
+        var result = GateResult()
+        result.domainState = try secrets.domainState(EnrolledPrints.of(userName: user.name)) ?? []
+        result.biometryLockedOut = try GateRecords.update(uid: user.uid) { $0.biometryLocked }
+        return result
+    }
+
+    /// After a password authentication in this scope within `certifyWindow` (an unlock, or the
+    /// item's password that also opened the keychain; never a finger's): a new
+    /// finger-unlock pair, its public key in `seed`; empty when the policy's `finger-unlock` is 0
+    /// or no finger is enrolled (nothing is kept then).
+    private func armFingerUnlock(_ secrets: GateSecrets) throws -> GateResult {
+        var policy = try policies().keychainDecision().policy
+        overrides.apply(to: &policy)
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
+        let now = GateRecords.now
+        let fingers = [policy.biometryPamService, "unlock:" + policy.biometryPamService]
+        let unlocked = try GateRecords.update(uid: user.uid) { records in
+            records.authentications.contains {
+                $0.scope == scope.id && !fingers.contains($0.service) && $0.time <= now && now - $0.time <= Self.certifyWindow
+            }
+        }
+        guard unlocked else {
+            throw KeychainError.interactionNotAllowed("""
+                a finger may reopen the keychain only after a password unlock in this scope: run `keygate unlock`
+                """)
+        }
+        var result = GateResult()
+        guard policy.fingerUnlock > 0, try EnrolledPrints.of(userName: user.name).digest != nil else {
+            FingerUnlockKey.drop(uid: user.uid)
+            return result
+        }
+        result.seed = try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation).pair.publicKey
+        return result
+    }
+
+    /// A finger reopens the locked keychain: the kept pair, within the policy's window since the
+    /// password that made it, under the same password and boot, with biometry not locked out;
+    /// then a match through the biometric stack (recorded as an unlock, which no item accepts);
+    /// then the master key sealed in `seed`, opened. Nothing kept, or kept no longer, is
+    /// .itemNotFound before any scan (the client drops its sealed copy and asks for the password).
+    private func fingerUnlock(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+        var policy = try policies().keychainDecision().policy
+        overrides.apply(to: &policy)
+        func refuse(_ why: String) -> KeychainError {
+            FingerUnlockKey.drop(uid: user.uid)
+            return .itemNotFound("a finger cannot reopen the keychain now (\(why)): your password opens it, and arms the finger again")
+        }
+        guard request.seed.count == GateRequest.sealedMasterKeyBytes else { throw malformed() }
+        guard let kept = try FingerUnlockKey.load(uid: user.uid) else {
+            throw KeychainError.itemNotFound("""
+                a finger cannot reopen the keychain now: the gatekeeper keeps nothing for it (a reboot, `keygate lock --all` or the \
+                biometric lockout dropped it, or no password unlock armed it); your password opens it, and arms the finger again
+                """)
+        }
+        let now = GateRecords.now
+        guard policy.fingerUnlock > 0, now >= kept.madeAt, now - kept.madeAt <= UInt64(policy.fingerUnlock) else {
+            throw refuse("more than \(policy.fingerUnlock) s since the last password")
+        }
+        guard kept.generation == secrets.generation else { throw refuse("your password has changed since") }
+        guard !(try GateRecords.update(uid: user.uid) { $0.biometryLocked }) else { throw refuse("biometry is locked out") }
+        if request.flags.contains(.noPrompt) {
+            throw KeychainError.interactionNotAllowed("reopening the keychain needs your fingerprint, and no prompt is allowed")
+        }
+        let scope = try CallerScope.of(caller: caller, policy.reuseScope)
+        try FingerprintReader.requireReady(userName: user.name)
+        try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: request.reason,
+                                   recordAs: "unlock:" + policy.biometryPamService, credential: .fingerprint)
+        guard let master = SealedBox.openToArray(request.seed[...], with: kept.pair), master.count == 32 else {
+            throw KeychainError.decode("""
+                the sealed master key in your data folder does not open with the gatekeeper's key (replaced, or another \
+                keychain's): your password opens the keychain and seals it again
+                """)
+        }
+        var result = GateResult()
+        result.seed = master
+        return result
+    }
+
     /// `keygate lock` (this scope) and `keygate lock --all` (everything, like sudo -K).
     private func forget(_ request: GateRequest) throws -> GateResult {
         var policy = (try? policies().keychainDecision().policy) ?? Policy.default
@@ -299,34 +386,45 @@ struct GateServer {
         try GateRecords.update(uid: user.uid) { records in
             if request.flags.contains(.all) { records.forgetAll() } else { records.forget(scope: scope.id) }
         }
+        // lock --all: the finger no longer reopens the keychain either (`keygate lock` keeps it, as an iPhone's lock does).
+        if request.flags.contains(.all) { FingerUnlockKey.drop(uid: user.uid) }
         return GateResult()
     }
 
     /// The item's presence condition, now: a handle of this caller, or an authentication through
-    /// the item's service in the item's scope and window, or PAM. Returns a new handle when asked.
+    /// a stack the item accepts (PresenceRoute) in the item's scope and window, or PAM: the
+    /// password, a finger, either (a finger first where one can be read, the password after a
+    /// failed or missing match), or both. Returns a new handle when asked.
     private func ensurePresence(_ identity: ItemIdentity, _ request: GateRequest, legacyCurrentSet: Bool = false) throws -> [UInt8] {
         let decision = try itemDecision(identity)
-        let constraints = AccessControl(rawValue: request.accessControl).constraints
-        let service = Self.pamService(for: constraints, policy: decision.policy, legacyCurrentSet: legacyCurrentSet)
-        let biometric = service == decision.policy.biometryPamService && Self.isBiometric(constraints) && !legacyCurrentSet
+        let route = PresenceRoute(AccessControl(rawValue: request.accessControl), policy: decision.policy,
+                                  legacyCurrentSet: legacyCurrentSet)
         let scope = try CallerScope.of(caller: caller, decision.policy.reuseScope)
         let now = GateRecords.now
         let handleDigest = request.handle.isEmpty ? nil : Self.digest(request.handle)
-        (note.scope, note.pamService) = (scope.id, service)
-        note.basis = try GateRecords.update(uid: user.uid) { records -> String? in
-            if let handleDigest, records.handles.contains(where: {
-                $0.digest == handleDigest && $0.pid == scope.callerPID && $0.start == scope.callerStart
-                    && $0.service == service && $0.expires > now
-            }) { return "handle" }
-            if request.flags.contains(.fresh) { return nil }
-            return records.freshAuthentication(service: service, scope: scope.id, window: decision.policy.reuseDuration, now: now) != nil
-                ? "window" : nil
+        var basis: String?
+        var done = try GateRecords.update(uid: user.uid) { records -> [String] in
+            route.services.filter { service in
+                if let handleDigest, records.handles.contains(where: {
+                    $0.digest == handleDigest && $0.pid == scope.callerPID && $0.start == scope.callerStart
+                        && $0.service == service && $0.expires > now
+                }) {
+                    basis = "handle"
+                    return true
+                }
+                if request.flags.contains(.fresh) { return false }
+                guard records.freshAuthentication(service: service, scope: scope.id, window: decision.policy.reuseDuration,
+                                                  now: now) != nil else { return false }
+                basis = basis ?? "window"
+                return true
+            }
         }
-        if note.basis == nil {
+        (note.scope, note.pamService, note.basis) = (scope.id, done.last ?? route.services[0], basis)
+        if !route.isSatisfied(by: done) {
             if request.flags.contains(.noPrompt) {
                 throw KeychainError.interactionNotAllowed("""
-                    reading this item needs your \(biometric ? "fingerprint" : "password"), and the authentication context does not \
-                    allow a prompt
+                    reading this item needs your \(route.fingerOnly ? "fingerprint" : "password"), and the authentication context \
+                    does not allow a prompt
                     """)
             }
             if decision.allowNonInteractive {
@@ -335,12 +433,56 @@ struct GateServer {
                     policy explain`
                     """)
             }
-            if biometric { try FingerprintReader.requireReady(userName: user.name) }
-            try authenticateThroughPAM(service: service, scope: scope, policy: decision.policy, reason: request.reason,
-                                       credential: biometric ? .fingerprint : .password)
+            done.append(try authenticate(route, done: done, scope: scope, policy: decision.policy, request: request))
         }
         guard request.flags.contains(.issueHandle) else { return [] }
-        return try issueHandle(service: service, scope: scope, seconds: request.handleSeconds)
+        // The handle serves the stack that answered last (for `and`, the other is asked again within its window).
+        return try issueHandle(service: done.last ?? route.services[0], scope: scope, seconds: request.handleSeconds)
+    }
+
+    /// Asks for what `route` still needs after `done`; returns the stack that answered last. The
+    /// finger alone fails when no finger can be read (FingerprintReader says why). Either: a
+    /// finger where fprintd reports a reader and an enrolled finger and biometry is not locked
+    /// out, one scan, then the password after a failed or missing match (as Apple's "Enter
+    /// Password"); the password at once when the client needs it (`fresh`: it opens the keychain
+    /// too). Both: the password, then the finger.
+    private func authenticate(_ route: PresenceRoute, done: [String], scope: CallerScope, policy: Policy,
+                              request: GateRequest) throws -> String {
+        // The daemon never prompts: it says so before asking fprintd anything (the helper asks instead).
+        try prompter.ensureAvailable()
+        let reason = request.reason
+        func password(_ service: String) throws -> String {
+            try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason)
+            return service
+        }
+        func finger(_ service: String, maxTries: Int? = nil) throws -> String {
+            try FingerprintReader.requireReady(userName: user.name)
+            try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason, credential: .fingerprint,
+                                       maxTries: maxTries)
+            return service
+        }
+        switch (route.passwordService, route.fingerService) {
+        case (let passwordService?, let fingerService?) where route.needsBoth:
+            var last = done.last ?? passwordService
+            if !done.contains(passwordService) { last = try password(passwordService) }
+            if !done.contains(fingerService) { last = try finger(fingerService) }
+            return last
+        case (let passwordService?, let fingerService?):
+            guard !request.flags.contains(.fresh), FingerprintReader.isReady(userName: user.name),
+                  !(try GateRecords.update(uid: user.uid) { $0.biometryLocked }) else { return try password(passwordService) }
+            do {
+                return try finger(fingerService, maxTries: 1)
+            } catch let error as KeychainError where error.code == .authFailed || error.code == .notAvailable {
+                prompter.notify("The finger was not accepted: use your password instead.")
+                return try password(passwordService)
+            }
+        case (let passwordService?, nil):
+            return try password(passwordService)
+        case (nil, let fingerService?):
+            return try finger(fingerService)
+        case (nil, nil):
+            throw malformed()
+        }
     }
 
     /// A handle for the caller (its pid and start time) and `service`, for at most
@@ -368,9 +510,20 @@ struct GateServer {
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         (note.scope, note.pamService) = (scope.id, policy.pamService)
         let presenceCheck = request.flags.contains(.issueHandle)
+        var result = GateResult()
+        if request.flags.contains(.biometric) {
+            // LAContext's biometric policy: a finger, recorded and handled as a biometric item's.
+            guard request.classKeys.isEmpty else { throw malformed() }
+            try FingerprintReader.requireReady(userName: user.name)
+            try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: request.reason,
+                                       credential: .fingerprint)
+            if presenceCheck {
+                result.handle = try issueHandle(service: policy.biometryPamService, scope: scope, seconds: request.handleSeconds)
+            }
+            return result
+        }
         try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
                                    recordAs: presenceCheck ? nil : "unlock:" + policy.pamService)
-        var result = GateResult()
         if presenceCheck {
             result.handle = try issueHandle(service: policy.pamService, scope: scope, seconds: request.handleSeconds)
         }
@@ -404,12 +557,13 @@ struct GateServer {
     /// unlock records "unlock:SERVICE", which no item's presence check accepts: opening the keychain
     /// is not presence for an item, as on a Mac).
     private func authenticateThroughPAM(service: String, scope: CallerScope, policy: Policy, reason: String,
-                                        recordAs: String? = nil, credential: PAMAuthenticator.Credential = .password) throws {
+                                        recordAs: String? = nil, credential: PAMAuthenticator.Credential = .password,
+                                        maxTries: Int? = nil) throws {
         let attempts = RecordedAttempts(uid: user.uid, userName: user.name, lockout: try userLockout(), service: service,
-                                        scope: scope.id, recordAs: recordAs ?? service, prompter: prompter)
+                                        scope: scope.id, recordAs: recordAs ?? service, prompter: prompter, credential: credential)
         let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
         (note.scope, note.pamService) = (scope.id, service)
-        _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: policy.maxTries,
+        _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: maxTries ?? policy.maxTries,
                                  attempts: attempts, credential: credential)
         note.basis = credential == .fingerprint ? "fingerprint" : "password"
     }
@@ -420,6 +574,12 @@ struct GateServer {
         if let seconds = overrides.lockoutSeconds { lockout.seconds = seconds }
         return lockout
     }
+
+    /// Apple's biometryLockout, for a finger's attempt.
+    static let biometryLockedOut = KeychainError.authFailed("""
+        too many failed fingerprint matches: fingers are refused until you authenticate with your password once (`keygate \
+        unlock`, or an item that accepts the password)
+        """)
 
     static func lockedOut(_ seconds: UInt32) -> KeychainError {
         .authFailed("too many failed attempts: gated items are locked for \(seconds) more seconds; wait, then try again with the right password")
@@ -434,25 +594,6 @@ struct GateServer {
         var decision = try policies().decision(service: service, account: identity.account)
         overrides.apply(to: &decision.policy)
         return decision
-    }
-
-    /// The PAM service that authenticates these constraints: the biometric stack for biometry
-    /// flags alone (a finger only, as on Apple), the passcode stack for device-passcode, else the
-    /// policy's. `legacyCurrentSet`: an item Keygate 0.1.0 sealed as biometryCurrentSet, which
-    /// meant the password's current set and still does (docs/ACCESS_CONTROL.md, "Migration").
-    static func pamService(for constraints: [AccessControl.Constraint], policy: Policy, legacyCurrentSet: Bool = false) -> String {
-        if legacyCurrentSet { return policy.pamService }
-        if isBiometric(constraints) { return policy.biometryPamService }
-        switch constraints.first {
-        case .devicePasscode: return policy.passcodePamService
-        case .biometryAny: return policy.biometryPamService
-        default: return policy.pamService
-        }
-    }
-
-    /// Only biometry flags: the item asks for a finger and nothing else.
-    static func isBiometric(_ constraints: [AccessControl.Constraint]) -> Bool {
-        AccessControl.asksOnlyForAFinger(constraints)
     }
 
     /// A box of an item Keygate 0.1.0 sealed as biometryCurrentSet: a current-set box (the

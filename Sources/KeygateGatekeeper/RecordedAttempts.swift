@@ -1,6 +1,7 @@
 // The gatekeeper's attempt counter (AttemptCounter), kept in root's records under their lock
 // (docs/GATEKEEPER.md, "An authentication the user cannot kill"). Before each attempt it
-// refuses during the user's lockout and counts the attempt; a record that cannot be written
+// refuses during the user's lockout (a finger's, also during the biometric lockout) and counts
+// the attempt, a finger's in the biometric counter; a record that cannot be written
 // refuses the attempt, so no guess goes uncounted. A wrong answer may start the lockout; a
 // cancel before any answer gives the count back; a success clears it and records the
 // authentication for the caller's scope. The audit events go to the caller's trail and to
@@ -19,15 +20,29 @@ struct RecordedAttempts: AttemptCounter {
     /// The service name the success is recorded under (an unlock's is "unlock:SERVICE").
     let recordAs: String
     let prompter: any GatePrompter
+    /// A fingerprint's attempts go to the biometric counter and lockout (GateRecords.beginFingerAttempt),
+    /// a password's to the user's.
+    var credential: PAMAuthenticator.Credential = .password
 
     func begin() throws {
         let left: UInt32?
         do {
-            left = try GateRecords.update(uid: uid) { $0.beginAttempt(lockout, now: GateRecords.now) }
+            left = try GateRecords.update(uid: uid) { records -> UInt32? in
+                guard credential == .fingerprint else { return records.beginAttempt(lockout, now: GateRecords.now) }
+                switch records.beginFingerAttempt(lockout, now: GateRecords.now) {
+                case .lockedOut(let left): return left
+                case .biometryLocked: return UInt32.max
+                case nil: return nil
+                }
+            }
         } catch let error as KeychainError {
             throw KeychainError.notAvailable("""
                 the gatekeeper could not count this attempt in its records, so it was not made: \(error.message)
                 """)
+        }
+        if left == UInt32.max {
+            audit(.lockout, detail: "refused: biometry locked out after repeated failed matches")
+            throw GateServer.biometryLockedOut
         }
         if let left {
             audit(.lockout, detail: "refused: locked out after repeated failures")
@@ -36,10 +51,19 @@ struct RecordedAttempts: AttemptCounter {
     }
 
     func unanswered() {
-        _ = try? GateRecords.update(uid: uid) { $0.attemptUnanswered() }
+        _ = try? GateRecords.update(uid: uid) { credential == .fingerprint ? $0.fingerUnanswered() : $0.attemptUnanswered() }
     }
 
     func failed() throws {
+        if credential == .fingerprint {
+            audit(.authFailure, detail: "failed fingerprint match")
+            if try GateRecords.update(uid: uid, { $0.fingerFailed() }) {
+                audit(.lockout, detail: "biometry lockout started")
+                FingerUnlockKey.drop(uid: uid)   // and the finger no longer reopens the keychain
+                throw GateServer.biometryLockedOut
+            }
+            return
+        }
         audit(.authFailure, detail: "incorrect password")
         let left = try GateRecords.update(uid: uid) { $0.attemptFailed(lockout, now: GateRecords.now) }
         if let left {
@@ -53,6 +77,7 @@ struct RecordedAttempts: AttemptCounter {
         try GateRecords.update(uid: uid) { records in
             records.dropEndedScopes(isLive: CallerScope.isLive)
             records.recordSuccess(service: recordAs, scope: scope, now: GateRecords.now)
+            records.credentialSucceeded(password: credential == .password)
         }
     }
 

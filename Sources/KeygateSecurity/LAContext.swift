@@ -1,5 +1,6 @@
 // Apple's LAContext over Keygate's AuthenticationContext. evaluatePolicy is a real PAM
-// authentication through the `keygate` service (AuthenticationContext.evaluate); the keys
+// authentication through the `keygate` service (a finger through `keygate-biometry` for the
+// biometric policy), run by the gatekeeper (AuthenticationContext.evaluate); the keys
 // it unwraps then serve reads of access-controlled items that pass this context in
 // kSecUseAuthenticationContext, without another prompt, until invalidate() or Keygate's
 // context lifetime ends. localizedReason is the prompt's reason; interactionNotAllowed
@@ -73,8 +74,9 @@ open class LAContext: NSObject, @unchecked Sendable {
         return true
     }
 
-    /// Authenticates the user now (PAM, through the `keygate` service) and calls `reply`
-    /// on a background queue, as Apple does.
+    /// Authenticates the user now (PAM, through the `keygate` service; a finger through the
+    /// gatekeeper's biometric stack for .deviceOwnerAuthenticationWithBiometrics) and calls
+    /// `reply` on a background queue, as Apple does.
     open func evaluatePolicy(_ policy: LAPolicy, localizedReason: String,
                              reply: @escaping @Sendable (Bool, (any Error)?) -> Void) {
         Task.detached {
@@ -96,7 +98,8 @@ open class LAContext: NSObject, @unchecked Sendable {
         let reason = localizedReason.isEmpty ? nil : localizedReason
         if let reason { authenticationContext.localizedReason = reason }
         do {
-            try await authenticationContext.evaluate(prompter: KeygateSecurityConfiguration.currentPrompter())
+            try await authenticationContext.evaluate(prompter: KeygateSecurityConfiguration.currentPrompter(),
+                                                     biometric: policy == .deviceOwnerAuthenticationWithBiometrics)
             return true
         } catch let e as KeychainError {
             throw LAError(Self.code(for: e), message: e.message)
@@ -131,6 +134,11 @@ open class LAContext: NSObject, @unchecked Sendable {
             }
             guard !state.enrolledFingers.isEmpty else {
                 return LAError(.biometryNotEnrolled, message: "no finger is enrolled on \(device): enroll one with fprintd-enroll")
+            }
+            if (try? EnrolledSetState.current())?.biometryLockedOut == true {
+                return LAError(.biometryLockout, message: """
+                    too many failed fingerprint matches: fingers are refused until you authenticate with your password once
+                    """)
             }
             if let left = (try? KeychainOperations(prompter: RefusingPrompter()).status())?.lockoutSecondsLeft, left > 0 {
                 return LAError(.biometryLockout, message: """

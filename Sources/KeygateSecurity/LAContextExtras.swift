@@ -1,9 +1,11 @@
 // The rest of LAContext's surface a keychain wrapper may call: evaluateAccessControl for
 // item operations (an authentication through the same PAM path as evaluatePolicy, since
-// Keygate's access control is PAM), evaluatedPolicyDomainState (nil: there is no
-// biometric enrolment database to fingerprint, which is Apple's answer when biometry is
-// unavailable), and setCredential (refused: Keygate never takes a password from the app).
-// Key operations are refused with errSecUnimplemented. Delegates to LAContext.evaluatePolicy.
+// Keygate's access control is PAM), evaluatedPolicyDomainState (a value derived by root
+// from the enrolled prints, after a biometric evaluation), and setCredential (refused:
+// Keygate never takes a password from the app). Key operations are refused with
+// errSecUnimplemented. Delegates to LAContext.evaluatePolicy.
+
+internal import Keygate
 
 /// Apple's `LACredentialType`.
 public enum LACredentialType: Int, Sendable {
@@ -22,8 +24,15 @@ public enum LAAccessControlOperation: Int, Sendable {
 }
 
 extension LAContext {
-    /// nil: Linux has no biometric enrolment state to report (Apple gives nil without biometry).
-    public var evaluatedPolicyDomainState: Data? { nil }
+    /// 32 bytes that change exactly when a finger is enrolled, removed or enrolled again: the
+    /// gatekeeper's keyed hash of root's digest of the prints (EnrolledSetState), which does not
+    /// reveal it. nil with no finger enrolled, or when the gatekeeper cannot be asked, as Apple
+    /// gives nil without biometry. (Apple sets it only once a biometric policy was evaluated on
+    /// the context; Keygate answers at once: the value is the same either way.)
+    public var evaluatedPolicyDomainState: Data? {
+        guard let state = try? EnrolledSetState.current().domainState else { return nil }
+        return Data(state)
+    }
 
     /// Refused (false): the password is always asked by PAM, never handed over by the app.
     public func setCredential(_ credential: Data?, type: LACredentialType) -> Bool {
@@ -32,14 +41,17 @@ extension LAContext {
     }
 
     /// Authenticates for an item operation under `accessControl`: nothing to do when it
-    /// names no constraint, else a PAM authentication as evaluatePolicy does, whose
+    /// names no constraint, else a PAM authentication as evaluatePolicy does (a finger for a
+    /// finger-only item), whose
     /// context then serves reads of such items. Key operations are errSecUnimplemented.
     public func evaluateAccessControl(_ accessControl: SecAccessControl, operation: LAAccessControlOperation,
                                       localizedReason: String) async throws -> Bool {
         switch operation {
         case .createItem, .useItem:
-            guard accessControl.accessControl != nil else { return true }
-            return try await evaluatePolicy(.deviceOwnerAuthentication, localizedReason: localizedReason)
+            guard let flags = accessControl.accessControl else { return true }
+            // A finger-only item (biometryAny, biometryCurrentSet) is served by a finger's authentication.
+            let policy: LAPolicy = flags.asksForFingerOnly ? .deviceOwnerAuthenticationWithBiometrics : .deviceOwnerAuthentication
+            return try await evaluatePolicy(policy, localizedReason: localizedReason)
         case .createKey, .useKeySign, .useKeyDecrypt, .useKeyKeyExchange:
             throw NSError(domain: NSOSStatusErrorDomain, code: Int(errSecUnimplemented),
                           userInfo: [NSLocalizedDescriptionKey: SecUnimplemented.message])

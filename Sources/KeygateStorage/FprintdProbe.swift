@@ -16,6 +16,15 @@ package struct FprintdStatus: Sendable, Equatable {
 }
 
 package enum FprintdProbe {
+    /// fprintd's storage of enrolled prints, root-only: /var/lib/fprint, or the test hook's folder.
+    /// Its digest is root's (the gatekeeper's EnrolledPrints); a client only asks whether it exists.
+    package static var storageRoot: String {
+        #if KEYGATE_TEST_HOOKS
+        if let raw = getenv("KEYGATE_TEST_FPRINT_DIR"), raw.pointee == UInt8(ascii: "/") { return String(cString: raw) }
+        #endif
+        return "/var/lib/fprint"
+    }
+
     static let busName = "net.reactivated.Fprint"
     package static let defaultDeadline = ServiceDeadline(.seconds(5))
 

@@ -54,6 +54,19 @@ final class BashCompletionTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try complete(["policy", "ex"]), ["explain"])
     }
 
+    /// Every --access name, the fingerprint ones included, in bash, and the same words in zsh and fish.
+    func test_access_offersBiometryAny_biometryCurrentSet_andCurrentSet_inEveryShell() throws {
+        XCTAssertEqual(Set(try complete(["add", "--access", "biometry"])), ["biometry-any", "biometry-current-set"])
+        XCTAssertEqual(try complete(["add", "--access", "cur"]), ["current-set"])
+        for file in ["_keygate", "keygate.fish"] {
+            let text = try String(contentsOfFile: PackagePaths.root + "/completions/" + file, encoding: .utf8)
+            let line = try XCTUnwrap(text.split(separator: "\n").first { $0.contains("access") && $0.contains("user-presence") }, file)
+            for name in ["user-presence", "device-passcode", "biometry-any", "biometry-current-set", "current-set", "none"] {
+                XCTAssertTrue(line.split(whereSeparator: { " '():".contains($0) }).contains(Substring(name)), "\(file): \(name) in \(line)")
+            }
+        }
+    }
+
     func test_services_comeFromListJSON_andSkipEscapedText() throws {
         XCTAssertEqual(Set(try complete(["get", "-s", ""])), ["vpn", "example.org"])
         XCTAssertFalse(try complete(["get", "-s", "ev"]).contains("evil"))

@@ -49,7 +49,7 @@ final class DoctorCLITests: XCTestCase, OutsideTheEmbeddedPass {
         let checks = try XCTUnwrap(parsed, r.out)
         XCTAssertEqual(Set(checks.map { $0["check"] ?? "" }),
                        ["session-bus", "pam-services", "pam-stacks", "policy-files", "host-key", "gatekeeper", "keyring-quota",
-                        "same-user-isolation", "audit-log", "store", "secret-service", "disk-space", "keychain", "timeouts",
+                        "same-user-isolation", "audit-log", "fprintd", "pam-fprintd", "enrolled-fingers", "store", "secret-service", "disk-space", "keychain", "timeouts",
                         "lockout"])
         XCTAssertEqual(checks.first { $0["check"] == "secret-service" }?["status"], "FAIL")
         XCTAssertEqual(r.status, 53)

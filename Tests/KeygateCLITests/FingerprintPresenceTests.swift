@@ -182,11 +182,233 @@ final class FingerprintPresenceTests: XCTestCase {
         XCTAssertNotEqual(attacker.values["get"], "0", attacker.summary)
         XCTAssertNotEqual(attacker.values["none"], "0", attacker.summary)
         XCTAssertFalse(attacker.out.contains("s3cret"), attacker.summary)
+
+        // Inside the victim's finger-unlock window (a password unlock armed it), the keychain locked:
+        // the sealed master key is the attacker's to read and copy, and opens nothing without a finger.
+        _ = try h.run("printf %s plain | keygate add -s plain -a a --access none; keygate unlock", extraEnvironment: env)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: "/run/keygate/finger/\(h.user.uid)"), "armed")
+        let locked = try h.run("""
+            keygate lock
+            cp "$(find "$HOME" -name finger-unlock -type f | head -n1)" "$HOME/stolen" && echo copied=yes
+            KEYGATE_ASKPASS="$HOME/cancel" keygate get -s plain -a a; echo plain=$?
+            KEYGATE_ASKPASS="$HOME/cancel" keygate get -s fp -a a; echo fp=$?
+            """, askpass: false, extraEnvironment: env)
+        XCTAssertEqual(locked.values["copied"], "yes", locked.summary)
+        XCTAssertNotEqual(locked.values["plain"], "0", locked.summary)
+        XCTAssertNotEqual(locked.values["fp"], "0", locked.summary)
+        XCTAssertFalse(locked.out.contains("plain\n") || locked.out.contains("s3cret"), locked.summary)
+    }
+
+    // MARK: Apple's fallbacks, flag by flag
+
+    /// The variables of one run that chooses its fingers (serveFingerRequests): every read asks again.
+    private func choosing(_ env: [String: String]) -> [String: String] {
+        env.merging(["KEYGATE_TEST_REUSE_DURATION": "0"]) { _, new in new }
+    }
+
+    private static let promptCounter = #"count() { wc -l < "$HOME/prompts" | tr -d ' '; }"#
+
+    /// userPresence, and a biometry flag `or` device-passcode: the enrolled finger and no password;
+    /// after a wrong finger, the password; `and`: the password, then the finger; biometry-any
+    /// alone: the finger only, never the password.
+    func test_fallbacks_userPresenceAndBiometryOrPasscode_takeTheFinger_thenThePasswordAfterAWrongOne() throws {
+        let (h, fprint, env) = try enrolledUser()
+        fprint.serveFingerRequests(in: h.user.home)
+        let r = try h.run("""
+            \(FprintSession.fingerFunction)
+            \(Self.promptCounter)
+            printf %s up | keygate add -s up -a a --access user-presence; echo a1=$?
+            printf %s or | keygate add -s or -a a --access biometry-current-set,device-passcode --or; echo a2=$?
+            printf %s fp | keygate add -s fp -a a --access biometry-any; echo a3=$?
+            printf %s and | keygate add -s and -a a --access biometry-any,device-passcode --and; echo a4=$?
+            keygate unlock; echo p0=$(count)
+            finger finger-a
+            echo up1=$(keygate get -s up -a a)
+            echo p1=$(count)
+            echo or1=$(keygate get -s or -a a)
+            echo p2=$(count)
+            echo and1=$(keygate get -s and -a a)
+            echo pand=$(count)
+            finger finger-b
+            echo up2=$(keygate get -s up -a a)
+            echo p3=$(count)
+            echo or2=$(keygate get -s or -a a)
+            echo p4=$(count)
+            keygate get -s fp -a a; echo fp=$?
+            echo p5=$(count)
+            finger none
+            """, extraEnvironment: choosing(env), timeout: 240)
+        let v = r.values
+        XCTAssertEqual([v["a1"], v["a2"], v["a3"], v["a4"]], ["0", "0", "0", "0"], r.summary)
+        let p = (0...5).map { Int(v["p\($0)"] ?? "") ?? -1 }
+        XCTAssertEqual(v["up1"], "up", "user-presence takes the enrolled finger: \(r.summary)")
+        XCTAssertEqual(p[1], p[0], "and asks no password: \(h.prompts())")
+        XCTAssertEqual(v["or1"], "or", "biometry-current-set or device-passcode takes the finger: \(r.summary)")
+        XCTAssertEqual(p[2], p[1], "and asks no password: \(h.prompts())")
+        XCTAssertEqual(v["and1"], "and", "biometry-any and device-passcode: the password, then the finger: \(r.summary)")
+        XCTAssertEqual(Int(v["pand"] ?? ""), p[2] + 1, h.prompts())
+        let pAnd = Int(v["pand"] ?? "") ?? -1
+        XCTAssertEqual(v["up2"], "up", "after a wrong finger, the password: \(r.summary)")
+        XCTAssertEqual(p[3], pAnd + 1, h.prompts())
+        XCTAssertEqual(v["or2"], "or", "after a wrong finger, the password (keygate-passcode): \(r.summary)")
+        XCTAssertEqual(p[4], p[3] + 1, h.prompts())
+        XCTAssertTrue(r.err.contains("use your password instead"), r.summary)
+        XCTAssertEqual(v["fp"], "51", "biometry-any alone: a wrong finger is refused: \(r.summary)")
+        XCTAssertEqual(p[5], p[4], "and the password is never asked for it: \(h.prompts())")
+    }
+
+    /// Apple's biometryLockout: five failed matches in a row, then fingers are refused without a
+    /// scan; an item that takes the password asks for it at once, and that password ends the lockout.
+    func test_biometryLockout_afterFiveFailedMatches_refusesFingers_untilAPasswordSucceeds() throws {
+        let (h, fprint, env) = try enrolledUser()
+        fprint.serveFingerRequests(in: h.user.home)
+        let r = try h.run("""
+            \(FprintSession.fingerFunction)
+            \(Self.promptCounter)
+            printf %s fp | keygate add -s fp -a a --access biometry-any
+            printf %s up | keygate add -s up -a a --access user-presence
+            keygate unlock
+            finger finger-b
+            for i in 1 2 3 4 5; do keygate get -s fp -a a 2>>"$HOME/wrong.err"; echo "wrong$i=$?"; done
+            echo p0=$(count)
+            finger finger-a
+            start=$(date +%s)
+            keygate get -s fp -a a 2>"$HOME/locked.err"; echo locked=$?
+            echo lockedSeconds=$(( $(date +%s) - start ))
+            echo up=$(keygate get -s up -a a)
+            echo p1=$(count)
+            echo after=$(keygate get -s fp -a a)
+            echo p2=$(count)
+            finger none
+            echo "wrong: $(cat "$HOME/wrong.err")" >&2
+            echo "locked: $(cat "$HOME/locked.err")" >&2
+            """, extraEnvironment: choosing(env), timeout: 240)
+        let v = r.values
+        XCTAssertEqual((1...5).map { v["wrong\($0)"] }, Array(repeating: "51", count: 5), r.summary)
+        XCTAssertTrue(r.err.contains("too many failed fingerprint matches"), "the fifth starts the lockout: \(r.summary)")
+        XCTAssertEqual(v["locked"], "51", "the enrolled finger is refused now: \(r.summary)")
+        XCTAssertTrue(r.err.contains("locked: ") && r.err.components(separatedBy: "locked: ")[1].contains("too many failed fingerprint matches"),
+                      r.summary)
+        XCTAssertLessThan(Int(v["lockedSeconds"] ?? "") ?? 99, 5, "refused without waiting for a scan: \(r.summary)")
+        let p = (0...2).map { Int(v["p\($0)"] ?? "") ?? -1 }
+        XCTAssertEqual(v["up"], "up", "user-presence asks for the password at once: \(r.summary)")
+        XCTAssertEqual(p[1], p[0] + 1, h.prompts())
+        XCTAssertEqual(v["after"], "fp", "the password ended the lockout: the finger opens again: \(r.summary)")
+        XCTAssertEqual(p[2], p[1], h.prompts())
+    }
+
+    // MARK: A finger reopens a locked keychain
+
+    /// As Touch ID unlocks an iPhone: after a password unlock, `keygate lock` and a matching finger
+    /// reopen the keychain (and the finger serves the item too) with no password; a wrong finger
+    /// leaves the password; `lock --all`, a reboot (root's state for the boot dropped), the end of
+    /// the policy's window, the biometric lockout and a password change each leave only the password.
+    func test_aFingerReopensTheLockedKeychain_untilLockAll_aReboot_theWindow_theLockout_orAPasswordChange() throws {
+        let (h, fprint, env) = try enrolledUser()
+        fprint.serveFingerRequests(in: h.user.home)
+        let preamble = FprintSession.fingerFunction + "\n" + Self.promptCounter + "\n"
+        let r = try h.run(preamble + """
+            printf %s fp | keygate add -s fp -a a --access biometry-current-set
+            printf %s plain | keygate add -s plain -a a --access none
+            keygate unlock; echo p0=$(count)
+            keygate lock
+            finger finger-a
+            echo fp1=$(keygate get -s fp -a a)
+            echo p1=$(count)
+            keygate lock
+            echo plain1=$(keygate get -s plain -a a)
+            echo p2=$(count)
+            keygate lock
+            finger finger-b
+            echo plain2=$(keygate get -s plain -a a)
+            echo p3=$(count)
+            keygate lock --all
+            finger finger-a
+            echo plain3=$(keygate get -s plain -a a)
+            echo p4=$(count)
+            finger none
+            """, extraEnvironment: choosing(env), timeout: 240)
+        var v = r.values
+        let p = (0...4).map { Int(v["p\($0)"] ?? "") ?? -1 }
+        XCTAssertEqual(v["fp1"], "fp", "the finger reopened the keychain, and opened the item: \(r.summary)")
+        XCTAssertEqual(p[1], p[0], "no password: \(h.prompts())")
+        XCTAssertEqual(v["plain1"], "plain", r.summary)
+        XCTAssertEqual(p[2], p[1], "no password for a plain item either: \(h.prompts())")
+        XCTAssertEqual(v["plain2"], "plain", "after a wrong finger, the password: \(r.summary)")
+        XCTAssertEqual(p[3], p[2] + 1, h.prompts())
+        XCTAssertTrue(r.err.contains("did not reopen the keychain"), r.summary)
+        XCTAssertEqual(v["plain3"], "plain", r.summary)
+        XCTAssertEqual(p[4], p[3] + 1, "lock --all dropped what the finger needs: the password: \(h.prompts())")
+
+        // A reboot: root's state for this boot (under /run) is gone.
+        var info = stat()
+        XCTAssertEqual(stat("/run/keygate/finger/\(h.user.uid)", &info), 0, "armed again by the last password")
+        XCTAssertEqual(info.st_uid, 0, "root's")
+        XCTAssertEqual(info.st_mode & 0o077, 0, "root's alone")
+        XCTAssertEqual(unlink("/run/keygate/finger/\(h.user.uid)"), 0)
+        let reboot = try h.run(preamble + """
+            echo p0=$(count)
+            keygate lock
+            finger finger-a
+            echo plain=$(keygate get -s plain -a a)
+            echo p1=$(count)
+            finger none
+            """, extraEnvironment: choosing(env))
+        v = reboot.values
+        XCTAssertEqual(v["plain"], "plain", reboot.summary)
+        XCTAssertEqual(Int(v["p1"] ?? ""), (Int(v["p0"] ?? "") ?? -1) + 1, "after a reboot, the password first: \(h.prompts())")
+        XCTAssertTrue(reboot.err.contains("keeps nothing for it"), reboot.summary)
+
+        // The policy's window (2 s here) since the last password.
+        let window = try h.run(preamble + """
+            keygate unlock; echo p0=$(count)
+            keygate lock
+            sleep 3
+            finger finger-a
+            echo plain=$(keygate get -s plain -a a)
+            echo p1=$(count)
+            finger none
+            """, extraEnvironment: choosing(env).merging(["KEYGATE_TEST_FINGER_UNLOCK": "2"]) { _, new in new })
+        v = window.values
+        XCTAssertEqual(v["plain"], "plain", window.summary)
+        XCTAssertEqual(Int(v["p1"] ?? ""), (Int(v["p0"] ?? "") ?? -1) + 1, "past the window, the password: \(h.prompts())")
+        XCTAssertTrue(window.err.contains("since the last password"), window.summary)
+
+        // The biometric lockout drops it.
+        let lockout = try h.run(preamble + """
+            keygate unlock
+            finger finger-b
+            for i in 1 2 3 4 5; do keygate get -s fp -a a >/dev/null 2>&1; done
+            echo p0=$(count)
+            keygate lock
+            finger finger-a
+            echo plain=$(keygate get -s plain -a a)
+            echo p1=$(count)
+            finger none
+            """, extraEnvironment: choosing(env))
+        v = lockout.values
+        XCTAssertEqual(v["plain"], "plain", lockout.summary)
+        XCTAssertEqual(Int(v["p1"] ?? ""), (Int(v["p0"] ?? "") ?? -1) + 1, "after the lockout, the password: \(h.prompts())")
+
+        // A password change the keychain has not followed: the finger opens nothing.
+        _ = try h.run("keygate unlock", extraEnvironment: env)
+        try h.user.changePassword(to: "new-\(UUID().uuidString.prefix(10))")
+        let changed = try h.run(preamble + """
+            keygate lock
+            finger finger-a
+            keygate get -s plain -a a > "$HOME/out"; echo get=$?
+            echo plain=$(cat "$HOME/out")
+            finger none
+            """, extraEnvironment: choosing(env))
+        XCTAssertNotEqual(changed.values["get"], "0", changed.summary)
+        XCTAssertNotEqual(changed.values["plain"], "plain", changed.summary)
+        XCTAssertTrue(changed.err.contains("your password has changed since"), changed.summary)
     }
 
     /// The closing note's figures: from the credential (the finger's scan; the askpass's
-    /// answer) to the secret on stdout, for a biometry-any read and a password-gated read of
-    /// the same keychain, side by side in one run.
+    /// answer) to the secret on stdout, for a biometry-any read and a password-gated
+    /// (device-passcode: user-presence would take the finger now) read of the same keychain,
+    /// side by side in one run.
     func test_figures_fromTheScanToTheSecret_againstAPasswordGatedRead() throws {
         let (h, fprint, env) = try enrolledUser()
         try h.writeUserFile("askpass", """
@@ -197,7 +419,7 @@ final class FingerprintPresenceTests: XCTestCase {
             """, mode: 0o700)
         _ = try h.run("""
             printf %s f | keygate add -s fp -a a --access biometry-any
-            printf %s p | keygate add -s pw -a a --access user-presence
+            printf %s p | keygate add -s pw -a a --access device-passcode
             """, extraEnvironment: env)
         var finger: [Double] = [], password: [Double] = []
         let touchLog = NSTemporaryDirectory() + "kg-touch-\(UUID().uuidString.prefix(6))"

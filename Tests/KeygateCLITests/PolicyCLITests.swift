@@ -95,7 +95,8 @@ final class PolicyCLITests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertTrue(line("reuse-scope").hasSuffix("(vendor)") && line("reuse-scope").contains(vendor))
         XCTAssertTrue(line("lock-after").contains(" 900 "), "the user's longer lock-after is ignored: \(line("lock-after"))")
         XCTAssertTrue(line("accessible").hasSuffix(" default"), line("accessible"))
-        XCTAssertEqual(lines.count, 13, "one line per key, host-protector included")
+        XCTAssertTrue(line("finger-unlock").contains(" 172800 ") && line("finger-unlock").hasSuffix(" default"), line("finger-unlock"))
+        XCTAssertEqual(lines.count, 14, "one line per key, host-protector and finger-unlock included")
         XCTAssertTrue(r.err.contains("warning: \(user):3: ignored lock-after = 7200 in [default]"), r.err)
     }
 

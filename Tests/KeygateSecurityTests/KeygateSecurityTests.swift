@@ -410,4 +410,62 @@ final class KeygateSecurityTests: XCTestCase {
         XCTAssertTrue(LAContext().canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error),
                       "\(String(describing: error))")
     }
+
+    /// evaluatePolicy with the biometric policy asks the gatekeeper for a finger (never the
+    /// password), and evaluatedPolicyDomainState is a 32-byte value that stays while the enrolled set does and changes exactly when it changes
+    /// (a second finger; every finger deleted: nil).
+    func test_LAContext_evaluatePolicyWithBiometrics_takesAFinger_andTheDomainStateFollowsTheEnrolledSet() throws {
+        let fprint = try FprintSession()
+        defer { fprint.stop() }
+        let me = try UserAccount.current().name
+        let variables = fprint.gatekeeperEnvironment.merging(["DBUS_SYSTEM_BUS_ADDRESS": fprint.values["DBUS_SYSTEM_BUS_ADDRESS"] ?? "",
+                                                              "KEYGATE_TEST_REUSE_DURATION": "0"]) { _, new in new }
+        for (name, value) in variables { setenv(name, value, 1) }
+        defer { for name in variables.keys { unsetenv(name) } }
+        let stack = "auth required pam_fprintd.so max-tries=1 timeout=10\naccount required pam_permit.so\n"
+        try stack.write(toFile: (environment?.pamConfdir ?? "/nonexistent") + "/keygate-biometry", atomically: true, encoding: .utf8)
+
+        let none = LAContext()
+        XCTAssertFalse(none.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: nil), "no finger yet")
+        XCTAssertNil(none.evaluatedPolicyDomainState, "no enrolled set")
+        try fprint.enroll(me, as: "finger-a")
+        let context = LAContext()
+        XCTAssertTrue(context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: nil))
+        let first = try XCTUnwrap(context.evaluatedPolicyDomainState)
+        XCTAssertEqual(first.count, 32)
+        XCTAssertEqual(context.evaluatedPolicyDomainState, first, "the same set, the same value")
+
+        person = ScriptedPrompter([])
+        KeygateSecurityConfiguration.prompter = person
+        fprint.touch("finger-a")
+        XCTAssertEqual(evaluateBiometrics(context).code, 0, "the enrolled finger: \(person.notices)")
+        fprint.touch("finger-b")
+        XCTAssertEqual(evaluateBiometrics(context).code, LAError.Code.authenticationFailed.rawValue, "a wrong finger")
+        fprint.settle()
+        XCTAssertTrue(person.prompts.isEmpty, "a finger, never the password: \(person.prompts)")
+        XCTAssertTrue(person.notices.contains { $0.contains("finger") }, "fprintd's words are relayed: \(person.notices)")
+        XCTAssertEqual(context.evaluatedPolicyDomainState, first, "a verification does not change the set")
+
+        try fprint.enroll(me, finger: "left-index-finger", as: "finger-c")
+        let second = try XCTUnwrap(context.evaluatedPolicyDomainState)
+        XCTAssertNotEqual(second, first, "a finger enrolled: another value")
+        XCTAssertEqual(second.count, 32)
+        try fprint.deletePrints(me)
+        XCTAssertNil(context.evaluatedPolicyDomainState, "every finger deleted: nil")
+    }
+
+    /// evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics) through its reply form; 0 when it
+    /// succeeded, else the LAError code.
+    private func evaluateBiometrics(_ context: LAContext) -> (code: Int, error: String) {
+        final class Outcome: @unchecked Sendable { var code = -1; var error = "" }
+        let outcome = Outcome()
+        let done = expectation(description: "evaluatePolicy")
+        context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason: "check the finger") { ok, error in
+            outcome.code = ok ? 0 : ((error as NSError?)?.code ?? -2)
+            outcome.error = error.map { "\($0)" } ?? ""
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 40)
+        return (outcome.code, outcome.error)
+    }
 }

@@ -70,6 +70,7 @@ public final class FprintSession: @unchecked Sendable {
 
     /// Ends the session: fprintd, polkitd and the bus stop, the polkit rule and the prints go.
     public func stop() {
+        serving.withLock { $0 = false }
         settle()
         guard process.isRunning else { return }
         FileManager.default.createFile(atPath: stopFile, contents: nil)
@@ -111,6 +112,40 @@ public final class FprintSession: @unchecked Sendable {
             process.waitUntilExit()
         }
     }
+
+    /// Lets a user's script choose the finger on the reader within one run (one unlocked
+    /// keychain, one scope): the script calls `finger NAME` (`fingerFunction`, "none" lifts it),
+    /// which writes NAME to FOLDER/want-finger and waits until FOLDER/finger-on says it; the
+    /// test's thread, as root (the device's socket is root's), puts it there as touch() does.
+    /// Serves until stop().
+    public func serveFingerRequests(in folder: String) {
+        serving.withLock { $0 = true }
+        Thread.detachNewThread { [weak self] in
+            var current = ""
+            while let self, self.serving.withLock({ $0 }) {
+                let wanted = ((try? String(contentsOfFile: folder + "/want-finger", encoding: .utf8)) ?? "")
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                if !wanted.isEmpty, wanted != current {
+                    if wanted == "none" { self.settle() } else { self.touch(wanted) }
+                    current = wanted
+                    FileManager.default.createFile(atPath: folder + "/finger-on", contents: Data((wanted + "\n").utf8),
+                                                   attributes: [.posixPermissions: 0o644])
+                }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+    }
+
+    /// The shell function a script served by serveFingerRequests(in: "$HOME") uses: `finger NAME`.
+    public static let fingerFunction = """
+        finger() {
+            echo "$1" > "$HOME/want-finger"
+            for i in $(seq 100); do [ "$(cat "$HOME/finger-on" 2>/dev/null)" = "$1" ] && return 0; sleep 0.05; done
+            echo "finger $1 was never put on the reader" >&2
+        }
+        """
+
+    private let serving = LockedValue(false)
 
     /// Enrolls `finger` (fprintd's name, e.g. right-index-finger) for `user` with the scans of `name`.
     public func enroll(_ user: String, finger: String = "right-index-finger", as name: String) throws {

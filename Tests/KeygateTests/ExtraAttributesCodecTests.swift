@@ -45,6 +45,10 @@ final class ExtraAttributesCodecTests: XCTestCase {
             XCTAssertFalse(ItemAttributes.isExtraName(name), name)
         }
         for name in ["xdg:schema", "keygate:anything", ""] { XCTAssertFalse(ItemAttributes.isExtraName(name), name) }
+        // KeePassXC's own fields, which it shows as attributes of every item and refuses to have written back.
+        for name in ["Title", "UserName", "URL", "Notes", "Path", "Uuid", "FDO_SECRETS_CONTENT_TYPE"] {
+            XCTAssertFalse(ItemAttributes.isExtraName(name), name)
+        }
         for name in ["myapp", "env", "user-id", "Service"] { XCTAssertTrue(ItemAttributes.isExtraName(name), name) }
         var item = ItemAttributes(identity: .generic(service: "s", account: "a"))
         item.extras = ["keygate:access": "none", "service": "other"]

@@ -163,6 +163,61 @@ final class GateRecordsTests: XCTestCase {
         XCTAssertEqual(try GateMessage.decode(GateMessage.result(status).encoded()), .result(status))
     }
 
+    /// fingerprintState's fields come after the lockout pair (then always written); a status result
+    /// without them is still the frame older clients decode, and a request flagged biometric decodes.
+    func test_aFingerprintStateResultRoundTrips_andLeavesStatusResultsAsTheyWere() throws {
+        var status = GateResult()
+        status.lockoutSecondsLeft = 42
+        status.failedAttempts = 3
+        XCTAssertEqual(GateMessage.result(status).encoded().count, 13 + 8, "a status result: the lockout pair and nothing more")
+        var state = GateResult()
+        state.domainState = Array(repeating: 7, count: 32)
+        state.biometryLockedOut = true
+        let frame = GateMessage.result(state).encoded()
+        XCTAssertEqual(frame.count, 13 + 8 + 1 + 32 + 1)
+        XCTAssertEqual(try GateMessage.decode(frame), .result(state))
+        var locked = GateResult()
+        locked.biometryLockedOut = true
+        XCTAssertEqual(try GateMessage.decode(GateMessage.result(locked).encoded()), .result(locked))
+        let request = GateRequest(operation: .authenticate, flags: [.biometric, .issueHandle])
+        XCTAssertEqual(try GateRequest.decode(request.encoded()), request)
+        XCTAssertEqual(try GateRequest.decode(GateRequest(operation: .fingerprintState, flags: .noPrompt).encoded()).operation,
+                       .fingerprintState)
+    }
+
+    /// Apple's biometryLockout: a finger's attempts are counted before the scan, apart from the
+    /// password's; five failed matches lock fingers out until a password succeeds; the file keeps it.
+    func test_fiveFailedMatches_lockBiometryOut_untilAPassword_andNeverTouchThePasswordsCounter() {
+        var r = GateRecords(bootID: "b")
+        for _ in 0..<4 {
+            XCTAssertNil(r.beginFingerAttempt(lockout, now: 10))
+            XCTAssertFalse(r.fingerFailed())
+        }
+        XCTAssertNil(r.beginFingerAttempt(lockout, now: 10))
+        r.fingerUnanswered()
+        XCTAssertEqual(r.biometryFailures, 4, "a scan that never came gives its count back")
+        XCTAssertNil(r.beginFingerAttempt(lockout, now: 10))
+        XCTAssertTrue(r.fingerFailed(), "the fifth failed match starts it")
+        XCTAssertEqual(r.failures, 0, "the password's counter is untouched")
+        XCTAssertNil(r.beginAttempt(lockout, now: 11), "the password is still tried")
+        XCTAssertEqual(r.beginFingerAttempt(lockout, now: 11), .biometryLocked)
+        let saved = GateRecords.decode(r.encoded(), bootID: "b")
+        XCTAssertTrue(saved.biometryLocked)
+        XCTAssertFalse(GateRecords.decode(r.encoded(), bootID: "another boot").biometryLocked, "a reboot drops it")
+        var damaged = Array(String(decoding: r.encoded(), as: UTF8.self).replacingOccurrences(of: "biometry 0 1", with: "biometry 0 x").utf8)
+        XCTAssertTrue(GateRecords.decode(damaged, bootID: "b").biometryLocked, "a damaged flag does not end it")
+        damaged.removeAll()
+        r.credentialSucceeded(password: false)
+        XCTAssertTrue(r.biometryLocked, "only a password ends it")
+        r.credentialSucceeded(password: true)
+        XCTAssertFalse(r.biometryLocked)
+        XCTAssertEqual(r.beginFingerAttempt(UserLockout(threshold: 5, seconds: 60), now: 12), nil)
+        r.lockedUntil = 100
+        XCTAssertEqual(r.beginFingerAttempt(lockout, now: 50), .lockedOut(50), "the user's lockout refuses fingers too")
+        XCTAssertFalse(String(decoding: GateRecords(bootID: "b").encoded(), as: UTF8.self).contains("biometry"),
+                       "no line while there is nothing to keep: the file is what it was")
+    }
+
     /// NSpid's last value: the pid a process has in its own namespace (1 for a container's init).
     func test_namespacePID_isTheLastValueOfNSpid() {
         XCTAssertEqual(ProcStatus.namespacePID(statusText: Array("Name:\tbash\nNSpid:\t4242\t1\nNSsid:\t1\n".utf8)[...]), 1)

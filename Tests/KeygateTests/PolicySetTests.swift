@@ -155,6 +155,22 @@ final class PolicySetTests: XCTestCase {
         }
     }
 
+    /// finger-unlock: 48 h by default, an administrator's value in [default], a user file may
+    /// shorten it (never lengthen it), and outside [default] it is refused like host-protector.
+    func test_fingerUnlock_defaultsTo48Hours_theAdminSetsIt_aUserMayOnlyShortenIt() throws {
+        XCTAssertEqual(try decide("any").policy.fingerUnlock, 172_800)
+        try tree.write(tree.admin, "10.policy", "[default]\nfinger-unlock = 8h\n")
+        XCTAssertEqual(try decide("any").policy.fingerUnlock, 8 * 3600)
+        try tree.write(tree.user, "me.policy", "[default]\nfinger-unlock = 1h\n")
+        XCTAssertEqual(try decide("any").policy.fingerUnlock, 3600, "shorter: taken")
+        try tree.write(tree.user, "me.policy", "[default]\nfinger-unlock = 100h\n")
+        let longer = try decide("any")
+        XCTAssertEqual(longer.policy.fingerUnlock, 8 * 3600, "longer: ignored")
+        XCTAssertTrue(longer.warnings.contains { $0.contains("ignored finger-unlock") }, "\(longer.warnings)")
+        try tree.write(tree.admin, "20.policy", "[service \"vpn\"]\nfinger-unlock = 0\n")
+        XCTAssertThrowsError(try decide("vpn"), "keychain-wide: [default] only")
+    }
+
     func test_userFile_looseningIsIgnored_withAWarningNamingFileAndLine() throws {
         try tree.write(tree.vendor, "00.policy", """
             [default]

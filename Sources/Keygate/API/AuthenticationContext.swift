@@ -66,13 +66,14 @@ public final class AuthenticationContext: Sendable {
     }
 
     /// Authenticates now, as Apple's evaluatePolicy does, through the user-presence
-    /// PAM service; the gatekeeper's handle serves later reads through this context.
-    public func evaluate(prompter: any Prompter) async throws {
+    /// PAM service (with `biometric`, a finger through the biometric one); the gatekeeper's
+    /// handle serves later reads through this context.
+    public func evaluate(prompter: any Prompter, biometric: Bool = false) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
                     let operations = try KeychainOperations(prompter: prompter, context: self)
-                    try operations.keys.evaluatePresence()
+                    try operations.keys.evaluatePresence(biometric: biometric)
                 })
             }
         }

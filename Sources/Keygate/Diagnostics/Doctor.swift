@@ -1,12 +1,13 @@
 // `keygate doctor`'s checks in order. The system checks (bus, PAM, policies, host
-// key, gatekeeper, keyring quota, same-user isolation, where audit lines go) are this folder's; the Secret Service and keychain checks read
+// key, gatekeeper, keyring quota, same-user isolation, where audit lines go, fingerprints) are this folder's; the Secret Service and keychain checks read
 // the KeychainStatus snapshot the caller takes (KeychainOperations.status()), so the
 // doctor itself never prompts and never reads a secret; the Secret Service check also writes,
 // reads and deletes one throwaway item (SecretServiceRoundTripCheck).
 
 public enum Doctor {
     /// Checks that need nothing from the keychain: session bus, PAM files and stacks,
-    /// policy files, host key, the setuid gatekeeper, keyring quota, same-user isolation (ptrace, TIOCSTI).
+    /// policy files, host key, the setuid gatekeeper, keyring quota, same-user isolation (ptrace, TIOCSTI),
+    /// fprintd, pam_fprintd in the biometric stack and the enrolled fingers.
     public static func systemChecks(environment: [String: String]) -> [DiagnosticResult] {
         [
             SessionBusCheck.run(environment: environment),
@@ -18,7 +19,7 @@ public enum Doctor {
             KeyringQuotaCheck.run(),
             SameUserIsolationCheck.run(),
             AuditLogCheck.run(),
-        ]
+        ] + FingerprintCheck.run(userName: (try? UserAccount.current().name) ?? "")
     }
 
     /// Checks read from a status snapshot: Secret Service and collection, keychain state, timeouts.

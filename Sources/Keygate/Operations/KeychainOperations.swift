@@ -144,7 +144,7 @@ public struct KeychainOperations: Sendable {
             // A locked keychain: one prompt does both (the password typed also opens the master key).
             // A finger types no password: then the keychain is opened first, by itself.
             let locked = keys.cache.load(KeyUnlocker.masterName) == nil && keys.keyStore.hasLoginProtector
-                && keys.authContext?.interactionNotAllowed != true && !AccessControl.asksOnlyForAFinger(required.constraints)
+                && keys.authContext?.interactionNotAllowed != true && !required.asksForFingerOnly
             let password = try keys.gate.requirePresence(for: identity, constraints: required,
                                                          reason: keys.promptReason(for: .useItem), fresh: locked)
             if locked { try keys.openAfterPresence(password) }
@@ -207,10 +207,12 @@ public struct KeychainOperations: Sendable {
         let slots = Self.slotsToOpen(header)
         let needsPresence = slots.contains { header.gateSlots[$0].kind != .device }
         if needsPresence { try keys.requirePasswordProtector() }
-        let locked = !Self.classPairAvailable(header.accessibility, keys: keys)
+        var locked = !Self.classPairAvailable(header.accessibility, keys: keys)
+        // Within its window a finger reopens the keychain first (as Touch ID unlocks an iPhone).
+        if locked, needsPresence, try keys.openWithFinger() != nil { locked = false }
         // One prompt does both only where the gate asks for the password: a finger types none, so
         // a locked keychain is opened first (the password), then the item (the finger).
-        let fingerOnly = AccessControl.asksOnlyForAFinger(AccessControl(rawValue: header.accessControl).constraints)
+        let fingerOnly = AccessControl(rawValue: header.accessControl).asksForFingerOnly
             && !header.gateSlots.contains { $0.kind == .currentSet }
         let fresh = locked && needsPresence && !fingerOnly && keys.keyStore.hasLoginProtector
             && keys.authContext?.interactionNotAllowed != true

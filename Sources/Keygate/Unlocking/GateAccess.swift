@@ -113,9 +113,11 @@ struct GateAccess {
 
     /// An unlock through the keychain's PAM service: returns the password typed (nil when the
     /// stack let the person in without one), and the gatekeeper's seals on `classKeys`.
-    func authenticate(reason: String, classKeys: [GateRequest.ClassKey] = [])
+    /// `biometric`: a finger through the biometric stack instead (LAContext's biometric policy).
+    func authenticate(reason: String, classKeys: [GateRequest.ClassKey] = [], biometric: Bool = false)
         throws -> (password: SecureBytes?, seals: [(accessibility: Accessibility, seal: [UInt8])]) {
         var request = GateRequest(operation: .authenticate, reason: reason, classKeys: classKeys)
+        if biometric { request.flags.insert(.biometric) }
         let reply = try callWithContext(&request)
         return (reply.password, reply.result.seals)
     }
@@ -168,6 +170,28 @@ struct GateAccess {
     func lockoutState() throws -> (secondsLeft: UInt32, failedAttempts: UInt32) {
         let result = try client.call(GateRequest(operation: .status, flags: .noPrompt)).result
         return (result.lockoutSecondsLeft, result.failedAttempts)
+    }
+
+    /// The enrolled set's domain state (empty with no finger) and the biometric lockout, as root
+    /// keeps them. Never prompts.
+    func fingerprintState() throws -> (domainState: [UInt8], biometryLockedOut: Bool) {
+        let result = try client.call(GateRequest(operation: .fingerprintState, flags: .noPrompt)).result
+        return (result.domainState, result.biometryLockedOut)
+    }
+
+    /// After a password unlock: the public key to seal the master key to for a finger's reopening
+    /// (empty when it is off: no enrolled finger, or the policy's `finger-unlock = 0`). Never prompts.
+    func armFingerUnlock() throws -> [UInt8] {
+        try client.call(GateRequest(operation: .fingerUnlockArm, flags: .noPrompt)).result.seed
+    }
+
+    /// A finger reopens the locked keychain: the master key sealed by `armFingerUnlock`'s key,
+    /// opened by the gatekeeper after a match within its window.
+    func fingerUnlock(_ sealed: [UInt8], reason: String) throws -> SecureBytes {
+        var request = GateRequest(operation: .fingerUnlock, reason: reason, seed: sealed)
+        if (try? prompter.ensureAvailable()) == nil { request.flags.insert(.noPrompt) }
+        var bytes = try client.call(request).result.seed
+        return try SecureBytes(consuming: &bytes)
     }
 
     /// Migration from 1.x: the device-bound seed of a this-device-only class, from its master-derived seed.

@@ -139,6 +139,9 @@ enum AddCommand: KeygateCommand {
                 throw context.usageError("--attr takes NAME=VALUE, with an '='", configuration)
             }
             let name = String(given[..<eq]), value = String(given[given.index(after: eq)...])
+            if ItemAttributes.providerAttributeNames.contains(name) {
+                throw context.usageError("--attr \(name): a name KeePassXC keeps for its own entries: choose another name", configuration)
+            }
             guard ItemAttributes.isExtraName(name) else {
                 throw context.usageError("""
                     --attr \(name): a name Keygate keeps itself; give the service, account, label and comment with -s, -a, -l \

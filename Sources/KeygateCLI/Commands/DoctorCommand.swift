@@ -18,7 +18,7 @@ enum DoctorCommand: KeygateCommand {
             /etc/pam.d/keygate and keygate-passcode; the policy files; whether pam_keygate.so is in the login stacks; the host \
             key /var/lib/keygate/host.key; the setuid-root helper keygate-gatekeeper (installed, root's, setuid, writable by \
             root alone); the kernel keyring quota; where audit lines go (syslog or the journal, or lost with nothing on \
-            /dev/log); the free space and writability of the data folder's disk; the keychain's state and the timeouts in force.\n\nExit status: 0 when \
+            /dev/log); fprintd, pam_fprintd in /etc/pam.d/keygate-biometry and your enrolled fingers; the free space and writability of the data folder's disk; the keychain's state and the timeouts in force.\n\nExit status: 0 when \
             nothing FAILs (WARNs included), 53 when a check FAILs. Never prompts and never reads a secret.
             """,
         options: [json] + GlobalOptions.all)

@@ -70,6 +70,9 @@ struct SecretToolAttributes {
     /// An attribute of another name: kept as given, unless Keygate stores that name itself.
     private mutating func addExtra(_ name: String, _ value: String, _ config: CommandConfiguration,
                                    _ context: CommandContext) throws {
+        if ItemAttributes.providerAttributeNames.contains(name) {
+            throw context.usageError("attribute '\(name)' is one KeePassXC keeps for its own entries: choose another name", config)
+        }
         guard ItemAttributes.isExtraName(name) else {
             throw context.usageError("""
                 attribute '\(name)' is one Keygate keeps itself (names starting keygate: or xdg:, and \

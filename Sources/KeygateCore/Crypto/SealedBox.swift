@@ -8,7 +8,7 @@ package enum SealedBox {
     static var overhead: Int { Int(crypto_box_sealbytes()) }
 
     /// Seals `plaintext` to `publicKey`. The C function is `crypto_box_seal(3)`.
-    static func seal(_ plaintext: SecureBytes, to publicKey: [UInt8]) throws -> [UInt8] {
+    package static func seal(_ plaintext: SecureBytes, to publicKey: [UInt8]) throws -> [UInt8] {
         guard publicKey.count == BoxKeyPair.publicKeyBytes else {
             throw KeychainError.param("internal: an X25519 public key must be \(BoxKeyPair.publicKeyBytes) bytes, not \(publicKey.count)")
         }

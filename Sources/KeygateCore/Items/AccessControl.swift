@@ -107,12 +107,6 @@ public struct AccessControl: OptionSet, Sendable, Hashable, Codable {
         Constraint.allCases.filter { contains($0.flag) }
     }
 
-    /// Only biometry flags (biometryAny, biometryCurrentSet): the item asks for a finger and
-    /// nothing else, so a password does not open it (docs/ACCESS_CONTROL.md).
-    package static func asksOnlyForAFinger(_ constraints: [Constraint]) -> Bool {
-        !constraints.isEmpty && constraints.allSatisfy { $0 == .biometryAny || $0 == .biometryCurrentSet }
-    }
-
     /// true when several constraints must all hold: `and`, or several constraints with neither and/or
     /// (Keygate reads that as `and`, the stricter choice); false for `or`.
     public var requiresAll: Bool {
@@ -120,6 +114,37 @@ public struct AccessControl: OptionSet, Sendable, Hashable, Codable {
         if contains(.and) { return true }
         return constraints.count > 1
     }
+
+    /// What a person may present for an item with these flags, as on Apple (docs/ACCESS_CONTROL.md,
+    /// "Fallbacks, flag by flag"). The gatekeeper decides with it; a reader decides nothing.
+    public enum Credentials: Sendable, Equatable {
+        /// The password: devicePasscode, current-set, and their combinations.
+        case password
+        /// A finger only: biometryAny or biometryCurrentSet alone, as on Apple.
+        case finger
+        /// A finger where a reader and an enrolled finger exist (and biometry is not locked out),
+        /// else the password, also after a failed match: userPresence, and a biometry flag `or`
+        /// devicePasscode (or current-set).
+        case fingerOrPassword
+        /// The password and a finger: a biometry flag `and` devicePasscode (or current-set).
+        case fingerAndPassword
+    }
+
+    public var credentials: Credentials {
+        let list = constraints
+        if list.contains(.userPresence) { return .fingerOrPassword }
+        let finger = list.contains { $0 == .biometryAny || $0 == .biometryCurrentSet }
+        let password = list.contains { $0 == .devicePasscode || $0 == .currentSet }
+        switch (finger, password) {
+        case (true, false): return .finger
+        case (true, true): return requiresAll ? .fingerAndPassword : .fingerOrPassword
+        case (false, _): return .password
+        }
+    }
+
+    /// The item asks for a finger and nothing else (biometryAny, biometryCurrentSet): no password
+    /// is typed for it, so a locked keychain must be opened by itself first.
+    public var asksForFingerOnly: Bool { credentials == .finger }
 
     /// CLI form: "user-presence", "device-passcode,current-set" (+ ";or" / ";and" when given). Also the
     /// attribute value stored in the Secret Service.

@@ -38,10 +38,18 @@ public struct ItemAttributes: Sendable, Hashable {
         "synchronizable", "keygate:created", "keygate:modified", "keygate:label", "keygate:generation",
     ]
 
+    /// The attributes KeePassXC adds to every item it keeps and owns (its entry's fields, as its
+    /// Secret Service shows them). Never an item's extras: writing them back is refused by KeePassXC
+    /// ("Uuid", "Path" are its own), so an `add -U` that kept them failed after the new secret was in.
+    public static let providerAttributeNames: Set<String> = [
+        "Title", "UserName", "URL", "Notes", "Path", "Uuid", "FDO_SECRETS_CONTENT_TYPE",
+    ]
+
     /// Whether `name` may be an extra attribute: not one of Keygate's own, nor in the `keygate:`
-    /// or `xdg:` namespaces (libsecret's `xdg:schema`).
+    /// or `xdg:` namespaces (libsecret's `xdg:schema`), nor one a provider keeps for itself.
     public static func isExtraName(_ name: String) -> Bool {
-        !name.isEmpty && !ownAttributeNames.contains(name) && !name.hasPrefix("keygate:") && !name.hasPrefix("xdg:")
+        !name.isEmpty && !ownAttributeNames.contains(name) && !providerAttributeNames.contains(name)
+            && !name.hasPrefix("keygate:") && !name.hasPrefix("xdg:")
     }
 
     public init(identity: ItemIdentity, label: String? = nil, comment: String? = nil, generic: [UInt8]? = nil,

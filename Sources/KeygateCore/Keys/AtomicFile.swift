@@ -39,7 +39,7 @@ package enum AtomicFile {
     }
 
     /// Removes `path` if present (used to undo a half-finished multi-file operation).
-    static func remove(_ path: String) throws {
+    package static func remove(_ path: String) throws {
         if unlink(path) != 0, errno != ENOENT { throw failure(errno, path, "remove") }
     }
 

@@ -24,6 +24,9 @@ public struct Policy: Sendable, Equatable {
     public var lockoutThreshold: Int
     /// How long a lockout lasts, in seconds.
     public var lockoutSeconds: UInt32
+    /// Seconds after the last password unlock during which a matching finger may reopen the
+    /// locked keychain (Apple's 48 hours); 0: never. Keychain-wide.
+    public var fingerUnlock: UInt32 = 172_800
 
     public init(lockAfter: UInt32 = 900, pamService: String = "keygate", maxTries: Int = 3,
                 reuseDuration: UInt32 = 300, reuseScope: ReuseScope.Kind = .tty,

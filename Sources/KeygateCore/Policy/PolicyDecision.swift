@@ -51,6 +51,7 @@ public struct PolicyDecision: Sendable {
         case .maxTries: return "\(policy.maxTries)"
         case .lockout: return "\(policy.lockoutSeconds)"
         case .lockAfter: return "\(policy.lockAfter)"
+        case .fingerUnlock: return "\(policy.fingerUnlock)"
         case .allowNonInteractive: return allowNonInteractive ? "yes" : "no"
         case .hostProtector: return hostProtector.isEmpty ? "none" : hostProtector.joined(separator: ", ")
         }

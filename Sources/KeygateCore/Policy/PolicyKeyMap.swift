@@ -37,6 +37,7 @@ extension PolicyKey {
         case .lockAfter: return 9
         case .allowNonInteractive: return 10
         case .hostProtector: return 11
+        case .fingerUnlock: return 12
         }
     }
 }

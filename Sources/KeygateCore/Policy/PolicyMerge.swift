@@ -91,6 +91,7 @@ enum PolicyMerge {
         if let v = s.lockAfter { d.policy.lockAfter = v }
         if let v = s.allowNonInteractive { d.allowNonInteractive = v }
         if let v = s.hostProtector { d.hostProtector = v }
+        if let v = s.fingerUnlock { d.policy.fingerUnlock = v }
     }
 
     private static func tighten(_ d: inout PolicyDecision, origins: inout PolicyKeyMap<PolicyOrigin>,
@@ -130,6 +131,8 @@ enum PolicyMerge {
                 }
             case .hostProtector:
                 if u.hostProtector?.isEmpty == true { d.hostProtector = [] } else { accepted = false }
+            case .fingerUnlock:
+                if let v = u.fingerUnlock, v <= d.policy.fingerUnlock { d.policy.fingerUnlock = v } else { accepted = false }
             }
             if accepted {
                 origins[key] = origin

@@ -24,6 +24,9 @@ public struct PolicySettings: Sendable, Equatable {
     /// Keychain-wide, [default] sections only: the users and `%groups` whose keychain may
     /// have a host protector (empty = nobody). Honoured from system files only.
     public var hostProtector: [String]?
+    /// Keychain-wide, [default] sections only: seconds after the last password unlock during
+    /// which a finger may reopen the locked keychain (0: never).
+    public var fingerUnlock: UInt32?
 
     public init() {}
 
@@ -42,6 +45,7 @@ public struct PolicySettings: Sendable, Equatable {
         case .lockAfter: return lockAfter != nil
         case .allowNonInteractive: return allowNonInteractive != nil
         case .hostProtector: return hostProtector != nil
+        case .fingerUnlock: return fingerUnlock != nil
         }
     }
 
@@ -60,6 +64,7 @@ public struct PolicySettings: Sendable, Equatable {
         case .lockAfter: lockAfter = other.lockAfter
         case .allowNonInteractive: allowNonInteractive = other.allowNonInteractive
         case .hostProtector: hostProtector = other.hostProtector
+        case .fingerUnlock: fingerUnlock = other.fingerUnlock
         }
     }
 }
@@ -78,9 +83,10 @@ public enum PolicyKey: String, Sendable, CaseIterable, Hashable {
     case lockAfter = "lock-after"
     case allowNonInteractive = "allow-non-interactive"
     case hostProtector = "host-protector"
+    case fingerUnlock = "finger-unlock"
 
     /// Keys that apply to the whole keychain, not to items: allowed in [default] only.
-    public var isKeychainWide: Bool { self == .hostProtector }
+    public var isKeychainWide: Bool { self == .hostProtector || self == .fingerUnlock }
 
     /// `access = LIST` in a file sets both of these, as the one `access` key did before
     /// Keygate 2.1: what `keygate add` gives a new item and the floor it is read with.

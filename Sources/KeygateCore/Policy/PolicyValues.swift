@@ -23,6 +23,7 @@ enum PolicyValues {
         case .reuseDuration: settings.reuseDuration = try seconds(value, key)
         case .lockout: settings.lockout = try seconds(value, key)
         case .lockAfter: settings.lockAfter = try seconds(value, key)
+        case .fingerUnlock: settings.fingerUnlock = try seconds(value, key)
         case .reuseScope: settings.reuseScope = try scope(value)
         case .pamService: settings.pamService = try pamService(value)
         case .prompt: settings.prompt = try prompt(value)

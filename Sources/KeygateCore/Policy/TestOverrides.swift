@@ -9,6 +9,7 @@ package struct TestOverrides: Sendable {
     package var reuseDuration: UInt32?
     package var reuseScope: ReuseScope.Kind?
     package var lockoutSeconds: UInt32?
+    package var fingerUnlock: UInt32?
 
     package init() {}
 
@@ -17,6 +18,7 @@ package struct TestOverrides: Sendable {
         reuseDuration = env["KEYGATE_TEST_REUSE_DURATION"].flatMap { UInt32($0) }
         reuseScope = env["KEYGATE_TEST_REUSE_SCOPE"].flatMap { ReuseScope.Kind(rawValue: $0) }
         lockoutSeconds = env["KEYGATE_TEST_LOCKOUT_SECONDS"].flatMap { UInt32($0) }
+        fingerUnlock = env["KEYGATE_TEST_FINGER_UNLOCK"].flatMap { UInt32($0) }
     }
 
     package func apply(to policy: inout Policy) {
@@ -24,5 +26,6 @@ package struct TestOverrides: Sendable {
         if let reuseDuration { policy.reuseDuration = reuseDuration }
         if let reuseScope { policy.reuseScope = reuseScope }
         if let lockoutSeconds { policy.lockoutSeconds = lockoutSeconds }
+        if let fingerUnlock { policy.fingerUnlock = fingerUnlock }
     }
 }

@@ -1,0 +1,66 @@
+// What lets a finger reopen a locked keychain (docs/GATEKEEPER.md, "A finger reopens the
+// keychain"), as Touch ID unlocks an iPhone within 48 hours of the passcode: at each password
+// unlock the gatekeeper makes a fresh X25519 pair for the user and keeps its seed in root's
+// file under /run (tmpfs: gone at reboot), with the boot, the time of that password and the
+// password generation it was made under (GateSecrets). The client seals the master key to the
+// public half and keeps that sealed box in its data folder: useless without root's seed. After
+// a matching finger, within the policy's window (`finger-unlock`, default 48 h since that
+// password), under the same boot and password generation, and while biometry is not locked
+// out, the gatekeeper opens the box and returns the master key. `keygate lock --all`, the
+// biometric lockout, a password change (the generation moves) and the window's end drop it.
+import KeygateAuthentication
+import KeygateCore
+import KeygateGateWire
+internal import Glibc
+
+struct FingerUnlockKey {
+    /// CLOCK_BOOTTIME seconds of the password unlock that made it.
+    let madeAt: UInt64
+    /// GateSecrets.generation then: a password change since voids it.
+    let generation: UInt64
+    let pair: BoxKeyPair
+
+    static let magic = Array("keygate-finger-unlock 1\n".utf8)
+
+    /// Root's folder for these files: /run/keygate/finger (test-hook builds: below KEYGATE_TEST_GATE_DIR).
+    static var root: String {
+        #if KEYGATE_TEST_HOOKS
+        if let dir = GatekeeperPaths.testRoot { return dir + "/finger" }
+        #endif
+        return GatekeeperPaths.runRoot + "/finger"
+    }
+
+    static func path(uid: UInt32) -> String { root + "/\(uid)" }
+
+    /// Makes a new pair for `uid` (replacing any), recorded as made now under `generation`.
+    static func make(uid: UInt32, generation: UInt64) throws -> FingerUnlockKey {
+        try GatekeeperPaths.makeFolder(root, mode: 0o700)
+        var seed = try SecureBytes.random(count: BoxKeyPair.seedBytes).unprotectedCopy()
+        defer { Sodium.wipe(&seed) }
+        let boot = Array(GateRecords.currentBootID.utf8)
+        let now = GateRecords.now
+        var file = magic + GateSecrets.u32(UInt32(boot.count)) + boot + GateSecrets.u64(now) + GateSecrets.u64(generation) + seed
+        defer { Sodium.wipe(&file) }
+        try AtomicFile.write(file, to: path(uid: uid), mode: 0o600)
+        return FingerUnlockKey(madeAt: now, generation: generation, pair: try BoxKeyPair.derive(seed: SecureBytes(consuming: &seed)))
+    }
+
+    /// The user's kept pair, or nil when there is none or it is of another boot (then it is removed).
+    static func load(uid: UInt32) throws -> FingerUnlockKey? {
+        guard var file = try AtomicFile.read(path(uid: uid), maxBytes: 512) else { return nil }
+        defer { Sodium.wipe(&file) }
+        var r = ByteReader(file)
+        guard let head = try? r.raw(magic.count), head == magic, let bootLength = try? r.u32(), bootLength <= 64,
+              let boot = try? r.raw(Int(bootLength)), String(decoding: boot, as: UTF8.self) == GateRecords.currentBootID,
+              let madeAt = try? r.u64(), let generation = try? r.u64(), var seed = try? r.raw(BoxKeyPair.seedBytes), r.isAtEnd else {
+            drop(uid: uid)
+            return nil
+        }
+        return FingerUnlockKey(madeAt: madeAt, generation: generation, pair: try BoxKeyPair.derive(seed: SecureBytes(consuming: &seed)))
+    }
+
+    /// Removes the user's pair: the finger no longer reopens the keychain until the next password unlock.
+    static func drop(uid: UInt32) {
+        _ = unlink(path(uid: uid))
+    }
+}
