@@ -97,11 +97,6 @@ package enum SecretServiceProvider: Sendable, Equatable {
         }
     }
 
-    /// The attributes KeePassXC (2.7) adds to every item it shows over the Secret Service: its
-    /// entry's fields, path, UUID and the secret's content type (measured: ItemStoreMatrixTests).
-    static let keePassXCEntryAttributes: Set<String> = ["Title", "UserName", "URL", "Notes", "Path", "Uuid",
-                                                        "FDO_SECRETS_CONTENT_TYPE"]
-
     /// What to do when there is no default collection.
     var defaultCollectionAdvice: String {
         switch self {

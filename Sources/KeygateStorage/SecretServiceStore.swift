@@ -664,15 +664,10 @@ private struct ServiceCalls {
             throw KeychainError.notAvailable("the Secret Service sent an item without its attributes: check that "
                                              + "\(connection.provider(deadline).daemonName) is healthy, then try again")
         }
-        guard var attributes = ItemAttributeCodec.decode(entries, label: label, created: created, modified: modified) else {
+        guard let attributes = ItemAttributeCodec.decode(entries, label: label, created: created, modified: modified) else {
             let item = label.isEmpty ? "a keyring item" : "the keyring item \"\(label)\""
             throw KeychainError.decode("\(item) has \(ItemAttributeCodec.schemaName) attributes Keygate cannot read: "
                                        + "delete it with secret-tool or seahorse")
-        }
-        if !attributes.extras.isEmpty, connection.provider(deadline) == .keePassXC {
-            // KeePassXC shows its entry's own fields as attributes of every item: not the item's
-            // extra attributes, which add -U would otherwise write back and migrate compare.
-            attributes.extras = attributes.extras.filter { !SecretServiceProvider.keePassXCEntryAttributes.contains($0.key) }
         }
         return attributes
     }
