@@ -24,20 +24,12 @@ public final class GatekeeperSandbox {
         let fm = FileManager.default
         root = NSTemporaryDirectory() + "keygate-gate-\(UUID().uuidString)"
         gateDirectory = root + "/gate"
-        policyRoot = root + "/policy"
+        policyRoot = try PolicyFolder.make(policies, prefix: "keygate-gate-policy")
         pamConfdir = root + "/pam"
         user = String(cString: getpwuid(getuid()).pointee.pw_name)
         try fm.createDirectory(atPath: gateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         try fm.createDirectory(atPath: pamConfdir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        for layer in ["vendor", "admin", "user"] {
-            try fm.createDirectory(atPath: policyRoot + "/" + layer, withIntermediateDirectories: true,
-                                   attributes: [.posixPermissions: 0o755])
-        }
         try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root)
-        for (name, text) in policies {
-            try text.write(toFile: policyRoot + "/" + name, atomically: false, encoding: .utf8)
-            try fm.setAttributes([.posixPermissions: 0o644], ofItemAtPath: policyRoot + "/" + name)
-        }
         let module = PAMMatrix.modulePath ?? ""
         for (service, password) in services {
             let passdb = pamConfdir + "/\(service).passdb"
@@ -57,5 +49,6 @@ public final class GatekeeperSandbox {
     public func tearDown() {
         for name in Self.variables { unsetenv(name) }
         try? FileManager.default.removeItem(atPath: root)
+        PolicyFolder.remove(policyRoot)
     }
 }
