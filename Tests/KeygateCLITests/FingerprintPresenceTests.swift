@@ -427,8 +427,9 @@ final class FingerprintPresenceTests: XCTestCase {
             try? FileManager.default.removeItem(atPath: touchLog)
             // The finger rests on the reader; each scan's time goes to touchLog.
             fprint.touch("finger-a", stamps: touchLog)
-            let f = try h.run("keygate unlock >/dev/null; keygate get -s fp -a a >/dev/null; echo end=$(date +%s%N)",
-                              extraEnvironment: env)
+            let f = try h.run("""
+                keygate unlock >/dev/null; echo start=$(date +%s%N); keygate get -s fp -a a >/dev/null; echo end=$(date +%s%N)
+                """, extraEnvironment: env)
             fprint.settle()
             let p = try h.run("keygate unlock >/dev/null; keygate get -s pw -a a >/dev/null; echo end=$(date +%s%N)",
                               extraEnvironment: env)
@@ -436,8 +437,11 @@ final class FingerprintPresenceTests: XCTestCase {
                 .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
             // The scan that matched: the last one before the secret came out.
             let scans = ((try? String(contentsOfFile: touchLog, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Double($0) }
-            if let end = Double(f.values["end"] ?? ""), let scanned = scans.filter({ $0 <= end }).max() {
-                finger.append((end - scanned) / 1e6)
+            // A scan made while `keygate unlock` still ran (the finger rests on the reader) waits in
+            // fprintd for the read's verify: then the read's own start is when the scan is used.
+            if let end = Double(f.values["end"] ?? ""), let started = Double(f.values["start"] ?? ""),
+               let scanned = scans.filter({ $0 <= end }).max() {
+                finger.append((end - max(scanned, started)) / 1e6)
             }
             if let end = Double(p.values["end"] ?? ""), answered > 0 { password.append((end - answered) / 1e6) }
         }
