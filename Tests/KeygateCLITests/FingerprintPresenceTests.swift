@@ -30,6 +30,21 @@ final class FingerprintPresenceTests: XCTestCase {
         return (h, fprint, fprint.gatekeeperEnvironment)
     }
 
+    /// A read with the finger resting on libfprint's virtual reader. The virtual device sometimes
+    /// lets every scan of a resting finger miss one verification ("Verification timed out": seen
+    /// in one CI run in three under load, in a test whose read the CI run before passed); a real
+    /// reader scans when it is touched. Such a read is made once more, with the finger put down
+    /// again; any other outcome, and the second read's, is the test's to judge.
+    private func withRestingFinger(_ fprint: FprintSession, _ read: () throws -> ProcessResult) throws -> ProcessResult {
+        fprint.touch("finger-a")
+        let first = try read()
+        guard first.err.contains("Verification timed out") else { return first }
+        print("the virtual reader missed the resting finger's scans: the read is made once more")
+        fprint.settle()
+        fprint.touch("finger-a")
+        return try read()
+    }
+
     func test_biometryCurrentSet_opensWithTheEnrolledFinger_notAWrongOne_notThePasswordAlone() throws {
         let (h, fprint, env) = try enrolledUser()
         let add = try h.run("""
@@ -37,8 +52,7 @@ final class FingerprintPresenceTests: XCTestCase {
             """, extraEnvironment: env)
         XCTAssertEqual(add.values["add"], "0", add.summary)
 
-        fprint.touch("finger-a")
-        let right = try h.run("printf 'get=%s\\n' \"$(keygate get -s fp -a a)\"", extraEnvironment: env)
+        let right = try withRestingFinger(fprint) { try h.run("printf 'get=%s\\n' \"$(keygate get -s fp -a a)\"", extraEnvironment: env) }
         XCTAssertEqual(right.values["get"], "s3cret", "the enrolled finger opens it: \(right.summary)")
         XCTAssertTrue(right.err.contains("finger"), "fprintd's prompt is relayed: \(right.summary)")
 
@@ -65,8 +79,7 @@ final class FingerprintPresenceTests: XCTestCase {
     func test_biometryCurrentSet_afterKeygateLock_needsThePasswordForTheKeychain_andTheFingerForTheItem() throws {
         let (h, fprint, env) = try enrolledUser()
         _ = try h.run("printf %s s3cret | keygate add -s fp -a a --access biometry-current-set; keygate lock --all", extraEnvironment: env)
-        fprint.touch("finger-a")
-        let r = try h.run("keygate lock; printf 'get=%s\\n' \"$(keygate get -s fp -a a)\"", extraEnvironment: env)
+        let r = try withRestingFinger(fprint) { try h.run("keygate lock; printf 'get=%s\\n' \"$(keygate get -s fp -a a)\"", extraEnvironment: env) }
         XCTAssertEqual(r.values["get"], "s3cret", r.summary)
     }
 
@@ -85,15 +98,13 @@ final class FingerprintPresenceTests: XCTestCase {
         XCTAssertEqual(dead.values["get"], "44", "errSecItemNotFound: \(dead.summary)")
         XCTAssertTrue(dead.err.contains("invalidated"), dead.summary)
         XCTAssertTrue(dead.err.contains("enrolled"), dead.summary)
-        fprint.touch("finger-a")
-        let any = try h.run("printf 'get=%s\\n' \"$(keygate get -s any -a a)\"", extraEnvironment: env)
+        let any = try withRestingFinger(fprint) { try h.run("printf 'get=%s\\n' \"$(keygate get -s any -a a)\"", extraEnvironment: env) }
         XCTAssertEqual(any.values["get"], "any", "biometry-any survives a new finger: \(any.summary)")
 
         // An item added now is bound to the new set. (The virtual reader cannot identify: fprintd
         // verifies against the first enrolled finger, as pam_fprintd does on such readers.)
         _ = try h.run("printf %s cur2 | keygate add -s cur2 -a a --access biometry-current-set", extraEnvironment: env)
-        fprint.touch("finger-a")
-        let fresh = try h.run("printf 'get=%s\\n' \"$(keygate get -s cur2 -a a)\"", extraEnvironment: env)
+        let fresh = try withRestingFinger(fprint) { try h.run("printf 'get=%s\\n' \"$(keygate get -s cur2 -a a)\"", extraEnvironment: env) }
         XCTAssertEqual(fresh.values["get"], "cur2", fresh.summary)
 
         // Deleting every print kills it too.
@@ -117,11 +128,10 @@ final class FingerprintPresenceTests: XCTestCase {
         try h.queueAnswers([new, old])
         let passwd = try h.run("keygate passwd; echo passwd=$?", extraEnvironment: env)
         XCTAssertEqual(passwd.values["passwd"], "0", passwd.summary)
-        fprint.touch("finger-a")
-        let r = try h.run("""
+        let r = try withRestingFinger(fprint) { try h.run("""
             printf 'get=%s\\n' "$(keygate get -s fp -a a)"
             keygate get -s pw -a a; echo pw=$?
-            """, extraEnvironment: env)
+            """, extraEnvironment: env) }
         XCTAssertEqual(r.values["get"], "fing", "a password change does not touch the enrolled set: \(r.summary)")
         XCTAssertEqual(r.values["pw"], "44", "Keygate's current-set dies with the password: \(r.summary)")
     }
@@ -169,8 +179,7 @@ final class FingerprintPresenceTests: XCTestCase {
     func test_sameUserAttacker_withNoFinger_andAnAskpassThatCancels_readsNothing() throws {
         let (h, fprint, env) = try enrolledUser(scanTimeout: 3)
         _ = try h.run("printf %s s3cret | keygate add -s fp -a a --access biometry-current-set", extraEnvironment: env)
-        fprint.touch("finger-a")
-        let victim = try h.run("printf 'get=%s\\n' \"$(keygate get -s fp -a a)\"", extraEnvironment: env)
+        let victim = try withRestingFinger(fprint) { try h.run("printf 'get=%s\\n' \"$(keygate get -s fp -a a)\"", extraEnvironment: env) }
         XCTAssertEqual(victim.values["get"], "s3cret", victim.summary)
         // Inside the victim's window, another session of the same uid: an askpass that cancels, no finger.
         fprint.settle()
