@@ -184,7 +184,12 @@ final class GatekeeperAttackTests: XCTestCase {
     func test_aUserAskingToSealAnotherUsersKeys_isRefused() throws {
         let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
-            gatekeeper="$(dirname "$(command -v keygate)")/keygate-gatekeeper"
+            # Beside keygate in a test build; where make install or the .deb put it for the release pass.
+            bindir="$(dirname "$(command -v keygate)")"
+            for gatekeeper in "$bindir/keygate-gatekeeper" /usr/local/libexec/keygate/keygate-gatekeeper \
+                              /usr/libexec/keygate/keygate-gatekeeper; do
+                [ -x "$gatekeeper" ] && break
+            done
             [ -u "$gatekeeper" ]; echo setuid=$?
             for subject in 0 1; do
                 # 'Q' v1 certify, flags forUser|noPrompt, no item, no reason, handle, keys, boxes or seed; then the uid.
