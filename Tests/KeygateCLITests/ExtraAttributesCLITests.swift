@@ -95,7 +95,7 @@ final class ExtraAttributesCLITests: XCTestCase {
         let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""
             printf %s 'x' | keygate add -s web -a alice --access none --attr myapp=seen 2>/dev/null; echo add=$?
-            secret-tool search --all myapp seen 2>&1 | grep -E '^attribute\\.(myapp|service|account) = '
+            secret-tool search --all myapp seen 2>&1 | grep -aE '^attribute\\.(myapp|service|account) = '
             """)
         XCTAssertEqual(r.values["add"], "0", r.summary)
         XCTAssertTrue(r.out.contains("attribute.myapp = seen\n"), r.summary)

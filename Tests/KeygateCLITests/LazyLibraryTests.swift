@@ -128,7 +128,7 @@ final class LazyLibraryTests: XCTestCase {
             echo out=$(cat "$HOME/out")
             echo systemd=$(grep -c 'file=libsystemd.so.0 ' "$HOME/ld")
             echo glib=$(grep -c -E 'file=lib(gio|gobject|glib)-2.0.so.0 ' "$HOME/ld")
-            secret-tool search --all service lib 2>&1 | grep -c '^attribute.service = lib$' | sed 's/^/secretTool=/'
+            secret-tool search --all service lib 2>&1 | grep -ac '^attribute.service = lib$' | sed 's/^/secretTool=/'
             """, extraEnvironment: ["KEYGATE_STORE": ""])
         let v = r.values
         XCTAssertEqual(v["add"], "0", r.summary)
