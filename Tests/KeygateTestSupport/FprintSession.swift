@@ -73,7 +73,7 @@ public final class FprintSession: @unchecked Sendable {
         serving.withLock { $0 = false }
         settle()
         guard process.isRunning else { return }
-        FileManager.default.createFile(atPath: stopFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: stopFile, contents: nil)
         process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: stopFile)
     }
@@ -128,7 +128,7 @@ public final class FprintSession: @unchecked Sendable {
                 if !wanted.isEmpty, wanted != current {
                     if wanted == "none" { self.settle() } else { self.touch(wanted) }
                     current = wanted
-                    FileManager.default.createFile(atPath: folder + "/finger-on", contents: Data((wanted + "\n").utf8),
+                    _ = FileManager.default.createFile(atPath: folder + "/finger-on", contents: Data((wanted + "\n").utf8),
                                                    attributes: [.posixPermissions: 0o644])
                 }
                 Thread.sleep(forTimeInterval: 0.05)

@@ -67,6 +67,6 @@ extension KeychainOperations {
     public func sealedAccess(of identity: ItemIdentity) throws -> AccessControl?? {
         try ItemFieldLimits.check(identity: identity)
         guard let item = try storedItem(identity) else { return nil }
-        return .some(try Self.sealedAccess(of: item, identity: identity))
+        return .some(try ReadNeed.sealedAccess(of: item, identity: identity))
     }
 }

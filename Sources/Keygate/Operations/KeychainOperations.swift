@@ -1,9 +1,11 @@
 // The operations behind every API call and CLI verb: add, read, list, delete.
-// A write seals the secret with its class key and hands the blob to storage; a
-// read fetches the blob, finds the class key (cache or PAM unlock) and opens it.
-// Listing and deleting never need a key, so they never prompt.
+// A write seals the secret with its class key and hands the blob to storage; a read
+// fetches the blob once, works out what it needs (ReadNeed), has the unlocker satisfy
+// that (cache, key store, gatekeeper) and opens it. Listing and deleting never need a
+// key, so they never prompt.
 //
-// Delegates: storage to KeygateStorage, keys to KeyUnlocker (Unlocking/), sealing to KeygateCore's Crypto/.
+// Delegates: storage to KeygateStorage, keys to KeyUnlocker (Unlocking/; only through its
+// methods, ReadPathTests), sealing to KeygateCore's Crypto/.
 
 public struct KeychainOperations: Sendable {
     let store: any ItemStore
@@ -88,7 +90,7 @@ public struct KeychainOperations: Sendable {
         }
         let blob: [UInt8]
         if attributes.accessControl != nil || attributes.accessibility.isThisDeviceOnly {
-            blob = try sealGated(secret, attributes, keys: keys)
+            blob = try keys.sealGated(secret, attributes)
         } else {
             let classKey = try keys.classKey(for: attributes.accessibility, createIfNeeded: true)
             blob = try SealedBlob.seal(secret, identity: attributes.identity,
@@ -97,18 +99,6 @@ public struct KeychainOperations: Sendable {
         try store.create(attributes, blob: blob, replace: replace)
         storeSelection?.commitRecord()
         return access
-    }
-
-    /// Seals to public keys only: the class key recorded in keys.json (with the gatekeeper's
-    /// seal on it) and the item's own gate keys, which the gatekeeper derives for its identity
-    /// and flags. Once the keychain's class keys are sealed, adding never prompts.
-    func sealGated(_ secret: SecureBytes, _ attributes: ItemAttributes, keys: KeyUnlocker) throws -> [UInt8] {
-        let flags = attributes.accessControl?.rawValue ?? 0
-        let classKey = try keys.sealedClassKey(for: attributes.accessibility)
-        let gates = try keys.gate.recipients(for: attributes.identity, accessControl: flags, classKey: classKey)
-        return try GatedBlob.seal(secret, identity: attributes.identity, accessibility: attributes.accessibility,
-                                  accessControl: flags, classKey: classKey.publicKey,
-                                  gates: gates, combination: attributes.accessControl?.requiresAll == false ? .any : .all)
     }
 
     /// The secret of one item, or nil when there is no such item. The item's policy
@@ -132,24 +122,13 @@ public struct KeychainOperations: Sendable {
     }
 
     /// The secret of one item under its policy `decision` (KeychainContext.decision), or nil
-    /// when there is no such item.
+    /// when there is no such item. One arrow down: one fetch, what the item needs (ReadNeed: its
+    /// header and the decision, as a value), the unlocker satisfies that (cache, key store,
+    /// gatekeeper; one prompt at most), then the item is opened.
     func secret(for identity: ItemIdentity, decision: PolicyDecision) throws -> SecureBytes? {
-        let keys = self.keys.applying(decision, for: identity)
         guard let item = try storedItem(identity) else { return nil }
-        // What the blob was sealed with decides, never the stored attribute (which any process
-        // of the user can rewrite): a mismatch is refused as tampering.
-        let sealed = try Self.sealedAccess(of: item, identity: identity)
-        if let required = decision.minimumAccess, AccessControl.stricter(sealed, required) != sealed {
-            try keys.requirePasswordProtector()
-            // A locked keychain: one prompt does both (the password typed also opens the master key).
-            // A finger types no password: then the keychain is opened first, by itself.
-            let locked = keys.cache.load(KeyUnlocker.masterName) == nil && keys.keyStore.hasLoginProtector
-                && keys.authContext?.interactionNotAllowed != true && !required.asksForFingerOnly
-            let password = try keys.gate.requirePresence(for: identity, constraints: required,
-                                                         reason: keys.promptReason(for: .useItem), fresh: locked)
-            if locked { try keys.openAfterPresence(password) }
-        }
-        return try open(item, identity: identity, keys: keys)
+        let need = try ReadNeed(item: item, identity: identity, decision: decision)
+        return try keys.applying(decision, for: identity).satisfy(need).open()
     }
 
     /// The item with exactly this identity, its blob loaded; nil when there is none (or only
@@ -159,126 +138,6 @@ public struct KeychainOperations: Sendable {
         guard let item = try store.search(ItemQuery(exactly: identity), loadBlobs: true, detail: .attributes).first,
               !item.isUnfinishedWrite else { return nil }
         return item
-    }
-
-    /// The access control `item`'s blob was sealed with (nil = none), which decides. Throws
-    /// .decode when the stored attribute calls a gated blob open, or an open blob gated: another
-    /// process rewrote it, or put another blob there. (Where both are gated and the details
-    /// differ, as in Keygate 1.x's test vectors, the blob's flags are what the gatekeeper holds.)
-    static func sealedAccess(of item: StoredItem, identity: ItemIdentity) throws -> AccessControl? {
-        guard let blob = item.blob else { return item.attributes.accessControl }
-        let header = try SealedBlob.header(of: blob)
-        let flags = header.scheme == GatedBlob.scheme ? try GatedBlob.header(of: blob).accessControl : 0
-        let sealed = flags == 0 ? nil : AccessControl(rawValue: flags)
-        guard (flags == 0) == ((item.attributes.accessControl?.rawValue ?? 0) == 0) else {
-            throw KeychainError.decode("""
-                the item \(identity.displayName) was tampered with: its access attribute \
-                (\(ItemAccess.text(item.attributes.accessControl))) does not match its sealed blob (\(ItemAccess.text(sealed))); \
-                delete it and add it again
-                """)
-        }
-        return sealed
-    }
-
-    /// Opens a found item's blob with `keys`, the unlocker scoped to the item's policy.
-    private func open(_ item: StoredItem, identity: ItemIdentity, keys: KeyUnlocker) throws -> SecureBytes {
-        guard let blob = item.blob else {
-            throw KeychainError.decode("the item \(identity.displayName) has no secret in the store: delete it and add it again")
-        }
-        let header = try SealedBlob.header(of: blob)
-        guard header.accessibility == item.attributes.accessibility else {
-            throw KeychainError.decode("""
-                the item \(identity.displayName) was tampered with: its accessibility attribute does not match its sealed blob; \
-                delete it and add it again
-                """)
-        }
-        if header.scheme == GatedBlob.scheme {
-            return try openGated(blob, identity: identity, keys: keys)
-        }
-        let classKey = try keys.classKey(for: header.accessibility, createIfNeeded: false)
-        return try SealedBlob.open(blob, identity: identity, classKey: classKey)
-    }
-
-    /// Opens a scheme-2 blob: the gatekeeper opens the item's gate boxes if its policy holds
-    /// now (one PAM prompt at most, whose password also opens a locked keychain), and the
-    /// class pair from the master key opens the class box.
-    private func openGated(_ blob: [UInt8], identity: ItemIdentity, keys: KeyUnlocker, retried: Bool = false) throws -> SecureBytes {
-        let header = try GatedBlob.header(of: blob)
-        let slots = Self.slotsToOpen(header)
-        let needsPresence = slots.contains { header.gateSlots[$0].kind != .device }
-        if needsPresence { try keys.requirePasswordProtector() }
-        var locked = !Self.classPairAvailable(header.accessibility, keys: keys)
-        // Within its window a finger reopens the keychain first (as Touch ID unlocks an iPhone).
-        if locked, needsPresence, try keys.openWithFinger() != nil { locked = false }
-        // One prompt does both only where the gate asks for the password: a finger types none, so
-        // a locked keychain is opened first (the password), then the item (the finger).
-        let fingerOnly = AccessControl(rawValue: header.accessControl).asksForFingerOnly
-            && !header.gateSlots.contains { $0.kind == .currentSet }
-        let fresh = locked && needsPresence && !fingerOnly && keys.keyStore.hasLoginProtector
-            && keys.authContext?.interactionNotAllowed != true
-        if locked && !fresh { _ = try keys.masterKey(createIfNeeded: false) }
-        let opened: (shares: [SecureBytes?], password: SecureBytes?)
-        // Inside a window the class half (an X25519 multiplication) is opened while the
-        // gatekeeper's daemon decides on the gate half: the two run side by side.
-        var early: (pair: BoxKeyPair, share: SecureBytes)?
-        do {
-            opened = try keys.gate.shares(of: blob, header: header, slots: slots, identity: identity,
-                                          reason: keys.promptReason(for: .useItem), fresh: fresh, meanwhile: {
-                // Only a pair that opens the class box is used; anything else leaves the full
-                // derivation below to decide, with its own errors.
-                guard !locked, let pair = keys.cachedClassKeyPair(for: header.accessibility),
-                      pair.keyID == header.classSlot.keyID,
-                      let share = try? GatedBlob.classShare(of: blob, header: header, pair: pair) else { return }
-                early = (pair, share)
-            })
-        } catch let error as KeychainError where error.code == .itemNotFound && !retried && keys.keyStore.hasLegacyGateKeys {
-            // An item Keygate 1.x sealed: the first password unlock moves every such item. The
-            // presence check for this read takes the password, so one prompt does both.
-            let password = try keys.gate.requirePresence(for: identity, constraints: AccessControl(rawValue: header.accessControl),
-                                                         reason: keys.promptReason(for: .useItem), fresh: true)
-            try keys.openAfterPresence(password)
-            guard let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true, detail: .attributes).first?.blob else {
-                throw error
-            }
-            return try openGated(moved, identity: identity, keys: keys, retried: true)
-        }
-        if fresh { try keys.openAfterPresence(opened.password) }
-        let classPair = try early?.pair ?? keys.classKeyPair(for: header.accessibility)
-        guard classPair.keyID == header.classSlot.keyID else {
-            let legacyDeviceOnly = header.accessibility.isThisDeviceOnly && !header.gateSlots.contains { $0.kind == .device }
-            if legacyDeviceOnly, !retried, keys.keyStore.hasLegacyGateKeys {
-                // Keygate 1.x bound this class's key to the device key: the first password unlock moves it.
-                try keys.unlock()
-                if let moved = try store.search(ItemQuery(exactly: identity), loadBlobs: true, detail: .attributes).first?.blob,
-                   moved != blob {
-                    return try openGated(moved, identity: identity, keys: keys, retried: true)
-                }
-            }
-            if legacyDeviceOnly {
-                throw KeychainError.itemNotFound("""
-                    the item \(identity.displayName) was invalidated: Keygate 1.x sealed it to this host's device key, and it could not \
-                    be moved to the gatekeeper (sealed on another host, or the host key changed); add it again
-                    """)
-            }
-            throw KeychainError.decode("the item \(identity.displayName) was sealed by another keychain: delete it and add it again")
-        }
-        return try GatedBlob.open(blob, identity: identity, keys: [classPair], shares: opened.shares, classShare: early?.share)
-    }
-
-    /// The gate slots a read asks the gatekeeper for: every combined one for `and`, the first
-    /// presence one (else the first) for `or`, and every device slot.
-    static func slotsToOpen(_ header: GatedBlob.Header) -> [Int] {
-        let combined = header.gateSlots.indices.filter { header.gateSlots[$0].kind != .device }
-        let devices = header.gateSlots.indices.filter { header.gateSlots[$0].kind == .device }
-        if header.combination == .all { return combined + devices }
-        let first = combined.first { header.gateSlots[$0].kind == .presence } ?? combined.first
-        return (first.map { [$0] } ?? []) + devices
-    }
-
-    /// Whether the class pair opens without an unlock (the master key or an after-first-unlock pair is cached).
-    static func classPairAvailable(_ accessibility: Accessibility, keys: KeyUnlocker) -> Bool {
-        if accessibility.survivesLock, keys.cache.load(CacheName.classPair(accessibility).text) != nil { return true }
-        return keys.cache.load(KeyUnlocker.masterName) != nil
     }
 
     /// The attributes of every matching item, sorted for stable output. Never prompts.
@@ -385,17 +244,8 @@ public struct KeychainOperations: Sendable {
     /// keychain is opened with the password typed there (one prompt for both); an unlocked one is
     /// held for its lock-after from now.
     public func validate() throws -> Validation {
-        let held = keys.cache.load(KeyUnlocker.masterName)
-        let store = keys.keyStore
-        let locked = held == nil && store.isInitialized && store.hasLoginProtector
-        let password = try keys.gate.validate(reason: keys.promptReason(for: .unlock), fresh: locked)
+        let unlocked = try keys.validate()
         let policy = keys.context.policy
-        if locked {
-            try keys.openAfterPresence(password)
-        } else if let held {
-            keys.cacheUnlocked(held.key)
-        }
-        let unlocked = keys.cache.load(KeyUnlocker.masterName) != nil
         return Validation(reuseDuration: policy.reuseDuration, reuseScope: ReuseScope.current(policy.reuseScope).kind,
                           lockAfter: unlocked ? policy.lockAfter : nil)
     }
@@ -425,10 +275,11 @@ public struct KeychainOperations: Sendable {
 
     /// What `keygate status` reports. Never shows key bytes.
     public func status() -> KeychainStatus {
-        let initialized = keys.keyStore.isInitialized
-        let entries = keys.cache.entries()
+        let keyState = keys.state()
+        let initialized = keyState.initialized
+        let entries = keyState.cached
         let master = entries.first { $0.name == KeyUnlocker.masterName }
-        let lockout = try? keys.gate.lockoutState()
+        let lockout = keyState.lockout
         let storeStatus: Result<StoreStatus, KeychainError>
         do { storeStatus = .success(try store.status()) } catch let e as KeychainError { storeStatus = .failure(e) } catch {
             storeStatus = .failure(KeychainError.notAvailable("the item store could not be reached: run keygate doctor"))
@@ -443,8 +294,8 @@ public struct KeychainOperations: Sendable {
             storeError: { if case .failure(let e) = storeStatus { return e.message } else { return nil } }(),
             storeKind: storeSelection?.kind.rawValue, storeReason: storeSelection?.reason,
             lockAfter: keys.context.policy.lockAfter,
-            passwordKDF: (try? keys.keyStore.loginKDF())?.map(Self.describe),
-            loginStale: initialized && keys.keyStore.isLoginStale,
+            passwordKDF: keyState.loginKDF.map(Self.describe),
+            loginStale: keyState.loginStale,
             reuseDuration: keys.context.policy.reuseDuration, reuseScope: ReuseScope.current(keys.context.policy.reuseScope).id,
             lockoutSecondsLeft: lockout?.secondsLeft, failedAttempts: lockout?.failedAttempts)
     }

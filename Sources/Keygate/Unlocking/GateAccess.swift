@@ -7,11 +7,11 @@
 // Delegates the process and the pipe to GateClient.
 internal import KeygateGateWire
 
-struct GateAccess {
+struct GateAccess: Sendable {
     let prompter: any Prompter
     let authContext: AuthenticationContext?
     /// Writes the gatekeeper's audit events into this process's trail (KeyUnlocker.audit).
-    var audit: (AuditEvent, String, String) -> Void = { _, _, _ in }
+    var audit: @Sendable (AuditEvent, String, String) -> Void = { _, _, _ in }
 
     private var client: GateClient { GateClient(prompter: prompter, onAudit: audit) }
 

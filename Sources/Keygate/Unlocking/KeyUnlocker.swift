@@ -3,14 +3,19 @@
 // goes through keygate-gatekeeper (GateAccess), root's PAM conversation whose prompts
 // this process shows; the password typed there opens the master key, which is then
 // cached for the policy's lock-after time. Gate keys (presence, current set, device)
-// are never here: reads get their item's shares from the gatekeeper (KeychainOperations).
+// are never here: a read gets its item's shares from the gatekeeper (ReadUnlock).
+//
+// The unlocker is the one part of the library that talks to the key store, the kernel
+// keyring's cache and the gatekeeper: it builds each once and the operations ask it.
 //
 // A keychain with only a host protector (a service account) has no password to ask
 // for: a locked one fails at once with interaction-not-allowed.
 //
-// Delegates: the gatekeeper to GateAccess, protectors to Keys/, the cache to
-// KeyringCache/, key derivation to Crypto/, password changes to PasswordChange, the
-// 1.x migration to LegacyGateMigration.
+// Its other files: ReadUnlock (what a read needs), FingerReopen, KeyUnlocker+Authentication
+// (the prompt, its reason, the audit lines), KeyUnlocker+State (status, validate). Delegates
+// the gatekeeper to GateAccess, protectors to Keys/, the cache to KeyringCache/, key
+// derivation to Crypto/, password changes to PasswordChange, the 1.x migration (which the
+// password unlock runs) to LegacyGateMigration.
 internal import KeygateGateWire
 
 struct KeyUnlocker: Sendable {
@@ -22,29 +27,38 @@ struct KeyUnlocker: Sendable {
     let reason: String?
     let authContext: AuthenticationContext?
     /// A policy's allow-non-interactive: use keys already held, never prompt.
-    var neverPrompt = false
+    let neverPrompt: Bool
     /// The item this unlocker works for, named in its audit lines and prompt (never its secret).
-    var item: ItemIdentity?
+    let item: ItemIdentity?
     /// The keychain's items, for the 1.x migration an unlock may run (nil in the PAM module).
     var itemStore: (any ItemStore)?
+    /// The keychain's protectors and public keys on disk, the kernel keyring's cache of its
+    /// unlocked keys, and the gatekeeper: built once, here, and asked by nothing but this unlocker.
+    let keyStore: KeyStore
+    let cache: KeyCache
+    let gate: GateAccess
+
+    init(context: KeychainContext, prompter: any Prompter, reason: String?, authContext: AuthenticationContext?,
+         neverPrompt: Bool = false, item: ItemIdentity? = nil, itemStore: (any ItemStore)? = nil) {
+        self.context = context
+        self.prompter = prompter
+        self.reason = reason
+        self.authContext = authContext
+        self.neverPrompt = neverPrompt
+        self.item = item
+        self.itemStore = itemStore
+        keyStore = KeyStore(directory: context.dataDirectory)
+        cache = KeyCache(uid: context.uid)
+        gate = GateAccess(prompter: prompter, authContext: authContext) { event, service, detail in
+            Self.audit(event, service: service, detail: detail.isEmpty ? nil : detail, context: context, item: item,
+                       reason: authContext?.localizedReason ?? reason)
+        }
+    }
 
     /// This unlocker under one item's policy: its windows, services, tries and prompt.
     func applying(_ decision: PolicyDecision, for identity: ItemIdentity) -> KeyUnlocker {
-        var scoped = KeyUnlocker(context: context.with(policy: decision.policy), prompter: prompter,
-                                 reason: decision.prompt ?? reason, authContext: authContext)
-        scoped.neverPrompt = decision.allowNonInteractive
-        scoped.item = identity
-        scoped.itemStore = itemStore
-        return scoped
-    }
-
-    var keyStore: KeyStore { KeyStore(directory: context.dataDirectory) }
-    var cache: KeyCache { KeyCache(uid: context.uid) }
-    var gate: GateAccess {
-        let unlocker = self
-        return GateAccess(prompter: prompter, authContext: authContext) { event, service, detail in
-            unlocker.audit(event, service: service, detail: detail.isEmpty ? nil : detail)
-        }
+        KeyUnlocker(context: context.with(policy: decision.policy), prompter: prompter, reason: decision.prompt ?? reason,
+                    authContext: authContext, neverPrompt: decision.allowNonInteractive, item: identity, itemStore: itemStore)
     }
 
     // MARK: Class keys
@@ -115,6 +129,18 @@ struct KeyUnlocker: Sendable {
         return GateRequest.ClassKey(accessibility: accessibility, publicKey: key, seal: keys.seal(accessibility))
     }
 
+    /// Seals to public keys only: the class key recorded in keys.json (with the gatekeeper's
+    /// seal on it) and the item's own gate keys, which the gatekeeper derives for its identity
+    /// and flags. Once the keychain's class keys are sealed, adding never prompts.
+    func sealGated(_ secret: SecureBytes, _ attributes: ItemAttributes) throws -> [UInt8] {
+        let flags = attributes.accessControl?.rawValue ?? 0
+        let classKey = try sealedClassKey(for: attributes.accessibility)
+        let gates = try gate.recipients(for: attributes.identity, accessControl: flags, classKey: classKey)
+        return try GatedBlob.seal(secret, identity: attributes.identity, accessibility: attributes.accessibility,
+                                  accessControl: flags, classKey: classKey.publicKey,
+                                  gates: gates, combination: attributes.accessControl?.requiresAll == false ? .any : .all)
+    }
+
     // MARK: The master key
 
     /// The master key, from the cache or by an unlock (which may initialise the keychain).
@@ -136,7 +162,7 @@ struct KeyUnlocker: Sendable {
     @discardableResult
     func unlock() throws -> SecureBytes {
         do {
-            return try unlockWithPassword().masterKey
+            return try unlockWithPassword().unlocked.masterKey
         } catch let stale as StaleLoginProtector {
             throw stale.underlying
         }
@@ -151,6 +177,13 @@ struct KeyUnlocker: Sendable {
     /// caches the master key, seals the class keys, and migrates a 1.x keychain.
     @discardableResult
     func open(with password: SecureBytes) throws -> PasswordUnlock {
+        try openMovingLegacyItems(with: password).unlocked
+    }
+
+    /// `open(with:)`, and the blobs the 1.x migration it ran sealed again, by item (none for a
+    /// keychain that has nothing of 1.x's left).
+    private func openMovingLegacyItems(with password: SecureBytes) throws
+        -> (unlocked: PasswordUnlock, moved: [ItemIdentity: [UInt8]]) {
         let unlocked: PasswordUnlock
         do {
             unlocked = try keyStore.unlockAll(password: password)
@@ -163,19 +196,25 @@ struct KeyUnlocker: Sendable {
         // Best effort: a read-only data folder still reads (an add then says what is wrong).
         try? recordSealedClassKeys(unlocked.masterKey)
         armFingerUnlock(unlocked.masterKey)
-        if unlocked.presence != nil || unlocked.currentSet != nil {
-            try LegacyGateMigration(unlocker: self).run(unlocked)
-        }
-        return unlocked
+        guard unlocked.presence != nil || unlocked.currentSet != nil else { return (unlocked, [:]) }
+        return (unlocked, try LegacyGateMigration(unlocker: self).run(unlocked))
     }
 
-    @discardableResult
-    private func unlockWithPassword() throws -> PasswordUnlock {
+    private func unlockWithPassword() throws -> (unlocked: PasswordUnlock, moved: [ItemIdentity: [UInt8]]) {
         guard keyStore.isInitialized else {
             throw KeychainError.notAvailable("the keychain is not initialised: run `keygate init` (the first `keygate add` does it too)")
         }
         try requirePasswordProtector()
-        return try open(with: authenticate(purpose: .unlock))
+        return try openMovingLegacyItems(with: authenticate(purpose: .unlock))
+    }
+
+    /// `unlock()` for a read of an item Keygate 1.x sealed: the blobs its migration sealed again.
+    func unlockMovingLegacyItems() throws -> [ItemIdentity: [UInt8]] {
+        do {
+            return try unlockWithPassword().moved
+        } catch let stale as StaleLoginProtector {
+            throw stale.underlying
+        }
     }
 
     /// A service account's keychain has no password protector: nothing that needs a password
@@ -192,9 +231,11 @@ struct KeyUnlocker: Sendable {
     }
 
     /// Opens the keychain with the password typed for a presence check (one prompt for both).
-    func openAfterPresence(_ password: SecureBytes?) throws {
+    /// Returns the blobs a 1.x migration sealed again, by item.
+    @discardableResult
+    func openAfterPresence(_ password: SecureBytes?) throws -> [ItemIdentity: [UInt8]] {
         do {
-            try open(with: Self.requirePassword(password, service: context.policy.pamService))
+            return try openMovingLegacyItems(with: Self.requirePassword(password, service: context.policy.pamService)).moved
         } catch let stale as StaleLoginProtector {
             throw stale.underlying
         }
@@ -234,63 +275,6 @@ struct KeyUnlocker: Sendable {
         try keyStore.recordClassKeys(masterKey: master, seals: seals)
     }
 
-    /// LAContext.evaluatePolicy: one presence check now, whose handle serves later reads; with
-    /// `biometric`, a finger (the handle then serves biometric items).
-    func evaluatePresence(biometric: Bool = false) throws {
-        _ = try gate.authenticate(reason: promptReason(for: .useItem), biometric: biometric)
-    }
-
-    // MARK: A finger reopens the keychain
-
-    /// The master key sealed to the gatekeeper's finger-unlock key (FingerUnlockKey): the user's
-    /// file, useless without root's key.
-    var fingerUnlockPath: String { context.dataDirectory + "/finger-unlock" }
-
-    /// After a password unlock: seals the master key to a new key of the gatekeeper's, so that a
-    /// finger may reopen the keychain within the policy's window. Best effort: without it the
-    /// password is asked, as before. A host without fprintd's storage folder is not asked.
-    func armFingerUnlock(_ master: SecureBytes) {
-        guard AtomicFile.exists(FprintdProbe.storageRoot), let publicKey = try? gate.armFingerUnlock() else { return }
-        guard publicKey.count == BoxKeyPair.publicKeyBytes, let sealed = try? SealedBox.seal(master, to: publicKey) else {
-            try? AtomicFile.remove(fingerUnlockPath)   // turned off: no finger enrolled, or the policy's finger-unlock = 0
-            return
-        }
-        try? AtomicFile.write(sealed, to: fingerUnlockPath, mode: 0o600)
-    }
-
-    /// The master key reopened by a finger (the gatekeeper decides: its window, the password's
-    /// generation, the lockout, the match), cached as an unlock's; nil when the finger cannot
-    /// reopen it now (then the password is asked, after a word when a finger was refused). The
-    /// key is checked against keys.json's class public key before it is used.
-    func openWithFinger() throws -> SecureBytes? {
-        guard !neverPrompt, authContext?.interactionNotAllowed != true, keyStore.hasLoginProtector,
-              let sealed = try? AtomicFile.read(fingerUnlockPath, maxBytes: 256), sealed.count == GateRequest.sealedMasterKeyBytes
-        else { return nil }
-        do {
-            let master = try gate.fingerUnlock(sealed, reason: promptReason(for: .unlock))
-            guard let keys = try PublicKeys.load(directory: context.dataDirectory),
-                  let recorded = keys.classKey(.whenUnlocked),
-                  try ClassKeys.keyPair(masterKey: master, for: .whenUnlocked).publicKey == recorded else {
-                try? AtomicFile.remove(fingerUnlockPath)
-                return nil
-            }
-            cacheUnlocked(master)
-            return master
-        } catch let error as KeychainError where error.code == .userCanceled {
-            throw error
-        } catch let error as KeychainError {
-            switch error.code {
-            case .authFailed: prompter.notify("The finger did not reopen the keychain: use your password instead.")
-            case .itemNotFound:
-                // Root keeps nothing that opens it any more: said once, then the copy goes.
-                try? AtomicFile.remove(fingerUnlockPath)
-                prompter.notify(error.message.prefix(1).uppercased() + error.message.dropFirst() + ".")
-            default: break
-            }
-            return nil
-        }
-    }
-
     // MARK: Locking
 
     /// Drops the unlocked keys: the master key and this scope's authentications (like
@@ -311,72 +295,11 @@ struct KeyUnlocker: Sendable {
         return dropped
     }
 
-    // MARK: Authentication
-
-    /// What an authentication is for, which the prompt says when no reason was given.
-    enum Purpose {
-        /// Opening the keychain (the master key).
-        case unlock
-        /// A user-presence or current-set check for reading one item.
-        case useItem
-    }
-
-    /// The reason shown above the password prompt: the caller's (LAContext's localizedReason,
-    /// kSecUseOperationPrompt, the policy's prompt, the command's), else what the check is for,
-    /// in the words a Mac uses for an item ("keygate wants to use your confidential information
-    /// stored in "vpn" in your keychain.").
-    func promptReason(for purpose: Purpose) -> String {
-        if let given = authContext?.localizedReason ?? reason { return given }
-        guard purpose == .useItem, let item else { return "unlock the keychain" }
-        // The item's service (server), else its account; an item with neither is not named
-        // (never `stored in ""`).
-        let name = [item.itemClass == .genericPassword ? item.service : item.server, item.account].first { !$0.isEmpty }
-        guard let name else { return "keygate wants to use your confidential information stored in your keychain." }
-        return "keygate wants to use your confidential information stored in \"\(name)\" in your keychain."
-    }
-
-    /// One authentication through the gatekeeper (root's tries, failure counter and lockout).
-    /// Returns the password typed in the successful attempt.
-    func authenticate(purpose: Purpose) throws -> SecureBytes {
-        if authContext?.interactionNotAllowed == true {
-            throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
-        }
-        if neverPrompt {
-            audit(.policyRefusal, service: context.policy.pamService, detail: "allow-non-interactive: no prompt")
-            throw KeychainError.interactionNotAllowed("""
-                the policy for this item allows no prompt (allow-non-interactive): unlock first (keygate unlock), or see `keygate \
-                policy explain`
-                """)
-        }
-        try prompter.ensureAvailable()
-        return try Self.requirePassword(gate.authenticate(reason: promptReason(for: purpose)).password, service: context.policy.pamService)
-    }
-
-    /// The keys are wrapped by the password: a stack that let the person in without one
-    /// (pam_permit, a fingerprint, a smart card) leaves nothing to open them with.
-    static func requirePassword(_ password: SecureBytes?, service: String) throws -> SecureBytes {
-        guard let password, password.count > 0 else {
-            throw KeychainError.authFailed("""
-                PAM service '\(service)' accepted you without a typed password, but the keychain opens only with your password: \
-                make that service ask for it (see pam.d/keygate)
-                """)
-        }
-        return password
-    }
-
     /// Best effort: a full keyring quota must not stop the read that triggered the
     /// unlock; the next read will simply authenticate again.
     func cacheUnlocked(_ master: SecureBytes) {
         audit(.unlock, detail: "master key held for \(context.policy.lockAfter) s")
         try? LoginKeys.cacheUnlocked(master, in: cache, lockAfter: context.policy.lockAfter)
-    }
-
-    /// One audit line (Audit/AuditLog.swift) about this user.
-    func audit(_ event: AuditEvent, service: String? = nil, detail: String? = nil) {
-        let itemService = item.map { $0.itemClass == .genericPassword ? $0.service : $0.server }
-        AuditLog.record(AuditRecord(event: event, user: context.userName, pamService: service, itemService: itemService,
-                                    account: item?.account, scope: ReuseScope.current(context.policy.reuseScope).id,
-                                    reason: authContext?.localizedReason ?? reason, detail: detail))
     }
 
     /// When a write creates the keychain implicitly, the recovery key still has to be

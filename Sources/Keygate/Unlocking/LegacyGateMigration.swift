@@ -6,16 +6,19 @@
 // with the store's atomic replace: a crash leaves every item readable under the old or
 // the new keys. Once every item moved, the 1.x keys are removed from login.json and
 // keys.json. An item that does not open is left as it was and named in the notice.
+//
+// The migration runs in the password unlock (KeyUnlocker.open(with:)), never in a read's own
+// code: a read of a 1.x item gets the blob sealed again from the unlock it made (ReadUnlock).
 
 struct LegacyGateMigration {
     let unlocker: KeyUnlocker
 
-    func run(_ unlocked: PasswordUnlock) throws {
-        guard let store = unlocker.itemStore else { return }
+    /// Moves every 1.x item; returns the blobs sealed again, by item.
+    func run(_ unlocked: PasswordUnlock) throws -> [ItemIdentity: [UInt8]] {
+        guard let store = unlocker.itemStore else { return [:] }
         let legacyIDs = [unlocked.presence, unlocked.currentSet].compactMap { $0?.keyID }
         let legacyPairs = [unlocked.presence, unlocked.currentSet].compactMap { $0 }
-        let operations = KeychainOperations(store: store, keys: unlocker)
-        var moved = 0
+        var moved: [ItemIdentity: [UInt8]] = [:]
         var failed: [String] = []
         for item in try store.search(ItemQuery(), loadBlobs: true) {
             guard let blob = item.blob, !blob.isEmpty, let common = try? SealedBlob.header(of: blob),
@@ -43,9 +46,9 @@ struct LegacyGateMigration {
                     flags.insert(.currentSet)
                 }
                 sealing.accessControl = flags.rawValue == 0 ? nil : flags
-                let resealed = try operations.sealGated(secret, sealing, keys: unlocker)
+                let resealed = try unlocker.sealGated(secret, sealing)
                 try store.create(item.attributes, blob: resealed, replace: true)
-                moved += 1
+                moved[identity] = resealed
             } catch {
                 failed.append(identity.displayName)
             }
@@ -54,11 +57,12 @@ struct LegacyGateMigration {
             try unlocker.keyStore.removeLegacyGateKeys()
         } else {
             unlocker.prompter.notify("""
-                Keygate moved \(moved) item(s) to its gatekeeper; \(failed.count) did not open with your keychain's 1.x keys and \
+                Keygate moved \(moved.count) item(s) to its gatekeeper; \(failed.count) did not open with your keychain's 1.x keys and \
                 were left as they were: \(failed.prefix(5).joined(separator: ", "))\(failed.count > 5 ? ", …" : ""). Delete and add \
                 them again.
                 """)
         }
-        if moved > 0 { unlocker.audit(.unlock, detail: "moved \(moved) items from 1.x gate keys to the gatekeeper") }
+        if !moved.isEmpty { unlocker.audit(.unlock, detail: "moved \(moved.count) items from 1.x gate keys to the gatekeeper") }
+        return moved
     }
 }
