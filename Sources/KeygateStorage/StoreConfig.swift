@@ -38,7 +38,7 @@ enum StoreConfig {
         defer { file.close() }
         let notRegular = KeychainError.param("\(path) is not a regular file: remove it, or make it one with a `store = ...` line")
         guard file.isRegular else { throw notRegular }
-        if requireRootOwned, ConfigFile.problem(file.info, owner: .root) != nil { throw refused(path) }
+        if requireRootOwned, ConfigFile.problem(file.status, owner: .root) != nil { throw refused(path) }
         switch ConfigFile.contents(of: file, limit: maxBytes) {
         case .success(let bytes): return try parse(String(decoding: bytes, as: UTF8.self), file: path)
         case .failure(.notRegular): throw notRegular

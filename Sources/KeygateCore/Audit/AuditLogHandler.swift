@@ -1,8 +1,7 @@
 // Where audit records go: the backend protocol (swift-log's LogHandler, for AuditRecord)
 // and the two backends a program uses, syslog (authpriv) and stderr. Delegates to
-// syslog(3) through CSystem's wrappers and to write(2).
+// syslog(3) through CSystem's wrappers and to standard error through Descriptor.write.
 internal import CSystem
-internal import Glibc
 
 /// A backend for AuditLog: receives each record, already built, and writes it somewhere.
 public protocol AuditLogHandler: Sendable {
@@ -29,16 +28,6 @@ public struct StandardErrorAuditHandler: AuditLogHandler {
     public init() {}
 
     public func log(_ record: AuditRecord) {
-        var bytes = Array("keygate: audit: \(record.line)\n".utf8)
-        bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            var done = 0
-            while done < raw.count {
-                let n = write(2, base + done, raw.count - done)
-                if n < 0 { if errno == EINTR { continue }; return }
-                done += n
-            }
-        }
-        bytes.removeAll()
+        Descriptor.write("keygate: audit: \(record.line)\n", to: 2)
     }
 }

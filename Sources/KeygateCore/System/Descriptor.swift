@@ -18,6 +18,13 @@ package final class Descriptor {
         raw = -1
     }
 
+    /// close(2) on a descriptor no Descriptor owns; nil when closed, else why not (the
+    /// descriptor is gone either way: close is never retried).
+    @discardableResult
+    package static func close(_ fd: Int32) -> SystemErrno? {
+        Glibc.close(fd) == 0 ? nil : .current
+    }
+
     /// Hands the descriptor to the caller, who closes it; this owner no longer will.
     package func release() -> Int32 {
         defer { raw = -1 }
@@ -110,5 +117,12 @@ package enum MonotonicClock {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
+    }
+
+    /// The same clock in nanoseconds.
+    package static var nanoseconds: UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }
