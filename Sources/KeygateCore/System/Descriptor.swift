@@ -47,6 +47,12 @@ package final class Descriptor {
         return .success((read, write))
     }
 
+    /// One read(2) of at most `count` bytes into `base`, EINTR retried: the count read, 0 at
+    /// end of input, -1 with errno set.
+    package static func read(_ fd: Int32, into base: UnsafeMutableRawPointer?, count: Int) -> Int {
+        SafeFile.retryingOnEINTR { Glibc.read(fd, base, count) }
+    }
+
     /// Writes all of `bytes`; nil when written, else why not.
     package func writeAll(_ bytes: [UInt8]) -> SystemErrno? { SafeFile.writeAll(raw, bytes) }
 

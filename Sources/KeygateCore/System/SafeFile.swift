@@ -104,6 +104,14 @@ package enum SafeFile {
         return .success(out)
     }
 
+    /// One read(2) of at most `count` bytes (EINTR retried): what it gave, empty at EOF.
+    package static func readOnce(_ fd: Int32, upTo count: Int) -> Result<[UInt8], SystemErrno> {
+        var buffer = [UInt8](repeating: 0, count: count)
+        let n = retryingOnEINTR { buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+        if n < 0 { return .failure(.current) }
+        return .success(Array(buffer.prefix(n)))
+    }
+
     /// Reads from `fd` into `buffer` until it is full or EOF: the count read. With `terminator`,
     /// a read that ends with that byte ends it too (a /proc line comes whole in one read(2),
     /// so no second read is made to learn of the end).

@@ -9,6 +9,29 @@ package enum UnixSocket {
         socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     }
 
+    /// A connected pair of close-on-exec stream sockets (socketpair(2)), or why not.
+    package static func pair() -> Result<(Int32, Int32), SystemErrno> {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            return .failure(.current)
+        }
+        return .success((pair[0], pair[1]))
+    }
+
+    /// Sends all of `bytes` on the socket `fd` (send(2) with MSG_NOSIGNAL: a peer that has gone
+    /// is EPIPE, never SIGPIPE), EINTR retried, short sends continued; nil when sent, else why not.
+    package static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> SystemErrno? {
+        var done = 0
+        while done < bytes.count {
+            let n = SafeFile.retryingOnEINTR {
+                bytes.withUnsafeBytes { send(fd, $0.baseAddress.map { $0 + done }, $0.count - done, Int32(MSG_NOSIGNAL)) }
+            }
+            if n < 0 { return .current }
+            done += n
+        }
+        return nil
+    }
+
     /// connect(2) to `path`; true when it is accepted.
     package static func connect(_ fd: Int32, to path: String) -> Bool {
         while true {
