@@ -53,6 +53,23 @@ package final class Descriptor {
         SafeFile.retryingOnEINTR { Glibc.read(fd, base, count) }
     }
 
+    /// Waits until `fd` has data (or its other end closed) for at most `milliseconds`, counted on
+    /// the boot clock across EINTR; false at the deadline. An error other than EINTR answers
+    /// true, so the read that follows reports it.
+    package static func waitReadable(_ fd: Int32, milliseconds: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var left = milliseconds
+        while true {
+            let started = BootClock.seconds
+            let ready = poll(&entry, 1, left)
+            if ready > 0 { return true }
+            if ready == 0 { return false }
+            guard errno == EINTR else { return true }
+            left -= Int32(min(UInt64(left), (BootClock.seconds - started) * 1000))
+            if left <= 0 { return false }
+        }
+    }
+
     /// Writes all of `bytes`; nil when written, else why not.
     package func writeAll(_ bytes: [UInt8]) -> SystemErrno? { SafeFile.writeAll(raw, bytes) }
 
