@@ -5,16 +5,15 @@
 // says so. Delegates to CSystem's keygate_tty_discard_typeahead (FIONREAD, tcflush).
 
 internal import CSystem
-import Glibc
 import Keygate
 
 enum TypeAhead {
     /// Discards pending terminal input after `error`, when it refused an authentication.
     static func discard(after error: KeychainError) {
         guard error.code == .authFailed else { return }
-        let fd = SafeFile.openDescriptor("/dev/tty", O_RDWR | O_NOCTTY | O_NONBLOCK, links: .follow)
+        let fd = SafeFile.open("/dev/tty", [.readWrite, .noControllingTerminal, .nonBlocking], links: .follow)
         guard fd >= 0 else { return }
-        defer { close(fd) }
+        defer { Descriptor.close(fd) }
         let discarded = keygate_tty_discard_typeahead(fd)
         if discarded > 0 {
             Console.err("keygate: discarded what was typed ahead (\(discarded) byte\(discarded == 1 ? "" : "s")), so that it does "

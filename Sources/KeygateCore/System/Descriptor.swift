@@ -25,6 +25,13 @@ package final class Descriptor {
         Glibc.close(fd) == 0 ? nil : .current
     }
 
+    /// F_SETPIPE_SZ (fcntl(2)): asks for a pipe of at least `bytes` (the kernel rounds up, and
+    /// refuses above /proc/sys/fs/pipe-max-size for an unprivileged caller).
+    @discardableResult
+    package func setPipeCapacity(_ bytes: Int32) -> SystemErrno? {
+        fcntl(raw, 1031 /* F_SETPIPE_SZ */, bytes) >= 0 ? nil : .current
+    }
+
     /// Hands the descriptor to the caller, who closes it; this owner no longer will.
     package func release() -> Int32 {
         defer { raw = -1 }

@@ -5,20 +5,23 @@
 // for a process that ignores a signal for the rest of its life (the gatekeeper).
 internal import Glibc
 
-package struct IgnoredSignal {
-    /// The signals Keygate ignores, by name.
-    package enum Name: Sendable {
-        case brokenPipe, interrupt, quit, fileSizeExceeded
+/// The signals Keygate ignores or resets in a child (Spawn.defaultSignals), by name.
+package enum SignalName: Sendable {
+    case brokenPipe, interrupt, quit, fileSizeExceeded
 
-        var number: Int32 {
-            switch self {
-            case .brokenPipe: SIGPIPE
-            case .interrupt: SIGINT
-            case .quit: SIGQUIT
-            case .fileSizeExceeded: SIGXFSZ
-            }
+    /// SIGPIPE, SIGINT, SIGQUIT, SIGXFSZ.
+    package var number: Int32 {
+        switch self {
+        case .brokenPipe: SIGPIPE
+        case .interrupt: SIGINT
+        case .quit: SIGQUIT
+        case .fileSizeExceeded: SIGXFSZ
         }
     }
+}
+
+package struct IgnoredSignal {
+    package typealias Name = SignalName
 
     private let number: Int32
     private let previous: __sighandler_t?
