@@ -77,6 +77,13 @@ package final class Descriptor {
         }
     }
 
+    /// One write(2) of all of `bytes`, EINTR retried, never continued: the count written or -1.
+    /// For a line appended to an O_APPEND file, which lands whole or not at all.
+    @discardableResult
+    package static func writeOnce(_ fd: Int32, _ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBytes { raw in SafeFile.retryingOnEINTR { Glibc.write(fd, raw.baseAddress, raw.count) } }
+    }
+
     /// Writes all of `bytes`; nil when written, else why not.
     package func writeAll(_ bytes: [UInt8]) -> SystemErrno? { SafeFile.writeAll(raw, bytes) }
 
