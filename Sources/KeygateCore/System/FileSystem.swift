@@ -42,6 +42,12 @@ package enum FileSystem {
         fchmod(fd, mode) == 0 ? nil : .current
     }
 
+    /// ftruncate(2) on an open file.
+    @discardableResult
+    package static func truncate(descriptor fd: Int32, to length: Int) -> SystemErrno? {
+        ftruncate(fd, off_t(length)) == 0 ? nil : .current
+    }
+
     /// chown(2) (follows a link), or lchown(2) with `links` `.refuse` (changes the link itself).
     @discardableResult
     package static func changeOwner(_ path: String, uid: UInt32, gid: UInt32, links: SafeFile.Links = .follow) -> SystemErrno? {

@@ -104,10 +104,16 @@ package enum SafeFile {
         return .success(out)
     }
 
-    /// One read(2) of at most `count` bytes (EINTR retried): what it gave, empty at EOF.
-    package static func readOnce(_ fd: Int32, upTo count: Int) -> Result<[UInt8], SystemErrno> {
+    /// One read(2) of at most `count` bytes (pread(2) at `offset` when given), EINTR retried:
+    /// what it gave, empty at EOF.
+    package static func readOnce(_ fd: Int32, upTo count: Int, at offset: off_t? = nil) -> Result<[UInt8], SystemErrno> {
         var buffer = [UInt8](repeating: 0, count: count)
-        let n = retryingOnEINTR { buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+        let n = retryingOnEINTR {
+            buffer.withUnsafeMutableBytes { raw in
+                if let offset { return pread(fd, raw.baseAddress, raw.count, offset) }
+                return Glibc.read(fd, raw.baseAddress, raw.count)
+            }
+        }
         if n < 0 { return .failure(.current) }
         return .success(Array(buffer.prefix(n)))
     }
