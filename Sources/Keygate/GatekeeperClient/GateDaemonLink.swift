@@ -6,7 +6,6 @@
 // answer read later (`Pending`), so the client can do its own part of a read while the
 // daemon decides.
 internal import KeygateGateWire
-internal import CSystem
 
 enum GateDaemonLink {
     /// How long a daemon has to answer before the helper is asked instead: longer than the
@@ -50,9 +49,7 @@ enum GateDaemonLink {
         guard fd >= 0 else { return nil }
         let pending = Pending(fd: fd)
         guard UnixSocket.connect(fd, to: GatekeeperPaths.socketPath) else { return nil }
-        var uid: UInt32 = 1
-        var pid: Int32 = 0
-        guard keygate_peer_credentials(fd, &uid, &pid) == 0, uid == 0, GateWire.writeFrame(fd, encoded) else { return nil }
+        guard let peer = UnixSocket.peerCredentials(fd), peer.uid == 0, GateWire.writeFrame(fd, encoded) else { return nil }
         return pending
     }
 

@@ -1,7 +1,6 @@
 // Where audit records go: the backend protocol (swift-log's LogHandler, for AuditRecord)
 // and the two backends a program uses, syslog (authpriv) and stderr. Delegates to
-// syslog(3) through CSystem's wrappers and to standard error through Descriptor.write.
-internal import CSystem
+// syslog(3) through System's Syslog and to standard error through Descriptor.write.
 
 /// A backend for AuditLog: receives each record, already built, and writes it somewhere.
 public protocol AuditLogHandler: Sendable {
@@ -13,13 +12,12 @@ public struct SyslogAuditHandler: AuditLogHandler {
     public init() {}
 
     public func log(_ record: AuditRecord) {
-        let priority = record.event.isWarning ? keygate_log_authpriv_warning() : keygate_log_authpriv_notice()
-        keygate_syslog(priority, record.line)
+        Syslog.authpriv(record.event.isWarning ? .warning : .notice, record.line)
     }
 
     /// Makes this process log as "keygate[PID]" (openlog).
     static func identifyAsKeygate() {
-        keygate_openlog()
+        Syslog.identifyAsKeygate()
     }
 }
 

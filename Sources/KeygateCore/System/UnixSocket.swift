@@ -1,6 +1,7 @@
 // Unix stream sockets by path, for the gatekeeper's daemon and its clients (docs/GATEKEEPER.md):
 // one close-on-exec socket, bind and connect with the path in a sockaddr_un, EINTR retried.
 // A path too long for sun_path fails with ENAMETOOLONG instead of being cut.
+internal import CSystem
 internal import Glibc
 
 package enum UnixSocket {
@@ -30,6 +31,15 @@ package enum UnixSocket {
             done += n
         }
         return nil
+    }
+
+    /// The uid and pid the kernel recorded for the other end of the connected socket `fd`
+    /// (SO_PEERCRED, through CSystem's keygate_peer_credentials), or nil.
+    package static func peerCredentials(_ fd: Int32) -> (uid: UInt32, pid: Int32)? {
+        var uid: uid_t = 1
+        var pid: pid_t = 0
+        guard keygate_peer_credentials(fd, &uid, &pid) == 0 else { return nil }
+        return (uid, pid)
     }
 
     /// connect(2) to `path`; true when it is accepted.
