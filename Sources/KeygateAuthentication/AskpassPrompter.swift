@@ -4,7 +4,6 @@
 // status other than 0 means the person canceled. The secret never goes into argv or
 // the environment. Delegates the child to Spawn; no Foundation Process.
 import KeygateCore
-internal import Glibc
 
 struct AskpassPrompter: Prompter {
     /// The program, as given (a path, or a name looked up in PATH).
@@ -43,9 +42,8 @@ struct AskpassPrompter: Prompter {
     }
 
     private func isExecutableFile(_ path: String) -> Bool {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
-        return access(path, X_OK) == 0
+        guard case .success(let info) = FileStatus.of(path, links: .follow), info.isRegular else { return false }
+        return FileSystem.allows(.executable, path)
     }
 
     func readSecret(prompt: String) throws -> SecureBytes? {
@@ -93,13 +91,13 @@ struct AskpassPrompter: Prompter {
         while true {
             if buffer.isFull {
                 var scratch = [UInt8](repeating: 0, count: 256)
-                let n = SafeFile.retryingOnEINTR { scratch.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress, raw.count) } }
+                let n = scratch.withUnsafeMutableBytes { raw in Descriptor.read(fd, into: raw.baseAddress, count: raw.count) }
                 Sodium.wipe(&scratch)
                 if n <= 0 { break }
                 overflow = true
                 continue
             }
-            let n = SafeFile.retryingOnEINTR { buffer.fill { read(fd, $0, $1) } }
+            let n = buffer.fill { Descriptor.read(fd, into: $0, count: $1) }
             if n <= 0 { break }
         }
         return (buffer, overflow)

@@ -5,7 +5,6 @@
 // PAMHandle and the conversation to PAMConversation. PAM's fail delay is left alone.
 import KeygateCore
 internal import CPAM
-internal import Glibc
 
 package struct PAMAuthenticator {
     let service: String
@@ -162,12 +161,12 @@ package struct PAMAuthenticator {
     }
 
     private static func fileExists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        guard case .success(let info) = FileStatus.of(path, links: .follow) else { return false }
+        return info.isRegular
     }
 
     private static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        guard case .success(let info) = FileStatus.of(path, links: .follow) else { return false }
+        return info.isDirectory
     }
 }

@@ -7,7 +7,6 @@
 // means the person canceled. Writes use MSG_NOSIGNAL, so a pinentry that dies never
 // kills the caller with SIGPIPE. Delegates to Spawn and SecretLineBuffer.
 import KeygateCore
-internal import Glibc
 
 struct PinentryPrompter: Prompter {
     /// The program, as given (a path, or a name looked up in PATH).
@@ -49,9 +48,8 @@ struct PinentryPrompter: Prompter {
     }
 
     private static func isExecutableFile(_ path: String) -> Bool {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
-        return access(path, X_OK) == 0
+        guard case .success(let info) = FileStatus.of(path, links: .follow), info.isRegular else { return false }
+        return FileSystem.allows(.executable, path)
     }
 
     /// The PAM conversation's prompt "[keygate] REASON\nPassword for USER: " split into
@@ -142,8 +140,8 @@ struct PinentryPrompter: Prompter {
 
     /// The controlling terminal's name, when keygate has one (what pinentry-curses draws on).
     static func terminalName() -> String? {
-        for fd: Int32 in [0, 1, 2] where isatty(fd) == 1 {
-            if let name = ttyname(fd) { return String(cString: name) }
+        for fd: Int32 in [0, 1, 2] where Terminal.isTerminal(fd) {
+            if let name = Terminal.name(of: fd) { return name }
         }
         return nil
     }
@@ -158,21 +156,23 @@ private final class Session {
 
     init(path: String, program: String, environment: [String: String]) throws {
         self.program = program
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+        let pair: [Int32]
+        switch UnixSocket.pair() {
+        case .success(let made): pair = [made.0, made.1]
+        case .failure(let e):
             throw KeychainError.notAvailable("""
-                cannot create a socket pair for pinentry (\(String(cString: strerror(errno)))): raise the open-file limit
+                cannot create a socket pair for pinentry (\(e.text)): raise the open-file limit
                 """)
         }
         var spawn = Spawn([path])
         spawn.environment = environment.map { "\($0.key)=\($0.value)" }.sorted()
         spawn.descriptors = [0: .descriptor(pair[1]), 1: .descriptor(pair[1])]
         let started = spawn.start()
-        close(pair[1])
+        Descriptor.close(pair[1])
         switch started {
         case .success(let child): self.child = child
         case .failure(let e):
-            close(pair[0])
+            Descriptor.close(pair[0])
             throw KeychainError.interactionNotAllowed(
                 "the pinentry program '\(program)' could not be started (\(e.text)): fix KEYGATE_PINENTRY, or drop --pinentry")
         }
@@ -264,24 +264,17 @@ private final class Session {
         guard bytes.count <= PinentryPrompter.maxLineBytes else {
             throw KeychainError.param("the prompt text is too long for pinentry (\(bytes.count) bytes): shorten the reason")
         }
-        var done = 0
-        while done < bytes.count {
-            let n = SafeFile.retryingOnEINTR {
-                bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress.map { $0 + done }, $0.count - done, Int32(MSG_NOSIGNAL)) }
-            }
-            if n < 0 {
-                throw KeychainError.interactionNotAllowed("""
-                    pinentry '\(program)' stopped listening: check that it works on its own (echo GETPIN | \(program))
-                    """)
-            }
-            done += n
+        if UnixSocket.sendAll(fd, bytes) != nil {
+            throw KeychainError.interactionNotAllowed("""
+                pinentry '\(program)' stopped listening: check that it works on its own (echo GETPIN | \(program))
+                """)
         }
     }
 
     private func readByte() throws -> UInt8 {
         var byte: UInt8 = 0
         while true {
-            let n = SafeFile.retryingOnEINTR { read(fd, &byte, 1) }
+            let n = Descriptor.read(fd, into: &byte, count: 1)
             if n == 1 { return byte }
             throw KeychainError.interactionNotAllowed("""
                 pinentry '\(program)' ended without answering: check that it works on its own, or use --askpass
@@ -306,7 +299,7 @@ private final class Session {
         guard !finished else { return }
         finished = true
         try? send("BYE")
-        close(fd)
+        Descriptor.close(fd)
         _ = child.wait()
     }
 

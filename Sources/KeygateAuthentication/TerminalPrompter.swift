@@ -3,7 +3,6 @@
 // types (TerminalEchoGuard), and the answer goes byte by byte into locked memory
 // (SecretLineBuffer). Ctrl-D on an empty line cancels.
 import KeygateCore
-internal import Glibc
 
 struct TerminalPrompter: Prompter {
     /// The controlling terminal, however stdin and stdout are redirected.
@@ -11,9 +10,9 @@ struct TerminalPrompter: Prompter {
 
     /// True when this process has a controlling terminal that can be opened.
     static var isAvailable: Bool {
-        let fd = SafeFile.openDescriptor(path, O_RDWR | O_NOCTTY, links: .follow)
+        let fd = SafeFile.open(path, [.readWrite, .noControllingTerminal], links: .follow)
         guard fd >= 0 else { return false }
-        close(fd)
+        Descriptor.close(fd)
         return true
     }
 
@@ -22,16 +21,16 @@ struct TerminalPrompter: Prompter {
     }
 
     func notify(_ message: String) {
-        let fd = SafeFile.openDescriptor(Self.path, O_WRONLY | O_NOCTTY, links: .follow)
+        let fd = SafeFile.open(Self.path, [.writeOnly, .noControllingTerminal], links: .follow)
         guard fd >= 0 else { return }
         Descriptor.write(message + "\n", to: fd)
-        close(fd)
+        Descriptor.close(fd)
     }
 
     func readSecret(prompt: String) throws -> SecureBytes? {
-        let fd = SafeFile.openDescriptor(Self.path, O_RDWR | O_NOCTTY, links: .follow)
+        let fd = SafeFile.open(Self.path, [.readWrite, .noControllingTerminal], links: .follow)
         guard fd >= 0 else { throw KeychainError.interactionNotAllowed(PromptAdvice.noPrompt) }
-        defer { close(fd) }
+        defer { Descriptor.close(fd) }
         return try Self.readSecret(prompt: prompt, fd: fd)
     }
 

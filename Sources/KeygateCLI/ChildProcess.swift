@@ -4,7 +4,6 @@
 // The environment entries holding secrets live in mlock'd memory wiped after the
 // spawn. Spawn with a PATH search, no shell; SIGINT/SIGQUIT are ignored while waiting
 // (as system(3) does) and reset to their defaults in the child.
-import Glibc
 import Keygate
 
 enum ChildProcess {
@@ -19,7 +18,7 @@ enum ChildProcess {
                     environment: [String: String]) throws -> Int32 {
         var spawn = Spawn(bytes: command)
         spawn.searchPath = true
-        spawn.defaultSignals = [SIGINT, SIGQUIT, SIGPIPE]
+        spawn.defaultSignals = [SignalName.interrupt, .quit, .brokenPipe].map(\.number)
         var readEnds: [Descriptor] = []
         var secretEntries: [String: SecureEnvEntry] = [:]
         for (request, secret) in secrets {
@@ -39,9 +38,9 @@ enum ChildProcess {
         spawn.environment = environment.filter { secretEntries[$0.key] == nil }.map { "\($0.key)=\($0.value)" }.sorted()
         spawn.environmentEntries = secretEntries.values.map(\.pointer)
 
-        let oldInt = signal(SIGINT, SIG_IGN)
-        let oldQuit = signal(SIGQUIT, SIG_IGN)
-        defer { signal(SIGINT, oldInt); signal(SIGQUIT, oldQuit) }
+        let oldInt = IgnoredSignal(.interrupt)
+        let oldQuit = IgnoredSignal(.quit)
+        defer { oldInt.restore(); oldQuit.restore() }
 
         let started = spawn.start()
         spawn.environmentEntries = []
@@ -71,7 +70,7 @@ enum ChildProcess {
         case .failure(let e): throw KeychainError(.notAvailable, "cannot create a pipe (\(e.text)): raise the open-file limit")
         }
         if secret.count >= 65536 {
-            _ = fcntl(pipe.write.raw, 1031 /* F_SETPIPE_SZ */, Int32(secret.count + 4096))
+            pipe.write.setPipeCapacity(Int32(secret.count + 4096))
         }
         do {
             try secret.write(toFileDescriptor: pipe.write.raw)
@@ -95,7 +94,7 @@ private final class SecureEnvEntry {
         let prefix = Array((name + "=").utf8)
         size = prefix.count + secret.count + 1
         pointer = .allocate(capacity: size)
-        _ = mlock(pointer, size)
+        LockedPages.lock(pointer, size)
         let raw = UnsafeMutableRawPointer(pointer)
         prefix.withUnsafeBytes { if let base = $0.baseAddress { raw.copyMemory(from: base, byteCount: $0.count) } }
         secret.withUnsafeBytes { bytes in
@@ -105,8 +104,7 @@ private final class SecureEnvEntry {
     }
 
     deinit {
-        explicit_bzero(pointer, size)
-        munlock(pointer, size)
+        LockedPages.wipeAndUnlock(pointer, size)
         pointer.deallocate()
     }
 }

@@ -3,7 +3,6 @@
 // `maxFrame`); the first byte of a frame says what it is. ByteWriter and ByteReader
 // encode the fields inside a frame; the reader never traps on short or hostile input.
 import KeygateCore
-internal import Glibc
 
 package enum GateWire {
     /// The largest frame either side accepts: a request carries at most 17 boxes of 89 bytes,

@@ -18,7 +18,6 @@ import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
 import KeygateStorage
-internal import Glibc
 
 struct CallerScope: Sendable, Equatable {
     /// The scope's id in the records: "tty.<dev>.<sid>.<leader start>", "session.<sid>.<leader start>",
@@ -94,8 +93,8 @@ struct CallerScope: Sendable, Equatable {
     /// session. A parent that exited before the helper looked has re-parented it to an adopter (PID 1,
     /// a subreaper), which is not the caller and whose scope nobody should borrow: nil.
     static func helperCaller() -> Int32? {
-        let parent = getppid()
-        guard !adoptsOrphans(parent), let own = ProcStat.read(pid: getpid()), let parentStat = ProcStat.read(pid: parent),
+        let parent = ProcessIdentity.ppid
+        guard !adoptsOrphans(parent), let own = ProcStat.read(pid: ProcessIdentity.pid), let parentStat = ProcStat.read(pid: parent),
               parentStat.session == own.session else { return nil }
         return parent
     }

@@ -16,7 +16,6 @@ import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
 import KeygateStorage
-internal import Glibc
 
 struct EnrolledPrints {
     /// BLAKE2b-256 over the prints (see the file comment); nil when no finger is enrolled.
@@ -34,14 +33,14 @@ struct EnrolledPrints {
             throw KeychainError.param("'\(userName)' is not a user name fprintd keeps prints for")
         }
         let folder = storageRoot + "/" + userName
-        var entries: [(path: String, data: [UInt8], mtime: timespec)] = []
+        var entries: [(path: String, data: [UInt8], mtime: (seconds: Int, nanoseconds: Int))] = []
         try collect(folder, relative: "", depth: 0, into: &entries)
         guard !entries.isEmpty else { return EnrolledPrints(digest: nil, count: 0) }
         entries.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         var message = Array("keygate.fprint.enrolled-set.v1".utf8)
         for entry in entries {
             message += GateSecrets.u32(UInt32(entry.path.utf8.count)) + Array(entry.path.utf8)
-            message += GateSecrets.u64(UInt64(bitPattern: Int64(entry.mtime.tv_sec))) + GateSecrets.u32(UInt32(clamping: entry.mtime.tv_nsec))
+            message += GateSecrets.u64(UInt64(bitPattern: Int64(entry.mtime.seconds))) + GateSecrets.u32(UInt32(clamping: entry.mtime.nanoseconds))
             message += GenericHash.publicDigest(entry.data, key: Array("keygate.fprint.print.v1".utf8), outputBytes: 32)
         }
         return EnrolledPrints(digest: GenericHash.publicDigest(message, key: Array("keygate.fprint.enrolled.v1".utf8), outputBytes: 32),
@@ -53,31 +52,30 @@ struct EnrolledPrints {
 
     /// DRIVER/DEVICE/FINGER files under `path` (depth 0 is the user's folder).
     private static func collect(_ path: String, relative: String, depth: Int,
-                                into entries: inout [(path: String, data: [UInt8], mtime: timespec)]) throws {
-        guard let dir = opendir(path) else {
-            if errno == ENOENT || errno == ENOTDIR { return }
-            let e = errno
+                                into entries: inout [(path: String, data: [UInt8], mtime: (seconds: Int, nanoseconds: Int))]) throws {
+        let names: [String]
+        switch DirectoryNames.list(path) {
+        case .success(let listed): names = listed
+        case .failure(let e):
+            if e == .noEntry || e == .notDirectory { return }
             throw KeychainError.notAvailable("""
-                the gatekeeper could not read fprintd's prints in \(path): \(String(cString: strerror(e))); check the folder \
+                the gatekeeper could not read fprintd's prints in \(path): \(e.text); check the folder \
                 (root's, mode 0700)
                 """)
         }
-        defer { closedir(dir) }
-        let names = DirectoryNames.read(dir)
         for name in names {
             let full = path + "/" + name
             let rel = relative.isEmpty ? name : relative + "/" + name
-            var info = stat()
-            guard lstat(full, &info) == 0 else { continue }
-            switch info.st_mode & S_IFMT {
-            case S_IFDIR where depth < 2:
+            guard case .success(let info) = FileStatus.of(full, links: .refuse) else { continue }
+            switch info.kind {
+            case .directory where depth < 2:
                 try collect(full, relative: rel, depth: depth + 1, into: &entries)
-            case S_IFREG where depth == 2:
+            case .regular where depth == 2:
                 guard entries.count < maxPrints else {
                     throw KeychainError.notAvailable("more than \(maxPrints) prints in \(path): check fprintd's storage")
                 }
                 guard let data = try AtomicFile.read(full, maxBytes: maxPrintBytes) else { continue }
-                entries.append((rel, data, info.st_mtim))
+                entries.append((rel, data, (info.modifiedSeconds, info.modifiedNanoseconds)))
             default:
                 continue   // links and anything else are not fprintd's prints
             }

@@ -11,7 +11,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-internal import Glibc
 
 struct FingerUnlockKey {
     /// CLOCK_BOOTTIME seconds of the password unlock that made it.
@@ -61,6 +60,6 @@ struct FingerUnlockKey {
 
     /// Removes the user's pair: the finger no longer reopens the keychain until the next password unlock.
     static func drop(uid: UInt32) {
-        _ = unlink(path(uid: uid))
+        FileSystem.remove(path(uid: uid))
     }
 }

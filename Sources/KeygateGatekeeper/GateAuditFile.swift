@@ -15,7 +15,6 @@
 // the fields quoted as AuditRecord quotes them; never a secret (there is no field for one).
 import KeygateCore
 import KeygateGateWire
-internal import Glibc
 
 package enum GateAuditFile {
     static var folder: String { GatekeeperPaths.auditFolder }
@@ -26,7 +25,7 @@ package enum GateAuditFile {
     static let maxBytes = 1 << 20
 
     /// One line: the time (UTC), then `fields` in order, each `name=value` (quoted when needed).
-    static func line(_ fields: [(String, String?)], time: time_t = Glibc.time(nil)) -> String {
+    static func line(_ fields: [(String, String?)], time: Int = WallClock.seconds) -> String {
         var out = timestamp(time)
         for (name, value) in fields {
             guard let value else { continue }
@@ -37,17 +36,16 @@ package enum GateAuditFile {
 
     /// Appends one decision. Never throws: a record that cannot be written loses the line only.
     static func append(_ fields: [(String, String?)]) {
-        guard geteuid() == 0 || isTestHookBuild else { return }
+        guard ProcessIdentity.euid == 0 || isTestHookBuild else { return }
         guard (try? GatekeeperPaths.makeFolder(folder, mode: 0o700)) != nil else { return }
         var bytes = Array(line(fields).utf8)
         guard var fd = openLog() else { return }
-        defer { close(fd) }
-        var info = stat()
-        if fstat(fd, &info) == 0, Int(info.st_size) + bytes.count > maxBytes, let rotated = rotate(fd) {
-            close(fd)
+        defer { Descriptor.close(fd) }
+        if case .success(let info) = FileStatus.of(descriptor: fd), info.size + bytes.count > maxBytes, let rotated = rotate(fd) {
+            Descriptor.close(fd)
             fd = rotated
         }
-        _ = bytes.withUnsafeMutableBytes { raw in SafeFile.retryingOnEINTR { write(fd, raw.baseAddress, raw.count) } }
+        Descriptor.writeOnce(fd, bytes)
         bytes.removeAll()
     }
 
@@ -67,14 +65,14 @@ package enum GateAuditFile {
 
     /// The log, opened for appending: a regular file of ours with one link, else nothing.
     private static func openLog() -> Int32? {
-        let fd = SafeFile.openDescriptor(path, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY, mode: 0o600)
+        let fd = SafeFile.open(path, [.writeOnly, .append, .create, .noControllingTerminal], mode: 0o600)
         guard fd >= 0 else { return nil }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(), info.st_nlink == 1 else {
-            close(fd)
+        guard case .success(let info) = FileStatus.of(descriptor: fd), info.isRegular, info.uid == ProcessIdentity.euid,
+              info.linkCount == 1 else {
+            Descriptor.close(fd)
             return nil
         }
-        if info.st_mode & 0o077 != 0 { _ = fchmod(fd, 0o600) }
+        if info.mode & 0o077 != 0 { FileSystem.changeMode(descriptor: fd, 0o600) }
         return fd
     }
 
@@ -83,23 +81,20 @@ package enum GateAuditFile {
     private static func rotate(_ fd: Int32) -> Int32? {
         let lock = SafeFile.openLockFile(folder + "/gatekeeper.lock")
         guard lock >= 0 else { return nil }
-        defer { close(lock) }
-        guard SafeFile.retryingOnEINTR({ flock(lock, LOCK_EX) }) == 0 else { return nil }
-        var open = stat(), named = stat()
-        guard fstat(fd, &open) == 0 else { return nil }
-        if lstat(path, &named) == 0, named.st_ino == open.st_ino, named.st_dev == open.st_dev {
-            guard rename(path, previousPath) == 0 else { return nil }
+        defer { Descriptor.close(lock) }
+        guard AdvisoryLock.exclusive(lock) == nil else { return nil }
+        guard case .success(let open) = FileStatus.of(descriptor: fd) else { return nil }
+        if case .success(let named) = FileStatus.of(path, links: .refuse), named.inode == open.inode, named.device == open.device {
+            guard FileSystem.rename(path, to: previousPath) == nil else { return nil }
         }
         return openLog()
     }
 
     /// `2026-12-06T05:10:03Z`.
-    static func timestamp(_ time: time_t) -> String {
-        var t = time
-        var parts = tm()
-        guard gmtime_r(&t, &parts) != nil else { return "\(time)" }
+    static func timestamp(_ time: Int) -> String {
+        guard let parts = CalendarTime.utc(time) else { return "\(time)" }
         func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+        return "\(parts.year)-\(two(parts.month))-\(two(parts.day))T"
+            + "\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second))Z"
     }
 }

@@ -8,7 +8,6 @@ import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
 import KeygateStorage
-internal import Glibc
 
 struct GateRecords: Sendable, Equatable {
     struct Authentication: Sendable, Equatable {
@@ -222,17 +221,17 @@ struct GateRecords: Sendable, Equatable {
         let path = GatekeeperPaths.recordPath(uid: uid)
         let lockFD = SafeFile.openLockFile(path + ".lock")
         guard lockFD >= 0 else {
-            throw KeychainError.notAvailable("the gatekeeper could not open \(path).lock: \(String(cString: strerror(errno)))")
+            throw KeychainError.notAvailable("the gatekeeper could not open \(path).lock: \(SystemErrno.last.text)")
         }
-        defer { close(lockFD) }
+        defer { Descriptor.close(lockFD) }
         var waited = 0
-        while SafeFile.retryingOnEINTR({ flock(lockFD, LOCK_EX | LOCK_NB) }) != 0 {
-            guard errno == EWOULDBLOCK, waited < lockDeadlineMilliseconds else {
+        while let e = AdvisoryLock.tryExclusive(lockFD) {
+            guard e == .wouldBlock, waited < lockDeadlineMilliseconds else {
                 throw KeychainError.notAvailable("""
                     the gatekeeper's records for uid \(uid) stayed locked for \(lockDeadlineMilliseconds / 1000) s: try again
                     """)
             }
-            usleep(20_000)
+            Pause.sleep(nanoseconds: 20_000_000, resumingAfterSignal: false)
             waited += 20
         }
         // Under the lock no writer is between this stat and the read: a copy the daemon kept

@@ -18,8 +18,6 @@ import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
 import KeygateStorage
-internal import CSystem
-internal import Glibc
 
 package struct GateSecrets {
     let uid: UInt32
@@ -219,10 +217,7 @@ package struct GateSecrets {
 
     /// The hash field of the user's shadow entry (root can read it), or nil.
     private static func shadowEntry(_ name: String) -> SecureBytes? {
-        guard let entry = getspnam(name), let field = entry.pointee.sp_pwdp else { return nil }
-        let length = strlen(field)
-        guard length > 0 else { return nil }
-        return try? SecureBytes(copying: UnsafeRawBufferPointer(start: field, count: length))
+        ShadowEntry.passwordHash(of: name)
     }
 
     static func u32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8((v >> 16) & 0xff), UInt8((v >> 8) & 0xff), UInt8(v & 0xff)] }

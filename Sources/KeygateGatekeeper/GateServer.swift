@@ -7,7 +7,6 @@ import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
 import KeygateStorage
-internal import Glibc
 
 struct GateServer {
     let user: UserAccount

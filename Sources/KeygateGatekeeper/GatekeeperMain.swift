@@ -80,6 +80,12 @@ public enum GatekeeperMain {
         return written ? 0 : 1
     }
 
+    /// Runs the gatekeeper (`run`) and ends the process with its status (exit(3)): the
+    /// keygate-gatekeeper executable's one line.
+    public static func runAndExit() -> Never {
+        ProcessExit.now(run())
+    }
+
     /// One line on stderr (the daemon's refusals to run; the helper's answers go to its caller).
     static func complain(_ message: String) {
         let line = Array(("keygate-gatekeeper: " + message + "\n").utf8)

@@ -6,7 +6,6 @@ import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
 import KeygateStorage
-internal import Glibc
 
 struct RelayPrompter: GatePrompter {
     let input: Int32

@@ -10,7 +10,6 @@
 // kSecAttrSynchronizable joined the key). Other processes: a busy timeout plus bounded retries, both within
 // the store's deadline. SQLite calls go through SQLiteDatabase; errors are worded here.
 import KeygateCore
-internal import Glibc
 
 final class EmbeddedStore: ItemStore {
     static let fileName = "items.sqlite"
@@ -30,8 +29,8 @@ final class EmbeddedStore: ItemStore {
 
     /// Whether the database file exists (the embedded store has been used).
     static func exists(in directory: String) -> Bool {
-        var info = stat()
-        return lstat(directory + "/" + fileName, &info) == 0
+        if case .success = FileStatus.of(directory + "/" + fileName, links: .refuse) { return true }
+        return false
     }
 
     // MARK: ItemStore
@@ -50,7 +49,7 @@ final class EmbeddedStore: ItemStore {
         let encoded = ItemAttributeCodec.encode(attributes)
         try withDatabase(action: "store the item", create: true, writes: true) { db in
             try db.writeTransaction {
-                let now = Int64(time(nil))
+                let now = Int64(WallClock.seconds)
                 // The UNIQUE index judges duplicates; with replace, the upsert updates the row
                 // in place and leaves its creation date alone.
                 let insert = try db.prepare(replace
@@ -250,41 +249,40 @@ final class EmbeddedStore: ItemStore {
     /// Returns false when the file is on a read-only file system and `readOnlyFileSystemIsFine`
     /// (a read): the file is then checked the same way, opened read-only.
     private func ensurePrivateFile(readOnlyFileSystemIsFine: Bool = false) throws -> Bool {
-        var fd = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+        var fd = SafeFile.open(path, [.readWrite, .create, .nonBlocking], mode: 0o600, links: .refuse)
         var writable = true
-        if fd < 0, errno == EROFS, readOnlyFileSystemIsFine {
-            fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        if fd < 0, SystemErrno.last == .readOnlyFileSystem, readOnlyFileSystemIsFine {
+            fd = SafeFile.open(path, [.nonBlocking], links: .refuse)
             writable = false
         }
         guard fd >= 0 else {
-            let e = errno
-            if e == EROFS {
+            let e = SystemErrno.last
+            if e == .readOnlyFileSystem {
                 throw KeychainError.notAvailable("""
                     cannot write the embedded store \(path): the file system is read-only. Reads still work; to add or change \
                     items, make it writable (remount it read-write). Pointing XDG_DATA_HOME elsewhere would start an empty \
                     keychain there, away from these items
                     """)
             }
-            if e == ENOSPC || e == EDQUOT {
+            if e == .noSpace || e == .quotaExceeded {
                 throw KeychainError.notAvailable("cannot create the embedded store \(path): the disk is full; free some space, then try again")
             }
-            if e == ELOOP {
+            if e == .symbolicLink {
                 throw KeychainError.notAvailable("\(path) is a symbolic link, and Keygate does not follow links for its own "
                                                  + "files: replace the link with the real file")
             }
-            throw KeychainError.notAvailable("could not open the embedded store \(path): \(String(cString: strerror(e))); "
+            throw KeychainError.notAvailable("could not open the embedded store \(path): \(e.text); "
                                              + "check that it and its folder belong to you (modes 0600 and 0700)")
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+        defer { Descriptor.close(fd) }
+        guard case .success(let info) = FileStatus.of(descriptor: fd), info.isRegular else {
             throw KeychainError.notAvailable("\(path) is not a regular file: move it aside and try again")
         }
-        guard info.st_uid == geteuid() else {
-            throw KeychainError.notAvailable("\(path) belongs to uid \(info.st_uid), not to you (uid \(geteuid())): "
+        guard info.uid == ProcessIdentity.euid else {
+            throw KeychainError.notAvailable("\(path) belongs to uid \(info.uid), not to you (uid \(ProcessIdentity.euid)): "
                                              + "fix its owner, or move it aside")
         }
-        if writable, info.st_mode & 0o077 != 0 { _ = fchmod(fd, 0o600) }
+        if writable, info.mode & 0o077 != 0 { FileSystem.changeMode(descriptor: fd, 0o600) }
         return writable
     }
 

@@ -4,7 +4,6 @@
 // and reading /proc/PID/comm; SecretServiceConnection asks once per connection and only when it
 // has something to say (an error, a prompt, doctor). Nothing here talks D-Bus itself.
 import KeygateCore
-internal import Glibc
 
 package enum SecretServiceProvider: Sendable, Equatable {
     case gnomeKeyring
@@ -135,12 +134,10 @@ package enum SecretServiceProvider: Sendable, Equatable {
 
     /// At most 256 bytes of a small /proc file; nil when it cannot be read.
     private static func readSmallFile(_ path: String) -> String? {
-        let fd = SafeFile.openDescriptor(path, O_RDONLY, links: .follow)
+        let fd = SafeFile.open(path, [], links: .follow)
         guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let count = SafeFile.retryingOnEINTR { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
-        guard count > 0 else { return nil }
-        return String(decoding: buffer.prefix(count), as: UTF8.self)
+        defer { Descriptor.close(fd) }
+        guard case .success(let bytes) = SafeFile.readOnce(fd, upTo: 256), !bytes.isEmpty else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

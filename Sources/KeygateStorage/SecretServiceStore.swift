@@ -8,7 +8,6 @@
 // has it completed by SecretServicePrompt. Attribute mapping is ItemAttributeCodec's; errors
 // are worded by SecretServiceFailure.
 import KeygateCore
-internal import Glibc
 
 package final class SecretServiceStore: ItemStore {
     let deadline: Duration
@@ -318,7 +317,7 @@ package final class SecretServiceStore: ItemStore {
     }
 
     /// The wall clock in whole seconds, as the Secret Service keeps its own dates.
-    static func now() -> UInt64 { UInt64(max(0, time(nil))) }
+    static func now() -> UInt64 { UInt64(max(0, WallClock.seconds)) }
 
     package func status() throws -> StoreStatus {
         let call = self.call

@@ -10,7 +10,6 @@
 // and with a size limit; the system file never through a symbolic link, and under the
 // policy files' owner rule.
 import KeygateCore
-internal import Glibc
 
 enum StoreConfig {
     static let systemPath = "/etc/keygate/keygate.conf"
@@ -30,15 +29,15 @@ enum StoreConfig {
         let file: OpenFile
         switch ConfigFile.open(path, links: requireRootOwned ? .refuse : .follow) {
         case .success(let opened): file = opened
-        case .failure(let e) where e.code == ENOENT || e.code == ENOTDIR: return nil
-        case .failure(let e) where e.code == ELOOP: throw refused(path)
+        case .failure(let e) where e == .noEntry || e == .notDirectory: return nil
+        case .failure(.symbolicLink): throw refused(path)
         case .failure(let e):
             throw KeychainError.param("could not read \(path): \(e.text); fix its permissions or remove it")
         }
         defer { file.close() }
         let notRegular = KeychainError.param("\(path) is not a regular file: remove it, or make it one with a `store = ...` line")
         guard file.isRegular else { throw notRegular }
-        if requireRootOwned, ConfigFile.problem(file.info, owner: .root) != nil { throw refused(path) }
+        if requireRootOwned, ConfigFile.problem(file.status, owner: .root) != nil { throw refused(path) }
         switch ConfigFile.contents(of: file, limit: maxBytes) {
         case .success(let bytes): return try parse(String(decoding: bytes, as: UTF8.self), file: path)
         case .failure(.notRegular): throw notRegular

@@ -6,7 +6,6 @@
 // its own deadline; the helper keeps tighter ones (ModuleCall). Its exit status is the
 // PAM status it decided, which is always PAM_IGNORE: Keygate never decides a login.
 internal import CPAM
-internal import Glibc
 import Keygate
 
 @main
@@ -16,8 +15,8 @@ enum HelperMain {
         do {
             handle = try ModuleHandle.readRequest()
         } catch {
-            HelperOutput.write("log \(LOG_ERR) " + HelperOutput.oneLine("\(error) (the login goes on without Keygate)"))
-            exit(PAM_IGNORE)
+            HelperOutput.write("log \(LogPriority.error) " + HelperOutput.oneLine("\(error) (the login goes on without Keygate)"))
+            ProcessExit.now(PAM_IGNORE)
         }
         let status: Int32
         switch handle.phase {
@@ -26,9 +25,9 @@ enum HelperMain {
         case "close": status = ModuleCall.run(handle, CloseSession.run)
         case "passwd": status = ModuleCall.run(handle, ChangePassword.run)
         default:
-            HelperOutput.write("log \(LOG_ERR) unknown phase '\(HelperOutput.oneLine(handle.phase))' from pam_keygate.so: reinstall keygate")
+            HelperOutput.write("log \(LogPriority.error) unknown phase '\(HelperOutput.oneLine(handle.phase))' from pam_keygate.so: reinstall keygate")
             status = PAM_IGNORE
         }
-        exit(status)
+        ProcessExit.now(status)
     }
 }

@@ -4,7 +4,6 @@
 // times that work, or four times that memory (and never less than 256 MiB x 4 passes, what
 // calibration may pick on a busy machine), is refused before any derivation: the file is
 // the user's own, and a login must not spend 48 s or a gigabyte because it says so.
-internal import Glibc
 import Keygate
 
 struct KDFCeiling: Equatable {
@@ -54,11 +53,9 @@ struct KDFCeiling: Equatable {
     static func read() -> KDFCeiling? {
         guard case .success(let file) = SafeFile.openForReading(path) else { return nil }
         defer { file.close() }
-        guard file.info.st_uid == 0, file.info.st_mode & 0o022 == 0 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 128)
-        let count = SafeFile.retryingOnEINTR { Glibc.read(file.fd, &buffer, buffer.count) }
-        guard count > 0 else { return nil }
-        let parts = String(decoding: buffer.prefix(count), as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard file.status.uid == 0, file.status.mode & 0o022 == 0 else { return nil }
+        guard case .success(let bytes) = SafeFile.readOnce(file.fd, upTo: 128), !bytes.isEmpty else { return nil }
+        let parts = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard parts.count == 3, let passes = UInt64(parts[0]), let memory = UInt64(parts[1]), let ms = UInt64(parts[2]),
               passes > 0, memory >= mib else { return nil }
         return KDFCeiling(passes: passes, memoryBytes: memory, milliseconds: ms)
@@ -68,7 +65,7 @@ struct KDFCeiling: Equatable {
     /// under a temporary name and renamed.
     private func write() {
         let directory = SessionCounter.defaultDirectory
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST { return }
+        if let e = FileSystem.makeFolder(directory, mode: 0o700), e != .exists { return }
         // Not fsynced: a calibration lost in a crash is made again at the next login.
         try? SafeFile.replace(Self.path, with: Array("\(passes) \(memoryBytes) \(milliseconds)\n".utf8), mode: 0o600,
                               durable: false)

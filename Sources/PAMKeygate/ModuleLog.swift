@@ -3,26 +3,25 @@
 // debug lines only under the `debug` option. Messages are built lazily and never carry
 // a secret. All but the debug lines are also kept in root's audit record (GateAuditFile),
 // which does not depend on syslog.
-internal import Glibc
 import Keygate
 import KeygateGatekeeper
 
 struct ModuleLog {
     let debugEnabled: Bool
 
-    func error(_ message: @autoclosure () -> String) { keep(LOG_ERR, message()) }
-    func warning(_ message: @autoclosure () -> String) { keep(LOG_WARNING, message()) }
-    func notice(_ message: @autoclosure () -> String) { keep(LOG_NOTICE, message()) }
+    func error(_ message: @autoclosure () -> String) { keep(LogPriority.error, message()) }
+    func warning(_ message: @autoclosure () -> String) { keep(LogPriority.warning, message()) }
+    func notice(_ message: @autoclosure () -> String) { keep(LogPriority.notice, message()) }
 
     func debug(_ message: @autoclosure () -> String) {
         guard debugEnabled else { return }
-        write(LOG_DEBUG, message())
+        write(LogPriority.debug, message())
     }
 
     /// To pam_syslog, and to root's audit record (GateAuditFile), which no syslog outage loses.
     private func keep(_ priority: Int32, _ message: String) {
         write(priority, message)
-        let name = priority == LOG_ERR ? "err" : priority == LOG_WARNING ? "warning" : "notice"
+        let name = priority == LogPriority.error ? "err" : priority == LogPriority.warning ? "warning" : "notice"
         GateAuditFile.appendModuleLine(HelperOutput.oneLine(message), priority: name)
     }
 

@@ -6,7 +6,6 @@
 // pid is not taken for the old session. Every change first drops the lines whose process
 // is gone: a login killed before close_session, or a session whose later module failed,
 // no longer keeps the keychain unlocked after the last real logout. The last close locks.
-internal import Glibc
 import Keygate
 
 struct SessionCounter {
@@ -52,7 +51,7 @@ struct SessionCounter {
     /// The process that called into PAM, as a session entry: the helper's parent, the
     /// process pam_keygate.so runs in (sshd's monitor, login, su).
     static func current() throws -> Entry {
-        let pid = getppid()
+        let pid = ProcessIdentity.ppid
         guard let stat = ProcStat.read(pid: pid) else { throw ModuleError("cannot read /proc/\(pid)/stat: is /proc mounted?") }
         return Entry(pid: pid, startTime: stat.startTime)
     }
@@ -76,20 +75,17 @@ struct SessionCounter {
         try makeDirectory()
         let fd = SafeFile.openLockFile(path)
         guard fd >= 0 else { throw failure("cannot open \(path)") }
-        defer { Glibc.close(fd) }
+        defer { Descriptor.close(fd) }
         try lock(fd)
-        var status = stat()
-        guard fstat(fd, &status) == 0, status.st_uid == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+        guard case .success(let status) = FileStatus.of(descriptor: fd), status.uid == 0, status.isRegular else {
             throw ModuleError("\(path) is not a regular file owned by root: remove it (the count restarts at zero)")
         }
-        var buffer = [UInt8](repeating: 0, count: Self.maxBytes)
-        let read = SafeFile.retryingOnEINTR { pread(fd, &buffer, buffer.count, 0) }
-        guard read >= 0 else { throw failure("cannot read \(path)") }
+        guard case .success(let bytes) = SafeFile.readOnce(fd, upTo: Self.maxBytes, at: 0) else { throw failure("cannot read \(path)") }
         // Empty or damaged lines are dropped: a count that starts again is better than one stuck.
-        var entries = Self.parse(String(decoding: buffer.prefix(read), as: UTF8.self)).filter(Self.isAlive)
+        var entries = Self.parse(String(decoding: bytes, as: UTF8.self)).filter(Self.isAlive)
         change(&entries)
-        let bytes = Array(entries.map { "\($0.pid) \($0.startTime)\n" }.joined().utf8)
-        guard ftruncate(fd, 0) == 0, SafeFile.writeAll(fd, bytes, at: 0) == nil else {
+        let lines = Array(entries.map { "\($0.pid) \($0.startTime)\n" }.joined().utf8)
+        guard FileSystem.truncate(descriptor: fd, to: 0) == nil, SafeFile.writeAll(fd, lines, at: 0) == nil else {
             throw failure("cannot write \(path)")
         }
         return entries.count
@@ -97,29 +93,27 @@ struct SessionCounter {
 
     /// flock(2), polled until the deadline: a stuck holder never hangs a login.
     private func lock(_ fd: Int32) throws {
-        while SafeFile.retryingOnEINTR({ flock(fd, LOCK_EX | LOCK_NB) }) != 0 {
-            guard errno == EWOULDBLOCK else { throw failure("cannot lock \(path)") }
+        while let e = AdvisoryLock.tryExclusive(fd) {
+            guard e == .wouldBlock else { throw failure("cannot lock \(path)") }
             guard FileLock.monotonicNow() < deadline else {
                 throw ModuleError("another process held \(path) past this call's time budget: gave up (`fuser -v \(path)` shows who holds it)")
             }
-            var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
-            _ = nanosleep(&pause, nil)
+            Pause.sleep(nanoseconds: 10_000_000, resumingAfterSignal: false)
         }
     }
 
     /// /run/keygate: root's, 0700, not a symbolic link.
     private func makeDirectory() throws {
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+        if let e = FileSystem.makeFolder(directory, mode: 0o700), e != .exists {
             throw failure("cannot create \(directory)")
         }
-        var status = stat()
-        guard lstat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR, status.st_uid == 0,
-              status.st_mode & 0o022 == 0 else {
+        guard case .success(let status) = FileStatus.of(directory, links: .refuse), status.isDirectory, status.uid == 0,
+              status.mode & 0o022 == 0 else {
             throw ModuleError("\(directory) must be a folder owned by root and writable only by root: remove it and log in again")
         }
     }
 
     private func failure(_ what: String) -> ModuleError {
-        ModuleError("\(what): \(String(cString: strerror(errno)))")
+        ModuleError("\(what): \(SystemErrno.last.text)")
     }
 }

@@ -1,7 +1,7 @@
 // The account a PAM call is about, from the password database by name (getpwnam_r):
 // its uid, primary group and home, never from the environment of the program that
-// loaded the module.
-internal import Glibc
+// loaded the module. The lookup is KeygateCore/System's (AccountEntry.find).
+import Keygate
 
 struct TargetUser: Sendable, Equatable {
     let name: String
@@ -10,14 +10,12 @@ struct TargetUser: Sendable, Equatable {
     let home: String
 
     static func lookup(name: String) throws(ModuleError) -> TargetUser {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16 * 1024)
-        let rc = getpwnam_r(name, &entry, &buffer, buffer.count, &result)
-        guard rc == 0, result != nil, let dir = entry.pw_dir, let home = String(validatingCString: dir) else {
-            throw ModuleError("user '\(name)' has no entry in the password database (getpwnam_r: \(rc)): nothing to unlock")
+        switch AccountEntry.find(name: name) {
+        case .success(let entry):
+            return TargetUser(name: name, uid: entry.uid, gid: entry.gid, home: entry.home)
+        case .failure(let failure):
+            throw ModuleError("user '\(name)' has no entry in the password database (getpwnam_r: \(failure.code)): nothing to unlock")
         }
-        return TargetUser(name: name, uid: entry.pw_uid, gid: entry.pw_gid, home: home)
     }
 }
 

@@ -4,6 +4,5 @@
 // Swift runtime; everything else is in Keygate's Gatekeeper/ folder.
 internal import CGatekeeperStart
 import KeygateGatekeeper
-internal import Glibc
 
-exit(GatekeeperMain.run())
+GatekeeperMain.runAndExit()

@@ -70,7 +70,7 @@ final class SafeFileTests: XCTestCase {
         func problem(_ owner: ConfigFile.Owner) throws -> ConfigFile.Problem? {
             guard case .success(let file) = ConfigFile.open(path, links: .refuse) else { throw XCTSkip("cannot open") }
             defer { file.close() }
-            return ConfigFile.problem(file.info, owner: owner)
+            return ConfigFile.problem(file.status, owner: owner)
         }
         let me = getuid()
         if me == 0 {

@@ -6,7 +6,6 @@
 // errSecInteractionNotAllowed.
 import Dispatch
 import Synchronization
-internal import Glibc
 
 public final class AuthenticationContext: Sendable {
     private struct State {
@@ -53,7 +52,7 @@ public final class AuthenticationContext: Sendable {
     /// The gatekeeper's handle, while this context's reuse duration lasts.
     var handle: [UInt8]? {
         state.withLock {
-            guard let entry = $0.handle, entry.until > UInt64(time(nil)) else { return nil }
+            guard let entry = $0.handle, entry.until > UInt64(WallClock.seconds) else { return nil }
             return entry.bytes
         }
     }
@@ -61,7 +60,7 @@ public final class AuthenticationContext: Sendable {
     func remember(handle: [UInt8]) {
         state.withLock {
             guard !$0.invalidated, $0.reuseDuration > 0 else { return }
-            $0.handle = (handle, UInt64(time(nil)) + UInt64($0.reuseDuration))
+            $0.handle = (handle, UInt64(WallClock.seconds) + UInt64($0.reuseDuration))
         }
     }
 

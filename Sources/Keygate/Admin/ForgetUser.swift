@@ -6,7 +6,6 @@
 // keyring with any key cached there. `keygate forget-user UID` removes root's state and
 // says which processes still hold the uid's keyring. Paths are GatekeeperPaths'.
 internal import KeygateGateWire
-internal import Glibc
 
 public enum ForgetUser {
     /// What was done for one uid.
@@ -20,7 +19,7 @@ public enum ForgetUser {
     /// Removes root's gatekeeper state for `uid`. Throws .param when the uid still has an account
     /// and `accountBeingRemoved` is false: its gated items would die with the state.
     public static func run(uid: UInt32, accountBeingRemoved: Bool) throws -> Outcome {
-        guard geteuid() == 0 else {
+        guard ProcessIdentity.euid == 0 else {
             throw KeychainError.param("keygate forget-user runs as root only (it removes root's state): run it with sudo")
         }
         if !accountBeingRemoved, let account = try? UserAccount.lookup(uid: uid) {
@@ -32,8 +31,7 @@ public enum ForgetUser {
         var removed: [String] = []
         let records = GatekeeperPaths.recordPath(uid: uid)
         for path in [GatekeeperPaths.stateDirectory(uid: uid), records, records + ".lock"] {
-            var info = stat()
-            guard lstat(path, &info) == 0 else { continue }
+            guard case .success(let info) = FileStatus.of(path, links: .refuse) else { continue }
             try remove(path, info)
             removed.append(path)
         }
@@ -41,34 +39,26 @@ public enum ForgetUser {
     }
 
     /// Removes a file, or a folder and the files in it (root's folders are one level deep).
-    private static func remove(_ path: String, _ info: stat) throws {
-        if info.st_mode & S_IFMT == S_IFDIR, let dir = opendir(path) {
-            var names: [String] = []
-            while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                if name != ".", name != ".." { names.append(name) }
+    private static func remove(_ path: String, _ info: FileStatus) throws {
+        if info.isDirectory, case .success(let names) = DirectoryNames.list(path) {
+            for name in names {
+                if let e = FileSystem.remove(path + "/" + name) { throw failure(path + "/" + name, e) }
             }
-            closedir(dir)
-            for name in names where unlink(path + "/" + name) != 0 {
-                throw failure(path + "/" + name)
-            }
-            guard rmdir(path) == 0 else { throw failure(path) }
-        } else if unlink(path) != 0 {
-            throw failure(path)
+            if let e = FileSystem.removeFolder(path) { throw failure(path, e) }
+        } else if let e = FileSystem.remove(path) {
+            throw failure(path, e)
         }
     }
 
-    private static func failure(_ path: String) -> KeychainError {
-        KeychainError.notAvailable("could not remove \(path): \(String(cString: strerror(errno))); remove it by hand (as root)")
+    private static func failure(_ path: String, _ e: SystemErrno) -> KeychainError {
+        KeychainError.notAvailable("could not remove \(path): \(e.text); remove it by hand (as root)")
     }
 
     /// The pids whose real uid is `uid`, from /proc/PID/status.
     private static func processes(of uid: UInt32) -> [Int32] {
-        guard let dir = opendir("/proc") else { return [] }
-        defer { closedir(dir) }
+        guard case .success(let names) = DirectoryNames.list("/proc") else { return [] }
         var pids: [Int32] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in names {
             guard let pid = Int32(name), let status = FileProbe.readText("/proc/\(pid)/status", limit: 4096) else { continue }
             let uidLine = status.split(separator: "\n").first { $0.hasPrefix("Uid:") }
             if let real = uidLine?.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first, UInt32(real) == uid {

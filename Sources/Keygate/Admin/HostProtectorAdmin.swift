@@ -8,7 +8,6 @@
 // kernel keyring runs as the user (UserIdentity), so files stay the user's and keys
 // land in the user's @u. Caching is LoginKeys', shared with pam_keygate.
 
-internal import Glibc
 
 public enum HostProtectorAdmin {
     /// What `enable` did.
@@ -82,7 +81,7 @@ public enum HostProtectorAdmin {
 
     /// Root, the account, a policy that names it, and its host-protector key.
     private static func prepare(_ userName: String) throws -> (AccountEntry, PolicyDecision, SecureBytes) {
-        guard geteuid() == 0 else {
+        guard ProcessIdentity.euid == 0 else {
             throw KeychainError.param("""
                 only root can use the host protector (it is derived from the root-only host key): run it with sudo, or from a \
                 unit's ExecStartPre=+

@@ -1,8 +1,7 @@
 // Doctor check: the free space and writability of the file system that holds the data
-// folder (its nearest existing folder when it is not made yet), from statvfs(3). A full
+// folder (its nearest existing folder when it is not made yet), from statvfs(3) (VolumeSpace). A full
 // disk makes every write fail (add, update, passwd, the embedded store's items); a
 // read-only one too, while reads keep working (issue 39, items 1 and 10).
-internal import Glibc
 
 enum DiskSpaceCheck {
     static let name = "disk-space"
@@ -11,18 +10,24 @@ enum DiskSpaceCheck {
 
     static func run(dataDirectory: String) -> DiagnosticResult {
         var path = dataDirectory
-        var info = statvfs()
-        while statvfs(path, &info) != 0 {
-            guard errno == ENOENT, path != "/", !path.isEmpty else {
-                return DiagnosticResult(name, .warn, "cannot look at \(path): \(String(cString: strerror(errno)))",
-                                        advice: "check that the data folder's parent exists and is yours")
+        var info: VolumeSpace
+        while true {
+            switch VolumeSpace.of(path) {
+            case .success(let space): info = space
+            case .failure(let e):
+                guard e == .noEntry, path != "/", !path.isEmpty else {
+                    return DiagnosticResult(name, .warn, "cannot look at \(path): \(e.text)",
+                                            advice: "check that the data folder's parent exists and is yours")
+                }
+                path = path.split(separator: "/").dropLast().reduce("") { $0 + "/" + $1 }
+                if path.isEmpty { path = "/" }
+                continue
             }
-            path = path.split(separator: "/").dropLast().reduce("") { $0 + "/" + $1 }
-            if path.isEmpty { path = "/" }
+            break
         }
-        let free = UInt64(info.f_bavail) * UInt64(info.f_frsize)
+        let free = info.availableBytes
         let shown = free >= 10 * 1024 * 1024 ? "\(free / (1024 * 1024)) MiB" : "\(free / 1024) KiB"
-        if info.f_flag & UInt(ST_RDONLY) != 0 {
+        if info.isReadOnly {
             return DiagnosticResult(name, .warn, "\(path) is on a read-only file system: reads work, but adding or changing items fails",
                                     advice: "remount it read-write to change items")
         }

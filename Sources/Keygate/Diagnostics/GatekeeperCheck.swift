@@ -4,7 +4,6 @@
 // writable by root alone, in folders only root can change (from / down): otherwise it
 // cannot act for other users, or anyone who can write it or rename it away becomes root.
 // Read-only: lstat and realpath, never opens or runs the helper.
-internal import Glibc
 
 enum GatekeeperCheck {
     static let name = "gatekeeper"
@@ -90,13 +89,11 @@ enum GatekeeperCheck {
     }
 
     private static func isExecutable(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
+        guard case .success(let info) = FileStatus.of(path, links: .follow) else { return false }
+        return info.isRegular && FileSystem.allows(.executable, path)
     }
 
     private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        FileSystem.resolvedPath(path)
     }
 }

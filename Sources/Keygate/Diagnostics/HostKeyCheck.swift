@@ -6,7 +6,6 @@
 // sealedHealth: Load, never Unseal, so no secret is read). Files are looked at
 // with lstat only; a non-root user cannot see into /var/lib/keygate and is told
 // to ask root.
-internal import Glibc
 
 enum HostKeyCheck {
     static let name = "host-key"
@@ -27,7 +26,7 @@ enum HostKeyCheck {
         switch FileProbe.inspect(path) {
         case .absent:
             return DiagnosticResult(name, .warn, "\(path) is absent: this-device-only items cannot be added or read",
-                                    advice: geteuid() == 0 && tpmAnswers().answers ? """
+                                    advice: ProcessIdentity.euid == 0 && tpmAnswers().answers ? """
                                         sudo keygate setup-host --tpm (this host has a TPM: the key is sealed to it)
                                         """ : "sudo keygate setup-host")
         case .denied:
@@ -105,7 +104,7 @@ enum HostKeyCheck {
 
     /// Whether a TPM answers where a new seal would go. Root only: others cannot open the TPM anyway.
     private static func tpmAnswers() -> (answers: Bool, tcti: String, why: String) {
-        guard geteuid() == 0 else { return (false, TPMTCTI.defaultConfiguration, "not checked as uid \(FileProbe.uid)") }
+        guard ProcessIdentity.euid == 0 else { return (false, TPMTCTI.defaultConfiguration, "not checked as uid \(FileProbe.uid)") }
         let probe = HostKey.tpmAbsenceReason()
         return (probe.reason == nil, probe.tcti, probe.reason.map(shortReason) ?? "")
     }

@@ -3,7 +3,6 @@
 // through QCA, whose OpenSSL plugin is in libqca-qt5-2-plugins: without it secret-tool,
 // seahorse and every libsecret program fail against kwalletd5, while Keygate's plain sessions
 // still work. Looks for the plugin file only; never talks to the provider.
-internal import Glibc
 
 enum ProviderPartsCheck {
     static let name = "provider-parts"
@@ -25,8 +24,6 @@ enum ProviderPartsCheck {
 
     /// Whether a file matches the glob `pattern`.
     private static func exists(matching pattern: String) -> Bool {
-        var found = glob_t()
-        defer { globfree(&found) }
-        return glob(pattern, 0, nil, &found) == 0 && found.gl_pathc > 0
+        !FileProbe.glob(pattern).isEmpty
     }
 }

@@ -8,7 +8,6 @@
 // prompt never completes (a confirmation window nobody answers, or no window to show it) fails
 // here with advice, instead of failing the user's first `keygate add`. Never prompts for an
 // unlock, never reads a real item; the throwaway blob is random bytes, not a secret.
-internal import Glibc
 
 enum SecretServiceRoundTripCheck {
     static let name = "secret-service"
@@ -97,9 +96,9 @@ enum SecretServiceRoundTripCheck {
 
     /// A file of at most 64 MiB, or nil.
     private static func readFile(_ path: String) -> String? {
-        let fd = SafeFile.openDescriptor(path, O_RDONLY | O_NONBLOCK, links: .follow)
+        let fd = SafeFile.open(path, [.nonBlocking], links: .follow)
         guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        defer { Descriptor.close(fd) }
         guard case .success(let bytes) = SafeFile.readAll(fd, limit: 64 << 20, chunk: 65536) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }

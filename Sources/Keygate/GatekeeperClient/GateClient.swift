@@ -5,7 +5,6 @@
 // kept in locked memory: it is the password of the authentication that succeeded, which
 // the keychain also needs to open its master key. Nothing goes into argv or the environment.
 internal import KeygateGateWire
-internal import Glibc
 
 struct GateClient {
     let prompter: any Prompter
@@ -40,7 +39,7 @@ struct GateClient {
     private func callHelper(_ request: GateRequest) throws -> Reply {
         let path = try GatekeeperLocator.path()
         #if !KEYGATE_TEST_HOOKS
-        if getuid() != 0, !GatekeeperLocator.isSetuidRoot(path) {
+        if ProcessIdentity.uid != 0, !GatekeeperLocator.isSetuidRoot(path) {
             throw KeychainError.notAvailable("""
                 \(path) is not setuid root, so it cannot keep your gate keys from your other processes: reinstall keygate (`sudo \
                 make install` or the package); `keygate doctor` checks it
@@ -62,12 +61,12 @@ struct GateClient {
         toHelper.read.close()
         fromHelper.write.close()
         // SIGPIPE would kill this process if the gatekeeper died first: a write error instead.
-        let previous = signal(SIGPIPE, SIG_IGN)
+        let brokenPipe = IgnoredSignal(.brokenPipe)
         var abandoned = false
         defer {
             // Closed before the wait: a gatekeeper waiting for an answer reads the end and exits.
             toHelper.write.close()
-            signal(SIGPIPE, previous)
+            brokenPipe.restore()
             if abandoned { child.collectIfEnded() } else { _ = child.wait() }
         }
         var request = request.encoded()
@@ -75,10 +74,10 @@ struct GateClient {
         guard GateWire.writeFrame(toHelper.write.raw, request) else { throw Self.died(path) }
         var password: SecureBytes?
         while true {
-            guard Self.waitReadable(fromHelper.read.raw, milliseconds: Self.answerDeadlineMilliseconds) else {
+            guard Descriptor.waitReadable(fromHelper.read.raw, milliseconds: Self.answerDeadlineMilliseconds) else {
                 // A setuid gatekeeper runs with root's ids in full, so the caller cannot stop it: it is
                 // left to end by its own alarm (GatekeeperMain.lifetimeSeconds), unwaited for.
-                abandoned = kill(child.pid, SIGKILL) != 0
+                abandoned = child.kill() != nil
                 throw KeychainError.notAvailable("""
                     Keygate's gatekeeper \(path) did not answer within \(Self.answerDeadlineMilliseconds / 1000) s (a PAM module or a \
                     file it reads may hang): nothing was opened; see the system log, and run `keygate doctor`
@@ -115,23 +114,8 @@ struct GateClient {
     /// the person's time is spent here, in the prompter). Its own alarm ends it after 300 s.
     static let answerDeadlineMilliseconds: Int32 = 120_000
 
-    /// Waits until `fd` has data (or its other end closed); false at the deadline.
-    private static func waitReadable(_ fd: Int32, milliseconds: Int32) -> Bool {
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        var left = milliseconds
-        while true {
-            let started = BootClock.seconds
-            let ready = poll(&entry, 1, left)
-            if ready > 0 { return true }
-            if ready == 0 { return false }
-            guard errno == EINTR else { return true }   // let the read report the error
-            left -= Int32(min(UInt64(left), (BootClock.seconds - started) * 1000))
-            if left <= 0 { return false }
-        }
-    }
-
     private static func noPipe() -> KeychainError {
-        .notAvailable("cannot create a pipe to Keygate's gatekeeper (\(String(cString: strerror(errno)))): raise the open-file limit")
+        .notAvailable("cannot create a pipe to Keygate's gatekeeper (\(SystemErrno.last.text)): raise the open-file limit")
     }
 
     private static func died(_ path: String) -> KeychainError {

@@ -6,8 +6,6 @@
 // answer read later (`Pending`), so the client can do its own part of a read while the
 // daemon decides.
 internal import KeygateGateWire
-internal import CSystem
-internal import Glibc
 
 enum GateDaemonLink {
     /// How long a daemon has to answer before the helper is asked instead: longer than the
@@ -20,14 +18,14 @@ enum GateDaemonLink {
 
         fileprivate init(fd: Int32) { self.fd = fd }
 
-        deinit { if fd >= 0 { close(fd) } }
+        deinit { if fd >= 0 { Descriptor.close(fd) } }
 
         /// The daemon's answer, or nil (a refusal, an error, no answer within the deadline):
         /// then the caller asks the helper. Reads once; the connection is closed after.
         func answer() -> GateResult? {
             guard fd >= 0 else { return nil }
             defer {
-                close(fd)
+                Descriptor.close(fd)
                 fd = -1
             }
             guard var frame = GateWire.readFrame(fd, withinMilliseconds: deadlineMilliseconds) else { return nil }
@@ -45,15 +43,13 @@ enum GateDaemonLink {
         var encoded = request.encoded()
         defer { Sodium.wipe(&encoded) }
         // A daemon gone between connect and write must not end this process with SIGPIPE.
-        let previous = signal(SIGPIPE, SIG_IGN)
-        defer { signal(SIGPIPE, previous) }
+        let brokenPipe = IgnoredSignal(.brokenPipe)
+        defer { brokenPipe.restore() }
         let fd = UnixSocket.stream()
         guard fd >= 0 else { return nil }
         let pending = Pending(fd: fd)
         guard UnixSocket.connect(fd, to: GatekeeperPaths.socketPath) else { return nil }
-        var uid: uid_t = 1
-        var pid: pid_t = 0
-        guard keygate_peer_credentials(fd, &uid, &pid) == 0, uid == 0, GateWire.writeFrame(fd, encoded) else { return nil }
+        guard let peer = UnixSocket.peerCredentials(fd), peer.uid == 0, GateWire.writeFrame(fd, encoded) else { return nil }
         return pending
     }
 

@@ -3,7 +3,6 @@
 // it. A secret on the command line is refused: argv is visible to every user.
 
 import Keygate
-import Glibc
 
 enum AddCommand: KeygateCommand {
     static let update = OptionSpec.flag("-U", "--update", help: """

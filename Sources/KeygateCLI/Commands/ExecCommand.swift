@@ -5,7 +5,6 @@
 // on descriptor N). The command is spawned directly (posix_spawnp, no shell); keygate
 // waits and exits with the child's status, 128+signal when a signal ended it.
 // Delegates the reads to KeychainOperations and the spawning to ChildProcess below.
-import Glibc
 import Keygate
 
 enum ExecCommand: KeygateCommand {

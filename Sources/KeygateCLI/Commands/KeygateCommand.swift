@@ -2,7 +2,6 @@
 // run function over parsed arguments. The dispatcher in KeygateMain picks the
 // verb; the verb calls KeychainOperations and prints.
 
-import Glibc
 import Keygate
 
 protocol KeygateCommand: Sendable {

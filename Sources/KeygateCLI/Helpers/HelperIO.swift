@@ -3,7 +3,6 @@
 // to a descriptor with short-write and EINTR retries, and splitting a locked
 // buffer into lines without copying it into a String. Secrets stay SecureBytes;
 // only the non-secret fields around them become Strings.
-import Glibc
 import Keygate
 
 enum HelperIO {

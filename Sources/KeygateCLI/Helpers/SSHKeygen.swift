@@ -6,7 +6,6 @@
 // inherits; keygate started that way (KEYGATE_SSH_KEYGEN_FEED=1, no secret in it)
 // copies its standard input to its standard output and exits (`feed`). posix_spawnp,
 // no shell.
-import Glibc
 import Keygate
 
 enum SSHKeygen {
@@ -47,10 +46,7 @@ enum SSHKeygen {
     }
 
     private static func selfPath() -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { return nil }
-        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        FileSystem.linkTarget("/proc/self/exe")
     }
 
     /// Runs argv with `stdin` (a pipe holding those bytes, or /dev/null) and returns the exit

@@ -1,8 +1,6 @@
 // Where audit records go: the backend protocol (swift-log's LogHandler, for AuditRecord)
 // and the two backends a program uses, syslog (authpriv) and stderr. Delegates to
-// syslog(3) through CSystem's wrappers and to write(2).
-internal import CSystem
-internal import Glibc
+// syslog(3) through System's Syslog and to standard error through Descriptor.write.
 
 /// A backend for AuditLog: receives each record, already built, and writes it somewhere.
 public protocol AuditLogHandler: Sendable {
@@ -14,13 +12,12 @@ public struct SyslogAuditHandler: AuditLogHandler {
     public init() {}
 
     public func log(_ record: AuditRecord) {
-        let priority = record.event.isWarning ? keygate_log_authpriv_warning() : keygate_log_authpriv_notice()
-        keygate_syslog(priority, record.line)
+        Syslog.authpriv(record.event.isWarning ? .warning : .notice, record.line)
     }
 
     /// Makes this process log as "keygate[PID]" (openlog).
     static func identifyAsKeygate() {
-        keygate_openlog()
+        Syslog.identifyAsKeygate()
     }
 }
 
@@ -29,16 +26,6 @@ public struct StandardErrorAuditHandler: AuditLogHandler {
     public init() {}
 
     public func log(_ record: AuditRecord) {
-        var bytes = Array("keygate: audit: \(record.line)\n".utf8)
-        bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            var done = 0
-            while done < raw.count {
-                let n = write(2, base + done, raw.count - done)
-                if n < 0 { if errno == EINTR { continue }; return }
-                done += n
-            }
-        }
-        bytes.removeAll()
+        Descriptor.write("keygate: audit: \(record.line)\n", to: 2)
     }
 }

@@ -1,7 +1,6 @@
 // Moving secrets between locked memory and file descriptors without an
 // intermediate copy in ordinary memory: reading a secret piped on stdin, and
 // writing a secret to stdout for `keygate get`.
-internal import Glibc
 
 extension SecureBytes {
     /// Reads everything from `fd` until EOF into locked memory. Throws `.param` when

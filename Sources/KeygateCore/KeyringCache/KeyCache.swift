@@ -2,7 +2,6 @@
 // each key is a possessor-only "user" key named "keygate:<uid>:<name>" under the
 // user keyring @u, with a kernel timeout. Delegates the system calls to
 // KernelKeyring and the payload layout to KeyCachePayload.
-internal import Glibc
 import Synchronization
 
 /// One cached key as `keygate status` shows it: never its bytes.
@@ -19,7 +18,7 @@ package struct KeyCache: Sendable {
     let uid: UInt32
 
     /// Keys are named "keygate:<uid>:<name>" (type "user") under the user keyring @u.
-    package init(uid: UInt32 = getuid()) {
+    package init(uid: UInt32 = ProcessIdentity.uid) {
         self.uid = uid
     }
 
@@ -189,7 +188,7 @@ package struct KeyCache: Sendable {
 
     /// Unix seconds now, on the same clock as kernel key expiry.
     package static func now() -> UInt64 {
-        UInt64(max(0, time(nil)))
+        UInt64(max(0, WallClock.seconds))
     }
 
     /// The `.notAvailable` error for a failed store, naming the cause and what to do.

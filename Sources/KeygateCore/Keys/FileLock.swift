@@ -4,7 +4,6 @@
 // A process that must never hang on another one's lock (keygate-pam-helper, inside every
 // login) sets `waitDeadline`: the wait then polls until that moment and gives up with
 // an error saying who to look for, instead of blocking for as long as the holder likes.
-internal import Glibc
 
 package enum FileLock {
     /// CLOCK_MONOTONIC nanoseconds after which no lock is waited for any more; nil = wait
@@ -14,28 +13,25 @@ package enum FileLock {
 
     /// CLOCK_MONOTONIC now, in nanoseconds.
     package static func monotonicNow() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        MonotonicClock.nanoseconds
     }
 
     /// Runs `body` holding an exclusive lock on `path` (created 0600 if missing).
     static func withExclusiveLock<R>(_ path: String, _ body: () throws -> R) throws -> R {
         let fd = SafeFile.openLockFile(path)
         guard fd >= 0 else {
-            let e = errno
+            let e = SystemErrno.last
             throw KeychainError.notAvailable("""
-                could not open the lock file \(path): \(String(cString: strerror(e))); check that its folder belongs to you and is \
+                could not open the lock file \(path): \(e.text); check that its folder belongs to you and is \
                 mode 0700
                 """)
         }
-        defer { close(fd) }  // closing releases the lock
+        defer { Descriptor.close(fd) }  // closing releases the lock
         if let deadline = waitDeadline {
             try lock(fd, path, until: deadline)
         } else {
-            if SafeFile.retryingOnEINTR({ flock(fd, LOCK_EX) }) != 0 {
-                let e = errno
-                throw KeychainError.notAvailable("could not lock \(path): \(String(cString: strerror(e))); check the disk and try again")
+            if let e = AdvisoryLock.exclusive(fd) {
+                throw KeychainError.notAvailable("could not lock \(path): \(e.text); check the disk and try again")
             }
         }
         return try body()
@@ -43,18 +39,16 @@ package enum FileLock {
 
     /// Tries the lock without blocking every 10 ms until `deadline`.
     private static func lock(_ fd: Int32, _ path: String, until deadline: UInt64) throws {
-        while SafeFile.retryingOnEINTR({ flock(fd, LOCK_EX | LOCK_NB) }) != 0 {
-            let e = errno
-            guard e == EWOULDBLOCK else {
-                throw KeychainError.notAvailable("could not lock \(path): \(String(cString: strerror(e))); check the disk and try again")
+        while let e = AdvisoryLock.tryExclusive(fd) {
+            guard e == .wouldBlock else {
+                throw KeychainError.notAvailable("could not lock \(path): \(e.text); check the disk and try again")
             }
             guard monotonicNow() < deadline else {
                 throw KeychainError.notAvailable("""
                     another process held \(path) past this call's time budget: gave up waiting (`fuser -v \(path)` shows who holds it)
                     """)
             }
-            var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
-            _ = nanosleep(&pause, nil)
+            Pause.sleep(nanoseconds: 10_000_000, resumingAfterSignal: false)
         }
     }
 }

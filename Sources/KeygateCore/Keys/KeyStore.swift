@@ -8,7 +8,6 @@
 // protectors/stale marks a login protector left behind by a root password reset
 // (pam_keygate's chauthtok without the old password): a failed password unlock then
 // says how to recover, and a successful one or a re-wrap removes it.
-internal import Glibc
 
 package final class KeyStore: Sendable {
     static let maxProtectorBytes = 64 * 1024
@@ -88,7 +87,7 @@ package final class KeyStore: Sendable {
     /// still opens with the old password only): `protectors/stale`, 0600, atomically,
     /// holding the time of the reset.
     package func markLoginStale() throws {
-        let now = time(nil)
+        let now = WallClock.seconds
         let text = """
             login password reset without the old one at \(now) (seconds since 1970, UTC): unlock with the recovery key \
             (`keygate passwd --recovery`) or run `keygate passwd` with the old password\n

@@ -3,7 +3,6 @@
 // changes (its FileVersion, from the open file). The owner and mode checks of
 // PolicyFileReader still run on every read; only the parse is saved. Off everywhere else:
 // a CLI run reads each file once anyway.
-internal import Glibc
 import Synchronization
 
 package enum ParsedFileCache {

@@ -5,7 +5,6 @@
 // writable by group or others, at most 64 KiB. A user's file may be owned by that
 // user. Opening, the owner rule and reading are ConfigFile's (shared with keygate.conf);
 // this file says what a refusal means for policy. Parsing is delegated to PolicyParser.
-internal import Glibc
 
 /// One file (or an absent folder) as loaded, before merging.
 struct LoadedPolicyFile: Sendable {
@@ -48,14 +47,16 @@ enum PolicyFileReader {
     static func readFolder(_ folder: String, layer: PolicyLayer, uid: UInt32) -> [LoadedPolicyFile] {
         let dirfd = SafeFile.openFolder(folder, links: layer.isSystem ? .refuse : .follow)
         guard dirfd >= 0 else {
-            let e = errno
-            if e == ENOENT { return [LoadedPolicyFile(path: folder, layer: layer, state: .absent)] }
-            return [LoadedPolicyFile(path: folder, layer: layer, state: .refused(describe(e, folder, isFolder: true)))]
+            let e = SystemErrno.last
+            if e == .noEntry { return [LoadedPolicyFile(path: folder, layer: layer, state: .absent)] }
+            return [LoadedPolicyFile(path: folder, layer: layer, state: .refused(describe(e.code, folder, isFolder: true)))]
         }
-        defer { close(dirfd) }
-        var info = stat()
-        guard fstat(dirfd, &info) == 0 else {
-            return [LoadedPolicyFile(path: folder, layer: layer, state: .refused(describe(errno, folder, isFolder: true)))]
+        defer { Descriptor.close(dirfd) }
+        let info: FileStatus
+        switch FileStatus.of(descriptor: dirfd) {
+        case .success(let status): info = status
+        case .failure(let e):
+            return [LoadedPolicyFile(path: folder, layer: layer, state: .refused(describe(e.code, folder, isFolder: true)))]
         }
         if let problem = ownershipProblem(info, path: folder, layer: layer, uid: uid, what: "folder") {
             return [LoadedPolicyFile(path: folder, layer: layer, state: .refused(problem))]
@@ -70,7 +71,7 @@ enum PolicyFileReader {
                 """))]
         case .failed(let code):
             return [LoadedPolicyFile(path: folder, layer: layer, state: .refused("could not list the folder \(folder): "
-                                     + String(cString: strerror(code))))]
+                                     + SystemErrno(code: code).text))]
         }
         let base = folder.hasSuffix("/") ? folder : folder + "/"
         return names.map { name in
@@ -105,7 +106,7 @@ enum PolicyFileReader {
         case .failure(let e): return .refused(describe(e.code, path, isFolder: false))
         }
         defer { file.close() }
-        if let problem = ownershipProblem(file.info, path: path, layer: layer, uid: uid, what: "file") { return .refused(problem) }
+        if let problem = ownershipProblem(file.status, path: path, layer: layer, uid: uid, what: "file") { return .refused(problem) }
         let version = FileVersion(file.info)
         if let parsed = ParsedFileCache.lookup(path, version) { return .parsed(parsed) }
         switch readContents(file, path: path) {
@@ -134,7 +135,7 @@ enum PolicyFileReader {
     }
 
     /// Why a file or folder with this owner and mode must not count, or nil when it may.
-    private static func ownershipProblem(_ info: stat, path: String, layer: PolicyLayer, uid: UInt32, what: String) -> String? {
+    private static func ownershipProblem(_ info: FileStatus, path: String, layer: PolicyLayer, uid: UInt32, what: String) -> String? {
         switch ConfigFile.problem(info, owner: layer.isSystem ? .root : .rootOr(uid: uid)) {
         case nil: return nil
         case .owner(let owner) where layer.isSystem:
@@ -143,7 +144,7 @@ enum PolicyFileReader {
         case .owner(let owner):
             return "\(path) is owned by uid \(owner), neither you (uid \(uid)) nor root: chown it to yourself"
         case .writable(let byOthers):
-            let octal = "0" + String(info.st_mode & 0o7777, radix: 8)
+            let octal = "0" + String(info.mode, radix: 8)
             return "\(path) is writable by \(byOthers ? "others" : "its group") (mode \(octal)): chmod go-w \(path)"
         }
     }
@@ -162,45 +163,31 @@ enum PolicyFileReader {
     }
 
     private static func listPolicyNames(_ dirfd: Int32) -> Listing {
-        let copy = dup(dirfd)
-        guard copy >= 0 else { return .failed(errno) }
-        guard let dir = fdopendir(copy) else {
-            let code = errno
-            close(copy)
-            return .failed(code)
+        let all: [String]
+        switch DirectoryNames.read(folder: dirfd, maxEntries: maxEntries) {
+        case .success(let listed?): all = listed
+        case .success(nil): return .tooMany
+        case .failure(let e): return .failed(e.code)
         }
-        defer { closedir(dir) }
-        var names: [String] = []
-        var entries = 0
-        while let entry = readdir(dir) {
-            entries += 1
-            if entries > maxEntries { return .tooMany }
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) {
-                    String(cString: $0)
-                }
-            }
-            if name.hasSuffix(".policy"), !name.hasPrefix(".") {
-                names.append(name)
-                if names.count > maxFiles { return .tooMany }
-            }
-        }
+        let names = all.filter { $0.hasSuffix(".policy") && !$0.hasPrefix(".") }
+        if names.count > maxFiles { return .tooMany }
         return .listed(names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
     }
 
     private static func describe(_ code: Int32, _ path: String, isFolder: Bool) -> String {
-        if code == ELOOP {
+        if code == SystemErrno.symbolicLink.code {
             return "\(path) is a symbolic link, and Keygate does not follow links to policy \(isFolder ? "folders" : "files"): "
                 + "put the real \(isFolder ? "folder" : "file") there"
         }
-        if code == ENOTDIR, isFolder {
+        if code == SystemErrno.notDirectory.code, isFolder {
             // O_DIRECTORY | O_NOFOLLOW on a link to a folder fails with ENOTDIR, not ELOOP.
-            var info = stat()
-            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK { return describe(ELOOP, path, isFolder: true) }
+            if case .success(let info) = FileStatus.of(path, links: .refuse), info.isSymbolicLink {
+                return describe(SystemErrno.symbolicLink.code, path, isFolder: true)
+            }
             return "\(path) is not a folder"
         }
-        let reason = String(cString: strerror(code))
-        if code == EACCES || code == EPERM {
+        let reason = SystemErrno(code: code).text
+        if code == SystemErrno.accessDenied.code || code == SystemErrno.notPermitted.code {
             return "could not read \(path): \(reason); make it readable by everyone (mode 0644, folders 0755)"
         }
         return "could not read \(path): \(reason)"

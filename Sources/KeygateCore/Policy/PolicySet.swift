@@ -2,7 +2,6 @@
 // Loading never throws: each file's state is recorded (read, refused, error, absent)
 // for `keygate policy list`. Deciding fails closed when a system file is unusable.
 // Reading is PolicyFileReader's job, the locations PolicyLocations', merging PolicyMerge's.
-internal import Glibc
 
 public struct PolicyFileStatus: Sendable {
     public var path: String
@@ -28,13 +27,13 @@ public struct PolicySet: Sendable {
     /// The calling user's set: the user folder under $HOME when it is absolute (user files can only tighten,
     /// so $HOME cannot loosen anything), else the password database's home.
     public static func loadForCurrentUser(environment: [String: String]) -> PolicySet {
-        let uid = getuid()
+        let uid = ProcessIdentity.uid
         return load(home: (try? KeygatePaths.home(environment: environment, uid: uid)) ?? "/nonexistent", uid: uid)
     }
 
     /// For tests: these folders, in order; user files must belong to the caller or root.
     public static func load(folders: [(PolicyLayer, String)]) -> PolicySet {
-        load(folders: folders, uid: getuid())
+        load(folders: folders, uid: ProcessIdentity.uid)
     }
 
     static func load(folders: [(PolicyLayer, String)], uid: UInt32) -> PolicySet {

@@ -2,7 +2,6 @@
 // is part of what the gatekeeper records an authentication under (it derives its own from
 // the kernel: CallerScope). The terminal comes from field 7 (tty_nr) of /proc/self/stat (ProcStat), the session from getsid(2), the
 // parent from getppid(2); nothing here touches a key.
-internal import Glibc
 
 /// sudo's timestamp_type: which processes share one reuse window.
 public struct ReuseScope: Sendable, Equatable {
@@ -35,11 +34,11 @@ public struct ReuseScope: Sendable, Equatable {
             guard let device = controllingTerminal() else { return current(.session) }
             // The session id too, as sudo records it: a new login that happens to get
             // the same terminal device must not inherit an old window.
-            return ReuseScope(kind: .tty, id: "tty.\(device).\(getsid(0))")
+            return ReuseScope(kind: .tty, id: "tty.\(device).\(ProcessIdentity.sid)")
         case .session:
-            return ReuseScope(kind: .session, id: "session.\(getsid(0))")
+            return ReuseScope(kind: .session, id: "session.\(ProcessIdentity.sid)")
         case .ppid:
-            return ReuseScope(kind: .ppid, id: "ppid.\(getppid())")
+            return ReuseScope(kind: .ppid, id: "ppid.\(ProcessIdentity.ppid)")
         case .global:
             return ReuseScope(kind: .global, id: "global")
         }

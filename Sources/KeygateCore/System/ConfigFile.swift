@@ -31,14 +31,14 @@ package enum ConfigFile {
     }
 
     /// The rule, applied to what fstat said of the opened file or folder: nil when it may count.
-    package static func problem(_ info: stat, owner: Owner) -> Problem? {
+    package static func problem(_ info: FileStatus, owner: Owner) -> Problem? {
         switch owner {
         case .root:
-            if info.st_uid != 0 { return .owner(info.st_uid) }
+            if info.uid != 0 { return .owner(info.uid) }
         case .rootOr(let uid):
-            if info.st_uid != 0 && info.st_uid != uid { return .owner(info.st_uid) }
+            if info.uid != 0 && info.uid != uid { return .owner(info.uid) }
         }
-        let mode = info.st_mode & 0o7777
+        let mode = info.mode
         if mode & 0o022 != 0 { return .writable(byOthers: mode & 0o002 != 0) }
         return nil
     }

@@ -18,6 +18,20 @@ package final class Descriptor {
         raw = -1
     }
 
+    /// close(2) on a descriptor no Descriptor owns; nil when closed, else why not (the
+    /// descriptor is gone either way: close is never retried).
+    @discardableResult
+    package static func close(_ fd: Int32) -> SystemErrno? {
+        Glibc.close(fd) == 0 ? nil : .current
+    }
+
+    /// F_SETPIPE_SZ (fcntl(2)): asks for a pipe of at least `bytes` (the kernel rounds up, and
+    /// refuses above /proc/sys/fs/pipe-max-size for an unprivileged caller).
+    @discardableResult
+    package func setPipeCapacity(_ bytes: Int32) -> SystemErrno? {
+        fcntl(raw, 1031 /* F_SETPIPE_SZ */, bytes) >= 0 ? nil : .current
+    }
+
     /// Hands the descriptor to the caller, who closes it; this owner no longer will.
     package func release() -> Int32 {
         defer { raw = -1 }
@@ -38,6 +52,36 @@ package final class Descriptor {
             end.raw = moved
         }
         return .success((read, write))
+    }
+
+    /// One read(2) of at most `count` bytes into `base`, EINTR retried: the count read, 0 at
+    /// end of input, -1 with errno set.
+    package static func read(_ fd: Int32, into base: UnsafeMutableRawPointer?, count: Int) -> Int {
+        SafeFile.retryingOnEINTR { Glibc.read(fd, base, count) }
+    }
+
+    /// Waits until `fd` has data (or its other end closed) for at most `milliseconds`, counted on
+    /// the boot clock across EINTR; false at the deadline. An error other than EINTR answers
+    /// true, so the read that follows reports it.
+    package static func waitReadable(_ fd: Int32, milliseconds: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var left = milliseconds
+        while true {
+            let started = BootClock.seconds
+            let ready = poll(&entry, 1, left)
+            if ready > 0 { return true }
+            if ready == 0 { return false }
+            guard errno == EINTR else { return true }
+            left -= Int32(min(UInt64(left), (BootClock.seconds - started) * 1000))
+            if left <= 0 { return false }
+        }
+    }
+
+    /// One write(2) of all of `bytes`, EINTR retried, never continued: the count written or -1.
+    /// For a line appended to an O_APPEND file, which lands whole or not at all.
+    @discardableResult
+    package static func writeOnce(_ fd: Int32, _ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBytes { raw in SafeFile.retryingOnEINTR { Glibc.write(fd, raw.baseAddress, raw.count) } }
     }
 
     /// Writes all of `bytes`; nil when written, else why not.
@@ -110,5 +154,12 @@ package enum MonotonicClock {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
+    }
+
+    /// The same clock in nanoseconds.
+    package static var nanoseconds: UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }

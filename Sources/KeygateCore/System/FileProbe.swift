@@ -68,5 +68,5 @@ package struct FileProbe {
         return out
     }
 
-    package static var uid: UInt32 { getuid() }
+    package static var uid: UInt32 { ProcessIdentity.uid }
 }

@@ -3,7 +3,6 @@
 // running binary's (/proc/self/exe, one folder up from bin/), else the .deb's and make
 // install's defaults; a source-tree build names the script in the checkout. Looked up once,
 // only when a message needs it.
-internal import Glibc
 
 package enum InstalledTools {
     /// scripts/secret-session as installed: a private D-Bus session with gnome-keyring.
@@ -18,7 +17,7 @@ package enum InstalledTools {
         var candidates: [String] = []
         if let exe = executablePath() { candidates.append(parent(parent(exe)) + "/share/doc/keygate/examples/" + name) }
         candidates += ["/usr/share/doc/keygate/examples/" + name, "/usr/local/share/doc/keygate/examples/" + name]
-        for path in candidates where access(path, R_OK) == 0 { return path }
+        for path in candidates where FileSystem.allows(.readable, path) { return path }
         return "\(folder)/\(name) in Keygate's source (installed as /usr/share/doc/keygate/examples/\(name) by the .deb, "
             + "/usr/local/share/doc/keygate/examples/\(name) by make install)"
     }
@@ -30,16 +29,13 @@ package enum InstalledTools {
             candidates.append(prefix + "/libexec/keygate/" + tool)
         }
         candidates += ["/usr/libexec/keygate/" + tool, "/usr/local/libexec/keygate/" + tool]
-        for path in candidates where access(path, X_OK) == 0 { return path }
+        for path in candidates where FileSystem.allows(.executable, path) { return path }
         return "/usr/libexec/keygate/\(tool) (the .deb; /usr/local/libexec/keygate/\(tool) after make install; "
             + "scripts/\(tool) in its source)"
     }
 
     private static func executablePath() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { return nil }
-        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        FileSystem.linkTarget("/proc/self/exe")
     }
 
     private static func parent(_ path: String) -> String {

@@ -3,9 +3,14 @@
 internal import Glibc
 
 public enum Pause {
-    /// Waits `nanoseconds` (under one second).
-    public static func sleep(nanoseconds: Int) {
+    /// Waits `nanoseconds` (under one second). `resumingAfterSignal` false: one nanosleep, which
+    /// a signal may end early (a poll loop that looks at its deadline again anyway).
+    public static func sleep(nanoseconds: Int, resumingAfterSignal: Bool = true) {
         var wait = timespec(tv_sec: 0, tv_nsec: nanoseconds), left = timespec()
+        guard resumingAfterSignal else {
+            _ = nanosleep(&wait, nil)
+            return
+        }
         while nanosleep(&wait, &left) != 0, errno == EINTR { wait = left }
     }
 

@@ -10,16 +10,6 @@
 // the messages people see stay where the context is.
 package import Glibc
 
-/// An errno value from a failed system call.
-package struct SystemErrno: Error, Equatable, Sendable {
-    package let code: Int32
-
-    /// The errno just set (EIO when a call failed without setting one).
-    package static var current: SystemErrno { SystemErrno(code: errno == 0 ? EIO : errno) }
-
-    package var text: String { String(cString: strerror(code)) }
-}
-
 /// A file opened by SafeFile, with what one fstat said about it. The caller closes it.
 package struct OpenFile {
     package let fd: Int32
@@ -30,6 +20,8 @@ package struct OpenFile {
     /// Permission bits and set-id bits (st_mode & 07777).
     package var mode: mode_t { info.st_mode & 0o7777 }
     package var size: Int { Int(info.st_size) }
+    /// The same fstat as a FileStatus.
+    package var status: FileStatus { FileStatus(info) }
 
     package func close() { _ = Glibc.close(fd) }
 
@@ -110,6 +102,20 @@ package enum SafeFile {
             out += buffer[0..<n]
         }
         return .success(out)
+    }
+
+    /// One read(2) of at most `count` bytes (pread(2) at `offset` when given), EINTR retried:
+    /// what it gave, empty at EOF.
+    package static func readOnce(_ fd: Int32, upTo count: Int, at offset: off_t? = nil) -> Result<[UInt8], SystemErrno> {
+        var buffer = [UInt8](repeating: 0, count: count)
+        let n = retryingOnEINTR {
+            buffer.withUnsafeMutableBytes { raw in
+                if let offset { return pread(fd, raw.baseAddress, raw.count, offset) }
+                return Glibc.read(fd, raw.baseAddress, raw.count)
+            }
+        }
+        if n < 0 { return .failure(.current) }
+        return .success(Array(buffer.prefix(n)))
     }
 
     /// Reads from `fd` into `buffer` until it is full or EOF: the count read. With `terminator`,

@@ -63,6 +63,12 @@ package struct Spawn {
             return .success(Exit(waitStatus: status))
         }
 
+        /// Sends SIGKILL (kill(2)); nil when sent, else why not (ESRCH: no such process, or one
+        /// this process may not signal, such as a setuid child).
+        package func kill() -> SystemErrno? {
+            Glibc.kill(pid, SIGKILL) == 0 ? nil : .current
+        }
+
         /// Collects the child only if it has already ended (a child left to its own end is not waited for).
         package func collectIfEnded() {
             var status: Int32 = 0

@@ -1,12 +1,45 @@
 // Unix stream sockets by path, for the gatekeeper's daemon and its clients (docs/GATEKEEPER.md):
 // one close-on-exec socket, bind and connect with the path in a sockaddr_un, EINTR retried.
 // A path too long for sun_path fails with ENAMETOOLONG instead of being cut.
+internal import CSystem
 internal import Glibc
 
 package enum UnixSocket {
     /// A new close-on-exec stream socket, or -1.
     package static func stream() -> Int32 {
         socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    }
+
+    /// A connected pair of close-on-exec stream sockets (socketpair(2)), or why not.
+    package static func pair() -> Result<(Int32, Int32), SystemErrno> {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            return .failure(.current)
+        }
+        return .success((pair[0], pair[1]))
+    }
+
+    /// Sends all of `bytes` on the socket `fd` (send(2) with MSG_NOSIGNAL: a peer that has gone
+    /// is EPIPE, never SIGPIPE), EINTR retried, short sends continued; nil when sent, else why not.
+    package static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> SystemErrno? {
+        var done = 0
+        while done < bytes.count {
+            let n = SafeFile.retryingOnEINTR {
+                bytes.withUnsafeBytes { send(fd, $0.baseAddress.map { $0 + done }, $0.count - done, Int32(MSG_NOSIGNAL)) }
+            }
+            if n < 0 { return .current }
+            done += n
+        }
+        return nil
+    }
+
+    /// The uid and pid the kernel recorded for the other end of the connected socket `fd`
+    /// (SO_PEERCRED, through CSystem's keygate_peer_credentials), or nil.
+    package static func peerCredentials(_ fd: Int32) -> (uid: UInt32, pid: Int32)? {
+        var uid: uid_t = 1
+        var pid: pid_t = 0
+        guard keygate_peer_credentials(fd, &uid, &pid) == 0 else { return nil }
+        return (uid, pid)
     }
 
     /// connect(2) to `path`; true when it is accepted.

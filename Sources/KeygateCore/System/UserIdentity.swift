@@ -25,16 +25,31 @@ package struct AccountEntry: Sendable, Equatable {
 
     /// The account called `name`; `.param` when there is none.
     package static func lookup(name: String) throws -> AccountEntry {
+        switch find(name: name) {
+        case .success(let entry): return entry
+        case .failure(let failure):
+            throw KeychainError.param("""
+                there is no user '\(name)' in the password database (getpwnam_r: \(failure.code)): check the name (getent passwd \(name))
+                """)
+        }
+    }
+
+    /// Why an account was not found: getpwnam_r's return code (0 when there is simply no such
+    /// entry, or its home is not valid UTF-8).
+    package struct NotFound: Error, Equatable {
+        package let code: Int32
+    }
+
+    /// The account called `name` (getpwnam_r(3)), or getpwnam_r's code.
+    package static func find(name: String) -> Result<AccountEntry, NotFound> {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16 * 1024)
         let rc = getpwnam_r(name, &entry, &buffer, buffer.count, &result)
         guard rc == 0, result != nil, let dir = entry.pw_dir, let home = String(validatingCString: dir) else {
-            throw KeychainError.param("""
-                there is no user '\(name)' in the password database (getpwnam_r: \(rc)): check the name (getent passwd \(name))
-                """)
+            return .failure(NotFound(code: rc))
         }
-        return AccountEntry(name: name, uid: entry.pw_uid, gid: entry.pw_gid, home: home)
+        return .success(AccountEntry(name: name, uid: entry.pw_uid, gid: entry.pw_gid, home: home))
     }
 
     /// The names of the groups the account is in (primary group included). Groups

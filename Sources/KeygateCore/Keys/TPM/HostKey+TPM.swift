@@ -5,7 +5,6 @@
 // sealed file atomically, read it back, and only then scrub and remove the plain
 // file). Reading unseals into locked memory. TPM work is TPMSealing's, the file
 // layout SealedHostKeyFile's, the TPM choice TPMTCTI's.
-internal import Glibc
 
 extension HostKey {
     /// What `setup-host --tpm` did.
@@ -144,9 +143,12 @@ extension HostKey {
     /// The parsed sealed file, or nil when absent. It must be a regular root-owned file, mode 0400 or 0600.
     private static func readSealedFile(at sealed: String) throws -> SealedHostKeyFile? {
         guard try existingEntry(at: sealed) else { return nil }
-        var info = stat()
-        guard lstat(sealed, &info) == 0 else { throw failure(errno, sealed, "inspect") }
-        let mode = info.st_mode & 0o7777
+        let info: FileStatus
+        switch FileStatus.of(sealed, links: .refuse) {
+        case .success(let status): info = status
+        case .failure(let e): throw failure(e.code, sealed, "inspect")
+        }
+        let mode = info.mode
         guard mode == 0o400 || mode == 0o600 else {
             throw KeychainError.notAvailable("""
                 \(sealed) has mode \(octal(mode)); the sealed host key must be readable by root only: run `sudo chmod 0400 \

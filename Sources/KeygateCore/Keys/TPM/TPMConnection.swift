@@ -4,7 +4,6 @@
 // output buffers. Every ESAPI call has a deadline, so a TPM that stops answering
 // fails the call rather than hanging a login. Functions come from TSS2Functions.
 internal import CTSS2
-internal import Glibc
 
 final class TPMConnection {
     /// How long one TPM command may take. An ECC primary takes milliseconds; a slow firmware TPM under
@@ -19,7 +18,7 @@ final class TPMConnection {
     /// Opens `tcti`. `.notAvailable` naming the TCTI when no TPM answers there.
     init(_ tcti: TPMTCTI) throws {
         self.tcti = tcti
-        if let device = tcti.devicePath, access(device, F_OK) != 0 {
+        if let device = tcti.devicePath, !FileSystem.allows(.exists, device) {
             // No library load, no OpenSSL, for the common "no TPM here" case.
             throw TPMConnection.noTPM(tcti, "\(device) does not exist")
         }

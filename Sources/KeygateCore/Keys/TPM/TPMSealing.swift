@@ -8,7 +8,6 @@
 // a wiped swtpm state), the SRK differs and Load fails: that maps to a clear error.
 // The calls go through TPMConnection; the file around the areas is SealedHostKeyFile.
 internal import CTSS2
-internal import Glibc
 
 /// A sealed data object as the TPM returned it: marshalled TPM2B_PUBLIC and TPM2B_PRIVATE.
 struct SealedTPMObject: Equatable, Sendable {
