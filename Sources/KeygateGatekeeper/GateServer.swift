@@ -17,6 +17,8 @@ struct GateServer {
     /// A folder of PAM service files instead of /etc/pam.d (test-hook builds only).
     let pamConfdir: String?
     let overrides: TestOverrides
+    /// The environment the gatekeeper's main built once it had set it (KeygateEnvironment): the test hooks, passed down.
+    let environment: KeygateEnvironment
     /// The daemon's cache of secrets (nil in the helper, which runs once).
     var cache: GateDaemonCache? = nil
     /// Root asked for `user` (certify for a passwordless keychain): no authentication is needed.
@@ -587,7 +589,7 @@ struct GateServer {
 
     // MARK: Policy
 
-    private func policies() -> PolicySet { PolicySet.load(home: user.home, uid: user.uid) }
+    private func policies() -> PolicySet { PolicySet.load(home: user.home, uid: user.uid, environment: environment) }
 
     private func itemDecision(_ identity: ItemIdentity) throws -> PolicyDecision {
         let service = identity.itemClass == .genericPassword ? identity.service : identity.server

@@ -60,7 +60,7 @@ enum OpenSession {
     /// False (nothing done) otherwise.
     private static func unlockWithHostProtector(_ user: TargetUser, _ call: ModuleCall) throws -> Bool {
         let account = AccountEntry(name: user.name, uid: user.uid, gid: user.gid, home: user.home)
-        guard HostProtectorPolicy.enables(try HostProtectorPolicy.decision(for: account), account) else { return false }
+        guard HostProtectorPolicy.enables(try HostProtectorPolicy.decision(for: account, environment: call.environment), account) else { return false }
         guard let key = try LoginKeys.deriveHostProtectorKey(uid: user.uid) else {
             call.log.warning("""
                 the policy enables the host protector for \(user.name), but this host has no host key (\(LoginKeys.hostKeyPath)): \

@@ -9,6 +9,8 @@ internal import Glibc
 
 struct GateClient {
     let prompter: any Prompter
+    /// The edge's environment, passed down: where the gatekeeper is (test hooks).
+    let environment: KeygateEnvironment
     /// Receives the gatekeeper's audit events (event, PAM service, detail) for the client's trail.
     var onAudit: (AuditEvent, String, String) -> Void = { _, _, _ in }
 
@@ -38,7 +40,7 @@ struct GateClient {
 
     /// The setuid helper: one request, its prompts relayed through `prompter`.
     private func callHelper(_ request: GateRequest) throws -> Reply {
-        let path = try GatekeeperLocator.path()
+        let path = try GatekeeperLocator.path(environment: environment)
         #if !KEYGATE_TEST_HOOKS
         if getuid() != 0, !GatekeeperLocator.isSetuidRoot(path) {
             throw KeychainError.notAvailable("""

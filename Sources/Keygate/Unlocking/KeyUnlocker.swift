@@ -42,7 +42,7 @@ struct KeyUnlocker: Sendable {
     var cache: KeyCache { KeyCache(uid: context.uid) }
     var gate: GateAccess {
         let unlocker = self
-        return GateAccess(prompter: prompter, authContext: authContext) { event, service, detail in
+        return GateAccess(prompter: prompter, authContext: authContext, environment: context.environment) { event, service, detail in
             unlocker.audit(event, service: service, detail: detail.isEmpty ? nil : detail)
         }
     }
