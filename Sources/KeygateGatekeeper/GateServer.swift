@@ -120,7 +120,7 @@ struct GateServer {
             switch kind {
             case .currentSet: pair = try secrets.currentSetPair(flags: request.accessControl, identity: identity)
             case .enrolledSet:
-                pair = try secrets.enrolledSetPair(EnrolledPrints.of(userName: user.name), flags: request.accessControl, identity: identity)
+                pair = try secrets.enrolledSetPair(EnrolledPrints.of(userName: user.name, environment: environment), flags: request.accessControl, identity: identity)
             case .presence, .device, .accessClass:
                 pair = try secrets.presencePair(generation: secrets.generation, flags: request.accessControl, identity: identity)
             }
@@ -207,7 +207,7 @@ struct GateServer {
         case .presence: return try secrets.presencePair(keyID: box.keyID, flags: request.accessControl, identity: identity)
         case .currentSet: derived = try secrets.currentSetPair(flags: request.accessControl, identity: identity)
         case .enrolledSet:
-            let prints = try EnrolledPrints.of(userName: user.name)
+            let prints = try EnrolledPrints.of(userName: user.name, environment: environment)
             guard prints.digest != nil else { return nil }   // every finger removed: the set it was bound to is gone
             derived = try secrets.enrolledSetPair(prints, flags: request.accessControl, identity: identity)
         case .device: derived = try secrets.devicePair(flags: request.accessControl, identity: identity)
@@ -302,7 +302,7 @@ struct GateServer {
     /// biometric lockout (canEvaluatePolicy's biometryLockout).
     private func fingerprintState(_ secrets: GateSecrets) throws -> GateResult {
         var result = GateResult()
-        result.domainState = try secrets.domainState(EnrolledPrints.of(userName: user.name)) ?? []
+        result.domainState = try secrets.domainState(EnrolledPrints.of(userName: user.name, environment: environment)) ?? []
         result.biometryLockedOut = try GateRecords.update(uid: user.uid) { $0.biometryLocked }
         return result
     }
@@ -328,7 +328,7 @@ struct GateServer {
                 """)
         }
         var result = GateResult()
-        guard policy.fingerUnlock > 0, try EnrolledPrints.of(userName: user.name).digest != nil else {
+        guard policy.fingerUnlock > 0, try EnrolledPrints.of(userName: user.name, environment: environment).digest != nil else {
             FingerUnlockKey.drop(uid: user.uid)
             return result
         }
@@ -365,7 +365,7 @@ struct GateServer {
             throw KeychainError.interactionNotAllowed("reopening the keychain needs your fingerprint, and no prompt is allowed")
         }
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
-        try FingerprintReader.requireReady(userName: user.name)
+        try FingerprintReader.requireReady(userName: user.name, environment: environment)
         try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: request.reason,
                                    recordAs: "unlock:" + policy.biometryPamService, credential: .fingerprint)
         guard let master = SealedBox.openToArray(request.seed[...], with: kept.pair), master.count == 32 else {
@@ -458,7 +458,7 @@ struct GateServer {
             return service
         }
         func finger(_ service: String, maxTries: Int? = nil) throws -> String {
-            try FingerprintReader.requireReady(userName: user.name)
+            try FingerprintReader.requireReady(userName: user.name, environment: environment)
             try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason, credential: .fingerprint,
                                        maxTries: maxTries)
             return service
@@ -470,7 +470,7 @@ struct GateServer {
             if !done.contains(fingerService) { last = try finger(fingerService) }
             return last
         case (let passwordService?, let fingerService?):
-            guard !request.flags.contains(.fresh), FingerprintReader.isReady(userName: user.name),
+            guard !request.flags.contains(.fresh), FingerprintReader.isReady(userName: user.name, environment: environment),
                   !(try GateRecords.update(uid: user.uid) { $0.biometryLocked }) else { return try password(passwordService) }
             do {
                 return try finger(fingerService, maxTries: 1)
@@ -516,7 +516,7 @@ struct GateServer {
         if request.flags.contains(.biometric) {
             // LAContext's biometric policy: a finger, recorded and handled as a biometric item's.
             guard request.classKeys.isEmpty else { throw malformed() }
-            try FingerprintReader.requireReady(userName: user.name)
+            try FingerprintReader.requireReady(userName: user.name, environment: environment)
             try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: request.reason,
                                        credential: .fingerprint)
             if presenceCheck {

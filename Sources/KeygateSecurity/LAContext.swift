@@ -62,7 +62,8 @@ open class LAContext: NSObject, @unchecked Sendable {
 
     /// What fprintd reports for this user now (FingerprintState).
     func fingerprints() -> FingerprintState {
-        FingerprintState.current(userName: (try? UserAccount.current().name) ?? "")
+        FingerprintState.current(userName: (try? UserAccount.current().name) ?? "",
+                                 environment: KeygateSecurityConfiguration.environment())
     }
 
     /// Whether `policy` can be evaluated; when not, `error` says why (LAErrorDomain).

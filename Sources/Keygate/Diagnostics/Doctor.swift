@@ -20,7 +20,7 @@ public enum Doctor {
             KeyringQuotaCheck.run(),
             SameUserIsolationCheck.run(),
             AuditLogCheck.run(),
-        ] + FingerprintCheck.run(userName: (try? UserAccount.current().name) ?? "")
+        ] + FingerprintCheck.run(userName: (try? UserAccount.current().name) ?? "", environment: environment)
     }
 
     /// Checks read from a status snapshot: Secret Service and collection, keychain state, timeouts.

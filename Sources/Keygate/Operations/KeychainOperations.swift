@@ -26,7 +26,7 @@ public struct KeychainOperations: Sendable {
         let selection = try StoreSelection.resolve(environment: environment.variables, dataDirectory: context.dataDirectory,
                                                    home: context.home, deadline: context.storeDeadline)
         let setting = try unlockPrompt ?? UnlockPromptSetting.current(environment.variables)
-        self.init(store: selection.store(deadline: context.storeDeadline, unlockPrompt: setting),
+        self.init(store: selection.store(deadline: context.storeDeadline, unlockPrompt: setting, environment: environment),
                   keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
                   storeSelection: selection, unlockPrompt: setting)
     }
