@@ -146,8 +146,8 @@ package struct GateSecrets {
     }
 
     /// The device pair; .notAvailable with the fix when this host has no host key.
-    func devicePair(flags: UInt32, identity: ItemIdentity) throws -> BoxKeyPair {
-        guard let deviceKey = try DeviceKey.deriveFromHost(uid: uid) else {
+    func devicePair(flags: UInt32, identity: ItemIdentity, environment: KeygateEnvironment) throws -> BoxKeyPair {
+        guard let deviceKey = try DeviceKey.deriveFromHost(uid: uid, environment: environment) else {
             throw KeychainError.notAvailable("""
                 this-device-only items need this host's key, and the host has none: an administrator runs `sudo keygate setup-host`
                 """)

@@ -127,7 +127,7 @@ struct GateServer {
             result.publicKeys.append((kind, pair.publicKey))
         }
         if needsDevice {
-            result.publicKeys.append((.device, try secrets.devicePair(flags: request.accessControl, identity: identity).publicKey))
+            result.publicKeys.append((.device, try secrets.devicePair(flags: request.accessControl, identity: identity, environment: environment).publicKey))
         }
         return result
     }
@@ -210,7 +210,7 @@ struct GateServer {
             let prints = try EnrolledPrints.of(userName: user.name, environment: environment)
             guard prints.digest != nil else { return nil }   // every finger removed: the set it was bound to is gone
             derived = try secrets.enrolledSetPair(prints, flags: request.accessControl, identity: identity)
-        case .device: derived = try secrets.devicePair(flags: request.accessControl, identity: identity)
+        case .device: derived = try secrets.devicePair(flags: request.accessControl, identity: identity, environment: environment)
         case .accessClass: throw malformed()
         }
         return derived.keyID == box.keyID ? derived : nil
@@ -538,7 +538,7 @@ struct GateServer {
     /// Migration from 1.x: BLAKE2b(1.x device key; seed), the seed of a this-device-only class pair.
     private func legacySeed(_ request: GateRequest) throws -> GateResult {
         guard request.seed.count == BoxKeyPair.seedBytes else { throw malformed() }
-        guard let deviceKey = try DeviceKey.deriveFromHost(uid: user.uid) else {
+        guard let deviceKey = try DeviceKey.deriveFromHost(uid: user.uid, environment: environment) else {
             throw KeychainError.notAvailable("""
                 this-device-only items need this host's key, and the host has none: an administrator runs `sudo keygate setup-host`
                 """)

@@ -92,7 +92,7 @@ public enum HostProtectorAdmin {
         }
         let account = try AccountEntry.lookup(name: userName)
         let decision = try HostProtectorPolicy.require(account, environment: environment)
-        guard let key = try HostProtector.deriveFromHost(uid: account.uid) else {
+        guard let key = try HostProtector.deriveFromHost(uid: account.uid, environment: environment) else {
             throw KeychainError.notAvailable(HostProtector.noHostKeyAdvice)
         }
         return (account, decision, key)

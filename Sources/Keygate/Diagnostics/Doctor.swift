@@ -15,7 +15,7 @@ public enum Doctor {
             PAMSetupCheck.serviceFiles(),
             PAMSetupCheck.stacks(),
             PolicyFilesCheck.run(PolicySet.loadForCurrentUser(environment: environment)),
-            HostKeyCheck.run(),
+            HostKeyCheck.run(environment: environment),
             GatekeeperCheck.run(candidates: GatekeeperLocator.candidates(environment: environment)),
             KeyringQuotaCheck.run(),
             SameUserIsolationCheck.run(),
