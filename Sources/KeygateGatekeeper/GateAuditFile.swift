@@ -18,9 +18,9 @@ import KeygateGateWire
 internal import Glibc
 
 package enum GateAuditFile {
-    static var folder: String { GatekeeperPaths.auditFolder }
-    static var path: String { GatekeeperPaths.auditPath }
-    static var previousPath: String { path + ".1" }
+    static func folder(_ environment: KeygateEnvironment) -> String { GatekeeperPaths.auditFolder(environment) }
+    static func path(_ environment: KeygateEnvironment) -> String { GatekeeperPaths.auditPath(environment) }
+    static func previousPath(_ environment: KeygateEnvironment) -> String { path(environment) + ".1" }
 
     /// Past this size the file is rotated: the record holds at most twice this.
     static let maxBytes = 1 << 20
@@ -36,14 +36,15 @@ package enum GateAuditFile {
     }
 
     /// Appends one decision. Never throws: a record that cannot be written loses the line only.
-    static func append(_ fields: [(String, String?)]) {
-        guard geteuid() == 0 || isTestHookBuild else { return }
-        guard (try? GatekeeperPaths.makeFolder(folder, mode: 0o700)) != nil else { return }
+    /// `environment`: the one the program's main built (where a test-hook build keeps the record).
+    static func append(_ fields: [(String, String?)], environment: KeygateEnvironment) {
+        guard geteuid() == 0 || isTestHookBuild(environment) else { return }
+        guard (try? GatekeeperPaths.makeFolder(folder(environment), mode: 0o700)) != nil else { return }
         var bytes = Array(line(fields).utf8)
-        guard var fd = openLog() else { return }
+        guard var fd = openLog(environment) else { return }
         defer { close(fd) }
         var info = stat()
-        if fstat(fd, &info) == 0, Int(info.st_size) + bytes.count > maxBytes, let rotated = rotate(fd) {
+        if fstat(fd, &info) == 0, Int(info.st_size) + bytes.count > maxBytes, let rotated = rotate(fd, environment) {
             close(fd)
             fd = rotated
         }
@@ -53,21 +54,21 @@ package enum GateAuditFile {
 
     /// A log line of pam_keygate's helper (root's, in login and sshd): kept in the same record, so
     /// that a host with no syslog loses neither (issue 39, 4). Debug lines are not kept.
-    package static func appendModuleLine(_ message: String, priority: String) {
-        append([("source", "pam_keygate"), ("priority", priority), ("message", message)])
+    package static func appendModuleLine(_ message: String, priority: String, environment: KeygateEnvironment) {
+        append([("source", "pam_keygate"), ("priority", priority), ("message", message)], environment: environment)
     }
 
-    private static var isTestHookBuild: Bool {
+    private static func isTestHookBuild(_ environment: KeygateEnvironment) -> Bool {
         #if KEYGATE_TEST_HOOKS
-        return GatekeeperPaths.testRoot != nil
+        return GatekeeperPaths.testRoot(environment) != nil
         #else
         return false
         #endif
     }
 
     /// The log, opened for appending: a regular file of ours with one link, else nothing.
-    private static func openLog() -> Int32? {
-        let fd = SafeFile.openDescriptor(path, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY, mode: 0o600)
+    private static func openLog(_ environment: KeygateEnvironment) -> Int32? {
+        let fd = SafeFile.openDescriptor(path(environment), O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY, mode: 0o600)
         guard fd >= 0 else { return nil }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(), info.st_nlink == 1 else {
@@ -80,17 +81,18 @@ package enum GateAuditFile {
 
     /// Under the lock, renames a full log to `previousPath` and returns the new one; when another
     /// gatekeeper rotated first, returns the log that is there now. Nil: keep writing to `fd`.
-    private static func rotate(_ fd: Int32) -> Int32? {
-        let lock = SafeFile.openLockFile(folder + "/gatekeeper.lock")
+    private static func rotate(_ fd: Int32, _ environment: KeygateEnvironment) -> Int32? {
+        let path = path(environment)
+        let lock = SafeFile.openLockFile(folder(environment) + "/gatekeeper.lock")
         guard lock >= 0 else { return nil }
         defer { close(lock) }
         guard SafeFile.retryingOnEINTR({ flock(lock, LOCK_EX) }) == 0 else { return nil }
         var open = stat(), named = stat()
         guard fstat(fd, &open) == 0 else { return nil }
         if lstat(path, &named) == 0, named.st_ino == open.st_ino, named.st_dev == open.st_dev {
-            guard rename(path, previousPath) == 0 else { return nil }
+            guard rename(path, previousPath(environment)) == 0 else { return nil }
         }
-        return openLog()
+        return openLog(environment)
     }
 
     /// `2026-12-06T05:10:03Z`.

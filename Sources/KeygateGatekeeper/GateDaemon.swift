@@ -118,7 +118,7 @@ enum GateDaemon {
         }
         for caller in queue.callers { close(caller.fd) }
         // The socket is removed before the lock goes (at exit), so no caller waits on a dead socket.
-        if activation.selfStarted { unlink(GatekeeperPaths.socketPath) }
+        if activation.selfStarted { unlink(GatekeeperPaths.socketPath(environment)) }
         return 0
     }
 
@@ -197,8 +197,8 @@ enum GateDaemon {
 
     /// Called by the setuid helper after it served a request: when no daemon answers on the
     /// socket, and none holds the lock, starts one (as root in full, from a clean image).
-    static func startIfAbsent(hooks: [String: String]) {
-        guard geteuid() == 0, limitsAreRoots, !isListening else { return }
+    static func startIfAbsent(hooks: [String: String], environment: KeygateEnvironment) {
+        guard geteuid() == 0, limitsAreRoots, !isListening(environment) else { return }
         do {
             try GatekeeperPaths.makeFolder(GatekeeperPaths.runRoot, mode: 0o711)
             _ = chmod(GatekeeperPaths.runRoot, 0o711)
@@ -207,11 +207,11 @@ enum GateDaemon {
         } catch {
             return
         }
-        let lock = SafeFile.openLockFile(GatekeeperPaths.daemonLockPath)
+        let lock = SafeFile.openLockFile(GatekeeperPaths.daemonLockPath(environment))
         guard lock >= 0 else { return }
         defer { close(lock) }
         guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { return }   // another daemon is starting or running
-        guard let listener = bindSocket() else { return }
+        guard let listener = bindSocket(environment) else { return }
         defer { close(listener) }
         let executable = "/proc/self/exe"
         let argv = CStringArray(["keygate-gatekeeper", "--serve"])
@@ -259,18 +259,18 @@ enum GateDaemon {
     }
 
     /// True when something answers on the socket (a running daemon, or systemd's socket).
-    private static var isListening: Bool {
+    private static func isListening(_ environment: KeygateEnvironment) -> Bool {
         let fd = UnixSocket.stream()
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        return UnixSocket.connect(fd, to: GatekeeperPaths.socketPath)
+        return UnixSocket.connect(fd, to: GatekeeperPaths.socketPath(environment))
     }
 
     /// A listening socket at the daemon's path, mode 0666 (every user may call; root's folder).
-    private static func bindSocket() -> Int32? {
+    private static func bindSocket(_ environment: KeygateEnvironment) -> Int32? {
         let fd = UnixSocket.stream()
         guard fd >= 0 else { return nil }
-        let path = GatekeeperPaths.socketPath
+        let path = GatekeeperPaths.socketPath(environment)
         unlink(path)
         let previous = umask(0o111)
         defer { umask(previous) }

@@ -74,12 +74,12 @@ struct GateServer {
             ("scope", note.scope), ("pam-service", note.pamService),
             ("service", itemService), ("account", identity?.account),
             ("pid", "\(caller)"),
-        ])
+        ], environment: environment)
     }
 
     private func dispatch(_ request: GateRequest) throws -> GateResult {
-        let secrets = try cache?.secrets(uid: user.uid, userName: user.name)
-            ?? GateSecrets.load(uid: user.uid, userName: user.name)
+        let secrets = try cache?.secrets(uid: user.uid, userName: user.name, environment: environment)
+            ?? GateSecrets.load(uid: user.uid, userName: user.name, environment: environment)
         switch request.operation {
         case .keys: return try keys(request, secrets)
         case .open: return try open(request, secrets)
@@ -182,7 +182,7 @@ struct GateServer {
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let now = GateRecords.now
-        let recent = try GateRecords.update(uid: user.uid) { records in
+        let recent = try GateRecords.update(uid: user.uid, environment: environment) { records in
             records.authentications.contains { $0.scope == scope.id && $0.time <= now && now - $0.time <= Self.certifyWindow }
         }
         (note.scope, note.pamService, note.basis) = (scope.id, policy.pamService, recent ? "window" : nil)
@@ -262,7 +262,7 @@ struct GateServer {
     private func status() throws -> GateResult {
         let lockout = try userLockout()
         var result = GateResult()
-        (result.lockoutSecondsLeft, result.failedAttempts) = try GateRecords.update(uid: user.uid) { records in
+        (result.lockoutSecondsLeft, result.failedAttempts) = try GateRecords.update(uid: user.uid, environment: environment) { records in
             (records.lockoutSecondsLeft(lockout, now: GateRecords.now) ?? 0, UInt32(clamping: records.failures + records.biometryFailures))
         }
         return result
@@ -280,7 +280,7 @@ struct GateServer {
         let service = policy.pamService
         (note.scope, note.pamService) = (scope.id, service)
         if !request.flags.contains(.fresh) {
-            let extended = try GateRecords.update(uid: user.uid) {
+            let extended = try GateRecords.update(uid: user.uid, environment: environment) {
                 $0.refresh(service: service, scope: scope.id, window: policy.reuseDuration, now: GateRecords.now)
             }
             if extended {
@@ -303,7 +303,7 @@ struct GateServer {
     private func fingerprintState(_ secrets: GateSecrets) throws -> GateResult {
         var result = GateResult()
         result.domainState = try secrets.domainState(EnrolledPrints.of(userName: user.name, environment: environment)) ?? []
-        result.biometryLockedOut = try GateRecords.update(uid: user.uid) { $0.biometryLocked }
+        result.biometryLockedOut = try GateRecords.update(uid: user.uid, environment: environment) { $0.biometryLocked }
         return result
     }
 
@@ -317,7 +317,7 @@ struct GateServer {
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let now = GateRecords.now
         let fingers = [policy.biometryPamService, "unlock:" + policy.biometryPamService]
-        let unlocked = try GateRecords.update(uid: user.uid) { records in
+        let unlocked = try GateRecords.update(uid: user.uid, environment: environment) { records in
             records.authentications.contains {
                 $0.scope == scope.id && !fingers.contains($0.service) && $0.time <= now && now - $0.time <= Self.certifyWindow
             }
@@ -329,10 +329,10 @@ struct GateServer {
         }
         var result = GateResult()
         guard policy.fingerUnlock > 0, try EnrolledPrints.of(userName: user.name, environment: environment).digest != nil else {
-            FingerUnlockKey.drop(uid: user.uid)
+            FingerUnlockKey.drop(uid: user.uid, environment: environment)
             return result
         }
-        result.seed = try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation).pair.publicKey
+        result.seed = try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation, environment: environment).pair.publicKey
         return result
     }
 
@@ -345,11 +345,11 @@ struct GateServer {
         var policy = try policies().keychainDecision().policy
         overrides.apply(to: &policy)
         func refuse(_ why: String) -> KeychainError {
-            FingerUnlockKey.drop(uid: user.uid)
+            FingerUnlockKey.drop(uid: user.uid, environment: environment)
             return .itemNotFound("a finger cannot reopen the keychain now (\(why)): your password opens it, and arms the finger again")
         }
         guard request.seed.count == GateRequest.sealedMasterKeyBytes else { throw malformed() }
-        guard let kept = try FingerUnlockKey.load(uid: user.uid) else {
+        guard let kept = try FingerUnlockKey.load(uid: user.uid, environment: environment) else {
             throw KeychainError.itemNotFound("""
                 a finger cannot reopen the keychain now: the gatekeeper keeps nothing for it (a reboot, `keygate lock --all` or the \
                 biometric lockout dropped it, or no password unlock armed it); your password opens it, and arms the finger again
@@ -360,7 +360,7 @@ struct GateServer {
             throw refuse("more than \(policy.fingerUnlock) s since the last password")
         }
         guard kept.generation == secrets.generation else { throw refuse("your password has changed since") }
-        guard !(try GateRecords.update(uid: user.uid) { $0.biometryLocked }) else { throw refuse("biometry is locked out") }
+        guard !(try GateRecords.update(uid: user.uid, environment: environment) { $0.biometryLocked }) else { throw refuse("biometry is locked out") }
         if request.flags.contains(.noPrompt) {
             throw KeychainError.interactionNotAllowed("reopening the keychain needs your fingerprint, and no prompt is allowed")
         }
@@ -385,11 +385,11 @@ struct GateServer {
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         note.scope = scope.id
-        try GateRecords.update(uid: user.uid) { records in
+        try GateRecords.update(uid: user.uid, environment: environment) { records in
             if request.flags.contains(.all) { records.forgetAll() } else { records.forget(scope: scope.id) }
         }
         // lock --all: the finger no longer reopens the keychain either (`keygate lock` keeps it, as an iPhone's lock does).
-        if request.flags.contains(.all) { FingerUnlockKey.drop(uid: user.uid) }
+        if request.flags.contains(.all) { FingerUnlockKey.drop(uid: user.uid, environment: environment) }
         return GateResult()
     }
 
@@ -405,7 +405,7 @@ struct GateServer {
         let now = GateRecords.now
         let handleDigest = request.handle.isEmpty ? nil : Self.digest(request.handle)
         var basis: String?
-        var done = try GateRecords.update(uid: user.uid) { records -> [String] in
+        var done = try GateRecords.update(uid: user.uid, environment: environment) { records -> [String] in
             route.services.filter { service in
                 if let handleDigest, records.handles.contains(where: {
                     $0.digest == handleDigest && $0.pid == scope.callerPID && $0.start == scope.callerStart
@@ -471,7 +471,7 @@ struct GateServer {
             return last
         case (let passwordService?, let fingerService?):
             guard !request.flags.contains(.fresh), FingerprintReader.isReady(userName: user.name, environment: environment),
-                  !(try GateRecords.update(uid: user.uid) { $0.biometryLocked }) else { return try password(passwordService) }
+                  !(try GateRecords.update(uid: user.uid, environment: environment) { $0.biometryLocked }) else { return try password(passwordService) }
             do {
                 return try finger(fingerService, maxTries: 1)
             } catch let error as KeychainError where error.code == .authFailed || error.code == .notAvailable {
@@ -495,7 +495,7 @@ struct GateServer {
         let handle = try SecureBytes.random(count: GateRequest.handleBytes).unprotectedCopy()
         let entry = GateRecords.Handle(digest: Self.digest(handle), pid: scope.callerPID, start: scope.callerStart,
                                        service: service, expires: GateRecords.now + UInt64(lifetime))
-        try GateRecords.update(uid: user.uid) { $0.handles.append(entry) }
+        try GateRecords.update(uid: user.uid, environment: environment) { $0.handles.append(entry) }
         return handle
     }
 
@@ -562,7 +562,8 @@ struct GateServer {
                                         recordAs: String? = nil, credential: PAMAuthenticator.Credential = .password,
                                         maxTries: Int? = nil) throws {
         let attempts = RecordedAttempts(uid: user.uid, userName: user.name, lockout: try userLockout(), service: service,
-                                        scope: scope.id, recordAs: recordAs ?? service, prompter: prompter, credential: credential)
+                                        scope: scope.id, recordAs: recordAs ?? service, prompter: prompter, environment: environment,
+                                        credential: credential)
         let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
         (note.scope, note.pamService) = (scope.id, service)
         _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: maxTries ?? policy.maxTries,

@@ -80,7 +80,7 @@ public enum GatekeeperMain {
         defer { Sodium.wipe(&encoded) }
         let written = GateWire.writeFrame(1, encoded)
         // After a request the daemon could have answered, its next ones should not need this start.
-        if written, servedByDaemon, result.keychainError == nil { GateDaemon.startIfAbsent(hooks: hooks) }
+        if written, servedByDaemon, result.keychainError == nil { GateDaemon.startIfAbsent(hooks: hooks, environment: environment) }
         return written ? 0 : 1
     }
 

@@ -25,7 +25,7 @@ struct ModuleCall {
     /// error into a log line and PAM_IGNORE.
     static func run(_ handle: ModuleHandle, environment: KeygateEnvironment, _ body: (ModuleCall) throws -> Int32) -> Int32 {
         let options = ModuleOptions(arguments: handle.arguments.filter { !$0.hasPrefix(ModuleOptions.helperPrefix) })
-        let log = ModuleLog(debugEnabled: options.debug)
+        let log = ModuleLog(debugEnabled: options.debug, environment: environment)
         for problem in options.problems { log.warning(problem) }
         let kdf = KDFCeiling.read().map { $0.milliseconds * 1_000_000 } ?? uncalibratedKDFNanoseconds
         let deadline = FileLock.monotonicNow() + waitBudgetNanoseconds + kdf

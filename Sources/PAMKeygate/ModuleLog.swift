@@ -9,6 +9,8 @@ import KeygateGatekeeper
 
 struct ModuleLog {
     let debugEnabled: Bool
+    /// The helper's environment (its main's KeygateEnvironment): where a test-hook build keeps root's record.
+    let environment: KeygateEnvironment
 
     func error(_ message: @autoclosure () -> String) { keep(LOG_ERR, message()) }
     func warning(_ message: @autoclosure () -> String) { keep(LOG_WARNING, message()) }
@@ -23,7 +25,7 @@ struct ModuleLog {
     private func keep(_ priority: Int32, _ message: String) {
         write(priority, message)
         let name = priority == LOG_ERR ? "err" : priority == LOG_WARNING ? "warning" : "notice"
-        GateAuditFile.appendModuleLine(HelperOutput.oneLine(message), priority: name)
+        GateAuditFile.appendModuleLine(HelperOutput.oneLine(message), priority: name, environment: environment)
     }
 
     private func write(_ priority: Int32, _ message: String) {

@@ -19,7 +19,7 @@ public enum ForgetUser {
 
     /// Removes root's gatekeeper state for `uid`. Throws .param when the uid still has an account
     /// and `accountBeingRemoved` is false: its gated items would die with the state.
-    public static func run(uid: UInt32, accountBeingRemoved: Bool) throws -> Outcome {
+    public static func run(uid: UInt32, accountBeingRemoved: Bool, environment: KeygateEnvironment) throws -> Outcome {
         guard geteuid() == 0 else {
             throw KeychainError.param("keygate forget-user runs as root only (it removes root's state): run it with sudo")
         }
@@ -30,8 +30,8 @@ public enum ForgetUser {
                 """)
         }
         var removed: [String] = []
-        let records = GatekeeperPaths.recordPath(uid: uid)
-        for path in [GatekeeperPaths.stateDirectory(uid: uid), records, records + ".lock"] {
+        let records = GatekeeperPaths.recordPath(uid: uid, environment)
+        for path in [GatekeeperPaths.stateDirectory(uid: uid, environment), records, records + ".lock"] {
             var info = stat()
             guard lstat(path, &info) == 0 else { continue }
             try remove(path, info)

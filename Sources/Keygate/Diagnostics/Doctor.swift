@@ -19,7 +19,7 @@ public enum Doctor {
             GatekeeperCheck.run(candidates: GatekeeperLocator.candidates(environment: environment)),
             KeyringQuotaCheck.run(),
             SameUserIsolationCheck.run(),
-            AuditLogCheck.run(),
+            AuditLogCheck.run(environment: environment),
         ] + FingerprintCheck.run(userName: (try? UserAccount.current().name) ?? "", environment: environment)
     }
 

@@ -28,7 +28,7 @@ struct GateClient {
     /// Runs one request, and `meanwhile` while the daemon works on it (after the helper's answer
     /// when the helper answers instead): a read opens its own half of the item in that time.
     func call(_ request: GateRequest, meanwhile: () throws -> Void) throws -> Reply {
-        if let pending = GateDaemonLink.send(request) {
+        if let pending = GateDaemonLink.send(request, environment: environment) {
             try meanwhile()
             if let result = pending.answer() { return Reply(result: result, password: nil) }
             return try callHelper(request)

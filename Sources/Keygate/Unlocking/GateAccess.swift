@@ -73,7 +73,8 @@ struct GateAccess {
             }
         }
         for index in items.indices {
-            guard let pending = GateDaemonLink.send(Self.check(items[index].blob, items[index].header, items[index].identity)) else {
+            guard let pending = GateDaemonLink.send(Self.check(items[index].blob, items[index].header, items[index].identity),
+                                                      environment: environment) else {
                 settle(index, nil)
                 continue
             }
