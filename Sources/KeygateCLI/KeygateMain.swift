@@ -2,7 +2,6 @@
 // parses its options, runs it, and turns errors into messages and exit codes:
 // KeychainError exits with its OSStatus & 0xFF, a usage error with 2.
 
-import Glibc
 import Keygate
 
 public enum KeygateMain {

@@ -13,7 +13,6 @@
 // "Prompt on Open"). `kWalletOpensWithoutAWindow` tells that case apart, so that Keygate
 // completes that prompt even where no window may be shown (list, exists, --no-unlock-prompt).
 import KeygateCore
-internal import Glibc
 
 extension SecretServiceConnection {
     /// The wallet pam_kwallet5 opens at login.

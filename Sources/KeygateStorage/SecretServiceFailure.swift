@@ -4,7 +4,6 @@
 // an error code; the error's message may follow in parentheses (the Secret Service never puts a
 // secret in one).
 import KeygateCore
-internal import Glibc
 
 package enum SecretServiceFailure {
     /// Every locked-collection message starts so (scripts and tests match it).

@@ -10,7 +10,6 @@
 // dismisses every prompt at once, which would read as the user's cancel. Otherwise the prompt
 // is dismissed, and the locked collection is errSecInteractionNotAllowed.
 import KeygateCore
-internal import Glibc
 
 /// The unlock-prompt setting.
 public enum UnlockPromptSetting: String, Sendable, CaseIterable {

@@ -4,7 +4,6 @@
 // `setup-host --tpm --tcti CONF`, which records it in the sealed file's header;
 // test-hook builds also read KEYGATE_TEST_TCTI. Only validation and choice here:
 // tctildr (TPMConnection) interprets the string.
-internal import Glibc
 
 package struct TPMTCTI: Equatable, Sendable {
     /// The kernel's TPM resource manager: several processes may use the TPM at once.
