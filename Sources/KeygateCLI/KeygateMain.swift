@@ -2,7 +2,6 @@
 // parses its options, runs it, and turns errors into messages and exit codes:
 // KeychainError exits with its OSStatus & 0xFF, a usage error with 2.
 
-import Glibc
 import Keygate
 
 public enum KeygateMain {
@@ -62,7 +61,9 @@ public enum KeygateMain {
     /// `raw` is argv's bytes for `arguments` (see CommandContext.rawArguments), or empty.
     static func run(_ arguments: [String], raw: [[UInt8]], programName: String) -> Int32 {
         // ssh-keygen's askpass child while `keygate ssh-add` checks a passphrase (SSHKeygen).
-        if let feed = getenv(SSHKeygen.feedVariable), strcmp(feed, "1") == 0 { return SSHKeygen.feed() }
+        // The CLI's one read of its environment: passed down from here (KeygateEnvironment).
+        let environment = KeygateEnvironment.process()
+        if environment[SSHKeygen.feedVariable] == "1" { return SSHKeygen.feed() }
         AuditLog.identifyAsKeygate()
         // A Secret Service prompt shown as a window (an unlock dialog) is announced on stderr.
         SecretServicePrompt.onWindowWait { Console.err($0 + "\n") }
@@ -129,7 +130,7 @@ public enum KeygateMain {
         if parsed.flag(GlobalOptions.verbose) { AuditLog.echoToStandardError = true }
         // One command per process: the keychain context is read once, not fingerprinted for reuse.
         KeychainProcess.runsOneCommand()
-        let context = CommandContext(programName: programName, environment: ProcessEnvironment.snapshot(),
+        let context = CommandContext(programName: programName, configuration: environment,
                                      askpass: parsed.value(GlobalOptions.askpass) ?? askpass,
                                      pinentry: pinentry || parsed.flag(GlobalOptions.pinentry), rawArguments: raw,
                                      unlockPrompt: unlockPrompt)

@@ -4,21 +4,21 @@
 // /run/keygate/ts (tmpfs: gone at reboot, like sudo's /run/sudo/ts), the daemon's socket
 // and lock in /run/keygate. Test-hook builds redirect the state below KEYGATE_TEST_GATE_DIR
 // and give each set of test hooks its own daemon; release builds always use the fixed paths.
+// The hooks come from the KeygateEnvironment the caller passes down, never from the process.
 import KeygateCore
 internal import Glibc
 
 package enum GatekeeperPaths {
-    package static var stateRoot: String {
-        #if KEYGATE_TEST_HOOKS
-        if let dir = testRoot { return dir + "/state" }
-        #endif
+    // The paths a test-hook build may redirect are functions of the environment the caller's
+    // edge built (KeygateEnvironment): the gatekeeper's main, the client's keychain context.
+
+    package static func stateRoot(_ environment: KeygateEnvironment) -> String {
+        if let dir = testRoot(environment) { return dir + "/state" }
         return "/var/lib/keygate/gate"
     }
 
-    package static var recordRoot: String {
-        #if KEYGATE_TEST_HOOKS
-        if let dir = testRoot { return dir + "/ts" }
-        #endif
+    package static func recordRoot(_ environment: KeygateEnvironment) -> String {
+        if let dir = testRoot(environment) { return dir + "/ts" }
         return "/run/keygate/ts"
     }
 
@@ -28,21 +28,20 @@ package enum GatekeeperPaths {
     package static let socketFolder = runRoot + "/gate"
 
     /// The daemon's socket (GateDaemon).
-    package static var socketPath: String { socketFolder + "/" + daemonName + ".sock" }
+    package static func socketPath(_ environment: KeygateEnvironment) -> String {
+        socketFolder + "/" + daemonName(environment) + ".sock"
+    }
     /// Held (flock) by the daemon that listens on `socketPath`, for as long as it runs.
-    package static var daemonLockPath: String { socketFolder + "/" + daemonName + ".lock" }
+    package static func daemonLockPath(_ environment: KeygateEnvironment) -> String {
+        socketFolder + "/" + daemonName(environment) + ".lock"
+    }
 
-    private static var daemonName: String {
+    private static func daemonName(_ environment: KeygateEnvironment) -> String {
         #if KEYGATE_TEST_HOOKS
         // One daemon per set of KEYGATE_TEST_* values: a test's hooks never reach another's calls.
         // KEYGATE_TEST_GATEKEEPER (where the client finds the helper) does not change what a
         // daemon answers, so a test can take the helper away and still reach its daemon.
-        var hooks: [String] = []
-        var entry = environ
-        while let text = entry.pointee.map({ String(cString: $0) }) {
-            if text.hasPrefix("KEYGATE_TEST_"), !text.hasPrefix("KEYGATE_TEST_GATEKEEPER=") { hooks.append(text) }
-            entry += 1
-        }
+        let hooks = environment.testHooks.filter { $0.key != "KEYGATE_TEST_GATEKEEPER" }.map { $0.key + "=" + $0.value }
         let digest = GenericHash.publicDigest(Array(hooks.sorted().joined(separator: "\n").utf8),
                                               key: Array("keygate.gate.test-daemon".utf8), outputBytes: 16)
         return "gate-test-" + digest.map { String($0 >> 4, radix: 16) + String($0 & 0xf, radix: 16) }.joined()
@@ -52,24 +51,23 @@ package enum GatekeeperPaths {
     }
 
     /// Root's own audit record of the gatekeeper's decisions (GateAuditFile), 0600 in a 0700 folder.
-    package static var auditFolder: String {
-        #if KEYGATE_TEST_HOOKS
-        if let dir = testRoot { return dir + "/log" }
-        #endif
+    package static func auditFolder(_ environment: KeygateEnvironment) -> String {
+        if let dir = testRoot(environment) { return dir + "/log" }
         return "/var/log/keygate"
     }
-    package static var auditPath: String { auditFolder + "/gatekeeper.log" }
+    package static func auditPath(_ environment: KeygateEnvironment) -> String { auditFolder(environment) + "/gatekeeper.log" }
 
-    package static func stateDirectory(uid: UInt32) -> String { stateRoot + "/\(uid)" }
-    package static func recordPath(uid: UInt32) -> String { recordRoot + "/\(uid)" }
-
-    #if KEYGATE_TEST_HOOKS
-    package static var testRoot: String? {
-        guard let raw = getenv("KEYGATE_TEST_GATE_DIR") else { return nil }
-        let dir = String(cString: raw)
-        return dir.hasPrefix("/") ? dir : nil
+    package static func stateDirectory(uid: UInt32, _ environment: KeygateEnvironment) -> String {
+        stateRoot(environment) + "/\(uid)"
     }
-    #endif
+    package static func recordPath(uid: UInt32, _ environment: KeygateEnvironment) -> String {
+        recordRoot(environment) + "/\(uid)"
+    }
+
+    /// KEYGATE_TEST_GATE_DIR when absolute, in test-hook builds; always nil in release builds.
+    package static func testRoot(_ environment: KeygateEnvironment) -> String? {
+        environment.testHookPath("KEYGATE_TEST_GATE_DIR")
+    }
 
     /// Makes `path` and its missing parents as root-owned folders of `mode`. A folder that
     /// exists must be a real folder (not a link) owned by the process's effective uid; one that an

@@ -28,11 +28,11 @@ struct EnrolledPrints {
 
     /// The user's enrolled prints now. A storage folder that cannot be read as root fails
     /// (.notAvailable, with the fix), never counts as "no finger".
-    static func of(userName: String) throws -> EnrolledPrints {
+    static func of(userName: String, environment: KeygateEnvironment) throws -> EnrolledPrints {
         guard !userName.isEmpty, !userName.contains("/"), userName != ".", userName != ".." else {
             throw KeychainError.param("'\(userName)' is not a user name fprintd keeps prints for")
         }
-        let folder = storageRoot + "/" + userName
+        let folder = FprintdProbe.storageRoot(environment) + "/" + userName
         var entries: [(path: String, data: [UInt8], mtime: (seconds: Int, nanoseconds: Int))] = []
         try collect(folder, relative: "", depth: 0, into: &entries)
         guard !entries.isEmpty else { return EnrolledPrints(digest: nil, count: 0) }
@@ -46,9 +46,6 @@ struct EnrolledPrints {
         return EnrolledPrints(digest: GenericHash.publicDigest(message, key: Array("keygate.fprint.enrolled.v1".utf8), outputBytes: 32),
                               count: entries.count)
     }
-
-    /// fprintd's storage (FprintdProbe.storageRoot: the client asks whether it exists, root reads it).
-    static var storageRoot: String { FprintdProbe.storageRoot }
 
     /// DRIVER/DEVICE/FINGER files under `path` (depth 0 is the user's folder).
     private static func collect(_ path: String, relative: String, depth: Int,

@@ -22,44 +22,42 @@ struct FingerUnlockKey {
     static let magic = Array("keygate-finger-unlock 1\n".utf8)
 
     /// Root's folder for these files: /run/keygate/finger (test-hook builds: below KEYGATE_TEST_GATE_DIR).
-    static var root: String {
-        #if KEYGATE_TEST_HOOKS
-        if let dir = GatekeeperPaths.testRoot { return dir + "/finger" }
-        #endif
+    static func root(_ environment: KeygateEnvironment) -> String {
+        if let dir = GatekeeperPaths.testRoot(environment) { return dir + "/finger" }
         return GatekeeperPaths.runRoot + "/finger"
     }
 
-    static func path(uid: UInt32) -> String { root + "/\(uid)" }
+    static func path(uid: UInt32, _ environment: KeygateEnvironment) -> String { root(environment) + "/\(uid)" }
 
     /// Makes a new pair for `uid` (replacing any), recorded as made now under `generation`.
-    static func make(uid: UInt32, generation: UInt64) throws -> FingerUnlockKey {
-        try GatekeeperPaths.makeFolder(root, mode: 0o700)
+    static func make(uid: UInt32, generation: UInt64, environment: KeygateEnvironment) throws -> FingerUnlockKey {
+        try GatekeeperPaths.makeFolder(root(environment), mode: 0o700)
         var seed = try SecureBytes.random(count: BoxKeyPair.seedBytes).unprotectedCopy()
         defer { Sodium.wipe(&seed) }
         let boot = Array(GateRecords.currentBootID.utf8)
         let now = GateRecords.now
         var file = magic + GateSecrets.u32(UInt32(boot.count)) + boot + GateSecrets.u64(now) + GateSecrets.u64(generation) + seed
         defer { Sodium.wipe(&file) }
-        try AtomicFile.write(file, to: path(uid: uid), mode: 0o600)
+        try AtomicFile.write(file, to: path(uid: uid, environment), mode: 0o600)
         return FingerUnlockKey(madeAt: now, generation: generation, pair: try BoxKeyPair.derive(seed: SecureBytes(consuming: &seed)))
     }
 
     /// The user's kept pair, or nil when there is none or it is of another boot (then it is removed).
-    static func load(uid: UInt32) throws -> FingerUnlockKey? {
-        guard var file = try AtomicFile.read(path(uid: uid), maxBytes: 512) else { return nil }
+    static func load(uid: UInt32, environment: KeygateEnvironment) throws -> FingerUnlockKey? {
+        guard var file = try AtomicFile.read(path(uid: uid, environment), maxBytes: 512) else { return nil }
         defer { Sodium.wipe(&file) }
         var r = ByteReader(file)
         guard let head = try? r.raw(magic.count), head == magic, let bootLength = try? r.u32(), bootLength <= 64,
               let boot = try? r.raw(Int(bootLength)), String(decoding: boot, as: UTF8.self) == GateRecords.currentBootID,
               let madeAt = try? r.u64(), let generation = try? r.u64(), var seed = try? r.raw(BoxKeyPair.seedBytes), r.isAtEnd else {
-            drop(uid: uid)
+            drop(uid: uid, environment: environment)
             return nil
         }
         return FingerUnlockKey(madeAt: madeAt, generation: generation, pair: try BoxKeyPair.derive(seed: SecureBytes(consuming: &seed)))
     }
 
     /// Removes the user's pair: the finger no longer reopens the keychain until the next password unlock.
-    static func drop(uid: UInt32) {
-        FileSystem.remove(path(uid: uid))
+    static func drop(uid: UInt32, environment: KeygateEnvironment) {
+        FileSystem.remove(path(uid: uid, environment))
     }
 }

@@ -16,13 +16,13 @@ enum FingerprintReader {
     /// Whether a finger can be asked for now: fprintd answers within `fallbackDeadline`, reports
     /// a reader, and the user has a finger enrolled on it. Items that also take the password ask
     /// for it when not (userPresence, a biometry flag `or` devicePasscode).
-    static func isReady(userName: String) -> Bool {
-        guard let status = try? FprintdProbe.status(userName: userName, deadline: fallbackDeadline) else { return false }
+    static func isReady(userName: String, environment: KeygateEnvironment) -> Bool {
+        guard let status = try? FprintdProbe.status(userName: userName, environment: environment, deadline: fallbackDeadline) else { return false }
         return status.device != nil && !status.enrolledFingers.isEmpty
     }
 
-    static func requireReady(userName: String) throws {
-        let status = try FprintdProbe.status(userName: userName)
+    static func requireReady(userName: String, environment: KeygateEnvironment) throws {
+        let status = try FprintdProbe.status(userName: userName, environment: environment)
         guard let device = status.device else {
             throw KeychainError.notAvailable("""
                 this item needs your fingerprint, and fprintd reports no fingerprint reader: connect one, or check `fprintd-list \

@@ -17,9 +17,9 @@ import KeygateCore
 import KeygateGateWire
 
 package enum GateAuditFile {
-    static var folder: String { GatekeeperPaths.auditFolder }
-    static var path: String { GatekeeperPaths.auditPath }
-    static var previousPath: String { path + ".1" }
+    static func folder(_ environment: KeygateEnvironment) -> String { GatekeeperPaths.auditFolder(environment) }
+    static func path(_ environment: KeygateEnvironment) -> String { GatekeeperPaths.auditPath(environment) }
+    static func previousPath(_ environment: KeygateEnvironment) -> String { path(environment) + ".1" }
 
     /// Past this size the file is rotated: the record holds at most twice this.
     static let maxBytes = 1 << 20
@@ -35,13 +35,14 @@ package enum GateAuditFile {
     }
 
     /// Appends one decision. Never throws: a record that cannot be written loses the line only.
-    static func append(_ fields: [(String, String?)]) {
-        guard ProcessIdentity.euid == 0 || isTestHookBuild else { return }
-        guard (try? GatekeeperPaths.makeFolder(folder, mode: 0o700)) != nil else { return }
+    /// `environment`: the one the program's main built (where a test-hook build keeps the record).
+    static func append(_ fields: [(String, String?)], environment: KeygateEnvironment) {
+        guard ProcessIdentity.euid == 0 || isTestHookBuild(environment) else { return }
+        guard (try? GatekeeperPaths.makeFolder(folder(environment), mode: 0o700)) != nil else { return }
         var bytes = Array(line(fields).utf8)
-        guard var fd = openLog() else { return }
+        guard var fd = openLog(environment) else { return }
         defer { Descriptor.close(fd) }
-        if case .success(let info) = FileStatus.of(descriptor: fd), info.size + bytes.count > maxBytes, let rotated = rotate(fd) {
+        if case .success(let info) = FileStatus.of(descriptor: fd), info.size + bytes.count > maxBytes, let rotated = rotate(fd, environment) {
             Descriptor.close(fd)
             fd = rotated
         }
@@ -51,21 +52,21 @@ package enum GateAuditFile {
 
     /// A log line of pam_keygate's helper (root's, in login and sshd): kept in the same record, so
     /// that a host with no syslog loses neither (issue 39, 4). Debug lines are not kept.
-    package static func appendModuleLine(_ message: String, priority: String) {
-        append([("source", "pam_keygate"), ("priority", priority), ("message", message)])
+    package static func appendModuleLine(_ message: String, priority: String, environment: KeygateEnvironment) {
+        append([("source", "pam_keygate"), ("priority", priority), ("message", message)], environment: environment)
     }
 
-    private static var isTestHookBuild: Bool {
+    private static func isTestHookBuild(_ environment: KeygateEnvironment) -> Bool {
         #if KEYGATE_TEST_HOOKS
-        return GatekeeperPaths.testRoot != nil
+        return GatekeeperPaths.testRoot(environment) != nil
         #else
         return false
         #endif
     }
 
     /// The log, opened for appending: a regular file of ours with one link, else nothing.
-    private static func openLog() -> Int32? {
-        let fd = SafeFile.open(path, [.writeOnly, .append, .create, .noControllingTerminal], mode: 0o600)
+    private static func openLog(_ environment: KeygateEnvironment) -> Int32? {
+        let fd = SafeFile.open(path(environment), [.writeOnly, .append, .create, .noControllingTerminal], mode: 0o600)
         guard fd >= 0 else { return nil }
         guard case .success(let info) = FileStatus.of(descriptor: fd), info.isRegular, info.uid == ProcessIdentity.euid,
               info.linkCount == 1 else {
@@ -78,16 +79,17 @@ package enum GateAuditFile {
 
     /// Under the lock, renames a full log to `previousPath` and returns the new one; when another
     /// gatekeeper rotated first, returns the log that is there now. Nil: keep writing to `fd`.
-    private static func rotate(_ fd: Int32) -> Int32? {
-        let lock = SafeFile.openLockFile(folder + "/gatekeeper.lock")
+    private static func rotate(_ fd: Int32, _ environment: KeygateEnvironment) -> Int32? {
+        let path = path(environment)
+        let lock = SafeFile.openLockFile(folder(environment) + "/gatekeeper.lock")
         guard lock >= 0 else { return nil }
         defer { Descriptor.close(lock) }
         guard AdvisoryLock.exclusive(lock) == nil else { return nil }
         guard case .success(let open) = FileStatus.of(descriptor: fd) else { return nil }
         if case .success(let named) = FileStatus.of(path, links: .refuse), named.inode == open.inode, named.device == open.device {
-            guard FileSystem.rename(path, to: previousPath) == nil else { return nil }
+            guard FileSystem.rename(path, to: previousPath(environment)) == nil else { return nil }
         }
-        return openLog()
+        return openLog(environment)
     }
 
     /// `2026-12-06T05:10:03Z`.

@@ -47,15 +47,15 @@ enum GateDaemon {
         /// The helper started this daemon (it removes the socket when it ends; systemd's stays).
         var selfStarted: Bool
 
-        static func fromEnvironment() -> Activation {
-            func value(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+        static func fromEnvironment(_ environment: KeygateEnvironment) -> Activation {
+            func value(_ name: String) -> String? { environment[name] }
             return Activation(listening: value("LISTEN_FDS") == "1" && value("LISTEN_PID") == String(getpid()),
                               selfStarted: value("LISTEN_FDNAMES") == selfStartedName)
         }
     }
 
     /// Serves the listening socket (fd 3) until idle. Root only: run by systemd or by the helper.
-    static func serve(_ activation: Activation, hooks: [String: String]) -> Int32 {
+    static func serve(_ activation: Activation, hooks: [String: String], environment: KeygateEnvironment) -> Int32 {
         guard getuid() == 0, geteuid() == 0 else {
             GatekeeperMain.complain("""
                 keygate-gatekeeper --serve runs as root only: systemd's keygate-gatekeeper.socket starts it, or the gatekeeper \
@@ -111,14 +111,14 @@ enum GateDaemon {
             var arrived = Set(entries.dropFirst().filter { $0.revents != 0 }.map(\.fd))
             while let caller = queue.next(among: arrived) {
                 arrived.remove(caller.fd)
-                answer(caller, overrides: overrides, cache: cache)
+                answer(caller, overrides: overrides, cache: cache, environment: environment)
                 close(caller.fd)
             }
             for caller in queue.expire(now: MonotonicClock.milliseconds) { close(caller.fd) }
         }
         for caller in queue.callers { close(caller.fd) }
         // The socket is removed before the lock goes (at exit), so no caller waits on a dead socket.
-        if activation.selfStarted { unlink(GatekeeperPaths.socketPath) }
+        if activation.selfStarted { unlink(GatekeeperPaths.socketPath(environment)) }
         return 0
     }
 
@@ -145,7 +145,8 @@ enum GateDaemon {
 
     /// One caller whose request has arrived: answered for its uid and its scope, or a refusal that
     /// sends it to the helper.
-    private static func answer(_ caller: GateCallerQueue.Caller, overrides: TestOverrides, cache: GateDaemonCache) {
+    private static func answer(_ caller: GateCallerQueue.Caller, overrides: TestOverrides, cache: GateDaemonCache,
+                               environment: KeygateEnvironment) {
         let connection = caller.fd, uid = caller.uid, pid = caller.pid
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
         _ = setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -169,7 +170,7 @@ enum GateDaemon {
             request.flags.insert(.noPrompt)
             let user = try cache.user(uid: uid)
             let server = GateServer(user: user, caller: pid, prompter: SilentPrompter(), pamConfdir: nil, overrides: overrides,
-                                    cache: cache)
+                                    environment: environment, cache: cache)
             result = try server.handle(request)
             // The scope was read from /proc/PID: it was the peer's only if the peer is still there.
             guard keygate_pidfd_alive(pidfd) != 0 else { return }
@@ -196,8 +197,8 @@ enum GateDaemon {
 
     /// Called by the setuid helper after it served a request: when no daemon answers on the
     /// socket, and none holds the lock, starts one (as root in full, from a clean image).
-    static func startIfAbsent(hooks: [String: String]) {
-        guard geteuid() == 0, limitsAreRoots, !isListening else { return }
+    static func startIfAbsent(hooks: [String: String], environment: KeygateEnvironment) {
+        guard geteuid() == 0, limitsAreRoots, !isListening(environment) else { return }
         do {
             try GatekeeperPaths.makeFolder(GatekeeperPaths.runRoot, mode: 0o711)
             _ = chmod(GatekeeperPaths.runRoot, 0o711)
@@ -206,11 +207,11 @@ enum GateDaemon {
         } catch {
             return
         }
-        let lock = SafeFile.openLockFile(GatekeeperPaths.daemonLockPath)
+        let lock = SafeFile.openLockFile(GatekeeperPaths.daemonLockPath(environment))
         guard lock >= 0 else { return }
         defer { close(lock) }
         guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { return }   // another daemon is starting or running
-        guard let listener = bindSocket() else { return }
+        guard let listener = bindSocket(environment) else { return }
         defer { close(listener) }
         let executable = "/proc/self/exe"
         let argv = CStringArray(["keygate-gatekeeper", "--serve"])
@@ -258,18 +259,18 @@ enum GateDaemon {
     }
 
     /// True when something answers on the socket (a running daemon, or systemd's socket).
-    private static var isListening: Bool {
+    private static func isListening(_ environment: KeygateEnvironment) -> Bool {
         let fd = UnixSocket.stream()
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        return UnixSocket.connect(fd, to: GatekeeperPaths.socketPath)
+        return UnixSocket.connect(fd, to: GatekeeperPaths.socketPath(environment))
     }
 
     /// A listening socket at the daemon's path, mode 0666 (every user may call; root's folder).
-    private static func bindSocket() -> Int32? {
+    private static func bindSocket(_ environment: KeygateEnvironment) -> Int32? {
         let fd = UnixSocket.stream()
         guard fd >= 0 else { return nil }
-        let path = GatekeeperPaths.socketPath
+        let path = GatekeeperPaths.socketPath(environment)
         unlink(path)
         let previous = umask(0o111)
         defer { umask(previous) }

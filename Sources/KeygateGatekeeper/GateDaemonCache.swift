@@ -27,21 +27,21 @@ final class GateDaemonCache {
         return account
     }
 
-    func secrets(uid: UInt32, userName: String) throws -> GateSecrets {
-        let versions = Self.secretVersions(uid: uid)
+    func secrets(uid: UInt32, userName: String, environment: KeygateEnvironment) throws -> GateSecrets {
+        let versions = Self.secretVersions(uid: uid, environment)
         if let known = secrets[uid], !versions.contains(nil), known.versions == versions, known.name == userName {
             return known.secrets
         }
-        var loaded = try GateSecrets.load(uid: uid, userName: userName)
+        var loaded = try GateSecrets.load(uid: uid, userName: userName, environment: environment)
         loaded.keepDerivedPairs()
         if secrets.count >= Self.capacity { secrets.removeAll() }
         // Read after the load: it may have written the generation file.
-        secrets[uid] = (Self.secretVersions(uid: uid), userName, loaded)
+        secrets[uid] = (Self.secretVersions(uid: uid, environment), userName, loaded)
         return loaded
     }
 
-    private static func secretVersions(uid: UInt32) -> [FileVersion?] {
-        let folder = GatekeeperPaths.stateDirectory(uid: uid)
+    private static func secretVersions(uid: UInt32, _ environment: KeygateEnvironment) -> [FileVersion?] {
+        let folder = GatekeeperPaths.stateDirectory(uid: uid, environment)
         return [FileVersion(path: folder + "/secret"), FileVersion(path: folder + "/generation"), FileVersion(path: "/etc/shadow")]
     }
 }

@@ -216,9 +216,9 @@ struct GateRecords: Sendable, Equatable {
 
     /// Runs `body` on the user's records under an exclusive lock (with a deadline) and saves
     /// what it leaves.
-    static func update<R>(uid: UInt32, _ body: (inout GateRecords) throws -> R) throws -> R {
-        try GatekeeperPaths.makeFolder(GatekeeperPaths.recordRoot, mode: 0o700)
-        let path = GatekeeperPaths.recordPath(uid: uid)
+    static func update<R>(uid: UInt32, environment: KeygateEnvironment, _ body: (inout GateRecords) throws -> R) throws -> R {
+        try GatekeeperPaths.makeFolder(GatekeeperPaths.recordRoot(environment), mode: 0o700)
+        let path = GatekeeperPaths.recordPath(uid: uid, environment)
         let lockFD = SafeFile.openLockFile(path + ".lock")
         guard lockFD >= 0 else {
             throw KeychainError.notAvailable("the gatekeeper could not open \(path).lock: \(SystemErrno.last.text)")

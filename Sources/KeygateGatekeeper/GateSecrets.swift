@@ -35,8 +35,8 @@ package struct GateSecrets {
 
     /// Loads (or creates) the user's gate secret and brings the generation up to date with the
     /// shadow database. Root only in release builds.
-    static func load(uid: UInt32, userName: String) throws -> GateSecrets {
-        let folder = GatekeeperPaths.stateDirectory(uid: uid)
+    static func load(uid: UInt32, userName: String, environment: KeygateEnvironment) throws -> GateSecrets {
+        let folder = GatekeeperPaths.stateDirectory(uid: uid, environment)
         try GatekeeperPaths.makeFolder(folder, mode: 0o700)
         let secretPath = folder + "/secret"
         var secret = try AtomicFile.read(secretPath, maxBytes: 64)
@@ -144,8 +144,8 @@ package struct GateSecrets {
     }
 
     /// The device pair; .notAvailable with the fix when this host has no host key.
-    func devicePair(flags: UInt32, identity: ItemIdentity) throws -> BoxKeyPair {
-        guard let deviceKey = try DeviceKey.deriveFromHost(uid: uid) else {
+    func devicePair(flags: UInt32, identity: ItemIdentity, environment: KeygateEnvironment) throws -> BoxKeyPair {
+        guard let deviceKey = try DeviceKey.deriveFromHost(uid: uid, environment: environment) else {
             throw KeychainError.notAvailable("""
                 this-device-only items need this host's key, and the host has none: an administrator runs `sudo keygate setup-host`
                 """)
@@ -174,8 +174,9 @@ package struct GateSecrets {
     }
 
     /// Root's seals on every class public key of `masterKey` (HostProtectorAdmin, which runs as root).
-    package static func seals(masterKey: SecureBytes, uid: UInt32, userName: String) throws -> [Accessibility: [UInt8]] {
-        let secrets = try load(uid: uid, userName: userName)
+    package static func seals(masterKey: SecureBytes, uid: UInt32, userName: String,
+                              environment: KeygateEnvironment) throws -> [Accessibility: [UInt8]] {
+        let secrets = try load(uid: uid, userName: userName, environment: environment)
         var seals: [Accessibility: [UInt8]] = [:]
         for accessibility in Accessibility.allCases {
             seals[accessibility] = try secrets.classSeal(accessibility: accessibility,

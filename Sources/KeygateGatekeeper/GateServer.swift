@@ -16,6 +16,8 @@ struct GateServer {
     /// A folder of PAM service files instead of /etc/pam.d (test-hook builds only).
     let pamConfdir: String?
     let overrides: TestOverrides
+    /// The environment the gatekeeper's main built once it had set it (KeygateEnvironment): the test hooks, passed down.
+    let environment: KeygateEnvironment
     /// The daemon's cache of secrets (nil in the helper, which runs once).
     var cache: GateDaemonCache? = nil
     /// Root asked for `user` (certify for a passwordless keychain): no authentication is needed.
@@ -71,12 +73,12 @@ struct GateServer {
             ("scope", note.scope), ("pam-service", note.pamService),
             ("service", itemService), ("account", identity?.account),
             ("pid", "\(caller)"),
-        ])
+        ], environment: environment)
     }
 
     private func dispatch(_ request: GateRequest) throws -> GateResult {
-        let secrets = try cache?.secrets(uid: user.uid, userName: user.name)
-            ?? GateSecrets.load(uid: user.uid, userName: user.name)
+        let secrets = try cache?.secrets(uid: user.uid, userName: user.name, environment: environment)
+            ?? GateSecrets.load(uid: user.uid, userName: user.name, environment: environment)
         switch request.operation {
         case .keys: return try keys(request, secrets)
         case .open: return try open(request, secrets)
@@ -117,14 +119,14 @@ struct GateServer {
             switch kind {
             case .currentSet: pair = try secrets.currentSetPair(flags: request.accessControl, identity: identity)
             case .enrolledSet:
-                pair = try secrets.enrolledSetPair(EnrolledPrints.of(userName: user.name), flags: request.accessControl, identity: identity)
+                pair = try secrets.enrolledSetPair(EnrolledPrints.of(userName: user.name, environment: environment), flags: request.accessControl, identity: identity)
             case .presence, .device, .accessClass:
                 pair = try secrets.presencePair(generation: secrets.generation, flags: request.accessControl, identity: identity)
             }
             result.publicKeys.append((kind, pair.publicKey))
         }
         if needsDevice {
-            result.publicKeys.append((.device, try secrets.devicePair(flags: request.accessControl, identity: identity).publicKey))
+            result.publicKeys.append((.device, try secrets.devicePair(flags: request.accessControl, identity: identity, environment: environment).publicKey))
         }
         return result
     }
@@ -179,7 +181,7 @@ struct GateServer {
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let now = GateRecords.now
-        let recent = try GateRecords.update(uid: user.uid) { records in
+        let recent = try GateRecords.update(uid: user.uid, environment: environment) { records in
             records.authentications.contains { $0.scope == scope.id && $0.time <= now && now - $0.time <= Self.certifyWindow }
         }
         (note.scope, note.pamService, note.basis) = (scope.id, policy.pamService, recent ? "window" : nil)
@@ -204,10 +206,10 @@ struct GateServer {
         case .presence: return try secrets.presencePair(keyID: box.keyID, flags: request.accessControl, identity: identity)
         case .currentSet: derived = try secrets.currentSetPair(flags: request.accessControl, identity: identity)
         case .enrolledSet:
-            let prints = try EnrolledPrints.of(userName: user.name)
+            let prints = try EnrolledPrints.of(userName: user.name, environment: environment)
             guard prints.digest != nil else { return nil }   // every finger removed: the set it was bound to is gone
             derived = try secrets.enrolledSetPair(prints, flags: request.accessControl, identity: identity)
-        case .device: derived = try secrets.devicePair(flags: request.accessControl, identity: identity)
+        case .device: derived = try secrets.devicePair(flags: request.accessControl, identity: identity, environment: environment)
         case .accessClass: throw malformed()
         }
         return derived.keyID == box.keyID ? derived : nil
@@ -259,7 +261,7 @@ struct GateServer {
     private func status() throws -> GateResult {
         let lockout = try userLockout()
         var result = GateResult()
-        (result.lockoutSecondsLeft, result.failedAttempts) = try GateRecords.update(uid: user.uid) { records in
+        (result.lockoutSecondsLeft, result.failedAttempts) = try GateRecords.update(uid: user.uid, environment: environment) { records in
             (records.lockoutSecondsLeft(lockout, now: GateRecords.now) ?? 0, UInt32(clamping: records.failures + records.biometryFailures))
         }
         return result
@@ -277,7 +279,7 @@ struct GateServer {
         let service = policy.pamService
         (note.scope, note.pamService) = (scope.id, service)
         if !request.flags.contains(.fresh) {
-            let extended = try GateRecords.update(uid: user.uid) {
+            let extended = try GateRecords.update(uid: user.uid, environment: environment) {
                 $0.refresh(service: service, scope: scope.id, window: policy.reuseDuration, now: GateRecords.now)
             }
             if extended {
@@ -299,8 +301,8 @@ struct GateServer {
     /// biometric lockout (canEvaluatePolicy's biometryLockout).
     private func fingerprintState(_ secrets: GateSecrets) throws -> GateResult {
         var result = GateResult()
-        result.domainState = try secrets.domainState(EnrolledPrints.of(userName: user.name)) ?? []
-        result.biometryLockedOut = try GateRecords.update(uid: user.uid) { $0.biometryLocked }
+        result.domainState = try secrets.domainState(EnrolledPrints.of(userName: user.name, environment: environment)) ?? []
+        result.biometryLockedOut = try GateRecords.update(uid: user.uid, environment: environment) { $0.biometryLocked }
         return result
     }
 
@@ -314,7 +316,7 @@ struct GateServer {
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let now = GateRecords.now
         let fingers = [policy.biometryPamService, "unlock:" + policy.biometryPamService]
-        let unlocked = try GateRecords.update(uid: user.uid) { records in
+        let unlocked = try GateRecords.update(uid: user.uid, environment: environment) { records in
             records.authentications.contains {
                 $0.scope == scope.id && !fingers.contains($0.service) && $0.time <= now && now - $0.time <= Self.certifyWindow
             }
@@ -325,11 +327,11 @@ struct GateServer {
                 """)
         }
         var result = GateResult()
-        guard policy.fingerUnlock > 0, try EnrolledPrints.of(userName: user.name).digest != nil else {
-            FingerUnlockKey.drop(uid: user.uid)
+        guard policy.fingerUnlock > 0, try EnrolledPrints.of(userName: user.name, environment: environment).digest != nil else {
+            FingerUnlockKey.drop(uid: user.uid, environment: environment)
             return result
         }
-        result.seed = try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation).pair.publicKey
+        result.seed = try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation, environment: environment).pair.publicKey
         return result
     }
 
@@ -342,11 +344,11 @@ struct GateServer {
         var policy = try policies().keychainDecision().policy
         overrides.apply(to: &policy)
         func refuse(_ why: String) -> KeychainError {
-            FingerUnlockKey.drop(uid: user.uid)
+            FingerUnlockKey.drop(uid: user.uid, environment: environment)
             return .itemNotFound("a finger cannot reopen the keychain now (\(why)): your password opens it, and arms the finger again")
         }
         guard request.seed.count == GateRequest.sealedMasterKeyBytes else { throw malformed() }
-        guard let kept = try FingerUnlockKey.load(uid: user.uid) else {
+        guard let kept = try FingerUnlockKey.load(uid: user.uid, environment: environment) else {
             throw KeychainError.itemNotFound("""
                 a finger cannot reopen the keychain now: the gatekeeper keeps nothing for it (a reboot, `keygate lock --all` or the \
                 biometric lockout dropped it, or no password unlock armed it); your password opens it, and arms the finger again
@@ -357,12 +359,12 @@ struct GateServer {
             throw refuse("more than \(policy.fingerUnlock) s since the last password")
         }
         guard kept.generation == secrets.generation else { throw refuse("your password has changed since") }
-        guard !(try GateRecords.update(uid: user.uid) { $0.biometryLocked }) else { throw refuse("biometry is locked out") }
+        guard !(try GateRecords.update(uid: user.uid, environment: environment) { $0.biometryLocked }) else { throw refuse("biometry is locked out") }
         if request.flags.contains(.noPrompt) {
             throw KeychainError.interactionNotAllowed("reopening the keychain needs your fingerprint, and no prompt is allowed")
         }
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
-        try FingerprintReader.requireReady(userName: user.name)
+        try FingerprintReader.requireReady(userName: user.name, environment: environment)
         try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: request.reason,
                                    recordAs: "unlock:" + policy.biometryPamService, credential: .fingerprint)
         guard let master = SealedBox.openToArray(request.seed[...], with: kept.pair), master.count == 32 else {
@@ -382,11 +384,11 @@ struct GateServer {
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         note.scope = scope.id
-        try GateRecords.update(uid: user.uid) { records in
+        try GateRecords.update(uid: user.uid, environment: environment) { records in
             if request.flags.contains(.all) { records.forgetAll() } else { records.forget(scope: scope.id) }
         }
         // lock --all: the finger no longer reopens the keychain either (`keygate lock` keeps it, as an iPhone's lock does).
-        if request.flags.contains(.all) { FingerUnlockKey.drop(uid: user.uid) }
+        if request.flags.contains(.all) { FingerUnlockKey.drop(uid: user.uid, environment: environment) }
         return GateResult()
     }
 
@@ -402,7 +404,7 @@ struct GateServer {
         let now = GateRecords.now
         let handleDigest = request.handle.isEmpty ? nil : Self.digest(request.handle)
         var basis: String?
-        var done = try GateRecords.update(uid: user.uid) { records -> [String] in
+        var done = try GateRecords.update(uid: user.uid, environment: environment) { records -> [String] in
             route.services.filter { service in
                 if let handleDigest, records.handles.contains(where: {
                     $0.digest == handleDigest && $0.pid == scope.callerPID && $0.start == scope.callerStart
@@ -455,7 +457,7 @@ struct GateServer {
             return service
         }
         func finger(_ service: String, maxTries: Int? = nil) throws -> String {
-            try FingerprintReader.requireReady(userName: user.name)
+            try FingerprintReader.requireReady(userName: user.name, environment: environment)
             try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason, credential: .fingerprint,
                                        maxTries: maxTries)
             return service
@@ -467,8 +469,8 @@ struct GateServer {
             if !done.contains(fingerService) { last = try finger(fingerService) }
             return last
         case (let passwordService?, let fingerService?):
-            guard !request.flags.contains(.fresh), FingerprintReader.isReady(userName: user.name),
-                  !(try GateRecords.update(uid: user.uid) { $0.biometryLocked }) else { return try password(passwordService) }
+            guard !request.flags.contains(.fresh), FingerprintReader.isReady(userName: user.name, environment: environment),
+                  !(try GateRecords.update(uid: user.uid, environment: environment) { $0.biometryLocked }) else { return try password(passwordService) }
             do {
                 return try finger(fingerService, maxTries: 1)
             } catch let error as KeychainError where error.code == .authFailed || error.code == .notAvailable {
@@ -492,7 +494,7 @@ struct GateServer {
         let handle = try SecureBytes.random(count: GateRequest.handleBytes).unprotectedCopy()
         let entry = GateRecords.Handle(digest: Self.digest(handle), pid: scope.callerPID, start: scope.callerStart,
                                        service: service, expires: GateRecords.now + UInt64(lifetime))
-        try GateRecords.update(uid: user.uid) { $0.handles.append(entry) }
+        try GateRecords.update(uid: user.uid, environment: environment) { $0.handles.append(entry) }
         return handle
     }
 
@@ -513,7 +515,7 @@ struct GateServer {
         if request.flags.contains(.biometric) {
             // LAContext's biometric policy: a finger, recorded and handled as a biometric item's.
             guard request.classKeys.isEmpty else { throw malformed() }
-            try FingerprintReader.requireReady(userName: user.name)
+            try FingerprintReader.requireReady(userName: user.name, environment: environment)
             try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: request.reason,
                                        credential: .fingerprint)
             if presenceCheck {
@@ -535,7 +537,7 @@ struct GateServer {
     /// Migration from 1.x: BLAKE2b(1.x device key; seed), the seed of a this-device-only class pair.
     private func legacySeed(_ request: GateRequest) throws -> GateResult {
         guard request.seed.count == BoxKeyPair.seedBytes else { throw malformed() }
-        guard let deviceKey = try DeviceKey.deriveFromHost(uid: user.uid) else {
+        guard let deviceKey = try DeviceKey.deriveFromHost(uid: user.uid, environment: environment) else {
             throw KeychainError.notAvailable("""
                 this-device-only items need this host's key, and the host has none: an administrator runs `sudo keygate setup-host`
                 """)
@@ -559,7 +561,8 @@ struct GateServer {
                                         recordAs: String? = nil, credential: PAMAuthenticator.Credential = .password,
                                         maxTries: Int? = nil) throws {
         let attempts = RecordedAttempts(uid: user.uid, userName: user.name, lockout: try userLockout(), service: service,
-                                        scope: scope.id, recordAs: recordAs ?? service, prompter: prompter, credential: credential)
+                                        scope: scope.id, recordAs: recordAs ?? service, prompter: prompter, environment: environment,
+                                        credential: credential)
         let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
         (note.scope, note.pamService) = (scope.id, service)
         _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: maxTries ?? policy.maxTries,
@@ -586,7 +589,7 @@ struct GateServer {
 
     // MARK: Policy
 
-    private func policies() -> PolicySet { PolicySet.load(home: user.home, uid: user.uid) }
+    private func policies() -> PolicySet { PolicySet.load(home: user.home, uid: user.uid, environment: environment) }
 
     private func itemDecision(_ identity: ItemIdentity) throws -> PolicyDecision {
         let service = identity.itemClass == .genericPassword ? identity.service : identity.server

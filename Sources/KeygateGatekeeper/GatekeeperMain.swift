@@ -23,9 +23,12 @@ public enum GatekeeperMain {
         let daemonMode = CommandLine.arguments.dropFirst().first == "--serve"
         // Read before the environment is cleared; the daemon keeps its listening socket (fd 3)
         // and, when the helper started it, the lock (fd 4).
-        let activation = daemonMode ? GateDaemon.Activation.fromEnvironment() : nil
+        let activation = daemonMode ? GateDaemon.Activation.fromEnvironment(KeygateEnvironment.process()) : nil
         sanitize(keeping: hooks)
-        if let activation { return GateDaemon.serve(activation, hooks: hooks) }
+        // The environment it runs with, read once and passed down (KeygateEnvironment): PATH, LC_ALL and,
+        // in test-hook builds only, the hooks kept above.
+        let environment = KeygateEnvironment.process()
+        if let activation { return GateDaemon.serve(activation, hooks: hooks, environment: environment) }
         // Who called, read before root's ids replace the caller's.
         let uid = getuid()
         let caller = CallerScope.helperCaller()
@@ -52,7 +55,8 @@ public enum GatekeeperMain {
             confdir = hooks["KEYGATE_TEST_PAM_CONFDIR"].flatMap { $0.isEmpty ? nil : $0 }
             overrides = TestOverrides(environment: hooks)
             #endif
-            var server = GateServer(user: user, caller: caller, prompter: prompter, pamConfdir: confdir, overrides: overrides)
+            var server = GateServer(user: user, caller: caller, prompter: prompter, pamConfdir: confdir, overrides: overrides,
+                                    environment: environment)
             server.rootAsks = request.subjectUID != nil
             result = try server.handle(request)
             // The scope was read from /proc/CALLER: it was the caller's only if the caller is still this
@@ -76,7 +80,7 @@ public enum GatekeeperMain {
         defer { Sodium.wipe(&encoded) }
         let written = GateWire.writeFrame(1, encoded)
         // After a request the daemon could have answered, its next ones should not need this start.
-        if written, servedByDaemon, result.keychainError == nil { GateDaemon.startIfAbsent(hooks: hooks) }
+        if written, servedByDaemon, result.keychainError == nil { GateDaemon.startIfAbsent(hooks: hooks, environment: environment) }
         return written ? 0 : 1
     }
 

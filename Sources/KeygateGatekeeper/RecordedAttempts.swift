@@ -20,6 +20,8 @@ struct RecordedAttempts: AttemptCounter {
     /// The service name the success is recorded under (an unlock's is "unlock:SERVICE").
     let recordAs: String
     let prompter: any GatePrompter
+    /// The gatekeeper's environment (its main's KeygateEnvironment): where root's records are.
+    let environment: KeygateEnvironment
     /// A fingerprint's attempts go to the biometric counter and lockout (GateRecords.beginFingerAttempt),
     /// a password's to the user's.
     var credential: PAMAuthenticator.Credential = .password
@@ -27,7 +29,7 @@ struct RecordedAttempts: AttemptCounter {
     func begin() throws {
         let left: UInt32?
         do {
-            left = try GateRecords.update(uid: uid) { records -> UInt32? in
+            left = try GateRecords.update(uid: uid, environment: environment) { records -> UInt32? in
                 guard credential == .fingerprint else { return records.beginAttempt(lockout, now: GateRecords.now) }
                 switch records.beginFingerAttempt(lockout, now: GateRecords.now) {
                 case .lockedOut(let left): return left
@@ -51,21 +53,21 @@ struct RecordedAttempts: AttemptCounter {
     }
 
     func unanswered() {
-        _ = try? GateRecords.update(uid: uid) { credential == .fingerprint ? $0.fingerUnanswered() : $0.attemptUnanswered() }
+        _ = try? GateRecords.update(uid: uid, environment: environment) { credential == .fingerprint ? $0.fingerUnanswered() : $0.attemptUnanswered() }
     }
 
     func failed() throws {
         if credential == .fingerprint {
             audit(.authFailure, detail: "failed fingerprint match")
-            if try GateRecords.update(uid: uid, { $0.fingerFailed() }) {
+            if try GateRecords.update(uid: uid, environment: environment, { $0.fingerFailed() }) {
                 audit(.lockout, detail: "biometry lockout started")
-                FingerUnlockKey.drop(uid: uid)   // and the finger no longer reopens the keychain
+                FingerUnlockKey.drop(uid: uid, environment: environment)   // and the finger no longer reopens the keychain
                 throw GateServer.biometryLockedOut
             }
             return
         }
         audit(.authFailure, detail: "incorrect password")
-        let left = try GateRecords.update(uid: uid) { $0.attemptFailed(lockout, now: GateRecords.now) }
+        let left = try GateRecords.update(uid: uid, environment: environment) { $0.attemptFailed(lockout, now: GateRecords.now) }
         if let left {
             audit(.lockout, detail: "lockout started")
             throw GateServer.lockedOut(left)
@@ -74,7 +76,7 @@ struct RecordedAttempts: AttemptCounter {
 
     func succeeded() throws {
         audit(.authSuccess, detail: "")
-        try GateRecords.update(uid: uid) { records in
+        try GateRecords.update(uid: uid, environment: environment) { records in
             records.dropEndedScopes(isLive: CallerScope.isLive)
             records.recordSuccess(service: recordAs, scope: scope, now: GateRecords.now)
             records.credentialSucceeded(password: credential == .password)
@@ -85,6 +87,7 @@ struct RecordedAttempts: AttemptCounter {
     private func audit(_ event: AuditEvent, detail: String) {
         prompter.audit(event, service: service, detail: detail)
         GateAuditFile.append([("uid", "\(uid)"), ("user", userName), ("event", event.rawValue), ("scope", scope),
-                              ("pam-service", service), ("detail", detail.isEmpty ? nil : detail)])
+                              ("pam-service", service), ("detail", detail.isEmpty ? nil : detail)],
+                             environment: environment)
     }
 }

@@ -3,6 +3,10 @@
 // for tests only, a prompter set through `@testable import KeygateSecurity`. Apple code
 // has no way to name a prompter, so this seam is internal on purpose. Delegates asking
 // to Keygate's Prompter implementations.
+//
+// It is also the Apple layer's edge for the environment: each SecItem call and LAContext
+// question reads the process environment here, once (KeygateEnvironment), and passes it down:
+// the access groups (KEYGATE_ACCESS_GROUPS), the prompter, the operations.
 internal import Keygate
 import Synchronization
 
@@ -15,17 +19,22 @@ enum KeygateSecurityConfiguration {
         set { override.withLock { $0 = newValue } }
     }
 
+    /// The process's environment, read at this edge (once per SecItem call or LAContext question).
+    static func environment() -> KeygateEnvironment {
+        KeygateEnvironment.process()
+    }
+
     /// The prompter a call uses: the override, else the system's.
-    static func currentPrompter() -> any Prompter {
-        prompter ?? SystemPrompter(environment: ProcessEnvironment.snapshot())
+    static func currentPrompter(_ environment: KeygateEnvironment = environment()) -> any Prompter {
+        prompter ?? SystemPrompter(environment: environment.variables)
     }
 
     /// Operations for one SecItem call: its reason (kSecUseOperationPrompt), its context
     /// (kSecUseAuthenticationContext), and no prompt at all under kSecUseAuthenticationUIFail/Skip.
     static func operations(for query: SecItemQuery) throws -> KeychainOperations {
-        let prompter: any Prompter = query.authenticationUI == .allow ? currentPrompter() : RefusingPrompter()
+        let prompter: any Prompter = query.authenticationUI == .allow ? currentPrompter(query.environment) : RefusingPrompter()
         return try KeychainOperations(prompter: prompter, reason: query.operationPrompt,
-                                      context: query.context?.authenticationContext)
+                                      context: query.context?.authenticationContext, environment: query.environment)
     }
 }
 

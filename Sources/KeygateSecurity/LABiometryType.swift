@@ -3,6 +3,8 @@
 // optic ID do not exist on Linux. PAMStackProbe reads PAM service files (/etc/pam.d; debug
 // builds: KEYGATE_TEST_PAM_CONFDIR, as Keygate's PAM code does) for the passcode policy.
 
+internal import Keygate
+
 public enum LABiometryType: Int, Sendable {
     case none = 0
     case touchID = 1
@@ -14,16 +16,14 @@ public enum LABiometryType: Int, Sendable {
 }
 
 enum PAMStackProbe {
-    /// Where the PAM service files are read from.
-    static var confdir: String {
-        #if KEYGATE_TEST_HOOKS
-        if let dir = ProcessInfo.processInfo.environment["KEYGATE_TEST_PAM_CONFDIR"], !dir.isEmpty { return dir }
-        #endif
+    /// Where the PAM service files are read from, in `environment` (the caller's edge's).
+    static func confdir(_ environment: KeygateEnvironment) -> String {
+        if let dir = environment.testHook("KEYGATE_TEST_PAM_CONFDIR"), !dir.isEmpty { return dir }
         return "/etc/pam.d"
     }
 
     /// Whether the `keygate` service file exists.
-    static func serviceExists(_ service: String = "keygate") -> Bool {
-        FileManager.default.fileExists(atPath: confdir + "/" + service)
+    static func serviceExists(_ service: String = "keygate", environment: KeygateEnvironment) -> Bool {
+        FileManager.default.fileExists(atPath: confdir(environment) + "/" + service)
     }
 }

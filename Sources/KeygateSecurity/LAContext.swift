@@ -62,7 +62,8 @@ open class LAContext: NSObject, @unchecked Sendable {
 
     /// What fprintd reports for this user now (FingerprintState).
     func fingerprints() -> FingerprintState {
-        FingerprintState.current(userName: (try? UserAccount.current().name) ?? "")
+        FingerprintState.current(userName: (try? UserAccount.current().name) ?? "",
+                                 environment: KeygateSecurityConfiguration.environment())
     }
 
     /// Whether `policy` can be evaluated; when not, `error` says why (LAErrorDomain).
@@ -119,9 +120,10 @@ open class LAContext: NSObject, @unchecked Sendable {
         }
         switch policy {
         case .deviceOwnerAuthentication:
-            guard PAMStackProbe.serviceExists() else {
+            let environment = KeygateSecurityConfiguration.environment()
+            guard PAMStackProbe.serviceExists(environment: environment) else {
                 return LAError(.passcodeNotSet, message: """
-                    there is no `keygate` PAM service in \(PAMStackProbe.confdir): install Keygate's pam.d/keygate
+                    there is no `keygate` PAM service in \(PAMStackProbe.confdir(environment)): install Keygate's pam.d/keygate
                     """)
             }
             return nil
@@ -135,12 +137,13 @@ open class LAContext: NSObject, @unchecked Sendable {
             guard !state.enrolledFingers.isEmpty else {
                 return LAError(.biometryNotEnrolled, message: "no finger is enrolled on \(device): enroll one with fprintd-enroll")
             }
-            if (try? EnrolledSetState.current())?.biometryLockedOut == true {
+            let environment = KeygateSecurityConfiguration.environment()
+            if (try? EnrolledSetState.current(environment: environment))?.biometryLockedOut == true {
                 return LAError(.biometryLockout, message: """
                     too many failed fingerprint matches: fingers are refused until you authenticate with your password once
                     """)
             }
-            if let left = (try? KeychainOperations(prompter: RefusingPrompter()).status())?.lockoutSecondsLeft, left > 0 {
+            if let left = (try? KeychainOperations(prompter: RefusingPrompter(), environment: environment).status())?.lockoutSecondsLeft, left > 0 {
                 return LAError(.biometryLockout, message: """
                     too many failed attempts: fingers are refused for \(left) more seconds
                     """)

@@ -30,7 +30,7 @@ extension LAContext {
     /// gives nil without biometry. (Apple sets it only once a biometric policy was evaluated on
     /// the context; Keygate answers at once: the value is the same either way.)
     public var evaluatedPolicyDomainState: Data? {
-        guard let state = try? EnrolledSetState.current().domainState else { return nil }
+        guard let state = try? EnrolledSetState.current(environment: KeygateSecurityConfiguration.environment()).domainState else { return nil }
         return Data(state)
     }
 

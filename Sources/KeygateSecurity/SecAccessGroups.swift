@@ -13,12 +13,13 @@
 // It sorts items between cooperating programs of one user; it is not a security boundary
 // (the same user can read the store directly). Delegates nothing.
 import Foundation
+internal import Keygate
 
 enum SecAccessGroups {
-    /// The groups this process declared, in order; nil when it declared none.
-    static func declared() -> [String]? {
-        guard let raw = getenv("KEYGATE_ACCESS_GROUPS") else { return nil }
-        let groups = String(cString: raw).split(whereSeparator: { $0 == "," || $0 == ":" })
+    /// The groups this process declared (in the environment its edge read), in order; nil when it declared none.
+    static func declared(in environment: KeygateEnvironment) -> [String]? {
+        guard let raw = environment["KEYGATE_ACCESS_GROUPS"] else { return nil }
+        let groups = raw.split(whereSeparator: { $0 == "," || $0 == ":" })
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         return groups.isEmpty ? nil : groups
     }

@@ -41,8 +41,10 @@ struct SecItemQuery {
 
     var valueData: Data?
     var persistentRef: ItemIdentity?
+    /// The environment of this call, read once at the Apple layer's edge (KeygateSecurityConfiguration).
+    let environment = KeygateSecurityConfiguration.environment()
     /// The access groups the process declared (SecAccessGroups); nil when none.
-    let declaredGroups = SecAccessGroups.declared()
+    let declaredGroups: [String]?
     var returnData = false
     var returnAttributes = false
     var returnPersistentRef = false
@@ -87,6 +89,7 @@ struct SecItemQuery {
     ]
 
     init(_ dictionary: [String: Any]) throws(SecFailure) {
+        declaredGroups = SecAccessGroups.declared(in: environment)
         for (key, raw) in dictionary {
             keys.insert(key)
             try read(key, raw)

@@ -1,5 +1,6 @@
 // What fprintd says about the fingerprint reader and a user's enrolled fingers, asked over
-// the system bus (DBUS_SYSTEM_BUS_ADDRESS, else /run/dbus/system_bus_socket) with a
+// the system bus (DBUS_SYSTEM_BUS_ADDRESS in the caller's KeygateEnvironment, else
+// /run/dbus/system_bus_socket) with a
 // deadline: the gatekeeper asks before it runs pam_fprintd, so that no reader, no finger,
 // a stopped fprintd or a hung one (SIGSTOP) is a clear error within seconds, not a PAM
 // stack that waits on sd-bus's 25-second timeouts; status, doctor and LAContext ask too.
@@ -18,11 +19,8 @@ package struct FprintdStatus: Sendable, Equatable {
 package enum FprintdProbe {
     /// fprintd's storage of enrolled prints, root-only: /var/lib/fprint, or the test hook's folder.
     /// Its digest is root's (the gatekeeper's EnrolledPrints); a client only asks whether it exists.
-    package static var storageRoot: String {
-        #if KEYGATE_TEST_HOOKS
-        if let raw = getenv("KEYGATE_TEST_FPRINT_DIR"), raw.pointee == UInt8(ascii: "/") { return String(cString: raw) }
-        #endif
-        return "/var/lib/fprint"
+    package static func storageRoot(_ environment: KeygateEnvironment) -> String {
+        environment.testHookPath("KEYGATE_TEST_FPRINT_DIR") ?? "/var/lib/fprint"
     }
 
     static let busName = "net.reactivated.Fprint"
@@ -30,14 +28,15 @@ package enum FprintdProbe {
 
     /// The default reader and `userName`'s fingers on it. Throws .notAvailable, worded with
     /// the fix, when the system bus or fprintd cannot be reached or does not answer in time.
-    package static func status(userName: String, deadline: ServiceDeadline = defaultDeadline) throws -> FprintdStatus {
-        let connection = SecretServiceConnection(address: systemBusAddress())
+    package static func status(userName: String, environment: KeygateEnvironment,
+                               deadline: ServiceDeadline = defaultDeadline) throws -> FprintdStatus {
+        let connection = SecretServiceConnection(address: environment.systemBusAddress, environment: environment)
         let bus: SecretServiceConnection.BusConnection
         do {
             bus = try connection.connection(deadline)
         } catch {
             throw KeychainError.notAvailable("""
-                the system bus (\(systemBusAddress())) cannot be reached, so fprintd cannot be asked for your fingerprint: check that \
+                the system bus (\(environment.systemBusAddress)) cannot be reached, so fprintd cannot be asked for your fingerprint: check that \
                 dbus is running
                 """)
         }
@@ -64,12 +63,6 @@ package enum FprintdProbe {
         } catch FprintdError.noEnrolledPrints {
             return FprintdStatus(device: deviceName, enrolledFingers: [])
         }
-    }
-
-    /// DBUS_SYSTEM_BUS_ADDRESS, else the system bus's standard socket.
-    package static func systemBusAddress() -> String {
-        if let value = getenv("DBUS_SYSTEM_BUS_ADDRESS"), value.pointee != 0 { return String(cString: value) }
-        return "unix:path=/run/dbus/system_bus_socket"
     }
 
     private enum FprintdError: Error { case noEnrolledPrints }

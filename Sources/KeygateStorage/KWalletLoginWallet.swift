@@ -13,7 +13,6 @@
 // "Prompt on Open"). `kWalletOpensWithoutAWindow` tells that case apart, so that Keygate
 // completes that prompt even where no window may be shown (list, exists, --no-unlock-prompt).
 import KeygateCore
-internal import Glibc
 
 extension SecretServiceConnection {
     /// The wallet pam_kwallet5 opens at login.
@@ -51,7 +50,7 @@ extension SecretServiceConnection {
     /// provider is KWallet, the collection's wallet (its Label is the wallet's name) is open, and
     /// kwalletrc does not ask each program first ("Prompt on Open").
     func kWalletOpensWithoutAWindow(_ collection: String, _ deadline: ServiceDeadline) -> Bool {
-        guard provider(deadline) == .kWallet, !Self.kWalletPromptsOnOpen() else { return false }
+        guard provider(deadline) == .kWallet, !Self.kWalletPromptsOnOpen(environment) else { return false }
         let label = try? call(ServiceMethodCall(
             path: collection, interface: Self.propertiesInterface, method: "Get",
             arguments: Variant.tuple([Variant.string(Self.collectionInterface), Variant.string("Label")]),
@@ -61,12 +60,13 @@ extension SecretServiceConnection {
     }
 
     /// kwalletrc's [Wallet] "Prompt on Open" (off unless set), read as KConfig reads it: the
-    /// user's file ($XDG_CONFIG_HOME, else ~/.config), else the system's (/etc/xdg).
-    static func kWalletPromptsOnOpen() -> Bool {
+    /// user's file ($XDG_CONFIG_HOME, else ~/.config, in the environment passed down), else the
+    /// system's (/etc/xdg).
+    static func kWalletPromptsOnOpen(_ environment: KeygateEnvironment) -> Bool {
         var files: [String] = []
-        if let config = getenv("XDG_CONFIG_HOME").map({ String(cString: $0) }), !config.isEmpty {
+        if let config = environment.nonEmpty("XDG_CONFIG_HOME") {
             files.append(config + "/kwalletrc")
-        } else if let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty {
+        } else if let home = environment.nonEmpty("HOME") {
             files.append(home + "/.config/kwalletrc")
         }
         files.append("/etc/xdg/kwalletrc")

@@ -68,8 +68,9 @@ package final class SecretServiceConnection: @unchecked Sendable {
     /// How many calls of one batch may wait for their replies at once.
     static let window = 32
 
-    /// The process-wide connection.
-    package static let shared = SecretServiceConnection()
+    /// The process-wide connection. Its environment is the one the last store was made with
+    /// (SecretServiceStore's init: the edge's, passed down), empty before any.
+    package static let shared = SecretServiceConnection(environment: KeygateEnvironment([:]))
 
     private struct State {
         var connection: BusConnection?
@@ -84,8 +85,24 @@ package final class SecretServiceConnection: @unchecked Sendable {
     /// (tests reach a private bus with one provider on it this way).
     let address: String?
 
-    /// A connection to `address` (nil: the session bus). Keygate itself uses `shared`.
-    package init(address: String? = nil) { self.address = address }
+    /// The environment the edge passed down (KeygateEnvironment): the session bus's address,
+    /// whether a window can be shown, kwalletrc's folder and the test hooks.
+    private let given: Mutex<KeygateEnvironment>
+
+    /// A connection to `address` (nil: the session bus `environment` names). Keygate itself uses `shared`.
+    package init(address: String? = nil, environment: KeygateEnvironment) {
+        self.address = address
+        given = Mutex(environment)
+    }
+
+    /// The environment this connection reads its variables from.
+    package var environment: KeygateEnvironment { given.withLock { $0 } }
+
+    /// Takes the environment a caller's edge built (a store made for one operation), for what
+    /// this connection does from now on: a connection not yet made finds its bus in it.
+    package func use(_ environment: KeygateEnvironment) {
+        given.withLock { $0 = environment }
+    }
 
     /// Owns the sd-bus connection. sd-bus is not thread-safe: every use holds `lock`.
     final class BusConnection: @unchecked Sendable {
@@ -104,7 +121,7 @@ package final class SecretServiceConnection: @unchecked Sendable {
         try state.withLock { state in
             if let open = state.connection, !open.isClosed { return open }
             state = State()
-            let made = try Self.connect(deadline, address: address)
+            let made = try Self.connect(deadline, address: address, environment: environment)
             state.connection = made
             return made
         }
@@ -112,26 +129,30 @@ package final class SecretServiceConnection: @unchecked Sendable {
 
     /// The session bus's address: DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus when it
     /// exists (as sd-bus and GLib find it); nil when there is none.
-    static func sessionBusAddress() -> String? {
-        if let value = getenv("DBUS_SESSION_BUS_ADDRESS"), value.pointee != 0 { return String(cString: value) }
-        guard let runtime = getenv("XDG_RUNTIME_DIR"), runtime.pointee != 0 else { return nil }
-        let path = String(cString: runtime) + "/bus"
+    static func sessionBusAddress(_ environment: KeygateEnvironment) -> String? {
+        if let value = environment.sessionBusAddress { return value }
+        guard let runtime = environment.runtimeDirectory else { return nil }
+        let path = runtime + "/bus"
         return access(path, F_OK) == 0 ? "unix:path=" + path : nil
     }
 
-    private static func connect(_ deadline: ServiceDeadline, address fixed: String?) throws -> BusConnection {
+    private static func connect(_ deadline: ServiceDeadline, address fixed: String?,
+                                environment: KeygateEnvironment) throws -> BusConnection {
+        let sessionBus = environment.sessionBusAddress != nil
         if let why = kg_sdbus_load_error() {
             throw KeychainError.notAvailable(String(cString: why) + ": Keygate reaches the Secret Service through "
                                              + "sd-bus (libsystemd); install it (Debian: `sudo apt-get install libsystemd0`), "
                                              + "or use the embedded store (KEYGATE_STORE=embedded)")
         }
-        guard let address = fixed ?? sessionBusAddress() else {
-            throw SecretServiceFailure.map(.local(-ENOENT), action: "connect to the session bus", deadline: deadline)
+        guard let address = fixed ?? sessionBusAddress(environment) else {
+            throw SecretServiceFailure.map(.local(-ENOENT), action: "connect to the session bus", deadline: deadline,
+                                           sessionBus: sessionBus)
         }
         var made: OpaquePointer?
         var r = sd_bus_new(&made)
         guard r >= 0, let bus = made else {
-            throw SecretServiceFailure.map(.local(r), action: "connect to the session bus", deadline: deadline)
+            throw SecretServiceFailure.map(.local(r), action: "connect to the session bus", deadline: deadline,
+                                           sessionBus: sessionBus)
         }
         // Owned from here: released (closed) on every way out but success.
         let owner = BusConnection(taking: bus)
@@ -143,7 +164,8 @@ package final class SecretServiceConnection: @unchecked Sendable {
         if r >= 0 { r = sd_bus_set_method_call_timeout(bus, deadline.microseconds) }
         if r >= 0 { r = sd_bus_start(bus) }
         guard r >= 0 else {
-            throw SecretServiceFailure.map(.local(r), action: "connect to the session bus", deadline: deadline)
+            throw SecretServiceFailure.map(.local(r), action: "connect to the session bus", deadline: deadline,
+                                           sessionBus: sessionBus)
         }
         // A private connection never raises SIGTERM when the bus goes away (sd-bus's
         // exit-on-disconnect is off unless asked for): a library inside sshd or a PAM stack
@@ -255,7 +277,7 @@ package final class SecretServiceConnection: @unchecked Sendable {
             case .success(let value): out.append(.success(value))
             case .failure(let failure):
                 out.append(.failure(SecretServiceFailure.map(failure, action: methods[index].action, deadline: deadline,
-                                                             provider: provider)))
+                                                             provider: provider, sessionBus: environment.sessionBusAddress != nil)))
             }
         }
         return out

@@ -4,7 +4,6 @@
 // an error code; the error's message may follow in parentheses (the Secret Service never puts a
 // secret in one).
 import KeygateCore
-internal import Glibc
 
 package enum SecretServiceFailure {
     /// Every locked-collection message starts so (scripts and tests match it).
@@ -54,8 +53,9 @@ package enum SecretServiceFailure {
     }
 
     /// The error for a failed call. `action` says what was being done ("search for items").
+    /// `sessionBus`: whether the connection's environment names a session bus (DBUS_SESSION_BUS_ADDRESS).
     static func map(_ error: BusErrorInfo?, action: String, deadline: ServiceDeadline,
-                    provider: SecretServiceProvider = .unknown) -> KeychainError {
+                    provider: SecretServiceProvider = .unknown, sessionBus: Bool = true) -> KeychainError {
         let detail = error.map { $0.message.isEmpty ? "" : " (\($0.message))" } ?? ""
         let daemon = provider.daemonName
         guard let error else {
@@ -81,7 +81,7 @@ package enum SecretServiceFailure {
             || error.message.contains("was not provided by any .service files") {
             return .notAvailable(noServiceMessage + detail)
         }
-        if error.name == nil, !hasSessionBusAddress {
+        if error.name == nil, !sessionBus {
             return .notAvailable("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set): start one with "
                                  + "dbus-run-session and gnome-keyring-daemon, or run under " + InstalledTools.secretSession + detail)
         }
@@ -96,10 +96,5 @@ package enum SecretServiceFailure {
         let failed = KeychainError.notAvailable("the Secret Service could not \(action): check that \(daemon) is running "
                                                 + "and healthy, then try again" + detail)
         return name == noSessionErrorName ? failed.because(.staleSession) : failed
-    }
-
-    private static var hasSessionBusAddress: Bool {
-        guard let value = getenv("DBUS_SESSION_BUS_ADDRESS") else { return false }
-        return value.pointee != 0
     }
 }

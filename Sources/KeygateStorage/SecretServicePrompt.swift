@@ -31,14 +31,6 @@ public enum SecretServicePrompt {
         windowNotice.withLock { $0 = notice }
     }
 
-    /// Whether a window can be shown: DISPLAY or WAYLAND_DISPLAY is set.
-    static var hasDisplay: Bool {
-        for name in ["DISPLAY", "WAYLAND_DISPLAY"] {
-            if let value = getenv(name), value.pointee != 0 { return true }
-        }
-        return false
-    }
-
     /// What the waiting loop learns: filled in by the Completed signal while the loop processes the bus.
     final class Wait {
         var completed = false
@@ -55,13 +47,11 @@ extension SecretServiceConnection {
     func completePrompt(_ path: String, action: String, _ deadline: ServiceDeadline, allowWindow: Bool = true,
                         windowLimit: Duration = SecretServicePrompt.windowLimit) throws -> BusValue? {
         guard path != "/", !path.isEmpty else { return nil }
-        #if KEYGATE_TEST_HOOKS
-        // Debug builds only: behave as Keygate did before it completed prompts (a prompt meant
-        // "locked"), so the tests can prove doctor catches a provider that prompts.
-        if let raw = getenv("KEYGATE_TEST_REFUSE_PROMPTS"), String(cString: raw) == "1" {
+        // Debug builds only (a test hook): behave as Keygate did before it completed prompts (a
+        // prompt meant "locked"), so the tests can prove doctor catches a provider that prompts.
+        if environment.testHook("KEYGATE_TEST_REFUSE_PROMPTS") == "1" {
             throw SecretServiceFailure.locked(provider(deadline))
         }
-        #endif
         let bus = try connection(deadline)
         // Asked before the wait holds the connection: every message below names it.
         let provider = self.provider(deadline)
@@ -77,7 +67,8 @@ extension SecretServiceConnection {
             }
             return wait.result
         case .failed(let error):
-            throw SecretServiceFailure.map(error, action: action, deadline: deadline, provider: provider)
+            throw SecretServiceFailure.map(error, action: action, deadline: deadline, provider: provider,
+                                           sessionBus: environment.sessionBusAddress != nil)
         case .timedOut(let waited, let windowShown):
             throw promptTimedOut(action: action, waited: waited, windowShown: windowShown, provider: provider)
         }
@@ -128,7 +119,7 @@ extension SecretServiceConnection {
             if call.pending == 0, let error = call.errors[0] { return .failed(error) }
             if clock.now >= end {
                 // The first limit passed: a window is waiting, if one can be shown at all.
-                guard allowWindow, SecretServicePrompt.hasDisplay || provider.showsItsOwnWindows, !windowShown else { break }
+                guard allowWindow, environment.hasDisplay || provider.showsItsOwnWindows, !windowShown else { break }
                 windowShown = true
                 limit = max(windowLimit, deadline.limit)
                 end = started.advanced(by: limit)
@@ -183,7 +174,7 @@ extension SecretServiceConnection {
             return .interactionNotAllowed("a \(provider.name) window waited \(waitedText) for an answer to \(action), "
                                           + "and none came: answer it on the display, then try again" + left)
         }
-        if SecretServicePrompt.hasDisplay || provider.showsItsOwnWindows {
+        if environment.hasDisplay || provider.showsItsOwnWindows {
             return .interactionNotAllowed("\(provider.name) asked for confirmation to \(action) and the prompt did not "
                                           + "complete within \(waitedText): answer its window, then try again")
         }

@@ -26,9 +26,11 @@ package final class SecretServiceStore: ItemStore {
     /// A store on the session bus; the unlock prompt as the caller's configuration says (the CLI's
     /// --no-unlock-prompt, else KEYGATE_UNLOCK_PROMPT: KeychainOperations decides, once; `auto`
     /// is what an unset KEYGATE_UNLOCK_PROMPT means).
-    init(deadline: Duration = .seconds(5), unlockPrompt: UnlockPromptSetting = .auto) {
+    /// `environment`: the edge's, passed down (the session bus, the display, the test hooks).
+    init(deadline: Duration = .seconds(5), unlockPrompt: UnlockPromptSetting = .auto, environment: KeygateEnvironment) {
         self.deadline = deadline
         connection = .shared
+        connection.use(environment)
         self.unlockPrompt = unlockPrompt
         windowLimit = SecretServicePrompt.windowLimit
         secretsPerCall = Self.secretsPerCall
@@ -59,7 +61,7 @@ package final class SecretServiceStore: ItemStore {
         if unlockPrompt == .never {
             return "the unlock prompt is off (--no-unlock-prompt, or \(UnlockPromptSetting.variable)=never)"
         }
-        guard unlockPrompt.allows(provider), connection.canPrompt(provider, ServiceDeadline(deadline)) else {
+        guard unlockPrompt.allows(provider, display: connection.environment.hasDisplay), connection.canPrompt(provider, ServiceDeadline(deadline)) else {
             return "no window can be shown here (no display)"
         }
         return nil
@@ -80,7 +82,7 @@ package final class SecretServiceStore: ItemStore {
         } catch let error as KeychainError where isLocked(error) {
             let provider = self.provider()
             // Without a window, a failed Unlock leaves the locked error as it was: it says what to do.
-            let unlocked = unlockPrompt.allows(provider) && connection.canPrompt(provider, ServiceDeadline(deadline))
+            let unlocked = unlockPrompt.allows(provider, display: connection.environment.hasDisplay) && connection.canPrompt(provider, ServiceDeadline(deadline))
                 ? try call.unlockDefaultCollection(showingWindow: true)
                 : (try? call.unlockDefaultCollection(showingWindow: false)) ?? false
             guard unlocked else { throw error }

@@ -10,7 +10,6 @@
 // dismisses every prompt at once, which would read as the user's cancel. Otherwise the prompt
 // is dismissed, and the locked collection is errSecInteractionNotAllowed.
 import KeygateCore
-internal import Glibc
 
 /// The unlock-prompt setting.
 public enum UnlockPromptSetting: String, Sendable, CaseIterable {
@@ -22,26 +21,21 @@ public enum UnlockPromptSetting: String, Sendable, CaseIterable {
     /// The environment variable that sets it.
     public static let variable = "KEYGATE_UNLOCK_PROMPT"
 
-    /// The setting in `environment` (the process's when nil); a bad value is an error that says
-    /// which values are allowed.
-    public static func current(_ environment: [String: String]? = nil) throws -> UnlockPromptSetting {
-        let text: String?
-        if let environment {
-            text = environment[variable]
-        } else {
-            text = getenv(variable).map { String(cString: $0) }
-        }
-        guard let text, !text.isEmpty else { return .auto }
+    /// The setting in `environment` (the edge's); a bad value is an error that says which values
+    /// are allowed.
+    public static func current(_ environment: [String: String]) throws -> UnlockPromptSetting {
+        guard let text = environment[variable], !text.isEmpty else { return .auto }
         guard let setting = UnlockPromptSetting(rawValue: text) else {
             throw KeychainError.param("\(variable)=\(text) is not one of auto, never: fix or unset it")
         }
         return setting
     }
 
-    /// Whether an unlock prompt may be started for `provider` now.
-    func allows(_ provider: SecretServiceProvider) -> Bool {
+    /// Whether an unlock prompt may be started for `provider` now; `display`: whether the
+    /// environment the edge passed down names one (KeygateEnvironment.hasDisplay).
+    func allows(_ provider: SecretServiceProvider, display: Bool) -> Bool {
         guard self == .auto else { return false }
-        return SecretServicePrompt.hasDisplay || provider.showsItsOwnWindows
+        return display || provider.showsItsOwnWindows
     }
 }
 

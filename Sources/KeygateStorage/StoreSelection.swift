@@ -60,14 +60,15 @@ public struct StoreSelection: Sendable, Equatable {
 
     /// The store to talk to, with `deadline` on each call; a locked Secret Service collection
     /// shows its unlock window only as `unlockPrompt` allows.
-    package func store(deadline: Duration, unlockPrompt: UnlockPromptSetting) -> any ItemStore {
-        Self.store(kind, dataDirectory: dataDirectory, deadline: deadline, unlockPrompt: unlockPrompt)
+    /// `environment`: the edge's, passed down to the Secret Service's connection.
+    package func store(deadline: Duration, unlockPrompt: UnlockPromptSetting, environment: KeygateEnvironment) -> any ItemStore {
+        Self.store(kind, dataDirectory: dataDirectory, deadline: deadline, unlockPrompt: unlockPrompt, environment: environment)
     }
 
     package static func store(_ kind: StoreKind, dataDirectory: String, deadline: Duration,
-                              unlockPrompt: UnlockPromptSetting) -> any ItemStore {
+                              unlockPrompt: UnlockPromptSetting, environment: KeygateEnvironment) -> any ItemStore {
         switch kind {
-        case .secretService: return SecretServiceStore(deadline: deadline, unlockPrompt: unlockPrompt)
+        case .secretService: return SecretServiceStore(deadline: deadline, unlockPrompt: unlockPrompt, environment: environment)
         case .embedded: return EmbeddedStore(directory: dataDirectory, deadline: deadline)
         }
     }
@@ -151,7 +152,7 @@ extension StoreSelection {
             (kind, reason) = (.embedded, "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS unset, no $XDG_RUNTIME_DIR/bus)")
         } else {
             do {
-                _ = try SecretServiceStore(deadline: deadline, unlockPrompt: .never).status()
+                _ = try SecretServiceStore(deadline: deadline, unlockPrompt: .never, environment: KeygateEnvironment(environment)).status()
                 (kind, reason) = (.secretService, "the Secret Service answered")
             } catch let error as KeychainError where error.reason == .noDefaultCollection {
                 // A provider runs: its items belong there, never silently in the embedded store.

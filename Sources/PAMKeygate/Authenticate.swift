@@ -40,7 +40,8 @@ enum Authenticate {
         }
         // As root: the gatekeeper's seals on the class keys, so that gated adds need no prompt.
         do {
-            let seals = try GateSecrets.seals(masterKey: master, uid: user.uid, userName: user.name)
+            let seals = try GateSecrets.seals(masterKey: master, uid: user.uid, userName: user.name,
+                                                environment: call.environment)
             try UserIdentity.run(as: user) { try LoginKeys.recordClassKeys(master: master, seals: seals, dataDirectory: directory) }
         } catch {
             call.log.warning("""

@@ -18,12 +18,14 @@ enum HelperMain {
             HelperOutput.write("log \(LogPriority.error) " + HelperOutput.oneLine("\(error) (the login goes on without Keygate)"))
             ProcessExit.now(PAM_IGNORE)
         }
+        // The helper's one read of its environment (the module starts it with an empty one), passed down.
+        let environment = KeygateEnvironment.process()
         let status: Int32
         switch handle.phase {
-        case "auth": status = ModuleCall.run(handle, Authenticate.run)
-        case "open": status = ModuleCall.run(handle, OpenSession.run)
-        case "close": status = ModuleCall.run(handle, CloseSession.run)
-        case "passwd": status = ModuleCall.run(handle, ChangePassword.run)
+        case "auth": status = ModuleCall.run(handle, environment: environment, Authenticate.run)
+        case "open": status = ModuleCall.run(handle, environment: environment, OpenSession.run)
+        case "close": status = ModuleCall.run(handle, environment: environment, CloseSession.run)
+        case "passwd": status = ModuleCall.run(handle, environment: environment, ChangePassword.run)
         default:
             HelperOutput.write("log \(LogPriority.error) unknown phase '\(HelperOutput.oneLine(handle.phase))' from pam_keygate.so: reinstall keygate")
             status = PAM_IGNORE

@@ -13,6 +13,8 @@ struct ModuleCall {
     let flags: Int32
     /// CLOCK_MONOTONIC nanoseconds at which this call stops waiting for anything.
     let deadline: UInt64
+    /// The helper's environment, read once by its main (KeygateEnvironment) and passed down.
+    let environment: KeygateEnvironment
 
     /// Time for everything but the derivation itself (locks, files, the keyring).
     static let waitBudgetNanoseconds: UInt64 = 2_000_000_000
@@ -21,13 +23,14 @@ struct ModuleCall {
 
     /// Parses the options, logs the ones not understood, runs `body`, and turns any
     /// error into a log line and PAM_IGNORE.
-    static func run(_ handle: ModuleHandle, _ body: (ModuleCall) throws -> Int32) -> Int32 {
+    static func run(_ handle: ModuleHandle, environment: KeygateEnvironment, _ body: (ModuleCall) throws -> Int32) -> Int32 {
         let options = ModuleOptions(arguments: handle.arguments.filter { !$0.hasPrefix(ModuleOptions.helperPrefix) })
-        let log = ModuleLog(debugEnabled: options.debug)
+        let log = ModuleLog(debugEnabled: options.debug, environment: environment)
         for problem in options.problems { log.warning(problem) }
         let kdf = KDFCeiling.read().map { $0.milliseconds * 1_000_000 } ?? uncalibratedKDFNanoseconds
         let deadline = FileLock.monotonicNow() + waitBudgetNanoseconds + kdf
-        let call = ModuleCall(handle: handle, options: options, log: log, flags: handle.flags, deadline: deadline)
+        let call = ModuleCall(handle: handle, options: options, log: log, flags: handle.flags, deadline: deadline,
+                              environment: environment)
         FileLock.waitDeadline = deadline
         defer { FileLock.waitDeadline = nil }
         do {
@@ -63,7 +66,7 @@ struct ModuleCall {
     func lockAfter(for user: TargetUser) -> UInt32 {
         if let seconds = options.lockAfter { return seconds }
         do {
-            return try LoginPolicy.lockAfter(home: user.home)
+            return try LoginPolicy.lockAfter(home: user.home, environment: environment)
         } catch {
             log.warning("""
                 the system policy cannot be read (\(error)): the built-in lock-after of \(Policy.default.lockAfter) s applies; \

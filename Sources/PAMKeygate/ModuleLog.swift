@@ -8,6 +8,8 @@ import KeygateGatekeeper
 
 struct ModuleLog {
     let debugEnabled: Bool
+    /// The helper's environment (its main's KeygateEnvironment): where a test-hook build keeps root's record.
+    let environment: KeygateEnvironment
 
     func error(_ message: @autoclosure () -> String) { keep(LogPriority.error, message()) }
     func warning(_ message: @autoclosure () -> String) { keep(LogPriority.warning, message()) }
@@ -22,7 +24,7 @@ struct ModuleLog {
     private func keep(_ priority: Int32, _ message: String) {
         write(priority, message)
         let name = priority == LogPriority.error ? "err" : priority == LogPriority.warning ? "warning" : "notice"
-        GateAuditFile.appendModuleLine(HelperOutput.oneLine(message), priority: name)
+        GateAuditFile.appendModuleLine(HelperOutput.oneLine(message), priority: name, environment: environment)
     }
 
     private func write(_ priority: Int32, _ message: String) {

@@ -60,10 +60,10 @@ enum OpenSession {
     /// False (nothing done) otherwise.
     private static func unlockWithHostProtector(_ user: TargetUser, _ call: ModuleCall) throws -> Bool {
         let account = AccountEntry(name: user.name, uid: user.uid, gid: user.gid, home: user.home)
-        guard HostProtectorPolicy.enables(try HostProtectorPolicy.decision(for: account), account) else { return false }
-        guard let key = try LoginKeys.deriveHostProtectorKey(uid: user.uid) else {
+        guard HostProtectorPolicy.enables(try HostProtectorPolicy.decision(for: account, environment: call.environment), account) else { return false }
+        guard let key = try LoginKeys.deriveHostProtectorKey(uid: user.uid, environment: call.environment) else {
             call.log.warning("""
-                the policy enables the host protector for \(user.name), but this host has no host key (\(LoginKeys.hostKeyPath)): \
+                the policy enables the host protector for \(user.name), but this host has no host key (\(LoginKeys.hostKeyPath(call.environment))): \
                 the keychain stays locked; run `keygate setup-host`
                 """)
             return false

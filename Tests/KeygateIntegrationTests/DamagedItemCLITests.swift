@@ -14,7 +14,7 @@ final class DamagedItemCLITests: XCTestCase, OutsideTheEmbeddedPass {
     func test_anItemWithAnEmptySecret_isDamaged_forGetExistsListAndDoctor_alike() throws {
         let session = try ProviderSession(.gnomeKeyring)
         defer { session.stop() }
-        let store = SecretServiceStore(connection: SecretServiceConnection(address: session.address))
+        let store = SecretServiceStore(connection: SecretServiceConnection(address: session.address, environment: .process()))
         try store.create(ItemAttributes(identity: .generic(service: "issue35-damaged", account: "a")), blob: [], replace: false)
         try store.create(ItemAttributes(identity: .generic(service: "issue35-damaged", account: "b")), blob: [1, 2, 3], replace: false)
         let home = session.folder + "/damaged-home"

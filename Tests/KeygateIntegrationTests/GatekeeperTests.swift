@@ -36,7 +36,7 @@ final class GatekeeperTests: XCTestCase {
     /// Seals `secret` for `identity` to the gatekeeper's keys for these flags, with a throwaway class pair.
     private func seal(_ secret: String, _ identity: ItemIdentity, flags: UInt32 = AccessControl.userPresence.rawValue)
         throws -> (blob: [UInt8], classPair: BoxKeyPair) {
-        let keys = try GateClient(prompter: ScriptedPrompter([])).call(
+        let keys = try GateClient(prompter: ScriptedPrompter([]), environment: .process()).call(
             GateRequest(operation: .keys, accessControl: flags, identity: identity)).result
         XCTAssertFalse(keys.publicKeys.isEmpty, "the gatekeeper gave the item's gate keys")
         let classPair = try BoxKeyPair.generate()
@@ -55,7 +55,7 @@ final class GatekeeperTests: XCTestCase {
         let boxes = header.gateSlots.enumerated().map { index, slot in
             GateRequest.Box(kind: slot.kind, keyID: slot.keyID, sealed: GatedBlob.gateBox(blob, header: header, index: index))
         }
-        let reply = try GateClient(prompter: person).call(
+        let reply = try GateClient(prompter: person, environment: .process()).call(
             GateRequest(operation: .open, flags: flags, accessControl: header.accessControl, identity: identity, boxes: boxes))
         var shares = [SecureBytes?](repeating: nil, count: header.gateSlots.count)
         for share in reply.result.shares where Int(share.index) < shares.count {
@@ -82,7 +82,7 @@ final class GatekeeperTests: XCTestCase {
         let header = try GatedBlob.header(of: sealed.blob)
         let box = GateRequest.Box(kind: .presence, keyID: header.gateSlots[0].keyID,
                                   sealed: GatedBlob.gateBox(sealed.blob, header: header, index: 0))
-        let reply = try GateClient(prompter: ScriptedPrompter([basic])).call(
+        let reply = try GateClient(prompter: ScriptedPrompter([basic]), environment: .process()).call(
             GateRequest(operation: .open, accessControl: header.accessControl, identity: item, boxes: [box]))
         XCTAssertEqual(reply.result.shares.count, 1)
         XCTAssertEqual(reply.result.shares.first?.share.count, GatedBlob.contentKeyBytes, "a 32-byte share, no key pair")
@@ -175,20 +175,20 @@ final class GatekeeperTests: XCTestCase {
         let web = ItemIdentity.generic(service: "web", account: "a")
         let mine = try BoxKeyPair.generate()
         let forged = GateRequest.ClassKey(accessibility: .whenUnlocked, publicKey: mine.publicKey, seal: [UInt8](repeating: 7, count: 32))
-        XCTAssertThrowsError(try GateClient(prompter: ScriptedPrompter([])).call(
+        XCTAssertThrowsError(try GateClient(prompter: ScriptedPrompter([]), environment: .process()).call(
             GateRequest(operation: .keys, accessControl: AccessControl.userPresence.rawValue, identity: web, classKeys: [forged]))) { error in
             XCTAssertEqual((error as? KeychainError)?.code, .param)
             XCTAssertTrue((error as? KeychainError)?.message.contains("nothing was sealed") == true, "\(error)")
         }
         // Sealed by an authentication, the same key is accepted.
         let unsealed = GateRequest.ClassKey(accessibility: .whenUnlocked, publicKey: mine.publicKey, seal: [])
-        let auth = try GateClient(prompter: ScriptedPrompter([basic])).call(
+        let auth = try GateClient(prompter: ScriptedPrompter([basic]), environment: .process()).call(
             GateRequest(operation: .authenticate, classKeys: [unsealed]))
         XCTAssertEqual(auth.password.map { $0.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }, basic,
                        "the client kept the password typed for the unlock")
         let seal = try XCTUnwrap(auth.result.seals.first?.seal)
         let accepted = GateRequest.ClassKey(accessibility: .whenUnlocked, publicKey: mine.publicKey, seal: seal)
-        XCTAssertNoThrow(try GateClient(prompter: ScriptedPrompter([])).call(
+        XCTAssertNoThrow(try GateClient(prompter: ScriptedPrompter([]), environment: .process()).call(
             GateRequest(operation: .keys, accessControl: AccessControl.userPresence.rawValue, identity: web, classKeys: [accepted])))
     }
 

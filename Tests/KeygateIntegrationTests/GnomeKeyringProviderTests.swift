@@ -34,7 +34,9 @@ final class GnomeKeyringProviderTests: XCTestCase, OutsideTheEmbeddedPass {
             defer { unsetenv("DISPLAY") }
 
             do {
-                _ = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
+                // A store made now: its environment (KeygateEnvironment, taken when it is made) has the display.
+                _ = try matrix.store(deadline: .seconds(2), unlockPrompt: .auto, windowLimit: .seconds(4))
+                    .search(ItemQuery(exactly: attributes.identity), loadBlobs: true)
                 XCTFail("a locked collection was read with no prompter")
             } catch let error as KeychainError {
                 XCTAssertEqual(error.code, .interactionNotAllowed, error.message)

@@ -56,7 +56,7 @@ final class HostKeyTests: XCTestCase, OutsideTheEmbeddedPass {
     // MARK: create, read, rotate
 
     func test_create_makesRootOwned0400File_of32RandomBytes_inA0700Folder() throws {
-        XCTAssertTrue(try HostKey.create(at: keyPath))
+        XCTAssertTrue(try HostKey.create(at: keyPath, environment: .process()))
         let file = try info(keyPath)
         XCTAssertEqual(file.st_mode & S_IFMT, S_IFREG)
         XCTAssertEqual(file.st_mode & 0o7777, 0o400)
@@ -71,35 +71,35 @@ final class HostKeyTests: XCTestCase, OutsideTheEmbeddedPass {
     }
 
     func test_create_whenPresent_returnsFalse_andKeepsTheKey() throws {
-        XCTAssertTrue(try HostKey.create(at: keyPath))
+        XCTAssertTrue(try HostKey.create(at: keyPath, environment: .process()))
         let before = try bytes(keyPath)
-        XCTAssertFalse(try HostKey.create(at: keyPath))
+        XCTAssertFalse(try HostKey.create(at: keyPath, environment: .process()))
         XCTAssertEqual(try bytes(keyPath), before)
     }
 
     func test_read_returnsTheFileBytes_andNilWhenAbsent() throws {
-        XCTAssertNil(try HostKey.read(at: keyPath))
-        XCTAssertNil(try HostKey.read(at: folder + "/no-such-folder/host.key"))
-        _ = try HostKey.create(at: keyPath)
-        let key = try XCTUnwrap(try HostKey.read(at: keyPath))
+        XCTAssertNil(try HostKey.read(at: keyPath, environment: .process()))
+        XCTAssertNil(try HostKey.read(at: folder + "/no-such-folder/host.key", environment: .process()))
+        _ = try HostKey.create(at: keyPath, environment: .process())
+        let key = try XCTUnwrap(try HostKey.read(at: keyPath, environment: .process()))
         XCTAssertEqual(key.unprotectedCopy(), try bytes(keyPath))
     }
 
     func test_rotate_replacesTheBytes_andKeeps0400Root() throws {
-        _ = try HostKey.create(at: keyPath)
+        _ = try HostKey.create(at: keyPath, environment: .process())
         let before = try bytes(keyPath)
-        try HostKey.rotate(at: keyPath)
+        try HostKey.rotate(at: keyPath, environment: .process())
         let after = try bytes(keyPath)
         XCTAssertEqual(after.count, 32)
         XCTAssertNotEqual(after, before)
         let file = try info(keyPath)
         XCTAssertEqual(file.st_mode & 0o7777, 0o400)
         XCTAssertEqual(file.st_uid, 0)
-        XCTAssertEqual(try HostKey.read(at: keyPath)?.unprotectedCopy(), after)
+        XCTAssertEqual(try HostKey.read(at: keyPath, environment: .process())?.unprotectedCopy(), after)
     }
 
     func test_rotate_whenAbsent_createsTheKey() throws {
-        try HostKey.rotate(at: keyPath)
+        try HostKey.rotate(at: keyPath, environment: .process())
         XCTAssertEqual(try bytes(keyPath).count, 32)
     }
 
@@ -113,45 +113,45 @@ final class HostKeyTests: XCTestCase, OutsideTheEmbeddedPass {
         chmod(target, 0o400)
         XCTAssertEqual(symlink(target, keyPath), 0)
 
-        assertRefused(try HostKey.create(at: keyPath), mentioning: [keyPath, "symbolic link"])
-        assertRefused(try HostKey.rotate(at: keyPath), mentioning: [keyPath, "symbolic link"])
-        assertRefused(try HostKey.read(at: keyPath), mentioning: [keyPath, "symbolic link"])
+        assertRefused(try HostKey.create(at: keyPath, environment: .process()), mentioning: [keyPath, "symbolic link"])
+        assertRefused(try HostKey.rotate(at: keyPath, environment: .process()), mentioning: [keyPath, "symbolic link"])
+        assertRefused(try HostKey.read(at: keyPath, environment: .process()), mentioning: [keyPath, "symbolic link"])
         XCTAssertEqual(try bytes(target), [UInt8](repeating: 0x41, count: 32), "the link's target is not written")
         XCTAssertEqual(try info(keyPath).st_mode & S_IFMT, S_IFLNK, "the link is left for the admin to inspect")
     }
 
     func test_wrongMode_isRefused_withThePathAndTheChmodFix() throws {
-        _ = try HostKey.create(at: keyPath)
+        _ = try HostKey.create(at: keyPath, environment: .process())
         XCTAssertEqual(chmod(keyPath, 0o644), 0)
-        assertRefused(try HostKey.read(at: keyPath), mentioning: [keyPath, "0644", "chmod 0400"])
-        assertRefused(try HostKey.create(at: keyPath), mentioning: [keyPath, "0644"])
+        assertRefused(try HostKey.read(at: keyPath, environment: .process()), mentioning: [keyPath, "0644", "chmod 0400"])
+        assertRefused(try HostKey.create(at: keyPath, environment: .process()), mentioning: [keyPath, "0644"])
         XCTAssertEqual(chmod(keyPath, 0o600), 0)
-        XCTAssertNotNil(try HostKey.read(at: keyPath), "0600 is accepted too")
+        XCTAssertNotNil(try HostKey.read(at: keyPath, environment: .process()), "0600 is accepted too")
     }
 
     func test_wrongSize_isRefused_withThePathAndTheRotateFix_andRotateRepairsIt() throws {
-        try HostKey.rotate(at: keyPath)
+        try HostKey.rotate(at: keyPath, environment: .process())
         XCTAssertEqual(chmod(keyPath, 0o600), 0)
         try Data(repeating: 1, count: 31).write(to: URL(fileURLWithPath: keyPath))
-        assertRefused(try HostKey.read(at: keyPath), mentioning: [keyPath, "31 bytes", "setup-host --rotate"])
-        assertRefused(try HostKey.create(at: keyPath), mentioning: [keyPath, "31 bytes"])
-        try HostKey.rotate(at: keyPath)
-        XCTAssertEqual(try HostKey.read(at: keyPath)?.count, 32)
+        assertRefused(try HostKey.read(at: keyPath, environment: .process()), mentioning: [keyPath, "31 bytes", "setup-host --rotate"])
+        assertRefused(try HostKey.create(at: keyPath, environment: .process()), mentioning: [keyPath, "31 bytes"])
+        try HostKey.rotate(at: keyPath, environment: .process())
+        XCTAssertEqual(try HostKey.read(at: keyPath, environment: .process())?.count, 32)
     }
 
     func test_fileNotOwnedByRoot_isRefused() throws {
-        _ = try HostKey.create(at: keyPath)
+        _ = try HostKey.create(at: keyPath, environment: .process())
         XCTAssertEqual(chown(keyPath, 1, 1), 0)
-        assertRefused(try HostKey.read(at: keyPath), mentioning: [keyPath, "not root"])
-        assertRefused(try HostKey.create(at: keyPath), mentioning: [keyPath, "not root"])
-        assertRefused(try HostKey.rotate(at: keyPath), mentioning: [keyPath, "not root"])
+        assertRefused(try HostKey.read(at: keyPath, environment: .process()), mentioning: [keyPath, "not root"])
+        assertRefused(try HostKey.create(at: keyPath, environment: .process()), mentioning: [keyPath, "not root"])
+        assertRefused(try HostKey.rotate(at: keyPath, environment: .process()), mentioning: [keyPath, "not root"])
     }
 
     func test_folderWritableByOthers_isRefused_andNotChanged() throws {
         let shared = folder + "/shared"
         try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
         XCTAssertEqual(chmod(shared, 0o1777), 0)
-        assertRefused(try HostKey.create(at: shared + "/host.key"), mentioning: [shared, "chmod 0700"])
+        assertRefused(try HostKey.create(at: shared + "/host.key", environment: .process()), mentioning: [shared, "chmod 0700"])
         XCTAssertEqual(try info(shared).st_mode & 0o7777, 0o1777, "a shared folder such as /tmp is never narrowed")
         XCTAssertFalse(FileManager.default.fileExists(atPath: shared + "/host.key"))
     }
@@ -159,25 +159,25 @@ final class HostKeyTests: XCTestCase, OutsideTheEmbeddedPass {
     // MARK: the public forms, redirected
 
     func test_testHookRedirect_sendsPublicCreateAndReadToTheGivenPath() throws {
-        XCTAssertEqual(HostKey.path, "/var/lib/keygate/host.key", "the fixed path without the hook")
+        XCTAssertEqual(HostKey.path(.process()), "/var/lib/keygate/host.key", "the fixed path without the hook")
         setenv("KEYGATE_TEST_HOST_KEY", keyPath, 1)
-        XCTAssertEqual(HostKey.path, keyPath)
-        XCTAssertTrue(try HostKey.create())
-        XCTAssertFalse(try HostKey.create())
-        XCTAssertEqual(try HostKey.read()?.unprotectedCopy(), try bytes(keyPath))
+        XCTAssertEqual(HostKey.path(.process()), keyPath)
+        XCTAssertTrue(try HostKey.create(environment: .process()))
+        XCTAssertFalse(try HostKey.create(environment: .process()))
+        XCTAssertEqual(try HostKey.read(environment: .process())?.unprotectedCopy(), try bytes(keyPath))
     }
 
     func test_forCurrentUser_asRoot_derivesFromTheHostKey_andRotationChangesIt() throws {
         setenv("KEYGATE_TEST_HOST_KEY", keyPath, 1)
-        XCTAssertNil(DeviceKey.forCurrentUser(uid: 0), "no host key, no device key")
-        _ = try HostKey.create()
+        XCTAssertNil(DeviceKey.forCurrentUser(uid: 0, environment: .process()), "no host key, no device key")
+        _ = try HostKey.create(environment: .process())
         let machineID = try DeviceKey.machineID()
-        let hostKey = try XCTUnwrap(try HostKey.read())
+        let hostKey = try XCTUnwrap(try HostKey.read(environment: .process()))
         let expected = try DeviceKey.derive(hostKey: hostKey, uid: 0, machineID: machineID)
-        let got = try XCTUnwrap(DeviceKey.forCurrentUser(uid: 0))
+        let got = try XCTUnwrap(DeviceKey.forCurrentUser(uid: 0, environment: .process()))
         XCTAssertTrue(got.constantTimeEquals(expected))
-        try HostKey.rotate()
-        let rotated = try XCTUnwrap(DeviceKey.forCurrentUser(uid: 0))
+        try HostKey.rotate(environment: .process())
+        let rotated = try XCTUnwrap(DeviceKey.forCurrentUser(uid: 0, environment: .process()))
         XCTAssertFalse(rotated.constantTimeEquals(expected), "a rotated host key gives another device key")
     }
 
@@ -188,11 +188,11 @@ final class HostKeyTests: XCTestCase, OutsideTheEmbeddedPass {
         let uid = UInt32.random(in: 3_000_000...3_900_000)
         let cache = KeyCache(uid: uid)
         defer { cache.evict(DeviceKey.cacheName) }
-        XCTAssertNil(DeviceKey.forCurrentUser(uid: uid), "nothing handed over yet")
+        XCTAssertNil(DeviceKey.forCurrentUser(uid: uid, environment: .process()), "nothing handed over yet")
         var bytes = (0..<32).map { UInt8($0) &* 3 }
         let handed = try SecureBytes(consuming: &bytes)
         try cache.store(DeviceKey.cacheName, key: handed, timeout: 60)
-        let got = try XCTUnwrap(DeviceKey.forCurrentUser(uid: uid))
+        let got = try XCTUnwrap(DeviceKey.forCurrentUser(uid: uid, environment: .process()))
         XCTAssertTrue(got.constantTimeEquals(handed))
     }
 }

@@ -39,7 +39,7 @@ final class ProviderKillAfterWriteTests: XCTestCase, OutsideTheEmbeddedPass {
         for delay in Self.delays {
             let session = try ProviderSession(provider)
             defer { session.stop() }
-            let store = SecretServiceStore(connection: SecretServiceConnection(address: session.address))
+            let store = SecretServiceStore(connection: SecretServiceConnection(address: session.address, environment: .process()))
             let added = ItemIdentity.generic(service: "issue35-kill", account: "added")
             let updated = ItemIdentity.generic(service: "issue35-kill", account: "updated")
             try store.create(ItemAttributes(identity: updated), blob: [1, 1, 1], replace: false)
@@ -50,7 +50,7 @@ final class ProviderKillAfterWriteTests: XCTestCase, OutsideTheEmbeddedPass {
             session.killProvider()
             try session.restart()
 
-            let after = SecretServiceStore(connection: SecretServiceConnection(address: session.address))
+            let after = SecretServiceStore(connection: SecretServiceConnection(address: session.address, environment: .process()))
             let add = try outcome(after, added, new: [3, 3, 3], old: nil)
             let update = try outcome(after, updated, new: [2, 2, 2], old: [1, 1, 1])
             print("kill-after-write: \(provider.rawValue) \(delay.text) add=\(add.rawValue) update=\(update.rawValue)")

@@ -75,7 +75,7 @@ struct ProviderMatrix {
     /// A store on this provider's bus, with its own connection (no unlock prompt unless asked).
     func store(deadline: Duration? = nil, unlockPrompt: UnlockPromptSetting? = nil,
                windowLimit: Duration = SecretServicePrompt.windowLimit) -> SecretServiceStore {
-        SecretServiceStore(deadline: deadline ?? self.deadline, connection: SecretServiceConnection(address: session.address),
+        SecretServiceStore(deadline: deadline ?? self.deadline, connection: SecretServiceConnection(address: session.address, environment: .process()),
                            unlockPrompt: unlockPrompt ?? self.unlockPrompt, windowLimit: windowLimit)
     }
 
@@ -89,7 +89,7 @@ struct ProviderMatrix {
 
     /// The default collection's D-Bus path.
     func defaultCollection() throws -> String {
-        try SecretServiceConnection(address: session.address).defaultCollection(ServiceDeadline(deadline))
+        try SecretServiceConnection(address: session.address, environment: .process()).defaultCollection(ServiceDeadline(deadline))
     }
 
     // MARK: checks beyond the contract

@@ -23,7 +23,7 @@ final class SecretServiceStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     static let outsideTheEmbeddedPass = EmbeddedPassExemption.testsAStoreItself
     /// A per-test namespace, so tests never see each other's items.
     private var tag = ""
-    private let store = SecretServiceStore()
+    private let store = SecretServiceStore(environment: .process())
 
     override class func setUp() {
         super.setUp()
@@ -95,7 +95,7 @@ final class SecretServiceStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     /// a search answers. An item without them (an earlier Keygate wrote it) gets the Secret
     /// Service's own Created and Modified, in a list among items that have them.
     func test_dates_comeFromKeygatesAttributes_andItemsWithoutThemGetTheServicesDates() throws {
-        let connection = SecretServiceConnection()
+        let connection = SecretServiceConnection(environment: .process())
         let started = SecretServiceStore.now()
         for account in ["d0", "d1", "d2"] {
             try store.create(contract.genericAttributes(account: account), blob: [1], replace: false)
@@ -154,7 +154,7 @@ final class SecretServiceStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     /// search answers, with either detail. An item without it (an earlier Keygate wrote it) gets
     /// its Label property, in a list among items that have it; an update in place writes both.
     func test_label_comesFromKeygatesAttribute_andItemsWithoutItGetTheLabelProperty() throws {
-        let connection = SecretServiceConnection()
+        let connection = SecretServiceConnection(environment: .process())
         try store.create(contract.genericAttributes(account: "l0", label: "custom"), blob: [1], replace: false)
         try store.create(contract.genericAttributes(account: "l1", label: nil), blob: [1], replace: false)
         try store.create(contract.genericAttributes(account: "l2", label: nil), blob: [1], replace: false)
@@ -218,7 +218,7 @@ final class SecretServiceStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     /// An update in place of an item that replaced another (generation 1) keeps its generation
     /// along with its creation date, so a leftover of a killed replacement still reads as older.
     func test_updateInPlace_ofAReplacement_keepsItsGenerationAndCreationDate() throws {
-        let connection = SecretServiceConnection()
+        let connection = SecretServiceConnection(environment: .process())
         var gated = contract.genericAttributes()
         gated.accessControl = .userPresence
         try store.create(gated, blob: [1], replace: false)
@@ -350,7 +350,7 @@ final class SecretServiceStoreTests: XCTestCase, OutsideTheEmbeddedPass {
         // all (about 2 ms each here), yet each single call answers within it (a 50 ms deadline was
         // once too short for one call on a loaded CI machine: a rewrite waits for the disk).
         for index in 0..<200 { try store.create(contract.genericAttributes(account: "d\(index)"), blob: [1], replace: false) }
-        let shortDeadline = SecretServiceStore(deadline: .milliseconds(200))
+        let shortDeadline = SecretServiceStore(deadline: .milliseconds(200), environment: .process())
         let started = ContinuousClock.now
 
         let deleted = try shortDeadline.delete(ItemQuery(itemClass: .genericPassword, service: tag))
@@ -470,7 +470,7 @@ final class SecretServiceStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     /// makes GetSecrets answer org.freedesktop.Secret.Error.NoSession: that error carries the
     /// stale-session reason, and a read then opens a new session and gets the secret.
     func test_read_afterTheDaemonForgetsTheSession_opensANewOne() throws {
-        let connection = SecretServiceConnection()
+        let connection = SecretServiceConnection(environment: .process())
         let store = SecretServiceStore(connection: connection)
         let deadline = ServiceDeadline(.seconds(5))
         let written = ItemAttributes(identity: .generic(service: tag, account: "stale-session"), label: "stale session")
@@ -497,7 +497,7 @@ final class SecretServiceStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     /// 10,000 items took gnome-keyring 11.5 s, past the deadline): every item gets its own blob
     /// back, across chunk boundaries and a last, shorter chunk.
     func test_search_loadsSecretsInChunks_andEachItemGetsItsOwnBlob() throws {
-        let chunked = SecretServiceStore(connection: SecretServiceConnection(), secretsPerCall: 3)
+        let chunked = SecretServiceStore(connection: SecretServiceConnection(environment: .process()), secretsPerCall: 3)
         let accounts = (0..<11).map { "c\($0)" }
         for (index, account) in accounts.enumerated() {
             try store.create(contract.genericAttributes(account: account), blob: [UInt8(index), 0xC5], replace: false)
@@ -515,7 +515,7 @@ final class SecretServiceStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     /// The same after the daemon forgot the session: every chunk's GetSecrets fails with
     /// NoSession, one new session is opened, and every chunk is asked again through it.
     func test_search_inChunks_afterTheDaemonForgetsTheSession_readsEveryBlobThroughOneNewSession() throws {
-        let connection = SecretServiceConnection()
+        let connection = SecretServiceConnection(environment: .process())
         let chunked = SecretServiceStore(connection: connection, secretsPerCall: 2)
         let deadline = ServiceDeadline(.seconds(5))
         for index in 0..<5 {
@@ -661,7 +661,7 @@ enum StoreProbe {
     /// In a child started by `run`, performs the probe and exits; otherwise returns at once.
     static func runIfRequested() {
         guard let raw = ProcessInfo.processInfo.environment[modeVariable], let mode = Mode(rawValue: raw) else { return }
-        let store = SecretServiceStore(deadline: .milliseconds(deadlineMilliseconds))
+        let store = SecretServiceStore(deadline: .milliseconds(deadlineMilliseconds), environment: .process())
         let tag = "kg-probe-\(UUID().uuidString.prefix(8))"
         let attributes = ItemAttributes(identity: .generic(service: tag, account: "probe"), label: "probe")
         switch mode {
@@ -691,7 +691,7 @@ enum StoreProbe {
         case .hammer:
             // Many short processes reading one item at once, as `keygate get` in a loop does.
             let service = ProcessInfo.processInfo.environment["KEYGATE_PROBE_SERVICE"] ?? tag
-            let hammered = SecretServiceStore()
+            let hammered = SecretServiceStore(environment: .process())
             step("hammer") {
                 let rounds = ProcessInfo.processInfo.environment["KEYGATE_PROBE_ROUNDS"].flatMap { Int($0) } ?? 20
                 for _ in 0..<rounds {

@@ -99,7 +99,7 @@ private func withStoreOfKind(_ kind: StoreKind, _ body: (ItemStoreContract) thro
     case .secretService:
         try skippingWhenMissing { try Requirement.requireSecretService() }
         let tag = "kg-test-\(UUID().uuidString.prefix(8))"
-        let store = SecretServiceStore()
+        let store = SecretServiceStore(environment: .process())
         defer {
             _ = try? store.delete(ItemQuery(itemClass: .genericPassword, service: tag))
             _ = try? store.delete(ItemQuery(itemClass: .genericPassword, service: tag + "-other"))

@@ -88,7 +88,7 @@ final class DeviceKeyTests: XCTestCase {
     }
 
     func test_unavailableAdvice_tellsRootToSetUpHost_andUsersToEnablePAM() {
-        XCTAssertTrue(DeviceKey.unavailableAdvice(uid: 0).contains("sudo keygate setup-host"))
-        XCTAssertTrue(DeviceKey.unavailableAdvice(uid: 1000).contains("pam_keygate"))
+        XCTAssertTrue(DeviceKey.unavailableAdvice(uid: 0, environment: .process()).contains("sudo keygate setup-host"))
+        XCTAssertTrue(DeviceKey.unavailableAdvice(uid: 1000, environment: .process()).contains("pam_keygate"))
     }
 }

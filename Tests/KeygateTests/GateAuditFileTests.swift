@@ -30,32 +30,32 @@ final class GateAuditFileTests: XCTestCase {
     }
 
     func test_appendedLines_areKept_inAFolderAndFileOnlyTheOwnerReaches() throws {
-        GateAuditFile.append([("uid", "7"), ("op", "validate"), ("result", "granted")])
-        GateAuditFile.append([("uid", "7"), ("op", "lock"), ("result", "granted")])
-        let text = try String(contentsOfFile: GateAuditFile.path, encoding: .utf8)
+        GateAuditFile.append([("uid", "7"), ("op", "validate"), ("result", "granted")], environment: .process())
+        GateAuditFile.append([("uid", "7"), ("op", "lock"), ("result", "granted")], environment: .process())
+        let text = try String(contentsOfFile: GateAuditFile.path(.process()), encoding: .utf8)
         let lines = text.split(separator: "\n")
         XCTAssertEqual(lines.count, 2, text)
         XCTAssertTrue(lines[0].hasSuffix(" uid=7 op=validate result=granted"), text)
         XCTAssertTrue(lines[1].hasSuffix(" uid=7 op=lock result=granted"), text)
         var info = stat()
-        XCTAssertEqual(stat(GateAuditFile.folder, &info), 0)
+        XCTAssertEqual(stat(GateAuditFile.folder(.process()), &info), 0)
         XCTAssertEqual(info.st_mode & 0o777, 0o700)
-        XCTAssertEqual(stat(GateAuditFile.path, &info), 0)
+        XCTAssertEqual(stat(GateAuditFile.path(.process()), &info), 0)
         XCTAssertEqual(info.st_mode & 0o777, 0o600)
     }
 
     func test_pastTheBound_theFileIsRotatedOnce_andTheRecordStaysUnderTwiceIt() throws {
         let filler = String(repeating: "x", count: 200)
         let count = 2 * GateAuditFile.maxBytes / 220 + 100
-        for i in 0..<count { GateAuditFile.append([("n", "\(i)"), ("pad", filler)]) }
+        for i in 0..<count { GateAuditFile.append([("n", "\(i)"), ("pad", filler)], environment: .process()) }
         var current = stat(), previous = stat()
-        XCTAssertEqual(stat(GateAuditFile.path, &current), 0)
-        XCTAssertEqual(stat(GateAuditFile.previousPath, &previous), 0, "rotated")
+        XCTAssertEqual(stat(GateAuditFile.path(.process()), &current), 0)
+        XCTAssertEqual(stat(GateAuditFile.previousPath(.process()), &previous), 0, "rotated")
         XCTAssertLessThanOrEqual(Int(current.st_size), GateAuditFile.maxBytes)
         XCTAssertLessThanOrEqual(Int(previous.st_size), GateAuditFile.maxBytes)
-        let last = try String(contentsOfFile: GateAuditFile.path, encoding: .utf8).split(separator: "\n").last ?? ""
+        let last = try String(contentsOfFile: GateAuditFile.path(.process()), encoding: .utf8).split(separator: "\n").last ?? ""
         XCTAssertTrue(last.contains(" n=\(count - 1) "), "the newest line is in the current file: \(last.prefix(60))")
-        let files = try FileManager.default.contentsOfDirectory(atPath: GateAuditFile.folder).filter { $0.hasPrefix("gatekeeper.log") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: GateAuditFile.folder(.process())).filter { $0.hasPrefix("gatekeeper.log") }
         XCTAssertEqual(files.sorted(), ["gatekeeper.log", "gatekeeper.log.1"], "one previous file, no more")
     }
 }

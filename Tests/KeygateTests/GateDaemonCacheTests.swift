@@ -28,9 +28,9 @@ final class GateDaemonCacheTests: XCTestCase {
 
     func test_keptRecords_standForTheFile_onlyWhileItIsUnchanged() throws {
         let uid: UInt32 = 4_000_001
-        let path = GatekeeperPaths.recordPath(uid: uid)
-        let recorded = { try GateRecords.update(uid: uid) { $0.authentications.count } }
-        try GateRecords.update(uid: uid) { $0.recordSuccess(service: "keygate", scope: "global", now: GateRecords.now) }
+        let path = GatekeeperPaths.recordPath(uid: uid, .process())
+        let recorded = { try GateRecords.update(uid: uid, environment: .process()) { $0.authentications.count } }
+        try GateRecords.update(uid: uid, environment: .process()) { $0.recordSuccess(service: "keygate", scope: "global", now: GateRecords.now) }
         XCTAssertNotNil(GateRecordsCache.lookup(uid: uid, try XCTUnwrap(FileVersion(path: path))), "the daemon keeps what it wrote")
         XCTAssertEqual(try recorded(), 1)
 
@@ -40,7 +40,7 @@ final class GateDaemonCacheTests: XCTestCase {
 
         // Another writer (the setuid helper: `keygate lock`, a lockout, a new authentication)
         // replaces the file: the next request reads what it wrote.
-        try GateRecords.update(uid: uid) { $0.recordSuccess(service: "keygate", scope: "global", now: GateRecords.now) }
+        try GateRecords.update(uid: uid, environment: .process()) { $0.recordSuccess(service: "keygate", scope: "global", now: GateRecords.now) }
         XCTAssertEqual(try recorded(), 1)
         try AtomicFile.write(GateRecords(bootID: GateRecords.currentBootID).encoded(), to: path, mode: 0o600)
         XCTAssertNil(GateRecordsCache.lookup(uid: uid, try XCTUnwrap(FileVersion(path: path))), "a replaced file is a new version")
@@ -67,8 +67,8 @@ final class GateDaemonCacheTests: XCTestCase {
 
     func test_keptPresencePairs_areTheDerivedKeys_perItem() throws {
         let name = String(cString: getpwuid(getuid()).pointee.pw_name)
-        let plain = try GateSecrets.load(uid: getuid(), userName: name)
-        var keeping = try GateSecrets.load(uid: getuid(), userName: name)
+        let plain = try GateSecrets.load(uid: getuid(), userName: name, environment: .process())
+        var keeping = try GateSecrets.load(uid: getuid(), userName: name, environment: .process())
         keeping.keepDerivedPairs()
         let item = ItemIdentity.generic(service: "bank", account: "me")
         let other = ItemIdentity.generic(service: "bank", account: "you")
@@ -89,7 +89,7 @@ final class GateDaemonCacheTests: XCTestCase {
 
     func test_keptShares_areTheOpenedShares_andOutliveTheWipedReply() throws {
         let name = String(cString: getpwuid(getuid()).pointee.pw_name)
-        var keeping = try GateSecrets.load(uid: getuid(), userName: name)
+        var keeping = try GateSecrets.load(uid: getuid(), userName: name, environment: .process())
         keeping.keepDerivedPairs()
         let pair = try keeping.presencePair(generation: keeping.generation, flags: 1, identity: .generic(service: "bank", account: "me"))
         let otherPair = try keeping.presencePair(generation: keeping.generation, flags: 1, identity: .generic(service: "bank", account: "you"))

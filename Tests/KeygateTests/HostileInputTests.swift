@@ -161,7 +161,7 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual(try ops.secret(for: a)?.withUnsafeBytes { Array($0) }, Array("alice-secret".utf8), "control: it opens before the swap")
 
         // Swap the stored blobs through libsecret directly, keeping each item's attributes.
-        let store = SecretServiceStore()
+        let store = SecretServiceStore(environment: .process())
         guard let itemA = try store.search(ItemQuery(exactly: a), loadBlobs: true).first, let blobA = itemA.blob,
               let itemB = try store.search(ItemQuery(exactly: b), loadBlobs: true).first, let blobB = itemB.blob else {
             return XCTFail("both items are in the store with their blobs")

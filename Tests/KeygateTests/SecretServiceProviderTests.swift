@@ -49,8 +49,8 @@ final class SecretServiceProviderTests: XCTestCase {
             XCTAssertEqual((error as? KeychainError)?.code, .param)
             XCTAssertTrue((error as? KeychainError)?.message.contains("auto, never") ?? false)
         }
-        XCTAssertFalse(UnlockPromptSetting.never.allows(.keePassXC))
-        XCTAssertTrue(UnlockPromptSetting.auto.allows(.kWallet), "kwalletd shows its own windows")
+        XCTAssertFalse(UnlockPromptSetting.never.allows(.keePassXC, display: false))
+        XCTAssertTrue(UnlockPromptSetting.auto.allows(.kWallet, display: false), "kwalletd shows its own windows")
     }
 
     func test_version_isReadFromTheDpkgStatusStanzaOfTheProvidersPackage() throws {

@@ -24,23 +24,17 @@ enum SystemDoor {
         "KeygateAuthentication/PAMConversation.swift": "Linux-PAM's conversation callback: the replies are calloc'd and freed as libpam requires",
         "KeygateAuthentication/TerminalEchoGuard.swift": "the terminal echo guard: sigaction, poll and read on the tty with CSystem/terminal.h's saved termios",
         "KeygateStorage/BusMessage.swift": "the sd-bus message adapter: sd-bus answers negative errno values",
-        "KeygateStorage/SecretServiceConnection.swift": "the sd-bus connection adapter: negative errno values from sd-bus; also getenv, which issue 37 part 4 moves out",
-        "KeygateStorage/SecretServicePrompt.swift": "sd-bus's prompt signal match and wait; also getenv, which issue 37 part 4 moves out",
+        "KeygateStorage/SecretServiceConnection.swift": "the sd-bus connection adapter: negative errno values from sd-bus",
+        "KeygateStorage/SecretServicePrompt.swift": "sd-bus's prompt signal match and wait",
         "KeygateGatekeeper/GateDaemon.swift": "the daemon's socket activation, peer credentials and pidfds, setsid, rlimits and dup2 (CSystem/peer.h)",
         "KeygateGatekeeper/GatekeeperMain.swift": "the setuid program's start: clearenv and setenv, umask, signals, alarm, and setgroups/setresgid/setresuid, the one place root's ids are taken",
         "KeygateGatekeeper/TestSystemBus.swift": "test-hook builds only: a mount namespace (unshare, mount, symlink) for a private system bus",
-        // Not moved yet: environment reads that issue 37 part 4 takes out of these files, with plain calls beside them.
-        "Keygate/Environment/KeychainContext.swift": "not moved yet (issue 37 part 4 reworks it): stat, fstatat, opendir, access, clock_gettime",
-        "Keygate/GatekeeperClient/GatekeeperLocator.swift": "not moved yet (issue 37 part 4): getenv, stat, access, readlink",
-        "KeygateCLI/KeygateMain.swift": "not moved yet (issue 37 part 4): getenv, access",
-        "KeygateCore/Keys/HostKey.swift": "not moved yet (issue 37 part 4): getenv, stat, lstat, fsync, rename, chmod, chown",
-        "KeygateCore/Keys/TPM/TPMTCTI.swift": "not moved yet (issue 37 part 4): getenv",
-        "KeygateCore/Policy/PolicyLocations.swift": "not moved yet (issue 37 part 4): getenv",
-        "KeygateGateWire/GatekeeperPaths.swift": "not moved yet (issue 37 part 4): getenv, lstat, mkdir, lchown, geteuid",
-        "KeygateStorage/FprintdProbe.swift": "not moved yet (issue 37 part 4): getenv, errno",
-        "KeygateStorage/KWalletLoginWallet.swift": "not moved yet (issue 37 part 4): getenv",
-        "KeygateStorage/SecretServiceFailure.swift": "not moved yet (issue 37 part 4): getenv, access, errno",
-        "KeygateStorage/SecretServiceUnlock.swift": "not moved yet (issue 37 part 4): getenv",
+        // Not moved yet: plain calls beside the environment reads issue 37 part 4 took out of these files.
+        "Keygate/Environment/KeychainContext.swift": "not moved yet: stat, fstatat, opendir, access, clock_gettime",
+        "Keygate/GatekeeperClient/GatekeeperLocator.swift": "not moved yet: stat, access, readlink",
+        "KeygateCore/Keys/HostKey.swift": "not moved yet: stat, lstat, fstat, fsync, rename, chmod, chown",
+        "KeygateGateWire/GatekeeperPaths.swift": "not moved yet: lstat, mkdir, lchown, geteuid",
+        "KeygateStorage/FprintdProbe.swift": "not moved yet: errno",
     ]
 
     /// Files outside `*/System/` that may import Foundation (which re-exports Glibc), and why.

@@ -11,8 +11,9 @@ public struct EnrolledSetState: Sendable, Equatable {
     public let biometryLockedOut: Bool
 
     /// The state now; throws when the gatekeeper cannot be asked (or is of a release before it).
-    public static func current() throws -> EnrolledSetState {
-        let state = try GateAccess(prompter: NeverPrompter(), authContext: nil).fingerprintState()
+    /// `environment`: the caller's edge's (KeygateSecurity's configuration).
+    public static func current(environment: KeygateEnvironment) throws -> EnrolledSetState {
+        let state = try GateAccess(prompter: NeverPrompter(), authContext: nil, environment: environment).fingerprintState()
         return EnrolledSetState(domainState: state.domainState.isEmpty ? nil : state.domainState,
                                 biometryLockedOut: state.biometryLockedOut)
     }

@@ -169,8 +169,10 @@ public struct Keychain: Sendable {
     }
 
     private func operations() throws -> KeychainOperations {
-        try KeychainOperations(prompter: prompter ?? SystemPrompter(environment: ProcessEnvironment.snapshot()),
-                               reason: authenticationPrompt, context: authenticationContext)
+        // The edge for library callers: the process's environment, read once per call and passed down.
+        let environment = KeygateEnvironment.process()
+        return try KeychainOperations(prompter: prompter ?? SystemPrompter(environment: environment.variables),
+                                      reason: authenticationPrompt, context: authenticationContext, environment: environment)
     }
 
     private func write(_ value: Data, for account: String, replace: Bool) throws {

@@ -18,7 +18,7 @@ public enum ForgetUser {
 
     /// Removes root's gatekeeper state for `uid`. Throws .param when the uid still has an account
     /// and `accountBeingRemoved` is false: its gated items would die with the state.
-    public static func run(uid: UInt32, accountBeingRemoved: Bool) throws -> Outcome {
+    public static func run(uid: UInt32, accountBeingRemoved: Bool, environment: KeygateEnvironment) throws -> Outcome {
         guard ProcessIdentity.euid == 0 else {
             throw KeychainError.param("keygate forget-user runs as root only (it removes root's state): run it with sudo")
         }
@@ -29,8 +29,8 @@ public enum ForgetUser {
                 """)
         }
         var removed: [String] = []
-        let records = GatekeeperPaths.recordPath(uid: uid)
-        for path in [GatekeeperPaths.stateDirectory(uid: uid), records, records + ".lock"] {
+        let records = GatekeeperPaths.recordPath(uid: uid, environment)
+        for path in [GatekeeperPaths.stateDirectory(uid: uid, environment), records, records + ".lock"] {
             guard case .success(let info) = FileStatus.of(path, links: .refuse) else { continue }
             try remove(path, info)
             removed.append(path)

@@ -20,14 +20,15 @@ public enum HostProtectorAdmin {
 
     /// Gives `userName`'s keychain a host protector, creating the keychain when there is
     /// none, and leaves it unlocked as the boot step would.
-    public static func enable(userName: String) throws -> Outcome {
-        let (account, decision, key) = try prepare(userName)
+    public static func enable(userName: String, environment: KeygateEnvironment) throws -> Outcome {
+        let (account, decision, key) = try prepare(userName, environment: environment)
         let directory = LoginKeys.dataDirectory(home: account.home)
         let lockAfter = decision.policy.lockAfter
         // Root seals the class keys of the new master key (docs/GATEKEEPER.md): a keychain with no
         // password can never authenticate through the gatekeeper to have them sealed.
         let newMaster = try SecureBytes.random(count: Protector.masterKeyBytes)
-        let seals = try GateAccess.sealsForUser(account.uid, master: newMaster, prompter: SystemPrompter(environment: [:]))
+        let seals = try GateAccess.sealsForUser(account.uid, master: newMaster, prompter: SystemPrompter(environment: [:]),
+                                                  environment: environment)
         return try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) {
             let store = KeyStore(directory: directory)
             if !store.isInitialized {
@@ -59,8 +60,8 @@ public enum HostProtectorAdmin {
     /// keys until reboot (or `keygate lock --all`), in the user's kernel keyring.
     /// Returns the lock-after time in seconds.
     @discardableResult
-    public static func unlock(userName: String) throws -> UInt32 {
-        let (account, decision, key) = try prepare(userName)
+    public static func unlock(userName: String, environment: KeygateEnvironment) throws -> UInt32 {
+        let (account, decision, key) = try prepare(userName, environment: environment)
         let directory = LoginKeys.dataDirectory(home: account.home)
         let lockAfter = decision.policy.lockAfter
         let master = try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) { () throws -> SecureBytes in
@@ -70,7 +71,8 @@ public enum HostProtectorAdmin {
             return master
         }
         // Root seals the class keys (a passwordless keychain cannot authenticate through the gatekeeper).
-        let seals = try GateAccess.sealsForUser(account.uid, master: master, prompter: SystemPrompter(environment: [:]))
+        let seals = try GateAccess.sealsForUser(account.uid, master: master, prompter: SystemPrompter(environment: [:]),
+                                                  environment: environment)
         try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) {
             try KeyStore(directory: directory).recordClassKeys(masterKey: master, seals: seals)
         }
@@ -80,7 +82,7 @@ public enum HostProtectorAdmin {
     }
 
     /// Root, the account, a policy that names it, and its host-protector key.
-    private static func prepare(_ userName: String) throws -> (AccountEntry, PolicyDecision, SecureBytes) {
+    private static func prepare(_ userName: String, environment: KeygateEnvironment) throws -> (AccountEntry, PolicyDecision, SecureBytes) {
         guard ProcessIdentity.euid == 0 else {
             throw KeychainError.param("""
                 only root can use the host protector (it is derived from the root-only host key): run it with sudo, or from a \
@@ -88,8 +90,8 @@ public enum HostProtectorAdmin {
                 """)
         }
         let account = try AccountEntry.lookup(name: userName)
-        let decision = try HostProtectorPolicy.require(account)
-        guard let key = try HostProtector.deriveFromHost(uid: account.uid) else {
+        let decision = try HostProtectorPolicy.require(account, environment: environment)
+        guard let key = try HostProtector.deriveFromHost(uid: account.uid, environment: environment) else {
             throw KeychainError.notAvailable(HostProtector.noHostKeyAdvice)
         }
         return (account, decision, key)

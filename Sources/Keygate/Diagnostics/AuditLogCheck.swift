@@ -10,17 +10,17 @@ enum AuditLogCheck {
     static let socket = "/dev/log"
     static let journal = "/run/systemd/journal/socket"
 
-    static func run() -> DiagnosticResult {
+    static func run(environment: KeygateEnvironment) -> DiagnosticResult {
         guard case .found(let info) = FileProbe.inspect(socket), info.kind == .socket || info.kind == .symlink else {
             return DiagnosticResult(name, .warn, """
                 nothing listens on \(socket): the audit lines of keygate and pam_keygate are lost (the gatekeeper's decisions \
-                are still kept in \(GatekeeperPaths.auditPath), root's)
+                are still kept in \(GatekeeperPaths.auditPath(environment)), root's)
                 """, advice: "run a syslog daemon (apt-get install rsyslog) or systemd-journald; `keygate --verbose` also "
                               + "shows a command's audit lines on stderr")
         }
         let destination = FileProbe.exists(journal) ? "the systemd journal (journalctl -t keygate)" : "syslog, facility authpriv"
         return DiagnosticResult(name, .ok, """
-            audit lines go to \(destination) through \(socket); the gatekeeper's decisions also to \(GatekeeperPaths.auditPath) (root's)
+            audit lines go to \(destination) through \(socket); the gatekeeper's decisions also to \(GatekeeperPaths.auditPath(environment)) (root's)
             """)
     }
 }

@@ -8,18 +8,19 @@ public enum Doctor {
     /// Checks that need nothing from the keychain: session bus, PAM files and stacks,
     /// policy files, host key, the setuid gatekeeper, keyring quota, same-user isolation (ptrace, TIOCSTI),
     /// fprintd, pam_fprintd in the biometric stack and the enrolled fingers.
-    public static func systemChecks(environment: [String: String]) -> [DiagnosticResult] {
+    /// `environment`: the one the caller's edge read (the CLI's), passed down.
+    public static func systemChecks(environment: KeygateEnvironment) -> [DiagnosticResult] {
         [
-            SessionBusCheck.run(environment: environment),
+            SessionBusCheck.run(environment: environment.variables),
             PAMSetupCheck.serviceFiles(),
             PAMSetupCheck.stacks(),
             PolicyFilesCheck.run(PolicySet.loadForCurrentUser(environment: environment)),
-            HostKeyCheck.run(),
-            GatekeeperCheck.run(),
+            HostKeyCheck.run(environment: environment),
+            GatekeeperCheck.run(candidates: GatekeeperLocator.candidates(environment: environment)),
             KeyringQuotaCheck.run(),
             SameUserIsolationCheck.run(),
-            AuditLogCheck.run(),
-        ] + FingerprintCheck.run(userName: (try? UserAccount.current().name) ?? "")
+            AuditLogCheck.run(environment: environment),
+        ] + FingerprintCheck.run(userName: (try? UserAccount.current().name) ?? "", environment: environment)
     }
 
     /// Checks read from a status snapshot: Secret Service and collection, keychain state, timeouts.

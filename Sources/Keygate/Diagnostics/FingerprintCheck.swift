@@ -8,9 +8,9 @@ enum FingerprintCheck {
     static let fprintd = "/usr/libexec/fprintd"
     static let stack = "keygate-biometry"
 
-    static func run(userName: String, pamDirectory: String = "/etc/pam.d") -> [DiagnosticResult] {
+    static func run(userName: String, environment: KeygateEnvironment, pamDirectory: String = "/etc/pam.d") -> [DiagnosticResult] {
         let installed = FileProbe.exists(fprintd)
-        let state = installed ? FingerprintState.current(userName: userName) : nil
+        let state = installed ? FingerprintState.current(userName: userName, environment: environment) : nil
         return [daemon(installed: installed, state), pamStack(fprintdInstalled: installed, pamDirectory: pamDirectory),
                 enrolled(state)]
     }

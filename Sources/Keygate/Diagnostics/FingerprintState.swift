@@ -13,10 +13,11 @@ public struct FingerprintState: Sendable, Equatable {
     /// Why fprintd could not be asked (not running, hung, no system bus), with the fix.
     public let problem: String?
 
-    /// The state for `userName` now, within `seconds` (at most 5).
-    public static func current(userName: String, seconds: Int = 2) -> FingerprintState {
+    /// The state for `userName` now, within `seconds` (at most 5). `environment`: the caller's edge's
+    /// (the system bus's address).
+    public static func current(userName: String, seconds: Int = 2, environment: KeygateEnvironment) -> FingerprintState {
         do {
-            let status = try FprintdProbe.status(userName: userName, deadline: ServiceDeadline(.seconds(max(1, min(seconds, 5)))))
+            let status = try FprintdProbe.status(userName: userName, environment: environment, deadline: ServiceDeadline(.seconds(max(1, min(seconds, 5)))))
             return FingerprintState(device: status.device, enrolledFingers: status.enrolledFingers, problem: nil)
         } catch let error as KeychainError {
             return FingerprintState(device: nil, enrolledFingers: [], problem: error.message)

@@ -13,7 +13,7 @@ enum GatekeeperCheck {
         """
 
     /// `candidates` is GatekeeperLocator's list; tests pass their own.
-    static func run(candidates: [String] = GatekeeperLocator.candidates()) -> DiagnosticResult {
+    static func run(candidates: [String]) -> DiagnosticResult {
         guard let found = candidates.first(where: isExecutable) else {
             if let present = candidates.first(where: FileProbe.exists) {
                 return DiagnosticResult(name, .fail, """

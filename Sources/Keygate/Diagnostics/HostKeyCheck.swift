@@ -1,4 +1,4 @@
-// Doctor check: the host key behind this-device-only items (HostKey.path), and
+// Doctor check: the host key behind this-device-only items (HostKey.path(environment)), and
 // whether it is sealed to a TPM2 (host.key.tpm beside it). A plain key must be a
 // regular file owned by root, mode 0400 (0600 tolerated); the doctor then says
 // whether a TPM answers (and so whether `setup-host --tpm` is a next step). A
@@ -10,23 +10,24 @@
 enum HostKeyCheck {
     static let name = "host-key"
 
-    static func run(path: String = HostKey.path) -> DiagnosticResult {
+    static func run(environment: KeygateEnvironment) -> DiagnosticResult {
+        let path = HostKey.path(environment)
         let sealed = HostKey.sealedPath(for: path)
         switch FileProbe.inspect(sealed) {
         case .found(let info):
-            return sealedKey(path: path, sealed: sealed, info: info)
+            return sealedKey(path: path, sealed: sealed, info: info, environment: environment)
         case .error(let why):
             return DiagnosticResult(name, .warn, "cannot inspect \(sealed): \(why)", advice: "check /var/lib/keygate as root")
         case .absent, .denied:
-            return plainKey(path: path)
+            return plainKey(path: path, environment: environment)
         }
     }
 
-    private static func plainKey(path: String) -> DiagnosticResult {
+    private static func plainKey(path: String, environment: KeygateEnvironment) -> DiagnosticResult {
         switch FileProbe.inspect(path) {
         case .absent:
             return DiagnosticResult(name, .warn, "\(path) is absent: this-device-only items cannot be added or read",
-                                    advice: ProcessIdentity.euid == 0 && tpmAnswers().answers ? """
+                                    advice: ProcessIdentity.euid == 0 && tpmAnswers(environment).answers ? """
                                         sudo keygate setup-host --tpm (this host has a TPM: the key is sealed to it)
                                         """ : "sudo keygate setup-host")
         case .denied:
@@ -48,7 +49,7 @@ enum HostKeyCheck {
                                         advice: "sudo chown root:root \(path) && sudo chmod 0400 \(path)")
             }
             let found = "\(path) present, root, mode 0\(String(info.mode, radix: 8)), not sealed to a TPM"
-            let tpm = tpmAnswers()
+            let tpm = tpmAnswers(environment)
             if tpm.answers {
                 return DiagnosticResult(name, .ok, found + "; a TPM answers at \(tpm.tcti)",
                                         advice: "sudo keygate setup-host --tpm: seals the key to the TPM, so that a copied disk no longer carries it")
@@ -58,7 +59,8 @@ enum HostKeyCheck {
         }
     }
 
-    private static func sealedKey(path: String, sealed: String, info: FileProbe.Info) -> DiagnosticResult {
+    private static func sealedKey(path: String, sealed: String, info: FileProbe.Info,
+                                  environment: KeygateEnvironment) -> DiagnosticResult {
         if info.kind != .regular || info.uid != 0 || (info.mode != 0o400 && info.mode != 0o600) {
             return DiagnosticResult(name, .fail, """
                 \(sealed) must be a regular file owned by root, mode 0400 (found uid \(info.uid), mode \
@@ -66,7 +68,7 @@ enum HostKeyCheck {
                 """,
                                     advice: "sudo chown root:root \(sealed) && sudo chmod 0400 \(sealed)")
         }
-        switch HostKey.sealedHealth(at: path) {
+        switch HostKey.sealedHealth(at: path, environment: environment) {
         case .opens(let tcti):
             if AtomicFile.exists(path) {
                 return DiagnosticResult(name, .warn, """
@@ -103,9 +105,9 @@ enum HostKeyCheck {
     }
 
     /// Whether a TPM answers where a new seal would go. Root only: others cannot open the TPM anyway.
-    private static func tpmAnswers() -> (answers: Bool, tcti: String, why: String) {
+    private static func tpmAnswers(_ environment: KeygateEnvironment) -> (answers: Bool, tcti: String, why: String) {
         guard ProcessIdentity.euid == 0 else { return (false, TPMTCTI.defaultConfiguration, "not checked as uid \(FileProbe.uid)") }
-        let probe = HostKey.tpmAbsenceReason()
+        let probe = HostKey.tpmAbsenceReason(environment: environment)
         return (probe.reason == nil, probe.tcti, probe.reason.map(shortReason) ?? "")
     }
 

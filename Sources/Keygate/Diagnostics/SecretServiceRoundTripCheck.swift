@@ -28,7 +28,8 @@ enum SecretServiceRoundTripCheck {
             try store.create(attributes, blob: random, replace: false)
             step = "read back"
             // A later command's read: a connection of its own, never a window.
-            let reader = SecretServiceStore(deadline: deadline, connection: SecretServiceConnection(), unlockPrompt: .never,
+            let reader = SecretServiceStore(deadline: deadline, connection: SecretServiceConnection(environment: SecretServiceConnection.shared.environment),
+                                            unlockPrompt: .never,
                                             windowLimit: deadline)
             let found: [StoredItem]
             do {

@@ -31,14 +31,16 @@ struct KeychainContext: Sendable {
     let storeDeadline: Duration
     /// Test-only overrides applied on top of every policy decision.
     let overrides: TestOverrides
+    /// The environment the edge built (KeygateEnvironment): what the layers below read, passed down.
+    let environment: KeygateEnvironment
 
-    static func current() throws -> KeychainContext {
-        try KeychainContextCache.shared.context(building: build)
+    static func current(environment: KeygateEnvironment) throws -> KeychainContext {
+        try KeychainContextCache.shared.context(environment: environment) { try build(environment: environment) }
     }
 
     /// Builds the context from scratch: the user, the environment, every policy file.
-    static func build() throws -> KeychainContext {
-        let env = ProcessEnvironment.snapshot()
+    static func build(environment: KeygateEnvironment) throws -> KeychainContext {
+        let env = environment.variables
         let uid = getuid()
         let home = try KeygatePaths.home(environment: env, uid: uid)
         var confdir: String?
@@ -51,14 +53,14 @@ struct KeychainContext: Sendable {
         if let s = env["KEYGATE_TEST_STORE_DEADLINE"], let v = Int(s) { deadline = .seconds(v) }
         overrides = TestOverrides(environment: env)
         #endif
-        let policies = PolicySet.load(home: home, uid: uid)
+        let policies = PolicySet.load(home: home, uid: uid, environment: environment)
         // A broken system policy file fails closed for items (decision(for:) throws);
         // the keychain-wide values then keep their safe defaults.
         var policy = (try? policies.keychainDecision().policy) ?? Policy.default
         overrides.apply(to: &policy)
         return KeychainContext(uid: uid, home: home, dataDirectory: KeygatePaths.dataDirectory(home: home, environment: env),
                                policy: policy, policies: policies, pamConfdir: confdir, fixedKDF: kdf,
-                               storeDeadline: deadline, overrides: overrides)
+                               storeDeadline: deadline, overrides: overrides, environment: environment)
     }
 
     /// The rules for one item. Throws .notAvailable, naming the file, when a system
@@ -76,7 +78,8 @@ struct KeychainContext: Sendable {
     /// The same context with an item's policy in force.
     func with(policy: Policy) -> KeychainContext {
         KeychainContext(uid: uid, home: home, dataDirectory: dataDirectory, policy: policy, policies: policies,
-                        pamConfdir: pamConfdir, fixedKDF: fixedKDF, storeDeadline: storeDeadline, overrides: overrides)
+                        pamConfdir: pamConfdir, fixedKDF: fixedKDF, storeDeadline: storeDeadline, overrides: overrides,
+                        environment: environment)
     }
 
     /// The user's name, for audit lines and messages. It is looked up in the password database
@@ -110,7 +113,7 @@ final class KeychainContextCache: Sendable {
 
     private struct Entry {
         let uid: uid_t
-        let environment: [UInt8]
+        let environment: KeygateEnvironment
         let fingerprint: [Int64]
         let context: KeychainContext
     }
@@ -122,9 +125,8 @@ final class KeychainContextCache: Sendable {
     /// read a second time for a fingerprint no later call would compare.
     let oneCommand = Mutex(false)
 
-    func context(building build: () throws -> KeychainContext) rethrows -> KeychainContext {
+    func context(environment: KeygateEnvironment, building build: () throws -> KeychainContext) rethrows -> KeychainContext {
         let uid = getuid()
-        let environment = ProcessEnvironment.environmentBytes()
         let once = oneCommand.withLock { $0 }
         if let hit = entry.withLock({ $0 }), hit.uid == uid, hit.environment == environment,
            once || Self.fingerprint(hit.context) == hit.fingerprint {
@@ -144,7 +146,7 @@ final class KeychainContextCache: Sendable {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var out: [Int64] = []
-        for (_, folder) in PolicyLocations.folders(home: context.home) {
+        for (_, folder) in PolicyLocations.folders(home: context.home, environment: context.environment) {
             var info = stat()
             guard stat(folder, &info) == 0 else {
                 out.append(-Int64(errno))

@@ -8,6 +8,8 @@ internal import KeygateGateWire
 
 struct GateClient {
     let prompter: any Prompter
+    /// The edge's environment, passed down: where the gatekeeper is (test hooks).
+    let environment: KeygateEnvironment
     /// Receives the gatekeeper's audit events (event, PAM service, detail) for the client's trail.
     var onAudit: (AuditEvent, String, String) -> Void = { _, _, _ in }
 
@@ -25,7 +27,7 @@ struct GateClient {
     /// Runs one request, and `meanwhile` while the daemon works on it (after the helper's answer
     /// when the helper answers instead): a read opens its own half of the item in that time.
     func call(_ request: GateRequest, meanwhile: () throws -> Void) throws -> Reply {
-        if let pending = GateDaemonLink.send(request) {
+        if let pending = GateDaemonLink.send(request, environment: environment) {
             try meanwhile()
             if let result = pending.answer() { return Reply(result: result, password: nil) }
             return try callHelper(request)
@@ -37,7 +39,7 @@ struct GateClient {
 
     /// The setuid helper: one request, its prompts relayed through `prompter`.
     private func callHelper(_ request: GateRequest) throws -> Reply {
-        let path = try GatekeeperLocator.path()
+        let path = try GatekeeperLocator.path(environment: environment)
         #if !KEYGATE_TEST_HOOKS
         if ProcessIdentity.uid != 0, !GatekeeperLocator.isSetuidRoot(path) {
             throw KeychainError.notAvailable("""

@@ -36,7 +36,8 @@ enum GateDaemonLink {
     }
 
     /// Sends `request` to the daemon; nil when the daemon does not serve it or cannot be reached.
-    static func send(_ request: GateRequest) -> Pending? {
+    /// `environment`: the caller's edge's (which daemon, in test-hook builds).
+    static func send(_ request: GateRequest, environment: KeygateEnvironment) -> Pending? {
         guard request.daemonAnswers else { return nil }
         // Everything is ready before connect(): the daemon wakes at the connection, and finds
         // the request already there instead of waiting for it (a second wake-up).
@@ -48,13 +49,13 @@ enum GateDaemonLink {
         let fd = UnixSocket.stream()
         guard fd >= 0 else { return nil }
         let pending = Pending(fd: fd)
-        guard UnixSocket.connect(fd, to: GatekeeperPaths.socketPath) else { return nil }
+        guard UnixSocket.connect(fd, to: GatekeeperPaths.socketPath(environment)) else { return nil }
         guard let peer = UnixSocket.peerCredentials(fd), peer.uid == 0, GateWire.writeFrame(fd, encoded) else { return nil }
         return pending
     }
 
     /// One request and its answer.
-    static func ask(_ request: GateRequest) -> GateResult? {
-        send(request)?.answer()
+    static func ask(_ request: GateRequest, environment: KeygateEnvironment) -> GateResult? {
+        send(request, environment: environment)?.answer()
     }
 }

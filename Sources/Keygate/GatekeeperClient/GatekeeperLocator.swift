@@ -1,7 +1,8 @@
 // Where keygate-gatekeeper is (docs/GATEKEEPER.md): beside the running program's
 // libexec (<prefix>/bin/keygate -> <prefix>/libexec/keygate/keygate-gatekeeper), else the
 // packaged and `make install` places. Test-hook builds also take KEYGATE_TEST_GATEKEEPER
-// and a gatekeeper in the running program's own folder (SwiftPM's build folder).
+// (from the KeygateEnvironment passed down) and a gatekeeper in the running program's own
+// folder (SwiftPM's build folder).
 internal import Glibc
 
 enum GatekeeperLocator {
@@ -9,8 +10,8 @@ enum GatekeeperLocator {
     static let installedPaths = ["/usr/libexec/keygate/keygate-gatekeeper", "/usr/local/libexec/keygate/keygate-gatekeeper"]
 
     /// The gatekeeper to run, or .notAvailable saying how to install it.
-    static func path() throws -> String {
-        for candidate in candidates() where isExecutable(candidate) { return candidate }
+    static func path(environment: KeygateEnvironment) throws -> String {
+        for candidate in candidates(environment: environment) where isExecutable(candidate) { return candidate }
         throw KeychainError.notAvailable("""
             Keygate's gatekeeper (keygate-gatekeeper) is not installed, so no item with access control can be opened or sealed: \
             install the keygate package, or run `sudo make install` (it installs it setuid root in <prefix>/libexec/keygate); \
@@ -18,10 +19,10 @@ enum GatekeeperLocator {
             """)
     }
 
-    static func candidates() -> [String] {
+    static func candidates(environment: KeygateEnvironment) -> [String] {
         var out: [String] = []
         #if KEYGATE_TEST_HOOKS
-        if let raw = getenv("KEYGATE_TEST_GATEKEEPER") { out.append(String(cString: raw)) }
+        if let path = environment.testHook("KEYGATE_TEST_GATEKEEPER") { out.append(path) }
         if let folder = executableFolder() { out.append(folder + "/" + name) }
         #endif
         if let folder = executableFolder() {

@@ -31,9 +31,9 @@ extension KeychainOperations {
         let sourceKind: StoreKind = destination == .embedded ? .secretService : .embedded
         let context = keys.context
         let source = StoreSelection.store(sourceKind, dataDirectory: context.dataDirectory, deadline: context.storeDeadline,
-                                          unlockPrompt: unlockPrompt)
+                                          unlockPrompt: unlockPrompt, environment: context.environment)
         let target = StoreSelection.store(destination, dataDirectory: context.dataDirectory, deadline: context.storeDeadline,
-                                          unlockPrompt: unlockPrompt)
+                                          unlockPrompt: unlockPrompt, environment: context.environment)
         var report = MigrationReport(source: sourceKind.rawValue, destination: destination.rawValue)
 
         for item in try source.search(ItemQuery(), loadBlobs: true) {

@@ -19,15 +19,16 @@ public struct KeychainOperations: Sendable {
     /// Operations for the calling user, with the given way to prompt. Reads through
     /// one `context` share its authentication, as with Apple's LAContext. `unlockPrompt`: the
     /// caller's own setting (the CLI's --no-unlock-prompt, and `never` for list and exists),
-    /// else KEYGATE_UNLOCK_PROMPT's.
+    /// else KEYGATE_UNLOCK_PROMPT's. `environment`: the one the edge built (the CLI's); nil, for
+    /// a library caller, is the process's now. It is passed down: no layer below reads the process's.
     public init(prompter: any Prompter, reason: String? = nil, context authContext: AuthenticationContext? = nil,
-                unlockPrompt: UnlockPromptSetting? = nil) throws {
-        let context = try KeychainContext.current()
-        let environment = ProcessEnvironment.snapshot()
-        let selection = try StoreSelection.resolve(environment: environment, dataDirectory: context.dataDirectory,
+                unlockPrompt: UnlockPromptSetting? = nil, environment: KeygateEnvironment? = nil) throws {
+        let environment = environment ?? KeygateEnvironment.process()
+        let context = try KeychainContext.current(environment: environment)
+        let selection = try StoreSelection.resolve(environment: environment.variables, dataDirectory: context.dataDirectory,
                                                    home: context.home, deadline: context.storeDeadline)
-        let setting = try unlockPrompt ?? UnlockPromptSetting.current(environment)
-        self.init(store: selection.store(deadline: context.storeDeadline, unlockPrompt: setting),
+        let setting = try unlockPrompt ?? UnlockPromptSetting.current(environment.variables)
+        self.init(store: selection.store(deadline: context.storeDeadline, unlockPrompt: setting, environment: environment),
                   keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
                   storeSelection: selection, unlockPrompt: setting)
     }

@@ -14,7 +14,7 @@ extension KeyUnlocker {
     /// finger may reopen the keychain within the policy's window. Best effort: without it the
     /// password is asked, as before. A host without fprintd's storage folder is not asked.
     func armFingerUnlock(_ master: SecureBytes) {
-        guard AtomicFile.exists(FprintdProbe.storageRoot), let publicKey = try? gate.armFingerUnlock() else { return }
+        guard AtomicFile.exists(FprintdProbe.storageRoot(context.environment)), let publicKey = try? gate.armFingerUnlock() else { return }
         guard publicKey.count == BoxKeyPair.publicKeyBytes, let sealed = try? SealedBox.seal(master, to: publicKey) else {
             try? AtomicFile.remove(fingerUnlockPath)   // turned off: no finger enrolled, or the policy's finger-unlock = 0
             return

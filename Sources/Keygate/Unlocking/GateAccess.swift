@@ -10,10 +10,12 @@ internal import KeygateGateWire
 struct GateAccess: Sendable {
     let prompter: any Prompter
     let authContext: AuthenticationContext?
+    /// The edge's environment, passed down to the client.
+    let environment: KeygateEnvironment
     /// Writes the gatekeeper's audit events into this process's trail (KeyUnlocker.audit).
     var audit: @Sendable (AuditEvent, String, String) -> Void = { _, _, _ in }
 
-    private var client: GateClient { GateClient(prompter: prompter, onAudit: audit) }
+    private var client: GateClient { GateClient(prompter: prompter, environment: environment, onAudit: audit) }
 
     /// The gate public keys to seal one item to: presence or current set for its flags, and the
     /// device key for a this-device-only class. The class key it travels with must carry the
@@ -71,7 +73,8 @@ struct GateAccess: Sendable {
             }
         }
         for index in items.indices {
-            guard let pending = GateDaemonLink.send(Self.check(items[index].blob, items[index].header, items[index].identity)) else {
+            guard let pending = GateDaemonLink.send(Self.check(items[index].blob, items[index].header, items[index].identity),
+                                                      environment: environment) else {
                 settle(index, nil)
                 continue
             }
@@ -142,11 +145,12 @@ struct GateAccess: Sendable {
     /// Root only: the gatekeeper's seals on the class public keys of `master` for the user `uid`,
     /// with no authentication (a keychain with no password cannot authenticate: HostProtectorAdmin).
     /// The gatekeeper refuses this request from anyone but root.
-    static func sealsForUser(_ uid: UInt32, master: SecureBytes, prompter: any Prompter) throws -> [Accessibility: [UInt8]] {
+    static func sealsForUser(_ uid: UInt32, master: SecureBytes, prompter: any Prompter,
+                             environment: KeygateEnvironment) throws -> [Accessibility: [UInt8]] {
         var request = GateRequest(operation: .certify, flags: .noPrompt, classKeys: try classKeys(of: master), subjectUID: uid)
         request.flags.insert(.forUser)
         var seals: [Accessibility: [UInt8]] = [:]
-        for seal in try GateClient(prompter: prompter).call(request).result.seals { seals[seal.accessibility] = seal.seal }
+        for seal in try GateClient(prompter: prompter, environment: environment).call(request).result.seals { seals[seal.accessibility] = seal.seal }
         return seals
     }
 
@@ -162,7 +166,7 @@ struct GateAccess: Sendable {
     func forget(all: Bool) {
         var request = GateRequest(operation: .forget)
         if all { request.flags.insert(.all) }
-        _ = try? GateClient(prompter: prompter).call(request)
+        _ = try? GateClient(prompter: prompter, environment: environment).call(request)
     }
 
     /// The user's lockout as root's records hold it: seconds left (0: none) and the failed attempts

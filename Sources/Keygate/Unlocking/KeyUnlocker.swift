@@ -49,7 +49,7 @@ struct KeyUnlocker: Sendable {
         self.itemStore = itemStore
         keyStore = KeyStore(directory: context.dataDirectory)
         cache = KeyCache(uid: context.uid)
-        gate = GateAccess(prompter: prompter, authContext: authContext) { event, service, detail in
+        gate = GateAccess(prompter: prompter, authContext: authContext, environment: context.environment) { event, service, detail in
             Self.audit(event, service: service, detail: detail.isEmpty ? nil : detail, context: context, item: item,
                        reason: authContext?.localizedReason ?? reason)
         }

@@ -71,8 +71,8 @@ package enum LoginKeys {
 
     /// The host protector's key of `uid` on this host (root only), or nil when the host
     /// has no host key.
-    package static func deriveHostProtectorKey(uid: UInt32) throws -> SecureBytes? {
-        try HostProtector.deriveFromHost(uid: uid)
+    package static func deriveHostProtectorKey(uid: UInt32, environment: KeygateEnvironment) throws -> SecureBytes? {
+        try HostProtector.deriveFromHost(uid: uid, environment: environment)
     }
 
     /// True when `dataDirectory` holds a host protector.
@@ -99,7 +99,7 @@ package enum LoginKeys {
     }
 
     /// Where the host key is read from.
-    package static var hostKeyPath: String { HostKey.path }
+    package static func hostKeyPath(_ environment: KeygateEnvironment) -> String { HostKey.path(environment) }
 
     /// Caches the master key for `lockAfter` seconds and the after-first-unlock class
     /// keys (symmetric, and the pairs of both after-first-unlock classes) with no timeout.

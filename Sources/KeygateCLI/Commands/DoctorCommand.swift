@@ -24,7 +24,7 @@ enum DoctorCommand: KeygateCommand {
         options: [json] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
-        var results = Doctor.systemChecks(environment: context.environment)
+        var results = Doctor.systemChecks(environment: context.configuration)
         do {
             // Never prompts: not even the Secret Service's unlock window.
             let operations = try context.lookingOnly().operations()

@@ -57,7 +57,7 @@ enum ExecCommand: KeygateCommand {
         let auth = AuthenticationContext()
         auth.localizedReason = "run \(program) with " + requests.map { "\($0.service)/\($0.account)" }.joined(separator: ", ")
         let operations = try KeychainOperations(prompter: context.prompter, reason: auth.localizedReason, context: auth,
-                                                unlockPrompt: context.unlockPrompt)
+                                                unlockPrompt: context.unlockPrompt, environment: context.configuration)
         var secrets: [(Request, SecureBytes)] = []
         for request in requests {
             let identity = ItemIdentity.generic(service: request.service, account: request.account)

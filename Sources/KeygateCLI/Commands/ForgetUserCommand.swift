@@ -27,7 +27,8 @@ enum ForgetUserCommand: KeygateCommand {
         guard let text = args.positional("uid"), let uid = UInt32(text) else {
             throw context.usageError("forget-user needs the removed account's uid, a number", configuration)
         }
-        let outcome = try ForgetUser.run(uid: uid, accountBeingRemoved: args.flag(Self.removing))
+        let outcome = try ForgetUser.run(uid: uid, accountBeingRemoved: args.flag(Self.removing),
+                                         environment: context.configuration)
         var out = outcome.removed.isEmpty ? "nothing of uid \(uid) to remove: the gatekeeper kept no state for it\n"
             : outcome.removed.map { "removed \($0)\n" }.joined()
         if !outcome.processes.isEmpty {

@@ -20,7 +20,7 @@ enum InitCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         if let user = try HostProtectorOptions.userName(args, configuration, context: context) {
-            switch try HostProtectorAdmin.enable(userName: user) {
+            switch try HostProtectorAdmin.enable(userName: user, environment: context.configuration) {
             case .created(let text):
                 Console.err("""
                     Keychain of \(user) created with a host protector (no password). Its recovery key is shown only this once; keep it \

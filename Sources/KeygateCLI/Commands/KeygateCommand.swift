@@ -37,7 +37,10 @@ enum GlobalOptions {
 /// What a verb needs from the process: how to prompt, and a way to build operations.
 struct CommandContext {
     let programName: String
-    let environment: [String: String]
+    /// The environment the CLI's main read once (KeygateEnvironment), passed down to every layer.
+    let configuration: KeygateEnvironment
+    /// Its variables, for the programs a verb starts (askpass, ssh-keygen, `keygate exec`'s command).
+    var environment: [String: String] { configuration.variables }
     let askpass: String?
     var pinentry = false
     /// argv's bytes after the program name, as the kernel gave them (empty when the CLI was run
@@ -49,7 +52,7 @@ struct CommandContext {
     var prompter: SystemPrompter { SystemPrompter(askpass: askpass, environment: environment, pinentry: pinentry) }
 
     func operations(reason: String? = nil) throws -> KeychainOperations {
-        try KeychainOperations(prompter: prompter, reason: reason, unlockPrompt: unlockPrompt)
+        try KeychainOperations(prompter: prompter, reason: reason, unlockPrompt: unlockPrompt, environment: configuration)
     }
 
     /// For the verbs a script calls to look (list, exists, doctor): never the Secret Service's unlock

@@ -64,7 +64,7 @@ enum PolicyCommand: KeygateCommand {
         let problems: [String]
         let count: Int
         if paths.isEmpty {
-            let set = PolicySet.loadForCurrentUser(environment: context.environment)
+            let set = PolicySet.loadForCurrentUser(environment: context.configuration)
             problems = set.problems
             count = set.files.filter { $0.state != "absent" }.count
         } else {
@@ -82,7 +82,7 @@ enum PolicyCommand: KeygateCommand {
     }
 
     static func runExplain(service: String, account: String, _ context: CommandContext) throws -> Int32 {
-        let set = PolicySet.loadForCurrentUser(environment: context.environment)
+        let set = PolicySet.loadForCurrentUser(environment: context.configuration)
         let decision = try set.decision(service: service, account: account)
         var out = "policy for service \(quoted(service)), account \(quoted(account)) (\(set.readCount) file\(set.readCount == 1 ? "" : "s") read):\n"
         for key in PolicyKey.allCases {
@@ -95,7 +95,7 @@ enum PolicyCommand: KeygateCommand {
     }
 
     static func runList(_ context: CommandContext) -> Int32 {
-        let set = PolicySet.loadForCurrentUser(environment: context.environment)
+        let set = PolicySet.loadForCurrentUser(environment: context.configuration)
         var out = ""
         for file in set.files {
             out += pad(file.layer.rawValue, 8) + file.path + ": " + file.state + "\n"

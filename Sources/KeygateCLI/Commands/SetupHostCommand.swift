@@ -36,28 +36,29 @@ enum SetupHostCommand: KeygateCommand {
             throw context.usageError("--tcti names the TPM for --tpm: add --tpm", configuration)
         }
         if args.flag(Self.tpm) {
-            return try sealToTPM(tcti: tcti, rotate: args.flag(Self.rotate))
+            return try sealToTPM(tcti: tcti, rotate: args.flag(Self.rotate), environment: context.configuration)
         }
-        let path = HostKey.path
+        let environment = context.configuration
+        let path = HostKey.path(environment)
         if args.flag(Self.rotate) {
-            try HostKey.rotate()
+            try HostKey.rotate(environment: environment)
             warnInvalidated()
-            Console.out("replaced \(HostKey.isSealed ? HostKey.sealedPath + " (sealed to the TPM)" : path)\n")
-        } else if try HostKey.create() {
+            Console.out("replaced \(HostKey.isSealed(environment) ? HostKey.sealedPath(environment) + " (sealed to the TPM)" : path)\n")
+        } else if try HostKey.create(environment: environment) {
             Console.out("created \(path)\n")
         } else {
-            Console.out("already present: \(HostKey.isSealed ? HostKey.sealedPath + " (sealed to the TPM)" : path)\n")
+            Console.out("already present: \(HostKey.isSealed(environment) ? HostKey.sealedPath(environment) + " (sealed to the TPM)" : path)\n")
         }
         return 0
     }
 
-    private static func sealToTPM(tcti: String?, rotate: Bool) throws -> Int32 {
-        let sealed = HostKey.sealedPath
-        switch try HostKey.sealToTPM(tcti: tcti, rotate: rotate) {
+    private static func sealToTPM(tcti: String?, rotate: Bool, environment: KeygateEnvironment) throws -> Int32 {
+        let sealed = HostKey.sealedPath(environment)
+        switch try HostKey.sealToTPM(tcti: tcti, rotate: rotate, environment: environment) {
         case .created:
             Console.out("created \(sealed) (sealed to the TPM)\n")
         case .migrated:
-            Console.out("sealed the host key to the TPM in \(sealed) and removed \(HostKey.path)\n")
+            Console.out("sealed the host key to the TPM in \(sealed) and removed \(HostKey.path(environment))\n")
         case .alreadySealed:
             Console.out("already sealed to the TPM: \(sealed)\n")
         case .retargeted:

@@ -31,7 +31,7 @@ enum StatusCommand: KeygateCommand {
         } else if let failed = s.failedAttempts, failed > 0 {
             out += "lockout: none; \(failed) failed attempt\(failed == 1 ? "" : "s") since the last success\n"
         }
-        out += FingerprintState.current(userName: s.user).summary + "\n"
+        out += FingerprintState.current(userName: s.user, environment: context.configuration).summary + "\n"
         if let kdf = s.passwordKDF { out += "password protector: \(kdf)\n" }
         if s.loginStale {
             out += "problem: \(KeychainStatus.staleLoginProblem); \(KeychainStatus.staleLoginAdvice)\n"

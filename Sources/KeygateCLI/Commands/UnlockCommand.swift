@@ -29,7 +29,7 @@ enum UnlockCommand: KeygateCommand {
             if args.flag(Self.recovery) { throw context.usageError("""
                 --recovery and --host-protector are two different ways to unlock: give one
                 """, configuration) }
-            let lockAfter = try HostProtectorAdmin.unlock(userName: user)
+            let lockAfter = try HostProtectorAdmin.unlock(userName: user, environment: context.configuration)
             Console.err("""
                 Unlocked the keychain of \(user) with its host protector: after-first-unlock items until reboot, the rest for \
                 \(lockAfter) s.\n

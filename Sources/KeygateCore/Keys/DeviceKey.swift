@@ -74,9 +74,9 @@ package enum DeviceKey {
     /// The device key for the calling user, or nil when it is unavailable. Root (uid 0) derives it from
     /// the host key; any other user reads it from the kernel keyring, where pam_keygate's session hook
     /// handed it over at login. Never throws: callers show `unavailableAdvice(uid:)` when it is nil.
-    static func forCurrentUser(uid: UInt32) -> SecureBytes? {
+    static func forCurrentUser(uid: UInt32, environment: KeygateEnvironment) -> SecureBytes? {
         if uid == 0 {
-            return try? deriveFromHost(uid: 0)
+            return try? deriveFromHost(uid: 0, environment: environment)
         }
         guard let cached = KeyCache(uid: uid).load(cacheName), cached.key.count == byteCount else { return nil }
         return cached.key
@@ -84,18 +84,18 @@ package enum DeviceKey {
 
     /// The device key for `uid`, derived from this host's key and machine-id (root only: this is what
     /// pam_keygate's session hook hands over). nil when the host has no host key.
-    package static func deriveFromHost(uid: UInt32) throws -> SecureBytes? {
-        guard let hostKey = try HostKey.read() else { return nil }
+    package static func deriveFromHost(uid: UInt32, environment: KeygateEnvironment) throws -> SecureBytes? {
+        guard let hostKey = try HostKey.read(environment: environment) else { return nil }
         return try derive(hostKey: hostKey, uid: uid, machineID: machineID())
     }
 
     /// What to tell someone whose this-device-only item needs the device key when there is none.
-    static func unavailableAdvice(uid: UInt32) -> String {
+    static func unavailableAdvice(uid: UInt32, environment: KeygateEnvironment) -> String {
         if uid == 0 {
             // Only on this error path: read again to say why (a TPM that no longer opens the sealed key,
             // a file with the wrong mode, no machine-id) rather than "no host key".
             do {
-                if try HostKey.read() != nil { _ = try machineID() }
+                if try HostKey.read(environment: environment) != nil { _ = try machineID() }
             } catch let error as KeychainError {
                 return error.message
             } catch {}

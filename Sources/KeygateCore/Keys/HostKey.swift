@@ -21,65 +21,60 @@ public enum HostKey {
     /// The advice for a caller that is not root.
     static let runAsRoot = "run as root: sudo keygate setup-host"
 
-    /// Where the host key lives.
-    public static var path: String {
-        #if KEYGATE_TEST_HOOKS
-        if let raw = getenv("KEYGATE_TEST_HOST_KEY") {
-            let redirected = String(cString: raw)
-            if redirected.hasPrefix("/") { return redirected }
-        }
-        #endif
-        return defaultPath
+    /// Where the host key lives: the fixed path, or (test-hook builds) an absolute KEYGATE_TEST_HOST_KEY
+    /// in the environment the caller passes down.
+    public static func path(_ environment: KeygateEnvironment) -> String {
+        environment.testHookPath("KEYGATE_TEST_HOST_KEY") ?? defaultPath
     }
 
     /// Creates the host key if it is absent. Returns true if it created one, false if a valid one was
     /// already there. Throws `.param` when not root, and a clear error when the path is a symbolic link,
     /// is not owned by root, or holds a file that is not a valid host key.
-    public static func create() throws -> Bool {
-        try create(at: path)
+    public static func create(environment: KeygateEnvironment) throws -> Bool {
+        try create(at: path(environment), environment: environment)
     }
 
     /// Replaces the host key with a fresh one (atomically), or creates it if absent. Items sealed for a
     /// device key derived from the old host key become unreadable ("invalidated"). No copy of the old key
     /// is kept: its file is overwritten with zeros (best effort) once the new one is in place.
-    public static func rotate() throws {
-        try rotate(at: path)
+    public static func rotate(environment: KeygateEnvironment) throws {
+        try rotate(at: path(environment), environment: environment)
     }
 
     /// The host key, or nil when there is none. Root only. The file must be a regular, root-owned file of
     /// mode 0400 or 0600 holding exactly 32 bytes; anything else is an error naming the path and the fix.
-    static func read() throws -> SecureBytes? {
-        try read(at: path)
+    static func read(environment: KeygateEnvironment) throws -> SecureBytes? {
+        try read(at: path(environment), environment: environment)
     }
 
     // MARK: - Path-explicit forms (the public ones pass `path`; tests pass a temporary one)
 
-    static func create(at path: String) throws -> Bool {
+    static func create(at path: String, environment: KeygateEnvironment) throws -> Bool {
         try requireRoot(path)
         try prepareFolder(of: path)
         // A TPM-sealed key counts as present once it opens (a TPM that no longer opens it is an error).
         if try existingEntry(at: sealedPath(for: path)) {
-            _ = try read(at: path)
+            _ = try read(at: path, environment: environment)
             return false
         }
         // A present key is validated, not trusted blindly (a wrong mode or size is an error).
-        if try existingEntry(at: path), try read(at: path) != nil { return false }
+        if try existingEntry(at: path), try read(at: path, environment: environment) != nil { return false }
         do {
             try writeFreshKey(to: path, replace: false)
         } catch let error as KeychainError where error.code == .duplicateItem {
             // Another setup-host made it at the same moment: check it like any present key.
-            _ = try read(at: path)
+            _ = try read(at: path, environment: environment)
             return false
         }
         return true
     }
 
-    static func rotate(at path: String) throws {
+    static func rotate(at path: String, environment: KeygateEnvironment) throws {
         try requireRoot(path)
         try prepareFolder(of: path)
         // A TPM-sealed key is rotated inside the TPM: it stays sealed.
         if try existingEntry(at: sealedPath(for: path)) {
-            _ = try sealToTPM(at: path, tcti: nil, rotate: true)
+            _ = try sealToTPM(at: path, tcti: nil, rotate: true, environment: environment)
             return
         }
         _ = try existingEntry(at: path)
@@ -89,9 +84,9 @@ public enum HostKey {
         if let old { scrubAndClose(old) }
     }
 
-    static func read(at path: String) throws -> SecureBytes? {
+    static func read(at path: String, environment: KeygateEnvironment) throws -> SecureBytes? {
         try requireRoot(path)
-        if let sealed = try readSealed(at: path) { return sealed }
+        if let sealed = try readSealed(at: path, environment: environment) { return sealed }
         return try readPlain(at: path)
     }
 

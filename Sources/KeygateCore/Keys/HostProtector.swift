@@ -20,8 +20,8 @@ package enum HostProtector {
 
     /// The key for `uid` from this host's key and machine-id (root only), or nil when the
     /// host has no host key.
-    package static func deriveFromHost(uid: UInt32) throws -> SecureBytes? {
-        guard let hostKey = try HostKey.read() else { return nil }
+    package static func deriveFromHost(uid: UInt32, environment: KeygateEnvironment) throws -> SecureBytes? {
+        guard let hostKey = try HostKey.read(environment: environment) else { return nil }
         return try deriveKey(hostKey: hostKey, uid: uid, machineID: DeviceKey.machineID())
     }
 

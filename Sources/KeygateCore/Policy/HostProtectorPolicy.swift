@@ -6,8 +6,8 @@
 
 package enum HostProtectorPolicy {
     /// The keychain-wide decision for `account`'s keychain, read as root would read it.
-    package static func decision(for account: AccountEntry) throws -> PolicyDecision {
-        try PolicySet.load(home: account.home, uid: account.uid).keychainDecision()
+    package static func decision(for account: AccountEntry, environment: KeygateEnvironment) throws -> PolicyDecision {
+        try PolicySet.load(home: account.home, uid: account.uid, environment: environment).keychainDecision()
     }
 
     /// True when `decision` enables the host protector for `account`.
@@ -19,8 +19,8 @@ package enum HostProtectorPolicy {
 
     /// The decision, or `.param` saying how to enable the host protector when the
     /// policy does not name `account`.
-    package static func require(_ account: AccountEntry) throws -> PolicyDecision {
-        let decision = try decision(for: account)
+    package static func require(_ account: AccountEntry, environment: KeygateEnvironment) throws -> PolicyDecision {
+        let decision = try decision(for: account, environment: environment)
         guard enables(decision, account) else {
             throw KeychainError.param("""
                 the policy does not enable the host protector for \(account.name): as root, add `host-protector = \(account.name)` \

@@ -4,8 +4,8 @@
 // file the user writes. An unusable system file is an error for the caller to log.
 package enum LoginPolicy {
     /// The keychain-wide lock-after of the system policy files, in seconds.
-    package static func lockAfter(home: String) throws -> UInt32 {
-        let system = PolicyLocations.folders(home: home).filter { $0.0.isSystem }
+    package static func lockAfter(home: String, environment: KeygateEnvironment) throws -> UInt32 {
+        let system = PolicyLocations.folders(home: home, environment: environment).filter { $0.0.isSystem }
         return try PolicySet.load(folders: system, uid: 0).keychainDecision().policy.lockAfter
     }
 }

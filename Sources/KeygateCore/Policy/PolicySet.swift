@@ -20,15 +20,16 @@ public struct PolicySet: Sendable {
     /// The three folders, each read lexically (*.policy only): vendor /usr/share/keygate/policies.d then
     /// /usr/local/share/keygate/policies.d, admin /etc/keygate/policies.d, user `home`/.config/keygate/policies.d.
     /// Test-hook builds only: KEYGATE_TEST_POLICY_ROOT (see PolicyLocations). Never throws; failures are recorded.
-    public static func load(home: String, uid: UInt32) -> PolicySet {
-        load(folders: PolicyLocations.folders(home: home), uid: uid)
+    public static func load(home: String, uid: UInt32, environment: KeygateEnvironment) -> PolicySet {
+        load(folders: PolicyLocations.folders(home: home, environment: environment), uid: uid)
     }
 
     /// The calling user's set: the user folder under $HOME when it is absolute (user files can only tighten,
     /// so $HOME cannot loosen anything), else the password database's home.
-    public static func loadForCurrentUser(environment: [String: String]) -> PolicySet {
+    public static func loadForCurrentUser(environment: KeygateEnvironment) -> PolicySet {
         let uid = ProcessIdentity.uid
-        return load(home: (try? KeygatePaths.home(environment: environment, uid: uid)) ?? "/nonexistent", uid: uid)
+        return load(home: (try? KeygatePaths.home(environment: environment.variables, uid: uid)) ?? "/nonexistent", uid: uid,
+                    environment: environment)
     }
 
     /// For tests: these folders, in order; user files must belong to the caller or root.

@@ -22,27 +22,27 @@ extension HostKey {
     }
 
     /// Where the sealed form of the host key lives (host.key.tpm next to `path`).
-    public static var sealedPath: String { sealedPath(for: path) }
+    public static func sealedPath(_ environment: KeygateEnvironment) -> String { sealedPath(for: path(environment)) }
 
     /// Seals the host key to the TPM at `tcti` (default: the kernel's resource manager; test-hook builds
     /// also read KEYGATE_TEST_TCTI). See TPMSetupOutcome. Root only; `.notAvailable` with advice when no
     /// TPM answers, in which case nothing on disk changes.
-    public static func sealToTPM(tcti: String?, rotate: Bool) throws -> TPMSetupOutcome {
-        try sealToTPM(at: path, tcti: tcti, rotate: rotate)
+    public static func sealToTPM(tcti: String?, rotate: Bool, environment: KeygateEnvironment) throws -> TPMSetupOutcome {
+        try sealToTPM(at: path(environment), tcti: tcti, rotate: rotate, environment: environment)
     }
 
     /// Whether the host key is sealed to a TPM (its sealed file exists; root can see it).
-    public static var isSealed: Bool { AtomicFile.exists(sealedPath) }
+    public static func isSealed(_ environment: KeygateEnvironment) -> Bool { AtomicFile.exists(sealedPath(environment)) }
 
     // MARK: - Path-explicit forms
 
     package static func sealedPath(for path: String) -> String { path + ".tpm" }
 
     /// The unsealed host key when `path`'s sealed file exists; nil when it does not.
-    static func readSealed(at path: String) throws -> SecureBytes? {
+    static func readSealed(at path: String, environment: KeygateEnvironment) throws -> SecureBytes? {
         let sealed = sealedPath(for: path)
         guard let file = try readSealedFile(at: sealed) else { return nil }
-        let connection = try TPMConnection(TPMTCTI.forUnsealing(recorded: file.tcti))
+        let connection = try TPMConnection(TPMTCTI.forUnsealing(recorded: file.tcti, environment: environment))
         let key = try TPMSealing.unseal(file.object, on: connection, what: sealed)
         guard key.count == byteCount else {
             throw KeychainError.decode("""
@@ -53,7 +53,8 @@ extension HostKey {
         return key
     }
 
-    static func sealToTPM(at path: String, tcti requested: String?, rotate: Bool) throws -> TPMSetupOutcome {
+    static func sealToTPM(at path: String, tcti requested: String?, rotate: Bool,
+                          environment: KeygateEnvironment) throws -> TPMSetupOutcome {
         try requireRoot(path)
         try prepareFolder(of: path)
         let sealed = sealedPath(for: path)
@@ -61,11 +62,11 @@ extension HostKey {
         let existing = try existingEntry(at: sealed) ? try readSealedFile(at: sealed) : nil
 
         if let existing, !rotate {
-            return try keepSealed(existing, at: path, requested: requested, plainExists: plainExists)
+            return try keepSealed(existing, at: path, requested: requested, plainExists: plainExists, environment: environment)
         }
         let tcti = try requested.map { try TPMTCTI($0) }
-            ?? existing.map { try TPMTCTI.forUnsealing(recorded: $0.tcti) }
-            ?? TPMTCTI.forSealing(requested: nil)
+            ?? existing.map { try TPMTCTI.forUnsealing(recorded: $0.tcti, environment: environment) }
+            ?? TPMTCTI.forSealing(requested: nil, environment: environment)
         let connection = try TPMConnection(tcti)
         // Migrating keeps the existing key (a rotation, or no file, makes a fresh one).
         let migrating = !rotate && plainExists
@@ -84,9 +85,10 @@ extension HostKey {
 
     /// An existing sealed key, kept: it must open (through the requested TCTI, which is then recorded);
     /// a plain file left by an interrupted migration is removed once it is known to hold the same key.
-    private static func keepSealed(_ file: SealedHostKeyFile, at path: String, requested: String?, plainExists: Bool) throws -> TPMSetupOutcome {
+    private static func keepSealed(_ file: SealedHostKeyFile, at path: String, requested: String?, plainExists: Bool,
+                                   environment: KeygateEnvironment) throws -> TPMSetupOutcome {
         let sealed = sealedPath(for: path)
-        let tcti = try requested.map { try TPMTCTI($0) } ?? TPMTCTI.forUnsealing(recorded: file.tcti)
+        let tcti = try requested.map { try TPMTCTI($0) } ?? TPMTCTI.forUnsealing(recorded: file.tcti, environment: environment)
         let key = try TPMSealing.unseal(file.object, on: TPMConnection(tcti), what: sealed)
         var outcome = TPMSetupOutcome.alreadySealed
         if let requested, requested != file.tcti {
@@ -176,7 +178,7 @@ extension HostKey {
     }
 
     /// Loads (never unseals) the sealed object at `path`'s sealed file. Root only.
-    package static func sealedHealth(at path: String) -> SealedKeyHealth {
+    package static func sealedHealth(at path: String, environment: KeygateEnvironment) -> SealedKeyHealth {
         let sealed = sealedPath(for: path)
         let file: SealedHostKeyFile
         let tcti: TPMTCTI
@@ -186,7 +188,7 @@ extension HostKey {
                 return .unusable(.notAvailable("\(sealed) is absent: run `sudo keygate setup-host --tpm`"))
             }
             file = found
-            tcti = try TPMTCTI.forUnsealing(recorded: found.tcti)
+            tcti = try TPMTCTI.forUnsealing(recorded: found.tcti, environment: environment)
         } catch let error as KeychainError {
             return .unusable(error)
         } catch {
@@ -213,9 +215,9 @@ extension HostKey {
 
     /// Whether a TPM answers at the TCTI a new seal would use: nil when it does, else why not. Where that
     /// is a device node that does not exist, tpm2-tss is not even loaded.
-    package static func tpmAbsenceReason() -> (tcti: String, reason: String?) {
+    package static func tpmAbsenceReason(environment: KeygateEnvironment) -> (tcti: String, reason: String?) {
         do {
-            let tcti = try TPMTCTI.forSealing(requested: nil)
+            let tcti = try TPMTCTI.forSealing(requested: nil, environment: environment)
             do {
                 try TPMConnection(tcti).ping()
                 return (tcti.configuration, nil)

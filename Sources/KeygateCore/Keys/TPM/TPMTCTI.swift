@@ -4,7 +4,6 @@
 // `setup-host --tpm --tcti CONF`, which records it in the sealed file's header;
 // test-hook builds also read KEYGATE_TEST_TCTI. Only validation and choice here:
 // tctildr (TPMConnection) interprets the string.
-internal import Glibc
 
 package struct TPMTCTI: Equatable, Sendable {
     /// The kernel's TPM resource manager: several processes may use the TPM at once.
@@ -39,15 +38,15 @@ package struct TPMTCTI: Equatable, Sendable {
     static var standard: TPMTCTI { TPMTCTI(trusted: defaultConfiguration) }
 
     /// The TCTI for a new seal: the one asked for, else (test-hook builds) KEYGATE_TEST_TCTI, else the default.
-    static func forSealing(requested: String?) throws -> TPMTCTI {
+    static func forSealing(requested: String?, environment: KeygateEnvironment) throws -> TPMTCTI {
         if let requested { return try TPMTCTI(requested) }
-        if let override = try testOverride() { return override }
+        if let override = try testOverride(environment) { return override }
         return standard
     }
 
     /// The TCTI for an existing sealed file: its header's, unless a test-hook build is told otherwise.
-    static func forUnsealing(recorded: String) throws -> TPMTCTI {
-        if let override = try testOverride() { return override }
+    static func forUnsealing(recorded: String, environment: KeygateEnvironment) throws -> TPMTCTI {
+        if let override = try testOverride(environment) { return override }
         return try TPMTCTI(recorded)
     }
 
@@ -61,13 +60,9 @@ package struct TPMTCTI: Equatable, Sendable {
 
     private init(trusted: String) { configuration = trusted }
 
-    private static func testOverride() throws -> TPMTCTI? {
-        #if KEYGATE_TEST_HOOKS
-        if let raw = getenv("KEYGATE_TEST_TCTI") {
-            let text = String(cString: raw)
-            if !text.isEmpty { return try TPMTCTI(text) }
-        }
-        #endif
+    /// KEYGATE_TEST_TCTI from the environment passed down (test-hook builds only; nil in release builds).
+    private static func testOverride(_ environment: KeygateEnvironment) throws -> TPMTCTI? {
+        if let text = environment.testHook("KEYGATE_TEST_TCTI"), !text.isEmpty { return try TPMTCTI(text) }
         return nil
     }
 }
