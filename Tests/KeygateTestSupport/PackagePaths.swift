@@ -25,4 +25,16 @@ public enum PackagePaths {
 
     /// The built `keygate` CLI.
     public static var keygateBinary: String { buildProducts + "/keygate" }
+
+    /// The text of every Swift file under `folder` of the package (Sources by default), by its
+    /// path below that folder: what the source-rule tests (layering, system door, environment
+    /// reads, spawn, read path) scan.
+    public static func swiftSources(under folder: String = "Sources") throws -> [String: String] {
+        let base = root + "/" + folder
+        var out: [String: String] = [:]
+        for case let file as String in FileManager.default.enumerator(atPath: base) ?? NSEnumerator() where file.hasSuffix(".swift") {
+            out[file] = try String(contentsOfFile: base + "/" + file, encoding: .utf8)
+        }
+        return out
+    }
 }

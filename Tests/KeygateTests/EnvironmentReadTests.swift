@@ -50,14 +50,7 @@ enum EnvironmentReadCheck {
     }
 
     /// Every Swift file below Sources/, by path below Sources/.
-    static func sources() throws -> [String: String] {
-        let root = PackagePaths.root + "/Sources"
-        var out: [String: String] = [:]
-        for case let file as String in FileManager.default.enumerator(atPath: root) ?? NSEnumerator() where file.hasSuffix(".swift") {
-            out[file] = try String(contentsOfFile: root + "/" + file, encoding: .utf8)
-        }
-        return out
-    }
+    static func sources() throws -> [String: String] { try PackagePaths.swiftSources() }
 }
 
 final class EnvironmentReadTests: XCTestCase {

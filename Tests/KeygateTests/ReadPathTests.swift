@@ -114,12 +114,12 @@ enum ReadPathRules {
     static let satisfy = "Sources/Keygate/Unlocking/ReadUnlock.swift"
     static let unlocker = "Sources/Keygate/Unlocking/KeyUnlocker.swift"
 
+    /// The files of Operations/ and Unlocking/, by their path from the package root.
     static func sources() throws -> [String: String] {
         var out: [String: String] = [:]
-        for folder in [operations, "Sources/Keygate/Unlocking/"] {
-            for name in try FileManager.default.contentsOfDirectory(atPath: PackagePaths.root + "/" + folder) where name.hasSuffix(".swift") {
-                out[folder + name] = try String(contentsOfFile: PackagePaths.root + "/" + folder + name, encoding: .utf8)
-            }
+        for (file, text) in try PackagePaths.swiftSources(under: "Sources/Keygate")
+        where file.hasPrefix("Operations/") || file.hasPrefix("Unlocking/") {
+            out["Sources/Keygate/" + file] = text
         }
         return out
     }

@@ -80,14 +80,7 @@ enum SystemDoor {
     }
 
     /// The text of every Swift file under Sources/, by path under Sources/.
-    static func readSources() throws -> [String: String] {
-        let root = PackagePaths.root + "/Sources"
-        var sources: [String: String] = [:]
-        for case let file as String in FileManager.default.enumerator(atPath: root) ?? NSEnumerator() where file.hasSuffix(".swift") {
-            sources[file] = try String(contentsOfFile: root + "/" + file, encoding: .utf8)
-        }
-        return sources
-    }
+    static func readSources() throws -> [String: String] { try PackagePaths.swiftSources() }
 }
 
 final class SystemDoorTests: XCTestCase {
