@@ -649,7 +649,7 @@ private struct ServiceCalls {
                   let secret = secrets[path] else { continue }
             out.append(SecretServiceStore.ForeignItem(
                 attributes: (attributes.child(0)?.unboxed ?? .other("v")).stringDictionary,
-                label: (label.child(0)?.unboxed ?? .other("v")).string ?? "", secret: secret))
+                label: (label.child(0)?.unboxed ?? .other("v")).string, secret: secret))
         }
         return out
     }

@@ -4,7 +4,7 @@
 // also be owned by that user. Owner and mode are checked on the opened descriptor (one fstat),
 // never on the path, and a file is read only when it is a regular file within the size limit.
 // What the refusal says (with its advice) is the caller's, from the problem returned here.
-package import Glibc
+internal import Glibc
 
 package enum ConfigFile {
     /// Who may own a configuration file or folder.
