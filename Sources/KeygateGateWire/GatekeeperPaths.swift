@@ -6,7 +6,6 @@
 // and give each set of test hooks its own daemon; release builds always use the fixed paths.
 // The hooks come from the KeygateEnvironment the caller passes down, never from the process.
 import KeygateCore
-internal import Glibc
 
 package enum GatekeeperPaths {
     // The paths a test-hook build may redirect are functions of the environment the caller's
@@ -73,22 +72,22 @@ package enum GatekeeperPaths {
     /// exists must be a real folder (not a link) owned by the process's effective uid; one that an
     /// earlier gatekeeper made with its caller's group is given root's group.
     package static func makeFolder(_ path: String, mode: UInt32) throws {
-        var info = stat()
         // The common case, one call: it is there, a real folder, ours (the daemon asks on every request).
-        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() {
-            if info.st_gid != getegid() { _ = lchown(path, geteuid(), getegid()) }
+        if case .success(let info) = FileStatus.of(path, links: .refuse), info.isDirectory, info.uid == ProcessIdentity.euid {
+            if info.gid != ProcessIdentity.egid {
+                FileSystem.changeOwner(path, uid: ProcessIdentity.euid, gid: ProcessIdentity.egid, links: .refuse)
+            }
             return
         }
         var prefix = ""
         for part in path.split(separator: "/") {
             prefix += "/" + part
-            if mkdir(prefix, mode) != 0, errno != EEXIST {
-                let e = errno
-                throw KeychainError.notAvailable("the gatekeeper could not create \(prefix): \(String(cString: strerror(e)))")
+            if let e = FileSystem.makeFolder(prefix, mode: mode), e != .exists {
+                throw KeychainError.notAvailable("the gatekeeper could not create \(prefix): \(e.text)")
             }
         }
-        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() else {
-            throw KeychainError.notAvailable("\(path) is not a folder owned by uid \(geteuid()): remove it; the gatekeeper recreates it")
+        guard case .success(let info) = FileStatus.of(path, links: .refuse), info.isDirectory, info.uid == ProcessIdentity.euid else {
+            throw KeychainError.notAvailable("\(path) is not a folder owned by uid \(ProcessIdentity.euid): remove it; the gatekeeper recreates it")
         }
     }
 }

@@ -6,7 +6,6 @@
 // stack that waits on sd-bus's 25-second timeouts; status, doctor and LAContext ask too.
 // It delegates the bus to SecretServiceConnection (sd-bus, one call at a time here).
 import KeygateCore
-internal import Glibc
 
 /// A reader and the fingers enrolled on it, as fprintd reports them.
 package struct FprintdStatus: Sendable, Equatable {
@@ -79,7 +78,7 @@ package enum FprintdProbe {
                     (Debian: `sudo apt-get install fprintd libpam-fprintd`)
                     """)
             }
-            if info.errno == ETIMEDOUT || info.name == "org.freedesktop.DBus.Error.NoReply" || info.name == "org.freedesktop.DBus.Error.Timeout" {
+            if info.errno == SystemErrno.timedOut.code || info.name == "org.freedesktop.DBus.Error.NoReply" || info.name == "org.freedesktop.DBus.Error.Timeout" {
                 throw KeychainError.notAvailable("""
                     fprintd did not answer within \(deadline.limitText) when asked to \(method.action): it may be hung; restart it \
                     (`systemctl restart fprintd`)

@@ -10,7 +10,6 @@
 // A process that makes many operations (a library caller) builds the context once:
 // `current()` reuses it while the environment, the uid and every policy folder and file
 // (inode, size, times, owner, mode) are unchanged (KeychainContextCache).
-internal import Glibc
 import Synchronization
 
 struct KeychainContext: Sendable {
@@ -41,7 +40,7 @@ struct KeychainContext: Sendable {
     /// Builds the context from scratch: the user, the environment, every policy file.
     static func build(environment: KeygateEnvironment) throws -> KeychainContext {
         let env = environment.variables
-        let uid = getuid()
+        let uid = ProcessIdentity.uid
         let home = try KeygatePaths.home(environment: env, uid: uid)
         var confdir: String?
         var kdf: KDFParameters?
@@ -112,7 +111,7 @@ final class KeychainContextCache: Sendable {
     static let shared = KeychainContextCache()
 
     private struct Entry {
-        let uid: uid_t
+        let uid: UInt32
         let environment: KeygateEnvironment
         let fingerprint: [Int64]
         let context: KeychainContext
@@ -126,7 +125,7 @@ final class KeychainContextCache: Sendable {
     let oneCommand = Mutex(false)
 
     func context(environment: KeygateEnvironment, building build: () throws -> KeychainContext) rethrows -> KeychainContext {
-        let uid = getuid()
+        let uid = ProcessIdentity.uid
         let once = oneCommand.withLock { $0 }
         if let hit = entry.withLock({ $0 }), hit.uid == uid, hit.environment == environment,
            once || Self.fingerprint(hit.context) == hit.fingerprint {
@@ -143,34 +142,35 @@ final class KeychainContextCache: Sendable {
     /// within the last 2 seconds (a file rewritten within one timestamp tick would look
     /// unchanged, so recent changes are never trusted: as git treats "racy" files).
     private static func fingerprint(_ context: KeychainContext) -> [Int64]? {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
+        let now = WallClock.realtimeSeconds
         var out: [Int64] = []
         for (_, folder) in PolicyLocations.folders(home: context.home, environment: context.environment) {
-            var info = stat()
-            guard stat(folder, &info) == 0 else {
-                out.append(-Int64(errno))
+            let info: FileStatus
+            switch FileStatus.of(folder, links: .follow) {
+            case .success(let status): info = status
+            case .failure(let e):
+                out.append(-Int64(e.code))
                 continue
             }
             guard append(info, to: &out, now: now) else { return nil }
-            guard let dir = opendir(folder) else { return nil }
-            defer { closedir(dir) }
-            let names = DirectoryNames.read(dir)
-            for name in names.sorted() {
-                var file = stat()
-                guard fstatat(dirfd(dir), name, &file, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
-                out.append(Int64(name.hashValue))
-                guard append(file, to: &out, now: now) else { return nil }
+            let listed = DirectoryNames.withNames(in: folder) { dir, names -> Bool in
+                for name in names.sorted() {
+                    guard case .success(let file) = FileStatus.of(name, in: dir, links: .refuse) else { return false }
+                    out.append(Int64(name.hashValue))
+                    guard append(file, to: &out, now: now) else { return false }
+                }
+                return true
             }
+            guard case .success(true) = listed else { return nil }
         }
         return out
     }
 
-    private static func append(_ info: stat, to out: inout [Int64], now: timespec) -> Bool {
-        if info.st_mtim.tv_sec >= now.tv_sec - 2 || info.st_ctim.tv_sec >= now.tv_sec - 2 { return false }
-        out += [Int64(info.st_dev), Int64(info.st_ino), Int64(info.st_size), Int64(info.st_mode), Int64(info.st_uid),
-                Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec), Int64(info.st_ctim.tv_sec),
-                Int64(info.st_ctim.tv_nsec)]
+    private static func append(_ info: FileStatus, to out: inout [Int64], now: Int) -> Bool {
+        if info.modifiedSeconds >= now - 2 || info.changedSeconds >= now - 2 { return false }
+        out += [Int64(info.device), Int64(info.inode), Int64(info.size), Int64(info.typeAndMode), Int64(info.uid),
+                Int64(info.modifiedSeconds), Int64(info.modifiedNanoseconds), Int64(info.changedSeconds),
+                Int64(info.changedNanoseconds)]
         return true
     }
 }

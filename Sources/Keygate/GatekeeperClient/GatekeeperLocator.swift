@@ -3,7 +3,6 @@
 // packaged and `make install` places. Test-hook builds also take KEYGATE_TEST_GATEKEEPER
 // (from the KeygateEnvironment passed down) and a gatekeeper in the running program's own
 // folder (SwiftPM's build folder).
-internal import Glibc
 
 enum GatekeeperLocator {
     static let name = "keygate-gatekeeper"
@@ -35,20 +34,17 @@ enum GatekeeperLocator {
     /// Whether the gatekeeper at `path` can act for a user other than root: a regular file,
     /// owned by root, setuid. (Root needs no setuid bit.)
     static func isSetuidRoot(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && info.st_uid == 0 && (info.st_mode & S_ISUID) != 0
+        guard case .success(let info) = FileStatus.of(path, links: .follow) else { return false }
+        return info.uid == 0 && (info.mode & 0o4000 /* S_ISUID */) != 0
     }
 
     private static func isExecutable(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
+        guard case .success(let info) = FileStatus.of(path, links: .follow) else { return false }
+        return info.isRegular && FileSystem.allows(.executable, path)
     }
 
     private static func executableFolder() -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { return nil }
-        let path = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let path = FileSystem.linkTarget("/proc/self/exe") else { return nil }
         guard let slash = path.lastIndex(of: "/") else { return nil }
         return String(path[..<slash])
     }

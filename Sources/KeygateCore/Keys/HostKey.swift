@@ -6,7 +6,6 @@
 // into locked memory, with the checks a key file needs. Where the key is sealed to
 // a TPM (host.key.tpm beside it, `setup-host --tpm`), reading, creating and
 // rotating delegate to HostKey+TPM.swift.
-internal import Glibc
 
 /// The host secret only root can read: /var/lib/keygate/host.key, 32 random bytes, mode 0400, owner root,
 /// folder /var/lib/keygate 0700 root. In test-hook builds (KEYGATE_TEST_HOOKS) the path can be redirected with
@@ -97,11 +96,11 @@ public enum HostKey {
         let file: OpenFile
         switch SafeFile.openForReading(path) {
         case .success(let opened): file = opened
-        case .failure(let e) where e.code == ENOENT || e.code == ENOTDIR: return nil
+        case .failure(let e) where e == .noEntry || e == .notDirectory: return nil
         case .failure(let e): throw failure(e.code, path, "open")
         }
         defer { file.close() }
-        try check(file.info, path)
+        try check(file.status, path)
 
         let key = try SecureBytes(count: byteCount)
         let filled = try key.withUnsafeMutableBytes { raw in
@@ -117,7 +116,7 @@ public enum HostKey {
     // MARK: - Implementation (internal: HostKey+TPM.swift shares the checks)
 
     static func requireRoot(_ path: String) throws {
-        guard geteuid() == 0 else {
+        guard ProcessIdentity.euid == 0 else {
             throw KeychainError.param("the host key (\(path)) belongs to root: \(runAsRoot)")
         }
     }
@@ -126,23 +125,22 @@ public enum HostKey {
     /// root that nobody else can write to; a readable one is narrowed to 0700.
     static func prepareFolder(of path: String) throws {
         let folder = parent(of: path)
-        var info = stat()
-        if lstat(folder, &info) == 0 {
-            guard info.st_mode & S_IFMT == S_IFDIR else {
+        if case .success(let info) = FileStatus.of(folder, links: .refuse) {
+            guard info.isDirectory else {
                 throw KeychainError.notAvailable("""
                     \(folder) is not a folder (or is a symbolic link): the host key lives only in a real root-owned folder; move it \
                     aside and run `sudo keygate setup-host` again
                     """)
             }
-            guard info.st_uid == 0 else {
+            guard info.uid == 0 else {
                 throw KeychainError.notAvailable("""
-                    \(folder) belongs to uid \(info.st_uid), not root: the host key lives only in a root-only folder; run `sudo chown \
+                    \(folder) belongs to uid \(info.uid), not root: the host key lives only in a root-only folder; run `sudo chown \
                     root:root \(folder) && sudo chmod 0700 \(folder)`
                     """)
             }
-            guard info.st_mode & 0o022 == 0 else {
+            guard info.mode & 0o022 == 0 else {
                 throw KeychainError.notAvailable("""
-                    \(folder) can be written by other users (mode \(octal(info.st_mode & 0o7777))): the host key lives only in a \
+                    \(folder) can be written by other users (mode \(octal(info.mode))): the host key lives only in a \
                     root-only folder; run `sudo chmod 0700 \(folder)`, or keep the key in /var/lib/keygate
                     """)
             }
@@ -152,21 +150,21 @@ public enum HostKey {
 
     /// Whether something is at `path`. A symbolic link or a file not owned by root is refused.
     static func existingEntry(at path: String) throws -> Bool {
-        var info = stat()
-        guard lstat(path, &info) == 0 else {
-            let e = errno
-            if e == ENOENT { return false }
-            throw failure(e, path, "inspect")
+        let info: FileStatus
+        switch FileStatus.of(path, links: .refuse) {
+        case .success(let status): info = status
+        case .failure(.noEntry): return false
+        case .failure(let e): throw failure(e.code, path, "inspect")
         }
-        if info.st_mode & S_IFMT == S_IFLNK {
+        if info.isSymbolicLink {
             throw KeychainError.notAvailable("""
                 \(path) is a symbolic link, and Keygate does not follow links for the host key: remove the link, then run `sudo \
                 keygate setup-host`
                 """)
         }
-        guard info.st_uid == 0 else {
+        guard info.uid == 0 else {
             throw KeychainError.notAvailable("""
-                \(path) belongs to uid \(info.st_uid), not root, so it cannot be trusted as the host key: remove it, then run `sudo \
+                \(path) belongs to uid \(info.uid), not root, so it cannot be trusted as the host key: remove it, then run `sudo \
                 keygate setup-host` (this-device-only items sealed for it will be invalidated)
                 """)
         }
@@ -174,24 +172,24 @@ public enum HostKey {
     }
 
     /// The checks a host key file must pass: regular, owned by root, 0400 or 0600, exactly 32 bytes.
-    static func check(_ info: stat, _ path: String) throws {
-        guard info.st_mode & S_IFMT == S_IFREG else {
+    static func check(_ info: FileStatus, _ path: String) throws {
+        guard info.isRegular else {
             throw KeychainError.notAvailable("\(path) is not a regular file: remove it, then run `sudo keygate setup-host`")
         }
-        guard info.st_uid == 0 else {
+        guard info.uid == 0 else {
             throw KeychainError.notAvailable("""
-                \(path) belongs to uid \(info.st_uid), not root, so it cannot be trusted as the host key: remove it, then run `sudo \
+                \(path) belongs to uid \(info.uid), not root, so it cannot be trusted as the host key: remove it, then run `sudo \
                 keygate setup-host` (this-device-only items sealed for it will be invalidated)
                 """)
         }
-        let mode = info.st_mode & 0o7777
+        let mode = info.mode
         guard mode == 0o400 || mode == 0o600 else {
             throw KeychainError.notAvailable("""
                 \(path) has mode \(octal(mode)); the host key must be readable by root only: run `sudo chmod 0400 \(path)`, and \
                 `sudo keygate setup-host --rotate` if others may have read it
                 """)
         }
-        guard Int(info.st_size) == byteCount else { throw wrongSize(path, Int(info.st_size)) }
+        guard info.size == byteCount else { throw wrongSize(path, info.size) }
     }
 
     /// Writes 32 fresh random bytes to `path`, mode 0400, through a temporary file in the same folder.
@@ -209,22 +207,21 @@ public enum HostKey {
 
     /// A write descriptor on the current key file, if it is a regular file of a plausible size.
     static func openOldKeyForScrubbing(_ path: String) -> (fd: Int32, size: Int)? {
-        let fd = SafeFile.openDescriptor(path, O_WRONLY | O_NONBLOCK)
+        let fd = SafeFile.open(path, [.writeOnly, .nonBlocking])
         guard fd >= 0 else { return nil }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= 4096 else {
-            close(fd)
+        guard case .success(let info) = FileStatus.of(descriptor: fd), info.isRegular, info.size <= 4096 else {
+            Descriptor.close(fd)
             return nil
         }
-        return (fd, Int(info.st_size))
+        return (fd, info.size)
     }
 
     /// Overwrites the replaced (now unlinked) key file with zeros and syncs it: best effort, since a
     /// copy-on-write or journaling file system may keep the old blocks anyway.
     static func scrubAndClose(_ old: (fd: Int32, size: Int)) {
         SafeFile.writeAll(old.fd, [UInt8](repeating: 0, count: old.size), at: 0)
-        _ = fsync(old.fd)
-        close(old.fd)
+        Descriptor.sync(old.fd)
+        Descriptor.close(old.fd)
     }
 
     static func parent(of path: String) -> String {
@@ -233,7 +230,7 @@ public enum HostKey {
         return folder.isEmpty ? "/" : folder
     }
 
-    static func octal(_ mode: mode_t) -> String {
+    static func octal(_ mode: UInt32) -> String {
         let digits = String(mode, radix: 8)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
@@ -246,14 +243,15 @@ public enum HostKey {
     }
 
     static func failure(_ code: Int32, _ path: String, _ action: String) -> KeychainError {
-        if code == ELOOP {
+        let error = SystemErrno(code: code)
+        if error == .symbolicLink {
             return .notAvailable("""
                 \(path) is a symbolic link, and Keygate does not follow links for the host key: remove the link, then run `sudo \
                 keygate setup-host`
                 """)
         }
-        let reason = String(cString: strerror(code))
-        if code == EACCES || code == EPERM {
+        let reason = error.text
+        if error == .accessDenied || error == .notPermitted {
             return .param("could not \(action) \(path): \(reason); \(runAsRoot)")
         }
         return .notAvailable("could not \(action) \(path): \(reason); check the disk and that \(parent(of: path)) is a root-only folder (0700)")

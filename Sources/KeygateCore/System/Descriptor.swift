@@ -1,8 +1,8 @@
 // One owned file descriptor, closed exactly once (at `close()` or when the owner lets go of
 // it), and what Keygate does with descriptors it did not open as files: close-on-exec pipes
-// (pipe2, so another thread's spawn never inherits an end), writing all of a buffer, and
-// reading an exact count before a deadline (the gatekeeper's frames). Every call retries
-// EINTR; partial reads of secrets are wiped. Files are SafeFile's; processes are Spawn's.
+// (pipe2, so another thread's spawn never inherits an end), writing all of a buffer,
+// reading an exact count before a deadline (the gatekeeper's frames), and fsync. Every read
+// and write retries EINTR; partial reads of secrets are wiped. Files are SafeFile's; processes are Spawn's.
 internal import CSystem
 internal import Glibc
 
@@ -23,6 +23,13 @@ package final class Descriptor {
     @discardableResult
     package static func close(_ fd: Int32) -> SystemErrno? {
         Glibc.close(fd) == 0 ? nil : .current
+    }
+
+    /// fsync(2) on a descriptor no Descriptor owns: its data and metadata on the disk; nil when
+    /// done, else why not. Not retried on EINTR (callers that had no retry keep none).
+    @discardableResult
+    package static func sync(_ fd: Int32) -> SystemErrno? {
+        fsync(fd) == 0 ? nil : .current
     }
 
     /// F_SETPIPE_SZ (fcntl(2)): asks for a pipe of at least `bytes` (the kernel rounds up, and

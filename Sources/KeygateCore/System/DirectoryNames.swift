@@ -24,6 +24,16 @@ package enum DirectoryNames {
         return .success(read(dir))
     }
 
+    /// Opens the folder `path` (opendir(3), links followed as opendir does), reads every name, and
+    /// runs `body` with the open folder's descriptor (dirfd(3): for FileStatus.of(_:in:links:)) and
+    /// the names; the folder is closed when `body` returns. The errno when opendir fails.
+    package static func withNames<T>(in path: String, _ body: (_ folder: Int32, _ names: [String]) throws -> T)
+        rethrows -> Result<T, SystemErrno> {
+        guard let dir = opendir(path) else { return .failure(.current) }
+        defer { closedir(dir) }
+        return .success(try body(dirfd(dir), read(dir)))
+    }
+
     /// The names in the open folder `dirfd` (read through a duplicate, so `dirfd` stays open and
     /// its caller's), or nil when the folder holds more than `maxEntries` entries, "." and ".."
     /// counted: a bounded listing of a folder someone else may have filled.

@@ -19,6 +19,11 @@ package struct FileStatus: Sendable, Equatable {
     /// The last change of contents (st_mtim).
     package let modifiedSeconds: Int
     package let modifiedNanoseconds: Int
+    /// The last change of the inode (st_ctim): contents, mode, owner, links or name.
+    package let changedSeconds: Int
+    package let changedNanoseconds: Int
+    /// The whole st_mode, type bits included, as the kernel gave it.
+    package let typeAndMode: UInt32
 
     init(_ info: stat) {
         switch info.st_mode & S_IFMT {
@@ -40,6 +45,9 @@ package struct FileStatus: Sendable, Equatable {
         linkCount = UInt64(info.st_nlink)
         modifiedSeconds = info.st_mtim.tv_sec
         modifiedNanoseconds = info.st_mtim.tv_nsec
+        changedSeconds = info.st_ctim.tv_sec
+        changedNanoseconds = info.st_ctim.tv_nsec
+        typeAndMode = info.st_mode
     }
 
     package var isRegular: Bool { kind == .regular }

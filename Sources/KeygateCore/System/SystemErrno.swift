@@ -42,6 +42,8 @@ package struct SystemErrno: Error, Equatable, Sendable {
     package static let noSpace = SystemErrno(code: ENOSPC)
     /// EDQUOT: the disk quota is used up.
     package static let quotaExceeded = SystemErrno(code: EDQUOT)
+    /// ETIMEDOUT: the call (or the peer it waited for) timed out.
+    package static let timedOut = SystemErrno(code: ETIMEDOUT)
     /// EIO: an input/output error.
     package static let io = SystemErrno(code: EIO)
 }

@@ -1,4 +1,5 @@
-// The wall clock in whole seconds since the epoch (time(2)): timestamps a person reads and
+// The wall clock in whole seconds since the epoch (time(2), or clock_gettime(2)'s CLOCK_REALTIME
+// where the caller asked the clock itself): timestamps a person reads and
 // expiries stored in files, and a moment as UTC calendar fields (gmtime_r(3)). Deadlines use
 // MonotonicClock; the gatekeeper's windows, BootClock.
 internal import Glibc
@@ -6,6 +7,13 @@ internal import Glibc
 package enum WallClock {
     /// Seconds since 1970-01-01 UTC, as time(NULL) gives them.
     package static var seconds: Int { time(nil) }
+
+    /// Seconds since 1970-01-01 UTC, as clock_gettime(CLOCK_REALTIME) gives them (tv_sec).
+    package static var realtimeSeconds: Int {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return now.tv_sec
+    }
 }
 
 /// A moment as UTC calendar fields (gmtime_r(3)).
