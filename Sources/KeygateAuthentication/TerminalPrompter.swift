@@ -10,7 +10,7 @@ struct TerminalPrompter: Prompter {
 
     /// True when this process has a controlling terminal that can be opened.
     static var isAvailable: Bool {
-        let fd = SafeFile.open(path, [.readWrite, .noControllingTerminal], links: .follow)
+        let fd = SafeFile.open(path, .readWrite | .noControllingTerminal, links: .follow)
         guard fd >= 0 else { return false }
         Descriptor.close(fd)
         return true
@@ -21,14 +21,14 @@ struct TerminalPrompter: Prompter {
     }
 
     func notify(_ message: String) {
-        let fd = SafeFile.open(Self.path, [.writeOnly, .noControllingTerminal], links: .follow)
+        let fd = SafeFile.open(Self.path, .writeOnly | .noControllingTerminal, links: .follow)
         guard fd >= 0 else { return }
         Descriptor.write(message + "\n", to: fd)
         Descriptor.close(fd)
     }
 
     func readSecret(prompt: String) throws -> SecureBytes? {
-        let fd = SafeFile.open(Self.path, [.readWrite, .noControllingTerminal], links: .follow)
+        let fd = SafeFile.open(Self.path, .readWrite | .noControllingTerminal, links: .follow)
         guard fd >= 0 else { throw KeychainError.interactionNotAllowed(PromptAdvice.noPrompt) }
         defer { Descriptor.close(fd) }
         return try Self.readSecret(prompt: prompt, fd: fd)

@@ -12,7 +12,7 @@ enum Confirmation {
     /// yes, interactionNotAllowed (36) with no terminal to ask on.
     static func ask(_ what: String, assumeYes: Bool) throws {
         if assumeYes { return }
-        let fd = Terminal.isTerminal(0) ? SafeFile.open("/dev/tty", [.readWrite, .noControllingTerminal], links: .follow) : -1
+        let fd = Terminal.isTerminal(0) ? SafeFile.open("/dev/tty", .readWrite | .noControllingTerminal, links: .follow) : -1
         guard fd >= 0 else {
             throw KeychainError(.interactionNotAllowed, "\(what), and there is no terminal to ask you on: pass --yes to go ahead")
         }

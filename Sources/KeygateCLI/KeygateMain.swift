@@ -60,10 +60,9 @@ public enum KeygateMain {
 
     /// `raw` is argv's bytes for `arguments` (see CommandContext.rawArguments), or empty.
     static func run(_ arguments: [String], raw: [[UInt8]], programName: String) -> Int32 {
-        // ssh-keygen's askpass child while `keygate ssh-add` checks a passphrase (SSHKeygen).
-        // The CLI's one read of its environment: passed down from here (KeygateEnvironment).
-        let environment = KeygateEnvironment.process()
-        if environment[SSHKeygen.feedVariable] == "1" { return SSHKeygen.feed() }
+        // ssh-keygen's askpass child while `keygate ssh-add` checks a passphrase (SSHKeygen): one
+        // variable, read without the snapshot a command takes below.
+        if ProcessEnvironment.variable(SSHKeygen.feedVariable) == "1" { return SSHKeygen.feed() }
         AuditLog.identifyAsKeygate()
         // A Secret Service prompt shown as a window (an unlock dialog) is announced on stderr.
         SecretServicePrompt.onWindowWait { Console.err($0 + "\n") }
@@ -130,6 +129,9 @@ public enum KeygateMain {
         if parsed.flag(GlobalOptions.verbose) { AuditLog.echoToStandardError = true }
         // One command per process: the keychain context is read once, not fingerprinted for reuse.
         KeychainProcess.runsOneCommand()
+        // The CLI's one read of its environment, once a command runs (--version and help take
+        // none): passed down from here (KeygateEnvironment).
+        let environment = KeygateEnvironment.process()
         let context = CommandContext(programName: programName, configuration: environment,
                                      askpass: parsed.value(GlobalOptions.askpass) ?? askpass,
                                      pinentry: pinentry || parsed.flag(GlobalOptions.pinentry), rawArguments: raw,

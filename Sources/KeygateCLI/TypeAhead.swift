@@ -10,7 +10,7 @@ enum TypeAhead {
     /// Discards pending terminal input after `error`, when it refused an authentication.
     static func discard(after error: KeychainError) {
         guard error.code == .authFailed else { return }
-        let fd = SafeFile.open("/dev/tty", [.readWrite, .noControllingTerminal, .nonBlocking], links: .follow)
+        let fd = SafeFile.open("/dev/tty", .readWrite | .noControllingTerminal | .nonBlocking, links: .follow)
         guard fd >= 0 else { return }
         defer { Descriptor.close(fd) }
         let discarded = Terminal.discardTypeAhead(fd)

@@ -66,7 +66,7 @@ package enum GateAuditFile {
 
     /// The log, opened for appending: a regular file of ours with one link, else nothing.
     private static func openLog(_ environment: KeygateEnvironment) -> Int32? {
-        let fd = SafeFile.open(path(environment), [.writeOnly, .append, .create, .noControllingTerminal], mode: 0o600)
+        let fd = SafeFile.open(path(environment), .writeOnly | .append | .create | .noControllingTerminal, mode: 0o600)
         guard fd >= 0 else { return nil }
         guard case .success(let info) = FileStatus.of(descriptor: fd), info.isRegular, info.uid == ProcessIdentity.euid,
               info.linkCount == 1 else {

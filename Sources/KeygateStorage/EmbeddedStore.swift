@@ -249,10 +249,10 @@ final class EmbeddedStore: ItemStore {
     /// Returns false when the file is on a read-only file system and `readOnlyFileSystemIsFine`
     /// (a read): the file is then checked the same way, opened read-only.
     private func ensurePrivateFile(readOnlyFileSystemIsFine: Bool = false) throws -> Bool {
-        var fd = SafeFile.open(path, [.readWrite, .create, .nonBlocking], mode: 0o600, links: .refuse)
+        var fd = SafeFile.open(path, .readWrite | .create | .nonBlocking, mode: 0o600, links: .refuse)
         var writable = true
         if fd < 0, SystemErrno.last == .readOnlyFileSystem, readOnlyFileSystemIsFine {
-            fd = SafeFile.open(path, [.nonBlocking], links: .refuse)
+            fd = SafeFile.open(path, .nonBlocking, links: .refuse)
             writable = false
         }
         guard fd >= 0 else {

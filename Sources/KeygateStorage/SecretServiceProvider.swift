@@ -134,7 +134,7 @@ package enum SecretServiceProvider: Sendable, Equatable {
 
     /// At most 256 bytes of a small /proc file; nil when it cannot be read.
     private static func readSmallFile(_ path: String) -> String? {
-        let fd = SafeFile.open(path, [], links: .follow)
+        let fd = SafeFile.open(path, .readOnly, links: .follow)
         guard fd >= 0 else { return nil }
         defer { Descriptor.close(fd) }
         guard case .success(let bytes) = SafeFile.readOnce(fd, upTo: 256), !bytes.isEmpty else { return nil }

@@ -26,6 +26,18 @@ final class ProcessEnvironmentTests: XCTestCase {
         XCTAssertNil(ProcessEnvironment.snapshot()[variable])
     }
 
+    func test_oneVariable_isReadAsTheSnapshotReadsIt_andAPrefixIsNotAMatch() {
+        unsetenv(variable)
+        setenv(variable + "_LONGER", "not this", 1)
+        defer { unsetenv(variable + "_LONGER") }
+        XCTAssertNil(ProcessEnvironment.variable(variable), "another variable that starts with the name")
+        setenv(variable, "a=b", 1)
+        XCTAssertEqual(ProcessEnvironment.variable(variable), "a=b", "split at the first equals sign")
+        XCTAssertEqual(ProcessEnvironment.variable(variable), ProcessEnvironment.snapshot()[variable])
+        setenv(variable, "", 1)
+        XCTAssertEqual(ProcessEnvironment.variable(variable), "")
+    }
+
     func test_snapshot_isTheWholeEnvironment_splitAtTheFirstEquals() {
         setenv(variable, "a=b", 1)
         let snapshot = ProcessEnvironment.snapshot()

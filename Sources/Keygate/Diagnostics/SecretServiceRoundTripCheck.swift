@@ -97,7 +97,7 @@ enum SecretServiceRoundTripCheck {
 
     /// A file of at most 64 MiB, or nil.
     private static func readFile(_ path: String) -> String? {
-        let fd = SafeFile.open(path, [.nonBlocking], links: .follow)
+        let fd = SafeFile.open(path, .nonBlocking, links: .follow)
         guard fd >= 0 else { return nil }
         defer { Descriptor.close(fd) }
         guard case .success(let bytes) = SafeFile.readAll(fd, limit: 64 << 20, chunk: 65536) else { return nil }

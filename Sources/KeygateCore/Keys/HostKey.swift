@@ -207,7 +207,7 @@ public enum HostKey {
 
     /// A write descriptor on the current key file, if it is a regular file of a plausible size.
     static func openOldKeyForScrubbing(_ path: String) -> (fd: Int32, size: Int)? {
-        let fd = SafeFile.open(path, [.writeOnly, .nonBlocking])
+        let fd = SafeFile.open(path, .writeOnly | .nonBlocking)
         guard fd >= 0 else { return nil }
         guard case .success(let info) = FileStatus.of(descriptor: fd), info.isRegular, info.size <= 4096 else {
             Descriptor.close(fd)

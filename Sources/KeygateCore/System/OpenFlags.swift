@@ -1,12 +1,20 @@
 // open(2)'s flags as a Swift option set, for callers outside System/ that open through
 // SafeFile.open: SafeFile adds O_CLOEXEC always and O_NOFOLLOW unless links are allowed, so
-// neither is here. No flags (`[]`) is O_RDONLY.
+// neither is here. `.readOnly` (no flags) is O_RDONLY.
+//
+// Callers combine flags with `|`, never an array literal: `[.readWrite, .noControllingTerminal]`
+// builds an Array<OpenFlags> through SetAlgebra's generic initialiser, whose metadata the
+// runtime instantiates from its mangled name the first time, about 200,000 instructions in a
+// process that opens one file (a gated read paid them in TerminalPrompter.isAvailable; callgrind,
+// docs/PERFORMANCE.md).
 internal import Glibc
 
 package struct OpenFlags: OptionSet, Sendable {
     package let rawValue: Int32
     package init(rawValue: Int32) { self.rawValue = rawValue }
 
+    /// O_RDONLY: no flags.
+    package static let readOnly = OpenFlags(rawValue: 0)
     /// O_WRONLY.
     package static let writeOnly = OpenFlags(rawValue: O_WRONLY)
     /// O_RDWR.
@@ -25,6 +33,11 @@ package struct OpenFlags: OptionSet, Sendable {
     package static let noControllingTerminal = OpenFlags(rawValue: O_NOCTTY)
     /// O_DIRECTORY: fail unless it is a folder.
     package static let directory = OpenFlags(rawValue: O_DIRECTORY)
+
+    /// Both sets of flags, without an array (see above).
+    package static func | (lhs: OpenFlags, rhs: OpenFlags) -> OpenFlags {
+        OpenFlags(rawValue: lhs.rawValue | rhs.rawValue)
+    }
 }
 
 extension SafeFile {

@@ -29,6 +29,21 @@ public enum ProcessEnvironment {
         return out
     }
 
+    /// The one variable `name`, read without building the dictionary: for a program's first
+    /// question before it knows it will run a command (`keygate --version` builds no snapshot).
+    public static func variable(_ name: String) -> String? {
+        let wanted = Array(name.utf8) + [UInt8(ascii: "=")]
+        var p = environ
+        while let entry = p.pointee {
+            let entryBytes = UnsafeRawBufferPointer(start: entry, count: strlen(entry))
+            if entryBytes.starts(with: wanted) {
+                return String(decoding: UnsafeRawBufferPointer(rebasing: entryBytes[wanted.count...]), as: UTF8.self)
+            }
+            p += 1
+        }
+        return nil
+    }
+
     /// The environment's bytes, entry after entry, each ended by a NUL: what a snapshot was
     /// taken from, compared exactly (cheaper than a dictionary).
     public static func environmentBytes() -> [UInt8] {
