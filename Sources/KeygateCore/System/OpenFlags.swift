@@ -14,7 +14,7 @@ package struct OpenFlags: OptionSet, Sendable {
     package init(rawValue: Int32) { self.rawValue = rawValue }
 
     /// O_RDONLY: no flags.
-    package static let readOnly = OpenFlags(rawValue: 0)
+    package static let readOnly = OpenFlags()
     /// O_WRONLY.
     package static let writeOnly = OpenFlags(rawValue: O_WRONLY)
     /// O_RDWR.
