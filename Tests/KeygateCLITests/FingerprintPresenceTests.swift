@@ -337,7 +337,7 @@ final class FingerprintPresenceTests: XCTestCase {
             echo p4=$(count)
             finger none
             """, extraEnvironment: choosing(env), timeout: 240)
-        var v = r.values
+        let v = r.values
         let p = (0...4).map { Int(v["p\($0)"] ?? "") ?? -1 }
         XCTAssertEqual(v["fp1"], "fp", "the finger reopened the keychain, and opened the item: \(r.summary)")
         XCTAssertEqual(p[1], p[0], "no password: \(h.prompts())")
@@ -355,49 +355,43 @@ final class FingerprintPresenceTests: XCTestCase {
         XCTAssertEqual(info.st_uid, 0, "root's")
         XCTAssertEqual(info.st_mode & 0o077, 0, "root's alone")
         XCTAssertEqual(unlink("/run/keygate/finger/\(h.user.uid)"), 0)
-        let reboot = try h.run(preamble + """
+        // After `setup` (which counts the prompts as p0 and leaves the keychain locked), the enrolled
+        // finger on the reader: the plain item still reads, through the password (one prompt more),
+        // and stderr says why the finger did not reopen it.
+        func fingerLeavesThePassword(after setup: String, _ why: String, saying: String?,
+                                     environment: [String: String]) throws {
+            let run = try h.run(preamble + setup + """
+
+                finger finger-a
+                echo plain=$(keygate get -s plain -a a)
+                echo p1=$(count)
+                finger none
+                """, extraEnvironment: environment)
+            XCTAssertEqual(run.values["plain"], "plain", run.summary)
+            XCTAssertEqual(Int(run.values["p1"] ?? ""), (Int(run.values["p0"] ?? "") ?? -1) + 1, "\(why), the password: \(h.prompts())")
+            if let saying { XCTAssertTrue(run.err.contains(saying), run.summary) }
+        }
+        try fingerLeavesThePassword(after: """
             echo p0=$(count)
             keygate lock
-            finger finger-a
-            echo plain=$(keygate get -s plain -a a)
-            echo p1=$(count)
-            finger none
-            """, extraEnvironment: choosing(env))
-        v = reboot.values
-        XCTAssertEqual(v["plain"], "plain", reboot.summary)
-        XCTAssertEqual(Int(v["p1"] ?? ""), (Int(v["p0"] ?? "") ?? -1) + 1, "after a reboot, the password first: \(h.prompts())")
-        XCTAssertTrue(reboot.err.contains("keeps nothing for it"), reboot.summary)
+            """, "after a reboot", saying: "keeps nothing for it", environment: choosing(env))
 
         // The policy's window (2 s here) since the last password.
-        let window = try h.run(preamble + """
+        try fingerLeavesThePassword(after: """
             keygate unlock; echo p0=$(count)
             keygate lock
             sleep 3
-            finger finger-a
-            echo plain=$(keygate get -s plain -a a)
-            echo p1=$(count)
-            finger none
-            """, extraEnvironment: choosing(env).merging(["KEYGATE_TEST_FINGER_UNLOCK": "2"]) { _, new in new })
-        v = window.values
-        XCTAssertEqual(v["plain"], "plain", window.summary)
-        XCTAssertEqual(Int(v["p1"] ?? ""), (Int(v["p0"] ?? "") ?? -1) + 1, "past the window, the password: \(h.prompts())")
-        XCTAssertTrue(window.err.contains("since the last password"), window.summary)
+            """, "past the window", saying: "since the last password",
+            environment: choosing(env).merging(["KEYGATE_TEST_FINGER_UNLOCK": "2"]) { _, new in new })
 
         // The biometric lockout drops it.
-        let lockout = try h.run(preamble + """
+        try fingerLeavesThePassword(after: """
             keygate unlock
             finger finger-b
             for i in 1 2 3 4 5; do keygate get -s fp -a a >/dev/null 2>&1; done
             echo p0=$(count)
             keygate lock
-            finger finger-a
-            echo plain=$(keygate get -s plain -a a)
-            echo p1=$(count)
-            finger none
-            """, extraEnvironment: choosing(env))
-        v = lockout.values
-        XCTAssertEqual(v["plain"], "plain", lockout.summary)
-        XCTAssertEqual(Int(v["p1"] ?? ""), (Int(v["p0"] ?? "") ?? -1) + 1, "after the lockout, the password: \(h.prompts())")
+            """, "after the lockout", saying: nil, environment: choosing(env))
 
         // A password change the keychain has not followed: the finger opens nothing.
         _ = try h.run("keygate unlock", extraEnvironment: env)
