@@ -3,9 +3,9 @@
 // is missing). The session lives until its stop file appears: `stop()` makes it, and the
 // script stops what it started, by pid. (Not the end of a pipe: every process the test starts
 // afterwards, a user's gnome-keyring among them, inherits the pipe's open end.) A "finger" is
-// a name: `touch("finger-a")` rests it on the reader for a verification until `settle()`
-// lifts it; `enroll` scans one five times. The test puts fingers there as root: the device's
-// socket is root's.
+// a name: `touch("finger-a")` rests it on the reader, scanned once by each verification that
+// starts, until `settle()` lifts it; `enroll` scans one five times. The test puts fingers
+// there as root: the device's socket is root's.
 import Foundation
 
 public final class FprintSession: @unchecked Sendable {
@@ -90,18 +90,32 @@ public final class FprintSession: @unchecked Sendable {
         _ = try Subprocess.run([values["KEYGATE_FPRINT_RESTART"] ?? "/bin/false"], timeout: 30)
     }
 
-    /// Puts the finger `name` on the reader, in the background, for a verification: it rests
-    /// there (touching whenever the device listens, up to 30 s) until settle() lifts it. The
-    /// previous finger is lifted first. `stamps`: a file that gets each scan's time (ns).
+    /// Puts the finger `name` on the reader, in the background, for the verifications to come:
+    /// it rests there, and touches once after each verification fprintd starts from now on (as a
+    /// real reader scans a finger touched after it began to listen), until settle() lifts it or
+    /// for 60 s. The previous finger is lifted first. `stamps`: a file that gets each scan's time
+    /// (ns). (scripts/fprint-session's `touch` says why a scan must come after the start.)
     public func touch(_ name: String, stamps: String? = nil) {
         settle()
+        let log = values["KEYGATE_FPRINT_LOG"] ?? ""
+        let now = ((try? FileManager.default.attributesOfItem(atPath: log))?[.size] as? NSNumber)?.intValue ?? 0
         let process = Process()
         process.executableURL = URL(fileURLWithPath: values["KEYGATE_FPRINT_TOUCH"] ?? "/bin/false")
-        process.arguments = ["--verify", name] + (stamps.map { [$0] } ?? [])
+        process.arguments = ["--verify", "--from", String(now), name] + (stamps.map { [$0] } ?? [])
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         if (try? process.run()) != nil { fingers.withLock { $0.append(process) } }
+    }
+
+    /// What fprintd and the fingers did lately, for a failure's message: the fingers' scans
+    /// (touch.log) and the end of fprintd's log, with libfprint's lines.
+    public func postMortem(lines: Int = 60) -> String {
+        let log = values["KEYGATE_FPRINT_LOG"] ?? ""
+        let scans = (try? String(contentsOfFile: (log as NSString).deletingLastPathComponent + "/touch.log", encoding: .utf8)) ?? ""
+        let fprintd = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(lines)
+        return "FPRINT POST-MORTEM\nscans (time, finger):\n\(scans)fprintd's log, its last \(lines) lines:\n"
+            + fprintd.joined(separator: "\n")
     }
 
     /// Lifts every finger resting on the reader: call it once the read it was for is done, so
