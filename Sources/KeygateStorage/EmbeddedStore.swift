@@ -237,11 +237,22 @@ final class EmbeddedStore: ItemStore {
         return (db, keyed)
     }
 
-    /// The file read-only, with its WAL when SQLite can use it there (its -wal and -shm files are
-    /// kept, and read), else as an immutable file (no locks, no WAL: what the main file holds).
+    /// The file read-only, with its WAL when SQLite can use it there: its -wal and -shm files are
+    /// kept, and SQLite reads them read-only (measured on SQLite 3.40: it tries each O_RDWR|O_CREAT,
+    /// meets EPERM or EROFS, and opens it O_RDONLY). Without a -shm it cannot, and the file is
+    /// opened as immutable (no locks, no WAL: only what the main file holds), which is the whole
+    /// store only while the -wal holds nothing: a -wal with commits in it (a writer killed before
+    /// its checkpoint) is refused rather than read without them.
     private static func openReadingOnly(_ path: String) throws -> SQLiteDatabase {
         if let db = try? SQLiteDatabase(readingOnly: path, immutable: false), (try? db.scalarText("PRAGMA user_version")) != nil {
             return db
+        }
+        if case .success(let wal) = FileStatus.of(path + "-wal", links: .refuse), wal.size > 0 {
+            throw KeychainError.notAvailable("""
+                cannot read the embedded store \(path) in a read-only folder: its write-ahead log (\(path)-wal) holds changes \
+                SQLite can read only with the -shm file beside it, which is missing; make the folder writable once (any keygate \
+                command then folds the log into the file), then try again
+                """)
         }
         return try SQLiteDatabase(readingOnly: path, immutable: true)
     }

@@ -347,6 +347,43 @@ final class EmbeddedStoreTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2", "a read changed nothing")
     }
 
+    func test_anImmutableFolder_readsCommitsStillInTheWAL_andRefusesAWALItCannotRead() throws {
+        try Requirement.require(Requirement.isRoot, "root (chattr +i)")
+        try store.create(contract.genericAttributes(account: "first"), blob: [1], replace: false)
+        // A reader holding an older snapshot: the writer's checkpoint cannot fold the new commit
+        // into the file, so it stays in the WAL, as when a writer is killed before its checkpoint.
+        // Another process (a connection in this one would share SQLite's -shm mapping with the reads below).
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = ["-c", """
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute("BEGIN"); c.execute("SELECT count(*) FROM items").fetchall()
+            print("ready", flush=True); time.sleep(60)
+            """, store.path]
+        let ready = Pipe()
+        holder.standardOutput = ready
+        try holder.run()
+        defer { holder.terminate(); holder.waitUntilExit() }
+        XCTAssertEqual(String(decoding: ready.fileHandleForReading.readData(ofLength: 6), as: UTF8.self), "ready\n")
+        try store.create(contract.genericAttributes(account: "in-the-wal"), blob: [2], replace: false)
+        let copy = NSTemporaryDirectory() + "keygate-wal-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { _ = try? Subprocess.run(["chattr", "-R", "-i", copy]); try? FileManager.default.removeItem(atPath: copy) }
+        for suffix in ["", "-wal"] {
+            try FileManager.default.copyItem(atPath: store.path + suffix, toPath: copy + "/" + EmbeddedStore.fileName + suffix)
+        }
+        XCTAssertGreaterThan((try FileManager.default.attributesOfItem(atPath: copy + "/items.sqlite-wal")[.size] as? Int) ?? 0, 0)
+        XCTAssertEqual(try Subprocess.run(["chattr", "-R", "+i", store.directory]).status, 0)
+        defer { _ = try? Subprocess.run(["chattr", "-R", "-i", store.directory]) }
+        XCTAssertEqual(try store.search(ItemQuery(exactly: contract.genericAttributes(account: "in-the-wal").identity), loadBlobs: true)
+            .map(\.blob), [[2]], "with its -shm, the WAL is read read-only")
+
+        XCTAssertEqual(try Subprocess.run(["chattr", "-R", "+i", copy]).status, 0)
+        let withoutShm = EmbeddedStore(directory: copy)
+        contract.assertThrows(.notAvailable, { _ = try withoutShm.search(ItemQuery(service: self.tag), loadBlobs: false) },
+                              messageContains: "holds changes SQLite can read only with the -shm file")
+    }
+
     private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     // MARK: - concurrency and crashes
