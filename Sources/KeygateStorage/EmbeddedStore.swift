@@ -325,15 +325,16 @@ final class EmbeddedStore: ItemStore {
     private func readOnly(_ why: SystemErrno) -> KeychainError {
         let cause: String
         if why == .readOnlyFileSystem {
-            cause = "the file system holding \(directory) is mounted read-only"
+            cause = "the file system is read-only"
         } else if why == .notPermitted {
-            cause = "the folder \(directory) or the file is immutable (lsattr shows the i flag; chattr -i removes it)"
+            cause = "it or the file is immutable (lsattr shows the i flag; chattr -i removes it)"
         } else {
-            cause = "the folder \(directory) or the file is not writable by you (check its owner and mode: 0700 and 0600)"
+            cause = "it or the file is not writable by you (check their owner, and modes 0700 and 0600)"
         }
         return KeychainError.notAvailable("""
-            cannot write the embedded store \(path): the folder is read-only: \(cause). Reads still work; to add or change \
-            items, make it writable. Pointing XDG_DATA_HOME elsewhere would start an empty keychain there, away from these items
+            cannot write the embedded store \(path): the folder \(directory) is read-only: \(cause). Reads still work; to add or \
+            change items, make it writable. Pointing XDG_DATA_HOME elsewhere would start an empty keychain there, away from these \
+            items
             """)
     }
 

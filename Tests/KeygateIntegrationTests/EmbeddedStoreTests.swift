@@ -341,7 +341,7 @@ final class EmbeddedStoreTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try store.search(ItemQuery(exactly: contract.genericAttributes(account: "plain").identity),
                                         loadBlobs: true).map(\.blob), [[6]])
         contract.assertThrows(.notAvailable, { try self.store.create(self.contract.genericAttributes(account: "new"), blob: [7], replace: false) },
-                              messageContains: "the folder is read-only")
+                              messageContains: "is read-only: it or the file is immutable")
         _ = try Subprocess.run(["chattr", "-R", "-i", store.directory])
         let db = try SQLiteDatabase(path: store.path, create: false)
         XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2", "a read changed nothing")
