@@ -7,52 +7,35 @@ import KeygateCore
 package enum ItemAttributeCodec {
     static let schemaName = "io.keygate.Item"
 
+    /// The attributes that are not item fields (those are named by ItemField.attributeName).
     enum Key {
         static let itemClass = "keygate:class"
-        static let service = ItemField.service.attributeName
-        static let account = ItemField.account.attributeName
-        static let server = ItemField.server.attributeName
-        static let `protocol` = ItemField.protocol.attributeName
-        static let port = ItemField.port.attributeName
-        static let path = ItemField.path.attributeName
-        static let securityDomain = ItemField.securityDomain.attributeName
-        static let authenticationType = ItemField.authenticationType.attributeName
         static let accessible = "keygate:accessible"
         /// The access control's text form (AccessControl.attributeValue); absent for an ungated item.
         static let access = "keygate:access"
-        static let comment = ItemField.comment.attributeName
-        static let generic = ItemField.generic.attributeName
-        static let description = ItemField.description.attributeName
-        /// Absent for an item in no group.
-        static let accessGroup = ItemField.accessGroup.attributeName
-        /// "1" for a synchronizable item; absent otherwise (Keygate never syncs: see ItemAttributes).
-        static let synchronizable = ItemField.synchronizable.attributeName
         /// The creation date (seconds) in Keygate's own record (Apple's kSecAttrCreationDate is an
         /// item attribute too). SecretServiceStore writes it on every item, and a replacement keeps
         /// it: the Secret Service's own `Created` is the new object's. Items an earlier Keygate
         /// wrote may lack it (it was written on replacements only).
         static let created = "keygate:created"
         /// When Keygate last wrote the item (seconds; kSecAttrModificationDate). With `created` and
-        /// `label` in the attributes, `list` reads one property an item instead of four
+        /// the label in the attributes, `list` reads one property an item instead of four
         /// (docs/DECISIONS.md, "A list reads one property an item"). Absent on items an earlier Keygate wrote:
         /// their dates come from the Secret Service's `Created` and `Modified`.
         static let modified = "keygate:modified"
-        /// The item's label, as its `Label` property also holds it (kSecAttrLabel is an item
-        /// attribute on Apple's side too). A label changed by another tool (seahorse sets the
-        /// property only) is not Keygate's. Absent on items an earlier Keygate wrote: their
-        /// label is the `Label` property.
+        /// The item's label (ItemField.label, "keygate:label"), as its `Label` property also holds
+        /// it (kSecAttrLabel is an item attribute on Apple's side too). A label changed by another
+        /// tool (seahorse sets the property only) is not Keygate's. Absent on items an earlier
+        /// Keygate wrote: their label is the `Label` property.
         static let label = ItemField.label.attributeName
         /// Which of two items with one identity is the newer: SecretServiceStore's crash-safe
         /// update creates the replacement with the next generation before deleting the old item.
         static let generation = "keygate:generation"
     }
 
-    /// The names of `Key`: each is one of ItemAttributes.ownAttributeNames (ItemAttributeCodecTests).
-    static let keyNames: [String] = [
-        Key.itemClass, Key.service, Key.account, Key.server, Key.protocol, Key.port, Key.path, Key.securityDomain,
-        Key.authenticationType, Key.accessible, Key.access, Key.comment, Key.generic, Key.description, Key.accessGroup,
-        Key.synchronizable, Key.created, Key.modified, Key.label, Key.generation,
-    ]
+    /// Every attribute name Keygate writes: each is one of ItemAttributes.ownAttributeNames (ItemAttributeCodecTests).
+    static let keyNames: [String] = [Key.itemClass, Key.accessible, Key.access, Key.created, Key.modified, Key.generation]
+        + ItemField.allCases.map(\.attributeName)
 
     static func isExtraName(_ name: String) -> Bool { ItemAttributes.isExtraName(name) }
 
@@ -118,7 +101,7 @@ package enum ItemAttributeCodec {
                                  modified: attrs[Key.modified].flatMap { UInt64($0) } ?? modified,
                                  extras: attrs.filter { isExtraName($0.key) })
         for field in [ItemField.comment, .description] { out[field] = attrs[field.attributeName] }
-        if let text = attrs[Key.generic] {
+        if let text = attrs[ItemField.generic.attributeName] {
             guard let bytes = Base64Text.decode(text) else { return nil }
             out.generic = bytes
         }

@@ -36,11 +36,9 @@ public struct ItemAttributes: Sendable, Hashable {
 
     /// The attribute names Keygate stores itself (the Secret Service's and the embedded store's
     /// `io.keygate.Item` attributes), which an extra attribute may not take.
-    public static let ownAttributeNames: Set<String> = [
-        "keygate:class", "service", "account", "server", "protocol", "port", "path", "security-domain",
-        "authentication-type", "keygate:accessible", "keygate:access", "comment", "generic", "description", "access-group",
-        "synchronizable", "keygate:created", "keygate:modified", "keygate:label", "keygate:generation",
-    ]
+    public static let ownAttributeNames: Set<String> = Set(ItemField.allCases.map(\.attributeName)).union([
+        "keygate:class", "keygate:accessible", "keygate:access", "keygate:created", "keygate:modified", "keygate:generation",
+    ])
 
     /// The attributes KeePassXC adds to every item it keeps and owns (its entry's fields, as its
     /// Secret Service shows them). Never an item's extras: writing them back is refused by KeePassXC
