@@ -272,6 +272,12 @@ final class EmbeddedStore: ItemStore {
     /// Returns false when the file or its folder cannot be written (a read-only mount, `chattr
     /// +i`, no write permission) and `readingIsEnough` (a read): the file is then checked the
     /// same way, to be opened read-only. A write there is refused, naming the folder.
+    ///
+    /// An existing file is checked by its path (lstat, access), never opened here: closing any
+    /// descriptor of the database drops every POSIX lock this process holds on it, SQLite's
+    /// locks of the other threads' connections included, and a writer in another process then
+    /// resets the WAL under their reads (SQLITE_IOERR_SHORT_READ, measured: docs/DECISIONS.md).
+    /// Only a file that does not exist yet is opened, with O_EXCL, so no connection holds it.
     private func ensurePrivateFile(readingIsEnough: Bool = false) throws -> Bool {
         // SQLite writes the -wal and -shm files beside the database: a folder it cannot write is
         // as read-only as the file (access(2): EROFS for a read-only mount, EPERM for an immutable folder).
@@ -280,38 +286,54 @@ final class EmbeddedStore: ItemStore {
             let why = SystemErrno.last
             if FileSystem.allows(.exists, directory) { unwritable = why }
         }
-        var fd: Int32 = -1
-        if unwritable == nil {
-            fd = SafeFile.open(path, .readWrite | .create | .nonBlocking, mode: 0o600, links: .refuse)
-            if fd < 0, Self.meansReadOnly(SystemErrno.last) { unwritable = SystemErrno.last }
-        }
-        if let why = unwritable {
-            guard readingIsEnough else { throw readOnly(why) }
-            fd = SafeFile.open(path, .nonBlocking, links: .refuse)
-        }
-        guard fd >= 0 else {
-            let e = SystemErrno.last
-            if e == .noSpace || e == .quotaExceeded {
-                throw KeychainError.notAvailable("cannot create the embedded store \(path): the disk is full; free some space, then try again")
+        if unwritable == nil, case .failure(.noEntry) = FileStatus.of(path, links: .refuse) {
+            let fd = SafeFile.open(path, .readWrite | .create | .exclusive | .nonBlocking, mode: 0o600, links: .refuse)
+            if fd >= 0 {
+                Descriptor.close(fd)
+            } else if SystemErrno.last != .exists {
+                let e = SystemErrno.last
+                if Self.meansReadOnly(e) {
+                    unwritable = e
+                } else if e == .noSpace || e == .quotaExceeded {
+                    throw KeychainError.notAvailable("cannot create the embedded store \(path): the disk is full; free some space, then try again")
+                } else {
+                    throw KeychainError.notAvailable("could not create the embedded store \(path): \(e.text); "
+                                                     + "check that its folder belongs to you (mode 0700)")
+                }
             }
+        }
+        let info: FileStatus
+        switch FileStatus.of(path, links: .refuse) {
+        case .success(let found): info = found
+        case .failure(let e):
             if e == .symbolicLink {
                 throw KeychainError.notAvailable("\(path) is a symbolic link, and Keygate does not follow links for its own "
                                                  + "files: replace the link with the real file")
             }
+            if let unwritable, !readingIsEnough { throw readOnly(unwritable) }
             throw KeychainError.notAvailable("could not open the embedded store \(path): \(e.text); "
                                              + "check that it and its folder belong to you (modes 0600 and 0700)")
         }
-        defer { Descriptor.close(fd) }
-        guard case .success(let info) = FileStatus.of(descriptor: fd), info.isRegular else {
+        if info.isSymbolicLink {
+            throw KeychainError.notAvailable("\(path) is a symbolic link, and Keygate does not follow links for its own "
+                                             + "files: replace the link with the real file")
+        }
+        guard info.isRegular else {
             throw KeychainError.notAvailable("\(path) is not a regular file: move it aside and try again")
         }
         guard info.uid == ProcessIdentity.euid else {
             throw KeychainError.notAvailable("\(path) belongs to uid \(info.uid), not to you (uid \(ProcessIdentity.euid)): "
                                              + "fix its owner, or move it aside")
         }
-        let writable = unwritable == nil
-        if writable, info.mode & 0o077 != 0 { FileSystem.changeMode(descriptor: fd, 0o600) }
-        return writable
+        if unwritable == nil, !FileSystem.allows(.writable, path), Self.meansReadOnly(SystemErrno.last) {
+            unwritable = SystemErrno.last
+        }
+        if let unwritable {
+            guard readingIsEnough else { throw readOnly(unwritable) }
+            return false
+        }
+        if info.mode & 0o077 != 0 { _ = FileSystem.changeMode(path, 0o600) }
+        return true
     }
 
     /// Whether a failed open for writing means the file or its folder cannot be written, so that
