@@ -140,7 +140,7 @@ final class EmbeddedStore: ItemStore {
     /// Service matches), then filtered by `query.matches` (label and the rest, client-side). The
     /// query for one item (a read, an update) goes by the UNIQUE identity index instead: one
     /// lookup, in a statement that SQLite compiles and runs in a fraction of the time of one
-    /// subquery per attribute (docs/DECISIONS.md, issue 19). `byIdentity` false: the file is keyed
+    /// subquery per attribute (docs/DECISIONS.md). `byIdentity` false: the file is keyed
     /// by an older schema that this connection may not move (a read of a read-only file), so the
     /// index is not used.
     private func items(in db: SQLiteDatabase, matching query: ItemQuery, loadBlobs: Bool,
@@ -384,7 +384,7 @@ final class EmbeddedStore: ItemStore {
 
     /// The schema version is kept twice: in the `schema_version` table, which older Keygates read,
     /// and in the file header's `user_version`, which a connection reads first, without compiling
-    /// a statement over the schema (docs/DECISIONS.md, issue 19). A file that has only the table
+    /// a statement over the schema (docs/DECISIONS.md). A file that has only the table
     /// (written before the header was used) is checked by the table, and given the header by
     /// the next connection that writes. A later schema must set both.
     /// Returns whether the identity index holds the current keys: false only for an older file

@@ -28,7 +28,9 @@ final class WriteThenReadStressTests: XCTestCase {
         let keychain = try InProcessKeychain()
         environment = keychain
         service = "write-read-\(UUID().uuidString.prefix(8))"
-        KeygateSecurityConfiguration.prompter = ScriptedPrompter(Array(repeating: keychain.password, count: 8))
+        // Enough answers for a keychain unlocked again after its cached key was dropped (a
+        // lock-after, or another suite of root's evicting root's keys on a shared machine).
+        KeygateSecurityConfiguration.prompter = ScriptedPrompter(Array(repeating: keychain.password, count: 200))
     }
 
     override func tearDownWithError() throws {
@@ -88,7 +90,7 @@ final class WriteThenReadStressTests: XCTestCase {
         let service = self.service
         DispatchQueue.concurrentPerform(iterations: threads) { t in
             // Half the threads go through `Keychain`, half through SecItem*.
-            let keychain = Keygate.Keychain(service: service).prompter(ScriptedPrompter(Array(repeating: password, count: 4)))
+            let keychain = Keygate.Keychain(service: service).prompter(ScriptedPrompter(Array(repeating: password, count: 50)))
             var n = 0
             while Date() < end {
                 let account = "race\(Int.random(in: 0..<12))"
