@@ -154,6 +154,22 @@ final class AccessGroupKeyTests: XCTestCase {
         XCTAssertEqual(secrets([kSecValuePersistentRef as String: old]), ["one", "two"])
     }
 
+    func test_theCLI_declaresNoGroups_soItsGetFindsAnItemInAGroup_andSaysWhenTwoGroupsHoldIt() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.keygateBinary), "the built keygate")
+        XCTAssertEqual(add(generic("TEAM.app1"), "one"), errSecSuccess)
+        let get = [PackagePaths.keygateBinary, "get", "-s", service, "-a", "token"]
+        var r = try Subprocess.run(get, timeout: 30)
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(r.out, "one", "the one item of that name, in its group")
+        XCTAssertEqual(add(generic("TEAM.app2"), "two"), errSecSuccess)
+        r = try Subprocess.run(get, timeout: 30)
+        XCTAssertNotEqual(r.status, 0)
+        XCTAssertTrue(r.err.contains("2 items for \(service)/token, in the access groups TEAM.app1, TEAM.app2"), r.err)
+        XCTAssertEqual(add(generic(), "none"), errSecSuccess)
+        r = try Subprocess.run(get, timeout: 30)
+        XCTAssertEqual(r.out, "none", "the item in no group is the CLI's own: \(r.err)")
+    }
+
     // MARK: A keychain the earlier Keygate made
 
     func test_aKeychainMadeBeforeTheGroupJoinedTheKey_readsAsItWas_andTakesTheTwinsItCouldNotHold() throws {
