@@ -335,7 +335,9 @@ check-release: swift-present
 # The long runs of issue 8: the same XCTest cases `check` runs with small numbers
 # (CrashConsistencyTests, ConcurrencyTests, ...), with big ones. STRESS_KILLS SIGKILLs per
 # kill loop, STRESS_PROCS racing processes x STRESS_OPS operations, STRESS_TASKS tasks in
-# the library race. STRESS_PARTS holds the test filters; STRESS_TARGETS the long parts that
+# the library race; the write-then-read race (WriteThenReadStressTests) runs STRESS_ROUNDS
+# rounds of STRESS_SECONDS, with STRESS_LOCKERS clients locking the collection beside it
+# (check runs it with 3 of 2 s). STRESS_PARTS holds the test filters; STRESS_TARGETS the long parts that
 # are make targets (the fuzzers, the AddressSanitizer run), run after the tests. Each test
 # prints a "STRESS name: figures" line; they are collected at the end (the log is
 # $(OUT)/stress.log). Exit status: the first failure's.
@@ -343,14 +345,19 @@ STRESS_KILLS ?= 200
 STRESS_PROCS ?= 8
 STRESS_OPS   ?= 500
 STRESS_TASKS ?= 16
-STRESS_PARTS ?= CrashConsistencyTests ConcurrencyTests LibraryConcurrencyTests DyingDependencyTests IsolationTests
+STRESS_ROUNDS ?= 10
+STRESS_SECONDS ?= 30
+STRESS_LOCKERS ?= 1
+STRESS_PARTS ?= CrashConsistencyTests ConcurrencyTests LibraryConcurrencyTests DyingDependencyTests IsolationTests \
+                WriteThenReadStressTests
 STRESS_LOG   := $(OUT)/stress.log
 
 stress: swift-present pam
 	$(SWIFT) build $(SWIFT_FLAGS)
 	@mkdir -p $(OUT)
 	@status=0; STRESS_KILLS=$(STRESS_KILLS) STRESS_PROCS=$(STRESS_PROCS) STRESS_OPS=$(STRESS_OPS) \
-	  STRESS_TASKS=$(STRESS_TASKS) KEYGATE_PAM_MODULE=$(abspath $(PAM_OUT))/pam_keygate.so \
+	  STRESS_TASKS=$(STRESS_TASKS) STRESS_ROUNDS=$(STRESS_ROUNDS) STRESS_SECONDS=$(STRESS_SECONDS) \
+	  STRESS_LOCKERS=$(STRESS_LOCKERS) KEYGATE_PAM_MODULE=$(abspath $(PAM_OUT))/pam_keygate.so \
 	  scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS) \
 	  --filter '$(subst $(eval) ,|,$(strip $(STRESS_PARTS)))' >$(STRESS_LOG) 2>&1 || status=$$?; \
 	  grep -E '^(STRESS |Test Suite .(All|Selected) tests|.*error:|.*failed)' $(STRESS_LOG) | tail -n 60; \

@@ -20,19 +20,8 @@ struct SecItemQuery {
     enum AuthenticationUI { case allow, fail, skip }
 
     var itemClass: ItemClass?
-    var service: String?
-    var account: String?
-    var label: String?
-    var comment: String?
-    var description: String?
-    var generic: Data?
-    var server: String?
-    var `protocol`: InternetProtocol?
-    var port: UInt16?
-    var path: String?
-    var securityDomain: String?
-    var authenticationType: AuthenticationType?
-    var accessGroup: String?
+    /// The item fields the dictionary named (kSecAttr* keys in `fieldKeys`), as ItemField's text.
+    var fields: [ItemField: String] = [:]
     var synchronizable: Synchronizable?
     var accessibility: Accessibility?
     var accessControl: SecAccessControl?
@@ -41,6 +30,9 @@ struct SecItemQuery {
 
     var valueData: Data?
     var persistentRef: ItemIdentity?
+    /// A persistent reference made before the access group joined the primary key: it names
+    /// its item in whichever group it is.
+    var persistentRefInAnyGroup = false
     /// The environment of this call, read once at the Apple layer's edge (KeygateSecurityConfiguration).
     let environment = KeygateSecurityConfiguration.environment()
     /// The access groups the process declared (SecAccessGroups); nil when none.
@@ -55,6 +47,25 @@ struct SecItemQuery {
     var operationPrompt: String?
     /// Every key the dictionary held.
     private(set) var keys: Set<String> = []
+
+    /// The kSecAttr* keys of item fields (ItemField's table), but kSecAttrSynchronizable, which also
+    /// takes kSecAttrSynchronizableAny.
+    static let fieldKeys: [String: ItemField] = [
+        kSecAttrService: .service, kSecAttrAccount: .account, kSecAttrServer: .server, kSecAttrProtocol: .protocol,
+        kSecAttrPort: .port, kSecAttrPath: .path, kSecAttrSecurityDomain: .securityDomain,
+        kSecAttrAuthenticationType: .authenticationType, kSecAttrAccessGroup: .accessGroup, kSecAttrLabel: .label,
+        kSecAttrComment: .comment, kSecAttrDescription: .description, kSecAttrGeneric: .generic,
+    ]
+
+    /// The Apple key of each field, for messages.
+    static let fieldNames: [ItemField: String] = [
+        .service: "kSecAttrService", .account: "kSecAttrAccount", .server: "kSecAttrServer", .protocol: "kSecAttrProtocol",
+        .port: "kSecAttrPort", .path: "kSecAttrPath", .securityDomain: "kSecAttrSecurityDomain",
+        .authenticationType: "kSecAttrAuthenticationType", .accessGroup: "kSecAttrAccessGroup", .label: "kSecAttrLabel",
+        .comment: "kSecAttrComment", .description: "kSecAttrDescription", .generic: "kSecAttrGeneric",
+    ]
+
+    var accessGroup: String? { fields[.accessGroup] }
 
     /// Keys that only a search or an add may hold, never the attributes of an update.
     static let notUpdatable: Set<String> = [
@@ -119,15 +130,17 @@ struct SecItemQuery {
                     """)
             default: throw .param("kSecClass \"\(code)\" is not an item class: use kSecClassGenericPassword or kSecClassInternetPassword")
             }
-        case kSecAttrService: service = try text()
-        case kSecAttrAccount: account = try text()
-        case kSecAttrLabel: label = try text()
-        case kSecAttrComment: comment = try text()
-        case kSecAttrDescription: description = try text()
-        case kSecAttrServer: server = try text()
-        case kSecAttrPath: path = try text()
-        case kSecAttrSecurityDomain: securityDomain = try text()
-        case kSecAttrAccessGroup: accessGroup = try text()
+        case _ where Self.fieldKeys[key] != nil:
+            guard let field = Self.fieldKeys[key] else { return }
+            switch field.kind {
+            case .text, .code, .flag: fields[field] = try text()
+            case .port:
+                guard let n = SecValue.integer(raw), let p = UInt16(exactly: n) else { throw .param("kSecAttrPort must be a number from 0 to 65535") }
+                fields[field] = String(p)
+            case .bytes:
+                guard let d = SecValue.data(raw) else { throw .param("\(Self.name(key)) must be Data") }
+                fields[field] = Base64Text.encode([UInt8](d))
+            }
         case kSecValueRef:
             guard let unwrapped = SecValue.unwrapped(raw), let item = unwrapped as? SecKeychainItem else {
                 throw SecFailure(status: errSecUnimplemented, message: """
@@ -147,14 +160,6 @@ struct SecItemQuery {
                     """)
             }
             try matchItem(only.identity)
-        case kSecAttrGeneric:
-            guard let d = SecValue.data(raw) else { throw .param("kSecAttrGeneric must be Data") }
-            generic = d
-        case kSecAttrProtocol: self.protocol = InternetProtocol(rawValue: try text())
-        case kSecAttrAuthenticationType: authenticationType = AuthenticationType(rawValue: try text())
-        case kSecAttrPort:
-            guard let n = SecValue.integer(raw), let p = UInt16(exactly: n) else { throw .param("kSecAttrPort must be a number from 0 to 65535") }
-            port = p
         case kSecAttrSynchronizable:
             if SecValue.string(raw) == kSecAttrSynchronizableAny { synchronizable = .any } else { synchronizable = try flag() ? .yes : .no }
         case kSecAttrAccessible:
@@ -177,10 +182,11 @@ struct SecItemQuery {
             guard let d = SecValue.data(raw) else { throw .param("kSecValueData must be Data") }
             valueData = d
         case kSecValuePersistentRef:
-            guard let d = SecValue.data(raw), let identity = SecPersistentRef.identity(from: d) else {
+            guard let d = SecValue.data(raw), let reference = SecPersistentRef.reference(from: d) else {
                 throw .param("kSecValuePersistentRef is not a persistent reference Keygate returned")
             }
-            persistentRef = identity
+            persistentRef = reference.identity
+            persistentRefInAnyGroup = !reference.namesGroup
         case kSecReturnData: returnData = try flag()
         case kSecReturnAttributes: returnAttributes = try flag()
         case kSecReturnPersistentRef: returnPersistentRef = try flag()
@@ -244,6 +250,7 @@ struct SecItemQuery {
             kSecAttrAccessGroup: "kSecAttrAccessGroup", kSecAttrProtocol: "kSecAttrProtocol",
             kSecAttrAuthenticationType: "kSecAttrAuthenticationType", kSecUseOperationPrompt: "kSecUseOperationPrompt",
             kSecClass: "kSecClass", kSecAttrAccessible: "kSecAttrAccessible", kSecUseAuthenticationUI: "kSecUseAuthenticationUI",
+            kSecAttrGeneric: "kSecAttrGeneric",
         ]
         return names[key] ?? key
     }
@@ -260,44 +267,34 @@ struct SecItemQuery {
 
     /// Attributes the class does not have are errSecNoSuchAttr, as on Apple: kSecAttrService
     /// belongs to generic passwords; server, protocol, port, path, security domain and
-    /// authentication type to internet passwords.
+    /// authentication type to internet passwords (ItemField.belongs(to:)).
     func checkAttributes(for cls: ItemClass) throws(SecFailure) {
-        let wrong: [(String, Bool)]
-        switch cls {
-        case .genericPassword:
-            wrong = [("kSecAttrServer", server != nil), ("kSecAttrProtocol", self.protocol != nil || keys.contains(kSecAttrProtocol)),
-                     ("kSecAttrPort", port != nil), ("kSecAttrPath", path != nil),
-                     ("kSecAttrSecurityDomain", securityDomain != nil),
-                     ("kSecAttrAuthenticationType", authenticationType != nil || keys.contains(kSecAttrAuthenticationType))]
-        case .internetPassword:
-            wrong = [("kSecAttrService", service != nil)]
-        }
-        if let (name, _) = wrong.first(where: { $0.1 }) {
-            throw SecFailure(status: errSecNoSuchAttr,
-                             message: """
-                                 \(name) is not an attribute of \
-                                 \(cls == .genericPassword ? "kSecClassGenericPassword" : "kSecClassInternetPassword") items: remove it, or use the \
-                                 other class
-                                 """)
-        }
+        let order = ItemField.allCases
+        guard let wrong = order.first(where: { fields[$0] != nil && !$0.belongs(to: cls) }) else { return }
+        throw SecFailure(status: errSecNoSuchAttr,
+                         message: """
+                             \(Self.fieldNames[wrong] ?? wrong.rawValue) is not an attribute of \
+                             \(cls == .genericPassword ? "kSecClassGenericPassword" : "kSecClassInternetPassword") items: remove it, or use the \
+                             other class
+                             """)
     }
 
+    /// The fields an ItemQuery matches by (the rest, comment and generic, `matchesExtra` checks).
+    private static let queryFields: [ItemField] = ItemField.allCases.filter { $0 != .comment && $0 != .generic && $0 != .synchronizable }
+
     /// The match for a search, delete or update. A query without kSecAttrSynchronizable finds
-    /// only items that are not synchronizable, as on Apple.
+    /// only items that are not synchronizable, as on Apple. A query without kSecAttrAccessGroup
+    /// leaves the group open; `matchesExtra` keeps the groups the program may use.
     func itemQuery() throws(SecFailure) -> ItemQuery {
-        if let identity = persistentRef { return ItemQuery(exactly: identity) }
+        if let identity = persistentRef {
+            var q = ItemQuery(exactly: identity)
+            if persistentRefInAnyGroup { q.accessGroup = nil }
+            return q
+        }
         let cls = try requireClass()
         try checkAttributes(for: cls)
-        var q = ItemQuery(itemClass: cls, service: cls == .genericPassword ? service : nil, account: account,
-                          label: label, description: description, accessGroup: accessGroup)
-        if cls == .internetPassword {
-            q.server = server
-            q.protocol = self.protocol
-            q.port = port
-            q.path = path
-            q.securityDomain = securityDomain
-            q.authenticationType = authenticationType
-        }
+        var q = ItemQuery(itemClass: cls)
+        for field in Self.queryFields { q[field] = fields[field] }
         switch synchronizable ?? .no {
         case .no: q.synchronizable = false
         case .yes: q.synchronizable = true
@@ -308,15 +305,14 @@ struct SecItemQuery {
 
     /// Whether the query also matches on attributes ItemQuery leaves open (checked here).
     var hasExtraFilters: Bool {
-        comment != nil || generic != nil || accessibility != nil || creationDate != nil || modificationDate != nil
-            || (accessGroup == nil && declaredGroups != nil) || (persistentRef != nil && accessGroup != nil)
+        fields[.comment] != nil || fields[.generic] != nil || accessibility != nil || creationDate != nil
+            || modificationDate != nil || (accessGroup == nil && declaredGroups != nil) || (persistentRef != nil && accessGroup != nil)
     }
 
     func matchesExtra(_ a: ItemAttributes) -> Bool {
         if accessGroup == nil, !SecAccessGroups.visible(a.accessGroup, declared: declaredGroups) { return false }
         if let v = accessGroup, v != (a.accessGroup ?? "") { return false }
-        if let v = comment, v != (a.comment ?? "") { return false }
-        if let v = generic, [UInt8](v) != (a.generic ?? []) { return false }
+        for field in [ItemField.comment, .generic] { if let v = fields[field], v != (a[field] ?? "") { return false } }
         if let v = accessibility, v != a.accessibility { return false }
         if let v = creationDate, UInt64(max(0, v.timeIntervalSince1970)) != a.created { return false }
         if let v = modificationDate, UInt64(max(0, v.timeIntervalSince1970)) != a.modified { return false }
@@ -338,29 +334,25 @@ struct SecItemQuery {
         return (accessibility ?? .whenUnlocked, nil)
     }
 
-    /// The attributes of a new item (SecItemAdd).
+    /// The attributes of a new item (SecItemAdd): in the access group named, else in the first
+    /// group the program declared (Apple's default group), else in none.
     func newItem() throws(SecFailure) -> ItemAttributes {
         let cls = try requireClass()
         try checkAttributes(for: cls)
         if persistentRef != nil {
             throw .param("kSecValueRef, kSecValuePersistentRef and kSecMatchItemList find items; an add describes a new one with kSecAttr* keys")
         }
-        let identity: ItemIdentity
-        switch cls {
-        case .genericPassword:
-            identity = .generic(service: service ?? "", account: account ?? "")
-        case .internetPassword:
-            identity = .internet(server: server ?? "", account: account ?? "", protocol: self.protocol, port: port ?? 0,
-                                 path: path ?? "", securityDomain: securityDomain ?? "",
-                                 authenticationType: authenticationType)
-        }
         if synchronizable == .any {
             throw .param("kSecAttrSynchronizableAny is for searches: add with kSecAttrSynchronizable true or false")
         }
+        guard let identity = ItemIdentity(itemClass: cls, text: { fields[$0] }) else {
+            throw .param("kSecAttrPort must be a number from 0 to 65535")
+        }
         let (accessibility, accessControl) = try protection()
-        return ItemAttributes(identity: identity, label: label, comment: comment, generic: generic.map { [UInt8]($0) },
-                              accessibility: accessibility, accessControl: accessControl, description: description,
-                              accessGroup: accessGroup ?? declaredGroups?.first, synchronizable: synchronizable == .yes)
+        var item = ItemAttributes(identity: identity, accessibility: accessibility, accessControl: accessControl,
+                                  accessGroup: accessGroup ?? declaredGroups?.first, synchronizable: synchronizable == .yes)
+        for field in [ItemField.label, .comment, .description, .generic] { item[field] = fields[field] }
+        return item
     }
 
     /// The changes an update applies (SecItemUpdate's attributesToUpdate).
@@ -375,19 +367,7 @@ struct SecItemQuery {
             throw .param("kSecAttrSynchronizableAny is for searches: update kSecAttrSynchronizable to true or false")
         }
         var c = ItemChanges()
-        c.service = service
-        c.account = account
-        c.server = server
-        c.protocol = self.protocol
-        c.port = port
-        c.path = path
-        c.securityDomain = securityDomain
-        c.authenticationType = authenticationType
-        c.label = label
-        c.comment = comment
-        c.description = description
-        c.generic = generic.map { [UInt8]($0) }
-        c.accessGroup = accessGroup
+        for (field, value) in fields { c[field] = value }
         c.synchronizable = synchronizable.map { $0 == .yes }
         if accessControl != nil || accessibility != nil {
             let (a, ac) = try protection()

@@ -6,33 +6,28 @@
 internal import Keygate
 
 enum SecItemResult {
-    /// The kSecAttr* dictionary Apple returns for an item's attributes.
+    /// The kSecAttr* key of each item field (SecItemQuery.fieldKeys, inverted).
+    private static let fieldKeys: [ItemField: String] = Dictionary(uniqueKeysWithValues: SecItemQuery.fieldKeys.map { ($1, $0) })
+
+    /// The kSecAttr* dictionary Apple returns for an item's attributes: every field of its class
+    /// that is set (an unset protocol or authentication type is left out, as on Apple).
     static func attributes(_ a: ItemAttributes) -> [String: Any] {
-        let id = a.identity
         var out: [String: Any] = [
-            kSecClass: id.itemClass.rawValue,
-            kSecAttrAccount: id.account,
+            kSecClass: a.identity.itemClass.rawValue,
             kSecAttrAccessible: SecValue.code(of: a.accessibility),
             kSecAttrCreationDate: Date(timeIntervalSince1970: TimeInterval(a.created)),
             kSecAttrModificationDate: Date(timeIntervalSince1970: TimeInterval(a.modified)),
             kSecAttrSynchronizable: a.synchronizable as AnyObject,   // a CFBoolean, as Apple returns
         ]
-        switch id.itemClass {
-        case .genericPassword:
-            out[kSecAttrService] = id.service
-        case .internetPassword:
-            out[kSecAttrServer] = id.server
-            out[kSecAttrPort] = NSNumber(value: id.port)
-            out[kSecAttrPath] = id.path
-            out[kSecAttrSecurityDomain] = id.securityDomain
-            if let p = id.protocol { out[kSecAttrProtocol] = p.rawValue }
-            if let t = id.authenticationType { out[kSecAttrAuthenticationType] = t.rawValue }
+        for field in ItemField.allCases where field.belongs(to: a.identity.itemClass) {
+            guard let key = fieldKeys[field], let value = a[field] else { continue }
+            switch field.kind {
+            case .code where value.isEmpty: continue
+            case .port: out[key] = NSNumber(value: a.identity.port)
+            case .bytes: out[key] = Data(a.generic ?? [])
+            default: out[key] = value
+            }
         }
-        if let v = a.label { out[kSecAttrLabel] = v }
-        if let v = a.comment { out[kSecAttrComment] = v }
-        if let v = a.description { out[kSecAttrDescription] = v }
-        if let v = a.generic { out[kSecAttrGeneric] = Data(v) }
-        if let v = a.accessGroup { out[kSecAttrAccessGroup] = v }
         if let ac = a.accessControl {
             out[kSecAttrAccessControl] = SecAccessControl(accessibility: a.accessibility, accessControl: ac,
                                                           flags: SecAccessControlCreateFlags(rawValue: UInt(ac.rawValue)))

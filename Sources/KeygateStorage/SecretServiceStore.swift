@@ -162,21 +162,36 @@ package final class SecretServiceStore: ItemStore {
     /// starts gnome-keyring again at the next call (it is D-Bus activatable, and 42.1 crashes
     /// now and then under many writers: docs/DECISIONS.md), and a read changed nothing. A write
     /// is not run again: exit 53 says the Secret Service quit while it was being done.
+    /// A search answers "none" with no items, never with an error: an item-not-found error met on
+    /// the way (a call about an object the provider no longer has) is a failure to look, not an
+    /// answer, and is reported as one, so that no caller reads it as "no such item".
     package func search(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail) throws -> [StoredItem] {
-        do {
-            return try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs, detail: detail) }
-        } catch let error as KeychainError where error.reason == .providerQuit {
-            connection.forgetConnection()
-            return try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs, detail: detail) }
+        try reportingLookupFailures {
+            do {
+                return try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs, detail: detail) }
+            } catch let error as KeychainError where error.reason == .providerQuit {
+                connection.forgetConnection()
+                return try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: loadBlobs, detail: detail) }
+            }
         }
     }
 
     package func searchWithoutWindows(_ query: ItemQuery) throws -> [StoredItem] {
+        try reportingLookupFailures {
+            do {
+                return try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: true, detail: .full, access: .secretsIfOpen) }
+            } catch let error as KeychainError where error.reason == .providerQuit {
+                connection.forgetConnection()
+                return try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: true, detail: .full, access: .secretsIfOpen) }
+            }
+        }
+    }
+
+    private func reportingLookupFailures<R>(_ body: () throws -> R) throws -> R {
         do {
-            return try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: true, detail: .full, access: .secretsIfOpen) }
-        } catch let error as KeychainError where error.reason == .providerQuit {
-            connection.forgetConnection()
-            return try unlockingIfAllowed { try searchUnlocked(query, loadBlobs: true, detail: .full, access: .secretsIfOpen) }
+            return try body()
+        } catch let error as KeychainError where error.code == .itemNotFound {
+            throw KeychainError.notAvailable(error.message + " (nothing was read: this is not an answer that the item is absent)")
         }
     }
 
@@ -188,6 +203,10 @@ package final class SecretServiceStore: ItemStore {
         guard !paths.isEmpty || !itemLocked.isEmpty else { return [] }
         let wanted = ServiceCalls.detail(detail, for: query)
         var (found, blobs) = try call.properties(of: paths, loadingSecrets: loadBlobs, detail: wanted)
+        if loadBlobs {
+            let withheld = found.map(\.path).filter { blobs[$0] == nil }
+            if !withheld.isEmpty { blobs.merge(try call.secretsWithheld(withheld)) { new, _ in new } }
+        }
         // Items locked one by one, read without their secrets: listed with a nil blob.
         let lockedFound = try call.properties(of: itemLocked, loadingSecrets: false, detail: wanted).found
         found += lockedFound
@@ -198,7 +217,8 @@ package final class SecretServiceStore: ItemStore {
                 out.append(StoredItem(attributes: item, blob: nil))
                 continue
             }
-            // No secret for a path whose properties were read: deleted by another process in between.
+            // No secret for a path whose properties were read, and none after `secretsWithheld`
+            // asked why: deleted by another process in between.
             guard let blob = blobs[path] else { continue }
             out.append(StoredItem(attributes: item, blob: blob))
         }
@@ -577,6 +597,50 @@ private struct ServiceCalls {
             }
         }
         return (found, blobs)
+    }
+
+    /// The secrets of items whose attributes were just read but whose secrets GetSecrets left out.
+    /// gnome-keyring 42 answers GetSecrets for a locked item as for a missing one: success, without
+    /// the item (measured: docs/DECISIONS.md, "A read never answers not found for an item it could
+    /// not look at"). So a collection locked between the search and the read (another client's
+    /// Service.Lock, or a daemon that crashed and came back locked) read as "no such item". Each
+    /// such item is asked whether it is locked: locked is the locked error (which the store's
+    /// unlock then handles); gone is gone (deleted meanwhile: left out); open is asked for its
+    /// secret again. An item still listed, open and without a secret after three rounds is an
+    /// error, never absent.
+    func secretsWithheld(_ paths: [String]) throws -> [String: [UInt8]] {
+        var blobs: [String: [UInt8]] = [:]
+        var waiting = paths
+        for _ in 0..<3 {
+            let lockedness = try connection.calls(waiting.map { getProperty($0, "Locked") }, deadline)
+            var open: [String] = []
+            for (index, path) in waiting.enumerated() {
+                switch lockedness[index] {
+                case .success(let reply):
+                    guard (reply.child(0)?.unboxed ?? .other("v")).boolean == false else {
+                        throw SecretServiceFailure.locked(connection.provider(deadline))
+                    }
+                    open.append(path)
+                case .failure(let error) where error.code == .itemNotFound: continue
+                case .failure(let error): throw error
+                }
+            }
+            guard !open.isEmpty else { return blobs }
+            let session = try connection.session(deadline)
+            for chunk in 0..<((open.count + secretsPerCall - 1) / secretsPerCall) {
+                let reply = try connection.call(getSecrets(secretsChunk(chunk, of: open), session: session), deadline)
+                for entry in reply.child(0)?.children ?? [] {
+                    guard let path = entry.child(0)?.string, let value = entry.child(1)?.child(2) else { continue }
+                    blobs[path] = value.bytes
+                }
+            }
+            waiting = open.filter { blobs[$0] == nil }
+            if waiting.isEmpty { return blobs }
+        }
+        throw KeychainError.notAvailable("""
+            the Secret Service listed an item and read its attributes, but gave no secret for it, three times, and does not say \
+            it is locked: check that \(connection.provider(deadline).daemonName) is healthy, then try again
+            """)
     }
 
     /// Fills in the label and the dates of the items at `indices` in `found` (written by an

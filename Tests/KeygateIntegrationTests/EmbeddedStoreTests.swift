@@ -132,8 +132,8 @@ final class EmbeddedStoreTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try store.journalMode(), "wal")
         XCTAssertEqual(try store.integrityCheck(), "ok")
         let db = try SQLiteDatabase(path: store.path, create: false)
-        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), "2")
-        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2", "the header holds the schema version too")
+        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), current)
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), current, "the header holds the schema version too")
         XCTAssertEqual(try db.scalarText("SELECT hex(blob) FROM items"),
                        contract.binaryBlob.map { String(format: "%02X", $0) }.joined())
         if let walMode = FileManager.default.fileExists(atPath: store.path + "-wal")
@@ -231,11 +231,13 @@ final class EmbeddedStoreTests: XCTestCase, OutsideTheEmbeddedPass {
         contract.assertThrows(.notAvailable, { _ = try self.store.search(ItemQuery(), loadBlobs: false) },
                      messageContains: "newer Keygate")
 
-        try db.execute("UPDATE schema_version SET version = 2")
+        try db.execute("UPDATE schema_version SET version = \(current)")
         try store.create(contract.genericAttributes(account: "second"), blob: [2], replace: false)
-        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2")
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), current)
         XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 2)
     }
+
+    private var current: String { String(EmbeddedStore.schemaVersion) }
 
     func test_aSchema1File_withASynchronizableItem_movesToSchema2_losingNothing() throws {
         var legacy = contract.genericAttributes(account: "legacy")
@@ -251,9 +253,9 @@ final class EmbeddedStoreTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM items WHERE identity = x'\(hex(legacy.identity.storeKey))'"), "0")
 
         XCTAssertEqual(try store.search(ItemQuery(exactly: legacy.identity), loadBlobs: true).map(\.blob), [[5]],
-                       "the first connection moves the file to schema 2; the item is found by its whole key")
-        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2")
-        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), "2")
+                       "the first connection moves the file to the current schema; the item is found by its whole key")
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), current)
+        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), current)
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM items WHERE identity = x'\(hex(legacy.identity.storeKey))'"), "1")
         var twin = legacy
         twin.synchronizable = false
@@ -274,9 +276,112 @@ final class EmbeddedStoreTests: XCTestCase, OutsideTheEmbeddedPass {
             .map(\.blob), [[6]])
         XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "1", "a read changes nothing")
         try store.create(contract.genericAttributes(account: "second"), blob: [7], replace: false)
-        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2")
-        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), "2")
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), current)
+        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), current)
         XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 2)
+    }
+
+    /// A schema-2 file, as the Keygate before the access group joined the key left it: the
+    /// identity column of a grouped item is its name (and flag) without the group.
+    private func schema2File(with grouped: ItemAttributes) throws -> SQLiteDatabase {
+        let db = try SQLiteDatabase(path: store.path, create: false)
+        var withoutGroup = grouped.identity
+        withoutGroup.accessGroup = ""
+        let downgrade = try db.prepare("""
+            UPDATE items SET identity = ?1 WHERE id = (SELECT item FROM attributes WHERE name = 'access-group' AND value = ?2)
+            """)
+        try downgrade.bind(1, blob: withoutGroup.storeKey)
+        try downgrade.bind(2, text: grouped.identity.accessGroup)
+        try downgrade.run()
+        try db.execute("UPDATE schema_version SET version = 2; PRAGMA user_version = 2")
+        return db
+    }
+
+    func test_aSchema2File_withGroupedItems_movesToSchema3_andTheGroupsTwinFitsBeside() throws {
+        var grouped = contract.genericAttributes(account: "grouped")
+        grouped.accessGroup = "TEAM.app1"
+        try store.create(grouped, blob: [5], replace: false)
+        var syncedInGroup = contract.genericAttributes(account: "both")
+        syncedInGroup.accessGroup = "TEAM.app1"
+        syncedInGroup.synchronizable = true
+        try store.create(syncedInGroup, blob: [8], replace: false)
+        _ = try schema2File(with: grouped)
+        let db = try schema2File(with: syncedInGroup)
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM items WHERE identity = x'\(hex(grouped.identity.storeKey))'"), "0")
+
+        XCTAssertEqual(try store.search(ItemQuery(exactly: grouped.identity), loadBlobs: true).map(\.blob), [[5]],
+                       "the first connection moves the file to schema 3; the item is found by its whole key")
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "3")
+        XCTAssertEqual(try db.scalarText("SELECT version FROM schema_version"), "3")
+        XCTAssertEqual(try store.search(ItemQuery(exactly: syncedInGroup.identity), loadBlobs: true).map(\.blob), [[8]])
+        var ungrouped = grouped
+        ungrouped.accessGroup = nil
+        try store.create(ungrouped, blob: [7], replace: false)
+        var otherGroup = grouped
+        otherGroup.accessGroup = "TEAM.app2"
+        try store.create(otherGroup, blob: [9], replace: false)
+        XCTAssertEqual(try store.search(ItemQuery(service: tag, account: "grouped"), loadBlobs: true).compactMap(\.blob)
+            .sorted { $0.lexicographicallyPrecedes($1) }, [[5], [7], [9]], "the group's twins fit beside it")
+        XCTAssertThrowsError(try store.create(grouped, blob: [1], replace: false), "still one item per whole key")
+        XCTAssertEqual(try store.integrityCheck(), "ok")
+    }
+
+    func test_aSchema2FileWithGroupedItems_inAnImmutableFolder_isReadByAttributes_unmoved() throws {
+        try Requirement.require(Requirement.isRoot, "root (chattr +i)")
+        var grouped = contract.genericAttributes(account: "grouped")
+        grouped.accessGroup = "TEAM.app1"
+        try store.create(grouped, blob: [5], replace: false)
+        try store.create(contract.genericAttributes(account: "plain"), blob: [6], replace: false)
+        _ = try schema2File(with: grouped)
+        XCTAssertEqual(try Subprocess.run(["chattr", "-R", "+i", store.directory]).status, 0)
+        defer { _ = try? Subprocess.run(["chattr", "-R", "-i", store.directory]) }
+
+        XCTAssertEqual(try store.search(ItemQuery(exactly: grouped.identity), loadBlobs: true).map(\.blob), [[5]],
+                       "a read that cannot move the file finds the item by its attributes")
+        XCTAssertEqual(try store.search(ItemQuery(exactly: contract.genericAttributes(account: "plain").identity),
+                                        loadBlobs: true).map(\.blob), [[6]])
+        contract.assertThrows(.notAvailable, { try self.store.create(self.contract.genericAttributes(account: "new"), blob: [7], replace: false) },
+                              messageContains: "is read-only: it or the file is immutable")
+        _ = try Subprocess.run(["chattr", "-R", "-i", store.directory])
+        let db = try SQLiteDatabase(path: store.path, create: false)
+        XCTAssertEqual(try db.scalarText("PRAGMA user_version"), "2", "a read changed nothing")
+    }
+
+    func test_anImmutableFolder_readsCommitsStillInTheWAL_andRefusesAWALItCannotRead() throws {
+        try Requirement.require(Requirement.isRoot, "root (chattr +i)")
+        try store.create(contract.genericAttributes(account: "first"), blob: [1], replace: false)
+        // A reader holding an older snapshot: the writer's checkpoint cannot fold the new commit
+        // into the file, so it stays in the WAL, as when a writer is killed before its checkpoint.
+        // Another process (a connection in this one would share SQLite's -shm mapping with the reads below).
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = ["-c", """
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute("BEGIN"); c.execute("SELECT count(*) FROM items").fetchall()
+            print("ready", flush=True); time.sleep(60)
+            """, store.path]
+        let ready = Pipe()
+        holder.standardOutput = ready
+        try holder.run()
+        defer { holder.terminate(); holder.waitUntilExit() }
+        XCTAssertEqual(String(decoding: ready.fileHandleForReading.readData(ofLength: 6), as: UTF8.self), "ready\n")
+        try store.create(contract.genericAttributes(account: "in-the-wal"), blob: [2], replace: false)
+        let copy = NSTemporaryDirectory() + "keygate-wal-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { _ = try? Subprocess.run(["chattr", "-R", "-i", copy]); try? FileManager.default.removeItem(atPath: copy) }
+        for suffix in ["", "-wal"] {
+            try FileManager.default.copyItem(atPath: store.path + suffix, toPath: copy + "/" + EmbeddedStore.fileName + suffix)
+        }
+        XCTAssertGreaterThan((try FileManager.default.attributesOfItem(atPath: copy + "/items.sqlite-wal")[.size] as? Int) ?? 0, 0)
+        XCTAssertEqual(try Subprocess.run(["chattr", "-R", "+i", store.directory]).status, 0)
+        defer { _ = try? Subprocess.run(["chattr", "-R", "-i", store.directory]) }
+        XCTAssertEqual(try store.search(ItemQuery(exactly: contract.genericAttributes(account: "in-the-wal").identity), loadBlobs: true)
+            .map(\.blob), [[2]], "with its -shm, the WAL is read read-only")
+
+        XCTAssertEqual(try Subprocess.run(["chattr", "-R", "+i", copy]).status, 0)
+        let withoutShm = EmbeddedStore(directory: copy)
+        contract.assertThrows(.notAvailable, { _ = try withoutShm.search(ItemQuery(service: self.tag), loadBlobs: false) },
+                              messageContains: "holds changes SQLite can read only with the -shm file")
     }
 
     private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

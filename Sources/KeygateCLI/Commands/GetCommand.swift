@@ -13,8 +13,13 @@ enum GetCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let operations = try context.operations()
-        let identity = try ItemLookup.identity(args, configuration, context, operations)
-        guard let secret = try operations.secret(for: identity) else {
+        var identity = try ItemLookup.identity(args, configuration, context, operations)
+        var found = try operations.secret(for: identity)
+        if found == nil, let grouped = try ItemLookup.inAnAccessGroup(identity, operations) {
+            identity = grouped
+            found = try operations.secret(for: grouped)
+        }
+        guard let secret = found else {
             if let damage = try operations.damage(of: identity) { throw KeychainError(.itemNotFound, damage) }
             throw KeychainError(.itemNotFound, "no item for \(identity.displayName): list what exists with `keygate list`")
         }
@@ -40,5 +45,23 @@ enum ItemLookup {
             throw KeychainError(.param, "\(matches.count) items match: name one with -a ACCOUNT (see `keygate list`)")
         }
         return first.identity
+    }
+
+    /// The item a program stored in an access group under the name -s/-a give, when no item in
+    /// no group has it: the CLI declares no groups, so, as on Apple, a query without a group sees
+    /// every group. Only read after the item in no group was missed, so a plain read asks nothing more.
+    static func inAnAccessGroup(_ identity: ItemIdentity, _ operations: KeychainOperations) throws -> ItemIdentity? {
+        guard identity.accessGroup.isEmpty else { return nil }
+        var query = ItemQuery(exactly: identity)
+        query.accessGroup = nil
+        let found = try operations.attributes(matching: query)
+        guard found.count <= 1 else {
+            let groups = found.compactMap(\.accessGroup).joined(separator: ", ")
+            throw KeychainError(.param, """
+                \(found.count) items for \(identity.displayName), in the access groups \(groups): read each through the program \
+                that stored it (kSecAttrAccessGroup); `keygate list` shows them
+                """)
+        }
+        return found.first?.identity
     }
 }

@@ -9,9 +9,13 @@ public struct ItemAttributes: Sendable, Hashable {
     public var generic: [UInt8]?
     /// kSecAttrDescription: a user-visible kind of item ("Web password"), stored as an attribute.
     public var description: String?
-    /// kSecAttrAccessGroup: stored and matched as plain text. Linux has no entitlements, so
-    /// any process of the user may name any group: it sorts items, it does not guard them.
-    public var accessGroup: String?
+    /// kSecAttrAccessGroup, part of the primary key (`identity.accessGroup`) as on Apple; nil for
+    /// an item in no group. Linux has no entitlements, so any process of the user may name any
+    /// group: it sorts items, it does not guard them.
+    public var accessGroup: String? {
+        get { identity.accessGroup.isEmpty ? nil : identity.accessGroup }
+        set { identity.accessGroup = newValue ?? "" }
+    }
     /// kSecAttrSynchronizable, part of the primary key (`identity.synchronizable`) as on
     /// Apple: a query without it finds only non-synchronizable items, kSecAttrSynchronizableAny
     /// finds both. Keygate never syncs anything: a synchronizable item stays on this machine.
@@ -32,11 +36,9 @@ public struct ItemAttributes: Sendable, Hashable {
 
     /// The attribute names Keygate stores itself (the Secret Service's and the embedded store's
     /// `io.keygate.Item` attributes), which an extra attribute may not take.
-    public static let ownAttributeNames: Set<String> = [
-        "keygate:class", "service", "account", "server", "protocol", "port", "path", "security-domain",
-        "authentication-type", "keygate:accessible", "keygate:access", "comment", "generic", "description", "access-group",
-        "synchronizable", "keygate:created", "keygate:modified", "keygate:label", "keygate:generation",
-    ]
+    public static let ownAttributeNames: Set<String> = Set(ItemField.allCases.map(\.attributeName)).union([
+        "keygate:class", "keygate:accessible", "keygate:access", "keygate:created", "keygate:modified", "keygate:generation",
+    ])
 
     /// The attributes KeePassXC adds to every item it keeps and owns (its entry's fields, as its
     /// Secret Service shows them). Never an item's extras: writing them back is refused by KeePassXC
@@ -66,8 +68,32 @@ public struct ItemAttributes: Sendable, Hashable {
         self.created = created
         self.modified = modified
         self.description = description
-        self.accessGroup = accessGroup
-        // Given, it sets the identity's flag; nil keeps the identity's.
+        // Given, each sets the identity's field; nil keeps the identity's.
+        if let accessGroup { self.identity.accessGroup = accessGroup }
         if let synchronizable { self.identity.synchronizable = synchronizable }
+    }
+
+    /// A field's text form (ItemField.Kind); nil when the item does not have it set. Key fields
+    /// are always set (ItemIdentity's subscript); the access group is nil when the item has none.
+    public subscript(field: ItemField) -> String? {
+        get {
+            switch field {
+            case .label: return label
+            case .comment: return comment
+            case .description: return description
+            case .generic: return generic.map(Base64Text.encode)
+            case .accessGroup: return accessGroup
+            default: return identity[field]
+            }
+        }
+        set {
+            switch field {
+            case .label: label = newValue
+            case .comment: comment = newValue
+            case .description: description = newValue
+            case .generic: generic = newValue.flatMap(Base64Text.decode)
+            default: identity.set(field, newValue ?? "")
+            }
+        }
     }
 }

@@ -1,50 +1,59 @@
 // What an update changes on matching items (Apple's SecItemUpdate attributesToUpdate):
-// each field that is set replaces the item's value; nil leaves it alone. Changing a
-// primary-key field, the accessibility or the access control means the secret must be
-// sealed again; KeychainOperations.update(matching:set:secret:) decides and does that.
+// each field that is set replaces the item's value; nil leaves it alone. The fields are
+// ItemField's table (the typed properties below are views of it), plus the protection.
+// Changing a field of the sealed name, the accessibility or the access control means the
+// secret must be sealed again; KeychainOperations.update(matching:set:secret:) decides and does that.
 
 public struct ItemChanges: Sendable, Hashable {
-    public var service: String?
-    public var account: String?
-    public var server: String?
-    public var `protocol`: InternetProtocol?
-    public var port: UInt16?
-    public var path: String?
-    public var securityDomain: String?
-    public var authenticationType: AuthenticationType?
-    public var label: String?
-    public var comment: String?
-    public var description: String?
-    public var generic: [UInt8]?
-    public var accessGroup: String?
-    public var synchronizable: Bool?
+    /// The fields this change sets, as text (ItemField.Kind).
+    public private(set) var fields: [ItemField: String] = [:]
     public var accessibility: Accessibility?
     public var accessControl: AccessControl?
 
     public init() {}
 
-    /// The item's attributes after this change. Fields of the other class's primary key
-    /// are ignored (a generic password has no server).
+    /// A field's new text, nil when the change leaves it alone.
+    public subscript(field: ItemField) -> String? {
+        get { fields[field] }
+        set { fields[field] = newValue }
+    }
+
+    public var service: String? { get { self[.service] } set { self[.service] = newValue } }
+    public var account: String? { get { self[.account] } set { self[.account] = newValue } }
+    public var server: String? { get { self[.server] } set { self[.server] = newValue } }
+    public var `protocol`: InternetProtocol? {
+        get { self[.protocol].map(InternetProtocol.init(rawValue:)) }
+        set { self[.protocol] = newValue?.rawValue }
+    }
+    public var port: UInt16? {
+        get { self[.port].flatMap { UInt16($0) } }
+        set { self[.port] = newValue.map { String($0) } }
+    }
+    public var path: String? { get { self[.path] } set { self[.path] = newValue } }
+    public var securityDomain: String? { get { self[.securityDomain] } set { self[.securityDomain] = newValue } }
+    public var authenticationType: AuthenticationType? {
+        get { self[.authenticationType].map(AuthenticationType.init(rawValue:)) }
+        set { self[.authenticationType] = newValue?.rawValue }
+    }
+    public var label: String? { get { self[.label] } set { self[.label] = newValue } }
+    public var comment: String? { get { self[.comment] } set { self[.comment] = newValue } }
+    public var description: String? { get { self[.description] } set { self[.description] = newValue } }
+    public var generic: [UInt8]? {
+        get { self[.generic].flatMap(Base64Text.decode) }
+        set { self[.generic] = newValue.map(Base64Text.encode) }
+    }
+    /// Moves the item into this group ("": into no group); part of the primary key.
+    public var accessGroup: String? { get { self[.accessGroup] } set { self[.accessGroup] = newValue } }
+    public var synchronizable: Bool? {
+        get { self[.synchronizable].map { $0 == "1" } }
+        set { self[.synchronizable] = newValue.map(ItemField.text) }
+    }
+
+    /// The item's attributes after this change. Fields the item's class does not have are
+    /// ignored (a generic password has no server).
     public func applied(to a: ItemAttributes) -> ItemAttributes {
         var out = a
-        switch a.identity.itemClass {
-        case .genericPassword:
-            if let v = service { out.identity.service = v }
-        case .internetPassword:
-            if let v = server { out.identity.server = v }
-            if let v = self.protocol { out.identity.protocol = v.rawValue.isEmpty ? nil : v }
-            if let v = port { out.identity.port = v }
-            if let v = path { out.identity.path = v }
-            if let v = securityDomain { out.identity.securityDomain = v }
-            if let v = authenticationType { out.identity.authenticationType = v.rawValue.isEmpty ? nil : v }
-        }
-        if let v = account { out.identity.account = v }
-        if let v = label { out.label = v }
-        if let v = comment { out.comment = v }
-        if let v = description { out.description = v }
-        if let v = generic { out.generic = v }
-        if let v = accessGroup { out.accessGroup = v }
-        if let v = synchronizable { out.synchronizable = v }
+        for (field, value) in fields where field.belongs(to: a.identity.itemClass) { out[field] = value }
         if let v = accessibility { out.accessibility = v }
         if let v = accessControl { out.accessControl = v }
         return out

@@ -10,56 +10,32 @@ package enum ItemFieldLimits {
     static let maximumAttributeBytes = 4096
 
     package static func check(_ a: ItemAttributes) throws {
-        try check(identity: a.identity)
-        try attribute(a.label, "label")
-        try attribute(a.comment, "comment")
-        try attribute(a.description, "description")
-        try attribute(a.accessGroup, "access group")
-        try generic(a.generic)
+        for field in ItemField.allCases { try check(field, a[field]) }
     }
 
     package static func check(identity i: ItemIdentity) throws {
-        try name(i.service, "service")
-        try name(i.account, "account")
-        try name(i.server, "server")
-        try name(i.path, "path")
-        try name(i.securityDomain, "security domain")
+        for field in ItemField.primaryKey(of: i.itemClass) { try check(field, i[field]) }
     }
 
     package static func check(_ q: ItemQuery) throws {
-        try name(q.service, "service")
-        try name(q.account, "account")
-        try name(q.server, "server")
-        try name(q.path, "path")
-        try name(q.securityDomain, "security domain")
-        try attribute(q.label, "label")
-        try attribute(q.description, "description")
-        try attribute(q.accessGroup, "access group")
+        for field in ItemField.allCases { try check(field, q[field]) }
     }
 
     package static func check(_ c: ItemChanges) throws {
-        try name(c.service, "service")
-        try name(c.account, "account")
-        try name(c.server, "server")
-        try name(c.path, "path")
-        try name(c.securityDomain, "security domain")
-        try attribute(c.label, "label")
-        try attribute(c.comment, "comment")
-        try attribute(c.description, "description")
-        try attribute(c.accessGroup, "access group")
-        try generic(c.generic)
+        for field in ItemField.allCases { try check(field, c[field]) }
     }
 
-    private static func name(_ value: String?, _ what: String) throws {
-        try field(value, what, limit: maximumNameBytes)
+    /// One field's text against its limit (ItemField.limit) and, for text, the NUL byte.
+    private static func check(_ field: ItemField, _ value: String?) throws {
+        guard let value, let limit = field.limit else { return }
+        if field.kind == .bytes {
+            try generic(Base64Text.decode(value), limit: limit)
+        } else {
+            try self.field(value, field.displayName, limit: limit)
+        }
     }
 
-    private static func attribute(_ value: String?, _ what: String) throws {
-        try field(value, what, limit: maximumAttributeBytes)
-    }
-
-    private static func field(_ value: String?, _ what: String, limit: Int) throws {
-        guard let value else { return }
+    private static func field(_ value: String, _ what: String, limit: Int) throws {
         let count = value.utf8.count
         if count > limit {
             throw KeychainError.param("the \(what) is \(count) bytes long; the limit is \(limit): use a shorter \(what)")
@@ -69,10 +45,10 @@ package enum ItemFieldLimits {
         }
     }
 
-    private static func generic(_ bytes: [UInt8]?) throws {
-        guard let bytes, bytes.count > maximumAttributeBytes else { return }
+    private static func generic(_ bytes: [UInt8]?, limit: Int) throws {
+        guard let bytes, bytes.count > limit else { return }
         throw KeychainError.param("""
-            the generic attribute is \(bytes.count) bytes; the limit is \(maximumAttributeBytes): keep large data in the secret \
+            the generic attribute is \(bytes.count) bytes; the limit is \(limit): keep large data in the secret \
             instead
             """)
     }

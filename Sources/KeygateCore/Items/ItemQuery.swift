@@ -1,26 +1,50 @@
-// A match over items' attributes: each field that is set must equal the item's.
-// An identity converts to the exact query for that one item.
+// A match over items' attributes: each field that is set must equal the item's (ItemField's
+// text forms). An identity converts to the exact query for that one item. The fields are
+// ItemField's table; the typed properties below are views of it.
 
 public struct ItemQuery: Sendable, Hashable {
     public var itemClass: ItemClass?
-    public var service: String?
-    public var account: String?
-    public var server: String?
-    public var `protocol`: InternetProtocol?
-    public var port: UInt16?
-    public var path: String?
-    public var securityDomain: String?
-    public var authenticationType: AuthenticationType?
-    public var label: String?
-    /// kSecAttrDescription, kSecAttrAccessGroup: exact match when set.
-    public var description: String?
-    public var accessGroup: String?
+    /// The fields this query sets, as text (ItemField.Kind): "" matches an item with the field
+    /// unset (no protocol, no group, not synchronizable).
+    public private(set) var fields: [ItemField: String] = [:]
+    /// Other attributes (ItemAttributes.extras): each must be on the item with this value.
+    public var extras: [String: String] = [:]
+
+    /// A field's text, nil when the query leaves it open.
+    public subscript(field: ItemField) -> String? {
+        get { fields[field] }
+        set { fields[field] = newValue }
+    }
+
+    public var service: String? { get { self[.service] } set { self[.service] = newValue } }
+    public var account: String? { get { self[.account] } set { self[.account] = newValue } }
+    public var server: String? { get { self[.server] } set { self[.server] = newValue } }
+    public var `protocol`: InternetProtocol? {
+        get { self[.protocol].map(InternetProtocol.init(rawValue:)) }
+        set { self[.protocol] = newValue?.rawValue }
+    }
+    public var port: UInt16? {
+        get { self[.port].flatMap { UInt16($0) } }
+        set { self[.port] = newValue.map { String($0) } }
+    }
+    public var path: String? { get { self[.path] } set { self[.path] = newValue } }
+    public var securityDomain: String? { get { self[.securityDomain] } set { self[.securityDomain] = newValue } }
+    public var authenticationType: AuthenticationType? {
+        get { self[.authenticationType].map(AuthenticationType.init(rawValue:)) }
+        set { self[.authenticationType] = newValue?.rawValue }
+    }
+    public var label: String? { get { self[.label] } set { self[.label] = newValue } }
+    /// kSecAttrDescription: exact match when set.
+    public var description: String? { get { self[.description] } set { self[.description] = newValue } }
+    /// kSecAttrAccessGroup: only that group's items when set ("": items in no group); nil matches every group.
+    public var accessGroup: String? { get { self[.accessGroup] } set { self[.accessGroup] = newValue } }
     /// kSecAttrSynchronizable: nil matches both (kSecAttrSynchronizableAny), true or false only
     /// items with that flag (part of the primary key: `ItemQuery(exactly:)` sets it). False is
     /// matched client-side: items stored before the attribute existed count as false.
-    public var synchronizable: Bool?
-    /// Other attributes (ItemAttributes.extras): each must be on the item with this value.
-    public var extras: [String: String] = [:]
+    public var synchronizable: Bool? {
+        get { self[.synchronizable].map { $0 == "1" } }
+        set { self[.synchronizable] = newValue.map(ItemField.text) }
+    }
 
     public init(itemClass: ItemClass? = nil, service: String? = nil, account: String? = nil, server: String? = nil,
                 protocol: InternetProtocol? = nil, port: UInt16? = nil, path: String? = nil,
@@ -41,59 +65,27 @@ public struct ItemQuery: Sendable, Hashable {
         self.synchronizable = synchronizable
     }
 
-    /// The query that matches exactly the item with this primary key (synchronizable included).
+    /// The query that matches exactly the item with this primary key (every key field of its class).
     public init(exactly identity: ItemIdentity) {
-        self.init(itemClass: identity.itemClass, synchronizable: identity.synchronizable)
-        switch identity.itemClass {
-        case .genericPassword:
-            service = identity.service
-            account = identity.account
-        case .internetPassword:
-            server = identity.server
-            account = identity.account
-            self.protocol = identity.protocol ?? InternetProtocol(rawValue: "")
-            port = identity.port
-            path = identity.path
-            securityDomain = identity.securityDomain
-            authenticationType = identity.authenticationType ?? AuthenticationType(rawValue: "")
-        }
+        itemClass = identity.itemClass
+        for field in ItemField.primaryKey(of: identity.itemClass) { fields[field] = identity[field] }
     }
 
     /// The one item's primary key when this query is `ItemQuery(exactly:)` of it, and sets nothing
     /// else; nil for any other query. A store with an index on the identity finds that item by it.
     public var exactIdentity: ItemIdentity? {
-        // Built from the key's fields; the round trip below refuses a query that sets anything else.
-        guard let itemClass, let account, let synchronizable else { return nil }
-        let identity: ItemIdentity
-        switch itemClass {
-        case .genericPassword:
-            guard let service else { return nil }
-            identity = .generic(service: service, account: account, synchronizable: synchronizable)
-        case .internetPassword:
-            guard let server, let `protocol`, let port, let path, let securityDomain, let authenticationType else { return nil }
-            identity = .internet(server: server, account: account, protocol: `protocol`, port: port, path: path,
-                                 securityDomain: securityDomain, authenticationType: authenticationType,
-                                 synchronizable: synchronizable)
-        }
+        guard let itemClass, extras.isEmpty else { return nil }
+        let key = ItemField.primaryKey(of: itemClass)
+        guard fields.count == key.count, key.allSatisfy({ fields[$0] != nil }),
+              let identity = ItemIdentity(itemClass: itemClass, text: { fields[$0] }) else { return nil }
+        // The round trip refuses text that is not the identity's own form (a port "080").
         return ItemQuery(exactly: identity) == self ? identity : nil
     }
 
     /// Whether the attributes satisfy every field this query sets.
     public func matches(_ a: ItemAttributes) -> Bool {
-        let id = a.identity
-        if let v = itemClass, v != id.itemClass { return false }
-        if let v = service, v != id.service { return false }
-        if let v = account, v != id.account { return false }
-        if let v = server, v != id.server { return false }
-        if let v = self.protocol, v.rawValue != (id.protocol?.rawValue ?? "") { return false }
-        if let v = port, v != id.port { return false }
-        if let v = path, v != id.path { return false }
-        if let v = securityDomain, v != id.securityDomain { return false }
-        if let v = authenticationType, v.rawValue != (id.authenticationType?.rawValue ?? "") { return false }
-        if let v = label, v != (a.label ?? "") { return false }
-        if let v = description, v != (a.description ?? "") { return false }
-        if let v = accessGroup, v != (a.accessGroup ?? "") { return false }
-        if let v = synchronizable, v != a.synchronizable { return false }
+        if let v = itemClass, v != a.identity.itemClass { return false }
+        for (field, value) in fields where value != (a[field] ?? "") { return false }
         for (name, value) in extras where a.extras[name] != value { return false }
         return true
     }
