@@ -31,6 +31,10 @@ public struct SystemPrompter: Prompter {
         (try? chosen())?.notify(message)
     }
 
+    public func notify(_ before: String, secret: SecureBytes, _ after: String) {
+        (try? chosen())?.notify(before, secret: secret, after)
+    }
+
     public func ensureAvailable() throws {
         try chosen().ensureAvailable()
     }
