@@ -8,25 +8,11 @@ import Keygate
 import KeygateTestSupport
 import XCTest
 
-final class KeygateSecurityTests: XCTestCase {
-    private var environment: InProcessKeychain?
-    private var password: String { environment?.password ?? "" }
-    private var service = ""
-    private var person = ScriptedPrompter([])
-
-    override func setUpWithError() throws {
-        environment = try InProcessKeychain()
-        service = "sec-test-\(UUID().uuidString.prefix(8))"
-        person = ScriptedPrompter([password])
-        KeygateSecurityConfiguration.prompter = person
-    }
+final class KeygateSecurityTests: AppleStackTestCase {
+    override class var servicePrefix: String { "sec-test" }
 
     override func tearDownWithError() throws {
-        for s in [service, service + "-other", "com.example.session", "com.example.biometric"] {
-            try? KeychainOperations(prompter: ScriptedPrompter([])).delete(matching: ItemQuery(service: s))
-        }
-        KeygateSecurityConfiguration.prompter = nil
-        environment?.tearDown()
+        tearDown(deleting: [service, service + "-other", "com.example.session", "com.example.biometric"])
     }
 
     private func wrapper() -> KeychainWrapper {

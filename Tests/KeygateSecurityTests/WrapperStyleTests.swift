@@ -11,28 +11,18 @@ import Keygate
 import KeygateTestSupport
 import XCTest
 
-final class WrapperStyleTests: XCTestCase {
-    private var environment: InProcessKeychain?
-    private var password: String { environment?.password ?? "" }
-    private var service = ""
-    private var person = ScriptedPrompter([])
+final class WrapperStyleTests: AppleStackTestCase {
+    override class var servicePrefix: String { "wrap-test" }
 
     override func setUpWithError() throws {
-        environment = try InProcessKeychain()
-        service = "wrap-test-\(UUID().uuidString.prefix(8))"
-        person = ScriptedPrompter([password])
-        KeygateSecurityConfiguration.prompter = person
+        try super.setUpWithError()
         unsetenv("KEYGATE_ACCESS_GROUPS")
     }
 
     override func tearDownWithError() throws {
         unsetenv("KEYGATE_ACCESS_GROUPS")
-        for s in [service, service + "-codable", "com.example.propertywrapper", StaticKeychain.serviceName] {
-            _ = try? KeychainOperations(prompter: ScriptedPrompter([])).delete(matching: ItemQuery(service: s))
-        }
         StaticKeychain.accessGroup = nil
-        KeygateSecurityConfiguration.prompter = nil
-        environment?.tearDown()
+        tearDown(deleting: [service, service + "-codable", "com.example.propertywrapper", StaticKeychain.serviceName])
     }
 
     private func answer(_ count: Int) {
