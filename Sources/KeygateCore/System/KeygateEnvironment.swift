@@ -11,66 +11,123 @@
 // command that does not use it (doctor, status of another part) still runs. The test hooks
 // (KEYGATE_TEST_*) are a separate value, `TestHooks`, that only test-hook builds parse.
 
+import Synchronization
+
 public struct KeygateEnvironment: Sendable, Equatable {
+    /// The parsed fields, shared by every copy of the value: passing it down copies one reference,
+    /// and two values parsed from the same snapshot compare by identity first.
+    private let fields: Fields
+
     // MARK: The user's folders (each set and not empty; a reader that needs an absolute path checks)
 
     /// HOME.
-    package let home: String?
+    package var home: String? { fields.home }
     /// XDG_DATA_HOME.
-    package let dataHome: String?
+    package var dataHome: String? { fields.dataHome }
     /// XDG_CONFIG_HOME.
-    package let configHome: String?
+    package var configHome: String? { fields.configHome }
 
     // MARK: Buses and windows
 
     /// DBUS_SESSION_BUS_ADDRESS.
-    package let sessionBusAddress: String?
+    package var sessionBusAddress: String? { fields.sessionBusAddress }
     /// XDG_RUNTIME_DIR.
-    package let runtimeDirectory: String?
+    package var runtimeDirectory: String? { fields.runtimeDirectory }
     /// DBUS_SYSTEM_BUS_ADDRESS, else the system bus's standard socket.
-    package let systemBusAddress: String
+    package var systemBusAddress: String { fields.systemBusAddress }
     /// Whether a window can be shown: DISPLAY or WAYLAND_DISPLAY is set and not empty.
-    package let hasDisplay: Bool
+    package var hasDisplay: Bool { fields.hasDisplay }
 
     // MARK: Keygate's own settings
 
     /// KEYGATE_STORE: a backend or auto; nil when unset or empty.
-    package let store: Parsed<StoreSetting?>
+    package var store: Parsed<StoreSetting?> { fields.store }
     /// KEYGATE_UNLOCK_PROMPT: auto when unset or empty.
-    package let unlockPrompt: Parsed<UnlockPromptSetting>
+    package var unlockPrompt: Parsed<UnlockPromptSetting> { fields.unlockPrompt }
     /// KEYGATE_ACCESS_GROUPS, split at commas and colons, each trimmed; nil when it names none.
-    package let accessGroups: [String]?
+    package var accessGroups: [String]? { fields.accessGroups }
 
     // MARK: Prompting
 
     /// KEYGATE_ASKPASS.
-    package let askpass: String?
+    package var askpass: String? { fields.askpass }
     /// KEYGATE_ASKPASS_REQUIRE (ssh's SSH_ASKPASS_REQUIRE meanings): `.unset` when unset or empty.
-    package let askpassRequirement: Parsed<AskpassRequirement>
+    package var askpassRequirement: Parsed<AskpassRequirement> { fields.askpassRequirement }
     /// KEYGATE_PINENTRY.
-    package let pinentry: String?
+    package var pinentry: String? { fields.pinentry }
     /// PATH as given, else /usr/local/bin:/usr/bin:/bin: where askpass and pinentry are looked for.
-    package let executableSearchPath: String
+    package var executableSearchPath: String { fields.executableSearchPath }
     /// TERM, else "dumb" (pinentry-curses draws for it).
-    package let terminalType: String
+    package var terminalType: String { fields.terminalType }
     /// The locale's character set and messages: LC_ALL, else LC_CTYPE or LC_MESSAGES, else LANG.
-    package let characterLocale: String?
-    package let messagesLocale: String?
+    package var characterLocale: String? { fields.characterLocale }
+    package var messagesLocale: String? { fields.messagesLocale }
 
     // MARK: Where the process came from
 
     /// systemd's socket activation (LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES): the gatekeeper's daemon.
-    package let socketActivation: SocketActivation
+    package var socketActivation: SocketActivation { fields.socketActivation }
 
     /// The test hooks: `TestHooks.none` in release builds, which never read KEYGATE_TEST_*.
-    package let testHooks: TestHooks
+    package var testHooks: TestHooks { fields.testHooks }
 
     /// Every variable, as the edge found them: the whole environment of a program Keygate starts
     /// (askpass, pinentry, ssh-keygen, `keygate exec`'s command). Never looked up by name.
-    package let childEnvironment: [String: String]
+    package var childEnvironment: [String: String] { fields.childEnvironment }
 
     /// The environment of exactly `variables`, parsed (tests, and callers that run Keygate for another environment).
     public init(_ variables: [String: String]) {
+        fields = Fields(variables)
+    }
+
+    /// The process's environment now, parsed: for the edges only (`EnvironmentReadTests` names them).
+    /// A snapshot (`ProcessEnvironment`), reused while the environment is byte for byte the same.
+    public static func process() -> KeygateEnvironment {
+        let variables = ProcessEnvironment.snapshot()
+        // The snapshot is the same dictionary while the environment is unchanged: parsed once for it.
+        if let kept = lastParsed.withLock({ $0 }), kept.variables == variables { return kept.value }
+        let value = KeygateEnvironment(variables)
+        lastParsed.withLock { $0 = (variables, value) }
+        return value
+    }
+
+    private static let lastParsed = Mutex<(variables: [String: String], value: KeygateEnvironment)?>(nil)
+
+    public static func == (a: KeygateEnvironment, b: KeygateEnvironment) -> Bool {
+        a.fields === b.fields || a.fields == b.fields
+    }
+
+    /// The environment for a child that must open no window of its own (ssh-keygen asked for a
+    /// passphrase): every variable but the display's.
+    package var childEnvironmentWithoutDisplay: [String: String] {
+        childEnvironment.filter { !$0.key.hasPrefix("DISPLAY") && $0.key != "WAYLAND_DISPLAY" }
+    }
+}
+
+/// KeygateEnvironment's fields, parsed once from the variables; immutable.
+private final class Fields: Sendable, Equatable {
+    let home: String?
+    let dataHome: String?
+    let configHome: String?
+    let sessionBusAddress: String?
+    let runtimeDirectory: String?
+    let systemBusAddress: String
+    let hasDisplay: Bool
+    let store: Parsed<StoreSetting?>
+    let unlockPrompt: Parsed<UnlockPromptSetting>
+    let accessGroups: [String]?
+    let askpass: String?
+    let askpassRequirement: Parsed<AskpassRequirement>
+    let pinentry: String?
+    let executableSearchPath: String
+    let terminalType: String
+    let characterLocale: String?
+    let messagesLocale: String?
+    let socketActivation: SocketActivation
+    let testHooks: TestHooks
+    let childEnvironment: [String: String]
+
+    init(_ variables: [String: String]) {
         func set(_ name: String) -> String? {
             guard let value = variables[name], !value.isEmpty else { return nil }
             return value
@@ -105,18 +162,6 @@ public struct KeygateEnvironment: Sendable, Equatable {
         childEnvironment = variables
     }
 
-    /// The process's environment now, parsed: for the edges only (`EnvironmentReadTests` names them).
-    /// A snapshot (`ProcessEnvironment`), reused while the environment is byte for byte the same.
-    public static func process() -> KeygateEnvironment {
-        KeygateEnvironment(ProcessEnvironment.snapshot())
-    }
-
-    /// The environment for a child that must open no window of its own (ssh-keygen asked for a
-    /// passphrase): every variable but the display's.
-    package var childEnvironmentWithoutDisplay: [String: String] {
-        childEnvironment.filter { !$0.key.hasPrefix("DISPLAY") && $0.key != "WAYLAND_DISPLAY" }
-    }
-
     /// KEYGATE_ACCESS_GROUPS's groups: split at commas and colons, blanks trimmed, empty ones dropped.
     private static func groups(_ raw: String) -> [String]? {
         let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || ($0.unicodeScalars.first?.properties.generalCategory == .spaceSeparator) }
@@ -136,6 +181,11 @@ public struct KeygateEnvironment: Sendable, Equatable {
             return .refused(.param("\(name)=\(text) is not one of \(allowed): fix or unset it"))
         }
         return .value(parsed)
+    }
+
+    /// Every field is parsed from the variables alone: the same variables, the same fields.
+    static func == (a: Fields, b: Fields) -> Bool {
+        a.childEnvironment == b.childEnvironment
     }
 }
 
