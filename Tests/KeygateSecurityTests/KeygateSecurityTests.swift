@@ -8,11 +8,18 @@ import Keygate
 import KeygateTestSupport
 import XCTest
 
-final class KeygateSecurityTests: AppleStackTestCase {
-    override class var servicePrefix: String { "sec-test" }
+final class KeygateSecurityTests: XCTestCase {
+    private var environment: InProcessKeychain?
+    private var password: String { environment?.password ?? "" }
+    private var service = ""
+    private var person = ScriptedPrompter([])
+
+    override func setUpWithError() throws {
+        (environment, service, person) = try AppleStack.start(servicePrefix: "sec-test")
+    }
 
     override func tearDownWithError() throws {
-        tearDown(deleting: [service, service + "-other", "com.example.session", "com.example.biometric"])
+        AppleStack.end(environment, deleting: [service, service + "-other", "com.example.session", "com.example.biometric"])
     }
 
     private func wrapper() -> KeychainWrapper {

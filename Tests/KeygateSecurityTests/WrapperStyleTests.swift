@@ -11,18 +11,21 @@ import Keygate
 import KeygateTestSupport
 import XCTest
 
-final class WrapperStyleTests: AppleStackTestCase {
-    override class var servicePrefix: String { "wrap-test" }
+final class WrapperStyleTests: XCTestCase {
+    private var environment: InProcessKeychain?
+    private var password: String { environment?.password ?? "" }
+    private var service = ""
+    private var person = ScriptedPrompter([])
 
     override func setUpWithError() throws {
-        try super.setUpWithError()
+        (environment, service, person) = try AppleStack.start(servicePrefix: "wrap-test")
         unsetenv("KEYGATE_ACCESS_GROUPS")
     }
 
     override func tearDownWithError() throws {
         unsetenv("KEYGATE_ACCESS_GROUPS")
         StaticKeychain.accessGroup = nil
-        tearDown(deleting: [service, service + "-codable", "com.example.propertywrapper", StaticKeychain.serviceName])
+        AppleStack.end(environment, deleting: [service, service + "-codable", "com.example.propertywrapper", StaticKeychain.serviceName])
     }
 
     private func answer(_ count: Int) {
