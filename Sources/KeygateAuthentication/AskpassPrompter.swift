@@ -8,10 +8,10 @@ import KeygateCore
 struct AskpassPrompter: Prompter {
     /// The program, as given (a path, or a name looked up in PATH).
     let program: String
-    /// The child's whole environment (normally the process environment).
-    let environment: [String: String]
+    /// The edge's environment: the search path, and the child's whole environment.
+    let environment: KeygateEnvironment
 
-    init(program: String, environment: [String: String]) {
+    init(program: String, environment: KeygateEnvironment) {
         self.program = program
         self.environment = environment
     }
@@ -33,7 +33,7 @@ struct AskpassPrompter: Prompter {
             guard isExecutableFile(program) else { throw notRunnable }
             return program
         }
-        let searchPath = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        let searchPath = environment.executableSearchPath
         for folder in searchPath.split(separator: ":", omittingEmptySubsequences: true) {
             let candidate = folder + "/" + program
             if isExecutableFile(candidate) { return candidate }
@@ -55,7 +55,7 @@ struct AskpassPrompter: Prompter {
         }
         // argv = [path, prompt], stdin /dev/null, stdout the pipe, stderr inherited (askpass programs report there).
         var spawn = Spawn([path, prompt])
-        spawn.environment = environment.map { "\($0.key)=\($0.value)" }.sorted()
+        spawn.environment = environment.childEnvironment.map { "\($0.key)=\($0.value)" }.sorted()
         spawn.descriptors = [0: .null, 1: .descriptor(pipe.write.raw)]
         let child: Spawn.Child
         switch spawn.start() {

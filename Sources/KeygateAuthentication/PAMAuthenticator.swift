@@ -16,11 +16,7 @@ package struct PAMAuthenticator {
     package init(service: String, user: String, confdir: String? = nil) {
         self.service = service
         self.user = user
-        #if KEYGATE_TEST_HOOKS
-        self.confdir = confdir
-        #else
-        self.confdir = nil
-        #endif
+        self.confdir = TestHooks.compiledIn ? confdir : nil
     }
 
     /// What the stack checks, for the words of a failure.

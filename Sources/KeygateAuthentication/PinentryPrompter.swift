@@ -11,8 +11,9 @@ import KeygateCore
 struct PinentryPrompter: Prompter {
     /// The program, as given (a path, or a name looked up in PATH).
     let program: String
-    /// The child's whole environment (DISPLAY, WAYLAND_DISPLAY, TERM … come from here).
-    let environment: [String: String]
+    /// The edge's environment: the search path, the terminal and locale, and the child's whole
+    /// environment (DISPLAY, WAYLAND_DISPLAY, TERM … come from there).
+    let environment: KeygateEnvironment
 
     /// GPG_ERR_CANCELED in the pinentry's error source, as pinentry reports it.
     static let canceledCode = "83886179"
@@ -39,7 +40,7 @@ struct PinentryPrompter: Prompter {
             guard Self.isExecutableFile(program) else { throw notRunnable }
             return program
         }
-        let searchPath = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        let searchPath = environment.executableSearchPath
         for folder in searchPath.split(separator: ":", omittingEmptySubsequences: true) {
             let candidate = folder + "/" + program
             if Self.isExecutableFile(candidate) { return candidate }
@@ -99,20 +100,14 @@ struct PinentryPrompter: Prompter {
     /// What gpg-agent tells a pinentry about where it runs: the terminal and its type (for
     /// pinentry-curses), and the locale's character set and messages (without lc-ctype,
     /// pinentry-curses says "no LC_CTYPE known" and may not draw).
-    static func options(environment: [String: String], terminal: String?) -> [String] {
-        func locale(_ category: String) -> String? {
-            for name in ["LC_ALL", category, "LANG"] {
-                if let value = environment[name], !value.isEmpty { return value }
-            }
-            return nil
-        }
+    static func options(environment: KeygateEnvironment, terminal: String?) -> [String] {
         var options: [String] = []
         if let terminal {
             options.append("ttyname=\(escape(terminal))")
-            options.append("ttytype=\(escape(environment["TERM"] ?? "dumb"))")
+            options.append("ttytype=\(escape(environment.terminalType))")
         }
-        if let ctype = locale("LC_CTYPE") { options.append("lc-ctype=\(escape(ctype))") }
-        if let messages = locale("LC_MESSAGES") { options.append("lc-messages=\(escape(messages))") }
+        if let ctype = environment.characterLocale { options.append("lc-ctype=\(escape(ctype))") }
+        if let messages = environment.messagesLocale { options.append("lc-messages=\(escape(messages))") }
         return options
     }
 
@@ -154,7 +149,7 @@ private final class Session {
     private let program: String
     private var finished = false
 
-    init(path: String, program: String, environment: [String: String]) throws {
+    init(path: String, program: String, environment: KeygateEnvironment) throws {
         self.program = program
         let pair: [Int32]
         switch UnixSocket.pair() {
@@ -165,7 +160,7 @@ private final class Session {
                 """)
         }
         var spawn = Spawn([path])
-        spawn.environment = environment.map { "\($0.key)=\($0.value)" }.sorted()
+        spawn.environment = environment.childEnvironment.map { "\($0.key)=\($0.value)" }.sorted()
         spawn.descriptors = [0: .descriptor(pair[1]), 1: .descriptor(pair[1])]
         let started = spawn.start()
         Descriptor.close(pair[1])

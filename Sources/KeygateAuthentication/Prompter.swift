@@ -9,8 +9,27 @@ public protocol Prompter: Sendable {
     func readSecret(prompt: String) throws -> SecureBytes?
     /// Shows a one-line notice, e.g. "Sorry, try again." (terminal: to /dev/tty; askpass: stderr).
     func notify(_ message: String)
+    /// Shows a notice with a secret inside it (the recovery key a first write's implicit init made):
+    /// `before`, the secret's bytes written straight from locked memory, never through a String,
+    /// then `after` and a newline. Without an implementation of its own: to stderr.
+    func notify(_ before: String, secret: SecureBytes, _ after: String)
     /// Throws .interactionNotAllowed AT ONCE when no prompt can be shown.
     func ensureAvailable() throws
+}
+
+extension Prompter {
+    public func notify(_ before: String, secret: SecureBytes, _ after: String) {
+        PromptNotice.write(before, secret: secret, after, to: 2)
+    }
+}
+
+/// How a notice with a secret reaches a descriptor: three writes, the middle one from locked memory.
+package enum PromptNotice {
+    package static func write(_ before: String, secret: SecureBytes, _ after: String, to fd: Int32) {
+        _ = Descriptor.write(before, to: fd)
+        secret.withUnsafeBytes { _ = SafeFile.writeAll(fd, $0) }
+        _ = Descriptor.write(after + "\n", to: fd)
+    }
 }
 
 enum PromptAdvice {
@@ -32,5 +51,6 @@ package struct NeverPrompter: Prompter {
 
     package func readSecret(prompt: String) throws -> SecureBytes? { throw KeychainError.interactionNotAllowed(message) }
     package func notify(_ message: String) {}
+    package func notify(_ before: String, secret: SecureBytes, _ after: String) {}
     package func ensureAvailable() throws { throw KeychainError.interactionNotAllowed(message) }
 }

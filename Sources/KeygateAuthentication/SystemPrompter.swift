@@ -7,7 +7,7 @@ import KeygateCore
 
 public struct SystemPrompter: Prompter {
     private let forcedAskpass: String?
-    private let environment: [String: String]
+    private let environment: KeygateEnvironment
     private let usePinentry: Bool
 
     /// askpass: the --askpass PROG option (forces askpass). environment: normally the process environment
@@ -17,7 +17,7 @@ public struct SystemPrompter: Prompter {
     /// whole environment.
     /// pinentry: the --pinentry option: ask through KEYGATE_PINENTRY, else `pinentry` on PATH (Assuan
     /// protocol). KEYGATE_PINENTRY set in `environment` chooses pinentry too. A forced askpass wins.
-    public init(askpass: String? = nil, environment: [String: String], pinentry: Bool = false) {
+    public init(askpass: String? = nil, environment: KeygateEnvironment, pinentry: Bool = false) {
         self.forcedAskpass = askpass
         self.environment = environment
         self.usePinentry = pinentry
@@ -29,6 +29,10 @@ public struct SystemPrompter: Prompter {
 
     public func notify(_ message: String) {
         (try? chosen())?.notify(message)
+    }
+
+    public func notify(_ before: String, secret: SecureBytes, _ after: String) {
+        (try? chosen())?.notify(before, secret: secret, after)
     }
 
     public func ensureAvailable() throws {
@@ -49,11 +53,11 @@ public struct SystemPrompter: Prompter {
     /// 6. the terminal; 7. KEYGATE_ASKPASS, unless KEYGATE_ASKPASS_REQUIRE=never; 8. none: 36.
     func choice(terminalAvailable: () -> Bool) throws -> Choice {
         if let forced = forcedAskpass, !forced.isEmpty { return .askpass(forced) }
-        let pinentry = environment["KEYGATE_PINENTRY"].flatMap { $0.isEmpty ? nil : $0 }
+        let pinentry = environment.pinentry
         if usePinentry { return .pinentry(pinentry ?? "pinentry") }
-        let askpass = environment["KEYGATE_ASKPASS"].flatMap { $0.isEmpty ? nil : $0 }
-        let require = environment["KEYGATE_ASKPASS_REQUIRE"] ?? ""
-        if require == "force" {
+        let askpass = environment.askpass
+        let require = try environment.askpassRequirement.get()
+        if require == .force {
             guard let askpass else {
                 throw KeychainError.interactionNotAllowed(
                     """
@@ -65,17 +69,17 @@ public struct SystemPrompter: Prompter {
         }
         if let pinentry { return .pinentry(pinentry) }
         switch require {
-        case "prefer":
+        case .prefer:
             if let askpass { return .askpass(askpass) }
             if terminalAvailable() { return .terminal }
-        case "never":
+        case .never:
             if terminalAvailable() { return .terminal }
             throw KeychainError.interactionNotAllowed(
                 """
                     a password is needed but there is no terminal and KEYGATE_ASKPASS_REQUIRE=never forbids askpass: run from a \
                     terminal, or unset KEYGATE_ASKPASS_REQUIRE
                     """)
-        default:
+        case .unset, .force:
             if terminalAvailable() { return .terminal }
             if let askpass { return .askpass(askpass) }
         }

@@ -27,6 +27,13 @@ struct TerminalPrompter: Prompter {
         Descriptor.close(fd)
     }
 
+    func notify(_ before: String, secret: SecureBytes, _ after: String) {
+        let fd = SafeFile.open(Self.path, .writeOnly | .noControllingTerminal, links: .follow)
+        guard fd >= 0 else { return }
+        PromptNotice.write(before, secret: secret, after, to: fd)
+        Descriptor.close(fd)
+    }
+
     func readSecret(prompt: String) throws -> SecureBytes? {
         let fd = SafeFile.open(Self.path, .readWrite | .noControllingTerminal, links: .follow)
         guard fd >= 0 else { throw KeychainError.interactionNotAllowed(PromptAdvice.noPrompt) }

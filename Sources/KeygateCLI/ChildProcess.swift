@@ -15,7 +15,7 @@ enum ChildProcess {
     /// copy stays in keygate's memory while it waits (LeakTests dumps it to check).
     /// `command` is argv for the child, as bytes (they need not be UTF-8).
     static func run(_ command: [[UInt8]], secrets: inout [(ExecCommand.Request, SecureBytes)],
-                    environment: [String: String]) throws -> Int32 {
+                    environment: KeygateEnvironment) throws -> Int32 {
         var spawn = Spawn(bytes: command)
         spawn.searchPath = true
         spawn.defaultSignals = [SignalName.interrupt, .quit, .brokenPipe].map(\.number)
@@ -35,7 +35,7 @@ enum ChildProcess {
         }
         let commandName = String(decoding: command.first ?? [], as: UTF8.self)
         guard !commandName.isEmpty else { throw KeychainError(.param, "exec needs a command after --") }
-        spawn.environment = environment.filter { secretEntries[$0.key] == nil }.map { "\($0.key)=\($0.value)" }.sorted()
+        spawn.environment = environment.childEnvironment.filter { secretEntries[$0.key] == nil }.map { "\($0.key)=\($0.value)" }.sorted()
         spawn.environmentEntries = secretEntries.values.map(\.pointer)
 
         let oldInt = IgnoredSignal(.interrupt)

@@ -4,7 +4,7 @@
 // /run/keygate/ts (tmpfs: gone at reboot, like sudo's /run/sudo/ts), the daemon's socket
 // and lock in /run/keygate. Test-hook builds redirect the state below KEYGATE_TEST_GATE_DIR
 // and give each set of test hooks its own daemon; release builds always use the fixed paths.
-// The hooks come from the KeygateEnvironment the caller passes down, never from the process.
+// The hooks come from the KeygateEnvironment the caller passes down (TestHooks), never from the process.
 import KeygateCore
 
 package enum GatekeeperPaths {
@@ -36,17 +36,10 @@ package enum GatekeeperPaths {
     }
 
     private static func daemonName(_ environment: KeygateEnvironment) -> String {
-        #if KEYGATE_TEST_HOOKS
-        // One daemon per set of KEYGATE_TEST_* values: a test's hooks never reach another's calls.
-        // KEYGATE_TEST_GATEKEEPER (where the client finds the helper) does not change what a
-        // daemon answers, so a test can take the helper away and still reach its daemon.
-        let hooks = environment.testHooks.filter { $0.key != "KEYGATE_TEST_GATEKEEPER" }.map { $0.key + "=" + $0.value }
-        let digest = GenericHash.publicDigest(Array(hooks.sorted().joined(separator: "\n").utf8),
-                                              key: Array("keygate.gate.test-daemon".utf8), outputBytes: 16)
+        // One daemon per set of test hooks: a test's hooks never reach another's calls.
+        guard let hooks = environment.testHooks.daemonIdentity else { return "gate" }
+        let digest = GenericHash.publicDigest(Array(hooks.utf8), key: Array("keygate.gate.test-daemon".utf8), outputBytes: 16)
         return "gate-test-" + digest.map { String($0 >> 4, radix: 16) + String($0 & 0xf, radix: 16) }.joined()
-        #else
-        return "gate"
-        #endif
     }
 
     /// Root's own audit record of the gatekeeper's decisions (GateAuditFile), 0600 in a 0700 folder.
@@ -63,9 +56,9 @@ package enum GatekeeperPaths {
         recordRoot(environment) + "/\(uid)"
     }
 
-    /// KEYGATE_TEST_GATE_DIR when absolute, in test-hook builds; always nil in release builds.
+    /// KEYGATE_TEST_GATE_DIR, in test-hook builds; always nil in release builds.
     package static func testRoot(_ environment: KeygateEnvironment) -> String? {
-        environment.testHookPath("KEYGATE_TEST_GATE_DIR")
+        environment.testHooks.gateDirectory
     }
 
     /// Makes `path` and its missing parents as root-owned folders of `mode`. A folder that

@@ -57,11 +57,7 @@ package enum GateAuditFile {
     }
 
     private static func isTestHookBuild(_ environment: KeygateEnvironment) -> Bool {
-        #if KEYGATE_TEST_HOOKS
-        return GatekeeperPaths.testRoot(environment) != nil
-        #else
-        return false
-        #endif
+        GatekeeperPaths.testRoot(environment) != nil
     }
 
     /// The log, opened for appending: a regular file of ours with one link, else nothing.

@@ -24,11 +24,8 @@ internal import CSystem
 internal import Glibc
 
 enum GateDaemon {
-    #if KEYGATE_TEST_HOOKS
-    static let idleSeconds: Int32 = 30
-    #else
-    static let idleSeconds: Int32 = 600
-    #endif
+    /// Test-hook builds: 30 s, so the suite's daemons end soon after its tests.
+    static let idleSeconds: Int32 = TestHooks.compiledIn ? 30 : 600
     /// How long one caller may take to send its request (a client sends it as soon as it is
     /// connected), and to send the rest once it has begun: the daemon answers one caller at a time,
     /// so one that trickles its bytes holds the others this long at most. A caller cut off runs the
@@ -48,9 +45,9 @@ enum GateDaemon {
         var selfStarted: Bool
 
         static func fromEnvironment(_ environment: KeygateEnvironment) -> Activation {
-            func value(_ name: String) -> String? { environment[name] }
-            return Activation(listening: value("LISTEN_FDS") == "1" && value("LISTEN_PID") == String(getpid()),
-                              selfStarted: value("LISTEN_FDNAMES") == selfStartedName)
+            let passed = environment.socketActivation
+            return Activation(listening: passed.descriptors == 1 && passed.pid == getpid(),
+                              selfStarted: passed.names == selfStartedName)
         }
     }
 
@@ -77,10 +74,7 @@ enum GateDaemon {
         GateRecordsCache.enable()
         let cache = GateDaemonCache()
         let listener: Int32 = 3
-        var overrides = TestOverrides()
-        #if KEYGATE_TEST_HOOKS
-        overrides = TestOverrides(environment: hooks)
-        #endif
+        let overrides = environment.testHooks.overrides
         // An upgrade is noticed at most a second late, with or without calls: a readlink of
         // /proc/self/exe per request would be measurable on a read inside its window.
         var lastUpgradeCheck = GateRecords.now

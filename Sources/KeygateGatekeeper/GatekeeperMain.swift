@@ -19,12 +19,14 @@ public enum GatekeeperMain {
     static let lifetimeSeconds: UInt32 = 300
 
     public static func run() -> Int32 {
-        let hooks = testHookEnvironment()
+        // The environment the caller gave, read before it is cleared: the test hooks (none in
+        // release builds) and, for the daemon, its socket activation; the daemon keeps its
+        // listening socket (fd 3) and, when the helper started it, the lock (fd 4).
+        let given = KeygateEnvironment.process()
+        let hooks = given.testHooks.variables
         let daemonMode = CommandLine.arguments.dropFirst().first == "--serve"
-        // Read before the environment is cleared; the daemon keeps its listening socket (fd 3)
-        // and, when the helper started it, the lock (fd 4).
-        let activation = daemonMode ? GateDaemon.Activation.fromEnvironment(KeygateEnvironment.process()) : nil
-        sanitize(keeping: hooks)
+        let activation = daemonMode ? GateDaemon.Activation.fromEnvironment(given) : nil
+        sanitize(keeping: given.testHooks)
         // The environment it runs with, read once and passed down (KeygateEnvironment): PATH, LC_ALL and,
         // in test-hook builds only, the hooks kept above.
         let environment = KeygateEnvironment.process()
@@ -49,14 +51,9 @@ public enum GatekeeperMain {
                 throw KeychainError.param("only root may ask the gatekeeper to seal another user's keys")
             }
             let user = try UserAccount.lookup(uid: request.subjectUID ?? uid)
-            var confdir: String?
-            var overrides = TestOverrides()
-            #if KEYGATE_TEST_HOOKS
-            confdir = hooks["KEYGATE_TEST_PAM_CONFDIR"].flatMap { $0.isEmpty ? nil : $0 }
-            overrides = TestOverrides(environment: hooks)
-            #endif
-            var server = GateServer(user: user, caller: caller, prompter: prompter, pamConfdir: confdir, overrides: overrides,
-                                    environment: environment)
+            try environment.testHooks.check()
+            var server = GateServer(user: user, caller: caller, prompter: prompter, pamConfdir: environment.testHooks.pamConfdir,
+                                    overrides: environment.testHooks.overrides, environment: environment)
             server.rootAsks = request.subjectUID != nil
             result = try server.handle(request)
             // The scope was read from /proc/CALLER: it was the caller's only if the caller is still this
@@ -96,35 +93,15 @@ public enum GatekeeperMain {
         _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 
-    /// The variables test-hook builds pass through (none in release builds).
-    private static func testHookEnvironment() -> [String: String] {
-        #if KEYGATE_TEST_HOOKS
-        var kept: [String: String] = [:]
-        var p = environ
-        while let entry = p.pointee {
-            let text = String(cString: entry)
-            if text.hasPrefix("KEYGATE_TEST_"), let eq = text.firstIndex(of: "=") {
-                kept[String(text[..<eq])] = String(text[text.index(after: eq)...])
-            }
-            p += 1
-        }
-        return kept
-        #else
-        return [:]
-        #endif
-    }
-
     /// What the C start (CGatekeeperStart) leaves to Swift: the environment the program runs
     /// with, non-dumpable, umask, and the signals it handles itself.
-    private static func sanitize(keeping hooks: [String: String]) {
+    private static func sanitize(keeping hooks: TestHooks) {
         clearenv()
         setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1)
         setenv("LC_ALL", "C", 1)
-        for (name, value) in hooks { setenv(name, value, 1) }
-        #if KEYGATE_TEST_HOOKS
+        for (name, value) in hooks.variables { setenv(name, value, 1) }
         // A private system bus (scripts/fprint-session) for pam_fprintd and FprintdProbe.
-        if let bus = hooks["KEYGATE_TEST_SYSTEM_BUS"], !bus.isEmpty { TestSystemBus.use(bus) }
-        #endif
+        TestSystemBus.use(hooks)
         _ = keygate_set_nondumpable()
         umask(0o077)
         signal(SIGPIPE, SIG_IGN)

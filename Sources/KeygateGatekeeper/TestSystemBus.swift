@@ -4,20 +4,22 @@
 // (AT_SECURE) gets nothing from that. So the gatekeeper takes a mount namespace of its own,
 // where /run/dbus is an empty tmpfs whose system_bus_socket links to the private bus: the
 // path every system-bus client falls back to. Nothing outside this process (and the daemon
-// it starts) sees the change. Release builds never compile this.
+// it starts) sees the change. Release builds compile none of it: their hooks name no bus, and
+// the mount code is not in the setuid binary at all.
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
 import KeygateStorage
-#if KEYGATE_TEST_HOOKS
 internal import CSystem
 internal import Glibc
 
 enum TestSystemBus {
-    /// Points the system bus at `address` ("unix:path=/…") inside this process's own mount
-    /// namespace; false when it could not (the gatekeeper then says why in its errors).
+    /// Points the system bus at the hooks' bus ("unix:path=/…") inside this process's own mount
+    /// namespace; false when there is none or it could not (the gatekeeper then says why in its errors).
     @discardableResult
-    static func use(_ address: String) -> Bool {
+    static func use(_ hooks: TestHooks) -> Bool {
+        #if KEYGATE_TEST_HOOKS
+        guard let address = hooks.systemBus else { return false }
         setenv("DBUS_SYSTEM_BUS_ADDRESS", address, 1)
         let prefix = "unix:path="
         guard address.hasPrefix(prefix), geteuid() == 0 else { return false }
@@ -28,6 +30,8 @@ enum TestSystemBus {
         _ = mkdir("/run/dbus", 0o755)
         guard mount("tmpfs", "/run/dbus", "tmpfs", UInt(MS_NOSUID | MS_NODEV | MS_NOEXEC), "mode=0755,size=64k") == 0 else { return false }
         return symlink(socket, "/run/dbus/system_bus_socket") == 0
+        #else
+        return false
+        #endif
     }
 }
-#endif

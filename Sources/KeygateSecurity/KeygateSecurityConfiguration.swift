@@ -26,7 +26,7 @@ enum KeygateSecurityConfiguration {
 
     /// The prompter a call uses: the override, else the system's.
     static func currentPrompter(_ environment: KeygateEnvironment = environment()) -> any Prompter {
-        prompter ?? SystemPrompter(environment: environment.variables)
+        prompter ?? SystemPrompter(environment: environment)
     }
 
     /// Operations for one SecItem call: its reason (kSecUseOperationPrompt), its context

@@ -18,8 +18,7 @@ public enum LABiometryType: Int, Sendable {
 enum PAMStackProbe {
     /// Where the PAM service files are read from, in `environment` (the caller's edge's).
     static func confdir(_ environment: KeygateEnvironment) -> String {
-        if let dir = environment.testHook("KEYGATE_TEST_PAM_CONFDIR"), !dir.isEmpty { return dir }
-        return "/etc/pam.d"
+        environment.testHooks.pamConfdir ?? "/etc/pam.d"
     }
 
     /// Whether the `keygate` service file exists.

@@ -18,10 +18,7 @@ internal import Keygate
 enum SecAccessGroups {
     /// The groups this process declared (in the environment its edge read), in order; nil when it declared none.
     static func declared(in environment: KeygateEnvironment) -> [String]? {
-        guard let raw = environment["KEYGATE_ACCESS_GROUPS"] else { return nil }
-        let groups = raw.split(whereSeparator: { $0 == "," || $0 == ":" })
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return groups.isEmpty ? nil : groups
+        environment.accessGroups
     }
 
     /// errSecMissingEntitlement unless the process may use `group`.

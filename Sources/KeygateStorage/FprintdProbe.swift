@@ -19,7 +19,7 @@ package enum FprintdProbe {
     /// fprintd's storage of enrolled prints, root-only: /var/lib/fprint, or the test hook's folder.
     /// Its digest is root's (the gatekeeper's EnrolledPrints); a client only asks whether it exists.
     package static func storageRoot(_ environment: KeygateEnvironment) -> String {
-        environment.testHookPath("KEYGATE_TEST_FPRINT_DIR") ?? "/var/lib/fprint"
+        environment.testHooks.fprintDirectory ?? "/var/lib/fprint"
     }
 
     static let busName = "net.reactivated.Fprint"

@@ -64,9 +64,9 @@ extension SecretServiceConnection {
     /// system's (/etc/xdg).
     static func kWalletPromptsOnOpen(_ environment: KeygateEnvironment) -> Bool {
         var files: [String] = []
-        if let config = environment.nonEmpty("XDG_CONFIG_HOME") {
+        if let config = environment.configHome {
             files.append(config + "/kwalletrc")
-        } else if let home = environment.nonEmpty("HOME") {
+        } else if let home = environment.home {
             files.append(home + "/.config/kwalletrc")
         }
         files.append("/etc/xdg/kwalletrc")

@@ -49,7 +49,7 @@ extension SecretServiceConnection {
         guard path != "/", !path.isEmpty else { return nil }
         // Debug builds only (a test hook): behave as Keygate did before it completed prompts (a
         // prompt meant "locked"), so the tests can prove doctor catches a provider that prompts.
-        if environment.testHook("KEYGATE_TEST_REFUSE_PROMPTS") == "1" {
+        if environment.testHooks.refusePrompts {
             throw SecretServiceFailure.locked(provider(deadline))
         }
         let bus = try connection(deadline)

@@ -11,26 +11,7 @@
 // is dismissed, and the locked collection is errSecInteractionNotAllowed.
 import KeygateCore
 
-/// The unlock-prompt setting.
-public enum UnlockPromptSetting: String, Sendable, CaseIterable {
-    /// Ask for an unlock when a window can be shown (the default).
-    case auto
-    /// Never ask: a locked collection is an error at once (scripts, cron, CI).
-    case never
-
-    /// The environment variable that sets it.
-    public static let variable = "KEYGATE_UNLOCK_PROMPT"
-
-    /// The setting in `environment` (the edge's); a bad value is an error that says which values
-    /// are allowed.
-    public static func current(_ environment: [String: String]) throws -> UnlockPromptSetting {
-        guard let text = environment[variable], !text.isEmpty else { return .auto }
-        guard let setting = UnlockPromptSetting(rawValue: text) else {
-            throw KeychainError.param("\(variable)=\(text) is not one of auto, never: fix or unset it")
-        }
-        return setting
-    }
-
+extension UnlockPromptSetting {
     /// Whether an unlock prompt may be started for `provider` now; `display`: whether the
     /// environment the edge passed down names one (KeygateEnvironment.hasDisplay).
     func allows(_ provider: SecretServiceProvider, display: Bool) -> Bool {

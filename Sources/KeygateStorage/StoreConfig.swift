@@ -15,9 +15,9 @@ enum StoreConfig {
     static let systemPath = "/etc/keygate/keygate.conf"
     private static let maxBytes = 64 * 1024
 
-    static func userPath(environment env: [String: String], home: String) -> String {
-        if let xdg = env["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/keygate/keygate.conf" }
-        let base = env["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home
+    static func userPath(environment env: KeygateEnvironment, home: String) -> String {
+        if let xdg = env.configHome, xdg.hasPrefix("/") { return xdg + "/keygate/keygate.conf" }
+        let base = env.home.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home
         return base + "/.config/keygate/keygate.conf"
     }
 

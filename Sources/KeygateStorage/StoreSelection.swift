@@ -15,29 +15,11 @@
 // exists, get) decide the same way but never write the choice down.
 import KeygateCore
 
-/// Which backend holds the items.
-public enum StoreKind: String, Sendable, CaseIterable {
-    case secretService = "secret-service"
-    case embedded
-}
-
 /// The store setting and what it resolves to: the backend in use and why (for `keygate status` and
 /// `keygate doctor`), and, for an auto choice not yet written down, the record the first write commits.
 public struct StoreSelection: Sendable, Equatable {
-    /// A setting's value (KEYGATE_STORE, a keygate.conf line): a backend, or `auto` (the Secret Service
-    /// when one answers, else embedded).
-    enum Setting: Equatable, Sendable {
-        case fixed(StoreKind)
-        case auto
-
-        init?(text: String) {
-            if text == "auto" { self = .auto; return }
-            guard let kind = StoreKind(rawValue: text) else { return nil }
-            self = .fixed(kind)
-        }
-
-        static let allowedText = "secret-service, embedded or auto"
-    }
+    /// A setting's value (KEYGATE_STORE, a keygate.conf line): KeygateCore's StoreSetting.
+    typealias Setting = StoreSetting
 
     static let variable = "KEYGATE_STORE"
     static let markerName = "store"
@@ -52,9 +34,9 @@ public struct StoreSelection: Sendable, Equatable {
     let needsRecord: Bool
 
     /// The chosen store and why. Throws .param for a bad KEYGATE_STORE or config file.
-    package static func resolve(environment: [String: String], dataDirectory: String, home: String,
+    package static func resolve(environment: KeygateEnvironment, dataDirectory: String, home: String,
                         deadline: Duration) throws -> StoreSelection {
-        _ = try UnlockPromptSetting.current(environment)  // a bad KEYGATE_UNLOCK_PROMPT is reported here
+        _ = try environment.unlockPrompt.get()  // a bad KEYGATE_UNLOCK_PROMPT is reported here
         return try choose(environment, dataDirectory: dataDirectory, home: home, deadline: deadline)
     }
 
@@ -97,9 +79,9 @@ public struct StoreSelection: Sendable, Equatable {
 
     /// A session bus is configured: DBUS_SESSION_BUS_ADDRESS, or systemd's $XDG_RUNTIME_DIR/bus.
     /// Without one, connecting could only fail, so auto never asks it.
-    static func hasSessionBus(_ env: [String: String]) -> Bool {
-        if let address = env["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return true }
-        guard let runtime = env["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return false }
+    static func hasSessionBus(_ env: KeygateEnvironment) -> Bool {
+        if env.sessionBusAddress != nil { return true }
+        guard let runtime = env.runtimeDirectory, runtime.hasPrefix("/") else { return false }
         if case .found(let info) = FileProbe.inspect(runtime + "/bus"), info.kind == .socket { return true }
         return false
     }
@@ -108,7 +90,7 @@ public struct StoreSelection: Sendable, Equatable {
 // MARK: the rules above
 
 extension StoreSelection {
-    private static func choose(_ environment: [String: String], dataDirectory: String, home: String,
+    private static func choose(_ environment: KeygateEnvironment, dataDirectory: String, home: String,
                                deadline: Duration) throws -> StoreSelection {
         func chosen(_ kind: StoreKind, _ reason: String) -> StoreSelection {
             StoreSelection(kind: kind, reason: reason, dataDirectory: dataDirectory, needsRecord: false)
@@ -116,11 +98,8 @@ extension StoreSelection {
         func auto(source: String) throws -> StoreSelection {
             try Self.auto(source: source, environment, dataDirectory: dataDirectory, deadline: deadline)
         }
-        if let text = environment[variable], !text.isEmpty {
-            guard let setting = Setting(text: text) else {
-                throw KeychainError.param("\(variable)=\(text) is not one of \(Setting.allowedText): fix or unset it")
-            }
-            if case .fixed(let kind) = setting { return chosen(kind, "chosen by \(variable)=\(text)") }
+        if let setting = try environment.store.get() {
+            if case .fixed(let kind) = setting { return chosen(kind, "chosen by \(variable)=\(setting.text)") }
             return try auto(source: "\(variable)=auto")
         }
         let userFile = StoreConfig.userPath(environment: environment, home: home)
@@ -134,7 +113,7 @@ extension StoreSelection {
         return try auto(source: "the default")
     }
 
-    private static func auto(source: String, _ environment: [String: String], dataDirectory: String,
+    private static func auto(source: String, _ environment: KeygateEnvironment, dataDirectory: String,
                              deadline: Duration) throws -> StoreSelection {
         let prefix = "auto (\(source)): "
         if let recorded = recorded(in: dataDirectory) {
@@ -152,7 +131,7 @@ extension StoreSelection {
             (kind, reason) = (.embedded, "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS unset, no $XDG_RUNTIME_DIR/bus)")
         } else {
             do {
-                _ = try SecretServiceStore(deadline: deadline, unlockPrompt: .never, environment: KeygateEnvironment(environment)).status()
+                _ = try SecretServiceStore(deadline: deadline, unlockPrompt: .never, environment: environment).status()
                 (kind, reason) = (.secretService, "the Secret Service answered")
             } catch let error as KeychainError where error.reason == .noDefaultCollection {
                 // A provider runs: its items belong there, never silently in the embedded store.

@@ -153,12 +153,7 @@ final class AccessControlCLITests: XCTestCase {
             printf %s x | keygate add -s s -a 5 --access device-passcode,current-set --or; echo ok=$?
             keygate list -s s | grep access
             """)
-        let v = r.values
-        XCTAssertEqual(v["up"], "206", r.summary)
-        XCTAssertEqual(v["andor"], "206", r.summary)
-        XCTAssertEqual(v["bio"], "206", r.summary)
-        XCTAssertEqual(v["unknown"], "206", r.summary)
-        XCTAssertEqual(v["ok"], "0", r.summary)
+        r.assertValues(["up": "206", "andor": "206", "bio": "206", "unknown": "206", "ok": "0"])
         XCTAssertTrue(r.err.lowercased().contains("user-presence") || r.err.lowercased().contains("userpresence"), r.summary)
         XCTAssertTrue(r.out.contains("access: device-passcode,current-set;or"), r.summary)
     }
@@ -182,10 +177,7 @@ final class AccessControlCLITests: XCTestCase {
             KEYGATE_ASKPASS= keygate get -s p -a a >/dev/null; echo plain=$?
             KEYGATE_ASKPASS= keygate get -s g -a a >/dev/null; echo gated=$?
             """)
-        let v = r.values
-        XCTAssertEqual(v["unlock"], "0", r.summary)
-        XCTAssertEqual(v["plain"], "0", r.summary)
-        XCTAssertEqual(v["gated"], "36", r.summary)
+        r.assertValues(["unlock": "0", "plain": "0", "gated": "36"])
     }
 
     func test_currentSet_diesAfterPasswordChange_whileUserPresenceSurvivesKeygatePasswd() throws {

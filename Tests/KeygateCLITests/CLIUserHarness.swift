@@ -108,4 +108,13 @@ extension ProcessResult {
         }
         return found
     }
+
+    /// Asserts the `name=value` lines a test script printed, one assertion a name, in the order
+    /// given; a failure names the line and shows the whole run.
+    func assertValues(_ expected: KeyValuePairs<String, String>, file: StaticString = #filePath, line: UInt = #line) {
+        let found = values
+        for (name, value) in expected {
+            XCTAssertEqual(found[name], value, "\(name): \(summary)", file: file, line: line)
+        }
+    }
 }

@@ -20,10 +20,7 @@ final class ExecCLITests: XCTestCase {
             printf 'both=%s\\n' "$(keygate exec -s deploy -a token --env T -s deploy -a pipe --fd 4 -- sh -c 'printf %s+ "$T"; cat <&4')"
             """)
         let v = r.values
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["env"], "tok en$1", r.summary)
-        XCTAssertEqual(v["stdin"], "pipe-secret", r.summary)
-        XCTAssertEqual(v["fd"], "pipe-secret", r.summary)
+        r.assertValues(["add": "0", "env": "tok en$1", "stdin": "pipe-secret", "fd": "pipe-secret"])
         XCTAssertEqual(v["notInEnv"], "0", "a pipe secret is not in the child's environment: \(r.summary)")
         XCTAssertEqual(v["both"], "tok en$1+pipe-secret", r.summary)
         // One prompt for the implicit init, one after the lock; the exec reads reuse the unlock.

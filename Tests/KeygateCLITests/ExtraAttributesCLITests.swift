@@ -29,10 +29,7 @@ final class ExtraAttributesCLITests: XCTestCase {
             cat "$HOME/err"
             """)
         let v = r.values
-        XCTAssertEqual(v["store"], "0", r.summary)
-        XCTAssertEqual(v["store2"], "0", r.summary)
-        XCTAssertEqual(v["store3"], "0", r.summary)
-        XCTAssertEqual(v["got"], "bar-secret", r.summary)
+        r.assertValues(["store": "0", "store2": "0", "store3": "0", "got": "bar-secret"])
         XCTAssertEqual(v["twoMatch"], "206", "myapp=x is on two items: lookup asks for one more attribute: \(r.summary)")
         XCTAssertEqual(v["gotBoth"], "both-secret", r.summary)
         XCTAssertEqual(v["search"], "0", r.summary)

@@ -86,12 +86,7 @@ final class FirstLoginCLITests: XCTestCase, OutsideTheEmbeddedPass {
         let windows = try Subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "."], environment: display, timeout: 10)
 
         let v = r.values
-        XCTAssertEqual(v["list"], "0", r.summary)
-        XCTAssertEqual(v["missing"], "44", r.summary)
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["exists"], "0", r.summary)
-        XCTAssertEqual(v["listed"], "0", r.summary)
-        XCTAssertEqual(v["get"], "s1", r.summary)
+        r.assertValues(["list": "0", "missing": "44", "add": "0", "exists": "0", "listed": "0", "get": "s1"])
         XCTAssertTrue(v["service"]?.hasPrefix("OK   secret-service: ") ?? false, r.summary)
         XCTAssertEqual(v["embedded"], "2", "no embedded store was made: " + r.summary)
         XCTAssertEqual(windows.out.trimmingCharacters(in: .whitespacesAndNewlines), "", "kwalletd5 showed a window")

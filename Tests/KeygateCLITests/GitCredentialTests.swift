@@ -59,12 +59,10 @@ final class GitCredentialTests: XCTestCase {
             printf 'v=%s\\n' "$(keygate get --internet -s forge.test -a bob)"
             """)
         let v = r.values
-        XCTAssertEqual(v["store"], "0", r.summary)
-        XCTAssertEqual(v["get"], "0", r.summary)
-        XCTAssertEqual(v["get.username"], "bob", r.summary)
-        XCTAssertEqual(v["get.password"], "pw1", r.summary)
-        XCTAssertEqual(v["get.password_expiry_utc"], "4102444800", r.summary)
-        XCTAssertEqual(v["get.oauth_refresh_token"], "rt-123", r.summary)
+        r.assertValues([
+            "store": "0", "get": "0", "get.username": "bob", "get.password": "pw1", "get.password_expiry_utc": "4102444800",
+            "get.oauth_refresh_token": "rt-123"
+        ])
         XCTAssertEqual(v["nopath"], "0", "a credential for a path is not given for the bare host: \(r.summary)")
         XCTAssertEqual(v["capability"], "0", "an operation the helper does not know is ignored: \(r.summary)")
         XCTAssertTrue(r.out.contains("v=pw1\noauth_refresh_token=rt-123"), "the refresh token is sealed with the password: \(r.summary)")

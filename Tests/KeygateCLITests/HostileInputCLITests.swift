@@ -26,9 +26,7 @@ final class HostileInputCLITests: XCTestCase {
         let v = r.values
         XCTAssertEqual(v["control"], "0", r.summary)
         XCTAssertEqual(v["limitSecret"], "0", "a secret of exactly 64 KiB is stored: \(r.summary)")
-        XCTAssertEqual(v["bigSecret"], "206", r.summary)
-        XCTAssertEqual(v["bigService"], "206", r.summary)
-        XCTAssertEqual(v["bigLabel"], "206", r.summary)
+        r.assertValues(["bigSecret": "206", "bigService": "206", "bigLabel": "206"])
         XCTAssertEqual(v["existsBig"], "44", "nothing was stored for the oversize secret")
         XCTAssertEqual(v["existsLabelled"], "44", "nothing was stored for the oversize label")
         XCTAssertEqual(v["existsControl"], "0", "control: the ordinary item is there: \(r.summary)")
@@ -49,10 +47,7 @@ final class HostileInputCLITests: XCTestCase {
             printf 'e1=%s\\n' "$(cat "$HOME/e1")"
             """)
         let v = r.values
-        XCTAssertEqual(v["addFF"], "2", r.summary)
-        XCTAssertEqual(v["addFE"], "2", r.summary)
-        XCTAssertEqual(v["getOverlong"], "2", r.summary)
-        XCTAssertEqual(v["deleteSurrogate"], "2", r.summary)
+        r.assertValues(["addFF": "2", "addFE": "2", "getOverlong": "2", "deleteSurrogate": "2"])
         XCTAssertEqual(v["addReplacementChar"], "0", "control: valid UTF-8, even odd text, is accepted: \(r.summary)")
         XCTAssertTrue(v["e1"]?.contains("not valid UTF-8") == true, r.summary)
         print("HostileInputCLITests: 4 invalid-UTF-8 names refused")

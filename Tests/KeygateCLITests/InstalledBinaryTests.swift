@@ -27,6 +27,28 @@ final class InstalledBinaryTests: XCTestCase {
         XCTAssertEqual(try Subprocess.run([tool, "--help"]).status, 0)
     }
 
+    /// Release builds read no test hook: a hook the debug build refuses (a lock-after of "soon")
+    /// is an error there, naming it, and is not even looked at by the installed binary. A hook that
+    /// would weaken it (no PAM service folder of the caller's) is never honoured either.
+    func test_testHooks_areNotReadByTheInstalledBinary() throws {
+        let (binary, installed) = TerminalShell.binary
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: binary), "the keygate binary at \(binary)")
+        let home = NSTemporaryDirectory() + "kg-hooks-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let r = try Subprocess.run([binary, "list"], environment: [
+            "PATH": "/usr/bin:/bin", "HOME": home, "KEYGATE_STORE": "embedded", "KEYGATE_TEST_LOCK_AFTER": "soon",
+        ])
+        if installed {
+            XCTAssertEqual(r.status, 0, r.err)
+            XCTAssertFalse(r.err.contains("KEYGATE_TEST"), r.err)
+        } else {
+            XCTAssertEqual(r.status, 206, r.err)  // errSecParam
+            XCTAssertTrue(r.err.contains("KEYGATE_TEST_LOCK_AFTER=soon is not a whole number of seconds: fix or unset it (a test hook)"),
+                          r.err)
+        }
+    }
+
     /// A read as a normal user writes nothing to the system log on its own: libdispatch's worker
     /// threads used to log "Failed to set thread priority ... errno=13" at every run (issue 16).
     /// LIBDISPATCH_LOG=stderr shows here what would have gone to syslog.

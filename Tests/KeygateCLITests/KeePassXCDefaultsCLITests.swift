@@ -36,12 +36,7 @@ final class KeePassXCDefaultsCLITests: XCTestCase, OutsideTheEmbeddedPass {
             echo listed=$(keygate list -s issue35 | grep -c alice)
             keygate --no-unlock-prompt get -s issue35 -a alice; echo noPrompt=$?
             """)
-        let v = quiet.values
-        XCTAssertEqual(v["add"], "0", quiet.summary)
-        XCTAssertEqual(v["exists"], "0", quiet.summary)
-        XCTAssertEqual(v["missing"], "44", quiet.summary)
-        XCTAssertEqual(v["listed"], "1", quiet.summary)
-        XCTAssertEqual(v["noPrompt"], "36", quiet.summary)
+        quiet.assertValues(["add": "0", "exists": "0", "missing": "44", "listed": "1", "noPrompt": "36"])
         XCTAssertTrue(quiet.err.contains("access to the item is not granted (KeePassXC locks each item for each program"),
                       quiet.summary)
         XCTAssertTrue(quiet.err.contains("\"Confirm when passwords are retrieved by clients\""), quiet.summary)
@@ -61,9 +56,7 @@ final class KeePassXCDefaultsCLITests: XCTestCase, OutsideTheEmbeddedPass {
         print("KeePassXC windows answered: \(person.answered)")
 
         let w = answered.values
-        XCTAssertEqual(w["get"], "s1", answered.summary)
-        XCTAssertEqual(w["update"], "0", answered.summary)
-        XCTAssertEqual(w["get2"], "s2", answered.summary)
+        answered.assertValues(["get": "s1", "update": "0", "get2": "s2"])
         XCTAssertTrue(answered.out.contains("\"label\" : \"Alice at work\"") || answered.out.contains("\"label\":\"Alice at work\""),
                       answered.summary)
         XCTAssertTrue(answered.out.contains("rotated monthly"), answered.summary)
@@ -98,10 +91,7 @@ final class KeePassXCDefaultsCLITests: XCTestCase, OutsideTheEmbeddedPass {
         let windows = try Subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "Unlock|Access"], environment: display,
                                          timeout: 10)
 
-        let v = refused.values
-        XCTAssertEqual(v["list"], "36", refused.summary)
-        XCTAssertEqual(v["exists"], "36", refused.summary)
-        XCTAssertEqual(v["get"], "36", refused.summary)
+        refused.assertValues(["list": "36", "exists": "36", "get": "36"])
         XCTAssertEqual(refused.err.components(separatedBy: "the default keyring collection is locked (KeePassXC): unlock the "
                                               + "database in KeePassXC").count - 1, 3, refused.summary)
         XCTAssertLessThan(elapsed, 5, "each exits at once, without the 5 s search deadline: " + refused.summary)

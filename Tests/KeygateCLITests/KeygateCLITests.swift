@@ -20,9 +20,7 @@ final class KeygateCLITests: XCTestCase {
             echo bytes=$(wc -c < "$HOME/out")
             """)
         let v = r.values
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["get"], "0", r.summary)
-        XCTAssertEqual(v["got"], "correct horse battery", r.summary)
+        r.assertValues(["add": "0", "get": "0", "got": "correct horse battery"])
         XCTAssertEqual(v["bytes"], "21", "no newline is added when stdout is not a terminal")
         // One prompt for the implicit init at the first add, one after the lock.
         XCTAssertEqual(try h.promptCount(), 2, h.prompts())
@@ -100,12 +98,7 @@ final class KeygateCLITests: XCTestCase {
             printf 'v2=%s\\n' "$(keygate get -s svc -a a)"
             keygate list -s svc --json; echo
             """)
-        let v = r.values
-        XCTAssertEqual(v["add1"], "0", r.summary)
-        XCTAssertEqual(v["add2"], "45", r.summary)
-        XCTAssertEqual(v["v1"], "one", r.summary)
-        XCTAssertEqual(v["add3"], "0", r.summary)
-        XCTAssertEqual(v["v2"], "three", r.summary)
+        r.assertValues(["add1": "0", "add2": "45", "v1": "one", "add3": "0", "v2": "three"])
         XCTAssertEqual(r.out.components(separatedBy: "\"account\":\"a\"").count - 1, 1, "still one item: \(r.out)")
     }
 
@@ -141,12 +134,7 @@ final class KeygateCLITests: XCTestCase {
             keygate exists -s svc -a present; echo present=$?
             keygate delete -s svc -a missing; echo delete=$?
             """)
-        let v = r.values
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["get"], "44", r.summary)
-        XCTAssertEqual(v["exists"], "44", r.summary)
-        XCTAssertEqual(v["present"], "0", r.summary)
-        XCTAssertEqual(v["delete"], "44", r.summary)
+        r.assertValues(["add": "0", "get": "44", "exists": "44", "present": "0", "delete": "44"])
     }
 
     func test_noSecretService_exits53_withAdvice() throws {
@@ -278,10 +266,7 @@ final class KeygateCLITests: XCTestCase {
             keygate get -s bin -a a > "$HOME/out"; echo get=$?
             cmp "$HOME/in" "$HOME/out"; echo same=$?
             """)
-        let v = r.values
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["get"], "0", r.summary)
-        XCTAssertEqual(v["same"], "0", r.summary)
+        r.assertValues(["add": "0", "get": "0", "same": "0"])
     }
 
     func test_secretOnCommandLine_isRefused_andNothingStored_butMacOSsDashWValue_isTakenWithAWarning() throws {
@@ -327,10 +312,7 @@ final class KeygateCLITests: XCTestCase {
         XCTAssertEqual(v["w"], "pw", r.summary)
         XCTAssertTrue(r.out.contains("    0x00000007 <blob>=\"Mail\"\n"), "macOS shows the label as 0x00000007: \(r.summary)")
         XCTAssertTrue(r.out.contains("    \"icmt\"<blob>=\"a comment\"\n"), r.summary)
-        XCTAssertEqual(v["addi"], "0", r.summary)
-        XCTAssertEqual(v["wi"], "ipw", r.summary)
-        XCTAssertEqual(v["deli"], "0", r.summary)
-        XCTAssertEqual(v["del"], "0", r.summary)
+        r.assertValues(["addi": "0", "wi": "ipw", "deli": "0", "del": "0"])
         XCTAssertTrue(r.out.hasSuffix("[]\n"), "everything was deleted: \(r.summary)")
     }
 

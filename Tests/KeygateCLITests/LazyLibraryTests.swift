@@ -131,9 +131,7 @@ final class LazyLibraryTests: XCTestCase {
             secret-tool search --all service lib 2>&1 | grep -ac '^attribute.service = lib$' | sed 's/^/secretTool=/'
             """, extraEnvironment: ["KEYGATE_STORE": ""])
         let v = r.values
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["get"], "0", r.summary)
-        XCTAssertEqual(v["out"], "lib-token", r.summary)
+        r.assertValues(["add": "0", "get": "0", "out": "lib-token"])
         XCTAssertNotEqual(v["systemd"], "0", "the read did not load libsystemd.so.0: \(r.summary)")
         XCTAssertEqual(v["glib"], "0", "the read loaded GLib: \(r.summary)")
         XCTAssertEqual(v["secretTool"], "1", "secret-tool sees the item as before: \(r.summary)")

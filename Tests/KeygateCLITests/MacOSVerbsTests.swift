@@ -58,10 +58,7 @@ final class MacOSVerbsTests: XCTestCase {
             cat "$HOME/g.err"
             echo '--- end'
             """)
-        let v = r.values
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["find"], "0", r.summary)
-        XCTAssertEqual(v["g"], "0", r.summary)
+        r.assertValues(["add": "0", "find": "0", "g": "0"])
         let out = normalizingTimes(r.out)
         let block = genericBlock(h.user.home, service: "vpn", account: "alice", label: "VPN", comment: "work vpn")
         XCTAssertTrue(out.contains("--- find\n" + block + "find=0\n"), out)
@@ -209,10 +206,7 @@ final class MacOSVerbsTests: XCTestCase {
             keygate unlock-keychain -p hunter2 2>/dev/null; echo argvpw=$?
             """)
         let v = r.values
-        XCTAssertEqual(v["lockall"], "0", r.summary)
-        XCTAssertEqual(v["unlock"], "0", r.summary)
-        XCTAssertEqual(v["lockkc"], "0", r.summary)
-        XCTAssertEqual(v["unlockkc"], "0", r.summary)
+        r.assertValues(["lockall": "0", "unlock": "0", "lockkc": "0", "unlockkc": "0"])
         XCTAssertEqual(v["other"], "2", "another keychain is refused as a usage error: \(r.summary)")
         XCTAssertTrue(r.out.contains("one keychain per user"), r.summary)
         XCTAssertEqual(v["argvpw"], "2", "a password is never taken from argv: \(r.summary)")

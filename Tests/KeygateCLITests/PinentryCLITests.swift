@@ -35,11 +35,7 @@ final class PinentryCLITests: XCTestCase, OutsideTheEmbeddedPass {
             PATH="$HOME/bin:$PATH" keygate --pinentry get -s svc -a a >/dev/null; echo flag=$?
             echo getpins=$(grep -c '^GETPIN$' "$HOME/pinentry-received")
             """, askpass: false)
-        let v = r.values
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["got"], "s1", r.summary)
-        XCTAssertEqual(v["flag"], "0", r.summary)
-        XCTAssertEqual(v["getpins"], "3", r.summary)
+        r.assertValues(["add": "0", "got": "s1", "flag": "0", "getpins": "3"])
         let received = (try? String(contentsOfFile: h.user.home + "/pinentry-received", encoding: .utf8)) ?? ""
         XCTAssertTrue(received.contains("SETDESC run sh with svc/a\n"), "exec's reason is the description: \(received)")
         XCTAssertTrue(received.contains("SETPROMPT Password for \(h.user.name):"), received)

@@ -37,18 +37,10 @@ final class ProviderCLITests: XCTestCase, OutsideTheEmbeddedPass {
             echo migrated=$(KEYGATE_STORE=secret-service keygate get -s issue21-mig -a m)
             """)
 
-        let v = r.values
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["get"], "s1", r.summary)
-        XCTAssertEqual(v["update"], "0", r.summary)
-        XCTAssertEqual(v["get2"], "s2", r.summary)
-        XCTAssertEqual(v["delete"], "0", r.summary)
-        XCTAssertEqual(v["exists"], "44", r.summary)
-        XCTAssertEqual(v["deleteAll"], "0", r.summary)
-        XCTAssertEqual(v["left"], "0", r.summary)
-        XCTAssertEqual(v["addEmbedded"], "0", r.summary)
-        XCTAssertEqual(v["migrate"], "0", r.summary)
-        XCTAssertEqual(v["migrated"], "m", r.summary)
+        r.assertValues([
+            "add": "0", "get": "s1", "update": "0", "get2": "s2", "delete": "0", "exists": "44", "deleteAll": "0", "left": "0",
+            "addEmbedded": "0", "migrate": "0", "migrated": "m"
+        ])
         // Every line but add's statement of the access it gave ("… while the keychain is unlocked").
         let problems = r.err.split(separator: "\n").filter { !$0.hasPrefix("keygate: stored ") }.joined(separator: "\n")
         XCTAssertFalse(problems.contains("locked"), r.summary)

@@ -53,9 +53,7 @@ final class PythonKeyringTests: XCTestCase {
         XCTAssertTrue(r.out.contains("backend: keyrings.keygate.KeygateKeyring (priority: 15)"), "discovered through the entry point: \(r.summary)")
         XCTAssertTrue(r.out.contains("backend: keyring.backends.SecretService.Keyring (priority: 5)"),
                       "SecretStorage is viable too, and ranks below: \(r.summary)")
-        XCTAssertEqual(v["chosen"], "KeygateKeyring", r.summary)
-        XCTAssertEqual(v["set"], "0", r.summary)
-        XCTAssertEqual(v["cli"], "py-secret-1", r.summary)
+        r.assertValues(["chosen": "KeygateKeyring", "set": "0", "cli": "py-secret-1"])
         XCTAssertEqual(v["spied"], "1", "the backend ran keygate add, with no access control for scripts: \(r.summary)")
         XCTAssertEqual(v["leaked"], "0", "the password was in no argument or environment of keygate: \(r.summary)")
         XCTAssertEqual(v["keygate"], "py-secret-1", "keyring's password is a Keygate item: \(r.summary)")
@@ -103,13 +101,10 @@ final class PythonKeyringTests: XCTestCase {
             env -u KEYGATE_ASKPASS timeout 60 "$PY" locked.py; echo pylocked=$?
             """)
         let v = r.values
-        XCTAssertEqual(v["pip"], "0", r.summary)
-        XCTAssertEqual(v["backend"], "KeygateKeyring", r.summary)
-        XCTAssertEqual(v["cred.user"], "__token__", r.summary)
-        XCTAssertEqual(v["cred.pass"], "pypi-AgEI tok=en", r.summary)
-        XCTAssertEqual(v["cred.none"], "None", r.summary)
-        XCTAssertEqual(v["cred.named"], "pypi-AgEI tok=en", r.summary)
-        XCTAssertEqual(v["delmissing"], "PasswordDeleteError", r.summary)
+        r.assertValues([
+            "pip": "0", "backend": "KeygateKeyring", "cred.user": "__token__", "cred.pass": "pypi-AgEI tok=en",
+            "cred.none": "None", "cred.named": "pypi-AgEI tok=en", "delmissing": "PasswordDeleteError"
+        ])
         XCTAssertEqual(v["locked"], "KeyringLocked", "no terminal, no askpass: exit 36 is KeyringLocked: \(r.summary)")
         XCTAssertLessThan(Int(v["seconds"] ?? "99") ?? 99, 10, "it failed at once: \(r.summary)")
         XCTAssertEqual(v["py"], "0", r.summary)

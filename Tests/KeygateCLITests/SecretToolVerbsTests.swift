@@ -45,9 +45,7 @@ final class SecretToolVerbsTests: XCTestCase {
             printf 'one=%s\\n' "$(keygate lookup account bob service vpn)"
             """)
         let v = r.values
-        XCTAssertEqual(v["none"], "44", r.summary)
-        XCTAssertEqual(v["several"], "206", r.summary)
-        XCTAssertEqual(v["odd"], "2", r.summary)
+        r.assertValues(["none": "44", "several": "206", "odd": "2"])
         XCTAssertEqual(v["unknown"], "44", "any attribute name is taken, as secret-tool takes it; nothing has it: \(r.summary)")
         XCTAssertTrue(r.out.contains("no item matches"), r.summary)
         XCTAssertEqual(v["empty"], "2", r.summary)

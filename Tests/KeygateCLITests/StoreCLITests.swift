@@ -212,10 +212,7 @@ final class StoreCLITests: XCTestCase, OutsideTheEmbeddedPass {
         let elapsed = Date().timeIntervalSince(started)
         let v = r.values
         XCTAssertEqual(r.status, 0, r.summary)
-        XCTAssertEqual(v["init"], "0", r.summary)
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["get"], "0", r.summary)
-        XCTAssertEqual(v["token"], "ghp_token-1234", r.summary)
+        r.assertValues(["init": "0", "add": "0", "get": "0", "token": "ghp_token-1234"])
         XCTAssertNil(r.err.range(of: "[0-9A-Z]{4}(-[0-9A-Z]{4}){5}", options: .regularExpression),
                      "no recovery key in the job's log: \(r.summary)")
         XCTAssertEqual(v["bus"], "none", r.summary)

@@ -6,8 +6,6 @@
 // SecretServiceStoreTests' probe does, and the parent kills it at random moments).
 import Foundation
 import XCTest
-@testable import Keygate
-@testable import KeygateAuthentication
 @testable import KeygateCore
 @testable import KeygateStorage
 import KeygateTestSupport
@@ -97,26 +95,6 @@ final class EmbeddedStoreTests: XCTestCase, OutsideTheEmbeddedPass {
                                             + "SELECT identity, 'x', 0, 0, x'00' FROM items")) { error in
             XCTAssertTrue((error as? SQLiteError)?.isConstraintUnique == true, "\(error)")
         }
-    }
-
-    // MARK: - delete
-
-    func test_delete_returnsCount_andRemovesOnlyMatches_withTheirAttributes() throws {
-        try store.create(contract.genericAttributes(account: "a1"), blob: [1], replace: false)
-        try store.create(contract.genericAttributes(account: "a2"), blob: [2], replace: false)
-        let other = ItemAttributes(identity: .generic(service: tag + "-other", account: "a1"), label: "other")
-        try store.create(other, blob: [3], replace: false)
-        try store.create(internetAttributes(), blob: [4], replace: false)
-
-        XCTAssertEqual(try store.delete(ItemQuery(itemClass: .genericPassword, service: tag)), 2)
-
-        XCTAssertEqual(try store.search(ItemQuery(service: tag), loadBlobs: false).count, 0)
-        XCTAssertEqual(try store.search(ItemQuery(exactly: other.identity), loadBlobs: true).map(\.blob), [[3]])
-        XCTAssertEqual(try store.search(ItemQuery(exactly: internetAttributes().identity), loadBlobs: false).count, 1)
-        XCTAssertEqual(try store.delete(ItemQuery(itemClass: .genericPassword, service: tag)), 0)
-        let db = try SQLiteDatabase(path: store.path, create: false)
-        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM attributes WHERE item NOT IN (SELECT id FROM items)"), "0",
-                       "no orphan attribute rows")
     }
 
     // MARK: - the file
@@ -445,17 +423,7 @@ final class EmbeddedStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     }
 
     func test_warmGet_isFasterThanOneSecretToolLookup() throws {
-        let written = contract.genericAttributes()
-        try store.create(written, blob: contract.binaryBlob, replace: false)
-        let query = ItemQuery(exactly: written.identity)
-        var samples: [Duration] = []
-        for _ in 0..<20 {
-            let started = ContinuousClock.now
-            let found = try store.search(query, loadBlobs: true)
-            samples.append(ContinuousClock.now - started)
-            XCTAssertEqual(found.first?.blob, contract.binaryBlob)
-        }
-        let median = samples.sorted()[samples.count / 2]
+        let median = try contract.medianWarmGet(warmUp: false)
         XCTAssertLessThan(median, .milliseconds(15), "median warm get \(median)")
         if ProcessInfo.processInfo.environment["KEYGATE_PROBE_VERBOSE"] == "1" { print("embedded median warm get: \(median)") }
     }

@@ -4,8 +4,6 @@
 // this class holds gnome-keyring's own checks (its prompter, a first login).
 import Foundation
 import XCTest
-@testable import Keygate
-@testable import KeygateAuthentication
 @testable import KeygateCore
 @testable import KeygateStorage
 import KeygateTestSupport
@@ -13,11 +11,7 @@ import KeygateTestSupport
 final class GnomeKeyringProviderTests: XCTestCase, OutsideTheEmbeddedPass {
     static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
     /// A session of its own, for a check that locks, kills or stops the daemon.
-    private func own(_ body: (ProviderMatrix) throws -> Void) throws {
-        let session = try ProviderSession(.gnomeKeyring)
-        defer { session.stop() }
-        try body(ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))"))
-    }
+    private func own(_ body: (ProviderMatrix) throws -> Void) throws { try ProviderMatrix.own(.gnomeKeyring, body) }
 
     // MARK: - who answers, and prompts
 

@@ -9,10 +9,7 @@ import Foundation
 import Glibc
 import KeygateTestSupport
 import XCTest
-@testable import Keygate
-@testable import KeygateAuthentication
 @testable import KeygateCore
-@testable import KeygateStorage
 
 final class HostKeyTests: XCTestCase, OutsideTheEmbeddedPass {
     static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow

@@ -53,6 +53,24 @@ struct ItemStoreContract {
         }
     }
 
+    /// For XCTest classes (the speed checks): stores an item with the binary blob, reads it `count`
+    /// times with its blob (each read checked), and gives the median time of one read. `warmUp`:
+    /// one read first, not counted (a connection opens its bus and session on its first call).
+    func medianWarmGet(count: Int = 20, warmUp: Bool, file: StaticString = #filePath, line: UInt = #line) throws -> Duration {
+        let written = genericAttributes()
+        try store.create(written, blob: binaryBlob, replace: false)
+        let query = ItemQuery(exactly: written.identity)
+        if warmUp { _ = try store.search(query, loadBlobs: true) }
+        var samples: [Duration] = []
+        for _ in 0..<count {
+            let started = ContinuousClock.now
+            let found = try store.search(query, loadBlobs: true)
+            samples.append(ContinuousClock.now - started)
+            XCTAssertEqual(found.first?.blob, binaryBlob, file: file, line: line)
+        }
+        return samples.sorted()[samples.count / 2]
+    }
+
     /// For the Swift Testing checks: `body` throws a KeychainError with `code`.
     func expectThrows(_ code: KeychainError.Code, _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
         do {
@@ -285,6 +303,22 @@ struct ItemStoreContract {
         #expect(try store.search(ItemQuery(exactly: local.identity), loadBlobs: true).map(\.blob) == [[1]], "its twin is untouched")
         #expect(try store.delete(ItemQuery(exactly: cloud.identity)) == 1)
         #expect(try store.search(ItemQuery(exactly: local.identity), loadBlobs: true).map(\.blob) == [[1]])
+    }
+
+    /// `internet`: an internet item of this test's (each store keeps what it can of it).
+    func delete_returnsCount_andRemovesOnlyMatches(_ internet: ItemAttributes) throws {
+        try store.create(genericAttributes(account: "a1"), blob: [1], replace: false)
+        try store.create(genericAttributes(account: "a2"), blob: [2], replace: false)
+        let other = ItemAttributes(identity: .generic(service: tag + "-other", account: "a1"), label: "other")
+        try store.create(other, blob: [3], replace: false)
+        try store.create(internet, blob: [4], replace: false)
+
+        #expect(try store.delete(ItemQuery(itemClass: .genericPassword, service: tag)) == 2)
+
+        #expect(try store.search(ItemQuery(service: tag), loadBlobs: false).count == 0)
+        #expect(try store.search(ItemQuery(exactly: other.identity), loadBlobs: true).map(\.blob) == [[3]])
+        #expect(try store.search(ItemQuery(exactly: internet.identity), loadBlobs: false).count == 1)
+        #expect(try store.delete(ItemQuery(itemClass: .genericPassword, service: tag)) == 0)
     }
 
     func delete_withLabel_deletesOnlyThatLabel() throws {

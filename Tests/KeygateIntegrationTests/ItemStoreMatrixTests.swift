@@ -121,6 +121,20 @@ struct ItemStoreMatrixTests: OutsideTheEmbeddedPass {
 
     // MARK: - delete
 
+    /// Not on the provider matrix: its classes never ran it. The embedded store also leaves no
+    /// attribute row behind.
+    @Test(arguments: [StoreKind.embedded, .secretService])
+    func delete_returnsCount_andRemovesOnlyMatches(_ kind: StoreKind) throws {
+        try withStore(kind) { contract in
+            try contract.delete_returnsCount_andRemovesOnlyMatches(Self.internetAttributes(kind, tag: contract.tag))
+            if let embedded = contract.store as? EmbeddedStore {
+                let db = try SQLiteDatabase(path: embedded.path, create: false)
+                #expect(try db.scalarText("SELECT count(*) FROM attributes WHERE item NOT IN (SELECT id FROM items)") == "0",
+                        "no orphan attribute rows")
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func delete_withLabel_deletesOnlyThatLabel(_ kind: StoreKind) throws {
         try withStore(kind) { try $0.delete_withLabel_deletesOnlyThatLabel() }

@@ -3,8 +3,6 @@
 // Secret Service clients through Unlock and its prompt (scripts/provider-session).
 import Foundation
 import XCTest
-@testable import Keygate
-@testable import KeygateAuthentication
 @testable import KeygateCore
 @testable import KeygateStorage
 import KeygateTestSupport
@@ -12,11 +10,7 @@ import KeygateTestSupport
 final class KWalletStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
     /// A session of its own, for a check that locks, kills or stops the daemon.
-    private func own(_ body: (ProviderMatrix) throws -> Void) throws {
-        let session = try ProviderSession(.kWallet)
-        defer { session.stop() }
-        try body(ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))"))
-    }
+    private func own(_ body: (ProviderMatrix) throws -> Void) throws { try ProviderMatrix.own(.kWallet, body) }
 
     // MARK: - who answers, and prompts
 

@@ -4,8 +4,6 @@
 // confirmations off: these tests prove Keygate completes them (issue 21).
 import Foundation
 import XCTest
-@testable import Keygate
-@testable import KeygateAuthentication
 @testable import KeygateCore
 @testable import KeygateStorage
 import KeygateTestSupport
@@ -13,11 +11,7 @@ import KeygateTestSupport
 final class KeePassXCStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
     /// A session of its own, for a check that locks, kills or stops the daemon.
-    private func own(_ body: (ProviderMatrix) throws -> Void) throws {
-        let session = try ProviderSession(.keePassXC)
-        defer { session.stop() }
-        try body(ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))"))
-    }
+    private func own(_ body: (ProviderMatrix) throws -> Void) throws { try ProviderMatrix.own(.keePassXC, body) }
 
     // MARK: - who answers, and prompts
 

@@ -7,10 +7,7 @@ import Foundation
 import Glibc
 import KeygateTestSupport
 import XCTest
-@testable import Keygate
-@testable import KeygateAuthentication
 @testable import KeygateCore
-@testable import KeygateStorage
 
 final class KeyCacheTests: XCTestCase, OutsideTheEmbeddedPass {
     static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow

@@ -3,10 +3,8 @@
 // pam_unix and a throwaway system user. Only the person at the prompt is scripted.
 import Foundation
 import XCTest
-@testable import Keygate
 @testable import KeygateAuthentication
 @testable import KeygateCore
-@testable import KeygateStorage
 import KeygateTestSupport
 
 final class PAMAuthenticatorTests: XCTestCase, OutsideTheEmbeddedPass {

@@ -58,6 +58,14 @@ final class ProviderFixture: @unchecked Sendable {
 }
 
 struct ProviderMatrix {
+    /// A session of `provider`'s own, for a check that locks, kills or stops the daemon: started,
+    /// given to `body` as a matrix, and stopped.
+    static func own(_ provider: ProviderSession.Provider, _ body: (ProviderMatrix) throws -> Void) throws {
+        let session = try ProviderSession(provider)
+        defer { session.stop() }
+        try body(ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))"))
+    }
+
     let session: ProviderSession
     let tag: String
     let deadline: Duration

@@ -15,18 +15,11 @@ final class KeygateSecurityTests: XCTestCase {
     private var person = ScriptedPrompter([])
 
     override func setUpWithError() throws {
-        environment = try InProcessKeychain()
-        service = "sec-test-\(UUID().uuidString.prefix(8))"
-        person = ScriptedPrompter([password])
-        KeygateSecurityConfiguration.prompter = person
+        (environment, service, person) = try AppleStack.start(servicePrefix: "sec-test")
     }
 
     override func tearDownWithError() throws {
-        for s in [service, service + "-other", "com.example.session", "com.example.biometric"] {
-            try? KeychainOperations(prompter: ScriptedPrompter([])).delete(matching: ItemQuery(service: s))
-        }
-        KeygateSecurityConfiguration.prompter = nil
-        environment?.tearDown()
+        AppleStack.end(environment, deleting: [service, service + "-other", "com.example.session", "com.example.biometric"])
     }
 
     private func wrapper() -> KeychainWrapper {

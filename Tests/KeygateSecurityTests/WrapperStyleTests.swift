@@ -18,21 +18,14 @@ final class WrapperStyleTests: XCTestCase {
     private var person = ScriptedPrompter([])
 
     override func setUpWithError() throws {
-        environment = try InProcessKeychain()
-        service = "wrap-test-\(UUID().uuidString.prefix(8))"
-        person = ScriptedPrompter([password])
-        KeygateSecurityConfiguration.prompter = person
+        (environment, service, person) = try AppleStack.start(servicePrefix: "wrap-test")
         unsetenv("KEYGATE_ACCESS_GROUPS")
     }
 
     override func tearDownWithError() throws {
         unsetenv("KEYGATE_ACCESS_GROUPS")
-        for s in [service, service + "-codable", "com.example.propertywrapper", StaticKeychain.serviceName] {
-            _ = try? KeychainOperations(prompter: ScriptedPrompter([])).delete(matching: ItemQuery(service: s))
-        }
         StaticKeychain.accessGroup = nil
-        KeygateSecurityConfiguration.prompter = nil
-        environment?.tearDown()
+        AppleStack.end(environment, deleting: [service, service + "-codable", "com.example.propertywrapper", StaticKeychain.serviceName])
     }
 
     private func answer(_ count: Int) {

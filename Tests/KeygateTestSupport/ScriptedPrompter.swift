@@ -38,6 +38,11 @@ public final class ScriptedPrompter: Prompter, @unchecked Sendable {
 
     public func notify(_ message: String) { lock.withLock { _notices.append(message) } }
 
+    /// The person reads the secret: the test keeps what they saw (a copy a test may make).
+    public func notify(_ before: String, secret: SecureBytes, _ after: String) {
+        notify(before + String(decoding: secret.unprotectedCopy(), as: UTF8.self) + after)
+    }
+
     public func ensureAvailable() throws {
         if !available { throw KeychainError(.interactionNotAllowed, ScriptedPrompter.unavailableMessage) }
     }

@@ -1,9 +1,12 @@
-// One configuration value (issue 37, part 4; docs/ARCHITECTURE.md): the process environment is
-// read, and written, only at the edges named here. Every other file takes what it needs from a
-// `KeygateEnvironment` its caller passes down. The check reads every Swift source file and fails
-// naming any other file that calls getenv, secure_getenv, setenv, unsetenv, clearenv or putenv,
-// touches `environ`, asks ProcessEnvironment or Foundation's ProcessInfo for the environment, or
-// builds a KeygateEnvironment from the process (`KeygateEnvironment.process()`).
+// One configuration value (docs/ARCHITECTURE.md): the process environment is read, and written,
+// only at the edges named here. Every other file takes what it needs from a `KeygateEnvironment`
+// its caller passes down. The check reads every Swift source file and fails naming any other file
+// that calls getenv, secure_getenv, setenv, unsetenv, clearenv or putenv, touches `environ`, asks
+// ProcessEnvironment or Foundation's ProcessInfo for the environment, or builds a
+// KeygateEnvironment from the process (`KeygateEnvironment.process()`).
+// Two more rules keep the value typed: no file but its parsers looks a variable up by its name
+// (`VariableLookupCheck`), and only TestHooks.swift (and the gatekeeper's private bus) asks the
+// build flag KEYGATE_TEST_HOOKS (`TestHookFlagCheck`).
 import Foundation
 import KeygateTestSupport
 import XCTest
@@ -53,6 +56,50 @@ enum EnvironmentReadCheck {
     static func sources() throws -> [String: String] { try PackagePaths.swiftSources() }
 }
 
+/// A variable looked up by its name: a subscript read with a variable's name (an assignment sets a
+/// child's variable, and is allowed), a KEYGATE_TEST_* name, a filter on a variable's name, or one
+/// of the by-name accessors. Only the parsers of the configuration value may.
+enum VariableLookupCheck {
+    static let parsers: Set<String> = ["KeygateCore/System/KeygateEnvironment.swift", "KeygateCore/System/TestHooks.swift"]
+
+    static let pattern: NSRegularExpression? = try? NSRegularExpression(pattern: [
+        #"\[\s*"[A-Z][A-Z0-9_]*"\s*\](?!\s*=[^=])"#,
+        #""KEYGATE_TEST_"#,
+        #"\.key\s*(==|!=)\s*"[A-Z][A-Z0-9_]*""#,
+        #"\.key\.hasPrefix\(\s*"[A-Z]"#,
+        #"\b(nonEmpty|testHook|testHookPath|variable)\(\s*"[A-Z][A-Z0-9_]*"\s*\)"#,
+    ].joined(separator: "|"))
+
+    /// Every look-up outside the parsers, as "file: line".
+    static func lookups(in files: [String: String]) -> [String] {
+        guard let pattern else { return ["the pattern did not compile"] }
+        var found: [String] = []
+        for (file, text) in files.sorted(by: { $0.key < $1.key }) where !parsers.contains(file) {
+            for line in text.split(separator: "\n") {
+                let s = line.trimmingCharacters(in: .whitespaces)
+                guard !s.hasPrefix("//") else { continue }
+                if pattern.firstMatch(in: s, range: NSRange(location: 0, length: (s as NSString).length)) != nil {
+                    found.append("\(file): \(s)")
+                }
+            }
+        }
+        return found
+    }
+}
+
+/// Where the build flag KEYGATE_TEST_HOOKS decides something: the hooks' parsing, and the
+/// gatekeeper's private system bus (mount code that must not be in the release setuid binary).
+enum TestHookFlagCheck {
+    static let allowed: Set<String> = ["KeygateCore/System/TestHooks.swift", "KeygateGatekeeper/TestSystemBus.swift"]
+
+    static func uses(in files: [String: String]) -> [String] {
+        files.sorted(by: { $0.key < $1.key }).flatMap { file, text in
+            text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { $0.hasPrefix("#if") && $0.contains("KEYGATE_TEST_HOOKS") }.map { "\(file): \($0)" }
+        }
+    }
+}
+
 final class EnvironmentReadTests: XCTestCase {
     func test_theProcessEnvironmentIsReadOnlyAtTheEdges() throws {
         let files = try EnvironmentReadCheck.sources()
@@ -96,5 +143,48 @@ final class EnvironmentReadTests: XCTestCase {
         let edge = "KeygateCLI/KeygateMain.swift"
         files[edge] = (files[edge] ?? "") + "\nlet planted = getenv(\"HOME\")\n"
         XCTAssertEqual(Set(EnvironmentReadCheck.reads(in: files)).subtracting(before), [])
+    }
+
+    /// No file below the parsers looks a variable up by its name: each reads a field of the value.
+    func test_noFileButTheParsersLooksAVariableUpByName() throws {
+        let files = try EnvironmentReadCheck.sources()
+        XCTAssertEqual(VariableLookupCheck.lookups(in: files), [],
+                       "read a field of KeygateEnvironment (or its TestHooks); add the variable there (docs/ARCHITECTURE.md, \"One configuration value\")")
+        XCTAssertEqual(VariableLookupCheck.parsers.filter { files[$0] == nil }, [], "a parser that no longer exists")
+    }
+
+    func test_aLookUpPlantedInALayerFails() throws {
+        var files = try EnvironmentReadCheck.sources()
+        let file = "KeygateStorage/StoreSelection.swift"
+        let text = try XCTUnwrap(files[file])
+        for planted in ["let home = environment[\"HOME\"]", "if let s = env[ \"KEYGATE_STORE\" ], !s.isEmpty {",
+                        "let hook = \"KEYGATE_TEST_SOMETHING\"", "let kept = vars.filter { $0.key != \"DISPLAY\" }",
+                        "let kept = vars.filter { $0.key.hasPrefix(\"LC_\") }", "let d = environment.nonEmpty(\"DISPLAY\")",
+                        "let x = ProcessEnvironment.variable(\"HOME\")"] {
+            files[file] = text + "\n" + planted + "\n"
+            XCTAssertEqual(VariableLookupCheck.lookups(in: files), ["\(file): \(planted)"], planted)
+        }
+        for innocent in ["env[\"SSH_ASKPASS\"] = me", "// environment[\"HOME\"] is not read here", "let home = environment.home",
+                         "let option = \"PATH\"", "let hint = \"set KEYGATE_STORE=embedded\""] {
+            files[file] = text + "\n" + innocent + "\n"
+            XCTAssertEqual(VariableLookupCheck.lookups(in: files), [], innocent)
+        }
+        // A parser may.
+        files[file] = text
+        let parser = "KeygateCore/System/KeygateEnvironment.swift"
+        files[parser] = (files[parser] ?? "") + "\nlet planted = variables[\"HOME\"]\n"
+        XCTAssertEqual(VariableLookupCheck.lookups(in: files), [])
+    }
+
+    /// The build flag decides hooks in one place: release builds are kept from them by TestHooks alone.
+    func test_theTestHookFlagIsAskedOnlyWhereTheHooksAreParsed() throws {
+        let files = try EnvironmentReadCheck.sources()
+        let uses = TestHookFlagCheck.uses(in: files)
+        XCTAssertEqual(uses.filter { use in !TestHookFlagCheck.allowed.contains { use.hasPrefix($0 + ":") } }, [],
+                       "ask TestHooks (a field, or TestHooks.compiledIn) instead of #if KEYGATE_TEST_HOOKS")
+        XCTAssertEqual(uses.count, 2, "\(uses)")
+        var planted = files
+        planted["Keygate/GatekeeperClient/GateClient.swift"] = (files["Keygate/GatekeeperClient/GateClient.swift"] ?? "") + "\n#if !KEYGATE_TEST_HOOKS\n#endif\n"
+        XCTAssertEqual(TestHookFlagCheck.uses(in: planted).count, 3)
     }
 }

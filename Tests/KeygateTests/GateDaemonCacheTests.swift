@@ -4,12 +4,9 @@
 // copy stands for its file only while the file is unchanged, and a kept key is the key.
 import Foundation
 import XCTest
-@testable import Keygate
 @testable import KeygateGateWire
 @testable import KeygateGatekeeper
-@testable import KeygateAuthentication
 @testable import KeygateCore
-@testable import KeygateStorage
 
 final class GateDaemonCacheTests: XCTestCase {
     private var folder = ""

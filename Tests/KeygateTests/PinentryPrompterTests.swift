@@ -50,7 +50,7 @@ final class PinentryPrompterTests: XCTestCase {
 
     func test_readSecret_decodesEscapes_andSendsTheReasonAsSETDESC() throws {
         let program = try fakePinentry(getpin: "S PASSWORD_FROM_CACHE\\nD p%%25ss%%0Aword\\nOK\\n")
-        let pin = try PinentryPrompter(program: program, environment: env)
+        let pin = try PinentryPrompter(program: program, environment: KeygateEnvironment(env))
             .readSecret(prompt: "[keygate] Read the VPN key, 100% sure\nPassword for alice: ")
         XCTAssertEqual(pin?.unprotectedCopy(), Array("p%ss\nword".utf8))
         let lines = received()
@@ -63,7 +63,7 @@ final class PinentryPrompterTests: XCTestCase {
     /// gpg-agent's options: without lc-ctype, pinentry-curses says "no LC_CTYPE known".
     func test_readSecret_sendsTheLocale_likeGpgAgent() throws {
         let program = try fakePinentry(getpin: "D pw\\nOK\\n")
-        _ = try PinentryPrompter(program: program, environment: env.merging(["LANG": "en_GB.UTF-8", "LC_MESSAGES": "C"]) { $1 })
+        _ = try PinentryPrompter(program: program, environment: KeygateEnvironment(env.merging(["LANG": "en_GB.UTF-8", "LC_MESSAGES": "C"]) { $1 }))
             .readSecret(prompt: "Password for alice: ")
         let lines = received()
         XCTAssertTrue(lines.contains("OPTION lc-ctype=en_GB.UTF-8"), "\(lines)")
@@ -77,7 +77,7 @@ final class PinentryPrompterTests: XCTestCase {
     /// Each of Keygate's prompts gets a dialog of its own, not "Keygate needs your password".
     func test_recoveryKey_andNewSecret_haveTheirOwnTitleAndDescription() throws {
         let program = try fakePinentry(getpin: "D key\\nOK\\n")
-        _ = try PinentryPrompter(program: program, environment: env).readSecret(prompt: "Recovery key: ")
+        _ = try PinentryPrompter(program: program, environment: KeygateEnvironment(env)).readSecret(prompt: "Recovery key: ")
         let lines = received()
         XCTAssertTrue(lines.contains("SETTITLE Keygate: recovery key"), "\(lines)")
         XCTAssertTrue(lines.contains { $0.hasPrefix("SETDESC Type the recovery key") }, "\(lines)")
@@ -94,20 +94,20 @@ final class PinentryPrompterTests: XCTestCase {
 
     func test_readSecret_isNil_whenThePersonCancels() throws {
         let program = try fakePinentry(getpin: "ERR 83886179 Operation cancelled <Pinentry>\\n")
-        XCTAssertNil(try PinentryPrompter(program: program, environment: env).readSecret(prompt: "[keygate] password for bob: "))
+        XCTAssertNil(try PinentryPrompter(program: program, environment: KeygateEnvironment(env)).readSecret(prompt: "[keygate] password for bob: "))
         XCTAssertTrue(received().contains("SETPROMPT Password for bob:"), "\(received())")
         XCTAssertTrue(received().contains("BYE"), "the session is closed after a cancel")
     }
 
     func test_readSecret_otherErrors_throwInteractionNotAllowed() throws {
         let program = try fakePinentry(getpin: "ERR 83886142 Inappropriate ioctl for device\\n")
-        XCTAssertThrowsError(try PinentryPrompter(program: program, environment: env).readSecret(prompt: "p")) { error in
+        XCTAssertThrowsError(try PinentryPrompter(program: program, environment: KeygateEnvironment(env)).readSecret(prompt: "p")) { error in
             XCTAssertEqual((error as? KeychainError)?.code, .interactionNotAllowed)
         }
     }
 
     func test_readSecret_pinentryThatExitsAtOnce_throws_withoutKillingUs() throws {
-        XCTAssertThrowsError(try PinentryPrompter(program: "/bin/true", environment: env).readSecret(prompt: "p")) { error in
+        XCTAssertThrowsError(try PinentryPrompter(program: "/bin/true", environment: KeygateEnvironment(env)).readSecret(prompt: "p")) { error in
             XCTAssertEqual((error as? KeychainError)?.code, .interactionNotAllowed)
         }
     }
@@ -130,7 +130,7 @@ final class PinentryPrompterTests: XCTestCase {
     }
 
     func test_ensureAvailable_missingPinentry_isInteractionNotAllowed() {
-        XCTAssertThrowsError(try PinentryPrompter(program: "no-such-pinentry", environment: env).ensureAvailable()) { error in
+        XCTAssertThrowsError(try PinentryPrompter(program: "no-such-pinentry", environment: KeygateEnvironment(env)).ensureAvailable()) { error in
             XCTAssertEqual((error as? KeychainError)?.code, .interactionNotAllowed)
         }
     }

@@ -25,7 +25,7 @@ final class PrompterTests: XCTestCase {
     // MARK: choosing where to ask
 
     private func choice(_ env: [String: String], forced: String? = nil, tty: Bool) throws -> SystemPrompter.Choice {
-        try SystemPrompter(askpass: forced, environment: env).choice(terminalAvailable: { tty })
+        try SystemPrompter(askpass: forced, environment: KeygateEnvironment(env)).choice(terminalAvailable: { tty })
     }
 
     private func code(_ body: () throws -> Any) -> KeychainError.Code? {
@@ -57,7 +57,7 @@ final class PrompterTests: XCTestCase {
     func test_choice_followsThePrecedenceTable_optionsFirst_thenForce_thenPinentry_thenTerminal() throws {
         let everything = ["KEYGATE_ASKPASS": "/bin/ask", "KEYGATE_ASKPASS_REQUIRE": "force", "KEYGATE_PINENTRY": "/bin/pin"]
         func pick(_ env: [String: String], forced: String? = nil, pinentry: Bool = false, tty: Bool) throws -> SystemPrompter.Choice {
-            try SystemPrompter(askpass: forced, environment: env, pinentry: pinentry).choice(terminalAvailable: { tty })
+            try SystemPrompter(askpass: forced, environment: KeygateEnvironment(env), pinentry: pinentry).choice(terminalAvailable: { tty })
         }
         // 1. --askpass
         XCTAssertEqual(try pick(everything, forced: "/opt/ask", pinentry: true, tty: true), .askpass("/opt/ask"))
@@ -158,29 +158,29 @@ final class PrompterTests: XCTestCase {
     func test_askpass_returnsExactBytes_andGetsPromptAsArgv1() throws {
         let secret = "p ä ss wörd 🔑  end"
         let script = try makeAskpass(answer: Array((secret + "\n").utf8))
-        let prompter = AskpassPrompter(program: script, environment: askpassEnvironment)
+        let prompter = AskpassPrompter(program: script, environment: KeygateEnvironment(askpassEnvironment))
         let answer = try XCTUnwrap(prompter.readSecret(prompt: "[keygate] password for alice: "))
         XCTAssertEqual(answer.unprotectedCopy(), Array(secret.utf8))
         XCTAssertEqual(recorded("argv1"), "[keygate] password for alice: ")
     }
 
     func test_askpass_stripsExactlyOneTrailingNewline() throws {
-        let prompter = AskpassPrompter(program: try makeAskpass(answer: Array("abc\n\n".utf8)), environment: askpassEnvironment)
+        let prompter = AskpassPrompter(program: try makeAskpass(answer: Array("abc\n\n".utf8)), environment: KeygateEnvironment(askpassEnvironment))
         XCTAssertEqual(try prompter.readSecret(prompt: "p")?.unprotectedCopy(), Array("abc\n".utf8))
-        let bare = AskpassPrompter(program: try makeAskpass(answer: Array("abc".utf8)), environment: askpassEnvironment)
+        let bare = AskpassPrompter(program: try makeAskpass(answer: Array("abc".utf8)), environment: KeygateEnvironment(askpassEnvironment))
         XCTAssertEqual(try bare.readSecret(prompt: "p")?.unprotectedCopy(), Array("abc".utf8))
     }
 
     func test_askpass_returnsNil_whenProgramExitsNonZero() throws {
         let prompter = AskpassPrompter(program: try makeAskpass(answer: Array("typed anyway\n".utf8), status: 1),
-                                       environment: askpassEnvironment)
+                                       environment: KeygateEnvironment(askpassEnvironment))
         XCTAssertNil(try prompter.readSecret(prompt: "p"))
         XCTAssertEqual(recorded("argv1"), "p")  // it did run
     }
 
     func test_askpass_secretNeverInChildArgvOrEnvironment() throws {
         let secret = "zebra-\(UUID().uuidString)"
-        let prompter = AskpassPrompter(program: try makeAskpass(answer: Array(secret.utf8)), environment: askpassEnvironment)
+        let prompter = AskpassPrompter(program: try makeAskpass(answer: Array(secret.utf8)), environment: KeygateEnvironment(askpassEnvironment))
         let answer = try XCTUnwrap(prompter.readSecret(prompt: "p"))
         XCTAssertEqual(answer.unprotectedCopy(), Array(secret.utf8))
         // A second run sees the answer of the first one in neither argv nor env.
@@ -191,12 +191,12 @@ final class PrompterTests: XCTestCase {
     }
 
     func test_askpass_ensureAvailable_throws_whenProgramMissing() throws {
-        let missing = AskpassPrompter(program: folder + "/no-such-askpass", environment: askpassEnvironment)
+        let missing = AskpassPrompter(program: folder + "/no-such-askpass", environment: KeygateEnvironment(askpassEnvironment))
         XCTAssertThrowsError(try missing.ensureAvailable()) { error in
             XCTAssertEqual((error as? KeychainError)?.code, .interactionNotAllowed)
             XCTAssertTrue((error as? KeychainError)?.message.contains("no-such-askpass") ?? false)
         }
-        XCTAssertNoThrow(try AskpassPrompter(program: "true", environment: askpassEnvironment).ensureAvailable())
+        XCTAssertNoThrow(try AskpassPrompter(program: "true", environment: KeygateEnvironment(askpassEnvironment)).ensureAvailable())
     }
 
     func test_systemPrompter_readsThroughKEYGATE_ASKPASS_whenForcedByEnvironment() throws {
@@ -204,7 +204,7 @@ final class PrompterTests: XCTestCase {
         var env = askpassEnvironment
         env["KEYGATE_ASKPASS"] = script
         env["KEYGATE_ASKPASS_REQUIRE"] = "force"
-        let prompter = SystemPrompter(environment: env)
+        let prompter = SystemPrompter(environment: KeygateEnvironment(env))
         XCTAssertNoThrow(try prompter.ensureAvailable())
         XCTAssertEqual(try prompter.readSecret(prompt: "q")?.unprotectedCopy(), Array("from askpass".utf8))
     }

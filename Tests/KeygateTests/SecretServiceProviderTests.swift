@@ -42,10 +42,10 @@ final class SecretServiceProviderTests: XCTestCase {
     }
 
     func test_unlockPromptSetting_defaultsToAuto_andRefusesOtherValues() throws {
-        XCTAssertEqual(try UnlockPromptSetting.current([:]), .auto)
-        XCTAssertEqual(try UnlockPromptSetting.current(["KEYGATE_UNLOCK_PROMPT": ""]), .auto)
-        XCTAssertEqual(try UnlockPromptSetting.current(["KEYGATE_UNLOCK_PROMPT": "never"]), .never)
-        XCTAssertThrowsError(try UnlockPromptSetting.current(["KEYGATE_UNLOCK_PROMPT": "no"])) { error in
+        XCTAssertEqual(try KeygateEnvironment([:]).unlockPrompt.get(), .auto)
+        XCTAssertEqual(try KeygateEnvironment(["KEYGATE_UNLOCK_PROMPT": ""]).unlockPrompt.get(), .auto)
+        XCTAssertEqual(try KeygateEnvironment(["KEYGATE_UNLOCK_PROMPT": "never"]).unlockPrompt.get(), .never)
+        XCTAssertThrowsError(try KeygateEnvironment(["KEYGATE_UNLOCK_PROMPT": "no"]).unlockPrompt.get()) { error in
             XCTAssertEqual((error as? KeychainError)?.code, .param)
             XCTAssertTrue((error as? KeychainError)?.message.contains("auto, never") ?? false)
         }

@@ -30,7 +30,7 @@ final class StoreSelectionTests: XCTestCase {
     }
 
     private func choose(_ env: [String: String]) throws -> (kind: String, reason: String, store: any ItemStore, record: StoreSelection?) {
-        let selection = try StoreSelection.resolve(environment: env, dataDirectory: data, home: root + "/home",
+        let selection = try StoreSelection.resolve(environment: KeygateEnvironment(env), dataDirectory: data, home: root + "/home",
                                                    deadline: .seconds(5))
         return (selection.kind.rawValue, selection.reason, selection.store(deadline: .seconds(5), unlockPrompt: .never, environment: .process()),
                 selection.needsRecord ? selection : nil)

@@ -171,7 +171,7 @@ public struct Keychain: Sendable {
     private func operations() throws -> KeychainOperations {
         // The edge for library callers: the process's environment, read once per call and passed down.
         let environment = KeygateEnvironment.process()
-        return try KeychainOperations(prompter: prompter ?? SystemPrompter(environment: environment.variables),
+        return try KeychainOperations(prompter: prompter ?? SystemPrompter(environment: environment),
                                       reason: authenticationPrompt, context: authenticationContext, environment: environment)
     }
 

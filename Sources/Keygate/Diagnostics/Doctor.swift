@@ -11,7 +11,7 @@ public enum Doctor {
     /// `environment`: the one the caller's edge read (the CLI's), passed down.
     public static func systemChecks(environment: KeygateEnvironment) -> [DiagnosticResult] {
         [
-            SessionBusCheck.run(environment: environment.variables),
+            SessionBusCheck.run(environment: environment),
             PAMSetupCheck.serviceFiles(),
             PAMSetupCheck.stacks(),
             PolicyFilesCheck.run(PolicySet.loadForCurrentUser(environment: environment)),

@@ -8,14 +8,14 @@ enum SessionBusCheck {
     static let startAdvice = "start a session bus with gnome-keyring: log in to a desktop session, enable the user unit "
         + InstalledTools.secretServiceUnit + ", or run the command under " + InstalledTools.secretSession
 
-    static func run(environment: [String: String]) -> DiagnosticResult {
-        guard let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty else {
-            if let runtime = environment["XDG_RUNTIME_DIR"], case .found(let info) = FileProbe.inspect(runtime + "/bus"),
+    static func run(environment: KeygateEnvironment) -> DiagnosticResult {
+        guard let address = environment.sessionBusAddress else {
+            if let runtime = environment.runtimeDirectory, case .found(let info) = FileProbe.inspect(runtime + "/bus"),
                info.kind == .socket {
                 return DiagnosticResult(name, .ok, "DBUS_SESSION_BUS_ADDRESS is unset; the systemd user bus \(runtime)/bus is there")
             }
             return DiagnosticResult(name, .fail, """
-                DBUS_SESSION_BUS_ADDRESS is unset and there is no \(environment["XDG_RUNTIME_DIR"] ?? "$XDG_RUNTIME_DIR")/bus
+                DBUS_SESSION_BUS_ADDRESS is unset and there is no \(environment.runtimeDirectory ?? "$XDG_RUNTIME_DIR")/bus
                 """,
                                     advice: startAdvice)
         }

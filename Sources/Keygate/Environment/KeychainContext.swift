@@ -2,10 +2,10 @@
 // the data folder, the policy files and the keychain-wide policy they give, and how
 // to reach PAM. Item-specific rules come from `decision(for:)`.
 //
-// Test hooks: debug builds (KEYGATE_TEST_HOOKS) read a few KEYGATE_TEST_* variables
-// so the test suite can use a temporary PAM service folder, a cheap Argon2id cost
-// and short windows. Release builds compile the hooks out: an installed binary
-// cannot be talked into a weaker configuration through its environment.
+// Test hooks: debug builds take a few from the environment's TestHooks so the test suite
+// can use a temporary PAM service folder, a cheap Argon2id cost and short windows. Release
+// builds have none: an installed binary cannot be talked into a weaker configuration
+// through its environment.
 //
 // A process that makes many operations (a library caller) builds the context once:
 // `current()` reuses it while the environment, the uid and every policy folder and file
@@ -39,25 +39,20 @@ struct KeychainContext: Sendable {
 
     /// Builds the context from scratch: the user, the environment, every policy file.
     static func build(environment: KeygateEnvironment) throws -> KeychainContext {
-        let env = environment.variables
+        let hooks = environment.testHooks
+        try hooks.check()
         let uid = ProcessIdentity.uid
-        let home = try KeygatePaths.home(environment: env, uid: uid)
-        var confdir: String?
-        var kdf: KDFParameters?
-        var deadline = Duration.seconds(5)
-        var overrides = TestOverrides()
-        #if KEYGATE_TEST_HOOKS
-        confdir = env["KEYGATE_TEST_PAM_CONFDIR"].flatMap { $0.isEmpty ? nil : $0 }
-        if env["KEYGATE_TEST_KDF"] == "fast" { kdf = .testing }
-        if let s = env["KEYGATE_TEST_STORE_DEADLINE"], let v = Int(s) { deadline = .seconds(v) }
-        overrides = TestOverrides(environment: env)
-        #endif
+        let home = try KeygatePaths.home(environment: environment, uid: uid)
+        let confdir = hooks.pamConfdir
+        let kdf: KDFParameters? = hooks.fastKDF ? .testing : nil
+        let deadline = hooks.storeDeadline ?? .seconds(5)
+        let overrides = hooks.overrides
         let policies = PolicySet.load(home: home, uid: uid, environment: environment)
         // A broken system policy file fails closed for items (decision(for:) throws);
         // the keychain-wide values then keep their safe defaults.
         var policy = (try? policies.keychainDecision().policy) ?? Policy.default
         overrides.apply(to: &policy)
-        return KeychainContext(uid: uid, home: home, dataDirectory: KeygatePaths.dataDirectory(home: home, environment: env),
+        return KeychainContext(uid: uid, home: home, dataDirectory: KeygatePaths.dataDirectory(home: home, environment: environment),
                                policy: policy, policies: policies, pamConfdir: confdir, fixedKDF: kdf,
                                storeDeadline: deadline, overrides: overrides, environment: environment)
     }

@@ -40,14 +40,12 @@ struct GateClient {
     /// The setuid helper: one request, its prompts relayed through `prompter`.
     private func callHelper(_ request: GateRequest) throws -> Reply {
         let path = try GatekeeperLocator.path(environment: environment)
-        #if !KEYGATE_TEST_HOOKS
-        if ProcessIdentity.uid != 0, !GatekeeperLocator.isSetuidRoot(path) {
+        if !TestHooks.compiledIn, ProcessIdentity.uid != 0, !GatekeeperLocator.isSetuidRoot(path) {
             throw KeychainError.notAvailable("""
                 \(path) is not setuid root, so it cannot keep your gate keys from your other processes: reinstall keygate (`sudo \
                 make install` or the package); `keygate doctor` checks it
                 """)
         }
-        #endif
         // Close-on-exec from the start: no other child inherits an end.
         guard case .success(let toHelper) = Descriptor.pipe(), case .success(let fromHelper) = Descriptor.pipe() else {
             throw Self.noPipe()

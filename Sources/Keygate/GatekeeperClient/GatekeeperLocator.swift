@@ -1,8 +1,8 @@
 // Where keygate-gatekeeper is (docs/GATEKEEPER.md): beside the running program's
 // libexec (<prefix>/bin/keygate -> <prefix>/libexec/keygate/keygate-gatekeeper), else the
 // packaged and `make install` places. Test-hook builds also take KEYGATE_TEST_GATEKEEPER
-// (from the KeygateEnvironment passed down) and a gatekeeper in the running program's own
-// folder (SwiftPM's build folder).
+// (TestHooks, in the KeygateEnvironment passed down) and a gatekeeper in the running program's
+// own folder (SwiftPM's build folder).
 
 enum GatekeeperLocator {
     static let name = "keygate-gatekeeper"
@@ -20,10 +20,8 @@ enum GatekeeperLocator {
 
     static func candidates(environment: KeygateEnvironment) -> [String] {
         var out: [String] = []
-        #if KEYGATE_TEST_HOOKS
-        if let path = environment.testHook("KEYGATE_TEST_GATEKEEPER") { out.append(path) }
-        if let folder = executableFolder() { out.append(folder + "/" + name) }
-        #endif
+        if let path = environment.testHooks.gatekeeper { out.append(path) }
+        if TestHooks.compiledIn, let folder = executableFolder() { out.append(folder + "/" + name) }
         if let folder = executableFolder() {
             let prefix = folder.hasSuffix("/bin") ? String(folder.dropLast(4)) : folder + "/.."
             out.append(prefix + "/libexec/keygate/" + name)

@@ -25,9 +25,9 @@ public struct KeychainOperations: Sendable {
                 unlockPrompt: UnlockPromptSetting? = nil, environment: KeygateEnvironment? = nil) throws {
         let environment = environment ?? KeygateEnvironment.process()
         let context = try KeychainContext.current(environment: environment)
-        let selection = try StoreSelection.resolve(environment: environment.variables, dataDirectory: context.dataDirectory,
+        let selection = try StoreSelection.resolve(environment: environment, dataDirectory: context.dataDirectory,
                                                    home: context.home, deadline: context.storeDeadline)
-        let setting = try unlockPrompt ?? UnlockPromptSetting.current(environment.variables)
+        let setting = try unlockPrompt ?? environment.unlockPrompt.get()
         self.init(store: selection.store(deadline: context.storeDeadline, unlockPrompt: setting, environment: environment),
                   keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
                   storeSelection: selection, unlockPrompt: setting)

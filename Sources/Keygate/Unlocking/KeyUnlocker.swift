@@ -303,14 +303,12 @@ struct KeyUnlocker: Sendable {
     }
 
     /// When a write creates the keychain implicitly, the recovery key still has to be
-    /// shown once: it goes to the person through the prompter (terminal or stderr).
+    /// shown once: it goes to the person through the prompter (terminal or stderr), written
+    /// from locked memory.
     private func showRecoveryKeyOnce(_ recoveryKey: SecureBytes) {
         guard let text = try? RecoveryKey.format(recoveryKey) else { return }
-        let shown = text.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        prompter.notify("""
-            Keygate created your keychain. Recovery key, shown only this once; keep it somewhere safe:\n  \(shown)\nIt unlocks \
-            the keychain if your password is lost (keygate unlock --recovery).
-            """)
+        prompter.notify("Keygate created your keychain. Recovery key, shown only this once; keep it somewhere safe:\n  ",
+                        secret: text, "\nIt unlocks the keychain if your password is lost (keygate unlock --recovery).")
     }
 }
 

@@ -39,8 +39,8 @@ struct CommandContext {
     let programName: String
     /// The environment the CLI's main read once (KeygateEnvironment), passed down to every layer.
     let configuration: KeygateEnvironment
-    /// Its variables, for the programs a verb starts (askpass, ssh-keygen, `keygate exec`'s command).
-    var environment: [String: String] { configuration.variables }
+    /// The same value, under the name the verbs pass down.
+    var environment: KeygateEnvironment { configuration }
     let askpass: String?
     var pinentry = false
     /// argv's bytes after the program name, as the kernel gave them (empty when the CLI was run

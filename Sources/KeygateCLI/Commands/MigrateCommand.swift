@@ -46,7 +46,7 @@ enum MigrateCommand: KeygateCommand {
             out += "conflict: \(name) is in both stores with different secrets; left in both (delete one copy, then run migrate again)\n"
         }
         Console.err(out)
-        if let chosen = context.environment["KEYGATE_STORE"], !chosen.isEmpty, chosen != "auto", chosen != report.destination {
+        if case .value(.fixed(let kind)?) = context.configuration.store, case let chosen = kind.rawValue, chosen != report.destination {
             Console.err("note: KEYGATE_STORE=\(chosen) still chooses the \(chosen) store; unset it to use \(report.destination)\n")
         }
         return report.conflicts.isEmpty ? 0 : KeychainError(.duplicateItem, "").exitCode

@@ -13,8 +13,8 @@ enum SSHKeygen {
     static let feedVariable = "KEYGATE_SSH_KEYGEN_FEED"
 
     /// The SHA256 fingerprint of the key in `path` ("SHA256:…"), from the key file (or KEY.pub).
-    static func fingerprint(of path: String, environment: [String: String]) throws -> String {
-        let (status, out) = try run(["ssh-keygen", "-l", "-E", "sha256", "-f", path], stdin: nil, environment: environment)
+    static func fingerprint(of path: String, environment: KeygateEnvironment) throws -> String {
+        let (status, out) = try run(["ssh-keygen", "-l", "-E", "sha256", "-f", path], stdin: nil, environment: environment.childEnvironment)
         let fields = String(decoding: out, as: UTF8.self).split(separator: " ")
         guard status == 0, fields.count >= 2, fields[1].hasPrefix("SHA256:") else {
             throw KeychainError(.param, """
@@ -26,11 +26,11 @@ enum SSHKeygen {
     }
 
     /// Whether `passphrase` opens the private key in `path` (ssh-keygen -y succeeds).
-    static func opens(_ path: String, with passphrase: SecureBytes, environment: [String: String]) throws -> Bool {
+    static func opens(_ path: String, with passphrase: SecureBytes, environment: KeygateEnvironment) throws -> Bool {
         guard let me = selfPath() else {
             throw KeychainError(.notAvailable, "cannot find the keygate binary (/proc/self/exe) to check the passphrase")
         }
-        var env = environment.filter { !$0.key.hasPrefix("DISPLAY") && $0.key != "WAYLAND_DISPLAY" }
+        var env = environment.childEnvironmentWithoutDisplay
         env["SSH_ASKPASS"] = me
         env["SSH_ASKPASS_REQUIRE"] = "force"
         env[feedVariable] = "1"

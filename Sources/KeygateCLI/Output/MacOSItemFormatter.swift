@@ -12,9 +12,9 @@ enum MacOSItemFormatter {
     /// What the `keychain:` line names on Linux: Keygate's per-user data folder
     /// ($XDG_DATA_HOME/keygate, default ~/.local/share/keygate), the counterpart of
     /// macOS's ~/Library/Keychains/login.keychain-db, whichever store holds the items.
-    static func keychainPath(_ environment: [String: String]) -> String {
-        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg + "/keygate" }
-        return (environment["HOME"] ?? "") + "/.local/share/keygate"
+    static func keychainPath(_ environment: KeygateEnvironment) -> String {
+        if let xdg = environment.dataHome, xdg.hasPrefix("/") { return xdg + "/keygate" }
+        return (environment.home ?? "") + "/.local/share/keygate"
     }
 
     static func block(_ a: ItemAttributes, keychain: String) -> String {

@@ -31,8 +31,8 @@ package struct KDFParameters: Codable, Sendable, Equatable {
         self.calibratedMilliseconds = calibratedMilliseconds
     }
 
-    /// A deliberately cheap cost (ops 1, 8 MiB) for test suites. Only builds with
-    /// KEYGATE_TEST_HOOKS (debug builds) accept it for a new protector; see
+    /// A deliberately cheap cost (ops 1, 8 MiB) for test suites. Only test-hook builds
+    /// (debug builds: TestHooks.compiledIn) accept it for a new protector; see
     /// `validateForNewProtector()`.
     package static var testing: KDFParameters {
         KDFParameters(opsLimit: 1, memLimitBytes: 8 * 1024 * 1024)
@@ -106,14 +106,12 @@ package struct KDFParameters: Codable, Sendable, Equatable {
     /// written, except in test-hook builds (debug), where `testing` is allowed.
     package func validateForNewProtector() throws {
         try validate()
-        #if !KEYGATE_TEST_HOOKS
-        guard opsLimit >= Self.minimumOps, memLimitBytes >= Self.minimumMemory else {
+        guard TestHooks.compiledIn || (opsLimit >= Self.minimumOps && memLimitBytes >= Self.minimumMemory) else {
             throw KeychainError.param("""
                 an Argon2id cost of ops \(opsLimit) and \(memLimitBytes / (1024 * 1024)) MiB is too weak for a login protector: use \
                 at least ops \(Self.minimumOps) and \(Self.minimumMemory / (1024 * 1024)) MiB, or let keygate calibrate
                 """)
         }
-        #endif
     }
 
     /// Seconds one derivation takes at this cost, on a throwaway password.

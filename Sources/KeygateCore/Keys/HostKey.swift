@@ -8,8 +8,8 @@
 // rotating delegate to HostKey+TPM.swift.
 
 /// The host secret only root can read: /var/lib/keygate/host.key, 32 random bytes, mode 0400, owner root,
-/// folder /var/lib/keygate 0700 root. In test-hook builds (KEYGATE_TEST_HOOKS) the path can be redirected with
-/// KEYGATE_TEST_HOST_KEY (a file path); release builds always use the fixed path.
+/// folder /var/lib/keygate 0700 root. In test-hook builds the path can be redirected with
+/// KEYGATE_TEST_HOST_KEY (TestHooks.hostKey); release builds always use the fixed path.
 public enum HostKey {
     /// The fixed location in release builds.
     static let defaultPath = "/var/lib/keygate/host.key"
@@ -23,7 +23,7 @@ public enum HostKey {
     /// Where the host key lives: the fixed path, or (test-hook builds) an absolute KEYGATE_TEST_HOST_KEY
     /// in the environment the caller passes down.
     public static func path(_ environment: KeygateEnvironment) -> String {
-        environment.testHookPath("KEYGATE_TEST_HOST_KEY") ?? defaultPath
+        environment.testHooks.hostKey ?? defaultPath
     }
 
     /// Creates the host key if it is absent. Returns true if it created one, false if a valid one was

@@ -1,6 +1,6 @@
 // Where policy files live. Release builds use fixed paths only: no environment
 // variable can point Keygate at a folder a user controls for the system layers.
-// Test-hook builds (KEYGATE_TEST_HOOKS) honour KEYGATE_TEST_POLICY_ROOT=<dir> (from the
+// Test-hook builds honour KEYGATE_TEST_POLICY_ROOT=<dir> (TestHooks, in the
 // KeygateEnvironment the caller passes down), which
 // replaces all three folders by <dir>/vendor, <dir>/admin and <dir>/user; the owner
 // and mode checks still apply (the suite runs as root and chowns its folders).
@@ -13,7 +13,7 @@ package enum PolicyLocations {
 
     /// The folders to read, in order, for a user whose home is `home`.
     package static func folders(home: String, environment: KeygateEnvironment) -> [(PolicyLayer, String)] {
-        if let root = environment.testHookPath("KEYGATE_TEST_POLICY_ROOT") {
+        if let root = environment.testHooks.policyRoot {
             return [(.vendor, root + "/vendor"), (.admin, root + "/admin"), (.user, root + "/user")]
         }
         let base = home.hasSuffix("/") ? String(home.dropLast()) : home

@@ -28,7 +28,7 @@ public struct PolicySet: Sendable {
     /// so $HOME cannot loosen anything), else the password database's home.
     public static func loadForCurrentUser(environment: KeygateEnvironment) -> PolicySet {
         let uid = ProcessIdentity.uid
-        return load(home: (try? KeygatePaths.home(environment: environment.variables, uid: uid)) ?? "/nonexistent", uid: uid,
+        return load(home: (try? KeygatePaths.home(environment: environment, uid: uid)) ?? "/nonexistent", uid: uid,
                     environment: environment)
     }
 

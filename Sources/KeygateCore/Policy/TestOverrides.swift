@@ -1,10 +1,9 @@
 // What the test suite's KEYGATE_TEST_* variables change in a policy: short windows and lockouts,
-// read by the keychain context and by the gatekeeper alike. Test-hook builds fill it from the
-// environment; release builds never do (KeychainContext and GatekeeperMain read it under
-// KEYGATE_TEST_HOOKS only).
+// applied by the keychain context and by the gatekeeper alike. TestHooks fills it in test-hook
+// builds; release builds never do.
 
 /// Short windows and lockouts for the test suite; empty (and never filled) in release builds.
-package struct TestOverrides: Sendable {
+package struct TestOverrides: Sendable, Equatable {
     package var lockAfter: UInt32?
     package var reuseDuration: UInt32?
     package var reuseScope: ReuseScope.Kind?
@@ -12,14 +11,6 @@ package struct TestOverrides: Sendable {
     package var fingerUnlock: UInt32?
 
     package init() {}
-
-    package init(environment env: [String: String]) {
-        lockAfter = env["KEYGATE_TEST_LOCK_AFTER"].flatMap { UInt32($0) }
-        reuseDuration = env["KEYGATE_TEST_REUSE_DURATION"].flatMap { UInt32($0) }
-        reuseScope = env["KEYGATE_TEST_REUSE_SCOPE"].flatMap { ReuseScope.Kind(rawValue: $0) }
-        lockoutSeconds = env["KEYGATE_TEST_LOCKOUT_SECONDS"].flatMap { UInt32($0) }
-        fingerUnlock = env["KEYGATE_TEST_FINGER_UNLOCK"].flatMap { UInt32($0) }
-    }
 
     package func apply(to policy: inout Policy) {
         if let lockAfter { policy.lockAfter = lockAfter }

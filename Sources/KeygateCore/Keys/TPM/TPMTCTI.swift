@@ -62,7 +62,7 @@ package struct TPMTCTI: Equatable, Sendable {
 
     /// KEYGATE_TEST_TCTI from the environment passed down (test-hook builds only; nil in release builds).
     private static func testOverride(_ environment: KeygateEnvironment) throws -> TPMTCTI? {
-        if let text = environment.testHook("KEYGATE_TEST_TCTI"), !text.isEmpty { return try TPMTCTI(text) }
+        if let text = environment.testHooks.tcti { return try TPMTCTI(text) }
         return nil
     }
 }
