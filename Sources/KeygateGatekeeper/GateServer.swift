@@ -29,6 +29,8 @@ struct GateServer {
         var basis: String?
         var scope: String?
         var pamService: String?
+        /// PAM took a typed password in this request (never a finger): what `unlocking` waits for.
+        var passwordTaken = false
     }
 
     let note = DecisionNote()
@@ -79,21 +81,38 @@ struct GateServer {
     private func dispatch(_ request: GateRequest) throws -> GateResult {
         let secrets = try cache?.secrets(uid: user.uid, userName: user.name, environment: environment)
             ?? GateSecrets.load(uid: user.uid, userName: user.name, environment: environment)
+        var result: GateResult
         switch request.operation {
         case .keys: return try keys(request, secrets)
-        case .open: return try open(request, secrets)
-        case .authenticate: return try authenticate(request, secrets)
+        case .open: result = try open(request, secrets)
+        case .authenticate: result = try authenticate(request, secrets)
         case .legacyClassSeed: return try legacySeed(request)
-        case .presence: return try presence(request)
+        case .presence: result = try presence(request)
         case .forget: return try forget(request)
         case .certify: return try certify(request, secrets)
         case .check: return try check(request, secrets)
         case .status: return try status()
-        case .validate: return try validate(request)
+        case .validate: result = try validate(request)
         case .fingerprintState: return try fingerprintState(secrets)
         case .fingerUnlockArm: return try armFingerUnlock(secrets)
         case .fingerUnlock: return try fingerUnlock(request, secrets)
         }
+        if request.flags.contains(.unlocking), note.passwordTaken { try settleUnlock(request, secrets, &result) }
+        return result
+    }
+
+    /// `unlocking`, after a typed password in this request: what `certify` and `fingerUnlockArm`
+    /// give after one, in the same run (the password was taken now, so their "within the last
+    /// minute" holds by construction).
+    private func settleUnlock(_ request: GateRequest, _ secrets: GateSecrets, _ result: inout GateResult) throws {
+        if result.seals.isEmpty {
+            for key in request.classKeys {
+                result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
+            }
+        }
+        var policy = try policies().keychainDecision().policy
+        overrides.apply(to: &policy)
+        result.seed = try fingerUnlockKey(policy, secrets)
     }
 
     // MARK: Operations
@@ -327,12 +346,18 @@ struct GateServer {
                 """)
         }
         var result = GateResult()
+        result.seed = try fingerUnlockKey(policy, secrets)
+        return result
+    }
+
+    /// A new finger-unlock pair's public key, or empty (the kept one dropped) when the policy's
+    /// `finger-unlock` is 0 or no finger is enrolled.
+    private func fingerUnlockKey(_ policy: Policy, _ secrets: GateSecrets) throws -> [UInt8] {
         guard policy.fingerUnlock > 0, try EnrolledPrints.of(userName: user.name, environment: environment).digest != nil else {
             FingerUnlockKey.drop(uid: user.uid, environment: environment)
-            return result
+            return []
         }
-        result.seed = try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation, environment: environment).pair.publicKey
-        return result
+        return try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation, environment: environment).pair.publicKey
     }
 
     /// A finger reopens the locked keychain: the kept pair, within the policy's window since the
@@ -568,6 +593,7 @@ struct GateServer {
         _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: maxTries ?? policy.maxTries,
                                  attempts: attempts, credential: credential)
         note.basis = credential == .fingerprint ? "fingerprint" : "password"
+        if credential == .password { note.passwordTaken = true }
     }
 
     /// The user's one lockout (UserLockout): the strictest of root's policy files, whatever the item.

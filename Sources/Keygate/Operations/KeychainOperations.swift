@@ -35,8 +35,6 @@ public struct KeychainOperations: Sendable {
 
     init(store: any ItemStore, keys: KeyUnlocker, storeSelection: StoreSelection? = nil, unlockPrompt: UnlockPromptSetting = .never) {
         self.store = store
-        var keys = keys
-        keys.itemStore = store
         self.keys = keys
         self.storeSelection = storeSelection
         self.unlockPrompt = unlockPrompt
@@ -89,17 +87,39 @@ public struct KeychainOperations: Sendable {
             }
             replace = true
         }
-        let blob: [UInt8]
+        let blob: Unlocked<[UInt8]>
         if attributes.accessControl != nil || attributes.accessibility.isThisDeviceOnly {
             blob = try keys.sealGated(secret, attributes)
         } else {
-            let classKey = try keys.classKey(for: attributes.accessibility, createIfNeeded: true)
-            blob = try SealedBlob.seal(secret, identity: attributes.identity,
-                                       accessibility: attributes.accessibility, classKey: classKey)
+            blob = try keys.classKey(for: attributes.accessibility, createIfNeeded: true).map { classKey in
+                try SealedBlob.seal(secret, identity: attributes.identity, accessibility: attributes.accessibility, classKey: classKey)
+            }
         }
-        try store.create(attributes, blob: blob, replace: replace)
+        try store.create(attributes, blob: blob.value, replace: replace)
         storeSelection?.commitRecord()
+        try settle(blob.owed, by: keys)
         return access
+    }
+
+    /// What an unlock still owes (Unlocked, FollowUp), run as explicit steps after the step that
+    /// unlocked: each a request to the gatekeeper, or the 1.x move with this operation's store.
+    /// After a read (`afterRead`) the secret is already open: a seal or an arming that fails is
+    /// an audit line (the next unlock asks again), not the read's error.
+    func settle(_ owed: [FollowUp], by keys: KeyUnlocker, afterRead: Bool = false) throws {
+        for followUp in owed {
+            switch followUp {
+            case .certify(let master):
+                do {
+                    try keys.certify(master)   // the gatekeeper's `certify`
+                } catch where afterRead {
+                    keys.audit(.unlock, detail: "the class keys were not sealed: \(error)")
+                }
+            case .armFingerUnlock(let master):
+                keys.armFingerUnlock(master)   // the gatekeeper's `fingerUnlockArm`; a failure is an audit line
+            case .moveLegacyItems(let unlocked):
+                try LegacyGateMigration(store: store, unlocker: keys).run(unlocked)
+            }
+        }
     }
 
     /// The secret of one item, or nil when there is no such item. The item's policy
@@ -129,7 +149,11 @@ public struct KeychainOperations: Sendable {
     func secret(for identity: ItemIdentity, decision: PolicyDecision) throws -> SecureBytes? {
         guard let item = try storedItem(identity) else { return nil }
         let need = try ReadNeed(item: item, identity: identity, decision: decision)
-        return try keys.applying(decision, for: identity).satisfy(need).open()
+        let keys = self.keys.applying(decision, for: identity)
+        let satisfied = try keys.satisfy(need)
+        let secret = try satisfied.value.open()
+        try settle(satisfied.owed, by: keys, afterRead: true)
+        return secret
     }
 
     /// The item with exactly this identity, its blob loaded; nil when there is none (or only
@@ -192,14 +216,15 @@ public struct KeychainOperations: Sendable {
 
     /// Creates the keychain; returns the recovery key, formatted for people, to show once.
     public func initialize() throws -> SecureBytes {
-        let recoveryKey = try keys.initialize().recoveryKey
+        let created = try keys.initialize()
         storeSelection?.commitRecord()
-        return try RecoveryKey.format(recoveryKey)
+        try settle(created.owed, by: keys)
+        return try RecoveryKey.format(created.value.recoveryKey)
     }
 
     /// Authenticates and caches the unlocked keys.
     public func unlock() throws {
-        try keys.unlock()
+        try settle(keys.unlock().owed, by: keys)
     }
 
     /// An item another program stored in the Secret Service (secret-tool, libsecret's callers): not
@@ -245,7 +270,9 @@ public struct KeychainOperations: Sendable {
     /// keychain is opened with the password typed there (one prompt for both); an unlocked one is
     /// held for its lock-after from now.
     public func validate() throws -> Validation {
-        let unlocked = try keys.validate()
+        let validated = try keys.validate()
+        try settle(validated.owed, by: keys)
+        let unlocked = validated.value
         let policy = keys.context.policy
         return Validation(reuseDuration: policy.reuseDuration, reuseScope: ReuseScope.current(policy.reuseScope).kind,
                           lockAfter: unlocked ? policy.lockAfter : nil)
@@ -253,19 +280,21 @@ public struct KeychainOperations: Sendable {
 
     /// Unlocks with the recovery key.
     public func unlock(recoveryKey: SecureBytes) throws {
-        try keys.unlock(recoveryKey: try RecoveryKey.parse(recoveryKey))
+        _ = try keys.unlock(recoveryKey: try RecoveryKey.parse(recoveryKey))
     }
 
     /// Re-wraps the keychain for a password that changed outside Keygate, asking for
     /// the previous password. Current-set items are invalidated.
     public func changePassword() throws {
-        try PasswordChange(unlocker: keys).changePassword()
+        try settle(PasswordChange(unlocker: keys).changePassword(), by: keys)
     }
 
     /// Re-wraps the keychain for the current password using the recovery key, when
     /// the previous password is lost. Returns a note on what was replaced.
     public func resetPassword(recoveryKey: SecureBytes) throws -> String {
-        try PasswordChange(unlocker: keys).resetPassword(recoveryKey: try RecoveryKey.parse(recoveryKey))
+        let reset = try PasswordChange(unlocker: keys).resetPassword(recoveryKey: try RecoveryKey.parse(recoveryKey))
+        try settle(reset.owed, by: keys)
+        return reset.value
     }
 
     /// Drops the cached keys; returns how many were dropped.

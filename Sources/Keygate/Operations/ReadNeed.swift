@@ -127,6 +127,8 @@ struct ReadNeed: Sendable {
             return try SealedBlob.open(blob, identity: identity, classKey: classKey)
         case .gated(let classPair, let shares, let classShare):
             return try GatedBlob.open(blob, identity: identity, keys: [classPair], shares: shares, classShare: classShare)
+        case .legacy(let pairs):
+            return try GatedBlob.open(blob, identity: identity, keys: pairs)
         }
     }
 }
@@ -138,10 +140,11 @@ enum ReadKeys {
     /// Scheme 2: the class pair, the gate boxes' shares the gatekeeper opened (by slot index),
     /// and the class box's share when it was opened while the gatekeeper decided.
     case gated(classPair: BoxKeyPair, shares: [SecureBytes?], classShare: SecureBytes?)
+    /// A Keygate 1.x item: the 1.x gate pairs the password opened, and its class pair.
+    case legacy([BoxKeyPair])
 }
 
-/// What a read opens: the need KeyUnlocker satisfied (after a 1.x migration, the item as it was
-/// sealed again) and the keys that open it.
+/// What a read opens: the need KeyUnlocker satisfied and the keys that open it.
 struct SatisfiedRead {
     let need: ReadNeed
     let keys: ReadKeys

@@ -1,6 +1,7 @@
 // Who is asking, and what is said about it: the one authentication a keychain unlock makes
 // through the gatekeeper (root's tries, failure counter and lockout), the reason shown above
 // its prompt, LAContext's presence check, and the audit lines about this user.
+internal import KeygateGateWire
 
 extension KeyUnlocker {
     /// What an authentication is for, which the prompt says when no reason was given.
@@ -28,6 +29,12 @@ extension KeyUnlocker {
     /// One authentication through the gatekeeper (root's tries, failure counter and lockout).
     /// Returns the password typed in the successful attempt.
     func authenticate(purpose: Purpose) throws -> SecureBytes {
+        try Self.requirePassword(authenticate(purpose: purpose, unlocking: nil).password, service: context.policy.pamService)
+    }
+
+    /// One authentication through the gatekeeper; `unlocking`: its password opens the keychain,
+    /// and the same run seals these class keys and arms the finger unlock (GateAccess.Grant).
+    func authenticate(purpose: Purpose, unlocking: [GateRequest.ClassKey]?) throws -> GateAccess.Grant {
         if authContext?.interactionNotAllowed == true {
             throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
         }
@@ -39,7 +46,7 @@ extension KeyUnlocker {
                 """)
         }
         try prompter.ensureAvailable()
-        return try Self.requirePassword(gate.authenticate(reason: promptReason(for: purpose)).password, service: context.policy.pamService)
+        return try gate.authenticate(reason: promptReason(for: purpose), unlocking: unlocking)
     }
 
     /// The keys are wrapped by the password: a stack that let the person in without one

@@ -16,26 +16,30 @@ extension KeyUnlocker {
     }
 
     func state() -> KeyState {
-        let initialized = keyStore.isInitialized
-        return KeyState(initialized: initialized, cached: cache.entries(), lockout: try? gate.lockoutState(),
-                        loginKDF: (try? keyStore.loginKDF()) ?? nil, loginStale: initialized && keyStore.isLoginStale)
+        let initialized = source.isInitialized
+        let lockout = try? gate.lockoutState()   // try?: nil is shown as "the gatekeeper could not be asked"
+        let kdf = (try? source.store.loginKDF()) ?? nil   // try?: a damaged login.json shows no cost; doctor names the file
+        return KeyState(initialized: initialized, cached: source.cache.entries(), lockout: lockout,
+                        loginKDF: kdf, loginStale: initialized && source.store.isLoginStale)
     }
 
     /// `keygate validate`: the gatekeeper extends the presence window of the caller's scope from
     /// now when an authentication in it is still fresh, else authenticates through PAM (the
     /// prompt is this process's) and records the window. A locked keychain is opened with the
     /// password typed there (one prompt for both); an unlocked one is held for its lock-after
-    /// from now. Returns whether the keychain is unlocked afterwards.
-    func validate() throws -> Bool {
-        let held = cache.load(Self.masterName)
-        let locked = held == nil && keyStore.isInitialized && keyStore.hasLoginProtector
-        let password = try gate.validate(reason: promptReason(for: .unlock), fresh: locked)
+    /// from now. Returns whether the keychain is unlocked afterwards, and what its unlock owes.
+    func validate() throws -> Unlocked<Bool> {
+        let held = source.cachedMaster
+        let locked = held == nil && source.isInitialized && source.hasLoginProtector
+        let grant = try gate.validate(reason: promptReason(for: .unlock), fresh: locked,
+                                      unlocking: locked ? source.recordedClassKeys() ?? [] : nil)
+        var owed: [FollowUp] = []
         if locked {
-            try openAfterPresence(password)
+            owed = try opened(with: Self.requirePassword(grant.password, service: context.policy.pamService), grant).owed
         } else if let held {
-            cacheUnlocked(held.key)
+            hold(held)
         }
-        return cache.load(Self.masterName) != nil
+        return Unlocked(source.cachedMaster != nil, owed: owed)
     }
 
     /// GateAccess.invalidSlots of many items, several in flight at once (no prompt).
@@ -51,7 +55,14 @@ extension KeyUnlocker {
     /// The key ids of the presence and current-set pairs Keygate 1.x sealed gated items to,
     /// while the keychain still has them (empty once migrated).
     func legacyGateKeyIDs() -> [[UInt8]] {
-        guard keyStore.hasLegacyGateKeys, let keys = try? PublicKeys.load(directory: context.dataDirectory) else { return [] }
-        return [keys.presenceKey, keys.currentSetKey].compactMap { $0.map(BoxKeyPair.keyID(of:)) }
+        guard source.hasLegacyGateKeys,
+              let recorded = try? PublicKeys.load(directory: context.dataDirectory)   // try?: damaged keys.json: nothing to name
+        else { return [] }
+        return [recorded.presenceKey, recorded.currentSetKey].compactMap { $0.map(BoxKeyPair.keyID(of:)) }
+    }
+
+    /// Once every 1.x item moved: 1.x's gate keys leave login.json and keys.json.
+    func removeLegacyGateKeys() throws {
+        try source.store.removeLegacyGateKeys()
     }
 }

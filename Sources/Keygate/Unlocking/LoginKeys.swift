@@ -95,7 +95,7 @@ package enum LoginKeys {
     /// keys.json (without the gatekeeper's seals, which need an authentication through it).
     static func cacheLogin(_ master: SecureBytes, store: KeyStore, uid: UInt32, lockAfter: UInt32) throws {
         try cacheUnlocked(master, in: KeyCache(uid: uid), lockAfter: lockAfter)
-        try? store.recordClassKeys(masterKey: master, seals: [:])
+        try? store.recordClassKeys(masterKey: master, seals: [:])   // try?: a read-only data folder still unlocks; an add says why
     }
 
     /// Where the host key is read from.
@@ -150,7 +150,7 @@ package enum LoginKeys {
                                     dataDirectory: String) throws {
         let store = KeyStore(directory: dataDirectory)
         var cost = try store.loginKDF()
-        if let recorded = cost, (try? recorded.validateForNewProtector()) == nil {
+        if let recorded = cost, (try? recorded.validateForNewProtector()) == nil {   // try?: below the floor: raised to it
             cost = KDFParameters(opsLimit: KDFParameters.minimumOps, memLimitBytes: KDFParameters.minimumMemory)
         }
         try store.changePassword(old: oldPassword, new: newPassword, kdf: cost)
