@@ -417,7 +417,7 @@ final class FingerprintPresenceTests: XCTestCase {
         try stack.write(toFile: h.confdir + "/keygate-biometry", atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: h.confdir + "/keygate-biometry")
         let env = fprint.gatekeeperEnvironment
-        let made = try h.run("keygate init >/dev/null; echo init=$?; keygate status | grep -c 'unlocked' | sed 's/^/open=/'",
+        let made = try h.run(#"keygate init >/dev/null; echo init=$?; keygate status --json | grep -q '"unlocked" *: *true' && echo open=1"#,
                              extraEnvironment: env)
         XCTAssertEqual(made.values["init"], "0", made.summary)
         XCTAssertEqual(made.values["open"], "1", "unlocked with the password, no finger enrolled: \(made.summary)")
