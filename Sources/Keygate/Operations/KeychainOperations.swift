@@ -67,8 +67,16 @@ public struct KeychainOperations: Sendable {
         let keys = self.keys.applying(decision, for: attributes.identity)
         let keeping = replace && keepingUnsetText
             && (attributes.label == nil || attributes.comment == nil || attributes.extras.isEmpty)
-        let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false,
+        let existing: [StoredItem]
+        do {
+            existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false,
                                         detail: keeping ? .full : .attributes)
+        } catch let error as KeychainError where error.reason == .noDefaultCollection {
+            // No default collection (a desktop's first login): nothing can be there to clash with,
+            // and the write below is what makes one, through the provider's prompt where a window
+            // can be shown (as secret-tool's store does), else it says what to do.
+            existing = []
+        }
         if keeping, let current = existing.first?.attributes {
             attributes.label = attributes.label ?? current.label
             attributes.comment = attributes.comment ?? current.comment
