@@ -154,7 +154,7 @@ enum ReadPathRules {
     }
 
     /// How many `try?` Keygate/Unlocking may hold: lower it when one goes, never raise it.
-    static let tryQuestionCeiling = 17
+    static let tryQuestionCeiling = 16
 
     /// The `try?` in code lines (a comment line may name anything), and those whose line carries
     /// no `//` reason, as "path:line".

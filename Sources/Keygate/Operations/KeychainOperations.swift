@@ -313,7 +313,7 @@ public struct KeychainOperations: Sendable {
 
     /// What `keygate status` reports. Never shows key bytes.
     public func status() -> KeychainStatus {
-        let keyState = keys.state()
+        let keyState = keys.facts.state()
         let initialized = keyState.initialized
         let entries = keyState.cached
         let master = entries.first { $0.name == KeyUnlocker.masterName }

@@ -34,7 +34,7 @@ struct LegacyGateMigration {
             let identity = item.attributes.identity
             do {
                 let master = unlocked.masterKey
-                let classPair = legacyDevice ? try unlocker.legacyClassPair(master, header.accessibility)
+                let classPair = legacyDevice ? try unlocker.facts.legacyClassPair(master, header.accessibility)
                     : try ClassKeys.keyPair(masterKey: master, for: header.accessibility)
                 let secret = try GatedBlob.open(blob, identity: identity, keys: legacyPairs + [classPair])
                 // Sealed again with the blob's own class and flags (what 1.x sealed), stored with its attributes.
@@ -57,7 +57,7 @@ struct LegacyGateMigration {
             }
         }
         if failed.isEmpty {
-            try unlocker.removeLegacyGateKeys()
+            try unlocker.facts.removeLegacyGateKeys()
         } else {
             unlocker.prompter.notify("""
                 Keygate moved \(moved.count) item(s) to its gatekeeper; \(failed.count) did not open with your keychain's 1.x keys and \

@@ -26,6 +26,18 @@ struct GateAccess: Sendable {
         var seals: [(accessibility: Accessibility, seal: [UInt8])] = []
         var sent: [GateRequest.ClassKey] = []
         var fingerKey: [UInt8]?
+
+        /// The password typed: the keys are wrapped by it, so a stack that let the person in
+        /// without one (pam_permit, a fingerprint, a smart card) leaves nothing to open them with.
+        func typedPassword(service: String) throws -> SecureBytes {
+            guard let password, password.count > 0 else {
+                throw KeychainError.authFailed("""
+                    PAM service '\(service)' accepted you without a typed password, but the keychain opens only with your password: \
+                    make that service ask for it (see pam.d/keygate)
+                    """)
+            }
+            return password
+        }
     }
 
     /// `unlocking`: the request's password also opens the keychain; `sent`, the class keys to seal.

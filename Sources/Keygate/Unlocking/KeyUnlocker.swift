@@ -45,8 +45,8 @@ struct KeyUnlocker: Sendable {
         self.item = item
         source = KeySource(dataDirectory: context.dataDirectory, uid: context.uid, lockAfter: context.policy.lockAfter)
         gate = GateAccess(prompter: prompter, authContext: authContext, environment: context.environment) { event, service, detail in
-            Self.audit(event, service: service, detail: detail.isEmpty ? nil : detail, context: context, item: item,
-                       reason: authContext?.localizedReason ?? reason)
+            UnlockAudit.record(event, service: service, detail: detail.isEmpty ? nil : detail, context: context, item: item,
+                               reason: authContext?.localizedReason ?? reason)
         }
     }
 
@@ -82,7 +82,8 @@ struct KeyUnlocker: Sendable {
             owed = try masterKey(createIfNeeded: true).owed
         }
         // The seals are owed when the unlock could not ask for them with its password: settled here, before sealing to them.
-        owed = try settleSeals(owed)
+        for case .certify(let master) in owed { try certify(master) }
+        owed.removeAll { if case .certify = $0 { return true } else { return false } }
         guard let key = try source.sealedClassKey(for: accessibility) else {
             throw KeychainError.notAvailable("""
                 the keychain's public keys could not be recorded in \(context.dataDirectory): check that the folder is writable, \
@@ -135,13 +136,14 @@ struct KeyUnlocker: Sendable {
         }
         try requirePasswordProtector()
         let grant = try authenticate(purpose: .unlock, unlocking: source.recordedClassKeys() ?? [])
-        return try opened(with: Self.requirePassword(grant.password, service: context.policy.pamService), grant)
+        return try opened(grant)
     }
 
     /// Opens the login protector with a password the gatekeeper's PAM conversation just took,
     /// holds the master key, and records what the same run of the gatekeeper gave (`grant`: the
     /// class keys' seals, the finger unlock's key). What it did not give is owed.
-    func opened(with password: SecureBytes, _ grant: GateAccess.Grant) throws -> Unlocked<PasswordUnlock> {
+    func opened(_ grant: GateAccess.Grant) throws -> Unlocked<PasswordUnlock> {
+        let password = try grant.typedPassword(service: context.policy.pamService)
         let unlocked: PasswordUnlock
         do {
             unlocked = try source.open(password: password)
@@ -200,7 +202,7 @@ struct KeyUnlocker: Sendable {
         }
         // No class key to send yet; the finger unlock's key can be had in the same run all the same.
         let grant = try authenticate(purpose: .unlock, unlocking: [])
-        let password = try Self.requirePassword(grant.password, service: context.policy.pamService)
+        let password = try grant.typedPassword(service: context.policy.pamService)
         let kdf = try context.kdfForNewProtector()
         let created = try source.store.initialize(password: password, kdf: kdf)
         hold(created.masterKey)
@@ -217,15 +219,6 @@ struct KeyUnlocker: Sendable {
     func certify(_ master: SecureBytes) throws {
         let seals = try gate.certify(try GateAccess.classKeys(of: master))
         try source.record(seals: seals, master: master)
-    }
-
-    /// Runs the owed seals now (a write seals to them next); returns what is left owed.
-    private func settleSeals(_ owed: [FollowUp]) throws -> [FollowUp] {
-        var left: [FollowUp] = []
-        for followUp in owed {
-            if case .certify(let master) = followUp { try certify(master) } else { left.append(followUp) }
-        }
-        return left
     }
 
     // MARK: Locking

@@ -19,7 +19,7 @@ struct PasswordChange {
         }
         try unlocker.source.store.changePassword(old: previous, new: current, kdf: nil)
         dropLegacyGateKeys()
-        return try unlocker.opened(with: current, grant).owed
+        return try unlocker.opened(grant).owed
     }
 
     /// The previous password is lost: the recovery key opens the master key, which is
@@ -30,14 +30,14 @@ struct PasswordChange {
         let master = try store.unlock(recoveryKey: recoveryKey)
         let note = try store.resetPassword(masterKey: master, new: current, kdf: nil)
         dropLegacyGateKeys()
-        return Unlocked(note, owed: try unlocker.opened(with: current, grant).owed)
+        return Unlocked(note, owed: try unlocker.opened(grant).owed)
     }
 
     /// The current password, through PAM; the same run seals the class keys (the master key
     /// stays the same) and arms the finger unlock.
     private func authenticateCurrent() throws -> (SecureBytes, GateAccess.Grant) {
         let grant = try unlocker.authenticate(purpose: .unlock, unlocking: unlocker.source.recordedClassKeys() ?? [])
-        return (try KeyUnlocker.requirePassword(grant.password, service: unlocker.context.policy.pamService), grant)
+        return (try grant.typedPassword(service: unlocker.context.policy.pamService), grant)
     }
 
     /// Keygate 1.x cached gate keys in the user's keyring; after a change they are the old ones.

@@ -22,7 +22,7 @@ extension KeyUnlocker {
                 && authContext?.interactionNotAllowed != true && !floor.asksForFingerOnly
             let grant = try gate.requirePresence(for: need.identity, constraints: floor, reason: promptReason(for: .useItem),
                                                  fresh: locked, unlocking: locked ? source.recordedClassKeys() ?? [] : nil)
-            if locked { owed = try opened(with: Self.requirePassword(grant.password, service: context.policy.pamService), grant).owed }
+            if locked { owed = try opened(grant).owed }
         }
         switch need.seal {
         case .classKey:
@@ -73,12 +73,11 @@ extension KeyUnlocker {
             let grant = try gate.requirePresence(for: need.identity, constraints: AccessControl(rawValue: header.accessControl),
                                                  reason: promptReason(for: .useItem), fresh: true,
                                                  unlocking: source.recordedClassKeys() ?? [])
-            let unlocked = try self.opened(with: Self.requirePassword(grant.password, service: context.policy.pamService), grant)
+            let unlocked = try self.opened(grant)
             return try satisfyLegacy(need, header: header, unlocked).owing(owed)
         }
         if fresh {
-            owed += try self.opened(with: Self.requirePassword(opened.grant.password, service: context.policy.pamService),
-                                    opened.grant).owed
+            owed += try self.opened(opened.grant).owed
         }
         let classPair: BoxKeyPair
         if let pair = early?.pair {
@@ -112,15 +111,10 @@ extension KeyUnlocker {
         try unlocked.map { opened in
             let pairs = [opened.presence, opened.currentSet].compactMap { $0 }
             let classPair = need.isLegacyDeviceOnly
-                ? try legacyClassPair(opened.masterKey, header.accessibility)
+                ? try facts.legacyClassPair(opened.masterKey, header.accessibility)
                 : try ClassKeys.keyPair(masterKey: opened.masterKey, for: header.accessibility)
             return SatisfiedRead(need: need, keys: .legacy(pairs + [classPair]))
         }
-    }
-
-    /// Keygate 1.x's this-device-only class pair: its seed bound to the device key, which the gatekeeper holds.
-    func legacyClassPair(_ master: SecureBytes, _ accessibility: Accessibility) throws -> BoxKeyPair {
-        try BoxKeyPair.derive(seed: gate.legacyClassSeed(ClassKeys.seed(masterKey: master, for: accessibility)))
     }
 
     /// A finger-only item on a locked keychain no password unlock armed the finger for (the finger
