@@ -3,56 +3,57 @@
 // (KeyCache), and the master key sealed for a finger's reopening (`finger-unlock`, useless
 // without root's key). It never prompts and never asks the gatekeeper, so a long-running
 // process (a Secret Service daemon) can hold one and ask it for what is cached, and hand the
-// password its own prompt took to `open(password:)`. Delegates protectors to Keys/, the cache
+// password its own prompt took to `open(password:)` (what needs no wire type is `package` for
+// that). Delegates protectors to Keys/, the cache
 // to KeyringCache/, key derivation to Crypto/, what a login caches to LoginKeys.
 internal import KeygateGateWire
 
-struct KeySource: Sendable {
-    static let masterName = CacheName.master.text
-    static let afterFirstUnlockName = CacheName.afterFirstUnlock.text
+package struct KeySource: Sendable {
+    package static let masterName = CacheName.master.text
+    package static let afterFirstUnlockName = CacheName.afterFirstUnlock.text
 
-    let dataDirectory: String
+    package let dataDirectory: String
     /// How long an unlocked master key is held (the keychain policy's lock-after).
-    let lockAfter: UInt32
+    package let lockAfter: UInt32
     let store: KeyStore
     let cache: KeyCache
 
-    init(dataDirectory: String, uid: UInt32, lockAfter: UInt32) {
+    package init(dataDirectory: String, uid: UInt32, lockAfter: UInt32) {
         self.dataDirectory = dataDirectory
         self.lockAfter = lockAfter
         store = KeyStore(directory: dataDirectory)
         cache = KeyCache(uid: uid)
     }
 
-    var isInitialized: Bool { store.isInitialized }
-    var hasLoginProtector: Bool { store.hasLoginProtector }
-    var hasHostProtector: Bool { store.hasHostProtector }
-    var hasLegacyGateKeys: Bool { store.hasLegacyGateKeys }
+    package var isInitialized: Bool { store.isInitialized }
+    package var hasLoginProtector: Bool { store.hasLoginProtector }
+    package var hasHostProtector: Bool { store.hasHostProtector }
+    package var hasLegacyGateKeys: Bool { store.hasLegacyGateKeys }
 
     // MARK: What is held now (no prompt)
 
     /// The master key, while the kernel keyring holds it.
-    var cachedMaster: SecureBytes? { cache.load(Self.masterName)?.key }
+    package var cachedMaster: SecureBytes? { cache.load(Self.masterName)?.key }
 
     /// The master key's cache entry (its expiry), while held.
-    var cachedMasterEntry: (key: SecureBytes, expiresAt: UInt64?)? {
+    package var cachedMasterEntry: (key: SecureBytes, expiresAt: UInt64?)? {
         cache.load(Self.masterName).map { ($0.key, $0.expiresAt) }
     }
 
     /// The symmetric key of an after-first-unlock class, cached with no timeout.
-    func cachedClassKey(for accessibility: Accessibility) -> SecureBytes? {
+    package func cachedClassKey(for accessibility: Accessibility) -> SecureBytes? {
         guard accessibility.survivesLock else { return nil }
         return cache.load(Self.afterFirstUnlockName)?.key
     }
 
     /// An after-first-unlock class's pair, cached with no timeout (LoginKeys.cacheUnlocked).
-    func afterFirstUnlockPair(_ accessibility: Accessibility) -> BoxKeyPair? {
+    package func afterFirstUnlockPair(_ accessibility: Accessibility) -> BoxKeyPair? {
         guard accessibility.survivesLock, let cached = cache.load(CacheName.classPair(accessibility).text) else { return nil }
         do { return try BoxKeyPair(privateKey: cached.key) } catch { return nil }   // a damaged entry: the master key decides
     }
 
     /// Whether the class pair opens without an unlock (the master key or an after-first-unlock pair is cached).
-    func classPairCached(_ accessibility: Accessibility) -> Bool {
+    package func classPairCached(_ accessibility: Accessibility) -> Bool {
         if accessibility.survivesLock, cache.load(CacheName.classPair(accessibility).text) != nil { return true }
         return cache.load(Self.masterName) != nil
     }
@@ -61,7 +62,7 @@ struct KeySource: Sendable {
     /// from the keyring's `classpub.*` entry, kept beside the master key for no longer than it;
     /// the caller checks it against the blob's class key id (a stale or wrong one opens nothing,
     /// and the full derivation, which never reads `classpub.*`, decides).
-    func cachedClassKeyPair(for accessibility: Accessibility) -> BoxKeyPair? {
+    package func cachedClassKeyPair(for accessibility: Accessibility) -> BoxKeyPair? {
         if let pair = afterFirstUnlockPair(accessibility) { return pair }
         guard let master = cachedMasterEntry else { return nil }
         let name = CacheName.classPublicKey(accessibility).text
@@ -82,12 +83,12 @@ struct KeySource: Sendable {
     // MARK: Opening
 
     /// PAM accepted the password but the login protector did not open with it.
-    struct StaleLoginProtector: Error {
-        let underlying: KeychainError
+    package struct StaleLoginProtector: Error {
+        package let underlying: KeychainError
     }
 
     /// Opens the login protector with a password (with 1.x's gate pairs while the keychain has them).
-    func open(password: SecureBytes) throws -> PasswordUnlock {
+    package func open(password: SecureBytes) throws -> PasswordUnlock {
         do {
             return try store.unlockAll(password: password)
         } catch let error as KeychainError where error.reason == .wrongPassword {
@@ -98,7 +99,7 @@ struct KeySource: Sendable {
     }
 
     /// Opens the recovery protector.
-    func open(recoveryKey: SecureBytes) throws -> SecureBytes {
+    package func open(recoveryKey: SecureBytes) throws -> SecureBytes {
         try store.unlock(recoveryKey: recoveryKey)
     }
 
@@ -106,7 +107,7 @@ struct KeySource: Sendable {
     /// timeout). A full keyring quota must not stop the read that unlocked: the next read simply
     /// authenticates again, so the error is returned for the caller's audit line, not thrown.
     @discardableResult
-    func hold(_ master: SecureBytes) -> (any Error)? {
+    package func hold(_ master: SecureBytes) -> (any Error)? {
         do {
             try LoginKeys.cacheUnlocked(master, in: cache, lockAfter: lockAfter)
             return nil
@@ -199,8 +200,8 @@ struct KeySource: Sendable {
     // MARK: Locking
 
     /// Drops the master key; returns whether it was held.
-    func evictMaster() -> Bool { cache.evict(Self.masterName) }
+    package func evictMaster() -> Bool { cache.evict(Self.masterName) }
 
     /// Drops every Keygate key of this user; returns how many.
-    func evictAll() -> Int { cache.evictAll() }
+    package func evictAll() -> Int { cache.evictAll() }
 }
