@@ -130,7 +130,7 @@ extension KeyUnlocker {
                 no terminal or askpass program to type it at: run `keygate unlock`, then read the item again
                 """)
         }
-        prompter.notify("The keychain is locked: \(FingerReopen.passwordFirst). Type your password to open the keychain; "
-                        + "then your finger opens the item.")
+        prompter.notify("The keychain is locked: \(FingerReopen.passwordFirst) (and since any `keygate lock --all`). Type your "
+                        + "password to open the keychain; then your finger opens the item.")
     }
 }
