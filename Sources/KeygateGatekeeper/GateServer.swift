@@ -31,6 +31,8 @@ struct GateServer {
         var pamService: String?
         /// PAM took a typed password in this request (never a finger): what `unlocking` waits for.
         var passwordTaken = false
+        /// What `unlocking` did in this run besides the operation (`certify`, `finger-unlock-arm`).
+        var settled: [String] = []
     }
 
     let note = DecisionNote()
@@ -73,6 +75,7 @@ struct GateServer {
             ("basis", refusal == nil ? note.basis : nil),
             ("error", refusal.map { "\($0.code)" }),
             ("scope", note.scope), ("pam-service", note.pamService),
+            ("also", note.settled.isEmpty ? nil : note.settled.joined(separator: ",")),
             ("service", itemService), ("account", identity?.account),
             ("pid", "\(caller)"),
         ], environment: environment)
@@ -110,9 +113,11 @@ struct GateServer {
                 result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
             }
         }
+        if !result.seals.isEmpty { note.settled.append("certify") }
         var policy = try policies().keychainDecision().policy
         overrides.apply(to: &policy)
         result.seed = try fingerUnlockKey(policy, secrets)
+        if !result.seed.isEmpty { note.settled.append("finger-unlock-arm") }
     }
 
     // MARK: Operations

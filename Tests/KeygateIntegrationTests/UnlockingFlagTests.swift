@@ -50,6 +50,10 @@ final class UnlockingFlagTests: XCTestCase {
         XCTAssertEqual(person.prompts.count, 1, "one password")
         XCTAssertEqual(result.seals.map(\.accessibility), keys.map(\.accessibility), "every class key sent was sealed")
         XCTAssertEqual(result.seed.count, BoxKeyPair.publicKeyBytes, "the finger unlock was armed: its public key")
+        // Root's audit record says what the run did besides validating.
+        let audit = (try? String(contentsOfFile: (sandbox?.gateDirectory ?? "") + "/log/gatekeeper.log", encoding: .utf8)) ?? ""
+        XCTAssertTrue(audit.split(separator: "\n").contains { $0.contains("op=validate") && $0.contains("also=certify,finger-unlock-arm") },
+                      audit)
         // The seals are certify's: asked within the minute with no prompt, certify gives the same.
         let certified = try call(GateRequest(operation: .certify, flags: .noPrompt, classKeys: keys), ScriptedPrompter([]))
         XCTAssertEqual(certified.seals.map(\.seal), result.seals.map(\.seal))
