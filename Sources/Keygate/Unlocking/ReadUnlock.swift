@@ -42,14 +42,16 @@ extension KeyUnlocker {
         var locked = !source.classPairCached(header.accessibility)
         let armed = source.fingerCopy() != nil
         // Within its window a finger reopens the keychain first (as Touch ID unlocks an iPhone).
-        if locked, needsPresence, try openWithFinger() != nil { locked = false }
+        let fingerTried = locked && needsPresence
+        if fingerTried, try openWithFinger() != nil { locked = false }
         // One prompt does both only where the gate asks for the password: a finger types none, so
         // a locked keychain is opened first (the password), then the item (the finger).
         let fresh = locked && needsPresence && !need.asksForFingerOnly && source.hasLoginProtector
             && authContext?.interactionNotAllowed != true
         if locked && !fresh {
             if needsPresence, need.asksForFingerOnly, !armed { try sayThePasswordComesFirst() }
-            owed += try masterKey(createIfNeeded: false).owed
+            // A finger already tried (and refused) is not asked again: the password opens the keychain.
+            owed += try (fingerTried ? unlock() : masterKey(createIfNeeded: false)).owed
         }
         let unlocking = fresh ? source.recordedClassKeys() ?? [] : nil
         let opened: (shares: [SecureBytes?], grant: GateAccess.Grant)
