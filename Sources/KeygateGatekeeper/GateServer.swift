@@ -316,7 +316,8 @@ struct GateServer {
                 validating needs your password (nothing in this scope's window to extend), and no prompt is allowed
                 """)
         }
-        try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: request.reason)
+        try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: request.reason,
+                                   typedPasswordNeeded: request.flags.contains(.fresh))
         return GateResult()
     }
 
@@ -483,7 +484,8 @@ struct GateServer {
         try prompter.ensureAvailable()
         let reason = request.reason
         func password(_ service: String) throws -> String {
-            try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason)
+            try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason,
+                                       typedPasswordNeeded: request.flags.contains(.fresh))
             return service
         }
         func finger(_ service: String, maxTries: Int? = nil) throws -> String {
@@ -554,7 +556,7 @@ struct GateServer {
             return result
         }
         try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
-                                   recordAs: presenceCheck ? nil : "unlock:" + policy.pamService)
+                                   recordAs: presenceCheck ? nil : "unlock:" + policy.pamService, typedPasswordNeeded: !presenceCheck)
         if presenceCheck {
             result.handle = try issueHandle(service: policy.pamService, scope: scope, seconds: request.handleSeconds)
         }
@@ -586,19 +588,32 @@ struct GateServer {
     /// (RecordedAttempts), by a process the user cannot signal (GatekeeperMain), so no kill, full disk
     /// or failed write gives a guess back. `recordAs`: the name the success is recorded under (an
     /// unlock records "unlock:SERVICE", which no item's presence check accepts: opening the keychain
-    /// is not presence for an item, as on a Mac).
+    /// is not presence for an item, as on a Mac). `typedPasswordNeeded`: the client opens the
+    /// keychain with the password (an unlock, or a `fresh` request): a stack that let the person in
+    /// without typing one (a finger in common-auth) is followed by the password-only service
+    /// (`passcode-pam-service`), recorded as an unlock, so that one is typed.
     private func authenticateThroughPAM(service: String, scope: CallerScope, policy: Policy, reason: String,
                                         recordAs: String? = nil, credential: PAMAuthenticator.Credential = .password,
-                                        maxTries: Int? = nil) throws {
+                                        maxTries: Int? = nil, typedPasswordNeeded: Bool = false) throws {
         let attempts = RecordedAttempts(uid: user.uid, userName: user.name, lockout: try userLockout(), service: service,
                                         scope: scope.id, recordAs: recordAs ?? service, prompter: prompter, environment: environment,
                                         credential: credential)
         let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
         (note.scope, note.pamService) = (scope.id, service)
-        _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: maxTries ?? policy.maxTries,
-                                 attempts: attempts, credential: credential)
+        let typed = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason,
+                                         maxTries: maxTries ?? policy.maxTries, attempts: attempts, credential: credential)
         note.basis = credential == .fingerprint ? "fingerprint" : "password"
-        if credential == .password { note.passwordTaken = true }
+        guard credential == .password else { return }
+        if typed.count > 0 {
+            note.passwordTaken = true
+        } else if typedPasswordNeeded, service != policy.passcodePamService {
+            prompter.notify("""
+                PAM service '\(service)' let you in without a typed password (a finger, a token), and the keychain opens only \
+                with your password: type it.
+                """)
+            try authenticateThroughPAM(service: policy.passcodePamService, scope: scope, policy: policy, reason: reason,
+                                       recordAs: "unlock:" + policy.passcodePamService, maxTries: maxTries)
+        }
     }
 
     /// The user's one lockout (UserLockout): the strictest of root's policy files, whatever the item.

@@ -410,12 +410,35 @@ final class FingerprintPresenceTests: XCTestCase {
     /// finger then opens the item, which never takes the password for itself. With no way to type
     /// (no terminal, no askpass) it is a clear error naming `keygate unlock`, never a bare authFailed.
     func test_aFirstFingerEnrolledAfterTheLastPasswordUnlock_thePasswordOpensTheKeychainSayingWhy_thenTheFingerTheItem() throws {
+        try firstFinger(keychainStack: nil)
+    }
+
+    /// The same where the keychain's own service takes a finger first, as Debian's common-auth does
+    /// with pam-auth-update's "Fingerprint authentication" on: a finger there types no password, so
+    /// the keychain is opened through the password-only service (keygate-passcode) instead.
+    func test_aFirstFinger_whereTheKeychainsServiceTakesAFingerFirst_thePasswordStillOpensTheKeychain() throws {
+        try firstFinger(keychainStack: """
+            auth [success=2 default=ignore] pam_fprintd.so max-tries=1 timeout=10
+            auth [success=1 default=ignore] pam_unix.so nullok
+            auth requisite pam_deny.so
+            auth required pam_permit.so
+            account required pam_unix.so
+
+            """)
+    }
+
+    /// The first finger's steps; `keychainStack`: the `keygate` service's stack, else the harness's pam_unix.
+    private func firstFinger(keychainStack: String?) throws {
         let fprint = try FprintSession()
         session = fprint
         let h = try CLIUserHarness()
         let stack = "auth required pam_fprintd.so max-tries=1 timeout=10\naccount required pam_unix.so\n"
         try stack.write(toFile: h.confdir + "/keygate-biometry", atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: h.confdir + "/keygate-biometry")
+        if let keychainStack {
+            try keychainStack.write(toFile: h.confdir + "/keygate", atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: h.confdir + "/keygate")
+        }
         let env = fprint.gatekeeperEnvironment
         let made = try h.run(#"keygate init >/dev/null; echo init=$?; keygate status --json | grep -q '"unlocked" *: *true' && echo open=1"#,
                              extraEnvironment: env)
