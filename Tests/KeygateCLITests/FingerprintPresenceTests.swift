@@ -478,6 +478,19 @@ final class FingerprintPresenceTests: XCTestCase {
         }
         XCTAssertEqual(again.values["get"], "s3cret", again.summary)
         XCTAssertEqual(try h.promptCount() - asked, 1, "no password this time: \(h.prompts())")
+        guard keychainStack != nil else { return }
+
+        // A user-presence item on a keychain the finger cannot reopen (lock --all): the one prompt
+        // that opens both takes the password; the keychain's service takes the finger first, so
+        // the password-only service asks for it after, and the read opens with one password.
+        _ = try h.run("printf %s up | keygate add -s up -a a --access user-presence; keygate lock --all", extraEnvironment: env)
+        let before = try h.promptCount()
+        let presence = try withRestingFinger(fprint) {
+            try h.run("printf 'get=%s\\n' \"$(keygate get -s up -a a)\"", extraEnvironment: env)
+        }
+        XCTAssertEqual(presence.values["get"], "up", presence.summary)
+        XCTAssertEqual(try h.promptCount() - before, 1, "one password: \(h.prompts())")
+        XCTAssertTrue(presence.err.contains("without a typed password"), "it says why it asks: \(presence.summary)")
     }
 
     /// The closing note's figures: from the credential (the finger's scan; the askpass's
