@@ -111,15 +111,17 @@ public struct KeychainOperations: Sendable {
 
     /// What an unlock still owes (Unlocked, FollowUp), run as explicit steps after the step that
     /// unlocked: each a request to the gatekeeper, or the 1.x move with this operation's store.
-    /// After a read (`afterRead`) the secret is already open: a seal or an arming that fails is
-    /// an audit line (the next unlock asks again), not the read's error.
-    func settle(_ owed: [FollowUp], by keys: KeyUnlocker, afterRead: Bool = false) throws {
+    /// The step's own result is already made (a secret open, an item stored), so a seal or an
+    /// arming that fails is an audit line, and the next unlock asks again; only `keygate init`
+    /// (`sealsRequired`) fails without its seals, as a new keychain needs them for its first
+    /// gated item. The 1.x move's errors are thrown.
+    func settle(_ owed: [FollowUp], by keys: KeyUnlocker, sealsRequired: Bool = false) throws {
         for followUp in owed {
             switch followUp {
             case .certify(let master):
                 do {
                     try keys.certify(master)   // the gatekeeper's `certify`
-                } catch where afterRead {
+                } catch where !sealsRequired {
                     keys.audit(.unlock, detail: "the class keys were not sealed: \(error)")
                 }
             case .armFingerUnlock(let master):
@@ -160,7 +162,7 @@ public struct KeychainOperations: Sendable {
         let keys = self.keys.applying(decision, for: identity)
         let satisfied = try keys.satisfy(need)
         let secret = try satisfied.value.open()
-        try settle(satisfied.owed, by: keys, afterRead: true)
+        try settle(satisfied.owed, by: keys)
         return secret
     }
 
@@ -226,7 +228,7 @@ public struct KeychainOperations: Sendable {
     public func initialize() throws -> SecureBytes {
         let created = try keys.initialize()
         storeSelection?.commitRecord()
-        try settle(created.owed, by: keys)
+        try settle(created.owed, by: keys, sealsRequired: true)
         return try RecoveryKey.format(created.value.recoveryKey)
     }
 
