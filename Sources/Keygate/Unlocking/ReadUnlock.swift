@@ -40,7 +40,8 @@ extension KeyUnlocker {
         if needsPresence { try requirePasswordProtector() }
         var owed: [FollowUp] = []
         var locked = !source.classPairCached(header.accessibility)
-        let armed = source.fingerCopy() != nil
+        // Read only where it can matter (a locked keychain, a finger-only item): a read in its window pays nothing.
+        let unarmed = locked && need.asksForFingerOnly && source.fingerCopy() == nil
         // Within its window a finger reopens the keychain first (as Touch ID unlocks an iPhone).
         let fingerTried = locked && needsPresence
         if fingerTried, try openWithFinger() != nil { locked = false }
@@ -49,7 +50,7 @@ extension KeyUnlocker {
         let fresh = locked && needsPresence && !need.asksForFingerOnly && source.hasLoginProtector
             && authContext?.interactionNotAllowed != true
         if locked && !fresh {
-            if needsPresence, need.asksForFingerOnly, !armed { try sayThePasswordComesFirst() }
+            if needsPresence, unarmed { try sayThePasswordComesFirst() }
             // A finger already tried (and refused) is not asked again: the password opens the keychain.
             owed += try (fingerTried ? unlock() : masterKey(createIfNeeded: false)).owed
         }
