@@ -95,7 +95,7 @@ final class ReadPathTests: XCTestCase {
         var sources = try ReadPathRules.sources()
         XCTAssertGreaterThanOrEqual(sources.count, 8, "the sources were read")
         sources["Sources/Keygate/Operations/KeychainOperations.swift", default: ""] += "\nlet held = keys.cache.load(KeyUnlocker.masterName)\n"
-        sources["Sources/Keygate/Operations/ReadNeed.swift", default: ""] += "\nlet again = try store.search(query)\n"
+        sources["Sources/Keygate/Unlocking/ReadNeed.swift", default: ""] += "\nlet again = try store.search(query)\n"
         sources["Sources/Keygate/Unlocking/ReadUnlock.swift", default: ""] += "\nlet moved = try itemStore?.search(query)\n"
         sources["Sources/Keygate/Unlocking/PasswordChange.swift", default: ""] += "\ntry store.create(attributes, blob: blob, replace: true)\n"
         sources["Sources/Keygate/Unlocking/KeyUnlocker.swift", default: ""] += "\nvar gate: GateAccess { GateAccess() }\n"
@@ -103,10 +103,12 @@ final class ReadPathTests: XCTestCase {
         XCTAssertEqual(try ReadPathRules.violations(in: sources), [
             "Sources/Keygate/Operations/KeychainOperations+Update.swift reaches into the unlocker's parts (`.source`): ask KeyUnlocker",
             "Sources/Keygate/Operations/KeychainOperations.swift reaches into the unlocker's parts (`.cache`): ask KeyUnlocker",
-            "Sources/Keygate/Operations/ReadNeed.swift is the read's pure value, yet names `store.`",
             "Sources/Keygate/Unlocking/KeyUnlocker.swift builds `gate` on every access: keep it a stored `let`",
             "Sources/Keygate/Unlocking/PasswordChange.swift reaches the items (`store.create`): the unlocker holds no store; "
                 + "what an unlock owes the items is a FollowUp the operation runs",
+            "Sources/Keygate/Unlocking/ReadNeed.swift reaches the items (`store.search`): the unlocker holds no store; "
+                + "what an unlock owes the items is a FollowUp the operation runs",
+            "Sources/Keygate/Unlocking/ReadNeed.swift is the read's pure value, yet names `store.`",
             "Sources/Keygate/Unlocking/ReadUnlock.swift reaches the items (`itemStore`): the unlocker holds no store; "
                 + "what an unlock owes the items is a FollowUp the operation runs",
         ])
@@ -134,7 +136,7 @@ final class ReadPathTests: XCTestCase {
 /// The read path's rules, read from the sources.
 enum ReadPathRules {
     static let operations = "Sources/Keygate/Operations/"
-    static let need = "Sources/Keygate/Operations/ReadNeed.swift"
+    static let need = "Sources/Keygate/Unlocking/ReadNeed.swift"
     static let unlocking = "Sources/Keygate/Unlocking/"
     static let unlocker = "Sources/Keygate/Unlocking/KeyUnlocker.swift"
 

@@ -33,7 +33,7 @@ extension KeychainOperations {
     /// sealed with, and the line of that floor; (nil, nil) otherwise, or when no decision can be
     /// made (a broken system file: the read then fails closed, and says so).
     private func floor(over attributes: ItemAttributes) -> (AccessControl?, PolicyOrigin?) {
-        guard let decision = try? keys.context.decision(for: attributes.identity), let floor = decision.minimumAccess,
+        guard let decision = try? context.decision(for: attributes.identity), let floor = decision.minimumAccess,
               AccessControl.stricter(attributes.accessControl, floor) != attributes.accessControl else { return (nil, nil) }
         return (AccessControl.stricter(attributes.accessControl, floor), decision.origins[.minimumAccess])
     }

@@ -10,6 +10,9 @@
 public struct KeychainOperations: Sendable {
     let store: any ItemStore
     let keys: KeyUnlocker
+    /// Where the operations run: the user, the data folder, the policy and each item's decision
+    /// (the unlocker's own, held here so that the operations need not reach through it).
+    let context: KeychainContext
     /// Which store this keychain uses and why, with an auto choice the first write records (never a
     /// read); nil for a store given directly.
     let storeSelection: StoreSelection?
@@ -36,6 +39,7 @@ public struct KeychainOperations: Sendable {
     init(store: any ItemStore, keys: KeyUnlocker, storeSelection: StoreSelection? = nil, unlockPrompt: UnlockPromptSetting = .never) {
         self.store = store
         self.keys = keys
+        context = keys.context
         self.storeSelection = storeSelection
         self.unlockPrompt = unlockPrompt
     }
@@ -59,7 +63,7 @@ public struct KeychainOperations: Sendable {
         try ItemFieldLimits.check(requested)
         try requested.accessControl?.validate()
         // The creator's access control, raised to the policy's floor, is what gets sealed.
-        let decision = try keys.context.decision(for: requested.identity)
+        let decision = try context.decision(for: requested.identity)
         let access = self.access(requested: requested.accessControl, decision: decision)
         var attributes = requested
         attributes.accessControl = access.sealed
@@ -142,7 +146,7 @@ public struct KeychainOperations: Sendable {
         try ItemFieldLimits.check(identity: identity)
         let decision: PolicyDecision
         do {
-            decision = try keys.context.decision(for: identity)
+            decision = try context.decision(for: identity)
         } catch {
             // A broken system policy file refuses every read of an item (and every add), but an item that
             // is not there reads as absent, and the store's own failure comes first, as always.
@@ -283,7 +287,7 @@ public struct KeychainOperations: Sendable {
         let validated = try keys.validate()
         try settle(validated.owed, by: keys)
         let unlocked = validated.value
-        let policy = keys.context.policy
+        let policy = context.policy
         return Validation(reuseDuration: policy.reuseDuration, reuseScope: ReuseScope.current(policy.reuseScope).kind,
                           lockAfter: unlocked ? policy.lockAfter : nil)
     }
@@ -325,7 +329,7 @@ public struct KeychainOperations: Sendable {
             storeStatus = .failure(KeychainError.notAvailable("the item store could not be reached: run keygate doctor"))
         }
         return KeychainStatus(
-            user: keys.context.userName, dataDirectory: keys.context.dataDirectory, initialized: initialized,
+            user: context.userName, dataDirectory: context.dataDirectory, initialized: initialized,
             unlocked: master != nil, secondsUntilLock: master?.secondsLeft,
             afterFirstUnlockAvailable: entries.contains { $0.name == KeyUnlocker.afterFirstUnlockName },
             cachedKeys: entries.map { KeychainStatus.CachedKeyInfo(name: $0.name, secondsLeft: $0.secondsLeft) },
@@ -333,10 +337,10 @@ public struct KeychainOperations: Sendable {
             collectionLocked: try? storeStatus.get().locked,
             storeError: { if case .failure(let e) = storeStatus { return e.message } else { return nil } }(),
             storeKind: storeSelection?.kind.rawValue, storeReason: storeSelection?.reason,
-            lockAfter: keys.context.policy.lockAfter,
+            lockAfter: context.policy.lockAfter,
             passwordKDF: keyState.loginKDF.map(Self.describe),
             loginStale: keyState.loginStale,
-            reuseDuration: keys.context.policy.reuseDuration, reuseScope: ReuseScope.current(keys.context.policy.reuseScope).id,
+            reuseDuration: context.policy.reuseDuration, reuseScope: ReuseScope.current(context.policy.reuseScope).id,
             lockoutSecondsLeft: lockout?.secondsLeft, failedAttempts: lockout?.failedAttempts)
     }
 

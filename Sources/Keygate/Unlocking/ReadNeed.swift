@@ -1,10 +1,12 @@
 // What one read needs, worked out as a value from the stored item and its policy decision
 // alone: which key opens the item's class box, which of its gate boxes the gatekeeper must
 // open, and whether the policy's floor asks for more than the item was sealed with. No cache,
-// key store or gatekeeper is asked here (nothing to fake in a test). A read is one arrow down:
+// key store or gatekeeper is asked here (nothing to fake in a test). It lives beside the
+// unlocker that satisfies it, so that Unlocking/ names nothing of Operations/; the read (in
+// Operations/) builds it. A read is one arrow down:
 //
-//   the policy decision → one fetch → ReadNeed (here) → KeyUnlocker.satisfy (Unlocking/ReadUnlock)
-//   → ReadNeed.open (crypto)
+//   the policy decision → one fetch → ReadNeed (here) → KeyUnlocker.satisfy (ReadUnlock)
+//   → ReadNeed.open (crypto) → the follow-ups owed (KeychainOperations.settle)
 //
 // Tampering is refused here, before any prompt: what the blob was sealed with decides, never
 // the stored attribute (which any process of the user can rewrite).
