@@ -130,7 +130,7 @@ PAM_SWIFTFLAGS := -enable-experimental-feature Embedded -wmo -parse-as-library -
                -Xlinker --gc-sections -Xlinker --as-needed \
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro -lpam
 
-.PHONY: all build static-cxx pam man debug install install-list uninstall embedded-pass-skip check check-release stress demo bench clean swift-present deb deb-check \
+.PHONY: all build static-cxx pam man debug install install-list uninstall embedded-pass-skip check check-release stress demo bench bench-login clean swift-present deb deb-check \
         deb-install-check fuzz fuzz-smoke asan
 
 # Fuzzing (scripts/fuzz): its own build folders, $(OUT)/fuzz-O and $(OUT)/fuzz-Onone.
@@ -403,6 +403,10 @@ asan: swift-present
 # in its own build folder (BUILD_PATH, default /tmp/keygate-bench-build).
 bench: swift-present static-cxx
 	SWIFT="$(SWIFT)" RELEASE_LINK_FLAGS="$(RELEASE_LINK_FLAGS)" $(if $(BUILD_PATH),BUILD_PATH="$(BUILD_PATH)") bench/run
+
+# The login part of the bench alone, paired with BASELINE=REV's module and helper (bench/login).
+bench-login: swift-present static-cxx
+	SWIFT="$(SWIFT)" $(if $(BUILD_PATH),BUILD_PATH="$(BUILD_PATH)") bench/login
 
 clean:
 	rm -rf $(if $(BUILD_PATH),$(BUILD_PATH),.build)

@@ -65,6 +65,12 @@ package struct GateRequest: Sendable, Equatable {
         /// authenticate: a finger through the biometric stack, not the password (LAContext's
         /// deviceOwnerAuthenticationWithBiometrics).
         package static let biometric = Flags(rawValue: 32)
+        /// open, presence, validate, authenticate: the password this request's PAM conversation
+        /// takes also opens the keychain. Once PAM took a typed password in this very request, the
+        /// gatekeeper seals the class public keys sent (as `certify` would) and arms the finger
+        /// unlock (as `fingerUnlockArm` would, its public key in the result's `seed`), so an unlock
+        /// is one run of the helper. A request answered from a window or a handle gets neither.
+        package static let unlocking = Flags(rawValue: 64)
     }
 
     /// One sealed gate box of an item: its slot kind, the key id it names, the 80 sealed bytes.
@@ -138,7 +144,7 @@ package struct GateRequest: Sendable, Equatable {
     /// client sends only those to its socket (GateDaemonLink), the daemon refuses the rest.
     package var daemonAnswers: Bool {
         switch operation {
-        case .open, .presence, .check, .keys, .status: return !flags.contains(.fresh)
+        case .open, .presence, .check, .keys, .status: return !flags.contains(.fresh) && !flags.contains(.unlocking)
         // fingerprintState reads fprintd's storage, which the helper reaches the same way in a test session.
         case .authenticate, .legacyClassSeed, .forget, .certify, .validate, .fingerprintState, .fingerUnlockArm, .fingerUnlock:
             return false
@@ -190,7 +196,7 @@ package struct GateRequest: Sendable, Equatable {
         guard try r.u8() == version else { throw GateWireError.malformed("a request of another version") }
         guard let operation = Operation(rawValue: try r.u8()) else { throw GateWireError.malformed("an unknown operation") }
         let flagBits = try r.u8()
-        guard flagBits & ~UInt8(63) == 0 else { throw GateWireError.malformed("unknown flags") }
+        guard flagBits & ~UInt8(127) == 0 else { throw GateWireError.malformed("unknown flags") }
         var request = GateRequest(operation: operation, flags: Flags(rawValue: flagBits))
         request.accessControl = try r.u32()
         switch try r.u8() {

@@ -173,6 +173,17 @@ package struct GateSecrets {
         return try GenericHash.hash(input, secretKey: secret, outputBytes: Self.sealBytes).unprotectedCopy()
     }
 
+    /// Root's seals on the class public keys given (a login, which derived them once).
+    package static func seals(publicKeys: [Accessibility: [UInt8]], uid: UInt32, userName: String,
+                              environment: KeygateEnvironment) throws -> [Accessibility: [UInt8]] {
+        let secrets = try load(uid: uid, userName: userName, environment: environment)
+        var seals: [Accessibility: [UInt8]] = [:]
+        for (accessibility, publicKey) in publicKeys {
+            seals[accessibility] = try secrets.classSeal(accessibility: accessibility, publicKey: publicKey)
+        }
+        return seals
+    }
+
     /// Root's seals on every class public key of `masterKey` (HostProtectorAdmin, which runs as root).
     package static func seals(masterKey: SecureBytes, uid: UInt32, userName: String,
                               environment: KeygateEnvironment) throws -> [Accessibility: [UInt8]] {

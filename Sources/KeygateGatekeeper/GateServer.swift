@@ -29,6 +29,10 @@ struct GateServer {
         var basis: String?
         var scope: String?
         var pamService: String?
+        /// PAM took a typed password in this request (never a finger): what `unlocking` waits for.
+        var passwordTaken = false
+        /// What `unlocking` did in this run besides the operation (`certify`, `finger-unlock-arm`).
+        var settled: [String] = []
     }
 
     let note = DecisionNote()
@@ -71,6 +75,7 @@ struct GateServer {
             ("basis", refusal == nil ? note.basis : nil),
             ("error", refusal.map { "\($0.code)" }),
             ("scope", note.scope), ("pam-service", note.pamService),
+            ("also", note.settled.isEmpty ? nil : note.settled.joined(separator: ",")),
             ("service", itemService), ("account", identity?.account),
             ("pid", "\(caller)"),
         ], environment: environment)
@@ -79,21 +84,40 @@ struct GateServer {
     private func dispatch(_ request: GateRequest) throws -> GateResult {
         let secrets = try cache?.secrets(uid: user.uid, userName: user.name, environment: environment)
             ?? GateSecrets.load(uid: user.uid, userName: user.name, environment: environment)
+        var result: GateResult
         switch request.operation {
         case .keys: return try keys(request, secrets)
-        case .open: return try open(request, secrets)
-        case .authenticate: return try authenticate(request, secrets)
+        case .open: result = try open(request, secrets)
+        case .authenticate: result = try authenticate(request, secrets)
         case .legacyClassSeed: return try legacySeed(request)
-        case .presence: return try presence(request)
+        case .presence: result = try presence(request)
         case .forget: return try forget(request)
         case .certify: return try certify(request, secrets)
         case .check: return try check(request, secrets)
         case .status: return try status()
-        case .validate: return try validate(request)
+        case .validate: result = try validate(request)
         case .fingerprintState: return try fingerprintState(secrets)
         case .fingerUnlockArm: return try armFingerUnlock(secrets)
         case .fingerUnlock: return try fingerUnlock(request, secrets)
         }
+        if request.flags.contains(.unlocking), note.passwordTaken { try settleUnlock(request, secrets, &result) }
+        return result
+    }
+
+    /// `unlocking`, after a typed password in this request: what `certify` and `fingerUnlockArm`
+    /// give after one, in the same run (the password was taken now, so their "within the last
+    /// minute" holds by construction).
+    private func settleUnlock(_ request: GateRequest, _ secrets: GateSecrets, _ result: inout GateResult) throws {
+        if result.seals.isEmpty {
+            for key in request.classKeys {
+                result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
+            }
+        }
+        if !result.seals.isEmpty { note.settled.append("certify") }
+        var policy = try policies().keychainDecision().policy
+        overrides.apply(to: &policy)
+        result.seed = try fingerUnlockKey(policy, secrets)
+        if !result.seed.isEmpty { note.settled.append("finger-unlock-arm") }
     }
 
     // MARK: Operations
@@ -292,7 +316,8 @@ struct GateServer {
                 validating needs your password (nothing in this scope's window to extend), and no prompt is allowed
                 """)
         }
-        try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: request.reason)
+        try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: request.reason,
+                                   typedPasswordNeeded: request.flags.contains(.fresh))
         return GateResult()
     }
 
@@ -327,12 +352,18 @@ struct GateServer {
                 """)
         }
         var result = GateResult()
+        result.seed = try fingerUnlockKey(policy, secrets)
+        return result
+    }
+
+    /// A new finger-unlock pair's public key, or empty (the kept one dropped) when the policy's
+    /// `finger-unlock` is 0 or no finger is enrolled.
+    private func fingerUnlockKey(_ policy: Policy, _ secrets: GateSecrets) throws -> [UInt8] {
         guard policy.fingerUnlock > 0, try EnrolledPrints.of(userName: user.name, environment: environment).digest != nil else {
             FingerUnlockKey.drop(uid: user.uid, environment: environment)
-            return result
+            return []
         }
-        result.seed = try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation, environment: environment).pair.publicKey
-        return result
+        return try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation, environment: environment).pair.publicKey
     }
 
     /// A finger reopens the locked keychain: the kept pair, within the policy's window since the
@@ -453,7 +484,8 @@ struct GateServer {
         try prompter.ensureAvailable()
         let reason = request.reason
         func password(_ service: String) throws -> String {
-            try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason)
+            try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason,
+                                       typedPasswordNeeded: request.flags.contains(.fresh))
             return service
         }
         func finger(_ service: String, maxTries: Int? = nil) throws -> String {
@@ -524,7 +556,7 @@ struct GateServer {
             return result
         }
         try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
-                                   recordAs: presenceCheck ? nil : "unlock:" + policy.pamService)
+                                   recordAs: presenceCheck ? nil : "unlock:" + policy.pamService, typedPasswordNeeded: !presenceCheck)
         if presenceCheck {
             result.handle = try issueHandle(service: policy.pamService, scope: scope, seconds: request.handleSeconds)
         }
@@ -556,18 +588,32 @@ struct GateServer {
     /// (RecordedAttempts), by a process the user cannot signal (GatekeeperMain), so no kill, full disk
     /// or failed write gives a guess back. `recordAs`: the name the success is recorded under (an
     /// unlock records "unlock:SERVICE", which no item's presence check accepts: opening the keychain
-    /// is not presence for an item, as on a Mac).
+    /// is not presence for an item, as on a Mac). `typedPasswordNeeded`: the client opens the
+    /// keychain with the password (an unlock, or a `fresh` request): a stack that let the person in
+    /// without typing one (a finger in common-auth) is followed by the password-only service
+    /// (`passcode-pam-service`), recorded as an unlock, so that one is typed.
     private func authenticateThroughPAM(service: String, scope: CallerScope, policy: Policy, reason: String,
                                         recordAs: String? = nil, credential: PAMAuthenticator.Credential = .password,
-                                        maxTries: Int? = nil) throws {
+                                        maxTries: Int? = nil, typedPasswordNeeded: Bool = false) throws {
         let attempts = RecordedAttempts(uid: user.uid, userName: user.name, lockout: try userLockout(), service: service,
                                         scope: scope.id, recordAs: recordAs ?? service, prompter: prompter, environment: environment,
                                         credential: credential)
         let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
         (note.scope, note.pamService) = (scope.id, service)
-        _ = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason, maxTries: maxTries ?? policy.maxTries,
-                                 attempts: attempts, credential: credential)
+        let typed = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason,
+                                         maxTries: maxTries ?? policy.maxTries, attempts: attempts, credential: credential)
         note.basis = credential == .fingerprint ? "fingerprint" : "password"
+        guard credential == .password else { return }
+        if typed.count > 0 {
+            note.passwordTaken = true
+        } else if typedPasswordNeeded, service != policy.passcodePamService {
+            prompter.notify("""
+                PAM service '\(service)' let you in without a typed password (a finger, a token), and the keychain opens only \
+                with your password: type it.
+                """)
+            try authenticateThroughPAM(service: policy.passcodePamService, scope: scope, policy: policy, reason: reason,
+                                       recordAs: "unlock:" + policy.passcodePamService, maxTries: maxTries)
+        }
     }
 
     /// The user's one lockout (UserLockout): the strictest of root's policy files, whatever the item.

@@ -251,10 +251,18 @@ package final class SecretServiceStore: ItemStore {
     /// Not for KWallet: its CreateCollection makes a second wallet (KWalletLoginWallet.swift).
     private func createDefaultCollection() throws -> Bool {
         guard provider() == .gnomeKeyring, windowRefusal() == nil else { return false }
-        let made = try call.createDefaultCollection(label: "Login")
+        SecretServicePrompt.windowNotice.withLock { $0 }?("""
+            keygate: gnome-keyring has no default keyring yet: it asks, in a new keyring window, for the password of a new one \
+            (\(Self.defaultCollectionLabel)), typed twice; your items are kept there
+            """)
+        let made = try call.createDefaultCollection(label: Self.defaultCollectionLabel)
         connection.forgetCollection()
         return made
     }
+
+    /// The default collection's label where Keygate has gnome-keyring make one (gnome-keyring's
+    /// own login keyring is "Login").
+    static let defaultCollectionLabel = "Login"
 
     private func createUnlocked(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
         let call = self.call

@@ -33,21 +33,31 @@ enum Authenticate {
             return PAM_IGNORE
         }
         let lockAfter = call.lockAfter(for: user)
-        let master = try withExtendedLifetime(password) {
+        // Every class pair is derived once, here, for the cache, root's seals and keys.json.
+        let (master, pairs) = try withExtendedLifetime(password) {
             try UserIdentity.run(as: user) {
-                try LoginKeys.unlockAndCache(password: password, dataDirectory: directory, uid: user.uid, lockAfter: lockAfter)
+                try LoginKeys.unlockAtLogin(password: password, dataDirectory: directory, uid: user.uid, lockAfter: lockAfter)
             }
         }
         // As root: the gatekeeper's seals on the class keys, so that gated adds need no prompt.
+        var seals: [Accessibility: [UInt8]] = [:]
         do {
-            let seals = try GateSecrets.seals(masterKey: master, uid: user.uid, userName: user.name,
-                                                environment: call.environment)
-            try UserIdentity.run(as: user) { try LoginKeys.recordClassKeys(master: master, seals: seals, dataDirectory: directory) }
+            seals = try GateSecrets.seals(publicKeys: pairs.mapValues(\.publicKey), uid: user.uid, userName: user.name,
+                                          environment: call.environment)
         } catch {
             call.log.warning("""
                 could not seal the keychain's class keys for \(user.name): \(error); the first item with access control asks for \
                 the password once
                 """)
+        }
+        // As the user: keys.json records the public keys (with the seals when there are any);
+        // at every login after the first it already does, and is not written.
+        do {
+            try UserIdentity.run(as: user) {
+                try LoginKeys.recordClassKeys(master: master, pairs: pairs, seals: seals, dataDirectory: directory)
+            }
+        } catch {
+            call.log.warning("could not record the keychain's class keys for \(user.name) in \(directory): \(error)")
         }
         call.log.notice("unlocked the keychain of \(user.name) for \(lockAfter) s")
         return PAM_IGNORE

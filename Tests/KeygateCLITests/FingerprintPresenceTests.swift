@@ -404,6 +404,95 @@ final class FingerprintPresenceTests: XCTestCase {
         XCTAssertTrue(changed.err.contains("your password has changed since"), changed.summary)
     }
 
+    /// The first finger, enrolled after the last password unlock: that unlock armed nothing (no
+    /// finger then), so the finger cannot reopen the keychain. As on Apple, where the passcode opens
+    /// a device Touch ID cannot: the password opens the keychain, with a word saying why, and the
+    /// finger then opens the item, which never takes the password for itself. With no way to type
+    /// (no terminal, no askpass) it is a clear error naming `keygate unlock`, never a bare authFailed.
+    func test_aFirstFingerEnrolledAfterTheLastPasswordUnlock_thePasswordOpensTheKeychainSayingWhy_thenTheFingerTheItem() throws {
+        try firstFinger(keychainStack: nil)
+    }
+
+    /// The same where the keychain's own service takes a finger first, as Debian's common-auth does
+    /// with pam-auth-update's "Fingerprint authentication" on: a finger there types no password, so
+    /// the keychain is opened through the password-only service (keygate-passcode) instead.
+    func test_aFirstFinger_whereTheKeychainsServiceTakesAFingerFirst_thePasswordStillOpensTheKeychain() throws {
+        try firstFinger(keychainStack: """
+            auth [success=2 default=ignore] pam_fprintd.so max-tries=1 timeout=10
+            auth [success=1 default=ignore] pam_unix.so nullok
+            auth requisite pam_deny.so
+            auth required pam_permit.so
+            account required pam_unix.so
+
+            """)
+    }
+
+    /// The first finger's steps; `keychainStack`: the `keygate` service's stack, else the harness's pam_unix.
+    private func firstFinger(keychainStack: String?) throws {
+        let fprint = try FprintSession()
+        session = fprint
+        let h = try CLIUserHarness()
+        let stack = "auth required pam_fprintd.so max-tries=1 timeout=10\naccount required pam_unix.so\n"
+        try stack.write(toFile: h.confdir + "/keygate-biometry", atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: h.confdir + "/keygate-biometry")
+        if let keychainStack {
+            try keychainStack.write(toFile: h.confdir + "/keygate", atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: h.confdir + "/keygate")
+        }
+        let env = fprint.gatekeeperEnvironment
+        let made = try h.run(#"keygate init >/dev/null; echo init=$?; keygate status --json | grep -q '"unlocked" *: *true' && echo open=1"#,
+                             extraEnvironment: env)
+        XCTAssertEqual(made.values["init"], "0", made.summary)
+        XCTAssertEqual(made.values["open"], "1", "unlocked with the password, no finger enrolled: \(made.summary)")
+
+        try fprint.enroll(h.user.name, as: "finger-a")
+        fprint.settle()
+        let add = try h.run("""
+            printf %s s3cret | keygate add -s fp -a a --access biometry-current-set; echo add=$?
+            keygate lock; echo lock=$?
+            """, extraEnvironment: env)
+        XCTAssertEqual(add.values["add"], "0", add.summary)
+        XCTAssertEqual(add.values["lock"], "0", add.summary)
+
+        // No way to type: a clear error that says what to run, at once, with no scan.
+        let started = Date()
+        let mute = try h.run("keygate get -s fp -a a; echo get=$?", askpass: false, extraEnvironment: env)
+        XCTAssertEqual(mute.values["get"], "36", "errSecInteractionNotAllowed, not authFailed: \(mute.summary)")
+        XCTAssertTrue(mute.err.contains("keygate unlock"), mute.summary)
+        XCTAssertTrue(mute.err.contains("only after you have typed your password once since enrolling it"), mute.summary)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 8, "no scan was waited for: \(mute.summary)")
+
+        let asked = try h.promptCount()
+        let read = try withRestingFinger(fprint) {
+            try h.run("printf 'get=%s\\n' \"$(keygate get -s fp -a a)\"", extraEnvironment: env)
+        }
+        XCTAssertEqual(read.values["get"], "s3cret", "the password opened the keychain, the finger the item: \(read.summary)")
+        XCTAssertEqual(try h.promptCount() - asked, 1, "one password, for the keychain: \(h.prompts())")
+        XCTAssertTrue(read.err.contains("your finger can open the keychain only after you have typed your password once since enrolling it"),
+                      read.summary)
+        XCTAssertTrue(read.err.contains("finger"), "then the finger's prompt: \(read.summary)")
+
+        // That password armed the finger: after `keygate lock` the finger alone reopens the keychain and opens the item.
+        let again = try withRestingFinger(fprint) {
+            try h.run("keygate lock; printf 'get=%s\\n' \"$(keygate get -s fp -a a)\"", extraEnvironment: env)
+        }
+        XCTAssertEqual(again.values["get"], "s3cret", again.summary)
+        XCTAssertEqual(try h.promptCount() - asked, 1, "no password this time: \(h.prompts())")
+        guard keychainStack != nil else { return }
+
+        // A user-presence item on a keychain the finger cannot reopen (lock --all): the one prompt
+        // that opens both takes the password; the keychain's service takes the finger first, so
+        // the password-only service asks for it after, and the read opens with one password.
+        _ = try h.run("printf %s up | keygate add -s up -a a --access user-presence; keygate lock --all", extraEnvironment: env)
+        let before = try h.promptCount()
+        let presence = try withRestingFinger(fprint) {
+            try h.run("printf 'get=%s\\n' \"$(keygate get -s up -a a)\"", extraEnvironment: env)
+        }
+        XCTAssertEqual(presence.values["get"], "up", presence.summary)
+        XCTAssertEqual(try h.promptCount() - before, 1, "one password: \(h.prompts())")
+        XCTAssertTrue(presence.err.contains("without a typed password"), "it says why it asks: \(presence.summary)")
+    }
+
     /// The closing note's figures: from the credential (the finger's scan; the askpass's
     /// answer) to the secret on stdout, for a biometry-any read and a password-gated
     /// (device-passcode: user-presence would take the finger now) read of the same keychain,

@@ -100,4 +100,53 @@ final class FirstLoginCLITests: XCTestCase, OutsideTheEmbeddedPass {
         defer { session.stop() }
         try firstLogin(session, advice: "create one (log in to the desktop once, or use seahorse)")
     }
+
+    /// A desktop's first login as gnome-keyring 42.1 meets it (ProviderSession's
+    /// PROVIDER_SESSION_FIRST_LOGIN=desktop): started with `--unlock` and an empty password, no
+    /// login keyring yet (ReadAlias("default") answers "/"), gcr-prompter D-Bus activatable (not
+    /// running), DISPLAY naming a running X server. As `secret-tool store` does there, `keygate
+    /// add` has gnome-keyring show gcr-prompter's new-keyring window, says so, and once a person
+    /// types a password twice (xdotool) stores; the item reads back, and secret-tool sees the new
+    /// keyring. With no display the advice stays.
+    func test_gnomeKeyringAtADesktopsFirstLogin_aWriteCreatesTheDefaultKeyringThroughTheActivatablePrompter() throws {
+        for (path, package) in [("/usr/libexec/gcr-prompter", "gcr"), ("/usr/bin/xdotool", "xdotool"),
+                                ("/usr/bin/secret-tool", "libsecret-tools")] {
+            try Requirement.require(FileManager.default.isExecutableFile(atPath: path), "\(path) (apt-get install \(package))")
+        }
+        let session = try ProviderSession(.gnomeKeyring, settings: ["PROVIDER_SESSION_FIRST_LOGIN": "desktop"])
+        defer { session.stop() }
+        let alias = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias", ["default"])
+        XCTAssertTrue(alias.out.contains("'/'"), "no default collection yet: \(alias.out)")
+
+        // No display: the advice, and nothing made.
+        let headless = try ProviderCLI.run(session, """
+            keygate init >/dev/null 2>"$HOME/init.err"; echo init=$?
+            printf s | keygate add -s desk -a first 2>"$HOME/add.err"; echo add=$?
+            printf 'addErr=%s\\n' "$(cat "$HOME/add.err")"
+            """)
+        XCTAssertEqual(headless.values["init"], "0", headless.summary)
+        XCTAssertEqual(headless.values["add"], "53", headless.summary)
+        XCTAssertTrue(headless.values["addErr"]?.contains("has no default collection: create one") ?? false, headless.summary)
+
+        let person = try WindowAnswerer(display: session.display, [
+            WindowAnswerer.Answer(name: "gcr-prompter", byClass: true, type: "kg-test",
+                                  keys: ["Tab", "k", "g", "minus", "t", "e", "s", "t", "Return"]),
+        ])
+        defer { person.stop() }
+        let desktop = try ProviderCLI.run(session, """
+            export DISPLAY=\(session.display)
+            printf s3cret | keygate add -s desk -a first 2>"$HOME/add.err"; echo add=$?
+            printf 'addErr=%s\\n' "$(tr '\\n' ' ' < "$HOME/add.err")"
+            printf 'get=%s\\n' "$(keygate get -s desk -a first)"
+            printf t | secret-tool store --label=t app desk-test; echo store=$?
+            printf 'lookup=%s\\n' "$(secret-tool lookup app desk-test)"
+            """, timeout: 180)
+        XCTAssertEqual(desktop.values["add"], "0", "\(desktop.summary)\nanswered: \(person.answered)")
+        XCTAssertTrue(desktop.values["addErr"]?.contains("new keyring") ?? false, "it says so: \(desktop.summary)")
+        XCTAssertEqual(desktop.values["get"], "s3cret", desktop.summary)
+        XCTAssertEqual(desktop.values["lookup"], "t", "secret-tool uses the keyring Keygate had made: \(desktop.summary)")
+        XCTAssertEqual(person.answered.count, 1, "one window, answered once: \(person.answered)")
+        let made = try session.gdbus("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias", ["default"])
+        XCTAssertFalse(made.out.contains("'/'"), made.out)
+    }
 }

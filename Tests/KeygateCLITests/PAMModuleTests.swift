@@ -441,10 +441,13 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertTrue(status.out.contains("state: locked"), status.summary)
     }
 
-    /// A process of the user that holds the keychain's lock file cannot hang a login: the
-    /// module gives up at its budget, logs why, and the login goes on.
+    /// A process of the user that holds the keychain's lock file cannot hang a login. A login
+    /// whose keys.json already records the class keys and their seals takes no lock at all (it
+    /// unlocks); one that must write keys.json (here its seals were removed, as the user may)
+    /// gives up at its budget, logs why, and the login goes on.
     func test_aSameUserLockHolder_doesNotHangTheLogin() throws {
         let (h, stack) = try userWithKeychain()
+        let keysJSON = h.dataDirectory + "/keys.json"
         // The user's own flock(1), in the background (the shell that starts it ends at once), with
         // no descriptor of the test process left open (Foundation would wait for it to end).
         let lockFile = h.dataDirectory + "/.keys.lock"
@@ -457,6 +460,18 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(holder.status, 0, "the holder has the lock: \(holder.summary)")
         let holderPID = holder.values["pid"].flatMap { Int32($0) }
         defer { if let holderPID { _ = kill(holderPID, SIGKILL) } }
+        let unchanged = try SyslogCapture()
+        let quick = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: h.user.password,
+                                  log: unchanged)
+        XCTAssertEqual(try quick.result(of: "close"), 0)
+        quick.finish()
+        XCTAssertTrue(unchanged.lines().contains { $0.contains("unlocked the keychain of") }, unchanged.lines().joined(separator: "\n"))
+        XCTAssertFalse(unchanged.lines().contains { $0.contains("past this call's time budget") }, "nothing to write: no lock")
+
+        let stripped = try h.run(#"""
+            python3 -c 'import json, sys; p = sys.argv[1]; k = json.load(open(p)); k.pop("seals", None); json.dump(k, open(p, "w"))' "\#(keysJSON)"; echo strip=$?
+            """#, askpass: false)
+        XCTAssertEqual(stripped.values["strip"], "0", stripped.summary)
         let log = try SyslogCapture()
         let start = Date()
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: h.user.password, log: log)

@@ -38,7 +38,7 @@ extension KeychainOperations {
     /// `default-access` (shipped: user-presence). Fails closed, as an add does, when a system
     /// policy file cannot be used.
     public func defaultAccess(for identity: ItemIdentity) throws -> DefaultAccess {
-        let decision = try keys.context.decision(for: identity)
+        let decision = try context.decision(for: identity)
         return DefaultAccess(access: decision.defaultAccess, origin: decision.origins[.defaultAccess])
     }
 
@@ -50,7 +50,7 @@ extension KeychainOperations {
         var never: String?
         if sealed != nil, (try? keys.requirePasswordProtector()) == nil {
             never = """
-                the keychain of \(keys.context.userName) has no password protector (only the host protector and the recovery key \
+                the keychain of \(context.userName) has no password protector (only the host protector and the recovery key \
                 open it), so nothing can ever satisfy \(ItemAccess.text(sealed)) and every read of this item will fail (exit 36): \
                 store it with --access none, or give it default-access = none and no minimum-access in a system policy
                 """

@@ -19,7 +19,7 @@ extension KeychainOperations {
         }
         // A damaged item is listed, marked with what `get` and `exists` say of it.
         var reasons = items.map { $0.isUnfinishedWrite ? Self.damaged($0.attributes.identity) : nil }
-        for (n, dead) in keys.invalidSlots(of: gated).enumerated() {
+        for (n, dead) in keys.facts.invalidSlots(of: gated).enumerated() {
             if let dead { reasons[gatedAt[n]] = Self.invalidation(dead, header: gated[n].header) }
         }
         return items.indices.map { index in
@@ -33,7 +33,7 @@ extension KeychainOperations {
     /// sealed with, and the line of that floor; (nil, nil) otherwise, or when no decision can be
     /// made (a broken system file: the read then fails closed, and says so).
     private func floor(over attributes: ItemAttributes) -> (AccessControl?, PolicyOrigin?) {
-        guard let decision = try? keys.context.decision(for: attributes.identity), let floor = decision.minimumAccess,
+        guard let decision = try? context.decision(for: attributes.identity), let floor = decision.minimumAccess,
               AccessControl.stricter(attributes.accessControl, floor) != attributes.accessControl else { return (nil, nil) }
         return (AccessControl.stricter(attributes.accessControl, floor), decision.origins[.minimumAccess])
     }
@@ -44,7 +44,7 @@ extension KeychainOperations {
     /// Never prompts.
     public func itemsARecoveryResetInvalidates() throws -> (userPresence: Int, currentSet: Int) {
         var counts = (userPresence: 0, currentSet: 0)
-        let legacyIDs = keys.legacyGateKeyIDs()
+        let legacyIDs = keys.facts.legacyGateKeyIDs()
         for item in try store.search(ItemQuery(), loadBlobs: true) where !item.isUnfinishedWrite {
             guard let blob = item.blob, let header = try? GatedBlob.header(of: blob), !header.gateSlots.isEmpty,
                   invalidation(of: item) == nil else { continue }
@@ -61,7 +61,7 @@ extension KeychainOperations {
     /// it needs: all for `and`, every one for `or`), or nil while it can be, or cannot be told.
     func invalidation(of item: StoredItem) -> String? {
         guard let blob = item.blob, let header = try? GatedBlob.header(of: blob), !header.gateSlots.isEmpty,
-              let dead = try? keys.invalidSlots(of: blob, header: header, identity: item.attributes.identity)
+              let dead = try? keys.facts.invalidSlots(of: blob, header: header, identity: item.attributes.identity)
         else { return nil }
         return Self.invalidation(dead, header: header)
     }

@@ -29,8 +29,7 @@ extension KeychainOperations {
     /// each source item once its copy reads back byte-identical. Never prompts.
     public func migrate(to destination: StoreKind, deleteSource: Bool) throws -> MigrationReport {
         let sourceKind: StoreKind = destination == .embedded ? .secretService : .embedded
-        let context = keys.context
-        let source = StoreSelection.store(sourceKind, dataDirectory: context.dataDirectory, deadline: context.storeDeadline,
+                let source = StoreSelection.store(sourceKind, dataDirectory: context.dataDirectory, deadline: context.storeDeadline,
                                           unlockPrompt: unlockPrompt, environment: context.environment)
         let target = StoreSelection.store(destination, dataDirectory: context.dataDirectory, deadline: context.storeDeadline,
                                           unlockPrompt: unlockPrompt, environment: context.environment)

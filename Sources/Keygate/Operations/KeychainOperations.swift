@@ -10,6 +10,9 @@
 public struct KeychainOperations: Sendable {
     let store: any ItemStore
     let keys: KeyUnlocker
+    /// Where the operations run: the user, the data folder, the policy and each item's decision
+    /// (the unlocker's own, held here so that the operations need not reach through it).
+    let context: KeychainContext
     /// Which store this keychain uses and why, with an auto choice the first write records (never a
     /// read); nil for a store given directly.
     let storeSelection: StoreSelection?
@@ -35,9 +38,8 @@ public struct KeychainOperations: Sendable {
 
     init(store: any ItemStore, keys: KeyUnlocker, storeSelection: StoreSelection? = nil, unlockPrompt: UnlockPromptSetting = .never) {
         self.store = store
-        var keys = keys
-        keys.itemStore = store
         self.keys = keys
+        context = keys.context
         self.storeSelection = storeSelection
         self.unlockPrompt = unlockPrompt
     }
@@ -61,7 +63,7 @@ public struct KeychainOperations: Sendable {
         try ItemFieldLimits.check(requested)
         try requested.accessControl?.validate()
         // The creator's access control, raised to the policy's floor, is what gets sealed.
-        let decision = try keys.context.decision(for: requested.identity)
+        let decision = try context.decision(for: requested.identity)
         let access = self.access(requested: requested.accessControl, decision: decision)
         var attributes = requested
         attributes.accessControl = access.sealed
@@ -69,8 +71,16 @@ public struct KeychainOperations: Sendable {
         let keys = self.keys.applying(decision, for: attributes.identity)
         let keeping = replace && keepingUnsetText
             && (attributes.label == nil || attributes.comment == nil || attributes.extras.isEmpty)
-        let existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false,
+        let existing: [StoredItem]
+        do {
+            existing = try store.search(ItemQuery(exactly: attributes.identity), loadBlobs: false,
                                         detail: keeping ? .full : .attributes)
+        } catch let error as KeychainError where error.reason == .noDefaultCollection {
+            // No default collection (a desktop's first login): nothing can be there to clash with,
+            // and the write below is what makes one, through the provider's prompt where a window
+            // can be shown (as secret-tool's store does), else it says what to do.
+            existing = []
+        }
         if keeping, let current = existing.first?.attributes {
             attributes.label = attributes.label ?? current.label
             attributes.comment = attributes.comment ?? current.comment
@@ -89,17 +99,41 @@ public struct KeychainOperations: Sendable {
             }
             replace = true
         }
-        let blob: [UInt8]
+        let blob: Unlocked<[UInt8]>
         if attributes.accessControl != nil || attributes.accessibility.isThisDeviceOnly {
             blob = try keys.sealGated(secret, attributes)
         } else {
-            let classKey = try keys.classKey(for: attributes.accessibility, createIfNeeded: true)
-            blob = try SealedBlob.seal(secret, identity: attributes.identity,
-                                       accessibility: attributes.accessibility, classKey: classKey)
+            blob = try keys.classKey(for: attributes.accessibility, createIfNeeded: true).map { classKey in
+                try SealedBlob.seal(secret, identity: attributes.identity, accessibility: attributes.accessibility, classKey: classKey)
+            }
         }
-        try store.create(attributes, blob: blob, replace: replace)
+        try store.create(attributes, blob: blob.value, replace: replace)
         storeSelection?.commitRecord()
+        try settle(blob.owed, by: keys)
         return access
+    }
+
+    /// What an unlock still owes (Unlocked, FollowUp), run as explicit steps after the step that
+    /// unlocked: each a request to the gatekeeper, or the 1.x move with this operation's store.
+    /// The step's own result is already made (a secret open, an item stored), so a seal or an
+    /// arming that fails is an audit line, and the next unlock asks again; only `keygate init`
+    /// (`sealsRequired`) fails without its seals, as a new keychain needs them for its first
+    /// gated item. The 1.x move's errors are thrown.
+    func settle(_ owed: [FollowUp], by keys: KeyUnlocker, sealsRequired: Bool = false) throws {
+        for followUp in owed {
+            switch followUp {
+            case .certify(let master):
+                do {
+                    try keys.certify(master)   // the gatekeeper's `certify`
+                } catch where !sealsRequired {
+                    keys.audit(.unlock, detail: "the class keys were not sealed: \(error)")
+                }
+            case .armFingerUnlock(let master):
+                keys.armFingerUnlock(master)   // the gatekeeper's `fingerUnlockArm`; a failure is an audit line
+            case .moveLegacyItems(let unlocked):
+                try LegacyGateMigration(store: store, unlocker: keys).run(unlocked)
+            }
+        }
     }
 
     /// The secret of one item, or nil when there is no such item. The item's policy
@@ -112,7 +146,7 @@ public struct KeychainOperations: Sendable {
         try ItemFieldLimits.check(identity: identity)
         let decision: PolicyDecision
         do {
-            decision = try keys.context.decision(for: identity)
+            decision = try context.decision(for: identity)
         } catch {
             // A broken system policy file refuses every read of an item (and every add), but an item that
             // is not there reads as absent, and the store's own failure comes first, as always.
@@ -129,7 +163,11 @@ public struct KeychainOperations: Sendable {
     func secret(for identity: ItemIdentity, decision: PolicyDecision) throws -> SecureBytes? {
         guard let item = try storedItem(identity) else { return nil }
         let need = try ReadNeed(item: item, identity: identity, decision: decision)
-        return try keys.applying(decision, for: identity).satisfy(need).open()
+        let keys = self.keys.applying(decision, for: identity)
+        let satisfied = try keys.satisfy(need)
+        let secret = try satisfied.value.open()
+        try settle(satisfied.owed, by: keys)
+        return secret
     }
 
     /// The item with exactly this identity, its blob loaded; nil when there is none (or only
@@ -192,14 +230,15 @@ public struct KeychainOperations: Sendable {
 
     /// Creates the keychain; returns the recovery key, formatted for people, to show once.
     public func initialize() throws -> SecureBytes {
-        let recoveryKey = try keys.initialize().recoveryKey
+        let created = try keys.initialize()
         storeSelection?.commitRecord()
-        return try RecoveryKey.format(recoveryKey)
+        try settle(created.owed, by: keys, sealsRequired: true)
+        return try RecoveryKey.format(created.value.recoveryKey)
     }
 
     /// Authenticates and caches the unlocked keys.
     public func unlock() throws {
-        try keys.unlock()
+        try settle(keys.unlock().owed, by: keys)
     }
 
     /// An item another program stored in the Secret Service (secret-tool, libsecret's callers): not
@@ -245,27 +284,31 @@ public struct KeychainOperations: Sendable {
     /// keychain is opened with the password typed there (one prompt for both); an unlocked one is
     /// held for its lock-after from now.
     public func validate() throws -> Validation {
-        let unlocked = try keys.validate()
-        let policy = keys.context.policy
+        let validated = try keys.validate()
+        try settle(validated.owed, by: keys)
+        let unlocked = validated.value
+        let policy = context.policy
         return Validation(reuseDuration: policy.reuseDuration, reuseScope: ReuseScope.current(policy.reuseScope).kind,
                           lockAfter: unlocked ? policy.lockAfter : nil)
     }
 
     /// Unlocks with the recovery key.
     public func unlock(recoveryKey: SecureBytes) throws {
-        try keys.unlock(recoveryKey: try RecoveryKey.parse(recoveryKey))
+        _ = try keys.unlock(recoveryKey: try RecoveryKey.parse(recoveryKey))
     }
 
     /// Re-wraps the keychain for a password that changed outside Keygate, asking for
     /// the previous password. Current-set items are invalidated.
     public func changePassword() throws {
-        try PasswordChange(unlocker: keys).changePassword()
+        try settle(PasswordChange(unlocker: keys).changePassword(), by: keys)
     }
 
     /// Re-wraps the keychain for the current password using the recovery key, when
     /// the previous password is lost. Returns a note on what was replaced.
     public func resetPassword(recoveryKey: SecureBytes) throws -> String {
-        try PasswordChange(unlocker: keys).resetPassword(recoveryKey: try RecoveryKey.parse(recoveryKey))
+        let reset = try PasswordChange(unlocker: keys).resetPassword(recoveryKey: try RecoveryKey.parse(recoveryKey))
+        try settle(reset.owed, by: keys)
+        return reset.value
     }
 
     /// Drops the cached keys; returns how many were dropped.
@@ -276,7 +319,7 @@ public struct KeychainOperations: Sendable {
 
     /// What `keygate status` reports. Never shows key bytes.
     public func status() -> KeychainStatus {
-        let keyState = keys.state()
+        let keyState = keys.facts.state()
         let initialized = keyState.initialized
         let entries = keyState.cached
         let master = entries.first { $0.name == KeyUnlocker.masterName }
@@ -286,7 +329,7 @@ public struct KeychainOperations: Sendable {
             storeStatus = .failure(KeychainError.notAvailable("the item store could not be reached: run keygate doctor"))
         }
         return KeychainStatus(
-            user: keys.context.userName, dataDirectory: keys.context.dataDirectory, initialized: initialized,
+            user: context.userName, dataDirectory: context.dataDirectory, initialized: initialized,
             unlocked: master != nil, secondsUntilLock: master?.secondsLeft,
             afterFirstUnlockAvailable: entries.contains { $0.name == KeyUnlocker.afterFirstUnlockName },
             cachedKeys: entries.map { KeychainStatus.CachedKeyInfo(name: $0.name, secondsLeft: $0.secondsLeft) },
@@ -294,10 +337,10 @@ public struct KeychainOperations: Sendable {
             collectionLocked: try? storeStatus.get().locked,
             storeError: { if case .failure(let e) = storeStatus { return e.message } else { return nil } }(),
             storeKind: storeSelection?.kind.rawValue, storeReason: storeSelection?.reason,
-            lockAfter: keys.context.policy.lockAfter,
+            lockAfter: context.policy.lockAfter,
             passwordKDF: keyState.loginKDF.map(Self.describe),
             loginStale: keyState.loginStale,
-            reuseDuration: keys.context.policy.reuseDuration, reuseScope: ReuseScope.current(keys.context.policy.reuseScope).id,
+            reuseDuration: context.policy.reuseDuration, reuseScope: ReuseScope.current(context.policy.reuseScope).id,
             lockoutSecondsLeft: lockout?.secondsLeft, failedAttempts: lockout?.failedAttempts)
     }
 

@@ -17,6 +17,46 @@ struct GateAccess: Sendable {
 
     private var client: GateClient { GateClient(prompter: prompter, environment: environment, onAudit: audit) }
 
+    /// What an authentication gave: the password typed (nil when none was, or none was asked),
+    /// and, when its password also opens the keychain (`unlocking`), what the same run of the
+    /// gatekeeper settled: the seals on the class keys `sent`, and the finger unlock's public
+    /// key (empty: the finger unlock is off; nil: nothing was armed in this run).
+    struct Grant {
+        var password: SecureBytes?
+        var seals: [(accessibility: Accessibility, seal: [UInt8])] = []
+        var sent: [GateRequest.ClassKey] = []
+        var fingerKey: [UInt8]?
+
+        /// The password typed: the keys are wrapped by it, so a stack that let the person in
+        /// without one (pam_permit, a fingerprint, a smart card) leaves nothing to open them with.
+        func typedPassword(service: String) throws -> SecureBytes {
+            guard let password, password.count > 0 else {
+                throw KeychainError.authFailed("""
+                    PAM service '\(service)' accepted you without a typed password, but the keychain opens only with your password: \
+                    make that service ask for it (see pam.d/keygate)
+                    """)
+            }
+            return password
+        }
+    }
+
+    /// `unlocking`: the request's password also opens the keychain; `sent`, the class keys to seal.
+    private static func mark(_ request: inout GateRequest, unlocking sent: [GateRequest.ClassKey]?) {
+        guard let sent else { return }
+        request.flags.insert(.unlocking)
+        if request.classKeys.isEmpty { request.classKeys = sent }
+    }
+
+    /// The grant of a reply; `sent`: the class keys an `unlocking` request carried (nil: not one).
+    private static func grant(_ reply: GateClient.Reply, sent: [GateRequest.ClassKey]?) -> Grant {
+        var grant = Grant(password: reply.password)
+        guard let sent, reply.password != nil else { return grant }
+        grant.seals = reply.result.seals
+        grant.sent = sent
+        grant.fingerKey = reply.result.seed
+        return grant
+    }
+
     /// The gate public keys to seal one item to: presence or current set for its flags, and the
     /// device key for a this-device-only class. The class key it travels with must carry the
     /// gatekeeper's seal; a substituted one is refused and nothing is sealed.
@@ -29,14 +69,18 @@ struct GateAccess: Sendable {
     /// gate slot index (nil for a slot not asked for). With `fresh`, the person authenticates
     /// even inside a window (the caller needs the password). `meanwhile` runs while the
     /// gatekeeper's daemon decides (GateClient).
+    /// `unlocking`: with `fresh`, the class keys to seal when the password typed also opens the keychain.
     func shares(of blob: [UInt8], header: GatedBlob.Header, slots: [Int], identity: ItemIdentity, reason: String,
-                fresh: Bool, meanwhile: () throws -> Void = {}) throws -> (shares: [SecureBytes?], password: SecureBytes?) {
+                fresh: Bool, unlocking: [GateRequest.ClassKey]? = nil,
+                meanwhile: () throws -> Void = {}) throws -> (shares: [SecureBytes?], grant: Grant) {
         var request = GateRequest(operation: .open, accessControl: header.accessControl, identity: identity, reason: reason)
         request.boxes = slots.map { index in
             GateRequest.Box(kind: header.gateSlots[index].kind, keyID: header.gateSlots[index].keyID,
                             sealed: GatedBlob.gateBox(blob, header: header, index: index))
         }
+        let sent = fresh ? unlocking : nil
         if fresh { request.flags.insert(.fresh) }
+        Self.mark(&request, unlocking: sent)
         let reply = try callWithContext(&request, meanwhile: meanwhile)
         // An array, not a dictionary keyed by Int: a read pays no Hashable conformance lookup.
         var shares = [SecureBytes?](repeating: nil, count: header.gateSlots.count)
@@ -44,7 +88,7 @@ struct GateAccess: Sendable {
             var bytes = share.share
             shares[slots[Int(share.index)]] = try SecureBytes(consuming: &bytes)
         }
-        return (shares, reply.password)
+        return (shares, Self.grant(reply, sent: sent))
     }
 
     /// The kinds of the item's gate slots whose keys the gatekeeper no longer holds (no prompt).
@@ -69,7 +113,7 @@ struct GateAccess: Sendable {
             if let result {
                 out[index] = Self.kinds(result.invalid, item.header)
             } else {
-                out[index] = try? invalidSlots(of: item.blob, header: item.header, identity: item.identity)
+                out[index] = try? invalidSlots(of: item.blob, header: item.header, identity: item.identity)   // try?: nil is "could not be told", shown as such
             }
         }
         for index in items.indices {
@@ -108,35 +152,41 @@ struct GateAccess: Sendable {
 
     /// A presence check for an item whose policy asks for more than it was sealed with. With
     /// `fresh`, the person authenticates even inside a window, and the password typed is returned.
-    func requirePresence(for identity: ItemIdentity, constraints: AccessControl, reason: String, fresh: Bool) throws -> SecureBytes? {
+    func requirePresence(for identity: ItemIdentity, constraints: AccessControl, reason: String, fresh: Bool,
+                         unlocking: [GateRequest.ClassKey]? = nil) throws -> Grant {
         var request = GateRequest(operation: .presence, accessControl: constraints.rawValue, identity: identity, reason: reason)
+        let sent = fresh ? unlocking : nil
         if fresh { request.flags.insert(.fresh) }
-        return try callWithContext(&request).password
+        Self.mark(&request, unlocking: sent)
+        return Self.grant(try callWithContext(&request), sent: sent)
     }
 
     /// An unlock through the keychain's PAM service: returns the password typed (nil when the
     /// stack let the person in without one), and the gatekeeper's seals on `classKeys`.
     /// `biometric`: a finger through the biometric stack instead (LAContext's biometric policy).
-    func authenticate(reason: String, classKeys: [GateRequest.ClassKey] = [], biometric: Bool = false)
-        throws -> (password: SecureBytes?, seals: [(accessibility: Accessibility, seal: [UInt8])]) {
-        var request = GateRequest(operation: .authenticate, reason: reason, classKeys: classKeys)
+    /// `unlocking`: the class keys to seal, and the finger unlock armed, when the password opens the keychain.
+    func authenticate(reason: String, biometric: Bool = false, unlocking: [GateRequest.ClassKey]? = nil) throws -> Grant {
+        var request = GateRequest(operation: .authenticate, reason: reason)
         if biometric { request.flags.insert(.biometric) }
-        let reply = try callWithContext(&request)
-        return (reply.password, reply.result.seals)
+        let sent = biometric ? nil : unlocking
+        Self.mark(&request, unlocking: sent)
+        return Self.grant(try callWithContext(&request), sent: sent)
     }
 
     /// `keygate validate` (sudo -v): the gatekeeper extends the presence window of this scope, or
     /// authenticates (always with `fresh`) and returns the password typed, if any.
-    func validate(reason: String, fresh: Bool) throws -> SecureBytes? {
+    func validate(reason: String, fresh: Bool, unlocking: [GateRequest.ClassKey]? = nil) throws -> Grant {
         var request = GateRequest(operation: .validate, reason: reason)
+        let sent = fresh ? unlocking : nil
         if fresh { request.flags.insert(.fresh) }
-        return try callWithContext(&request).password
+        Self.mark(&request, unlocking: sent)
+        return Self.grant(try callWithContext(&request), sent: sent)
     }
 
     /// The gatekeeper's seals on the class public keys (after an authentication in this scope).
     func certify(_ classKeys: [GateRequest.ClassKey]) throws -> [Accessibility: [UInt8]] {
         var request = GateRequest(operation: .certify, classKeys: classKeys)
-        if (try? prompter.ensureAvailable()) == nil { request.flags.insert(.noPrompt) }
+        if (try? prompter.ensureAvailable()) == nil { request.flags.insert(.noPrompt) }   // try?: a prompter that cannot ask says no prompt
         var seals: [Accessibility: [UInt8]] = [:]
         for seal in try client.call(request).result.seals { seals[seal.accessibility] = seal.seal }
         return seals
@@ -166,7 +216,7 @@ struct GateAccess: Sendable {
     func forget(all: Bool) {
         var request = GateRequest(operation: .forget)
         if all { request.flags.insert(.all) }
-        _ = try? GateClient(prompter: prompter, environment: environment).call(request)
+        _ = try? GateClient(prompter: prompter, environment: environment).call(request)   // try?: the key goes from the keyring all the same; doctor reports the gatekeeper
     }
 
     /// The user's lockout as root's records hold it: seconds left (0: none) and the failed attempts
@@ -193,7 +243,7 @@ struct GateAccess: Sendable {
     /// opened by the gatekeeper after a match within its window.
     func fingerUnlock(_ sealed: [UInt8], reason: String) throws -> SecureBytes {
         var request = GateRequest(operation: .fingerUnlock, reason: reason, seed: sealed)
-        if (try? prompter.ensureAvailable()) == nil { request.flags.insert(.noPrompt) }
+        if (try? prompter.ensureAvailable()) == nil { request.flags.insert(.noPrompt) }   // try?: a prompter that cannot ask says no prompt
         var bytes = try client.call(request).result.seed
         return try SecureBytes(consuming: &bytes)
     }

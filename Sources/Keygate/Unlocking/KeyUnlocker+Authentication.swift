@@ -1,6 +1,7 @@
 // Who is asking, and what is said about it: the one authentication a keychain unlock makes
 // through the gatekeeper (root's tries, failure counter and lockout), the reason shown above
 // its prompt, LAContext's presence check, and the audit lines about this user.
+internal import KeygateGateWire
 
 extension KeyUnlocker {
     /// What an authentication is for, which the prompt says when no reason was given.
@@ -25,9 +26,10 @@ extension KeyUnlocker {
         return "keygate wants to use your confidential information stored in \"\(name)\" in your keychain."
     }
 
-    /// One authentication through the gatekeeper (root's tries, failure counter and lockout).
-    /// Returns the password typed in the successful attempt.
-    func authenticate(purpose: Purpose) throws -> SecureBytes {
+    /// One authentication through the gatekeeper (root's tries, failure counter and lockout);
+    /// `unlocking`: its password opens the keychain,
+    /// and the same run seals these class keys and arms the finger unlock (GateAccess.Grant).
+    func authenticate(purpose: Purpose, unlocking: [GateRequest.ClassKey]?) throws -> GateAccess.Grant {
         if authContext?.interactionNotAllowed == true {
             throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
         }
@@ -39,19 +41,7 @@ extension KeyUnlocker {
                 """)
         }
         try prompter.ensureAvailable()
-        return try Self.requirePassword(gate.authenticate(reason: promptReason(for: purpose)).password, service: context.policy.pamService)
-    }
-
-    /// The keys are wrapped by the password: a stack that let the person in without one
-    /// (pam_permit, a fingerprint, a smart card) leaves nothing to open them with.
-    static func requirePassword(_ password: SecureBytes?, service: String) throws -> SecureBytes {
-        guard let password, password.count > 0 else {
-            throw KeychainError.authFailed("""
-                PAM service '\(service)' accepted you without a typed password, but the keychain opens only with your password: \
-                make that service ask for it (see pam.d/keygate)
-                """)
-        }
-        return password
+        return try gate.authenticate(reason: promptReason(for: purpose), unlocking: unlocking)
     }
 
     /// LAContext.evaluatePolicy: one presence check now, whose handle serves later reads; with
@@ -62,12 +52,16 @@ extension KeyUnlocker {
 
     /// One audit line (Audit/AuditLog.swift) about this user.
     func audit(_ event: AuditEvent, service: String? = nil, detail: String? = nil) {
-        Self.audit(event, service: service, detail: detail, context: context, item: item, reason: authContext?.localizedReason ?? reason)
+        UnlockAudit.record(event, service: service, detail: detail, context: context, item: item,
+                           reason: authContext?.localizedReason ?? reason)
     }
+}
 
+/// The audit lines of an unlock, built from values (the gate's audit closure captures these, not the unlocker).
+enum UnlockAudit {
     /// One audit line about `context`'s user and `item`: the unlocker's own, and the gatekeeper's
     /// events relayed into this process's trail (GateAccess).
-    static func audit(_ event: AuditEvent, service: String?, detail: String?, context: KeychainContext,
+    static func record(_ event: AuditEvent, service: String?, detail: String?, context: KeychainContext,
                       item: ItemIdentity?, reason: String?) {
         let itemService = item.map { $0.itemClass == .genericPassword ? $0.service : $0.server }
         AuditLog.record(AuditRecord(event: event, user: context.userName, pamService: service, itemService: itemService,

@@ -40,6 +40,25 @@ package enum LoginKeys {
         return master
     }
 
+    /// What a login does at auth: unwraps the master key with `password`, derives every class
+    /// key pair once, and caches the master key for `lockAfter` seconds with the
+    /// after-first-unlock keys (as `unlockAndCache`). keys.json is left to the caller, which
+    /// records the pairs once, with root's seals (`recordClassKeys(master:pairs:seals:)`).
+    package static func unlockAtLogin(password: SecureBytes, dataDirectory: String, uid: UInt32,
+                                      lockAfter: UInt32) throws -> (master: SecureBytes, pairs: [Accessibility: BoxKeyPair]) {
+        let master = try KeyStore(directory: dataDirectory).unlock(password: password)
+        let pairs = try ClassKeys.allPairs(masterKey: master)
+        try cacheUnlocked(master, in: KeyCache(uid: uid), lockAfter: lockAfter, pairs: pairs)
+        return (master, pairs)
+    }
+
+    /// Records the class public keys of `pairs` (those of `master`) with `seals` in keys.json (as
+    /// the user); a keys.json that already says so is not rewritten.
+    package static func recordClassKeys(master: SecureBytes, pairs: [Accessibility: BoxKeyPair],
+                                        seals: [Accessibility: [UInt8]], dataDirectory: String) throws {
+        try KeyStore(directory: dataDirectory).recordClassKeys(masterKey: master, pairs: pairs, seals: seals)
+    }
+
     /// True when the master key of `uid` is in the kernel keyring (the caller's real uid
     /// must be `uid`): the keychain is unlocked.
     package static func isUnlocked(uid: UInt32) -> Bool {
@@ -95,7 +114,7 @@ package enum LoginKeys {
     /// keys.json (without the gatekeeper's seals, which need an authentication through it).
     static func cacheLogin(_ master: SecureBytes, store: KeyStore, uid: UInt32, lockAfter: UInt32) throws {
         try cacheUnlocked(master, in: KeyCache(uid: uid), lockAfter: lockAfter)
-        try? store.recordClassKeys(masterKey: master, seals: [:])
+        try? store.recordClassKeys(masterKey: master, seals: [:])   // try?: a read-only data folder still unlocks; an add says why
     }
 
     /// Where the host key is read from.
@@ -104,7 +123,8 @@ package enum LoginKeys {
     /// Caches the master key for `lockAfter` seconds and the after-first-unlock class
     /// keys (symmetric, and the pairs of both after-first-unlock classes) with no timeout.
     /// Everything is tried; the first failure is thrown afterwards.
-    static func cacheUnlocked(_ master: SecureBytes, in cache: KeyCache, lockAfter: UInt32) throws {
+    static func cacheUnlocked(_ master: SecureBytes, in cache: KeyCache, lockAfter: UInt32,
+                              pairs: [Accessibility: BoxKeyPair] = [:]) throws {
         var firstError: (any Error)?
         do {
             try cache.store(CacheName.master.text, key: master, timeout: lockAfter)
@@ -115,7 +135,7 @@ package enum LoginKeys {
             let afu = try ClassKeys.derive(masterKey: master, for: .afterFirstUnlock)
             try cache.store(CacheName.afterFirstUnlock.text, key: afu, timeout: 0)
             for accessibility in [Accessibility.afterFirstUnlock, .afterFirstUnlockThisDeviceOnly] {
-                let pair = try ClassKeys.keyPair(masterKey: master, for: accessibility)
+                let pair = try pairs[accessibility] ?? ClassKeys.keyPair(masterKey: master, for: accessibility)
                 try cache.store(CacheName.classPair(accessibility).text, key: pair.privateKey, timeout: 0)
             }
         } catch {
@@ -150,7 +170,7 @@ package enum LoginKeys {
                                     dataDirectory: String) throws {
         let store = KeyStore(directory: dataDirectory)
         var cost = try store.loginKDF()
-        if let recorded = cost, (try? recorded.validateForNewProtector()) == nil {
+        if let recorded = cost, (try? recorded.validateForNewProtector()) == nil {   // try?: below the floor: raised to it
             cost = KDFParameters(opsLimit: KDFParameters.minimumOps, memLimitBytes: KDFParameters.minimumMemory)
         }
         try store.changePassword(old: oldPassword, new: newPassword, kdf: cost)

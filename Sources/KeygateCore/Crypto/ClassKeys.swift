@@ -22,6 +22,13 @@ package enum ClassKeys {
         try BoxKeyPair.derive(seed: seed(masterKey: masterKey, for: accessibility))
     }
 
+    /// The key pair of every class, each derived once (a login records and seals all five).
+    package static func allPairs(masterKey: SecureBytes) throws -> [Accessibility: BoxKeyPair] {
+        var pairs: [Accessibility: BoxKeyPair] = [:]
+        for accessibility in Accessibility.allCases { pairs[accessibility] = try keyPair(masterKey: masterKey, for: accessibility) }
+        return pairs
+    }
+
     /// The class key pair given its public half from an earlier derivation (the kernel keyring's
     /// `classpub.*`): the private half only is derived (BoxKeyPair.derive(seed:knownPublicKey:)).
     package static func keyPair(masterKey: SecureBytes, for accessibility: Accessibility,

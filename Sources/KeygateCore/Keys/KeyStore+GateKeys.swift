@@ -99,11 +99,34 @@ extension KeyStore {
     /// gatekeeper's seals on them when given (a class key whose recorded public key changes
     /// loses its old seal). Called at init and at each unlock.
     package func recordClassKeys(masterKey: SecureBytes, seals: [Accessibility: [UInt8]]) throws {
+        try recordClassKeys(masterKey: masterKey, pairs: ClassKeys.allPairs(masterKey: masterKey), seals: seals)
+    }
+
+    /// `recordClassKeys`, with the class pairs of `masterKey` already derived (`ClassKeys.allPairs`).
+    /// A keys.json that already records exactly these keys and seals is left alone, with no lock
+    /// and no protector read: what every login after the first finds.
+    package func recordClassKeys(masterKey: SecureBytes, pairs: [Accessibility: BoxKeyPair],
+                                 seals: [Accessibility: [UInt8]]) throws {
         guard isInitialized else { throw notInitialized() }
+        // A damaged or missing keys.json is for the locked write below to replace.
+        if let onDisk = try? PublicKeys.load(directory: directory),
+           Self.records(onDisk, pairs: pairs, seals: seals) { return }
         try FileLock.withExclusiveLock(lockPath) {
             try checkMasterKey(masterKey, login: try? readProtector(loginPath, kind: Protector.Kind.password))
-            try writePublicKeys(nil, masterKey: masterKey, seals: seals)
+            try writePublicKeys(nil, masterKey: masterKey, seals: seals, pairs: pairs)
         }
+    }
+
+    /// Whether `keys` records every class's public key of `pairs` and each seal of `seals`: a
+    /// write would change nothing.
+    static func records(_ keys: PublicKeys, pairs: [Accessibility: BoxKeyPair], seals: [Accessibility: [UInt8]]) -> Bool {
+        guard keys.version == PublicKeys.currentVersion else { return false }
+        for accessibility in Accessibility.allCases {
+            guard let pair = pairs[accessibility],
+                  keys.classKeys[accessibility.rawValue] == PublicKeys.encodeKey(pair.publicKey) else { return false }
+            if let seal = seals[accessibility], keys.seals?[accessibility.rawValue] != PublicKeys.encodeKey(seal) { return false }
+        }
+        return true
     }
 
     // MARK: - Implementation
@@ -111,13 +134,14 @@ extension KeyStore {
     /// Updates keys.json (call with the lock held): starts from `base`, or from the file on
     /// disk (a damaged one is replaced), sets every class public key from `masterKey` and
     /// the given seals; writes only if something changed.
-    func writePublicKeys(_ base: PublicKeys?, masterKey: SecureBytes, seals: [Accessibility: [UInt8]]) throws {
+    func writePublicKeys(_ base: PublicKeys?, masterKey: SecureBytes, seals: [Accessibility: [UInt8]],
+                         pairs: [Accessibility: BoxKeyPair] = [:]) throws {
         let onDisk = try? PublicKeys.load(directory: directory)
         var keys = base ?? onDisk ?? PublicKeys()
         keys.version = PublicKeys.currentVersion
         var recordedSeals = keys.seals ?? [:]
         for accessibility in Accessibility.allCases {
-            let pair = try ClassKeys.keyPair(masterKey: masterKey, for: accessibility)
+            let pair = try pairs[accessibility] ?? ClassKeys.keyPair(masterKey: masterKey, for: accessibility)
             let encoded = PublicKeys.encodeKey(pair.publicKey)
             if keys.classKeys[accessibility.rawValue] != encoded { recordedSeals[accessibility.rawValue] = nil }
             keys.classKeys[accessibility.rawValue] = encoded
@@ -143,8 +167,8 @@ extension KeyStore {
 
     /// Checks that `masterKey` is this keychain's, against the login or the recovery protector.
     private func checkMasterKey(_ masterKey: SecureBytes, login: Protector?) throws {
-        let recovery = try? readProtector(recoveryPath, kind: Protector.Kind.recovery)
-        guard let recordedID = login?.masterKeyID ?? recovery?.masterKeyID else {
+        // The recovery protector is read only when there is no login protector to check against.
+        guard let recordedID = login?.masterKeyID ?? (try? readProtector(recoveryPath, kind: Protector.Kind.recovery))?.masterKeyID else {
             throw KeychainError.decode("""
                 neither \(loginPath) nor \(recoveryPath) can be read, so the master key cannot be checked: restore them from a \
                 backup

@@ -7,20 +7,25 @@
 // the new keys. Once every item moved, the 1.x keys are removed from login.json and
 // keys.json. An item that does not open is left as it was and named in the notice.
 //
-// The migration runs in the password unlock (KeyUnlocker.open(with:)), never in a read's own
-// code: a read of a 1.x item gets the blob sealed again from the unlock it made (ReadUnlock).
+// The password unlock only says it is owed (FollowUp.moveLegacyItems, with the 1.x pairs the
+// password opened); the operation that made the unlock runs it after its own step
+// (KeychainOperations.settle): after a read has opened its item (a 1.x item opens with those
+// pairs, no second fetch), after `keygate unlock`, `validate`, `passwd`, and an add. The
+// unlocker never holds the store.
 
 struct LegacyGateMigration {
+    let store: any ItemStore
     let unlocker: KeyUnlocker
 
     /// Moves every 1.x item; returns the blobs sealed again, by item.
+    @discardableResult
     func run(_ unlocked: PasswordUnlock) throws -> [ItemIdentity: [UInt8]] {
-        guard let store = unlocker.itemStore else { return [:] }
         let legacyIDs = [unlocked.presence, unlocked.currentSet].compactMap { $0?.keyID }
         let legacyPairs = [unlocked.presence, unlocked.currentSet].compactMap { $0 }
         var moved: [ItemIdentity: [UInt8]] = [:]
         var failed: [String] = []
         for item in try store.search(ItemQuery(), loadBlobs: true) {
+            // A blob that is not a gated one (or is damaged) has nothing of 1.x's to move.
             guard let blob = item.blob, !blob.isEmpty, let common = try? SealedBlob.header(of: blob),
                   common.scheme == GatedBlob.scheme, let header = try? GatedBlob.header(of: blob) else { continue }
             let usesLegacyGate = header.gateSlots.contains { legacyIDs.contains($0.keyID) }
@@ -28,12 +33,9 @@ struct LegacyGateMigration {
             guard usesLegacyGate || legacyDevice else { continue }
             let identity = item.attributes.identity
             do {
-                let master = try unlocker.masterKey(createIfNeeded: false)
-                var classPair = try ClassKeys.keyPair(masterKey: master, for: header.accessibility)
-                if legacyDevice {
-                    let bound = try unlocker.gate.legacyClassSeed(ClassKeys.seed(masterKey: master, for: header.accessibility))
-                    classPair = try BoxKeyPair.derive(seed: bound)
-                }
+                let master = unlocked.masterKey
+                let classPair = legacyDevice ? try unlocker.facts.legacyClassPair(master, header.accessibility)
+                    : try ClassKeys.keyPair(masterKey: master, for: header.accessibility)
                 let secret = try GatedBlob.open(blob, identity: identity, keys: legacyPairs + [classPair])
                 // Sealed again with the blob's own class and flags (what 1.x sealed), stored with its attributes.
                 // 1.x's current-set (Apple's biometryCurrentSet bit) was bound to the password: it moves to
@@ -46,7 +48,8 @@ struct LegacyGateMigration {
                     flags.insert(.currentSet)
                 }
                 sealing.accessControl = flags.rawValue == 0 ? nil : flags
-                let resealed = try unlocker.sealGated(secret, sealing)
+                // The keychain was just unlocked with its seals recorded: sealing owes nothing more.
+                let resealed = try unlocker.sealGated(secret, sealing).value
                 try store.create(item.attributes, blob: resealed, replace: true)
                 moved[identity] = resealed
             } catch {
@@ -54,7 +57,7 @@ struct LegacyGateMigration {
             }
         }
         if failed.isEmpty {
-            try unlocker.keyStore.removeLegacyGateKeys()
+            try unlocker.facts.removeLegacyGateKeys()
         } else {
             unlocker.prompter.notify("""
                 Keygate moved \(moved.count) item(s) to its gatekeeper; \(failed.count) did not open with your keychain's 1.x keys and \

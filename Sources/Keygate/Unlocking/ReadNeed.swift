@@ -1,10 +1,12 @@
 // What one read needs, worked out as a value from the stored item and its policy decision
 // alone: which key opens the item's class box, which of its gate boxes the gatekeeper must
 // open, and whether the policy's floor asks for more than the item was sealed with. No cache,
-// key store or gatekeeper is asked here (nothing to fake in a test). A read is one arrow down:
+// key store or gatekeeper is asked here (nothing to fake in a test). It lives beside the
+// unlocker that satisfies it, so that Unlocking/ names nothing of Operations/; the read (in
+// Operations/) builds it. A read is one arrow down:
 //
-//   the policy decision → one fetch → ReadNeed (here) → KeyUnlocker.satisfy (Unlocking/ReadUnlock)
-//   → ReadNeed.open (crypto)
+//   the policy decision → one fetch → ReadNeed (here) → KeyUnlocker.satisfy (ReadUnlock)
+//   → ReadNeed.open (crypto) → the follow-ups owed (KeychainOperations.settle)
 //
 // Tampering is refused here, before any prompt: what the blob was sealed with decides, never
 // the stored attribute (which any process of the user can rewrite).
@@ -127,6 +129,8 @@ struct ReadNeed: Sendable {
             return try SealedBlob.open(blob, identity: identity, classKey: classKey)
         case .gated(let classPair, let shares, let classShare):
             return try GatedBlob.open(blob, identity: identity, keys: [classPair], shares: shares, classShare: classShare)
+        case .legacy(let pairs):
+            return try GatedBlob.open(blob, identity: identity, keys: pairs)
         }
     }
 }
@@ -138,10 +142,11 @@ enum ReadKeys {
     /// Scheme 2: the class pair, the gate boxes' shares the gatekeeper opened (by slot index),
     /// and the class box's share when it was opened while the gatekeeper decided.
     case gated(classPair: BoxKeyPair, shares: [SecureBytes?], classShare: SecureBytes?)
+    /// A Keygate 1.x item: the 1.x gate pairs the password opened, and its class pair.
+    case legacy([BoxKeyPair])
 }
 
-/// What a read opens: the need KeyUnlocker satisfied (after a 1.x migration, the item as it was
-/// sealed again) and the keys that open it.
+/// What a read opens: the need KeyUnlocker satisfied and the keys that open it.
 struct SatisfiedRead {
     let need: ReadNeed
     let keys: ReadKeys
