@@ -105,8 +105,9 @@ final class RecoveryKeyTests: XCTestCase {
         var planted = files
         let file = "Keygate/Unlocking/KeyUnlocker.swift"
         let text = try XCTUnwrap(files[file])
-        planted[file] = text.replacingOccurrences(of: "guard let text = try? RecoveryKey.format(recoveryKey) else { return }",
-                                                  with: "guard let text = try? RecoveryKey.format(recoveryKey) else { return }\n"
+        let anchor = "do { text = try RecoveryKey.format(recoveryKey) } catch { return }"
+        XCTAssertTrue(text.contains(anchor), "the planted copy needs its anchor in \(file)")
+        planted[file] = text.replacingOccurrences(of: anchor, with: anchor + "\n"
                                                       + "        let shown = text.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }")
         XCTAssertEqual(RecoveryKeyMemoryCheck.copies(in: planted).count, 1)
     }
