@@ -11,24 +11,24 @@
 // the store's deadline. SQLite calls go through SQLiteDatabase; errors are worded here.
 import KeygateCore
 
-final class EmbeddedStore: ItemStore {
+package final class EmbeddedStore: ItemStore {
     static let fileName = "items.sqlite"
     /// 2: the identity column is ItemIdentity.storeKey (a synchronizable item's key carries the
     /// flag). A schema-1 file is moved to 2 by the first connection that opens it.
     static let schemaVersion: Int64 = 2
     static let backendName = "embedded (SQLite)"
 
-    let directory: String
+    package let directory: String
     let deadline: Duration
-    var path: String { directory + "/" + Self.fileName }
+    package var path: String { directory + "/" + Self.fileName }
 
-    init(directory: String, deadline: Duration = .seconds(5)) {
+    package init(directory: String, deadline: Duration = .seconds(5)) {
         self.directory = directory
         self.deadline = deadline
     }
 
     /// Whether the database file exists (the embedded store has been used).
-    static func exists(in directory: String) -> Bool {
+    package static func exists(in directory: String) -> Bool {
         if case .success = FileStatus.of(directory + "/" + fileName, links: .refuse) { return true }
         return false
     }
@@ -36,14 +36,14 @@ final class EmbeddedStore: ItemStore {
     // MARK: ItemStore
 
     /// One row holds everything: every detail is read.
-    func search(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail) throws -> [StoredItem] {
+    package func search(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail) throws -> [StoredItem] {
         guard Self.exists(in: directory) else { return [] }
         return try withDatabase(action: "search for items", create: false, writes: false) { db in
             try db.readTransaction { try self.items(in: db, matching: query, loadBlobs: loadBlobs).map { $0.item } }
         }
     }
 
-    func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
+    package func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
         let identity = attributes.identity.storeKey
         let label = ItemAttributeCodec.label(for: attributes)
         let encoded = ItemAttributeCodec.encode(attributes)
@@ -90,7 +90,7 @@ final class EmbeddedStore: ItemStore {
     }
 
     @discardableResult
-    func delete(_ query: ItemQuery) throws -> Int {
+    package func delete(_ query: ItemQuery) throws -> Int {
         guard Self.exists(in: directory) else { return 0 }
         return try withDatabase(action: "delete items", create: false, writes: true) { db in
             try db.writeTransaction {
@@ -106,7 +106,7 @@ final class EmbeddedStore: ItemStore {
         }
     }
 
-    func status() throws -> StoreStatus {
+    package func status() throws -> StoreStatus {
         if Self.exists(in: directory) {
             // Opening checks the file, the schema and the journal mode.
             try withDatabase(action: "open", create: false, writes: false) { _ in }
@@ -182,7 +182,7 @@ final class EmbeddedStore: ItemStore {
     /// Opens the database, runs `body` and closes it. A busy database is retried until the
     /// deadline; every other SQLite failure becomes a KeychainError that says what to do.
     /// `writes`: whether `body` changes the file (see `open`).
-    private func withDatabase<R>(action: String, create: Bool, writes: Bool,
+    func withDatabase<R>(action: String, create: Bool, writes: Bool,
                                  _ body: (SQLiteDatabase) throws -> R) throws -> R {
         let clock = ContinuousClock()
         let end = clock.now + deadline
