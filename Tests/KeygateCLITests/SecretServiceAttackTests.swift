@@ -9,7 +9,9 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class SecretServiceAttackTests: XCTestCase {
+final class SecretServiceAttackTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
+
     private func harness() throws -> CLIUserHarness {
         try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.secretServiceBinary),
                                 "the built keygate-secret-service at \(PackagePaths.secretServiceBinary) (run swift build)")

@@ -12,7 +12,9 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class SecretServiceDaemonTests: XCTestCase {
+final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
+
     /// The keychain, made and unlocked for the script (askpass answers the password).
     static let initKeychain = "KEYGATE_STORE=embedded keygate init </dev/null >/dev/null 2>\"$HOME/init.err\" || { echo init-failed; cat \"$HOME/init.err\"; }"
 
