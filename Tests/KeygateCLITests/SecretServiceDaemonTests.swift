@@ -101,6 +101,34 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["daemon-alive"], "yes", r.summary)
     }
 
+    func test_itNeverTakesTheNameUnlessAsked_andReplaceTakesItFromAnotherThatAllowsIt() throws {
+        let h = try harness()
+        let r = try run(h, """
+            owner() { dbus-send --print-reply=literal --dest=org.freedesktop.DBus / org.freedesktop.DBus.GetConnectionUnixProcessID \\
+                string:org.freedesktop.secrets | awk '{print $NF}'; }
+            first=$(owner)
+            "$KEYGATE_SECRET_SERVICE" 2>"$HOME/second.err"; echo second=$?
+            echo secondSays=$(grep -c 'another Secret Service provider owns' "$HOME/second.err")
+            echo sameOwner=$([ "$(owner)" = "$first" ] && echo yes)
+            "$KEYGATE_SECRET_SERVICE" --replace 2>"$HOME/third.err" & third=$!
+            for i in $(seq 100); do [ "$(owner)" = "$third" ] && break; sleep 0.05; done
+            echo replaced=$([ "$(owner)" = "$third" ] && echo yes)
+            for i in $(seq 100); do kill -0 "$first" 2>/dev/null || break; sleep 0.05; done
+            echo firstLeft=$(kill -0 "$first" 2>/dev/null && echo no || echo yes)
+            echo firstSays=$(grep -c 'took org.freedesktop.secrets: leaving' "$KEYGATE_SECRET_SESSION_DIR/daemon.log")
+            printf %s after-replace | secret-tool store --label=r app kg-replace; echo lookup=$(secret-tool lookup app kg-replace)
+            kill "$third"
+            """)
+        let v = r.values
+        XCTAssertEqual(v["second"], "3", "a second daemon does not take the name: \(r.summary)")
+        XCTAssertEqual(v["secondSays"], "1", r.summary)
+        XCTAssertEqual(v["sameOwner"], "yes", r.summary)
+        XCTAssertEqual(v["replaced"], "yes", "--replace takes it: \(r.summary)")
+        XCTAssertEqual(v["firstLeft"], "yes", "the daemon that lost the name leaves: \(r.summary)")
+        XCTAssertEqual(v["firstSays"], "1", r.summary)
+        XCTAssertEqual(v["lookup"], "after-replace", r.summary)
+    }
+
     // MARK: python
 
     /// SecretStorage's own DH session, and a plain one opened by hand over jeepney.

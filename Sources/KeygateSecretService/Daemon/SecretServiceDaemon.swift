@@ -81,7 +81,8 @@ package enum SecretServiceDaemon {
             try server.requestName(busName, replace: replace)
         } catch let error {
             if error.nameIsTaken {
-                log("another Secret Service provider owns \(busName): stop it, or start keygate-secret-service --replace")
+                log(replace ? "the Secret Service provider that owns \(busName) does not let another take it: stop it first"
+                    : "another Secret Service provider owns \(busName): stop it, or start keygate-secret-service --replace")
                 return 3
             }
             log(error.description)
