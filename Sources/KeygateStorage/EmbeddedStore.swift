@@ -20,11 +20,14 @@ package final class EmbeddedStore: ItemStore {
 
     package let directory: String
     let deadline: Duration
+    /// A connection kept open across calls (keygate-secret-service); nil: one per call.
+    let kept: KeptConnection?
     package var path: String { directory + "/" + Self.fileName }
 
-    package init(directory: String, deadline: Duration = .seconds(5)) {
+    package init(directory: String, deadline: Duration = .seconds(5), keepOpen: Bool = false) {
         self.directory = directory
         self.deadline = deadline
+        kept = keepOpen ? KeptConnection() : nil
     }
 
     /// Whether the database file exists (the embedded store has been used).
@@ -188,6 +191,10 @@ package final class EmbeddedStore: ItemStore {
         let end = clock.now + deadline
         while true {
             do {
+                if let kept {
+                    // Made once, for writes too (create, pragmas): its process writes.
+                    return try kept.withConnection(path: path, open: { try open(create: true, writes: true, until: end, clock: clock) }, body)
+                }
                 let db = try open(create: create, writes: writes, until: end, clock: clock)
                 return try body(db)
             } catch let error as SQLiteError {

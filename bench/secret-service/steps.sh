@@ -10,7 +10,7 @@ run=$(mktemp -d /tmp/kg-ss-bench-user.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$run"' EXIT
 
-bus() { # bus DIR [SERVICEDIR]: a private bus, its address on stdout
+bus() { # bus DIR [SERVICEDIR]: a private bus; its address in $address
     local dir=$1 servicedir=${2:-}
     mkdir -p "$dir"
     cat >"$dir/bus.conf" <<CONF
@@ -23,34 +23,30 @@ CONF
     dbus-daemon --config-file="$dir/bus.conf" --nofork --nopidfile </dev/null >"$dir/dbus.log" 2>&1 &
     pids+=($!)
     for _ in $(seq 100); do [[ -S "$dir/bus" ]] && break; sleep 0.05; done
-    echo "unix:path=$dir/bus"
+    address="unix:path=$dir/bus"
 }
 owner_pid() { dbus-send --bus="$1" --print-reply=literal --dest=org.freedesktop.DBus / \
     org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets 2>/dev/null | awk '{print $NF}'; }
 wait_owner() { for _ in $(seq 200); do [[ -n "$(owner_pid "$1")" ]] && return 0; sleep 0.05; done; return 1; }
 
 # A: Keygate's daemon (release), the keychain made with the debug keygate's test hooks.
-A=$(bus "$run/a")
+bus "$run/a"; A=$address
 keygate init </dev/null >/dev/null 2>"$run/init.err" || { cat "$run/init.err" >&2; exit 1; }
 DBUS_SESSION_BUS_ADDRESS=$A keygate-secret-service </dev/null >"$run/keygate.log" 2>&1 &
 pids+=($!); wait_owner "$A" || { say "keygate-secret-service did not start: $(cat "$run/keygate.log")"; exit 1; }
 kpid=$(owner_pid "$A")
-# B: gnome-keyring, an unencrypted login keyring (empty password), unlocked.
-B=$(bus "$run/b")
-printf '' | DBUS_SESSION_BUS_ADDRESS=$B gnome-keyring-daemon --foreground --unlock --components=secrets >"$run/gnome.log" 2>&1 &
-pids+=($!); wait_owner "$B" || { say "gnome-keyring did not start"; exit 1; }
+# B: gnome-keyring, as scripts/secret-session (this script runs inside it) started and unlocked
+# it: an unencrypted login keyring (empty password) in the throwaway home.
+B=$DBUS_SESSION_BUS_ADDRESS
 gpid=$(owner_pid "$B")
-for _ in $(seq 50); do
-    c=$(dbus-send --bus="$B" --print-reply=literal --dest=org.freedesktop.secrets /org/freedesktop/secrets \
-        org.freedesktop.Secret.Service.ReadAlias string:default 2>/dev/null | awk '{print $NF}')
-    [[ -n "$c" && "$c" != / ]] && break; sleep 0.1
-done
-dbus-send --bus="$B" --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets \
-    org.freedesktop.Secret.Service.Unlock "array:objpath:$c" >/dev/null 2>&1 || true
+[[ -n "$gpid" ]] || { say "no gnome-keyring on the session bus"; exit 1; }
 
 secret=$(printf '%032d' 7)
-for side in A B; do
-    printf %s "$secret" | DBUS_SESSION_BUS_ADDRESS=${!side} secret-tool store --label=bench app bench
+printf %s "$secret" | DBUS_SESSION_BUS_ADDRESS=$A secret-tool store --label=bench app bench
+# gnome-keyring makes its login keyring a moment after it answers: retry for a few seconds.
+for _ in $(seq 50); do
+    printf %s "$secret" | DBUS_SESSION_BUS_ADDRESS=$B secret-tool store --label=bench app bench 2>/dev/null && break
+    sleep 0.1
 done
 [[ "$(DBUS_SESSION_BUS_ADDRESS=$A secret-tool lookup app bench)" == "$secret" ]] || { say "Keygate's lookup failed"; exit 1; }
 [[ "$(DBUS_SESSION_BUS_ADDRESS=$B secret-tool lookup app bench)" == "$secret" ]] || { say "gnome-keyring's lookup failed"; exit 1; }
@@ -102,14 +98,19 @@ echo "gnome items $(rss "$gpid")" >>"$OUT/rss"
 say "activation to owning the name: 15 rounds each"
 mkdir -p "$run/kg-services" "$run/gk-services"
 printf '[D-BUS Service]\nName=org.freedesktop.secrets\nExec=%s/keygate-secret-service\n' "$tools" >"$run/kg-services/org.freedesktop.secrets.service"
-cp /usr/share/dbus-1/services/org.freedesktop.secrets.service "$run/gk-services/"
-K=$(bus "$run/ka" "$run/kg-services"); G=$(bus "$run/ga" "$run/gk-services")
+# gnome-keyring's own activation line, with a control folder of its own: --start would otherwise
+# join the gnome-keyring secret-session already runs (its control socket) instead of starting.
+mkdir -p "$run/gk-control"
+sed "s|^Exec=.*|& --control-directory=$run/gk-control|" /usr/share/dbus-1/services/org.freedesktop.secrets.service \
+    >"$run/gk-services/org.freedesktop.secrets.service"
+bus "$run/ka" "$run/kg-services"; K=$address; bus "$run/ga" "$run/gk-services"; G=$address
 for _ in $(seq 15); do
     for side in keygate gnome; do
         address=$K; [[ $side == gnome ]] && address=$G
         t0=$(date +%s%N)
         dbus-send --bus="$address" --print-reply --reply-timeout=20000 --dest=org.freedesktop.DBus / \
-            org.freedesktop.DBus.StartServiceByName string:org.freedesktop.secrets uint32:0 >/dev/null
+            org.freedesktop.DBus.StartServiceByName string:org.freedesktop.secrets uint32:0 >/dev/null \
+            || { say "  $side: activation failed"; continue; }
         t1=$(date +%s%N)
         echo "$side $(( (t1 - t0) / 1000 ))" | awk '{ printf "%s %.3f\n", $1, $2 / 1000 }' >>"$OUT/activation.runs"
         p=$(owner_pid "$address"); kill "$p"

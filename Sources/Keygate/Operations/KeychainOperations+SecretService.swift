@@ -12,7 +12,7 @@ extension KeychainOperations {
     package static func secretService(prompter: any Prompter, environment: KeygateEnvironment) throws
         -> (operations: KeychainOperations, store: EmbeddedStore) {
         let context = try KeychainContext.current(environment: environment)
-        let store = EmbeddedStore(directory: context.dataDirectory, deadline: context.storeDeadline)
+        let store = EmbeddedStore(directory: context.dataDirectory, deadline: context.storeDeadline, keepOpen: true)
         let keys = KeyUnlocker(context: context, prompter: prompter, reason: "unlock the keychain for the Secret Service",
                                authContext: nil)
         return (KeychainOperations(store: store, keys: keys, storeSelection: nil, unlockPrompt: .never), store)

@@ -36,6 +36,7 @@ package final class SecretServiceHost {
 
     /// Answers one call from `sender`: the reply's arguments, or the error to send.
     package func handle(_ decoded: DecodedCall, sender: String) -> Result<BusValue, SecretServiceError> {
+        keychain.refresh()
         do {
             return .success(try route(decoded, sender: sender))
         } catch let error as SecretServiceError {
@@ -170,6 +171,7 @@ package final class SecretServiceHost {
     package func collectOutcomes() {
         let finished = outcomes.take()
         for outcome in finished { complete(outcome) }
+        keychain.refresh()
         let locked = keychain.isLocked
         if locked != lastLocked {
             lastLocked = locked

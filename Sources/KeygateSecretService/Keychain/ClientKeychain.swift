@@ -33,9 +33,15 @@ package final class ClientKeychain {
             prompter: prompter ?? NeverPrompter("no display for a pinentry and no KEYGATE_ASKPASS: the daemon cannot ask"),
             environment: environment).operations
         try store.prepareSecretServiceTables()
+        refresh()
     }
 
-    var isLocked: Bool { !reader.isUnlocked }
+    /// The keychain's lock state as of the current call (`refresh`): one look at the kernel
+    /// keyring per call, not one per item listed.
+    private(set) var isLocked = true
+
+    /// Looks at the kernel keyring again; the daemon calls it once before each call it handles.
+    func refresh() { isLocked = !reader.isUnlocked }
     var isInitialized: Bool { reader.isInitialized }
     var dataDirectory: String { reader.dataDirectory }
 
@@ -237,5 +243,8 @@ package final class ClientKeychain {
     func unlock() throws { try unlocker.unlock() }
 
     /// Drops the cached keys, as `keygate lock` does.
-    func lock() { _ = reader.lock(all: false) }
+    func lock() {
+        _ = reader.lock(all: false)
+        refresh()
+    }
 }

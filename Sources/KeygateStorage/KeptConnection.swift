@@ -1,0 +1,36 @@
+// One connection to the embedded store kept open across calls, for a long-running process
+// (keygate-secret-service answers every D-Bus call from the file: opening it, setting its
+// pragmas and checking its schema for each would cost more than the call itself). Each use
+// is its own transaction, so other processes' commits (the CLI's) are seen at the next one, as
+// WAL gives every new read transaction the latest commit. The file is opened again when it was
+// replaced (another inode: `keygate migrate`, a restore) or removed and made again.
+import KeygateCore
+import Synchronization
+
+package final class KeptConnection: @unchecked Sendable {
+    // @unchecked: the fields below are touched only under `lock`.
+    private let lock = Mutex<Void>(())
+    private var database: SQLiteDatabase?
+    private var device: UInt64 = 0
+    private var inode: UInt64 = 0
+
+    package init() {}
+
+    /// Runs `body` on the kept connection, made with `open` when there is none or the file at
+    /// `path` is not the one it was made on.
+    func withConnection<R>(path: String, open: () throws -> SQLiteDatabase, _ body: (SQLiteDatabase) throws -> R) throws -> R {
+        try lock.withLock { _ throws -> R in
+            if case .success(let info) = FileStatus.of(path, links: .refuse), let database, info.device == device, info.inode == inode {
+                return try body(database)
+            }
+            database = nil
+            let made = try open()
+            if case .success(let info) = FileStatus.of(path, links: .refuse) {
+                device = info.device
+                inode = info.inode
+                database = made
+            }
+            return try body(made)
+        }
+    }
+}
