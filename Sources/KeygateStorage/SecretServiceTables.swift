@@ -126,7 +126,7 @@ extension EmbeddedStore {
                     index += 2
                 }
                 if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
-                let select = try db.prepare(sql + " ORDER BY id")
+                let select = try statement(db, sql + " ORDER BY id")
                 var at: Int32 = 1
                 if let collection { try select.bind(at, text: collection); at += 1 }
                 for (name, value) in pairs {
@@ -143,7 +143,7 @@ extension EmbeddedStore {
     package func foreignItem(id: Int64, loadBlob: Bool) throws -> ForeignItemRow? {
         try withDatabase(action: "read an item", create: false, writes: false) { db in
             try db.readTransaction {
-                let select = try db.prepare("SELECT id, collection, uid, label, sealed_label, content_type, created, modified"
+                let select = try statement(db, "SELECT id, collection, uid, label, sealed_label, content_type, created, modified"
                                             + (loadBlob ? ", blob" : "") + " FROM secret_service_items WHERE id = ?1")
                 try select.bind(1, int: id)
                 return try foreignRows(db, select, loadBlobs: loadBlob).first
@@ -152,7 +152,7 @@ extension EmbeddedStore {
     }
 
     private func foreignRows(_ db: SQLiteDatabase, _ select: SQLiteStatement, loadBlobs: Bool) throws -> [ForeignItemRow] {
-        let attributesOf = try db.prepare("SELECT name, value FROM secret_service_attributes WHERE item = ?1")
+        let attributesOf = try statement(db, "SELECT name, value FROM secret_service_attributes WHERE item = ?1")
         var rows: [ForeignItemRow] = []
         while try select.step() {
             let id = select.int(0)
@@ -179,7 +179,7 @@ extension EmbeddedStore {
                 var stored = row
                 stored.modified = UInt64(now)
                 if let replacing {
-                    let update = try db.prepare("""
+                    let update = try statement(db, """
                         UPDATE secret_service_items SET label = ?2, sealed_label = ?3, content_type = ?4, modified = ?5, \
                         blob = ?6, uid = ?7 WHERE id = ?1
                         """)
@@ -192,11 +192,11 @@ extension EmbeddedStore {
                     try update.bind(7, blob: row.uid)
                     try update.run()
                     stored.id = replacing
-                    let created = try db.prepare("SELECT created FROM secret_service_items WHERE id = ?1")
+                    let created = try statement(db, "SELECT created FROM secret_service_items WHERE id = ?1")
                     try created.bind(1, int: replacing)
                     stored.created = try created.step() ? UInt64(clamping: created.int(0)) : UInt64(now)
                 } else {
-                    let insert = try db.prepare("""
+                    let insert = try statement(db, """
                         INSERT INTO secret_service_items (collection, uid, label, sealed_label, content_type, created, modified, blob) \
                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)
                         """)
@@ -208,7 +208,7 @@ extension EmbeddedStore {
                     try insert.bind(6, int: now)
                     try insert.bind(7, blob: row.blob ?? [])
                     try insert.run()
-                    let find = try db.prepare("SELECT id FROM secret_service_items WHERE uid = ?1")
+                    let find = try statement(db, "SELECT id FROM secret_service_items WHERE uid = ?1")
                     try find.bind(1, blob: row.uid)
                     guard try find.step() else {
                         throw KeychainError.notAvailable("the embedded store \(self.path) lost an item it had just written: "
@@ -228,13 +228,13 @@ extension EmbeddedStore {
     package func updateForeignItem(id: Int64, label: String?, attributes: [String: String]?) throws -> Bool {
         try withDatabase(action: "change the item", create: false, writes: true) { db in
             try db.writeTransaction {
-                let update = try db.prepare("UPDATE secret_service_items SET modified = ?2"
+                let update = try statement(db, "UPDATE secret_service_items SET modified = ?2"
                                             + (label != nil ? ", label = ?3" : "") + " WHERE id = ?1")
                 try update.bind(1, int: id)
                 try update.bind(2, int: Int64(WallClock.seconds))
                 if let label { try update.bind(3, text: label) }
                 try update.run()
-                let exists = try db.prepare("SELECT count(*) FROM secret_service_items WHERE id = ?1")
+                let exists = try statement(db, "SELECT count(*) FROM secret_service_items WHERE id = ?1")
                 try exists.bind(1, int: id)
                 guard try exists.step(), exists.int(0) == 1 else { return false }
                 if let attributes { try replaceAttributes(db, item: id, attributes) }
@@ -248,10 +248,10 @@ extension EmbeddedStore {
     package func deleteForeignItem(id: Int64) throws -> Bool {
         try withDatabase(action: "delete the item", create: false, writes: true) { db in
             try db.writeTransaction {
-                let count = try db.prepare("SELECT count(*) FROM secret_service_items WHERE id = ?1")
+                let count = try statement(db, "SELECT count(*) FROM secret_service_items WHERE id = ?1")
                 try count.bind(1, int: id)
                 guard try count.step(), count.int(0) == 1 else { return false }
-                let remove = try db.prepare("DELETE FROM secret_service_items WHERE id = ?1")
+                let remove = try statement(db, "DELETE FROM secret_service_items WHERE id = ?1")
                 try remove.bind(1, int: id)
                 try remove.run()
                 return true
@@ -260,10 +260,10 @@ extension EmbeddedStore {
     }
 
     private func replaceAttributes(_ db: SQLiteDatabase, item: Int64, _ attributes: [String: String]) throws {
-        let clear = try db.prepare("DELETE FROM secret_service_attributes WHERE item = ?1")
+        let clear = try statement(db, "DELETE FROM secret_service_attributes WHERE item = ?1")
         try clear.bind(1, int: item)
         try clear.run()
-        let add = try db.prepare("INSERT INTO secret_service_attributes (item, name, value) VALUES (?1, ?2, ?3)")
+        let add = try statement(db, "INSERT INTO secret_service_attributes (item, name, value) VALUES (?1, ?2, ?3)")
         for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {
             add.reset()
             try add.bind(1, int: item)
@@ -271,6 +271,12 @@ extension EmbeddedStore {
             try add.bind(3, text: value)
             try add.run()
         }
+    }
+
+    /// A prepared statement: kept across calls on a kept connection, else made for this one.
+    private func statement(_ db: SQLiteDatabase, _ sql: String) throws -> SQLiteStatement {
+        if let kept { return try kept.statement(sql, on: db) }
+        return try db.prepare(sql)
     }
 
     private func bindOptional(_ statement: SQLiteStatement, _ index: Int32, _ bytes: [UInt8]?) throws {
@@ -291,7 +297,7 @@ extension EmbeddedStore {
                     sql += i == 0 ? " WHERE " : " AND "
                     sql += "id IN (SELECT item FROM attributes WHERE name = ?\(2 * i + 1) AND value = ?\(2 * i + 2))"
                 }
-                let select = try db.prepare(sql + " ORDER BY id")
+                let select = try statement(db, sql + " ORDER BY id")
                 for (i, (name, value)) in pairs.enumerated() {
                     try select.bind(Int32(2 * i + 1), text: name)
                     try select.bind(Int32(2 * i + 2), text: value)
@@ -306,7 +312,7 @@ extension EmbeddedStore {
         guard Self.exists(in: directory) else { return nil }
         return try withDatabase(action: "read an item", create: false, writes: false) { db in
             try db.readTransaction {
-                let select = try db.prepare("SELECT id, label, created, modified" + (loadBlob ? ", blob" : "") + " FROM items WHERE id = ?1")
+                let select = try statement(db, "SELECT id, label, created, modified" + (loadBlob ? ", blob" : "") + " FROM items WHERE id = ?1")
                 try select.bind(1, int: id)
                 return try keygateRows(db, select, loadBlobs: loadBlob).first
             }
@@ -317,14 +323,14 @@ extension EmbeddedStore {
     package func keygateItemID(_ identity: ItemIdentity) throws -> Int64? {
         guard Self.exists(in: directory) else { return nil }
         return try withDatabase(action: "read an item", create: false, writes: false) { db in
-            let select = try db.prepare("SELECT id FROM items WHERE identity = ?1")
+            let select = try statement(db, "SELECT id FROM items WHERE identity = ?1")
             try select.bind(1, blob: identity.storeKey)
             return try select.step() ? select.int(0) : nil
         }
     }
 
     private func keygateRows(_ db: SQLiteDatabase, _ select: SQLiteStatement, loadBlobs: Bool) throws -> [KeygateItemRow] {
-        let attributesOf = try db.prepare("SELECT name, value FROM attributes WHERE item = ?1")
+        let attributesOf = try statement(db, "SELECT name, value FROM attributes WHERE item = ?1")
         var rows: [KeygateItemRow] = []
         while try select.step() {
             let id = select.int(0)
@@ -345,7 +351,7 @@ extension EmbeddedStore {
 
     package func foreignCollections() throws -> [ForeignCollectionRow] {
         try withDatabase(action: "list collections", create: false, writes: false) { db in
-            let select = try db.prepare("SELECT name, label, created, modified FROM secret_service_collections ORDER BY name")
+            let select = try statement(db, "SELECT name, label, created, modified FROM secret_service_collections ORDER BY name")
             var out: [ForeignCollectionRow] = []
             while try select.step() {
                 out.append(ForeignCollectionRow(name: select.text(0), label: select.text(1),
@@ -359,7 +365,7 @@ extension EmbeddedStore {
     package func writeForeignCollection(_ row: ForeignCollectionRow) throws {
         try withDatabase(action: "store the collection", create: true, writes: true) { db in
             try db.writeTransaction {
-                let upsert = try db.prepare("""
+                let upsert = try statement(db, """
                     INSERT INTO secret_service_collections (name, label, created, modified) VALUES (?1, ?2, ?3, ?4) \
                     ON CONFLICT (name) DO UPDATE SET label = excluded.label, modified = excluded.modified
                     """)
@@ -379,7 +385,7 @@ extension EmbeddedStore {
                 for sql in ["DELETE FROM secret_service_items WHERE collection = ?1",
                             "DELETE FROM secret_service_collections WHERE name = ?1",
                             "DELETE FROM secret_service_aliases WHERE collection = ?1"] {
-                    let statement = try db.prepare(sql)
+                    let statement = try statement(db, sql)
                     try statement.bind(1, text: name)
                     try statement.run()
                 }
@@ -389,7 +395,7 @@ extension EmbeddedStore {
 
     package func foreignAliases() throws -> [String: String] {
         try withDatabase(action: "read the aliases", create: false, writes: false) { db in
-            let select = try db.prepare("SELECT alias, collection FROM secret_service_aliases")
+            let select = try statement(db, "SELECT alias, collection FROM secret_service_aliases")
             var out: [String: String] = [:]
             while try select.step() { out[select.text(0)] = select.text(1) }
             return out
@@ -400,7 +406,7 @@ extension EmbeddedStore {
     package func writeForeignAlias(_ alias: String, collection: String?) throws {
         try withDatabase(action: "store the alias", create: true, writes: true) { db in
             try db.writeTransaction {
-                let statement = try db.prepare(collection == nil ? "DELETE FROM secret_service_aliases WHERE alias = ?1"
+                let statement = try statement(db, collection == nil ? "DELETE FROM secret_service_aliases WHERE alias = ?1"
                     : "INSERT INTO secret_service_aliases (alias, collection) VALUES (?1, ?2) "
                         + "ON CONFLICT (alias) DO UPDATE SET collection = excluded.collection")
                 try statement.bind(1, text: alias)
