@@ -3,7 +3,8 @@
 // pragmas and checking its schema for each would cost more than the call itself). Each use
 // is its own transaction, so other processes' commits (the CLI's) are seen at the next one, as
 // WAL gives every new read transaction the latest commit. The file is opened again when it was
-// replaced (another inode: `keygate migrate`, a restore) or removed and made again.
+// replaced (another inode: `keygate migrate`, a restore) or removed and made again, as seen
+// at the next use more than 100 ms after the last check.
 import KeygateCore
 import Synchronization
 
@@ -13,6 +14,9 @@ package final class KeptConnection: @unchecked Sendable {
     private var database: SQLiteDatabase?
     private var device: UInt64 = 0
     private var inode: UInt64 = 0
+    /// When the file's identity was last checked: at most every `checkAge`, not on every use.
+    private var checkedAt: ContinuousClock.Instant?
+    private static let checkAge: Duration = .milliseconds(100)
     /// Statements prepared once on `database`, by their SQL (the daemon asks the same few
     /// questions over and over: parsing them each time was a third of a call's work).
     private var statements: [String: SQLiteStatement] = [:]
@@ -25,7 +29,10 @@ package final class KeptConnection: @unchecked Sendable {
         try lock.withLock { _ throws -> R in
             // No statement keeps a read lock between calls.
             defer { for statement in statements.values { statement.reset() } }
+            let now = ContinuousClock.now
+            if let database, let checkedAt, now - checkedAt < Self.checkAge { return try body(database) }
             if case .success(let info) = FileStatus.of(path, links: .refuse), let database, info.device == device, info.inode == inode {
+                checkedAt = now
                 return try body(database)
             }
             statements = [:]
@@ -35,6 +42,7 @@ package final class KeptConnection: @unchecked Sendable {
                 device = info.device
                 inode = info.inode
                 database = made
+                checkedAt = now
             }
             return try body(made)
         }

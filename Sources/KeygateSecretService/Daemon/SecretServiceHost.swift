@@ -171,7 +171,7 @@ package final class SecretServiceHost {
     package func collectOutcomes() {
         let finished = outcomes.take()
         for outcome in finished { complete(outcome) }
-        keychain.refresh()
+        keychain.refresh(force: !finished.isEmpty)
         let locked = keychain.isLocked
         if locked != lastLocked {
             lastLocked = locked

@@ -33,15 +33,24 @@ package final class ClientKeychain {
             prompter: prompter ?? NeverPrompter("no display for a pinentry and no KEYGATE_ASKPASS: the daemon cannot ask"),
             environment: environment).operations
         try store.prepareSecretServiceTables()
-        refresh()
+        refresh(force: true)
     }
 
-    /// The keychain's lock state as of the current call (`refresh`): one look at the kernel
-    /// keyring per call, not one per item listed.
+    /// The keychain's lock state as of the last look at the kernel keyring (`refresh`): not one
+    /// look per item listed, nor per call. Stale by at most `lockStateAge`, and only as shown:
+    /// opening a secret needs the cached key at that moment, so nothing opens after a lock.
     private(set) var isLocked = true
+    private var lookedAt: ContinuousClock.Instant?
+    static let lockStateAge: Duration = .milliseconds(100)
 
-    /// Looks at the kernel keyring again; the daemon calls it once before each call it handles.
-    func refresh() { isLocked = !reader.isUnlocked }
+    /// Looks at the kernel keyring again when the last look is older than `lockStateAge`, or
+    /// at once with `force` (after a lock or an unlock of the daemon's own).
+    func refresh(force: Bool = false) {
+        let now = ContinuousClock.now
+        if !force, let lookedAt, now - lookedAt < Self.lockStateAge { return }
+        isLocked = !reader.isUnlocked
+        lookedAt = now
+    }
     var isInitialized: Bool { reader.isInitialized }
     var dataDirectory: String { reader.dataDirectory }
 
@@ -245,6 +254,6 @@ package final class ClientKeychain {
     /// Drops the cached keys, as `keygate lock` does.
     func lock() {
         _ = reader.lock(all: false)
-        refresh()
+        refresh(force: true)
     }
 }
