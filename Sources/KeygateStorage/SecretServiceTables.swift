@@ -108,6 +108,14 @@ extension EmbeddedStore {
         }
     }
 
+    /// Whether keygate-secret-service has made its tables in this file (it has run here).
+    package func hasSecretServiceTables() throws -> Bool {
+        guard Self.exists(in: directory) else { return false }
+        return try withDatabase(action: "read the store", create: false, writes: false) { db in
+            try db.scalarText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'secret_service_items'") == "1"
+        }
+    }
+
     // MARK: Items clients made
 
     /// The items of `collection` (nil: every collection) whose attributes hold every pair of `attributes`.

@@ -272,6 +272,7 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
             printf %s 'TOOL-PLAINTEXT-91bc' | secret-tool store --label='TOOL-LABEL-x1' app kg-one; echo store=$?
             echo viaTool2=$(secret-tool lookup app kg-one)
             echo cliGet=$(keygate get -s kg-cli -a alice)
+            echo cliLookup=$(keygate lookup app kg-one)
             db="$HOME/.local/share/keygate/items.sqlite"
             echo dbExists=$(test -f "$db" && echo yes)
             echo plainCLI=$(cat "$db"* | grep -ac 'CLI-PLAINTEXT-7f3a')
@@ -286,6 +287,7 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["store"], "0", r.summary)
         XCTAssertEqual(v["viaTool2"], "TOOL-PLAINTEXT-91bc", r.summary)
         XCTAssertEqual(v["cliGet"], "CLI-PLAINTEXT-7f3a", r.summary)
+        XCTAssertEqual(v["cliLookup"], "TOOL-PLAINTEXT-91bc", "the CLI reads a client's item from the same file: \(r.summary)")
         XCTAssertEqual(v["dbExists"], "yes", r.summary)
         XCTAssertEqual(v["plainCLI"], "0", "the database holds no plaintext secret: \(r.summary)")
         XCTAssertEqual(v["plainTool"], "0", "the database holds no plaintext secret: \(r.summary)")

@@ -61,4 +61,27 @@ extension KeychainOperations {
         guard need.floor == nil, !need.needsPresence else { throw needsPerson }
         return try keys.applying(decision, for: identity).satisfy(need).open()
     }
+
+    /// The identity a Secret Service client's item is sealed to: its 16 random bytes, as hex.
+    package static func clientSealIdentity(_ uid: [UInt8]) -> ItemIdentity {
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        for byte in uid { hex += [digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
+        return .generic(service: "org.freedesktop.secrets", account: String(decoding: hex, as: UTF8.self))
+    }
+
+    /// The items keygate-secret-service's clients keep in the keychain's `login` collection
+    /// whose attributes include every one of `attributes`, opened as the CLI opens any item (its
+    /// class key: an unlock asks for the password); an item that needs a person is left out.
+    func clientItems(_ store: EmbeddedStore, matching attributes: [String: String]) throws -> [ForeignItem] {
+        guard try store.hasSecretServiceTables() else { return [] }
+        let rows = try store.foreignItems(collection: "login", matching: attributes, loadBlobs: true)
+            .filter { !Self.needsPerson($0.blob ?? []) }
+        guard !rows.isEmpty else { return [] }
+        let classKey = try keys.classKey(for: .whenUnlocked, createIfNeeded: false)
+        return try rows.map { row in
+            ForeignItem(attributes: row.attributes, label: row.label,
+                        secret: try SealedBlob.open(row.blob ?? [], identity: Self.clientSealIdentity(row.uid), classKey: classKey))
+        }
+    }
 }

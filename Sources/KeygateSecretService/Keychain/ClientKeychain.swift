@@ -155,12 +155,7 @@ package final class ClientKeychain {
     }
 
     /// The identity a client item's blob is sealed to: its 16 random bytes, never reused.
-    static func sealIdentity(_ uid: [UInt8]) -> ItemIdentity {
-        .generic(service: "org.freedesktop.secrets", account: uid.map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
-        }.joined())
-    }
+    static func sealIdentity(_ uid: [UInt8]) -> ItemIdentity { KeychainOperations.clientSealIdentity(uid) }
 
     // MARK: Writing
 

@@ -75,6 +75,7 @@ extension SecretServiceHost {
             }
             // Nothing can ask the person: dismissed at once, never a hang.
             guard canAsk || !prompt.unlockKeychain else {
+                SecretServiceDaemon.log("an Unlock prompt was dismissed at once: no KEYGATE_ASKPASS, and no display for a pinentry")
                 prompts.removeValue(forKey: id)
                 emit(prompt.path, SecretInterface.prompt, "Completed", [.boolean(true), .variant(Variant.objectPaths([]))])
                 return .tuple([])
@@ -93,7 +94,14 @@ extension SecretServiceHost {
             PromptWorker.run {
                 var dismissed = false
                 if unlockKeychain {
-                    do { try unlocker.unlock() } catch { dismissed = true }
+                    do {
+                        try unlocker.unlock()
+                    } catch {
+                        // Said in the daemon's log (journal): the client only hears "dismissed".
+                        dismissed = true
+                        SecretServiceDaemon.log("an Unlock prompt was dismissed: "
+                                                + ((error as? KeychainError)?.message ?? "\(error)"))
+                    }
                 }
                 var authorized: [(ItemRef, SecureBytes)] = []
                 if !dismissed {
