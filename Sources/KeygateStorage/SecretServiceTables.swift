@@ -122,29 +122,32 @@ extension EmbeddedStore {
     package func foreignItems(collection: String?, matching attributes: [String: String],
                               loadBlobs: Bool) throws -> [ForeignItemRow] {
         try withDatabase(action: "search for items", create: false, writes: false) { db in
-            try db.readTransaction {
-                var sql = "SELECT id, collection, uid, label, sealed_label, content_type, created, modified"
-                    + (loadBlobs ? ", blob" : "") + " FROM secret_service_items"
-                var clauses: [String] = []
-                var index: Int32 = 1
-                if collection != nil { clauses.append("collection = ?\(index)"); index += 1 }
-                let pairs = attributes.sorted { $0.key < $1.key }
-                for _ in pairs {
-                    clauses.append("id IN (SELECT item FROM secret_service_attributes WHERE name = ?\(index) AND value = ?\(index + 1))")
-                    index += 2
-                }
-                if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
-                let select = try statement(db, sql + " ORDER BY id")
-                var at: Int32 = 1
-                if let collection { try select.bind(at, text: collection); at += 1 }
-                for (name, value) in pairs {
-                    try select.bind(at, text: name)
-                    try select.bind(at + 1, text: value)
-                    at += 2
-                }
-                return try foreignRows(db, select, loadBlobs: loadBlobs)
-            }
+            try db.readTransaction { try foreignItems(db, collection: collection, matching: attributes, loadBlobs: loadBlobs) }
         }
+    }
+
+    private func foreignItems(_ db: SQLiteDatabase, collection: String?, matching attributes: [String: String],
+                              loadBlobs: Bool) throws -> [ForeignItemRow] {
+        var sql = "SELECT id, collection, uid, label, sealed_label, content_type, created, modified"
+            + (loadBlobs ? ", blob" : "") + " FROM secret_service_items"
+        var clauses: [String] = []
+        var index: Int32 = 1
+        if collection != nil { clauses.append("collection = ?\(index)"); index += 1 }
+        let pairs = attributes.sorted { $0.key < $1.key }
+        for _ in pairs {
+            clauses.append("id IN (SELECT item FROM secret_service_attributes WHERE name = ?\(index) AND value = ?\(index + 1))")
+            index += 2
+        }
+        if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
+        let select = try statement(db, sql + " ORDER BY id")
+        var at: Int32 = 1
+        if let collection { try select.bind(at, text: collection); at += 1 }
+        for (name, value) in pairs {
+            try select.bind(at, text: name)
+            try select.bind(at + 1, text: value)
+            at += 2
+        }
+        return try foreignRows(db, select, loadBlobs: loadBlobs)
     }
 
     /// The item with row `id`, or nil.
@@ -296,28 +299,43 @@ extension EmbeddedStore {
 
     /// Keygate's items whose stored attribute strings hold every pair of `attributes`.
     package func keygateItems(matching attributes: [String: String], loadBlobs: Bool) throws -> [KeygateItemRow] {
-        guard Self.exists(in: directory) else { return [] }
+        guard kept != nil || Self.exists(in: directory) else { return [] }
         return try withDatabase(action: "search for items", create: false, writes: false) { db in
+            try db.readTransaction { try keygateItems(db, matching: attributes, loadBlobs: loadBlobs) }
+        }
+    }
+
+    /// Both searches of a Secret Service SearchItems in one read transaction: Keygate's items
+    /// matching `keygateAttributes` (nil: none are wanted) and the clients' items of `collection`
+    /// (nil: every collection) matching `attributes`.
+    package func secretServiceSearch(keygateAttributes: [String: String]?, collection: String?, attributes: [String: String])
+        throws -> (keygate: [KeygateItemRow], clients: [ForeignItemRow]) {
+        try withDatabase(action: "search for items", create: false, writes: false) { db in
             try db.readTransaction {
-                var sql = "SELECT id, label, created, modified" + (loadBlobs ? ", blob" : "") + " FROM items"
-                let pairs = attributes.sorted { $0.key < $1.key }
-                for (i, _) in pairs.enumerated() {
-                    sql += i == 0 ? " WHERE " : " AND "
-                    sql += "id IN (SELECT item FROM attributes WHERE name = ?\(2 * i + 1) AND value = ?\(2 * i + 2))"
-                }
-                let select = try statement(db, sql + " ORDER BY id")
-                for (i, (name, value)) in pairs.enumerated() {
-                    try select.bind(Int32(2 * i + 1), text: name)
-                    try select.bind(Int32(2 * i + 2), text: value)
-                }
-                return try keygateRows(db, select, loadBlobs: loadBlobs)
+                (try keygateAttributes.map { try keygateItems(db, matching: $0, loadBlobs: false) } ?? [],
+                 try foreignItems(db, collection: collection, matching: attributes, loadBlobs: true))
             }
         }
     }
 
+    private func keygateItems(_ db: SQLiteDatabase, matching attributes: [String: String], loadBlobs: Bool) throws -> [KeygateItemRow] {
+        var sql = "SELECT id, label, created, modified" + (loadBlobs ? ", blob" : "") + " FROM items"
+        let pairs = attributes.sorted { $0.key < $1.key }
+        for (i, _) in pairs.enumerated() {
+            sql += i == 0 ? " WHERE " : " AND "
+            sql += "id IN (SELECT item FROM attributes WHERE name = ?\(2 * i + 1) AND value = ?\(2 * i + 2))"
+        }
+        let select = try statement(db, sql + " ORDER BY id")
+        for (i, (name, value)) in pairs.enumerated() {
+            try select.bind(Int32(2 * i + 1), text: name)
+            try select.bind(Int32(2 * i + 2), text: value)
+        }
+        return try keygateRows(db, select, loadBlobs: loadBlobs)
+    }
+
     /// Keygate's item with row `id`, or nil.
     package func keygateItem(id: Int64, loadBlob: Bool) throws -> KeygateItemRow? {
-        guard Self.exists(in: directory) else { return nil }
+        guard kept != nil || Self.exists(in: directory) else { return nil }
         return try withDatabase(action: "read an item", create: false, writes: false) { db in
             try db.readTransaction {
                 let select = try statement(db, "SELECT id, label, created, modified" + (loadBlob ? ", blob" : "") + " FROM items WHERE id = ?1")

@@ -63,6 +63,28 @@ for _ in 1 2 3 4 5 6; do
     done
 done
 
+say "activation to owning the name: 15 rounds each"
+mkdir -p "$run/kg-services" "$run/gk-services"
+printf '[D-BUS Service]\nName=org.freedesktop.secrets\nExec=%s/keygate-secret-service\n' "$tools" >"$run/kg-services/org.freedesktop.secrets.service"
+# gnome-keyring's own activation line, with a control folder of its own: --start would otherwise
+# join the gnome-keyring secret-session already runs (its control socket) instead of starting.
+mkdir -p "$run/gk-control"
+sed "s|^Exec=.*|& --control-directory=$run/gk-control|" /usr/share/dbus-1/services/org.freedesktop.secrets.service \
+    >"$run/gk-services/org.freedesktop.secrets.service"
+bus "$run/ka" "$run/kg-services"; K=$address; bus "$run/ga" "$run/gk-services"; G=$address
+for _ in $(seq 15); do
+    for side in keygate gnome; do
+        address=$K; [[ $side == gnome ]] && address=$G
+        t0=$(date +%s%N)
+        dbus-send --bus="$address" --print-reply --reply-timeout=20000 --dest=org.freedesktop.DBus / \
+            org.freedesktop.DBus.StartServiceByName string:org.freedesktop.secrets uint32:0 >/dev/null \
+            || { say "  $side: activation failed"; continue; }
+        t1=$(date +%s%N)
+        echo "$side $(( (t1 - t0) / 1000 ))" | awk '{ printf "%s %.3f\n", $1, $2 / 1000 }' >>"$OUT/activation.runs"
+        p=$(owner_pid "$address"); kill "$p"
+        for _ in $(seq 100); do [[ -z "$(owner_pid "$address")" ]] && break; sleep 0.02; done
+    done
+done
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 echo "keygate idle $(rss "$kpid")" >>"$OUT/rss"
 echo "gnome idle $(rss "$gpid")" >>"$OUT/rss"
@@ -95,26 +117,4 @@ say "  Keygate holds $(count "$A") scale items, gnome-keyring $(count "$B")"
 echo "keygate items $(rss "$kpid")" >>"$OUT/rss"
 echo "gnome items $(rss "$gpid")" >>"$OUT/rss"
 
-say "activation to owning the name: 15 rounds each"
-mkdir -p "$run/kg-services" "$run/gk-services"
-printf '[D-BUS Service]\nName=org.freedesktop.secrets\nExec=%s/keygate-secret-service\n' "$tools" >"$run/kg-services/org.freedesktop.secrets.service"
-# gnome-keyring's own activation line, with a control folder of its own: --start would otherwise
-# join the gnome-keyring secret-session already runs (its control socket) instead of starting.
-mkdir -p "$run/gk-control"
-sed "s|^Exec=.*|& --control-directory=$run/gk-control|" /usr/share/dbus-1/services/org.freedesktop.secrets.service \
-    >"$run/gk-services/org.freedesktop.secrets.service"
-bus "$run/ka" "$run/kg-services"; K=$address; bus "$run/ga" "$run/gk-services"; G=$address
-for _ in $(seq 15); do
-    for side in keygate gnome; do
-        address=$K; [[ $side == gnome ]] && address=$G
-        t0=$(date +%s%N)
-        dbus-send --bus="$address" --print-reply --reply-timeout=20000 --dest=org.freedesktop.DBus / \
-            org.freedesktop.DBus.StartServiceByName string:org.freedesktop.secrets uint32:0 >/dev/null \
-            || { say "  $side: activation failed"; continue; }
-        t1=$(date +%s%N)
-        echo "$side $(( (t1 - t0) / 1000 ))" | awk '{ printf "%s %.3f\n", $1, $2 / 1000 }' >>"$OUT/activation.runs"
-        p=$(owner_pid "$address"); kill "$p"
-        for _ in $(seq 100); do [[ -z "$(owner_pid "$address")" ]] && break; sleep 0.02; done
-    done
-done
 say "done"

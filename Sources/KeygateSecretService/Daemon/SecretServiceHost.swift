@@ -36,7 +36,12 @@ package final class SecretServiceHost {
 
     /// Answers one call from `sender`: the reply's arguments, or the error to send.
     package func handle(_ decoded: DecodedCall, sender: String) -> Result<BusValue, SecretServiceError> {
-        keychain.refresh()
+        // Reads may see a lock state up to 100 ms old (a secret still needs the cached key when it
+        // is opened); what decides a prompt or a write looks at the kernel keyring now.
+        switch decoded.call {
+        case .unlock, .lock, .createItem, .setSecret: keychain.refresh(force: true)
+        default: keychain.refresh()
+        }
         do {
             return .success(try route(decoded, sender: sender))
         } catch let error as SecretServiceError {

@@ -71,19 +71,20 @@ package final class ClientKeychain {
     /// Items of `collection` (nil: all) whose attributes hold every pair of `attributes`.
     func items(in collection: String?, matching attributes: [String: String]) throws -> [ItemInfo] {
         var out: [ItemInfo] = []
-        if collection == nil || collection == CollectionName.login {
-            var query = attributes
-            var keygateItems = true
-            if let schema = query["xdg:schema"] {
-                keygateItems = schema == Self.keygateSchema
-                query.removeValue(forKey: "xdg:schema")
-            }
-            if keygateItems {
-                for row in try store.keygateItems(matching: query, loadBlobs: false) { out.append(info(row)) }
-            }
-        }
         if collection != CollectionName.session {
-            for row in try store.foreignItems(collection: collection, matching: attributes, loadBlobs: true) { out.append(info(row)) }
+            // Keygate's own items are in `login`; an xdg:schema other than theirs matches none of them.
+            var keygateQuery: [String: String]?
+            if collection == nil || collection == CollectionName.login {
+                var query = attributes
+                if let schema = query.removeValue(forKey: "xdg:schema") {
+                    keygateQuery = schema == Self.keygateSchema ? query : nil
+                } else {
+                    keygateQuery = query
+                }
+            }
+            let found = try store.secretServiceSearch(keygateAttributes: keygateQuery, collection: collection, attributes: attributes)
+            out += found.keygate.map(info)
+            out += found.clients.map(info)
         }
         if collection == nil || collection == CollectionName.session {
             for id in session.matching(attributes) { if let item = sessionInfo(id) { out.append(item) } }
