@@ -58,10 +58,8 @@ package final class BusServer {
         if r >= 0 { r = sd_bus_set_bus_client(bus, 1) }
         if r >= 0 { r = sd_bus_negotiate_fds(bus, 0) }
         if r >= 0 { r = sd_bus_start(bus) }
-        guard r >= 0 else {
-            _ = sd_bus_flush_close_unref(bus)
-            throw Self.error("connect to the session bus at \(address)", r)
-        }
+        // A throw from here runs deinit (every stored property is set), which closes the bus.
+        guard r >= 0 else { throw Self.error("connect to the session bus at \(address)", r) }
     }
 
     deinit {

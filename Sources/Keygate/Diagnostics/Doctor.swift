@@ -42,8 +42,7 @@ public enum Doctor {
     /// Who answers org.freedesktop.secrets on the session bus, and whether it is Keygate's own
     /// keygate-secret-service (`keygate init` says it too). Nil where there is no session bus.
     public static func secretServiceProvider(environment: KeygateEnvironment) -> (text: String, isKeygate: Bool)? {
-        guard BusServer.sessionBusAddress(environment) != nil else { return nil }
-        return SecretServiceProviderCheck.describe(environment: environment)
+        SecretServiceProviderCheck.describe(environment: environment)
     }
 
     /// Damaged items (their secret came back empty), when there are any: a WARN naming them

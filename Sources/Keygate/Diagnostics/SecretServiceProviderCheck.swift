@@ -10,14 +10,15 @@
 enum SecretServiceProviderCheck {
     static let name = "secret-service-provider"
 
+    /// Nil where the session bus cannot be reached (the session-bus check says why).
     static func run(environment: KeygateEnvironment) -> DiagnosticResult? {
-        guard BusServer.sessionBusAddress(environment) != nil else { return nil }
-        let (text, _) = describe(environment: environment)
+        guard let (text, _) = describe(environment: environment) else { return nil }
         return DiagnosticResult(name, .ok, text)
     }
 
-    /// One line saying who answers, and whether it is Keygate's.
-    package static func describe(environment: KeygateEnvironment) -> (text: String, isKeygate: Bool) {
+    /// One line saying who answers, and whether it is Keygate's; nil when there is no bus to ask.
+    package static func describe(environment: KeygateEnvironment) -> (text: String, isKeygate: Bool)? {
+        guard let address = BusServer.sessionBusAddress(environment), (try? BusServer(address: address)) != nil else { return nil }
         let provider = SecretServiceConnection(environment: environment).provider(ServiceDeadline(.seconds(2)))
         switch provider {
         case .keygate:
