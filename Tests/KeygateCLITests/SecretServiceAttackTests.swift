@@ -106,6 +106,55 @@ final class SecretServiceAttackTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["daemon-alive"], "true", r.summary)
     }
 
+    /// The seam for gated items: an item whose blob needs a person (here one `keygate add
+    /// --access user-presence` made) is locked to every connection, never opened with the cached
+    /// keys; its Unlock prompt runs the ItemAuthorizer step, which dismisses until the
+    /// gatekeeper's step is plugged in. Listing, its properties and deleting need no person.
+    func test_aGatedItem_isLockedToEveryClient_andItsPromptIsTheAuthorizersStep() throws {
+        let h = try harness()
+        let r = try run(h, python: #"""
+            from jeepney.bus_messages import message_bus, MatchRule
+            c = open_dbus_connection(bus="SESSION"); s = plain_session(c)
+            unlocked, locked = call(c, SERVICE, "SearchItems", "a{ss}", ({"service": "kg-gated"},))[1]
+            print("unlockedList=%d lockedList=%d" % (len(unlocked), len(locked)))
+            item = locked[0]
+            P = addr(item, "org.freedesktop.DBus.Properties")
+            print("lockedProp=%s" % call(c, P, "Get", "ss", ("org.freedesktop.Secret.Item", "Locked"))[1][0][1])
+            print("label=%s" % call(c, P, "Get", "ss", ("org.freedesktop.Secret.Item", "Label"))[1][0][1])
+            print("getSecret=%s" % call(c, addr(item, "org.freedesktop.Secret.Item"), "GetSecret", "o", (s,))[1])
+            print("getSecrets=%d" % len(call(c, SERVICE, "GetSecrets", "aoo", ([item], s))[1][0]))
+            done, prompt = call(c, SERVICE, "Unlock", "ao", ([item],))[1]
+            print("unlockedAtOnce=%d prompt=%s" % (len(done), prompt != "/"))
+            rule = MatchRule(type="signal", interface="org.freedesktop.Secret.Prompt", member="Completed", path=prompt)
+            c.send_and_get_reply(message_bus.AddMatch(rule))
+            with c.filter(rule) as queue:
+                call(c, addr(prompt, "org.freedesktop.Secret.Prompt"), "Prompt", "s", ("",))
+                signal = c.recv_until_filtered(queue, timeout=20)
+            print("dismissed=%s" % signal.body[0])
+            print("afterPrompt=%s" % call(c, addr(item, "org.freedesktop.Secret.Item"), "GetSecret", "o", (s,))[1])
+            print("deleted=%s" % call(c, addr(item, "org.freedesktop.Secret.Item"), "Delete")[0])
+            """#, shell: """
+            printf %s 'GATED-SECRET-5e1' | keygate add -s kg-gated -a bob --label 'Gated label' --access user-presence >/dev/null 2>&1; echo add=$?
+            echo toolLookup=[$(secret-tool lookup service kg-gated account bob)]
+            echo prompts-before-python=$(wc -l < "$HOME/prompts")
+            """)
+        let v = r.values
+        XCTAssertNil(v["init-failed"], r.summary)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["toolLookup"], "[]", "secret-tool gets nothing from a gated item: \(r.summary)")
+        XCTAssertTrue(r.out.contains("unlockedList=0 lockedList=1"), r.summary)
+        XCTAssertEqual(v["lockedProp"], "True", r.summary)
+        XCTAssertEqual(v["label"], "Gated label", r.summary)
+        XCTAssertEqual(v["getSecret"], "org.freedesktop.Secret.Error.IsLocked", r.summary)
+        XCTAssertEqual(v["getSecrets"], "0", r.summary)
+        XCTAssertTrue(r.out.contains("unlockedAtOnce=0 prompt=True"), r.summary)
+        XCTAssertEqual(v["dismissed"], "True", "the authorizer's step (none plugged in yet) dismisses: \(r.summary)")
+        XCTAssertEqual(v["afterPrompt"], "org.freedesktop.Secret.Error.IsLocked", r.summary)
+        XCTAssertEqual(v["deleted"], "ok", "deleting needs no person: \(r.summary)")
+        XCTAssertFalse(r.out.contains("GATED-SECRET-5e1"), "the secret never came out: \(r.summary)")
+        XCTAssertEqual(v["daemon-alive"], "true", r.summary)
+    }
+
     func test_aSessionIsTheConnectionsOwn_andClosesWhenItLeaves() throws {
         let h = try harness()
         let r = try run(h, python: #"""
