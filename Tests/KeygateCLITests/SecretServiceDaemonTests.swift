@@ -174,6 +174,45 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["afterDelete"], "0", r.summary)
     }
 
+    /// Collections clients create are kept (sealed like the rest) until deleted; the `session`
+    /// collection lives in memory only: a new daemon on the same keychain has none of its items.
+    func test_createdCollections_persist_andTheSessionCollection_livesInMemoryOnly() throws {
+        let h = try harness()
+        try h.writeUserFile("col.py", """
+            import secretstorage, sys
+            conn = secretstorage.dbus_init()
+            step = sys.argv[1]
+            if step == "make":
+                work = secretstorage.create_collection(conn, "Work things", alias="work")
+                print("workPath=%s" % work.collection_path)
+                work.create_item("w", {"kgcol": "1"}, b"in-work")
+                session = secretstorage.Collection(conn, "/org/freedesktop/secrets/aliases/session")
+                session.create_item("s", {"kgcol": "2"}, b"in-memory")
+                print("sessionNow=%d" % len(list(session.search_items({"kgcol": "2"}))))
+            else:
+                work = secretstorage.get_collection_by_alias(conn, "work")
+                print("workLabel=%s" % work.get_label())
+                print("workItem=%s" % [i.get_secret().decode() for i in work.search_items({"kgcol": "1"})])
+                print("sessionAfter=%d" % len(list(secretstorage.search_items(conn, {"kgcol": "2"}))))
+                work.delete()
+                print("afterDelete=%d" % len(list(secretstorage.search_items(conn, {"kgcol": "1"}))))
+            """, mode: 0o600)
+        let r = try run(h, """
+            /usr/bin/python3 "$HOME/col.py" make 2>&1
+            kill "$KEYGATE_SECRET_SERVICE_PID"; for i in $(seq 100); do kill -0 "$KEYGATE_SECRET_SERVICE_PID" 2>/dev/null || break; sleep 0.05; done
+            "$KEYGATE_SECRET_SERVICE" >>"$KEYGATE_SECRET_SESSION_DIR/daemon.log" 2>&1 & export KEYGATE_SECRET_SERVICE_PID=$!
+            for i in $(seq 100); do secret-tool search --all kgcol 1 >/dev/null 2>&1 && break; sleep 0.05; done
+            /usr/bin/python3 "$HOME/col.py" check 2>&1
+            """)
+        let v = r.values
+        XCTAssertEqual(v["workPath"], "/org/freedesktop/secrets/collection/work_things", r.summary)
+        XCTAssertEqual(v["sessionNow"], "1", r.summary)
+        XCTAssertEqual(v["workLabel"], "Work things", "a created collection outlives the daemon: \(r.summary)")
+        XCTAssertEqual(v["workItem"], "['in-work']", r.summary)
+        XCTAssertEqual(v["sessionAfter"], "0", "the session collection was in memory only: \(r.summary)")
+        XCTAssertEqual(v["afterDelete"], "0", "deleting a collection deletes its items: \(r.summary)")
+    }
+
     func test_pythonKeyring_secretServiceBackend() throws {
         let h = try harness()
         try h.writeUserFile("kr.py", """
