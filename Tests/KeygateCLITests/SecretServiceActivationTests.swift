@@ -49,7 +49,9 @@ final class SecretServiceActivationTests: XCTestCase, OutsideTheEmbeddedPass {
     }
 
     /// Runs the activation in a mount namespace; returns the script's `name=value` lines.
-    private func activate(hideGnomeKeyring: Bool, userChoosesKeygate: Bool) throws -> ProcessResult {
+    /// `statusFirst`: `keygate status` runs before the explicit activation (its store choice
+    /// asks the Secret Service, which starts the provider).
+    private func activate(hideGnomeKeyring: Bool, userChoosesKeygate: Bool, statusFirst: Bool = false) throws -> ProcessResult {
         let user = try XCTUnwrap(self.user, "setUp made the test user")
         let tools = try UserSession.stageTools()
         let script = """
@@ -74,6 +76,7 @@ final class SecretServiceActivationTests: XCTestCase, OutsideTheEmbeddedPass {
             runuser -u \(user.name) -- env -i HOME="$home" PATH=/usr/bin:/bin dbus-daemon --session --address="unix:path=$work/run/bus" --nofork --nopidfile &
             bus=$!
             for i in $(seq 100); do [ -S "$work/run/bus" ] && break; sleep 0.05; done
+            \(statusFirst ? "echo storeChoice=$(env_user keygate status 2>&1 | grep '^store-choice:')" : "")
             echo before=$(env_user keygate doctor 2>&1 | grep secret-service-provider | head -1)
             start=$(date +%s%N)
             env_user dbus-send --session --print-reply --reply-timeout=20000 --dest=org.freedesktop.DBus / \\
@@ -112,6 +115,17 @@ final class SecretServiceActivationTests: XCTestCase, OutsideTheEmbeddedPass {
                       && v["before"]?.contains("Keygate's own") == true, r.summary)
         XCTAssertTrue(v["after"]?.contains("is Keygate's own") == true, r.summary)
         print("activation to owning the name: \(v["activationMs"] ?? "?") ms")
+    }
+
+    /// Keygate's own door over the same store: the CLI's `auto` store choice asks the Secret
+    /// Service (which activates Keygate's daemon), sees that the one answering is Keygate's, and
+    /// reads the embedded store directly: no second sealing, no round trip through its own daemon.
+    func test_theCLI_findingKeygatesDaemon_readsTheEmbeddedStoreDirectly() throws {
+        let r = try activate(hideGnomeKeyring: true, userChoosesKeygate: false, statusFirst: true)
+        let v = r.values
+        XCTAssertTrue(v["storeChoice"]?.hasPrefix("store-choice: embedded") == true, r.summary)
+        XCTAssertTrue(v["storeChoice"]?.contains("Keygate's own Secret Service (keygate-secret-service) answers") == true, r.summary)
+        XCTAssertEqual(v["owner"], "/usr/local/libexec/keygate/keygate-secret-service", r.summary)
     }
 
     func test_aUserWhoChoosesKeygate_getsKeygates_evenWithGnomeKeyringInstalled() throws {
