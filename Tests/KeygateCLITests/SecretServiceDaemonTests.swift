@@ -50,7 +50,10 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
             echo searchAttr=$(grep -c '^attribute.user = alice$' "$HOME/search")
             # secret-tool lock crashes in its own cleanup (libsecret 0.20.5; the same against gnome-keyring)
             # after the collection is locked: the state is what counts.
+            ( timeout 4 dbus-monitor "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'" \
+                > "$HOME/monitor" 2>&1 & ); sleep 0.5
             secret-tool lock --collection=login >/dev/null 2>&1; true
+            sleep 1.5; echo lockSignal=$(grep -A3 'string "Locked"' "$HOME/monitor" | grep -c 'boolean true')
             echo lockedProp=$(dbus-send --print-reply=literal --dest=org.freedesktop.secrets /org/freedesktop/secrets/collection/login \\
                 org.freedesktop.DBus.Properties.Get string:org.freedesktop.Secret.Collection string:Locked | awk '{print $NF}')
             echo statusAfterLock=$(keygate status | grep -c 'state: locked')
@@ -71,6 +74,7 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["searchAttr"], "1", r.summary)
         XCTAssertEqual(v["lockedProp"], "true", "secret-tool lock locks the keychain: \(r.summary)")
         XCTAssertEqual(v["statusAfterLock"], "1", "the collection's lock is the keychain's: \(r.summary)")
+        XCTAssertEqual(v["lockSignal"], "1", "PropertiesChanged says Locked: \(r.summary)")
         XCTAssertEqual(v["lookupAfterLock"], "tool-secret-1", "a lookup of a locked item unlocks through the prompt: \(r.summary)")
         XCTAssertEqual((Int(v["prompts-after"] ?? "") ?? 0) - (Int(v["prompts-before"] ?? "") ?? 0), 1,
                        "the prompt asked for the password once: \(r.summary)")

@@ -182,6 +182,10 @@ package final class SecretServiceHost {
             lastLocked = locked
             if locked { authorized.removeAll() }
             emit(ObjectPath.service.path, SecretInterface.service, "CollectionChanged", [.objectPath(collectionPath(CollectionName.login))])
+            // libsecret's proxies keep the properties they read, and update them from this signal.
+            emit(collectionPath(CollectionName.login), SecretInterface.properties, "PropertiesChanged",
+                 [.string(SecretInterface.collection), Variant.array(of: "{sv}", [.dictEntry(.string("Locked"), .variant(.boolean(locked)))]),
+                  Variant.array(of: "s", [])])
         }
     }
 
