@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "keygate", targets: ["keygate"]),
         .executable(name: "keygate-gatekeeper", targets: ["keygate-gatekeeper"]),
         .executable(name: "keygate-pam-helper", targets: ["keygate-pam-helper"]),
+        .executable(name: "keygate-secret-service", targets: ["keygate-secret-service"]),
     ],
     targets: [
         // sd-bus: the Secret Service is spoken over D-Bus directly (Storage/).
@@ -33,6 +34,9 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSystem"),
         .systemLibrary(name: "CSQLite"),
+        // OpenSSL's libcrypto, declared in its shim.h and loaded on first use: the Secret Service
+        // daemon's dh-ietf1024 session (DH, HKDF, AES-CBC). Only KeygateSecretService reaches it.
+        .systemLibrary(name: "CCrypto"),
         // Headers only: Keygate dlopens libtss2-esys when a TPM is in use (Sources/CTSS2/shim.h).
         .systemLibrary(name: "CTSS2", providers: [.apt(["libtss2-dev"])]),
         // The library is four targets, one per layer; a target may import only the ones
@@ -74,6 +78,11 @@ let package = Package(
         .target(name: "Security", dependencies: ["KeygateSecurity"]),
         .target(name: "LocalAuthentication", dependencies: ["KeygateSecurity"]),
         .target(name: "KeygateCLI", dependencies: ["Keygate", "CSystem"], swiftSettings: testHooks),
+        // The second door (docs/SECRET_SERVICE.md): the Secret Service API over the same keychain,
+        // one file per D-Bus object, for keygate-secret-service. Beside the CLI: it uses the
+        // library as the CLI does and imports neither the CLI nor root's gatekeeper code.
+        .target(name: "KeygateSecretService", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "CCrypto"], swiftSettings: testHooks),
+        .executableTarget(name: "keygate-secret-service", dependencies: ["KeygateSecretService", "KeygateCore"], swiftSettings: testHooks),
         // The heavy half of pam_keygate.so (KDF, unwrap, keyring, sessions), a program the
         // thin module starts for each PAM call with the password on a pipe. The module itself
         // (Sources/PAMKeygateModule, Embedded Swift) is built by `make pam`; docs/DECISIONS.md.
@@ -84,7 +93,7 @@ let package = Package(
         .target(name: "CGatekeeperStart", cSettings: [.define("KEYGATE_TEST_HOOKS", .when(configuration: .debug))]),
         .executableTarget(name: "keygate-gatekeeper", dependencies: ["KeygateGatekeeper", "CGatekeeperStart"], swiftSettings: testHooks),
         .target(name: "KeygateTestSupport", dependencies: ["Keygate"], path: "Tests/KeygateTestSupport"),
-        .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "KeygateGatekeeper", "KeygateCLI", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
+        .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "KeygateGatekeeper", "KeygateCLI", "KeygateSecretService", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
         .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "KeygateTestSupport"], swiftSettings: testHooks),
         // Sources written as Apple code is (Swift 5 mode, as most apps still are), against the real stack.
         .testTarget(name: "KeygateSecurityTests", dependencies: ["KeygateSecurity", "Security", "LocalAuthentication", "Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateTestSupport"],

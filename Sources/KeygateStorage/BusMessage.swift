@@ -185,16 +185,16 @@ struct BusErrorInfo: Sendable, Error {
 }
 
 /// The D-Bus error names Keygate tells apart.
-enum BusErrorName {
-    static let noReply = "org.freedesktop.DBus.Error.NoReply"
-    static let timeout = "org.freedesktop.DBus.Error.Timeout"
-    static let timedOut = "org.freedesktop.DBus.Error.TimedOut"
-    static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
-    static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
-    static let noServer = "org.freedesktop.DBus.Error.NoServer"
-    static let disconnected = "org.freedesktop.DBus.Error.Disconnected"
-    static let unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
-    static let unknownObject = "org.freedesktop.DBus.Error.UnknownObject"
-    static let unknownInterface = "org.freedesktop.DBus.Error.UnknownInterface"
-    static let unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
+package enum BusErrorName {
+    package static let noReply = "org.freedesktop.DBus.Error.NoReply"
+    package static let timeout = "org.freedesktop.DBus.Error.Timeout"
+    package static let timedOut = "org.freedesktop.DBus.Error.TimedOut"
+    package static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
+    package static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
+    package static let noServer = "org.freedesktop.DBus.Error.NoServer"
+    package static let disconnected = "org.freedesktop.DBus.Error.Disconnected"
+    package static let unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
+    package static let unknownObject = "org.freedesktop.DBus.Error.UnknownObject"
+    package static let unknownInterface = "org.freedesktop.DBus.Error.UnknownInterface"
+    package static let unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
 }

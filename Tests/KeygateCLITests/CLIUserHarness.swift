@@ -87,12 +87,14 @@ final class CLIUserHarness {
     /// Runs a shell script as the user in one private session (so the kernel keyring
     /// cache lives across the script's steps), with askpass set unless told not to.
     func run(_ script: String, askpass useAskpass: Bool = true, extraEnvironment: [String: String] = [:],
-             stdin: Data? = nil, timeout: TimeInterval = 120, wrapper: [String] = []) throws -> ProcessResult {
+             stdin: Data? = nil, timeout: TimeInterval = 120, wrapper: [String] = [],
+             session: String = "secret-session") throws -> ProcessResult {
         var env = ["KEYGATE_TEST_PAM_CONFDIR": confdir, "KEYGATE_TEST_KDF": "fast",
                    "KEYGATE_TEST_POLICY_ROOT": EmptyPolicyRoot.path]
         if useAskpass { env["KEYGATE_ASKPASS"] = askpass }
         env.merge(extraEnvironment) { _, new in new }
-        return try UserSession.run(as: user, script: script, environment: env, stdin: stdin, timeout: timeout, wrapper: wrapper)
+        return try UserSession.run(as: user, script: script, environment: env, stdin: stdin, timeout: timeout, wrapper: wrapper,
+                                   session: session)
     }
 }
 

@@ -17,8 +17,9 @@ enum LayerCheck {
         "KeygateCore": 0, "CGatekeeperStart": 0,
         "KeygateStorage": 1, "KeygateAuthentication": 1, "KeygateGateWire": 1,
         "Keygate": 2, "KeygateGatekeeper": 2,
-        "KeygateCLI": 3, "KeygateSecurity": 3, "keygate-gatekeeper": 3, "keygate-pam-helper": 3,
-        "keygate": 4, "Security": 4, "LocalAuthentication": 4,
+        // KeygateSecretService (the Secret Service daemon's objects) sits beside the CLI: a door of its own onto the library.
+        "KeygateCLI": 3, "KeygateSecurity": 3, "KeygateSecretService": 3, "keygate-gatekeeper": 3, "keygate-pam-helper": 3,
+        "keygate": 4, "Security": 4, "LocalAuthentication": 4, "keygate-secret-service": 4,
     ]
 
     /// Targets only some programs may link: the gatekeeper's root code goes into the two programs
@@ -29,11 +30,11 @@ enum LayerCheck {
 
     /// Each C library is reached by the targets named here and no other (docs/ARCHITECTURE.md):
     /// Linux-PAM by authentication and the PAM helper, keyutils, libsodium and tpm2-tss by the core,
-    /// sd-bus and SQLite by storage. CSystem (libc wrappers) is the system door of every layer.
+    /// sd-bus and SQLite by storage, libcrypto by the Secret Service daemon's sessions. CSystem (libc wrappers) is the system door of every layer.
     static let cLibraryOwners: [String: Set<String>] = [
         "CPAM": ["KeygateAuthentication", "keygate-pam-helper"],
         "CKeyutils": ["KeygateCore"], "CSodium": ["KeygateCore"], "CTSS2": ["KeygateCore"],
-        "CSDBus": ["KeygateStorage"], "CSQLite": ["KeygateStorage"],
+        "CSDBus": ["KeygateStorage"], "CSQLite": ["KeygateStorage"], "CCrypto": ["KeygateSecretService"],
         "CGatekeeperStart": ["keygate-gatekeeper"],
     ]
 
