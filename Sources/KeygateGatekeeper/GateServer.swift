@@ -65,7 +65,7 @@ struct GateServer {
         }
         let identity = request.identity
         let itemService = identity.map { $0.itemClass == .genericPassword ? $0.service : $0.server }
-        GateAuditFile.append([
+        GateAuditFile.append(uid: user.uid, [
             ("uid", "\(user.uid)"), ("user", user.name), ("op", op),
             ("result", refusal == nil ? "granted" : "refused"),
             ("basis", refusal == nil ? note.basis : nil),
@@ -181,8 +181,9 @@ struct GateServer {
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let now = GateRecords.now
+        // The time of an authentication itself: a window `validate` extended is not a password.
         let recent = try GateRecords.update(uid: user.uid, environment: environment) { records in
-            records.authentications.contains { $0.scope == scope.id && $0.time <= now && now - $0.time <= Self.certifyWindow }
+            records.recentAuthentication(scope: scope.id, within: certifyWindow, now: now)
         }
         (note.scope, note.pamService, note.basis) = (scope.id, policy.pamService, recent ? "window" : nil)
         if !recent {
@@ -196,7 +197,10 @@ struct GateServer {
         }
     }
 
-    static let certifyWindow: UInt64 = 60
+    /// "A password within the last minute": how recent a real authentication certify and
+    /// fingerUnlockArm accept (a test-hook build may shorten it; release builds never read the hook).
+    static let certifyWindowSeconds: UInt64 = 60
+    private var certifyWindow: UInt64 { overrides.certifyWindow.map(UInt64.init) ?? Self.certifyWindowSeconds }
 
     /// The gatekeeper's key for one of the item's boxes, or nil when the box names another key.
     private func pair(for box: GateRequest.Box, _ request: GateRequest, _ identity: ItemIdentity,
@@ -268,10 +272,12 @@ struct GateServer {
     }
 
     /// `keygate validate` (sudo -v): the presence window of the keychain's PAM service in the caller's
-    /// scope (the policy's [default] reuse-scope). An authentication still inside its window starts
-    /// again from now, with no prompt; else (or with `fresh`: the client needs the password to open a
-    /// locked keychain) PAM runs, and its success is recorded as presence for this scope, as an item's
-    /// read records it. The window is the caller's scope, never one the request names.
+    /// scope (the policy's [default] reuse-scope). An authentication still inside that window has its
+    /// windows extended from now, with no prompt: each item's own window only where it is still open
+    /// (GateRecords.extend), and the time of the authentication itself is left as it was. Else (or with
+    /// `fresh`: the client needs the password to open a locked keychain) PAM runs, and its success is
+    /// recorded as presence for this scope, as an item's read records it. The window is the caller's
+    /// scope, never one the request names.
     private func validate(_ request: GateRequest) throws -> GateResult {
         var policy = try policies().keychainDecision().policy
         overrides.apply(to: &policy)
@@ -280,7 +286,7 @@ struct GateServer {
         (note.scope, note.pamService) = (scope.id, service)
         if !request.flags.contains(.fresh) {
             let extended = try GateRecords.update(uid: user.uid, environment: environment) {
-                $0.refresh(service: service, scope: scope.id, window: policy.reuseDuration, now: GateRecords.now)
+                $0.extend(service: service, scope: scope.id, window: policy.reuseDuration, now: GateRecords.now)
             }
             if extended {
                 note.basis = "window"
@@ -315,11 +321,10 @@ struct GateServer {
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let now = GateRecords.now
-        let fingers = [policy.biometryPamService, "unlock:" + policy.biometryPamService]
+        let fingers: Set<String> = [policy.biometryPamService, "unlock:" + policy.biometryPamService]
+        // The time of a password authentication itself, never of a `validate` that extended its window.
         let unlocked = try GateRecords.update(uid: user.uid, environment: environment) { records in
-            records.authentications.contains {
-                $0.scope == scope.id && !fingers.contains($0.service) && $0.time <= now && now - $0.time <= Self.certifyWindow
-            }
+            records.recentAuthentication(scope: scope.id, within: certifyWindow, excluding: fingers, now: now)
         }
         guard unlocked else {
             throw KeychainError.interactionNotAllowed("""
@@ -331,7 +336,8 @@ struct GateServer {
             FingerUnlockKey.drop(uid: user.uid, environment: environment)
             return result
         }
-        result.seed = try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation, environment: environment).pair.publicKey
+        result.seed = try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation, account: try secrets.accountTag(),
+                                               environment: environment).pair.publicKey
         return result
     }
 
@@ -358,6 +364,8 @@ struct GateServer {
         guard policy.fingerUnlock > 0, now >= kept.madeAt, now - kept.madeAt <= UInt64(policy.fingerUnlock) else {
             throw refuse("more than \(policy.fingerUnlock) s since the last password")
         }
+        // A seed left by an earlier account of this uid (root forgot it, a new account got the uid) opens nothing.
+        guard Sodium.constantTimeEquals(kept.account, try secrets.accountTag()) else { throw refuse("it was armed for another account") }
         guard kept.generation == secrets.generation else { throw refuse("your password has changed since") }
         guard !(try GateRecords.update(uid: user.uid, environment: environment) { $0.biometryLocked }) else { throw refuse("biometry is locked out") }
         if request.flags.contains(.noPrompt) {

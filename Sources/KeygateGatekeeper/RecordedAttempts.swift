@@ -86,7 +86,7 @@ struct RecordedAttempts: AttemptCounter {
     /// One event for the caller's trail and for root's record.
     private func audit(_ event: AuditEvent, detail: String) {
         prompter.audit(event, service: service, detail: detail)
-        GateAuditFile.append([("uid", "\(uid)"), ("user", userName), ("event", event.rawValue), ("scope", scope),
+        GateAuditFile.append(uid: uid, [("uid", "\(uid)"), ("user", userName), ("event", event.rawValue), ("scope", scope),
                               ("pam-service", service), ("detail", detail.isEmpty ? nil : detail)],
                              environment: environment)
     }

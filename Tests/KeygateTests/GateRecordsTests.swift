@@ -23,18 +23,63 @@ final class GateRecordsTests: XCTestCase {
 
     /// `keygate validate` (sudo -v): only a window still open is extended, only its own service and
     /// scope, and the failure count and lockout stay as they were.
-    func test_refresh_extendsOnlyAnOpenWindow_ofItsServiceAndScope() {
+    func test_extend_extendsOnlyAnOpenWindow_ofItsServiceAndScope() {
         var r = GateRecords(bootID: "b")
         r.recordSuccess(service: "keygate", scope: "tty.1.2.3", now: 100)
         r.failures = 2
-        XCTAssertFalse(r.refresh(service: "keygate", scope: "tty.1.2.4", window: 10, now: 105), "another scope")
-        XCTAssertFalse(r.refresh(service: "unlock:keygate", scope: "tty.1.2.3", window: 10, now: 105), "another service")
-        XCTAssertTrue(r.refresh(service: "keygate", scope: "tty.1.2.3", window: 10, now: 108))
+        XCTAssertFalse(r.extend(service: "keygate", scope: "tty.1.2.4", window: 10, now: 105), "another scope")
+        XCTAssertFalse(r.extend(service: "unlock:keygate", scope: "tty.1.2.3", window: 10, now: 105), "another service")
+        XCTAssertTrue(r.extend(service: "keygate", scope: "tty.1.2.3", window: 10, now: 108))
         XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.3", window: 10, now: 118), "from 108 now")
         XCTAssertEqual(r.failures, 2)
-        XCTAssertFalse(r.refresh(service: "keygate", scope: "tty.1.2.3", window: 10, now: 119), "an ended window is not reopened")
-        XCTAssertFalse(r.refresh(service: "keygate", scope: "tty.1.2.3", window: 0, now: 108), "window 0")
+        XCTAssertFalse(r.extend(service: "keygate", scope: "tty.1.2.3", window: 10, now: 119), "an ended window is not reopened")
+        XCTAssertFalse(r.extend(service: "keygate", scope: "tty.1.2.3", window: 0, now: 108), "window 0")
         XCTAssertEqual(r.authentications.count, 1)
+    }
+
+    /// An extension never moves the authentication's own time: "a password within the last minute"
+    /// (certify, fingerUnlockArm) still sees the password's age.
+    func test_extend_neverMovesTheAuthenticationsTime() {
+        var r = GateRecords(bootID: "b")
+        r.recordSuccess(service: "keygate", scope: "tty.1", now: 100)
+        XCTAssertTrue(r.recentAuthentication(scope: "tty.1", within: 60, now: 160))
+        XCTAssertFalse(r.recentAuthentication(scope: "tty.1", within: 60, now: 166), "66 s after the password")
+        XCTAssertTrue(r.extend(service: "keygate", scope: "tty.1", window: 300, now: 166))
+        XCTAssertEqual(r.authentications.first?.time, 100, "the password's time stays")
+        XCTAssertFalse(r.recentAuthentication(scope: "tty.1", within: 60, now: 166), "validate is not a password")
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "tty.1", window: 300, now: 466), "the window is extended")
+        XCTAssertFalse(r.recentAuthentication(scope: "tty.1", within: 60, excluding: ["keygate"], now: 101), "an excluded service")
+        XCTAssertEqual(GateRecords.decode(r.encoded(), bootID: "b"), r, "the extension round-trips")
+        // A file of a gatekeeper that knew no extension reads as before.
+        XCTAssertEqual(GateRecords.decode(Array("keygate-records 1\nboot b\nauth keygate tty.1 100\n".utf8), bootID: "b")
+            .authentications.first, GateRecords.Authentication(service: "keygate", scope: "tty.1", time: 100))
+    }
+
+    /// Each item's own window: a validate extends a window only while that window is open. A
+    /// 10-second item whose window closed at 110 stays closed after a validate at 114 that extends
+    /// the 300-second default; one that came at 105 extends it, and a chain of such steps holds it.
+    func test_extend_neverReopensAShorterWindowThatHadClosed() {
+        var r = GateRecords(bootID: "b")
+        r.recordSuccess(service: "keygate", scope: "s", now: 100)
+        XCTAssertTrue(r.extend(service: "keygate", scope: "s", window: 300, now: 114))
+        XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "s", window: 10, now: 115), "closed at 110: stays closed")
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "s", window: 300, now: 414))
+        XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "s", window: 300, now: 415))
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "s", window: 20, now: 120), "20 s: open at 114, so extended")
+        XCTAssertTrue(r.extend(service: "keygate", scope: "s", window: 300, now: 130))
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "s", window: 20, now: 150), "chain 14, 16: each under 20")
+        XCTAssertTrue(r.extend(service: "keygate", scope: "s", window: 300, now: 160))
+        XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "s", window: 20, now: 161), "a 30-s step: the 20-s window closed at 150")
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "s", window: 30, now: 161))
+
+        var s = GateRecords(bootID: "b")
+        s.recordSuccess(service: "keygate", scope: "s", now: 100)
+        XCTAssertTrue(s.extend(service: "keygate", scope: "s", window: 300, now: 105))
+        XCTAssertNotNil(s.freshAuthentication(service: "keygate", scope: "s", window: 10, now: 114), "open at 105: extended to 115")
+        XCTAssertNil(s.freshAuthentication(service: "keygate", scope: "s", window: 10, now: 116))
+        // A new password starts again with no extension.
+        s.recordSuccess(service: "keygate", scope: "s", now: 200)
+        XCTAssertEqual(s.authentications, [GateRecords.Authentication(service: "keygate", scope: "s", time: 200)])
     }
 
     private let lockout = UserLockout(threshold: 5, seconds: 60)

@@ -1,10 +1,11 @@
-// Root's clean-up after a user is removed (issue 39, item 12): the gatekeeper keeps
-// per-uid state that outlives the account (docs/GATEKEEPER.md): the gate secret and
-// generation under /var/lib/keygate/gate/UID, and the authentication records, failure
-// counter and lockout in /run/keygate/ts/UID (and its .lock). A new account given the same uid would
-// inherit them, and, while a process of the old account still runs, its kernel user
-// keyring with any key cached there. `keygate forget-user UID` removes root's state and
-// says which processes still hold the uid's keyring. Paths are GatekeeperPaths'.
+// Root's clean-up after a user is removed: the gatekeeper keeps per-uid state that outlives
+// the account (docs/GATEKEEPER.md, "Root's state"): the gate secret and generation, the
+// authentication records with the failure counter, the lockouts and the handles, the
+// finger-unlock seed, pam_keygate's session counter, and the uid's audit record. A new account
+// given the same uid would inherit them, and, while a process of the old account still runs,
+// its kernel user keyring with any key cached there. `keygate forget-user UID` removes root's
+// state (GatekeeperPaths.perUIDPaths, the one list), moves the audit record aside under a
+// name no new account writes to, and says which processes still hold the uid's keyring.
 internal import KeygateGateWire
 
 public enum ForgetUser {
@@ -14,6 +15,9 @@ public enum ForgetUser {
         public var removed: [String]
         /// Processes still running as the uid (their kernel keyring, and keys in it, live until they end).
         public var processes: [Int32]
+        /// Keys Keygate had cached in the uid's kernel user keyring, dropped: the kernel keeps a uid's
+        /// user keyring after its last process ends, and a new account given the uid would find them.
+        public var evictedKeys: Int = 0
     }
 
     /// Removes root's gatekeeper state for `uid`. Throws .param when the uid still has an account
@@ -29,13 +33,32 @@ public enum ForgetUser {
                 """)
         }
         var removed: [String] = []
-        let records = GatekeeperPaths.recordPath(uid: uid, environment)
-        for path in [GatekeeperPaths.stateDirectory(uid: uid, environment), records, records + ".lock"] {
+        let stamp = WallClock.seconds
+        for (path, isAudit) in GatekeeperPaths.perUIDPaths(uid: uid, environment) {
             guard case .success(let info) = FileStatus.of(path, links: .refuse) else { continue }
-            try remove(path, info)
-            removed.append(path)
+            if isAudit {
+                removed.append(path + " (moved to " + (try retire(path, stamp: stamp, environment)) + ")")
+            } else {
+                try remove(path, info)
+                removed.append(path)
+            }
         }
-        return Outcome(removed: removed, processes: processes(of: uid))
+        // As the uid (its user keyring is found through the caller's uid), with the overflow group: no account is left to name.
+        let evicted = try UserIdentity.run(name: "uid \(uid)", uid: uid, gid: Self.overflowGID) { KeyCache(uid: uid).evictAll() }
+        return Outcome(removed: removed, processes: processes(of: uid), evictedKeys: evicted)
+    }
+
+    /// The kernel's overflow group (nogroup), for acting as a uid that has no account.
+    private static let overflowGID: UInt32 = 65534
+
+    /// Moves one of the uid's audit files into the forgotten folder (root's, 0700), named by the uid
+    /// and the time, so the record of the removed account is kept and a new account starts its own.
+    private static func retire(_ path: String, stamp: Int, _ environment: KeygateEnvironment) throws -> String {
+        let folder = GatekeeperPaths.auditForgottenFolder(environment)
+        try GatekeeperPaths.makeFolder(folder, mode: 0o700)
+        let target = folder + "/\(stamp)-" + (path.split(separator: "/").last.map(String.init) ?? "audit.log")
+        if let e = FileSystem.rename(path, to: target) { throw failure(path, e) }
+        return target
     }
 
     /// Removes a file, or a folder and the files in it (root's folders are one level deep).

@@ -10,6 +10,8 @@ package struct TestOverrides: Sendable {
     package var reuseScope: ReuseScope.Kind?
     package var lockoutSeconds: UInt32?
     package var fingerUnlock: UInt32?
+    /// The gatekeeper's "a password within the last minute" (certify, fingerUnlockArm), shortened.
+    package var certifyWindow: UInt32?
 
     package init() {}
 
@@ -19,6 +21,7 @@ package struct TestOverrides: Sendable {
         reuseScope = env["KEYGATE_TEST_REUSE_SCOPE"].flatMap { ReuseScope.Kind(rawValue: $0) }
         lockoutSeconds = env["KEYGATE_TEST_LOCKOUT_SECONDS"].flatMap { UInt32($0) }
         fingerUnlock = env["KEYGATE_TEST_FINGER_UNLOCK"].flatMap { UInt32($0) }
+        certifyWindow = env["KEYGATE_TEST_CERTIFY_WINDOW"].flatMap { UInt32($0) }
     }
 
     package func apply(to policy: inout Policy) {
