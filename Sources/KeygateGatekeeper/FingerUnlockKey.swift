@@ -54,10 +54,20 @@ struct FingerUnlockKey {
         guard var file = try AtomicFile.read(path(uid: uid, environment), maxBytes: 512) else { return nil }
         defer { Sodium.wipe(&file) }
         var r = ByteReader(file)
-        guard let head = try? r.raw(magic.count), head == magic, let bootLength = try? r.u32(), bootLength <= 64,
-              let boot = try? r.raw(Int(bootLength)), String(decoding: boot, as: UTF8.self) == GateRecords.currentBootID,
-              let madeAt = try? r.u64(), let generation = try? r.u64(), let account = try? r.raw(GateSecrets.accountTagBytes),
-              var seed = try? r.raw(BoxKeyPair.seedBytes), r.isAtEnd else {
+        var seed: [UInt8] = []
+        defer { Sodium.wipe(&seed) }
+        let madeAt: UInt64, generation: UInt64, account: [UInt8]
+        do {
+            guard try r.raw(magic.count) == magic else { throw GateWireError.malformed("another form") }
+            let bootLength = try r.u32()
+            guard bootLength <= 64, String(decoding: try r.raw(Int(bootLength)), as: UTF8.self) == GateRecords.currentBootID else {
+                throw GateWireError.malformed("another boot")
+            }
+            (madeAt, generation, account) = (try r.u64(), try r.u64(), try r.raw(GateSecrets.accountTagBytes))
+            seed = try r.raw(BoxKeyPair.seedBytes)
+            guard r.isAtEnd else { throw GateWireError.malformed("trailing bytes") }
+        } catch {
+            // Another boot's, an older form's, or damaged: nothing a finger may open; the next password arms again.
             drop(uid: uid, environment: environment)
             return nil
         }

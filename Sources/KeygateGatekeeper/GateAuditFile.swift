@@ -94,16 +94,18 @@ package enum GateAuditFile {
     /// written loses the line only. `environment`: the one the program's main built.
     static func append(uid: UInt32, _ fields: [(String, String?)], environment: KeygateEnvironment) {
         guard ProcessIdentity.euid == 0 || isTestHookBuild(environment) else { return }
-        // Without the folder, nothing is written: the decision stands, the line is lost (best effort).
-        guard (try? GatekeeperPaths.makeFolder(GatekeeperPaths.auditUserFolder(environment), mode: 0o700)) != nil else { return }
+        do { try GatekeeperPaths.makeFolder(GatekeeperPaths.auditUserFolder(environment), mode: 0o700) } catch {
+            return   // without the folder, nothing is written: the decision stands, the line is lost (best effort)
+        }
         write(line(fields), to: userPath(uid: uid, environment), bound: userMaxBytes, environment)
     }
 
     /// Appends one line that is about no one user. Never throws.
     static func append(_ fields: [(String, String?)], environment: KeygateEnvironment) {
         guard ProcessIdentity.euid == 0 || isTestHookBuild(environment) else { return }
-        // As above: no folder, no line, and nothing else changes.
-        guard (try? GatekeeperPaths.makeFolder(folder(environment), mode: 0o700)) != nil else { return }
+        do { try GatekeeperPaths.makeFolder(folder(environment), mode: 0o700) } catch {
+            return   // as above: no folder, no line, and nothing else changes
+        }
         write(line(fields), to: path(environment), bound: maxBytes, environment)
     }
 

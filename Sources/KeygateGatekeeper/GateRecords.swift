@@ -211,8 +211,13 @@ struct GateRecords: Sendable, Equatable {
 
     /// This boot's id: read once per process (it cannot change while the process runs).
     static let currentBootID: String = {
-        guard let bytes = try? AtomicFile.read("/proc/sys/kernel/random/boot_id", maxBytes: 64) else { return "" }
-        return String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+        do {
+            guard let bytes = try AtomicFile.read("/proc/sys/kernel/random/boot_id", maxBytes: 64) else { return "" }
+            return String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+        } catch {
+            // No /proc: every record is of the boot "", written and read alike, and /run is still a tmpfs per boot.
+            return ""
+        }
     }()
 
     func encoded() -> [UInt8] {
@@ -292,8 +297,17 @@ struct GateRecords: Sendable, Equatable {
             records = kept
         } else {
             let boot = currentBootID
-            records = (try? AtomicFile.read(path, maxBytes: maxBytes)).flatMap { $0 }.map { decode($0, bootID: boot) }
-                ?? GateRecords(bootID: boot)
+            let bytes: [UInt8]?
+            do {
+                bytes = try AtomicFile.read(path, maxBytes: maxBytes)
+            } catch let error as KeychainError {
+                // Fail closed: a records file that is there but cannot be read would forget the counter and the lockout.
+                throw KeychainError.notAvailable("""
+                    the gatekeeper could not read its records for uid \(uid) (\(path)): \(error.message); an administrator can \
+                    remove the file (the windows and the failure count start again)
+                    """)
+            }
+            records = bytes.map { decode($0, bootID: boot) } ?? GateRecords(bootID: boot)
             GateRecordsCache.store(uid: uid, version, records)
         }
         let before = records

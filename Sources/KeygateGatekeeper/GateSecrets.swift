@@ -220,7 +220,9 @@ package struct GateSecrets {
         // The first generation comes from the secret, not 1: a new account given a forgotten uid starts
         // at a generation no box or seed of the old account names (GateSecrets' secret is new too).
         var generation = try firstGeneration(secret)
-        if let stored = try? AtomicFile.read(path, maxBytes: 64), stored.count == 40 {
+        // Absent or damaged (not 40 bytes): the first generation. A file that cannot be read at all is an error:
+        // starting again there would move the generation under the user's items.
+        if let stored = try AtomicFile.read(path, maxBytes: 64), stored.count == 40 {
             generation = stored[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             if Array(stored[8..<40]) == seen { return max(generation, 1) }
             generation += 1

@@ -388,6 +388,7 @@ struct GateServer {
 
     /// `keygate lock` (this scope) and `keygate lock --all` (everything, like sudo -K).
     private func forget(_ request: GateRequest) throws -> GateResult {
+        // try?: a broken system policy file must not stop a lock, which only forgets records (narrows access).
         var policy = (try? policies().keychainDecision().policy) ?? Policy.default
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)

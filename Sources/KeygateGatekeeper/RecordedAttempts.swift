@@ -53,6 +53,7 @@ struct RecordedAttempts: AttemptCounter {
     }
 
     func unanswered() {
+        // try?: a count that cannot be given back stays counted, which is the stricter side.
         _ = try? GateRecords.update(uid: uid, environment: environment) { credential == .fingerprint ? $0.fingerUnanswered() : $0.attemptUnanswered() }
     }
 
