@@ -28,11 +28,26 @@ public enum GatekeeperMain {
         // The environment it runs with, read once and passed down (KeygateEnvironment): PATH, LC_ALL and,
         // in test-hook builds only, the hooks kept above.
         let environment = KeygateEnvironment.process()
-        if let activation { return GateDaemon.serve(activation, hooks: hooks, environment: environment) }
+        if let activation {
+            guard getuid() == 0, geteuid() == 0 else {
+                complain("""
+                    keygate-gatekeeper --serve runs as root only: systemd's keygate-gatekeeper.socket starts it, or the gatekeeper \
+                    itself
+                    """)
+                return 2
+            }
+            // A daemon: no lifetime alarm; "keygate-gated" in ps and top (the image is /proc/self/exe, which
+            // would read "exe"); every page it touches stays in RAM, so the secrets it keeps and the shares it
+            // sends never reach swap (root: no RLIMIT_MEMLOCK applies).
+            alarm(0)
+            _ = keygate_set_process_name("keygate-gated")
+            _ = keygate_lock_all_memory()
+            return GateDaemon.serve(activation, hooks: hooks, environment: environment)
+        }
         // Who called, read before root's ids replace the caller's.
         let uid = getuid()
         let caller = CallerScope.helperCaller()
-        guard becomeRootInFull() else {
+        guard UserIdentity.becomeRootInFull() else {
             complain("could not take root's ids (setresuid): the gatekeeper must be installed setuid root")
             return 1
         }
@@ -136,15 +151,5 @@ public enum GatekeeperMain {
         signal(SIGINT, SIG_IGN)
         signal(SIGQUIT, SIG_IGN)
         alarm(lifetimeSeconds)
-    }
-
-    /// Root's ids in full: real, effective and saved uid and gid 0, no supplementary groups.
-    /// The kernel lets a user signal a process whose real or saved uid is theirs, which a
-    /// setuid program's is: from here on no signal of the user's reaches it (a guess cannot be
-    /// killed before it is counted), and the files it creates are root:root. A gatekeeper run
-    /// without its setuid bit (euid not 0) stays as it is and fails on root's state instead.
-    private static func becomeRootInFull() -> Bool {
-        guard geteuid() == 0 else { return true }
-        return setgroups(0, nil) == 0 && setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) == 0
     }
 }

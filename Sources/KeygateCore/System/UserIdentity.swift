@@ -67,6 +67,18 @@ package struct AccountEntry: Sendable, Equatable {
 }
 
 package enum UserIdentity {
+    /// Root's ids in full, for good: real, effective and saved uid and gid 0, no supplementary
+    /// groups (the setuid gatekeeper, once it has read its caller; the daemon it starts inherits
+    /// them). The kernel lets a user signal a process whose real or saved uid is theirs, which a
+    /// setuid program's is: from here on no signal of the user's reaches it, and the files it
+    /// creates are root:root. True when taken, or when the process is not running as root at all
+    /// (euid not 0: it stays as it is and fails on root's state instead). This file is the one
+    /// place ids change (SystemDoorTests).
+    package static func becomeRootInFull() -> Bool {
+        guard geteuid() == 0 else { return true }
+        return setgroups(0, nil) == 0 && keygate_setresgid(0, 0, 0) == 0 && keygate_setresuid(0, 0, 0) == 0
+    }
+
     /// Runs `body` as the user (`uid`, `gid`, the groups of `name`) and restores the
     /// caller's ids and groups, even when `body` throws. A process already running as
     /// that user runs `body` unchanged. Only root can switch: anyone else gets `.param`.
