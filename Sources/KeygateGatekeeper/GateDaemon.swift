@@ -151,11 +151,11 @@ enum GateDaemon {
             guard request.daemonAnswers else {
                 throw KeychainError.interactionNotAllowed("the gatekeeper's daemon does not answer this request: the setuid gatekeeper does")
             }
-            request.flags.insert(.noPrompt)
+            request.noPrompt = true
             let user = try cache.user(uid: uid)
             let server = GateServer(user: user, caller: pid, prompter: SilentPrompter(), pamConfdir: nil, overrides: overrides,
                                     environment: environment, cache: cache)
-            result = try server.handle(request)
+            result = .answer(try server.handle(request))
             // The scope was read from /proc/PID: it was the peer's only if the peer is still there.
             guard UnixSocket.processIsAlive(pidfd) else { return }
         } catch let error as KeychainError {

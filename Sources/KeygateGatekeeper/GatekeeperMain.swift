@@ -60,10 +60,12 @@ public enum GatekeeperMain {
             servedByDaemon = request.daemonAnswers
             guard let caller else { throw CallerScope.callerGone() }
             // Root may have another user's class keys sealed (a passwordless keychain: HostProtectorAdmin).
-            if request.subjectUID != nil, uid != 0 {
+            var subjectUID: UInt32?
+            if case .certify(let certification) = request.call { subjectUID = certification.subjectUID }
+            if subjectUID != nil, uid != 0 {
                 throw KeychainError.param("only root may ask the gatekeeper to seal another user's keys")
             }
-            let user = try UserAccount.lookup(uid: request.subjectUID ?? uid)
+            let user = try UserAccount.lookup(uid: subjectUID ?? uid)
             var confdir: String?
             var overrides = TestOverrides()
             #if KEYGATE_TEST_HOOKS
@@ -72,8 +74,8 @@ public enum GatekeeperMain {
             #endif
             var server = GateServer(user: user, caller: caller, prompter: prompter, pamConfdir: confdir, overrides: overrides,
                                     environment: environment)
-            server.rootAsks = request.subjectUID != nil
-            result = try server.handle(request)
+            server.rootAsks = subjectUID != nil
+            result = .answer(try server.handle(request))
             // The scope was read from /proc/CALLER: it was the caller's only if the caller is still this
             // helper's parent (one that exited meanwhile re-parented the helper and freed its pid).
             if getppid() != caller {

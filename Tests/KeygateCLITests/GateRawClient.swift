@@ -32,7 +32,8 @@ enum GateRawClient {
         account = os.fsencode(opts.get("account", ""))
         if "long" in opts:
             service, account = b"S" * int(opts["long"]), b"A" * int(opts["long"])
-        frame = bytes([0x51, 1, op, flags]) + struct.pack(">I", 1)
+        # The item's access-control bits (userPresence) go with an item only: the gatekeeper refuses a field an operation does not take.
+        frame = bytes([0x51, 1, op, flags]) + struct.pack(">I", 1 if (service or account) else 0)
         if service or account:
             frame += bytes([1]) + short(b"genp") + short(service) + short(account) + short(b"") + short(b"") \
                 + struct.pack(">H", 0) + short(b"") + short(b"") + short(b"")

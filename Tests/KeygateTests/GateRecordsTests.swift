@@ -137,97 +137,156 @@ final class GateRecordsTests: XCTestCase {
         XCTAssertTrue(r.handles.isEmpty, "expired handles go")
     }
 
-    func test_requestsRoundTrip_andMalformedOnesAreRefused() throws {
-        var request = GateRequest(operation: .open, flags: [.fresh, .issueHandle], accessControl: 1,
-                                  identity: .internet(server: "example.org", account: "a", protocol: .https, port: 443),
-                                  reason: "why", handle: [UInt8](repeating: 1, count: 32))
-        request.boxes = [GateRequest.Box(kind: .presence, keyID: [UInt8](repeating: 2, count: 8),
-                                         sealed: [UInt8](repeating: 3, count: GatedBlob.boxBytes))]
-        request.handleSeconds = 30
-        XCTAssertEqual(try GateRequest.decode(request.encoded()), request)
-        let bytes = request.encoded()
+    static let box = GateRequest.Box(kind: .presence, keyID: [UInt8](repeating: 2, count: 8),
+                                     sealed: [UInt8](repeating: 3, count: GatedBlob.boxBytes))
+    static let item = GateRequest.Item(.internet(server: "example.org", account: "a", protocol: .https, port: 443), accessControl: 1)
+    static let classKey = GateRequest.ClassKey(accessibility: .whenUnlocked, publicKey: [UInt8](repeating: 4, count: 32), seal: [])
+
+    /// One request of each operation, with the fields it takes set.
+    static let everyCall: [GateRequest.Call] = [
+        .keys(item, classKeys: [classKey]),
+        .open(item, boxes: [box], .init(reason: "why", fresh: true, context: .init(handle: [UInt8](repeating: 1, count: 32),
+                                                                                   issueHandleSeconds: 30))),
+        .authenticate(.init(reason: "unlock", classKeys: [classKey], biometric: false, context: .init(issueHandleSeconds: 10))),
+        .legacyClassSeed(seed: [UInt8](repeating: 5, count: 32)),
+        .presence(item, .init(reason: "r")),
+        .forget(all: true),
+        .certify(.init(classKeys: [classKey], subjectUID: 1000)),
+        .check(item, boxes: [box, box]),
+        .status,
+        .validate(.init(reason: "v", fresh: true)),
+        .fingerprintState,
+        .fingerUnlockArm,
+        .fingerUnlock(.init(sealedMasterKey: [UInt8](repeating: 6, count: GateRequest.sealedMasterKeyBytes), reason: "finger")),
+    ]
+
+    func test_everyOperationRoundTrips_asItsOwnCase() throws {
+        XCTAssertEqual(Set(Self.everyCall.map { GateRequest($0).operation }), Set(GateRequest.Operation.allCases), "one of each")
+        for call in Self.everyCall {
+            for noPrompt in [false, true] {
+                let request = GateRequest(call, noPrompt: noPrompt)
+                XCTAssertEqual(try GateRequest.decode(request.encoded()), request, "\(call)")
+                XCTAssertEqual(request.encoded()[2], request.operation.rawValue, "the operation's number, as before")
+            }
+        }
+    }
+
+    /// The bytes are the version-1 layout: the frame an attacker or an older client writes by hand
+    /// (GatekeeperAttackTests writes this one) is the frame the typed request encodes to.
+    func test_theBytesAreTheVersionOneLayout() throws {
+        // 'Q' v1 certify, flags forUser|noPrompt, no item, no reason, handle, keys, boxes or seed, no seconds; then the uid.
+        let frame: [UInt8] = [0x51, 1, 7, 17] + [0, 0, 0, 0] + [0] + [0, 0] + [0, 0, 0, 0] + [0, 0, 0, 0] + [0, 0, 0x03, 0xE8]
+        let request = GateRequest(.certify(.init(classKeys: [], subjectUID: 1000)), noPrompt: true)
+        XCTAssertEqual(try GateRequest.decode(frame), request)
+        XCTAssertEqual(request.encoded(), frame)
+        // A status request as every client has sent it: noPrompt, nothing else.
+        let status: [UInt8] = [0x51, 1, 9, 1] + [0, 0, 0, 0] + [0] + [0, 0] + [0, 0, 0, 0] + [0, 0, 0, 0]
+        XCTAssertEqual(try GateRequest.decode(status), GateRequest(.status, noPrompt: true))
+    }
+
+    /// Each operation takes its own fields and no other: anything else is refused, so no request
+    /// has two encodings and no field means something to an operation that ignores it.
+    func test_aFieldTheOperationDoesNotTake_isRefused() throws {
+        func layout(_ call: GateRequest.Call, _ change: (inout GateRequestLayout) -> Void) -> [UInt8] {
+            var layout = GateRequestLayout(GateRequest(call))
+            change(&layout)
+            return layout.encoded()
+        }
+        let refused: [(String, [UInt8])] = [
+            ("a box in status", layout(.status) { $0.boxes = [Self.box] }),
+            ("a seed in validate", layout(.validate(.init())) { $0.seed = [UInt8](repeating: 1, count: 32) }),
+            ("a handle in validate", layout(.validate(.init())) { $0.handle = [UInt8](repeating: 1, count: 32) }),
+            ("an item in forget", layout(.forget(all: false)) { $0.identity = .generic(service: "s", account: "a") }),
+            ("a uid outside certify", layout(.open(Self.item, boxes: [], .init())) { $0.flags.insert(.forUser); $0.subjectUID = 0 }),
+            ("fresh in keys", layout(.keys(Self.item, classKeys: [])) { $0.flags.insert(.fresh) }),
+            ("seconds without issueHandle", layout(.presence(Self.item, .init())) { $0.handleSeconds = 30 }),
+            ("access control without an item", layout(.status) { $0.accessControl = 1 }),
+            ("all in lock's sibling", layout(.status) { $0.flags.insert(.all) }),
+            ("a reason in check", layout(.check(Self.item, boxes: [])) { $0.reason = "x" }),
+            ("open without an item", layout(.status) { $0.operation = .open }),
+            ("a 1.x seed of 5 bytes", layout(.legacyClassSeed(seed: [UInt8](repeating: 1, count: 32))) { $0.seed = [1, 2, 3, 4, 5] }),
+            ("a sealed master key of 32 bytes", layout(.fingerUnlock(.init(sealedMasterKey: [UInt8](repeating: 1, count: 80)))) {
+                $0.seed = [UInt8](repeating: 1, count: 32) }),
+        ]
+        for (what, frame) in refused {
+            XCTAssertThrowsError(try GateRequest.decode(frame), what) { error in
+                XCTAssertTrue(error is GateWireError, "\(what): \(error)")
+            }
+        }
+        let bytes = GateRequest(Self.everyCall[1]).encoded()
         XCTAssertThrowsError(try GateRequest.decode(bytes + [0]), "trailing bytes")
         XCTAssertThrowsError(try GateRequest.decode(Array(bytes.dropLast())), "truncated")
         var badFlags = bytes
         badFlags[3] = 0x80
         XCTAssertThrowsError(try GateRequest.decode(badFlags), "unknown flags")
-        XCTAssertThrowsError(try GateRequest.decode(GateRequest(operation: .open).encoded()), "an item operation needs an item")
         XCTAssertThrowsError(try GateRequest.decode([]))
-    }
-
-    /// Root's certify for another user carries the uid after every other field, and only then:
-    /// every request without it is byte for byte the frame an older client sends.
-    func test_aCertifyForAnotherUser_carriesItsUID_andNothingElseCanNameOne() throws {
-        let plain = GateRequest(operation: .certify)
-        var forUser = plain
-        forUser.subjectUID = 1234
-        XCTAssertEqual(forUser.encoded().count, plain.encoded().count + 4)
-        XCTAssertEqual(plain.encoded()[3], 0, "no forUser flag without a uid")
-        XCTAssertEqual(try GateRequest.decode(forUser.encoded()).subjectUID, 1234)
-        XCTAssertNil(try GateRequest.decode(plain.encoded()).subjectUID)
-        var open = GateRequest(operation: .open, identity: .generic(service: "s", account: "a"))
-        open.subjectUID = 0
-        XCTAssertThrowsError(try GateRequest.decode(open.encoded()), "only certify may name another user")
-        var truncated = forUser.encoded()
-        truncated.removeLast()
-        XCTAssertThrowsError(try GateRequest.decode(truncated))
     }
 
     func test_textCutAtTheCap_endsOnACharacter_andStillDecodes() throws {
         let reason = String(repeating: "a", count: GateRequest.maxReasonBytes - 1) + "é"
-        let request = GateRequest(operation: .authenticate, reason: reason)
-        XCTAssertEqual(try GateRequest.decode(request.encoded()).reason, String(repeating: "a", count: GateRequest.maxReasonBytes - 1))
+        let request = GateRequest(.validate(.init(reason: reason)))
+        guard case .validate(let decoded) = try GateRequest.decode(request.encoded()).call else { return XCTFail("not a validate") }
+        XCTAssertEqual(decoded.reason, String(repeating: "a", count: GateRequest.maxReasonBytes - 1))
         let notice = String(repeating: "a", count: GateMessage.maxTextBytes - 1) + "é"
-        guard case .notice(let text) = try GateMessage.decode(GateMessage.notice(notice).encoded()) else { return XCTFail("not a notice") }
+        guard case .notice(let text) = try GateMessage.decode(GateMessage.notice(notice).encoded(), answering: .status) else {
+            return XCTFail("not a notice")
+        }
         XCTAssertEqual(text.utf8.count, GateMessage.maxTextBytes - 1)
         XCTAssertEqual(GateWire.prefix("héllo", maxBytes: 2), "h", "never half a character")
     }
 
-    func test_messagesRoundTrip() throws {
-        var result = GateResult()
-        result.shares = [(0, [UInt8](repeating: 5, count: 32))]
-        result.invalid = [1]
-        for message in [GateMessage.promptSecret("Password: "), .notice("Sorry, try again."),
-                        .audit(event: "auth-success", service: "keygate", detail: ""), .result(result),
-                        .result(.failure(KeychainError(.authFailed, "no")))] {
-            XCTAssertEqual(try GateMessage.decode(message.encoded()), message)
+    /// One answer of each operation, with the fields it returns set.
+    static let everyAnswer: [GateAnswer] = [
+        .keys([.init(kind: .presence, key: [UInt8](repeating: 9, count: 32))]),
+        .open(shares: [.init(index: 0, share: [UInt8](repeating: 5, count: 32))], handle: [UInt8](repeating: 1, count: 32)),
+        .authenticate(seals: [.init(accessibility: .whenUnlocked, seal: [UInt8](repeating: 7, count: 32))], handle: []),
+        .legacyClassSeed(seed: [UInt8](repeating: 3, count: 32)),
+        .presence(handle: []),
+        .forget,
+        .certify(seals: [.init(accessibility: .afterFirstUnlock, seal: [UInt8](repeating: 8, count: 32))]),
+        .check(invalid: [1]),
+        .status(lockoutSecondsLeft: 42, failedAttempts: 3),
+        .validate,
+        .fingerprintState(domainState: [UInt8](repeating: 7, count: 32), biometryLockedOut: true),
+        .fingerUnlockArm(publicKey: [UInt8](repeating: 2, count: 32)),
+        .fingerUnlock(masterKey: [UInt8](repeating: 4, count: 32)),
+    ]
+
+    func test_messagesRoundTrip_eachAnswerAsItsOperationReadsIt() throws {
+        XCTAssertEqual(Set(Self.everyAnswer.map(\.operation)), Set(GateRequest.Operation.allCases), "one of each")
+        for answer in Self.everyAnswer {
+            for message in [GateMessage.result(.answer(answer)), .result(.failure(KeychainError(.authFailed, "no")))] {
+                XCTAssertEqual(try GateMessage.decode(message.encoded(), answering: answer.operation), message, "\(answer)")
+            }
         }
-        XCTAssertThrowsError(try GateMessage.decode([UInt8(ascii: "Z")]))
+        for message in [GateMessage.promptSecret("Password: "), .notice("Sorry, try again."),
+                        .audit(event: "auth-success", service: "keygate", detail: "")] {
+            XCTAssertEqual(try GateMessage.decode(message.encoded(), answering: .open), message)
+        }
+        XCTAssertThrowsError(try GateMessage.decode([UInt8(ascii: "Z")], answering: .open))
+        // An answer read for an operation that does not return its fields is refused.
+        let shares = GateMessage.result(.answer(Self.everyAnswer[1])).encoded()
+        XCTAssertThrowsError(try GateMessage.decode(shares, answering: .status), "shares answer no status")
+        let failureWithShares = shares.enumerated().map { $0.offset == 4 ? UInt8(7) : $0.element }
+        XCTAssertThrowsError(try GateMessage.decode(failureWithShares, answering: .open), "a failure carries no share")
     }
 
-    /// A program built with an older Keygate library talks to the installed gatekeeper: a result
-    /// without the status fields is byte for byte what gatekeepers sent before them (this frame is
-    /// the empty result as the gatekeeper of issue 19 encoded it), and a status result round-trips.
-    func test_aResultWithoutStatusFields_isTheOldFrame_andAStatusResultRoundTrips() throws {
+    /// A program built with an older Keygate library talks to the installed gatekeeper: an empty
+    /// answer is byte for byte what gatekeepers sent before the answers were typed (this frame is
+    /// the empty result as the gatekeeper of issue 19 encoded it), and a status answer round-trips.
+    func test_anEmptyAnswer_isTheOldFrame_andAStatusAnswerRoundTrips() throws {
         let old: [UInt8] = [UInt8(ascii: "R"), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
-        XCTAssertEqual(GateMessage.result(GateResult()).encoded(), old)
-        XCTAssertEqual(try GateMessage.decode(old), .result(GateResult()))
-        var status = GateResult()
-        status.lockoutSecondsLeft = 42
-        status.failedAttempts = 3
-        XCTAssertEqual(try GateMessage.decode(GateMessage.result(status).encoded()), .result(status))
-    }
-
-    /// fingerprintState's fields come after the lockout pair (then always written); a status result
-    /// without them is still the frame older clients decode, and a request flagged biometric decodes.
-    func test_aFingerprintStateResultRoundTrips_andLeavesStatusResultsAsTheyWere() throws {
-        var status = GateResult()
-        status.lockoutSecondsLeft = 42
-        status.failedAttempts = 3
-        XCTAssertEqual(GateMessage.result(status).encoded().count, 13 + 8, "a status result: the lockout pair and nothing more")
-        var state = GateResult()
-        state.domainState = Array(repeating: 7, count: 32)
-        state.biometryLockedOut = true
-        let frame = GateMessage.result(state).encoded()
-        XCTAssertEqual(frame.count, 13 + 8 + 1 + 32 + 1)
-        XCTAssertEqual(try GateMessage.decode(frame), .result(state))
-        var locked = GateResult()
-        locked.biometryLockedOut = true
-        XCTAssertEqual(try GateMessage.decode(GateMessage.result(locked).encoded()), .result(locked))
-        let request = GateRequest(operation: .authenticate, flags: [.biometric, .issueHandle])
-        XCTAssertEqual(try GateRequest.decode(request.encoded()), request)
-        XCTAssertEqual(try GateRequest.decode(GateRequest(operation: .fingerprintState, flags: .noPrompt).encoded()).operation,
-                       .fingerprintState)
+        for answer in [GateAnswer.validate, .forget, .presence(handle: []), .status(lockoutSecondsLeft: 0, failedAttempts: 0),
+                       .fingerprintState(domainState: [], biometryLockedOut: false)] {
+            XCTAssertEqual(GateMessage.result(.answer(answer)).encoded(), old, "\(answer)")
+            XCTAssertEqual(try GateMessage.decode(old, answering: answer.operation), .result(.answer(answer)))
+        }
+        let status = GateMessage.result(.answer(.status(lockoutSecondsLeft: 42, failedAttempts: 3)))
+        XCTAssertEqual(status.encoded().count, 13 + 8, "a status result: the lockout pair and nothing more")
+        let state = GateMessage.result(.answer(.fingerprintState(domainState: [UInt8](repeating: 7, count: 32), biometryLockedOut: true)))
+        XCTAssertEqual(state.encoded().count, 13 + 8 + 1 + 32 + 1)
+        // Written another way (a lockout pair of zeros with nothing after it) is not the one encoding.
+        XCTAssertThrowsError(try GateMessage.decode(old + [0, 0, 0, 0, 0, 0, 0, 0], answering: .status))
     }
 
     /// Apple's biometryLockout: a finger's attempts are counted before the scan, apart from the
