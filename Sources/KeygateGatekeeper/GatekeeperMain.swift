@@ -6,7 +6,8 @@
 // stop or trace it, so an authentication it runs cannot be cut short), and sets a fixed
 // environment, non-dumpable, umask 077, and an alarm that ends it whatever happens. Then it
 // serves exactly one request from fd 0, writing to fd 1, for the real uid that ran it, starts
-// the daemon if none runs (GateDaemon), and exits. With `--serve` (root only) it is that daemon.
+// the daemon if none runs (GateDaemon), and exits. With `--serve` (root only) it is that daemon;
+// with `--forget-user UID` (root only) it forgets what root keeps for a removed uid (ForgetUser).
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
@@ -46,6 +47,14 @@ public enum GatekeeperMain {
         }
         // Who called, read before root's ids replace the caller's.
         let uid = getuid()
+        // Root's administration (`keygate forget-user`, run by root): root's code, in root's program.
+        if CommandLine.arguments.dropFirst().first == "--forget-user" {
+            guard uid == 0, geteuid() == 0 else {
+                complain("--forget-user runs as root only (it removes root's state): run `sudo keygate forget-user UID`")
+                return 2
+            }
+            return ForgetUser.main(Array(CommandLine.arguments.dropFirst(2)), environment: environment)
+        }
         let caller = CallerScope.helperCaller()
         guard UserIdentity.becomeRootInFull() else {
             complain("could not take root's ids (setresuid): the gatekeeper must be installed setuid root")

@@ -140,4 +140,30 @@ final class UserRemovalTests: XCTestCase {
         XCTAssertTrue(again.values["left.message"]?.contains("it was armed for another account") == true, again.summary)
         XCTAssertFalse(FileManager.default.fileExists(atPath: "/run/keygate/finger/\(uid)"), "the refused seed is dropped")
     }
+
+    /// forget-user is root's code in root's program: a user who runs the setuid gatekeeper with
+    /// `--forget-user`, for another uid or their own, is refused and nothing is removed; so is a
+    /// user's `keygate forget-user`.
+    func test_aUserRunningTheGatekeepersForgetUser_isRefused_andNothingIsRemoved() throws {
+        let victim = try CLIUserHarness()
+        let used = try victim.run("printf %s v | keygate add -s svc -a a --access user-presence >/dev/null 2>&1; keygate get -s svc -a a")
+        XCTAssertEqual(used.status, 0, used.summary)
+        let state = "/var/lib/keygate/gate/\(victim.user.uid)"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: state))
+        let attacker = try CLIUserHarness(sharedUser: true)
+        let r = try attacker.run(GateRawClient.install + """
+
+            [ -u "$gatekeeper" ]; echo setuid=$?
+            "$gatekeeper" --forget-user --removing \(victim.user.uid) >"$HOME/out" 2>"$HOME/err"; echo other=$?
+            "$gatekeeper" --forget-user --removing $(id -u) >/dev/null 2>&1; echo own=$?
+            keygate forget-user --removing \(victim.user.uid) >/dev/null 2>&1; echo cli=$?
+            cat "$HOME/err"
+            """)
+        XCTAssertEqual(r.values["setuid"], "0", r.summary)
+        XCTAssertEqual(r.values["other"], "2", r.summary)
+        XCTAssertEqual(r.values["own"], "2", r.summary)
+        XCTAssertEqual(r.values["cli"], "206", "errSecParam: root only: \(r.summary)")
+        XCTAssertTrue(r.out.contains("--forget-user runs as root only"), r.summary)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: state), "the victim's gate state is untouched")
+    }
 }

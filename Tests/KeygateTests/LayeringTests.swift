@@ -223,6 +223,33 @@ final class LayeringTests: XCTestCase {
         XCTAssertFalse(listed.contains { $0.contains("\"KeygateGatekeeper\"") }, "a product contains the gatekeeper's code: \(listed)")
     }
 
+    /// Root's administration lives in root's targets: no target a library product contains (the
+    /// closure of Keygate, KeygateSecurity, Security and LocalAuthentication, which apps link)
+    /// removes root's per-uid state or names a path of it; `keygate forget-user` asks the installed
+    /// gatekeeper (`--forget-user`, KeygateGatekeeper's ForgetUser) to do it as root.
+    func testRootsAdministrationIsNotInTheLibraryAppsLink() throws {
+        let (dependencies, _) = try packageLayers()
+        var library: Set<String> = [], stack = ["Keygate", "KeygateSecurity", "Security", "LocalAuthentication"]
+        while let next = stack.popLast() {
+            guard LayerCheck.layers[next] != nil else { continue }   // a C module: no Swift source of its own
+            if library.insert(next).inserted { stack += dependencies[next] ?? [] }
+        }
+        XCTAssertTrue(library.isSuperset(of: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateGateWire"]), "\(library)")
+        XCTAssertFalse(library.contains("KeygateGatekeeper"))
+        let rootsOwn = ["perUIDPaths(", "stateDirectory(uid", "recordPath(uid", "recordLockPath(uid", "fingerUnlockPath(uid",
+                        "sessionCounterPath(uid", "auditUserPath(uid", "auditUserPreviousPath(uid", "enum ForgetUser"]
+        var found: [String] = []
+        for (file, text) in try PackagePaths.swiftSources() {
+            let target = String(file.split(separator: "/").first ?? "")
+            // GatekeeperPaths defines them (the wire's one list of root's paths); it removes nothing.
+            guard library.contains(target), file != "KeygateGateWire/GatekeeperPaths.swift" else { continue }
+            for name in rootsOwn where text.contains(name) { found.append("\(file): \(name)") }
+        }
+        XCTAssertEqual(found, [], "root's per-uid state is root's programs' business")
+        let gatekeeper = try String(contentsOfFile: PackagePaths.root + "/Sources/KeygateGatekeeper/ForgetUser.swift", encoding: .utf8)
+        XCTAssertTrue(gatekeeper.contains("GatekeeperPaths.perUIDPaths"), "the gatekeeper's ForgetUser walks the one list")
+    }
+
     /// Each C library is touched by its own layer only: the core no longer links libpam for a
     /// setresuid wrapper (it is CSystem's), and storage's SQLite stays storage's.
     func testEachCLibraryIsReachedOnlyByItsOwners() throws {

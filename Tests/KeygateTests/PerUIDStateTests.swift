@@ -10,6 +10,7 @@ import XCTest
 @testable import Keygate
 @testable import KeygateCore
 @testable import KeygateGateWire
+@testable import KeygateGatekeeper
 
 final class PerUIDStateTests: XCTestCase {
     private var pathsSource: String {

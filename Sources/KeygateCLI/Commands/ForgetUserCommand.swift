@@ -1,6 +1,8 @@
 // `keygate forget-user UID` (root): after `userdel`, removes the gatekeeper's state for
 // that uid, so that a new account given the same uid inherits nothing,
-// and names the processes that still hold the uid's kernel keyring. Delegates to ForgetUser.
+// and names the processes that still hold the uid's kernel keyring. Delegates to the installed
+// gatekeeper (`keygate-gatekeeper --forget-user`, KeygateGatekeeper's ForgetUser): root's code
+// lives in root's program, not in the library apps link.
 
 import Keygate
 
@@ -26,21 +28,14 @@ enum ForgetUserCommand: KeygateCommand {
         positionals: [PositionalSpec(name: "uid", help: "The removed account's uid (a number).")])
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
-        guard let text = args.positional("uid"), let uid = UInt32(text) else {
+        guard let text = args.positional("uid"), UInt32(text) != nil else {
             throw context.usageError("forget-user needs the removed account's uid, a number", configuration)
         }
-        let outcome = try ForgetUser.run(uid: uid, accountBeingRemoved: args.flag(Self.removing),
-                                         environment: context.configuration)
-        var out = outcome.removed.isEmpty ? "nothing of uid \(uid) to remove: the gatekeeper kept no state for it\n"
-            : outcome.removed.map { "removed \($0)\n" }.joined()
-        if outcome.evictedKeys > 0 {
-            out += "dropped \(outcome.evictedKeys) key\(outcome.evictedKeys == 1 ? "" : "s") Keygate had cached in uid \(uid)'s kernel keyring\n"
+        guard ProcessIdentity.euid == 0 else {
+            throw KeychainError.param("keygate forget-user runs as root only (it removes root's state): run it with sudo")
         }
-        if !outcome.processes.isEmpty {
-            out += "still running as uid \(uid): \(outcome.processes.map(String.init).joined(separator: " ")); their kernel keyring "
-                + "(and any key cached in it) lasts until they end: pkill -KILL -u \(uid) before a new account gets uid \(uid)\n"
-        }
-        Console.out(out)
-        return 0
+        // Root's code does it, in root's program: the installed gatekeeper prints what it removed.
+        return try RootGatekeeper.run(["--forget-user"] + (args.flag(Self.removing) ? ["--removing"] : []) + [text],
+                                      environment: context.configuration)
     }
 }

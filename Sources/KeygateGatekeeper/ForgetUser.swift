@@ -6,27 +6,67 @@
 // its kernel user keyring with any key cached there. `keygate forget-user UID` removes root's
 // state (GatekeeperPaths.perUIDPaths, the one list), moves the audit record aside under a
 // name no new account writes to, and says which processes still hold the uid's keyring.
-internal import KeygateGateWire
+// Root's code, in root's target: `keygate forget-user` (root) runs the installed gatekeeper
+// with `--forget-user`, which the gatekeeper's main hands here when its real uid is root's.
+import KeygateCore
+import KeygateGateWire
 
-public enum ForgetUser {
+enum ForgetUser {
     /// What was done for one uid.
-    public struct Outcome: Sendable {
-        /// Root's paths that were there and were removed.
-        public var removed: [String]
+    struct Outcome: Sendable {
+        /// Root's paths that were there and were removed (an audit file: moved, and where to).
+        var removed: [String]
         /// Processes still running as the uid (their kernel keyring, and keys in it, live until they end).
-        public var processes: [Int32]
+        var processes: [Int32]
         /// Keys Keygate had cached in the uid's kernel user keyring, dropped: the kernel keeps a uid's
         /// user keyring after its last process ends, and a new account given the uid would find them.
-        public var evictedKeys: Int = 0
+        var evictedKeys: Int = 0
+    }
+
+    /// `keygate-gatekeeper --forget-user [--removing] UID`, run by root: what `keygate forget-user`
+    /// prints, on standard output; an error on standard error, and its exit status.
+    static func main(_ arguments: [String], environment: KeygateEnvironment) -> Int32 {
+        let removing = arguments.contains("--removing")
+        let rest = arguments.filter { $0 != "--removing" }
+        guard rest.count == 1, let text = rest.first, let uid = UInt32(text) else {
+            _ = Descriptor.write("keygate-gatekeeper --forget-user: give the removed account's uid, a number\n", to: 2)
+            return 2
+        }
+        do {
+            let outcome = try run(uid: uid, accountBeingRemoved: removing, environment: environment)
+            var out = outcome.removed.isEmpty ? "nothing of uid \(uid) to remove: the gatekeeper kept no state for it\n"
+                : outcome.removed.map { "removed \($0)\n" }.joined()
+            if outcome.evictedKeys > 0 {
+                out += "dropped \(outcome.evictedKeys) key\(outcome.evictedKeys == 1 ? "" : "s") Keygate had cached in uid \(uid)'s kernel keyring\n"
+            }
+            if !outcome.processes.isEmpty {
+                out += "still running as uid \(uid): \(outcome.processes.map(String.init).joined(separator: " ")); their kernel keyring "
+                    + "(and any key cached in it) lasts until they end: pkill -KILL -u \(uid) before a new account gets uid \(uid)\n"
+            }
+            _ = Descriptor.write(out, to: 1)
+            return 0
+        } catch let error as KeychainError {
+            _ = Descriptor.write("keygate: \(error.message)\n", to: 2)
+            return error.exitCode
+        } catch {
+            _ = Descriptor.write("keygate: \(error)\n", to: 2)
+            return 1
+        }
     }
 
     /// Removes root's gatekeeper state for `uid`. Throws .param when the uid still has an account
     /// and `accountBeingRemoved` is false: its gated items would die with the state.
-    public static func run(uid: UInt32, accountBeingRemoved: Bool, environment: KeygateEnvironment) throws -> Outcome {
+    static func run(uid: UInt32, accountBeingRemoved: Bool, environment: KeygateEnvironment) throws -> Outcome {
         guard ProcessIdentity.euid == 0 else {
             throw KeychainError.param("keygate forget-user runs as root only (it removes root's state): run it with sudo")
         }
-        if !accountBeingRemoved, let account = try? UserAccount.lookup(uid: uid) {
+        var account: UserAccount?
+        if !accountBeingRemoved {
+            do { account = try UserAccount.lookup(uid: uid) } catch {
+                account = nil   // no entry in the password database: the account is gone, as after userdel
+            }
+        }
+        if let account {
             throw KeychainError.param("""
                 uid \(uid) is still the account \(account.name): forgetting it would invalidate every gated item of \(account.name). \
                 Run this after userdel, or give --removing when the account is being removed (as from userdel's USERDEL_CMD)
