@@ -141,14 +141,14 @@ struct GateServer {
         var pairs: [BoxKeyPair] = []
         var needsPresence = false
         for box in boxes {
-            guard let pair = try pair(for: box, item, secrets) else { throw Self.invalidated(box.kind, identity) }
+            guard let pair = try pair(for: box, item, secrets) else { throw GateRefusal.invalidated(box.kind, identity) }
             pairs.append(pair)
             needsPresence = needsPresence || box.kind != .device
         }
         var handle: [UInt8] = []
         var shares: [GateAnswer.Share] = []
         if needsPresence {
-            handle = try ensurePresence(item, presence, noPrompt: noPrompt, legacyCurrentSet: Self.isLegacyCurrentSet(item, boxes))
+            handle = try ensurePresence(item, presence, noPrompt: noPrompt, legacyCurrentSet: GateRefusal.isLegacyCurrentSet(item, boxes))
         }
         for (index, box) in boxes.enumerated() {
             // Into the reply's own array (wiped with the reply), not through locked memory first.
@@ -215,35 +215,9 @@ struct GateServer {
             guard prints.digest != nil else { return nil }   // every finger removed: the set it was bound to is gone
             derived = try secrets.enrolledSetPair(prints, flags: item.accessControl, identity: identity)
         case .device: derived = try secrets.devicePair(flags: item.accessControl, identity: identity, environment: environment)
-        case .accessClass: throw malformed()
+        case .accessClass: throw GateRefusal.malformed
         }
         return derived.keyID == box.keyID ? derived : nil
-    }
-
-    /// An item whose box names a key the gatekeeper does not derive for it, in the words of its kind.
-    static func invalidated(_ kind: GateKind, _ identity: ItemIdentity) -> KeychainError {
-        switch kind {
-        case .currentSet:
-            return .itemNotFound("""
-                the item \(identity.displayName) was invalidated: it was bound to your previous password (current-set), and the \
-                password has changed since
-                """)
-        case .enrolledSet:
-            return .itemNotFound("""
-                the item \(identity.displayName) was invalidated: it was bound to the fingerprints enrolled when it was added \
-                (biometry-current-set), and a finger has been enrolled, removed or enrolled again since
-                """)
-        case .device:
-            return .itemNotFound("""
-                the item \(identity.displayName) was invalidated: it is this-device-only and was sealed on another host, or before \
-                this host's key was rotated
-                """)
-        case .presence, .accessClass:
-            return .itemNotFound("""
-                the item \(identity.displayName) was invalidated: its user-presence key is not one this host's gatekeeper holds for \
-                it (it was sealed on another host, for another item, or its gate secret was reset)
-                """)
-        }
     }
 
     /// The boxes whose key id is not one the gatekeeper derives for this item now.
@@ -349,7 +323,7 @@ struct GateServer {
             FingerUnlockKey.drop(uid: user.uid, environment: environment)
             return .itemNotFound("a finger cannot reopen the keychain now (\(why)): your password opens it, and arms the finger again")
         }
-        guard unlock.sealedMasterKey.count == GateRequest.sealedMasterKeyBytes else { throw malformed() }
+        guard unlock.sealedMasterKey.count == GateRequest.sealedMasterKeyBytes else { throw GateRefusal.malformed }
         guard let kept = try FingerUnlockKey.load(uid: user.uid, environment: environment) else {
             throw KeychainError.itemNotFound("""
                 a finger cannot reopen the keychain now: the gatekeeper keeps nothing for it (a reboot, `keygate lock --all` or the \
@@ -406,7 +380,7 @@ struct GateServer {
                                   legacyCurrentSet: legacyCurrentSet)
         let scope = try CallerScope.of(caller: caller, decision.policy.reuseScope)
         let now = GateRecords.now
-        let handleDigest = presence.context.handle.isEmpty ? nil : Self.digest(presence.context.handle)
+        let handleDigest = presence.context.handle.isEmpty ? nil : GateRefusal.handleDigest(presence.context.handle)
         var basis: String?
         var done = try GateRecords.update(uid: user.uid, environment: environment) { records -> [String] in
             route.services.filter { service in
@@ -486,7 +460,7 @@ struct GateServer {
         case (nil, let fingerService?):
             return try finger(fingerService)
         case (nil, nil):
-            throw malformed()
+            throw GateRefusal.malformed
         }
     }
 
@@ -496,7 +470,7 @@ struct GateServer {
         let lifetime = min(seconds, Self.maxHandleSeconds)
         guard lifetime > 0 else { return [] }
         let handle = try SecureBytes.random(count: GateRequest.handleBytes).unprotectedCopy()
-        let entry = GateRecords.Handle(digest: Self.digest(handle), pid: scope.callerPID, start: scope.callerStart,
+        let entry = GateRecords.Handle(digest: GateRefusal.handleDigest(handle), pid: scope.callerPID, start: scope.callerStart,
                                        service: service, expires: GateRecords.now + UInt64(lifetime))
         try GateRecords.update(uid: user.uid, environment: environment) { $0.handles.append(entry) }
         return handle
@@ -517,7 +491,7 @@ struct GateServer {
         let handleSeconds = authentication.context.issueHandleSeconds
         if authentication.biometric {
             // LAContext's biometric policy: a finger, recorded and handled as a biometric item's.
-            guard authentication.classKeys.isEmpty else { throw malformed() }
+            guard authentication.classKeys.isEmpty else { throw GateRefusal.malformed }
             try FingerprintReader.requireReady(userName: user.name, environment: environment)
             try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: authentication.reason,
                                        credential: .fingerprint)
@@ -532,7 +506,7 @@ struct GateServer {
 
     /// Migration from 1.x: BLAKE2b(1.x device key; seed), the seed of a this-device-only class pair.
     private func legacySeed(_ sent: [UInt8]) throws -> GateAnswer {
-        guard sent.count == BoxKeyPair.seedBytes else { throw malformed() }
+        guard sent.count == BoxKeyPair.seedBytes else { throw GateRefusal.malformed }
         guard let deviceKey = try DeviceKey.deriveFromHost(uid: user.uid, environment: environment) else {
             throw KeychainError.notAvailable("""
                 this-device-only items need this host's key, and the host has none: an administrator runs `sudo keygate setup-host`
@@ -571,16 +545,6 @@ struct GateServer {
         return lockout
     }
 
-    /// Apple's biometryLockout, for a finger's attempt.
-    static let biometryLockedOut = KeychainError.authFailed("""
-        too many failed fingerprint matches: fingers are refused until you authenticate with your password once (`keygate \
-        unlock`, or an item that accepts the password)
-        """)
-
-    static func lockedOut(_ seconds: UInt32) -> KeychainError {
-        .authFailed("too many failed attempts: gated items are locked for \(seconds) more seconds; wait, then try again with the right password")
-    }
-
     // MARK: Policy
 
     private func policies() -> PolicySet { PolicySet.load(home: user.home, uid: user.uid, environment: environment) }
@@ -592,16 +556,4 @@ struct GateServer {
         return decision
     }
 
-    /// A box of an item Keygate 0.1.0 sealed as biometryCurrentSet: a current-set box (the
-    /// password's shadow entry) under Apple's biometryCurrentSet bit.
-    static func isLegacyCurrentSet(_ item: GateRequest.Item, _ boxes: [GateRequest.Box]) -> Bool {
-        AccessControl(rawValue: item.accessControl).contains(.biometryCurrentSet) && boxes.contains { $0.kind == .currentSet }
-    }
-
-    static func digest(_ handle: [UInt8]) -> String {
-        GenericHash.publicDigest(handle, key: Array("keygate.gate.handle.v1".utf8), outputBytes: 16)
-            .map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-    }
-
-    private func malformed() -> KeychainError { .param("the gatekeeper refused a malformed request") }
 }

@@ -44,11 +44,11 @@ struct RecordedAttempts: AttemptCounter {
         }
         if left == UInt32.max {
             audit(.lockout, detail: "refused: biometry locked out after repeated failed matches")
-            throw GateServer.biometryLockedOut
+            throw GateRefusal.biometryLockedOut
         }
         if let left {
             audit(.lockout, detail: "refused: locked out after repeated failures")
-            throw GateServer.lockedOut(left)
+            throw GateRefusal.lockedOut(left)
         }
     }
 
@@ -63,7 +63,7 @@ struct RecordedAttempts: AttemptCounter {
             if try GateRecords.update(uid: uid, environment: environment, { $0.fingerFailed() }) {
                 audit(.lockout, detail: "biometry lockout started")
                 FingerUnlockKey.drop(uid: uid, environment: environment)   // and the finger no longer reopens the keychain
-                throw GateServer.biometryLockedOut
+                throw GateRefusal.biometryLockedOut
             }
             return
         }
@@ -71,7 +71,7 @@ struct RecordedAttempts: AttemptCounter {
         let left = try GateRecords.update(uid: uid, environment: environment) { $0.attemptFailed(lockout, now: GateRecords.now) }
         if let left {
             audit(.lockout, detail: "lockout started")
-            throw GateServer.lockedOut(left)
+            throw GateRefusal.lockedOut(left)
         }
     }
 

@@ -273,7 +273,7 @@ final class GateRecordsTests: XCTestCase {
 
     /// A program built with an older Keygate library talks to the installed gatekeeper: an empty
     /// answer is byte for byte what gatekeepers sent before the answers were typed (this frame is
-    /// the empty result as the gatekeeper of issue 19 encoded it), and a status answer round-trips.
+    /// the empty result as gatekeepers have always encoded it), and a status answer round-trips.
     func test_anEmptyAnswer_isTheOldFrame_andAStatusAnswerRoundTrips() throws {
         let old: [UInt8] = [UInt8(ascii: "R"), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
         for answer in [GateAnswer.validate, .forget, .presence(handle: []), .status(lockoutSecondsLeft: 0, failedAttempts: 0),
