@@ -6,12 +6,12 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
+import KeygateSystemBus
 
 enum FingerprintReader {
     /// How long an item that also takes the password waits for fprintd before it asks for the
     /// password instead.
-    static let fallbackDeadline = ServiceDeadline(.seconds(2))
+    static let fallbackDeadline = BusDeadline(.seconds(2))
 
     /// Whether a finger can be asked for now: fprintd answers within `fallbackDeadline`, reports
     /// a reader, and the user has a finger enrolled on it. Items that also take the password ask

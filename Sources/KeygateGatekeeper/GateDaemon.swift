@@ -21,7 +21,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 enum GateDaemon {
     #if KEYGATE_TEST_HOOKS

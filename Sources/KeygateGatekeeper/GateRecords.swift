@@ -7,7 +7,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 struct GateRecords: Sendable, Equatable {
     /// One authentication through PAM (`service`, in `scope`). `time` is when it happened and

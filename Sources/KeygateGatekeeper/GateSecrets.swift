@@ -17,7 +17,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 package struct GateSecrets {
     let uid: UInt32

@@ -6,7 +6,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 struct GateServer {
     let user: UserAccount

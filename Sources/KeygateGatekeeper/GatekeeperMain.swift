@@ -11,7 +11,7 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
+import KeygateSystemBus
 internal import CSystem
 internal import Glibc
 

@@ -9,7 +9,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 struct RecordedAttempts: AttemptCounter {
     let uid: UInt32

@@ -8,7 +8,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 #if KEYGATE_TEST_HOOKS
 internal import CSystem
 internal import Glibc

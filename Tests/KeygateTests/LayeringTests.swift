@@ -15,7 +15,7 @@ enum LayerCheck {
     static let layers: [String: Int] = [
         // CGatekeeperStart is C (the gatekeeper's first lines, before the Swift runtime): it imports nothing.
         "KeygateCore": 0, "CGatekeeperStart": 0,
-        "KeygateStorage": 1, "KeygateAuthentication": 1, "KeygateGateWire": 1,
+        "KeygateStorage": 1, "KeygateAuthentication": 1, "KeygateGateWire": 1, "KeygateSystemBus": 1,
         "Keygate": 2, "KeygateGatekeeper": 2,
         "KeygateCLI": 3, "KeygateSecurity": 3, "keygate-gatekeeper": 3, "keygate-pam-helper": 3,
         "keygate": 4, "Security": 4, "LocalAuthentication": 4,
@@ -33,7 +33,7 @@ enum LayerCheck {
     static let cLibraryOwners: [String: Set<String>] = [
         "CPAM": ["KeygateAuthentication", "keygate-pam-helper"],
         "CKeyutils": ["KeygateCore"], "CSodium": ["KeygateCore"], "CTSS2": ["KeygateCore"],
-        "CSDBus": ["KeygateStorage"], "CSQLite": ["KeygateStorage"],
+        "CSDBus": ["KeygateStorage", "KeygateSystemBus"], "CSQLite": ["KeygateStorage"],
         "CGatekeeperStart": ["keygate-gatekeeper"],
     ]
 
@@ -226,8 +226,9 @@ final class LayeringTests: XCTestCase {
     /// Root's administration lives in root's targets: no target a library product contains (the
     /// closure of Keygate, KeygateSecurity, Security and LocalAuthentication, which apps link)
     /// removes root's per-uid state or names a path of it; `keygate forget-user` asks the installed
-    /// gatekeeper (`--forget-user`, KeygateGatekeeper's ForgetUser) to do it as root.
-    func testRootsAdministrationIsNotInTheLibraryAppsLink() throws {
+    /// gatekeeper (`--forget-user`, KeygateGatekeeper's ForgetUser) to do it as root. And the setuid
+    /// gatekeeper's own closure holds no item store.
+    func testRootsAdministrationIsNotInTheLibraryAppsLink_andTheGatekeeperLinksNoStore() throws {
         let (dependencies, _) = try packageLayers()
         var library: Set<String> = [], stack = ["Keygate", "KeygateSecurity", "Security", "LocalAuthentication"]
         while let next = stack.popLast() {
@@ -246,6 +247,15 @@ final class LayeringTests: XCTestCase {
             for name in rootsOwn where text.contains(name) { found.append("\(file): \(name)") }
         }
         XCTAssertEqual(found, [], "root's per-uid state is root's programs' business")
+        // The setuid gatekeeper links a narrow target for fprintd's probe and its deadlines, not the
+        // Secret Service client and SQLite (KeygateStorage, CSQLite).
+        var rootProgram: Set<String> = [], next = ["keygate-gatekeeper"]
+        while let name = next.popLast() {
+            if rootProgram.insert(name).inserted { next += dependencies[name] ?? [] }
+        }
+        XCTAssertTrue(rootProgram.isSuperset(of: ["KeygateGatekeeper", "KeygateSystemBus", "KeygateCore"]), "\(rootProgram)")
+        XCTAssertFalse(rootProgram.contains("KeygateStorage") || rootProgram.contains("CSQLite"),
+                       "the setuid gatekeeper links the Secret Service client or SQLite: \(rootProgram.sorted())")
         let gatekeeper = try String(contentsOfFile: PackagePaths.root + "/Sources/KeygateGatekeeper/ForgetUser.swift", encoding: .utf8)
         XCTAssertTrue(gatekeeper.contains("GatekeeperPaths.perUIDPaths"), "the gatekeeper's ForgetUser walks the one list")
     }

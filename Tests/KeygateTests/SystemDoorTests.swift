@@ -26,6 +26,7 @@ enum SystemDoor {
         "KeygateStorage/BusMessage.swift": "the sd-bus message adapter: sd-bus answers negative errno values",
         "KeygateStorage/SecretServiceConnection.swift": "the sd-bus connection adapter: negative errno values from sd-bus",
         "KeygateStorage/SecretServicePrompt.swift": "sd-bus's prompt signal match and wait",
+        "KeygateSystemBus/SystemBusCall.swift": "the system bus's sd-bus adapter: negative errno values, the reply handler's wait",
         "KeygateGatekeeper/GatekeeperMain.swift": "the setuid program's start: clearenv and setenv, umask, signals, alarm; the daemon's process name and locked memory",
         "KeygateGatekeeper/TestSystemBus.swift": "test-hook builds only: a mount namespace (unshare, mount, symlink) for a private system bus",
     ]

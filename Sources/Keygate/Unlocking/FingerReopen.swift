@@ -4,6 +4,7 @@
 // useless without root's key; the gatekeeper decides (its window, the password's generation,
 // the lockout, the match).
 internal import KeygateGateWire
+internal import KeygateSystemBus
 
 extension KeyUnlocker {
     /// The master key sealed to the gatekeeper's finger-unlock key (FingerUnlockKey): the user's
