@@ -10,6 +10,7 @@
 // with `--forget-user`, which the gatekeeper's main hands here when its real uid is root's.
 import KeygateCore
 import KeygateGateWire
+import KeygateIdentity
 
 enum ForgetUser {
     /// What was done for one uid.

@@ -14,6 +14,7 @@ import KeygateGateWire
 import KeygateSystemBus
 internal import CSystem
 internal import Glibc
+import KeygateIdentity
 
 public enum GatekeeperMain {
     /// The longest a gatekeeper lives: a prompt left unanswered ends with it.

@@ -15,7 +15,7 @@ enum LayerCheck {
     static let layers: [String: Int] = [
         // CGatekeeperStart is C (the gatekeeper's first lines, before the Swift runtime): it imports nothing.
         "KeygateCore": 0, "CGatekeeperStart": 0,
-        "KeygateStorage": 1, "KeygateAuthentication": 1, "KeygateGateWire": 1, "KeygateSystemBus": 1,
+        "KeygateStorage": 1, "KeygateAuthentication": 1, "KeygateGateWire": 1, "KeygateSystemBus": 1, "KeygateIdentity": 1,
         "Keygate": 2, "KeygateGatekeeper": 2,
         "KeygateCLI": 3, "KeygateSecurity": 3, "keygate-gatekeeper": 3, "keygate-pam-helper": 3,
         "keygate": 4, "Security": 4, "LocalAuthentication": 4,
@@ -25,6 +25,8 @@ enum LayerCheck {
     /// that run as root, never into a library or program that users' processes load.
     static let linkedOnlyBy: [String: Set<String>] = [
         "KeygateGatekeeper": ["keygate-gatekeeper", "keygate-pam-helper"],
+        // Changing ids (setresuid): root's programs and the keygate CLI (root's host-protector commands), no library.
+        "KeygateIdentity": ["KeygateGatekeeper", "keygate-gatekeeper", "keygate-pam-helper", "KeygateCLI", "keygate"],
     ]
 
     /// Each C library is reached by the targets named here and no other (docs/ARCHITECTURE.md):
@@ -238,7 +240,8 @@ final class LayeringTests: XCTestCase {
         XCTAssertTrue(library.isSuperset(of: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateGateWire"]), "\(library)")
         XCTAssertFalse(library.contains("KeygateGatekeeper"))
         let rootsOwn = ["perUIDPaths(", "stateDirectory(uid", "recordPath(uid", "recordLockPath(uid", "fingerUnlockPath(uid",
-                        "sessionCounterPath(uid", "auditUserPath(uid", "auditUserPreviousPath(uid", "enum ForgetUser"]
+                        "sessionCounterPath(uid", "auditUserPath(uid", "auditUserPreviousPath(uid", "enum ForgetUser",
+                        "enum HostProtectorAdmin", "UserIdentity."]
         var found: [String] = []
         for (file, text) in try PackagePaths.swiftSources() {
             let target = String(file.split(separator: "/").first ?? "")
@@ -256,6 +259,11 @@ final class LayeringTests: XCTestCase {
         XCTAssertTrue(rootProgram.isSuperset(of: ["KeygateGatekeeper", "KeygateSystemBus", "KeygateCore"]), "\(rootProgram)")
         XCTAssertFalse(rootProgram.contains("KeygateStorage") || rootProgram.contains("CSQLite"),
                        "the setuid gatekeeper links the Secret Service client or SQLite: \(rootProgram.sorted())")
+        // Changing ids (UserIdentity, setresuid) is not in the library either: root's host-protector
+        // commands live in the keygate CLI, beside it.
+        XCTAssertFalse(library.contains("KeygateIdentity"), "a library product links the code that changes ids: \(library.sorted())")
+        let admin = try String(contentsOfFile: PackagePaths.root + "/Sources/KeygateCLI/Admin/HostProtectorAdmin.swift", encoding: .utf8)
+        XCTAssertTrue(admin.contains("UserIdentity.run"), "the host protector's commands act as the user from the CLI")
         let gatekeeper = try String(contentsOfFile: PackagePaths.root + "/Sources/KeygateGatekeeper/ForgetUser.swift", encoding: .utf8)
         XCTAssertTrue(gatekeeper.contains("GatekeeperPaths.perUIDPaths"), "the gatekeeper's ForgetUser walks the one list")
     }

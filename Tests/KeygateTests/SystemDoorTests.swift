@@ -142,7 +142,7 @@ final class SystemDoorTests: XCTestCase {
     }
 
     /// Ids change in one place: setresuid, setresgid and setgroups are called from
-    /// KeygateCore/System/UserIdentity.swift alone (becomeRootInFull for the setuid gatekeeper,
+    /// KeygateIdentity/System/UserIdentity.swift alone (becomeRootInFull for the setuid gatekeeper,
     /// whose daemon inherits them; run(name:) to act as a user and back), through CSystem's shim.
     func test_idsChangeInOnePlace() throws {
         let pattern = try NSRegularExpression(pattern: #"(?<![.\w])(keygate_)?(setresuid|setresgid|setgroups|setuid|setgid|seteuid|setegid|setreuid|setregid)\("#)
@@ -153,7 +153,7 @@ final class SystemDoorTests: XCTestCase {
                 if pattern.firstMatch(in: s, range: NSRange(location: 0, length: (s as NSString).length)) != nil { callers.insert(file) }
             }
         }
-        XCTAssertEqual(callers, ["KeygateCore/System/UserIdentity.swift"])
+        XCTAssertEqual(callers, ["KeygateIdentity/System/UserIdentity.swift"])
     }
 
     /// The C shims (Sources/C*/, the PAM module's and the gatekeeper's start too) make every

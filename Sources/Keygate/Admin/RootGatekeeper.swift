@@ -1,8 +1,9 @@
-// Root's administration that lives in root's program: the library asks the installed
-// keygate-gatekeeper to do it (`keygate forget-user` runs `keygate-gatekeeper --forget-user`),
-// so the code that removes root's state is not in the library that apps link
-// (KeygateGatekeeper/ForgetUser). Located as every gatekeeper call locates it
-// (GatekeeperLocator); its output goes straight to this process's standard output and error.
+// Root's requests to the installed gatekeeper, for root's administration in the keygate CLI:
+// its root-only modes (`keygate forget-user` runs `keygate-gatekeeper --forget-user`, so the
+// code that removes root's state is not in the library that apps link: KeygateGatekeeper's
+// ForgetUser), and root's seals on another user's class keys (the host protector's
+// passwordless keychains, KeygateCLI's HostProtectorAdmin). Located as every gatekeeper call
+// locates it (GatekeeperLocator); a mode's output goes straight to this process's own.
 internal import KeygateGateWire
 
 public enum RootGatekeeper {
@@ -23,5 +24,19 @@ public enum RootGatekeeper {
         case .failure(let e):
             throw KeychainError.notAvailable("Keygate's gatekeeper \(path) could not be started (\(e.text)): reinstall keygate")
         }
+    }
+
+    /// Root only: the gatekeeper's seals on the class public keys of `master` for the user `uid`,
+    /// with no authentication (a keychain with no password cannot authenticate: HostProtectorAdmin).
+    /// The gatekeeper refuses this request from anyone but root.
+    package static func sealsForUser(_ uid: UInt32, master: SecureBytes, prompter: any Prompter,
+                             environment: KeygateEnvironment) throws -> [Accessibility: [UInt8]] {
+        let request = GateRequest(.certify(.init(classKeys: try GateAccess.classKeys(of: master), subjectUID: uid)), noPrompt: true)
+        guard case .certify(let sealed) = try GateClient(prompter: prompter, environment: environment).call(request).result else {
+            throw KeychainError.notAvailable("Keygate's gatekeeper answered another request than the one asked: reinstall keygate")
+        }
+        var seals: [Accessibility: [UInt8]] = [:]
+        for seal in sealed { seals[seal.accessibility] = seal.seal }
+        return seals
     }
 }

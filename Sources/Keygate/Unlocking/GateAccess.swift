@@ -141,22 +141,8 @@ struct GateAccess: Sendable {
         return seals
     }
 
-    /// Root only: the gatekeeper's seals on the class public keys of `master` for the user `uid`,
-    /// with no authentication (a keychain with no password cannot authenticate: HostProtectorAdmin).
-    /// The gatekeeper refuses this request from anyone but root.
-    static func sealsForUser(_ uid: UInt32, master: SecureBytes, prompter: any Prompter,
-                             environment: KeygateEnvironment) throws -> [Accessibility: [UInt8]] {
-        let request = GateRequest(.certify(.init(classKeys: try classKeys(of: master), subjectUID: uid)), noPrompt: true)
-        guard case .certify(let sealed) = try GateClient(prompter: prompter, environment: environment).call(request).result else {
-            throw unexpected()
-        }
-        var seals: [Accessibility: [UInt8]] = [:]
-        for seal in sealed { seals[seal.accessibility] = seal.seal }
-        return seals
-    }
-
     /// The class public keys of `master`, each without a seal yet.
-    static func classKeys(of master: SecureBytes) throws -> [GateRequest.ClassKey] {
+    package static func classKeys(of master: SecureBytes) throws -> [GateRequest.ClassKey] {
         try Accessibility.allCases.map { accessibility in
             GateRequest.ClassKey(accessibility: accessibility, publicKey: try ClassKeys.keyPair(masterKey: master, for: accessibility).publicKey,
                                  seal: [])

@@ -3,68 +3,14 @@
 // the user would (root-squashed NFS, 0700 homes) and the kernel picks the user's
 // keyring (@u follows the real uid) and charges the user's key quota. The saved ids
 // stay root's, which is how the identity is put back afterwards, as pam_keyinit does.
-// Used by pam_keygate's session hooks and by root's host-protector commands.
-// Delegates to getpwnam_r(3), getgrouplist(3), setgroups(2), setresgid(2) and
-// setresuid(2) (through CSystem's wrappers).
+// And root's ids in full, for good, for the setuid gatekeeper. The one place ids change
+// (SystemDoorTests), in a target only root's programs and the `keygate` CLI link, never the
+// library apps link (LayeringTests). Used by pam_keygate's session hooks, root's
+// host-protector commands (KeygateCLI) and the gatekeeper. Delegates to getgrouplist(3),
+// setgroups(2), setresgid(2) and setresuid(2) (through CSystem's wrappers).
+import KeygateCore
 internal import CSystem
 internal import Glibc
-
-/// A local account by name, from the password database (never from the environment).
-package struct AccountEntry: Sendable, Equatable {
-    package let name: String
-    package let uid: UInt32
-    package let gid: UInt32
-    package let home: String
-
-    package init(name: String, uid: UInt32, gid: UInt32, home: String) {
-        self.name = name
-        self.uid = uid
-        self.gid = gid
-        self.home = home
-    }
-
-    /// The account called `name`; `.param` when there is none.
-    package static func lookup(name: String) throws -> AccountEntry {
-        switch find(name: name) {
-        case .success(let entry): return entry
-        case .failure(let failure):
-            throw KeychainError.param("""
-                there is no user '\(name)' in the password database (getpwnam_r: \(failure.code)): check the name (getent passwd \(name))
-                """)
-        }
-    }
-
-    /// Why an account was not found: getpwnam_r's return code (0 when there is simply no such
-    /// entry, or its home is not valid UTF-8).
-    package struct NotFound: Error, Equatable {
-        package let code: Int32
-    }
-
-    /// The account called `name` (getpwnam_r(3)), or getpwnam_r's code.
-    package static func find(name: String) -> Result<AccountEntry, NotFound> {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16 * 1024)
-        let rc = getpwnam_r(name, &entry, &buffer, buffer.count, &result)
-        guard rc == 0, result != nil, let dir = entry.pw_dir, let home = String(validatingCString: dir) else {
-            return .failure(NotFound(code: rc))
-        }
-        return .success(AccountEntry(name: name, uid: entry.pw_uid, gid: entry.pw_gid, home: home))
-    }
-
-    /// The names of the groups the account is in (primary group included). Groups
-    /// without a name are skipped.
-    package func groupNames() throws -> [String] {
-        try UserIdentity.groupList(name: name, gid: gid).compactMap { gid in
-            var group = Glibc.group()
-            var result: UnsafeMutablePointer<Glibc.group>?
-            var buffer = [CChar](repeating: 0, count: 16 * 1024)
-            guard getgrgid_r(gid, &group, &buffer, buffer.count, &result) == 0, result != nil,
-                  let raw = group.gr_name else { return nil }
-            return String(validatingCString: raw)
-        }
-    }
-}
 
 package enum UserIdentity {
     /// Root's ids in full, for good: real, effective and saved uid and gid 0, no supplementary
@@ -90,7 +36,7 @@ package enum UserIdentity {
         guard saved.euid == 0 else {
             throw KeychainError.param("running as uid \(saved.euid), not root, so Keygate cannot act as \(name): run this as root")
         }
-        let groups = try groupList(name: name, gid: gid)
+        let groups = try AccountEntry.groupList(name: name, gid: gid)
         do {
             try check(setgroups(groups.count, groups), "setgroups")
             try check(keygate_setresgid(gid, gid, 0), "setresgid")
@@ -102,21 +48,6 @@ package enum UserIdentity {
         let result: Result<R, any Error> = Result { try body() }
         try saved.restore()
         return try result.get()
-    }
-
-    /// The user's supplementary groups (getgrouplist(3)), primary group included.
-    static func groupList(name: String, gid: UInt32) throws -> [gid_t] {
-        var count: Int32 = 64
-        for _ in 0..<4 {
-            var groups = [gid_t](repeating: 0, count: Int(max(count, 1)))
-            var found = count
-            if getgrouplist(name, gid, &groups, &found) >= 0 {
-                return Array(groups.prefix(Int(max(found, 0))))
-            }
-            guard found > count, found < 65_536 else { break }
-            count = found
-        }
-        throw KeychainError.notAvailable("cannot list the groups of \(name) (getgrouplist): check NSS (getent group)")
     }
 
     fileprivate static func check(_ rc: Int32, _ call: String) throws {
