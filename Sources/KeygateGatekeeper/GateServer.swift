@@ -285,7 +285,7 @@ struct GateServer {
 
     /// After a password authentication in this scope within `certifyWindow` (an unlock, or the
     /// item's password that also opened the keychain; never a finger's): a new
-    /// finger-unlock pair, its public key in `seed`; empty when the policy's `finger-unlock` is 0
+    /// finger-unlock pair, its public key in the answer; empty when the policy's `finger-unlock` is 0
     /// or no finger is enrolled (nothing is kept then).
     private func armFingerUnlock(_ secrets: GateSecrets) throws -> GateAnswer {
         var policy = try policies().keychainDecision().policy
@@ -313,7 +313,7 @@ struct GateServer {
     /// A finger reopens the locked keychain: the kept pair, within the policy's window since the
     /// password that made it, under the same password and boot, with biometry not locked out;
     /// then a match through the biometric stack (recorded as an unlock, which no item accepts);
-    /// then the master key sealed in `seed`, opened. Nothing kept, or kept no longer, is
+    /// then the master key sealed in the request, opened. Nothing kept, or kept no longer, is
     /// .itemNotFound before any scan (the client drops its sealed copy and asks for the password).
     private func fingerUnlock(_ unlock: GateRequest.FingerUnlock, noPrompt: Bool, _ secrets: GateSecrets) throws -> GateAnswer {
         var policy = try policies().keychainDecision().policy
