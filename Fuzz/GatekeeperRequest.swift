@@ -280,6 +280,10 @@ enum GateFuzz {
             ("bad-message-kind", [1, UInt8(ascii: "X"), 0, 0]),
             ("bad-message-trailing", [1] + GateMessage.notice("hi").encoded() + [0]),
             ("bad-message-shares-for-status", [selector(.status)] + GateMessage.result(.answer(answers[1])).encoded()),
+            // A lockout flag of 0xb0 once decoded as true and re-encoded as 1: one encoding, so it is refused.
+            ("bad-message-lockout-flag", [0x01, 0x52, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x20, 0xb0, 0, 0, 0x04, 0, 0, 0x01, 0, 0xb0]),
+            ("bad-message-lockout-flag-state", [selector(.fingerprintState), 0x52, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                0, 0, 0, 0, 0, 0, 0, 0, 0, 0xb0]),
             ("bad-message-settled-for-check", [selector(.check)] + GateMessage.result(.answer(unlockingAnswers[2].1)).encoded()),
         ]
         messages += unlockingAnswers.map { ($0.0, [selector($0.1.operation)] + GateMessage.result(.answer($0.1)).encoded()) }

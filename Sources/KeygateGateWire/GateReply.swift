@@ -218,7 +218,7 @@ package enum GateAnswer: Equatable, Sendable {
 /// The bytes of a result ('R'), version 1: the status (0 or a KeychainError's), the message,
 /// the shares, the public keys, the seals, the handle, the seed, the invalid boxes; then the
 /// lockout pair when either is not 0 or a fingerprint state follows; then the fingerprint state
-/// when it is set. Every answer writes all of them, each
+/// when it is set (the lockout flag one byte, 0 or 1). Every answer writes all of them, each
 /// empty where it returns none, so a gatekeeper's answer is byte for byte what it always was (a
 /// program built with an older library still reads it). An `unlocking` request's settlement
 /// (GateAnswer.Settled) is the seals and the seed of an open, presence, validate or authenticate.
@@ -339,7 +339,12 @@ struct GateResultLayout {
         }
         if !r.isAtEnd {
             layout.domainState = try r.tiny()
-            layout.biometryLockedOut = try r.u8() != 0
+            switch try r.u8() {
+            case 0: layout.biometryLockedOut = false
+            case 1: layout.biometryLockedOut = true
+            // One encoding per result: any other byte would read as true and be written back as 1.
+            case let other: throw GateWireError.malformed("a biometric lockout flag of \(other), neither 0 nor 1")
+            }
         }
         return layout
     }

@@ -342,6 +342,21 @@ final class GateRecordsTests: XCTestCase {
                        "nothing settled: the empty answer, byte for byte")
     }
 
+    /// A fuzzer's finding: a lockout flag of 0xb0 read as true and written back as 1. The flag is one
+    /// byte, 0 or 1; anything else is refused, whatever operation is asked.
+    func test_aBiometricLockoutFlagOtherThan0Or1_isRefused() {
+        let found: [UInt8] = [0x52, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x20, 0xb0, 0, 0, 0x04, 0, 0, 0x01, 0, 0xb0]
+        for operation in GateRequest.Operation.allCases {
+            XCTAssertThrowsError(try GateMessage.decode(found, answering: operation), "\(operation)")
+        }
+        var state = GateMessage.result(.answer(.fingerprintState(domainState: [], biometryLockedOut: true))).encoded()
+        XCTAssertNoThrow(try GateMessage.decode(state, answering: .fingerprintState))
+        state[state.count - 1] = 0xb0
+        XCTAssertThrowsError(try GateMessage.decode(state, answering: .fingerprintState)) { error in
+            XCTAssertEqual("\(error)".contains("neither 0 nor 1"), true, "\(error)")
+        }
+    }
+
     /// A program built with an older Keygate library talks to the installed gatekeeper: an empty
     /// answer is byte for byte what gatekeepers sent before the answers were typed (this frame is
     /// the empty result as gatekeepers have always encoded it), and a status answer round-trips.
