@@ -11,6 +11,7 @@
 internal import CPAM
 import Keygate
 import KeygateGatekeeper
+import KeygateIdentity
 
 enum Authenticate {
     static func run(_ call: ModuleCall) throws -> Int32 {

@@ -4,6 +4,7 @@
 // `unlock_only` leaves the keys to their timeout. Never decides the session: always PAM_IGNORE.
 internal import CPAM
 import Keygate
+import KeygateIdentity
 
 enum CloseSession {
     static func run(_ call: ModuleCall) throws -> Int32 {

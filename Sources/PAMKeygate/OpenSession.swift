@@ -7,6 +7,7 @@
 // line says so on the screen. Never decides the session: always PAM_IGNORE.
 internal import CPAM
 import Keygate
+import KeygateIdentity
 
 enum OpenSession {
     /// The line a person sees after a login that could not unlock a stale keychain.

@@ -18,11 +18,12 @@ final class CLIUserHarness {
     /// `sharedUser`: borrow a pooled account (reset between tests) instead of creating one. Only for tests
     /// that neither change the login password, nor lock the user out, nor kill the user's processes from
     /// outside; those keep an account of their own.
-    init(sharedUser: Bool = false) throws {
+    /// `uid`: create the user with this uid (a removed account's).
+    init(sharedUser: Bool = false, uid: UInt32? = nil) throws {
         try Requirement.require(Requirement.isRoot, "root, to create a test user (CI runs as root)")
         try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.keygateBinary),
                                 "the built keygate binary at \(PackagePaths.keygateBinary) (run swift build)")
-        user = sharedUser ? try TestUserPool.borrow() : try TestUser.create()
+        user = sharedUser ? try TestUserPool.borrow() : try TestUser.create(uid: uid)
         sharesUser = sharedUser
         confdir = NSTemporaryDirectory() + "keygate-pam-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: confdir, withIntermediateDirectories: true,

@@ -3,6 +3,7 @@
 // the KeychainStatus snapshot the caller takes (KeychainOperations.status()), so the
 // doctor itself never prompts and never reads a secret; the Secret Service check also writes,
 // reads and deletes one throwaway item (SecretServiceRoundTripCheck).
+internal import KeygateSystemBus
 
 public enum Doctor {
     /// Checks that need nothing from the keychain: session bus, PAM files and stacks,

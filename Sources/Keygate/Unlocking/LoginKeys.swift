@@ -11,7 +11,7 @@
 package enum LoginKeys {
     /// Kernel keyring names (KeyCache) of the unlocked master key and of the
     /// after-first-unlock class key.
-    static let masterName = CacheName.master.text
+    package static let masterName = CacheName.master.text
     static let afterFirstUnlockName = CacheName.afterFirstUnlock.text
 
     /// The per-user data folder of a user, from the password database's home only: a
@@ -112,7 +112,7 @@ package enum LoginKeys {
 
     /// Caches what an unlock at login caches and records the class public keys in
     /// keys.json (without the gatekeeper's seals, which need an authentication through it).
-    static func cacheLogin(_ master: SecureBytes, store: KeyStore, uid: UInt32, lockAfter: UInt32) throws {
+    package static func cacheLogin(_ master: SecureBytes, store: KeyStore, uid: UInt32, lockAfter: UInt32) throws {
         try cacheUnlocked(master, in: KeyCache(uid: uid), lockAfter: lockAfter)
         try? store.recordClassKeys(masterKey: master, seals: [:])   // try?: a read-only data folder still unlocks; an add says why
     }
