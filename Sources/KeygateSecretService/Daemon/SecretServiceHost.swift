@@ -168,6 +168,8 @@ package final class SecretServiceHost {
     /// A connection left the bus: its sessions close, its prompts end, its authorizations go.
     package func clientLeft(_ name: String) {
         sessions = sessions.filter { $0.value.owner != name }
+        // Its prompts stop asking: an authentication under way opens nothing.
+        for prompt in prompts.values where prompt.owner == name { prompt.cancellation.cancel() }
         prompts = prompts.filter { $0.value.owner != name }
         authorized.removeValue(forKey: name)
     }
