@@ -173,7 +173,7 @@ static-cxx:
 pam: $(PAM_OUT)/pam_keygate.so static-cxx
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-pam-helper
 
-$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygateModule/exports.map Sources/CPAMModule/shim.h | swift-present
+$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygateModule/exports.map $(wildcard Sources/CPAMModule/*.h) | swift-present
 	@mkdir -p $(PAM_OUT)
 	$(SWIFTC) $(PAM_SWIFTFLAGS) $(PAM_SOURCES) -o $@.unstripped
 	strip --strip-unneeded -o $@ $@.unstripped
