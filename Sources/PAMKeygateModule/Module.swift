@@ -1,9 +1,9 @@
 // pam_keygate.so, the thin module (issue 15): Embedded Swift, no Foundation, no runtime
 // beyond what the compiler embeds (about 40 KB in all). A session's open and close are
 // counted here (SessionFile), so a login starts the helper at auth and at the last close
-// only, and at open when the keychain is still locked (SessionUser). For the other PAM
-// calls it starts keygate-pam-helper (the KDF, the unwrap, the kernel keyring, the session count: the
-// Keygate library, in a process of its own, as pam_unix starts unix_chkpwd and
+// only, and at open when the keychain is still locked (SessionUser). For those and for
+// chauthtok it starts keygate-pam-helper (the KDF, the unwrap, the kernel keyring, the lock,
+// the count when the module cannot keep it: the Keygate library, in a process of its own, as pam_unix starts unix_chkpwd and
 // pam_gnome_keyring starts gnome-keyring-daemon), writes the request on a pipe (the
 // phase, the PAM items, the options and the typed passwords, straight from libpam's
 // memory: never argv or the environment), relays the log and info lines the helper
