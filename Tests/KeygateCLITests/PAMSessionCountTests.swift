@@ -199,6 +199,58 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try counted(h), 0)
     }
 
+    /// The real su (util-linux), with the module in /etc/pam.d/su (bound over it in a private
+    /// mount namespace): the password typed to su unlocks at auth, the session is counted
+    /// under su's own process (the one that later closes it, after the shell ends), no helper
+    /// starts at open, and the shell's end locks.
+    func test_su_unlocksAtAuth_countsSusProcess_andTheShellsEndLocks() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/bin/su"), "su (util-linux)")
+        let (h, _, phases) = try userWithKeychain()
+        let folder = NSTemporaryDirectory() + "kg-su-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        try """
+        auth required pam_unix.so
+        auth optional \(PAMModuleTests.modulePath) helper=\(wrapper) debug
+        account required pam_unix.so
+        session required pam_permit.so
+        session optional \(PAMModuleTests.modulePath) helper=\(wrapper) debug
+        """.write(toFile: folder + "/pam-su", atomically: true, encoding: .utf8)
+        let log = try SyslogCapture()
+        let su = Process()
+        let input = Pipe()
+        su.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        // su reads the password from its standard input (no terminal), then its shell waits for a line.
+        su.arguments = ["-m", "--propagation", "private", PackagePaths.root + "/Tests/PAMDriver/with-log-socket.sh",
+                        log.folder, "/bin/su", h.user.name, "-c", "read line"]
+        su.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "KEYGATE_TEST_PAM_SU": folder + "/pam-su"]
+        su.standardInput = input
+        su.standardOutput = FileHandle.nullDevice
+        su.standardError = FileHandle.nullDevice   // its "Password:" prompt
+        try su.run()
+        defer { if su.isRunning { su.terminate() } }
+        try input.fileHandleForWriting.write(contentsOf: Data((h.user.password + "\n").utf8))
+        var lines: [Substring] = []
+        for _ in 0..<100 where lines.isEmpty {
+            Thread.sleep(forTimeInterval: 0.1)
+            lines = ((try? String(contentsOfFile: "/run/keygate/\(h.user.uid).sessions", encoding: .utf8)) ?? "").split(separator: "\n")
+        }
+        XCTAssertEqual(lines.count, 1, "\(lines) \(log.lines())")
+        XCTAssertEqual(lines.first?.split(separator: " ").first.map(String.init), String(su.processIdentifier),
+                       "the session is su's own process (unshare and the script exec it)")
+        XCTAssertEqual(try phases(), ["auth"])
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"))
+
+        try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+        su.waitUntilExit()
+        XCTAssertEqual(su.terminationStatus, 0)
+        XCTAssertEqual(try phases(), ["auth", "lock"])
+        XCTAssertEqual(try counted(h), 0)
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        XCTAssertTrue(log.lines().contains { $0.contains("pam_keygate(su:session): session opened for \(h.user.name)") },
+                      log.lines().joined(separator: "\n"))
+    }
+
     // MARK: - Helpers
 
     private var wrapper = ""
