@@ -117,8 +117,9 @@ export SOURCE_DATE_EPOCH
 
 # pam_keygate.so is the thin module (issue 15): Sources/PAMKeygateModule in Embedded Swift
 # (no Foundation, no Swift runtime library: what it uses is compiled into it), linked with
-# libpam and libc only, about 40 KB. It starts keygate-pam-helper (SwiftPM, the Keygate
-# library: KDF, unwrap, keyring, sessions) for each PAM call, with the password on a pipe;
+# libpam and libc only, about 40 KB. It counts sessions itself and starts keygate-pam-helper
+# (SwiftPM, the Keygate library: KDF, unwrap, keyring, lock) for auth and chauthtok, with the
+# password on a pipe, and for a session only to unlock at open or lock at the last close;
 # the helper's installed path is compiled in (KEYGATE_PAM_HELPER; `helper=PATH` on the PAM
 # line overrides it, as the tests do). exports.map keeps pam_sm_* the only exported symbols.
 PAM_OUT     ?= $(if $(BUILD_PATH),$(BUILD_PATH),.build)/pam
@@ -174,7 +175,7 @@ static-cxx:
 pam: $(PAM_OUT)/pam_keygate.so static-cxx
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-pam-helper
 
-$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygateModule/exports.map Sources/CPAMModule/shim.h | swift-present
+$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygateModule/exports.map $(wildcard Sources/CPAMModule/*.h) | swift-present
 	@mkdir -p $(PAM_OUT)
 	$(SWIFTC) $(PAM_SWIFTFLAGS) $(PAM_SOURCES) -o $@.unstripped
 	strip --strip-unneeded -o $@ $@.unstripped
