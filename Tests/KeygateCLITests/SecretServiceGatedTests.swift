@@ -13,6 +13,13 @@ import XCTest
 
 final class SecretServiceGatedTests: XCTestCase, OutsideTheEmbeddedPass {
     static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
+    private var fprintSession: FprintSession?
+
+    override func tearDown() {
+        fprintSession?.stop()
+        fprintSession = nil
+        super.tearDown()
+    }
 
     private func harness() throws -> CLIUserHarness {
         try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.secretServiceBinary),
@@ -387,5 +394,52 @@ final class SecretServiceGatedTests: XCTestCase, OutsideTheEmbeddedPass {
             XCTAssertEqual(v["\(name).status"], "-50", "\(name): refused as malformed (errSecParam): \(r.summary)")
             XCTAssertTrue(v["\(name).message"]?.contains("refused a malformed request") == true, "\(name): says so: \(r.summary)")
         }
+    }
+
+    /// A biometry-any item read through secret-tool asks for a finger, through the gatekeeper's
+    /// pam_fprintd (real fprintd with libfprint's virtual reader on a private system bus), on
+    /// every read: the enrolled finger opens it each time, another finger and no finger give
+    /// nothing, and the password the askpass would type is never asked for.
+    func test_aBiometryItem_asksForTheFingerThroughFprintd_onEveryRead() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.secretServiceBinary),
+                                "the built keygate-secret-service at \(PackagePaths.secretServiceBinary) (run swift build)")
+        let fprint = try FprintSession()
+        fprintSession = fprint
+        // A user of its own: failed matches count toward its biometric lockout.
+        let h = try CLIUserHarness()
+        let stack = "auth required pam_fprintd.so max-tries=1 timeout=8\naccount required pam_unix.so\n"
+        try stack.write(toFile: h.confdir + "/keygate-biometry", atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: h.confdir + "/keygate-biometry")
+        try fprint.enroll(h.user.name, as: "finger-a")
+        fprint.serveFingerRequests(in: h.user.home)
+        try h.writeUserFile("gate-askpass", "#!/bin/sh\necho prompt >> \"$HOME/prompts\"\ncat \"$HOME/answer\"\n", mode: 0o700)
+        let auditBefore = auditLines(h).count
+        var environment = fprint.gatekeeperEnvironment
+        environment["KEYGATE_ASKPASS"] = h.user.home + "/gate-askpass"
+        let r = try run(h, shell: FprintSession.fingerFunction + "\n" + """
+            printf %s 'FINGER-SECRET-0f' | keygate add -s kg-finger -a bob --access biometry-any >/dev/null 2>&1; echo add=$?
+            p0=$(asked)
+            finger finger-a
+            echo right=[$(secret-tool lookup service kg-finger account bob)]
+            echo rightAgain=[$(secret-tool lookup service kg-finger account bob)]
+            finger finger-b
+            echo wrong=[$(secret-tool lookup service kg-finger account bob)]
+            finger none
+            echo noFinger=[$(secret-tool lookup service kg-finger account bob)]
+            echo passwordAsks=$(( $(asked) - p0 ))
+            """, environment: environment)
+        let v = r.values
+        XCTAssertNil(v["init-failed"], r.summary)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        if v["right"] != "[FINGER-SECRET-0f]" { print(fprint.postMortem()) }
+        XCTAssertEqual(v["right"], "[FINGER-SECRET-0f]", "the enrolled finger opens it: \(r.summary)")
+        XCTAssertEqual(v["rightAgain"], "[FINGER-SECRET-0f]", r.summary)
+        XCTAssertEqual(v["wrong"], "[]", "another finger gives nothing: \(r.summary)")
+        XCTAssertEqual(v["noFinger"], "[]", "no finger gives nothing: \(r.summary)")
+        XCTAssertEqual(v["passwordAsks"], "0", "the item asks for a finger, never the password: \(r.summary)")
+        let opens = auditLines(h).dropFirst(auditBefore).filter { $0.contains("op=open") && $0.contains("service=kg-finger") }
+        XCTAssertEqual(opens.filter { $0.contains("result=granted") && $0.contains("recorded=no") }.count, 2,
+                       "each granted read was its own unrecorded authentication: \(opens)")
+        XCTAssertEqual(v["daemon-alive"], "yes", r.summary)
     }
 }
