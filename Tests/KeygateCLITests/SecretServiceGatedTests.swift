@@ -442,4 +442,33 @@ final class SecretServiceGatedTests: XCTestCase, OutsideTheEmbeddedPass {
                        "each granted read was its own unrecorded authentication: \(opens)")
         XCTAssertEqual(v["daemon-alive"], "yes", r.summary)
     }
+
+    /// Keygate's own item sealed with no access, which root's floor (`minimum-access`) later
+    /// raised to user presence: the CLI asks for the person at each read, and this door never
+    /// gives it out with the cached keys (it is not opened through a prompt either: it fails
+    /// closed, and SECRET_SERVICE.md says to read it with keygate).
+    func test_anItemAnAdminFloorRaised_isNeverGivenOutWithoutThePerson() throws {
+        let h = try harness()
+        let r0 = try run(h, shell: """
+            printf %s 'FLOORED-SECRET-6d' | keygate add -s kg-floored -a bob --access none >/dev/null 2>&1; echo add=$?
+            echo before=[$(secret-tool lookup service kg-floored account bob)]
+            """)
+        XCTAssertEqual(r0.values["add"], "0", r0.summary)
+        XCTAssertEqual(r0.values["before"], "[FLOORED-SECRET-6d]", "with no floor, an ungated item reads as on any provider: \(r0.summary)")
+        let root = try h.policyRoot(["20-floor.policy": "[service \"kg-floored\"]\nminimum-access = user-presence\n"], for: self)
+        let r = try run(h, shell: """
+            p0=$(asked)
+            echo viaTool=[$(secret-tool lookup service kg-floored account bob 2>/dev/null)]
+            echo toolAsks=$(( $(asked) - p0 ))
+            p1=$(asked)
+            echo viaCLI=[$(keygate get -s kg-floored -a bob 2>/dev/null)]
+            echo cliAsks=$(( $(asked) - p1 ))
+            """, environment: ["KEYGATE_TEST_POLICY_ROOT": root])
+        let v = r.values
+        XCTAssertEqual(v["viaTool"], "[]", "the floor holds through this door: \(r.summary)")
+        XCTAssertEqual(v["toolAsks"], "0", r.summary)
+        XCTAssertEqual(v["viaCLI"], "[FLOORED-SECRET-6d]", "the CLI reads it with the person: \(r.summary)")
+        XCTAssertEqual(v["cliAsks"], "1", r.summary)
+        XCTAssertEqual(v["daemon-alive"], "yes", r.summary)
+    }
 }
