@@ -471,4 +471,30 @@ final class SecretServiceGatedTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["cliAsks"], "1", r.summary)
         XCTAssertEqual(v["daemon-alive"], "yes", r.summary)
     }
+
+    /// A daemon with no way to ask the person (no askpass, no display for a pinentry) completes a
+    /// gated item's prompt as dismissed at once: the client gets nothing, and never hangs.
+    func test_withNoWayToAsk_aGatedItemsPromptIsDismissedAtOnce_neverAHang() throws {
+        let h = try harness()
+        let r = try run(h, shell: Self.addGated + """
+            env -u KEYGATE_ASKPASS -u DISPLAY -u WAYLAND_DISPLAY "$KEYGATE_SECRET_SERVICE" --replace </dev/null >>"$HOME/mute.log" 2>&1 &
+            mute=$!
+            for i in $(seq 100); do kill -0 "$KEYGATE_SECRET_SERVICE_PID" 2>/dev/null || break; sleep 0.1; done
+            p0=$(asked)
+            start=$(date +%s%N)
+            echo lookup=[$(timeout 30 secret-tool lookup service kg-gated account bob 2>/dev/null)]
+            echo millis=$(( ($(date +%s%N) - start) / 1000000 ))
+            echo asks=$(( $(asked) - p0 ))
+            echo openStill=[$(secret-tool lookup service kg-open account bob)]
+            kill "$mute"; wait "$mute" 2>/dev/null
+            echo '--- mute daemon log'; cat "$HOME/mute.log"
+            """)
+        let v = r.values
+        XCTAssertNil(v["init-failed"], r.summary)
+        XCTAssertEqual(v["lookup"], "[]", r.summary)
+        XCTAssertLessThan(Int(v["millis"] ?? "") ?? .max, 5000, "dismissed at once: \(r.summary)")
+        XCTAssertEqual(v["asks"], "0", r.summary)
+        XCTAssertEqual(v["openStill"], "[OPEN-SECRET-22]", "the ungated item needs nobody: \(r.summary)")
+        XCTAssertTrue(r.out.contains("was dismissed at once"), "the daemon's log says why: \(r.summary)")
+    }
 }
