@@ -23,7 +23,8 @@
  * dependencies) ahead of the global one, so that each of its ~450 (libsystemd) to ~1,600
  * (libsqlite3) symbol relocations is resolved in the first object searched instead of after
  * the executable and every library it links: 0.3 M instructions less for libsystemd and 0.85 M
- * for libsqlite3 in `keygate get` (docs/DECISIONS.md, issue 19). Neither library's symbols are
+ * for libsqlite3 in `keygate get` (docs/DECISIONS.md, "A read pays for its own work only").
+ * Neither library's symbols are
  * meant to be interposed, and no memory crosses between their allocator and ours. A sanitizer
  * runtime (ASan, TSan, MSan) refuses RTLD_DEEPBIND, so under one the usual order is kept. */
 static inline int kg_lazy_open_flags(void) {

@@ -147,7 +147,7 @@ extension StoreSelection {
                 // A provider runs: its items belong there, never silently in the embedded store.
                 (kind, reason) = (.secretService, "a Secret Service runs, but \(error.message)")
             } catch let error as KeychainError where error.code == .notAvailable {
-                // A Secret Service with no default collection answered, but cannot hold items (issue 39, 10).
+                // A Secret Service with no default collection answered, but cannot hold items.
                 let why = error.reason == .noDefaultCollection ? "the Secret Service has no default collection to keep items in"
                     : "no Secret Service answered"
                 (kind, reason) = (.embedded, "\(why) (\(error.message))")
