@@ -15,7 +15,6 @@ package struct SystemErrno: Error, Equatable, Sendable {
     /// errno exactly as the last call left it, 0 included (`current` turns 0 into EIO).
     package static var last: SystemErrno { SystemErrno(code: errno) }
 
-    /// strerror(3) of this code.
     package var text: String { String(cString: strerror(code)) }
 
     /// ENOENT: no such file or folder.
