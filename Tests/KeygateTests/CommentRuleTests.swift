@@ -169,6 +169,7 @@ enum CommentRule {
         ("tells history", #"\bhonou?red before\b"#),
         ("tells history", #"\bwhat (it|they) always (was|were|did)\b"#),
         ("tells history", #"\bas (it|they) did when\b"#),
+        ("tells history", #"\bas \w+ did before\b"#),
     ]
 
     static let compiled: [(name: String, regex: NSRegularExpression)] = rules.compactMap { rule in
@@ -271,7 +272,8 @@ final class CommentRuleTests: XCTestCase {
                         "/* ticket 12 */", "// The gatekeeper used to run PAM here.", "// Before this change it wrote twice.",
                         "/// An earlier gatekeeper made it with its caller's group.", "// This check is no longer needed.",
                         "/* outer /* nested */ previously it read twice */", "// The frame is what it always was.",
-                        "// A hook honoured before the value.", "// It works as before."] {
+                        "// A hook honoured before the value.", "// It works as before.",
+                        "// Behave as Keygate did before it completed prompts."] {
             let found = CommentRule.violations(in: [victim: original + "\n" + planted + "\n"])
             XCTAssertEqual(found.count, 1, "\(planted): \(found)")
             XCTAssertTrue(found.first?.hasPrefix("\(victim):\(originalLines + 1): ") == true, "\(planted): \(found)")
