@@ -67,7 +67,6 @@ public struct StoreSelection: Sendable, Equatable {
         } catch {}
     }
 
-    /// The store recorded for the keychain in `directory`, if any.
     package static func recorded(in directory: String) -> StoreKind? {
         guard let bytes = try? AtomicFile.read(directory + "/" + markerName, maxBytes: 64) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == " " }).first
