@@ -224,8 +224,8 @@ package final class EmbeddedStore: ItemStore {
     }
 
     /// Every connection keeps the -wal and -shm files at close: creating, sizing and unlinking
-    /// them again in each one-command process was most of an embedded read's system time
-    /// (docs/DECISIONS.md). A connection that writes sets what writes need: foreign keys (a delete
+    /// them again in each one-command process is most of an embedded read's system time
+    /// (docs/DECISIONS.md, "A read pays for its own work only"). A connection that writes sets what writes need: foreign keys (a delete
     /// cascades to the item's attributes), full syncs, WAL mode (persistent in the file, so set
     /// once), and a WAL cut back to empty by the checkpoint at close, so that old page images do
     /// not stay in it. A read needs none of them. Both check the schema version. Also returns

@@ -2,7 +2,7 @@
 // items Secret Service clients create (any attribute names, a label, a content type, a sealed
 // blob), the collections they create, and the aliases they set. Their own tables, made by one
 // migration step of their own (`prepareSecretServiceTables`, CREATE ... IF NOT EXISTS: a
-// Keygate that does not know them reads the file as before, and the schema version of
+// Keygate that does not know them still reads the file, and the schema version of
 // Keygate's items does not move). Keygate's items (the `items` table) are read here as the
 // Secret Service sees them: by row id, and matched by their stored attribute strings, as
 // SecretServiceStore writes them to any other provider.
