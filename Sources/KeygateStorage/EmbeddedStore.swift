@@ -207,8 +207,13 @@ package final class EmbeddedStore: ItemStore {
         while true {
             do {
                 if let kept {
-                    // Made once, for writes too (create, pragmas): its process writes.
-                    return try kept.withConnection(path: path, open: { try open(create: true, writes: true, until: end, clock: clock) }, body)
+                    // Made once, for writes too (create, pragmas): its process writes. Only the
+                    // Secret Service daemon keeps a connection, so each file it opens gets its tables.
+                    return try kept.withConnection(path: path, open: {
+                        let made = try open(create: true, writes: true, until: end, clock: clock)
+                        try Self.ensureSecretServiceTables(made.0)
+                        return made
+                    }, body)
                 }
                 let (db, keyed) = try open(create: create, writes: writes, until: end, clock: clock)
                 return try body(db, keyed)
