@@ -258,13 +258,23 @@ final class PolicySetTests: XCTestCase {
 
     // MARK: - refused files and fail-closed
 
+    /// Loads the tree and expects the file at `path` refused with `reason` (its state begins
+    /// "refused: " and the reason), and every decision to fail closed naming the file; returns
+    /// that failure for further checks.
+    @discardableResult
+    private func assertRefusesFile(_ path: String, _ reason: String,
+                                   file: StaticString = #filePath, line: UInt = #line) -> KeychainError? {
+        let set = tree.load()
+        let state = set.files.first { $0.path == path }?.state ?? ""
+        XCTAssertTrue(state.hasPrefix("refused: ") && state.contains(reason), "\(set.files.map(\.state))", file: file, line: line)
+        let error = assertThrowsKeychainError(.notAvailable, file: file, line: line) { try set.decision(service: "s", account: "a") }
+        XCTAssertTrue(error?.message.contains(path) ?? false, error?.message ?? "", file: file, line: line)
+        return error
+    }
+
     func test_groupWritableAdminFile_isRefused_andDecisionFailsClosed_namingIt() throws {
         let path = try tree.write(tree.admin, "10-x.policy", "[default]\nmax-tries = 1\n", mode: 0o664)
-        let set = tree.load()
-        XCTAssertTrue(set.files.first { $0.path == path }?.state.hasPrefix("refused: \(path) is writable by its group") ?? false,
-                      "\(set.files.map(\.state))")
-        let error = assertThrowsKeychainError(.notAvailable) { try set.decision(service: "s", account: "a") }
-        XCTAssertTrue(error?.message.contains(path) ?? false, error?.message ?? "")
+        let error = assertRefusesFile(path, "\(path) is writable by its group")
         XCTAssertTrue(error?.message.contains("keygate policy check") ?? false)
     }
 
@@ -279,22 +289,14 @@ final class PolicySetTests: XCTestCase {
         try Requirement.require(Requirement.isRoot, "root, to chown a policy file to nobody")
         let path = try tree.write(tree.admin, "10-x.policy", "[default]\nmax-tries = 1\n")
         XCTAssertEqual(chown(path, 65534, 65534), 0)
-        let set = tree.load()
-        let state = set.files.first { $0.path == path }?.state ?? ""
-        XCTAssertTrue(state.contains("\(path) is owned by uid 65534, not root"), state)
-        let error = assertThrowsKeychainError(.notAvailable) { try set.decision(service: "s", account: "a") }
-        XCTAssertTrue(error?.message.contains(path) ?? false)
+        assertRefusesFile(path, "\(path) is owned by uid 65534, not root")
     }
 
     func test_symlinkedAdminFile_isRefused_evenToARootOwnedTarget() throws {
         let target = try tree.write(tree.root, "real.policy", "[default]\nmax-tries = 1\n")
         let link = tree.admin + "/10-link.policy"
         XCTAssertEqual(symlink(target, link), 0)
-        let set = tree.load()
-        let state = set.files.first { $0.path == link }?.state ?? ""
-        XCTAssertTrue(state.contains("\(link) is a symbolic link"), state)
-        let error = assertThrowsKeychainError(.notAvailable) { try set.decision(service: "s", account: "a") }
-        XCTAssertTrue(error?.message.contains(link) ?? false)
+        assertRefusesFile(link, "\(link) is a symbolic link")
     }
 
     func test_symlinkedAdminFolder_isRefused() throws {
