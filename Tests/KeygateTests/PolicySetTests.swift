@@ -52,6 +52,29 @@ final class PolicySetTests: XCTestCase {
         try tree.load().decision(service: service, account: account)
     }
 
+    /// The settings a user file may tighten but never loosen, compared as one value so that a
+    /// failure shows every one of them.
+    private struct Tightenable: Equatable {
+        var access: AccessControl?
+        var accessible: Accessibility?
+        var reuseDuration: UInt32
+        var reuseScope: ReuseScope.Kind
+        var maxTries: Int
+        var lockoutSeconds: UInt32
+        var lockAfter: UInt32
+
+        init(_ access: AccessControl?, _ accessible: Accessibility?, reuse: UInt32, _ reuseScope: ReuseScope.Kind, tries: Int,
+             lockout: UInt32, lockAfter: UInt32) {
+            (self.access, self.accessible, reuseDuration, self.reuseScope) = (access, accessible, reuse, reuseScope)
+            (maxTries, lockoutSeconds, self.lockAfter) = (tries, lockout, lockAfter)
+        }
+
+        init(_ d: PolicyDecision) {
+            self.init(d.bothAccess, d.accessible, reuse: d.policy.reuseDuration, d.policy.reuseScope, tries: d.policy.maxTries,
+                      lockout: d.policy.lockoutSeconds, lockAfter: d.policy.lockAfter)
+        }
+    }
+
     // MARK: - precedence
 
     func test_precedence_vendorThenAdminThenUser() throws {
@@ -142,13 +165,7 @@ final class PolicySetTests: XCTestCase {
             """)
         let d = try decide("bank")
         XCTAssertEqual(d.warnings, [])
-        XCTAssertEqual(d.bothAccess, .currentSet)
-        XCTAssertEqual(d.accessible, .whenUnlockedThisDeviceOnly)
-        XCTAssertEqual(d.policy.reuseDuration, 0)
-        XCTAssertEqual(d.policy.reuseScope, .ppid)
-        XCTAssertEqual(d.policy.maxTries, 1)
-        XCTAssertEqual(d.policy.lockoutSeconds, 600)
-        XCTAssertEqual(d.policy.lockAfter, 60)
+        XCTAssertEqual(Tightenable(d), Tightenable(.currentSet, .whenUnlockedThisDeviceOnly, reuse: 0, .ppid, tries: 1, lockout: 600, lockAfter: 60))
         XCTAssertEqual(d.prompt, "My bank")
         for key in [PolicyKey.defaultAccess, .minimumAccess] {
             XCTAssertEqual(d.origins[key], PolicyOrigin(file: u, line: 2, section: "[service \"bank\"]", layer: .user), key.rawValue)
@@ -196,13 +213,8 @@ final class PolicySetTests: XCTestCase {
             allow-non-interactive = yes
             """)
         let d = try decide("anything")
-        XCTAssertEqual(d.bothAccess, .currentSet)
-        XCTAssertEqual(d.accessible, .whenUnlocked)
-        XCTAssertEqual(d.policy.reuseDuration, 300)
-        XCTAssertEqual(d.policy.reuseScope, .tty)
-        XCTAssertEqual(d.policy.maxTries, 3)
-        XCTAssertEqual(d.policy.lockoutSeconds, 60)
-        XCTAssertEqual(d.policy.lockAfter, 900)
+        XCTAssertEqual(Tightenable(d), Tightenable(.currentSet, .whenUnlocked, reuse: 300, .tty, tries: 3, lockout: 60, lockAfter: 900),
+                       "every loosening ignored")
         XCTAssertEqual(d.policy.pamService, "keygate")
         XCTAssertFalse(d.allowNonInteractive)
         XCTAssertEqual(d.warnings.count, 10, "access = none is ignored for both keys it sets: \(d.warnings.joined(separator: "\n"))")
