@@ -1,8 +1,9 @@
-// The fixture the primary-key tests (AccessGroupKeyTests, SynchronizableKeyTests) share: an
-// in-process keychain whose scripted person knows its password, a fresh service name a test,
-// and the pass's store restored afterwards (make check runs these classes again with
-// KEYGATE_STORE=embedded, and a test may switch to the embedded store itself). Each subclass
-// keeps its own query builders; this holds only what they would otherwise each write again.
+// The fixture the SecItem tests share (AccessGroupKeyTests, SynchronizableKeyTests,
+// WriteThenReadStressTests): an in-process keychain whose scripted person knows its password, a
+// fresh service name a test whose items are deleted after it, and the pass's store restored
+// afterwards (make check runs these classes again with KEYGATE_STORE=embedded, and a test may
+// switch to the embedded store itself). Each subclass keeps its own query builders; this holds
+// only what they would otherwise each write again.
 import Foundation
 import Keygate
 @testable import KeygateSecurity
@@ -19,11 +20,14 @@ class SecItemKeyTestCase: XCTestCase {
     /// Starts each test's service name, so an item a failed test leaves behind names its class.
     class var servicePrefix: String { "key" }
 
+    /// How many times the scripted person can type the password before it runs out of answers.
+    class var passwordAnswers: Int { 1 }
+
     override func setUpWithError() throws {
         let keychain = try InProcessKeychain()
         environment = keychain
         service = "\(Self.servicePrefix)-\(UUID().uuidString.prefix(8))"
-        person = ScriptedPrompter([keychain.password])
+        person = ScriptedPrompter(Array(repeating: keychain.password, count: Self.passwordAnswers))
         KeygateSecurityConfiguration.prompter = person
     }
 

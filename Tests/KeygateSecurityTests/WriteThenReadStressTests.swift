@@ -20,24 +20,11 @@ import Keygate
 import KeygateTestSupport
 import XCTest
 
-final class WriteThenReadStressTests: XCTestCase {
-    private var environment: InProcessKeychain?
-    private var service = ""
-
-    override func setUpWithError() throws {
-        let keychain = try InProcessKeychain()
-        environment = keychain
-        service = "write-read-\(UUID().uuidString.prefix(8))"
-        // Enough answers for a keychain unlocked again after its cached key was dropped (a
-        // lock-after, or another suite of root's evicting root's keys on a shared machine).
-        KeygateSecurityConfiguration.prompter = ScriptedPrompter(Array(repeating: keychain.password, count: 200))
-    }
-
-    override func tearDownWithError() throws {
-        _ = try? KeychainOperations(prompter: ScriptedPrompter([])).delete(matching: ItemQuery(service: service))
-        KeygateSecurityConfiguration.prompter = nil
-        environment?.tearDown()
-    }
+final class WriteThenReadStressTests: SecItemKeyTestCase {
+    override class var servicePrefix: String { "write-read" }
+    /// Enough answers for a keychain unlocked again after its cached key was dropped (a
+    /// lock-after, or another suite of root's evicting root's keys on a shared machine).
+    override class var passwordAnswers: Int { 200 }
 
     private static func number(_ name: String, _ fallback: Int) -> Int {
         ProcessInfo.processInfo.environment[name].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil } ?? fallback
