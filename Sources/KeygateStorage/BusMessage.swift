@@ -1,6 +1,7 @@
 // Reading and writing sd-bus messages (Sources/CSDBus): a reply's arguments into a BusValue
 // tree, a call's arguments out of one, and a method error into a BusErrorInfo. Only the types
-// the Secret Service API uses are read as values; anything else is read past as `.other`.
+// the Secret Service API uses are read as values; anything else is read past as `.other`. An
+// "a{ss}" (an item's attributes, the largest part of a read's replies) is read into a dictionary.
 import KeygateCore
 internal import CSDBus
 internal import Glibc
@@ -62,6 +63,7 @@ enum BusMessage {
 
     private static func container(_ message: OpaquePointer, _ type: CChar, _ contents: UnsafePointer<CChar>) -> Read {
         let signature = String(cString: contents)
+        if Int32(type) == SD_BUS_TYPE_ARRAY, signature == "{ss}" { return stringMap(message) }
         if Int32(type) == SD_BUS_TYPE_ARRAY, signature == "y" {
             var data: UnsafeRawPointer?
             var size = 0
@@ -89,6 +91,26 @@ enum BusMessage {
             guard let inner = children.first else { return .failed }
             return .value(.variant(inner))
         }
+    }
+
+    /// An "a{ss}" (the current value) as a dictionary, entry by entry; a key that comes twice
+    /// keeps its last value, as `BusValue.stringDictionary` of the same entries does.
+    private static func stringMap(_ message: OpaquePointer) -> Read {
+        guard sd_bus_message_enter_container(message, CChar(SD_BUS_TYPE_ARRAY), "{ss}") > 0 else { return .failed }
+        var out: [String: String] = [:]
+        while true {
+            let entered = sd_bus_message_enter_container(message, CChar(SD_BUS_TYPE_DICT_ENTRY), "ss")
+            if entered == 0 { break }
+            guard entered > 0 else { return .failed }
+            var key: UnsafePointer<CChar>?
+            var value: UnsafePointer<CChar>?
+            guard sd_bus_message_read_basic(message, CChar(SD_BUS_TYPE_STRING), &key) > 0, let key,
+                  sd_bus_message_read_basic(message, CChar(SD_BUS_TYPE_STRING), &value) > 0, let value,
+                  sd_bus_message_exit_container(message) > 0 else { return .failed }
+            out[String(cString: key)] = String(cString: value)
+        }
+        guard sd_bus_message_exit_container(message) > 0 else { return .failed }
+        return .value(.stringMap(out))
     }
 
     /// Appends `arguments` (a tuple: each child is one argument) to `message`; a negative errno
@@ -131,6 +153,8 @@ enum BusMessage {
             return inContainer(message, SD_BUS_TYPE_STRUCT, children.map { $0.signature }.joined(), children)
         case .variant(let inner):
             return inContainer(message, SD_BUS_TYPE_VARIANT, inner.signature, [inner])
+        case .stringMap(let entries):
+            return append(Variant.stringDictionary(entries), to: message)
         case .other:
             return -EINVAL
         }

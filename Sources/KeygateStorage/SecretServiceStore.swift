@@ -3,7 +3,8 @@
 // xdg:schema attribute libsecret writes, so items stay readable by secret-tool and older
 // Keygate builds). Talks D-Bus itself through SecretServiceConnection (one connection, one
 // plain session, reused), so a read is SearchItems, then the item's properties and its secret
-// together. Every call has its own deadline; a locked collection is reported as locked
+// together; a read of an item this process read before sends those with the search, one wait
+// (ServiceCalls.items). Every call has its own deadline; a locked collection is reported as locked
 // (never as "not found"). A call answered with a prompt (KeePassXC's CreateItem and Delete)
 // has it completed by SecretServicePrompt. Attribute mapping is ItemAttributeCodec's; errors
 // are worded by SecretServiceFailure.
