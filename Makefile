@@ -117,8 +117,9 @@ export SOURCE_DATE_EPOCH
 
 # pam_keygate.so is the thin module (issue 15): Sources/PAMKeygateModule in Embedded Swift
 # (no Foundation, no Swift runtime library: what it uses is compiled into it), linked with
-# libpam and libc only, about 40 KB. It starts keygate-pam-helper (SwiftPM, the Keygate
-# library: KDF, unwrap, keyring, sessions) for each PAM call, with the password on a pipe;
+# libpam and libc only, about 40 KB. It counts sessions itself and starts keygate-pam-helper
+# (SwiftPM, the Keygate library: KDF, unwrap, keyring, lock) for auth and chauthtok, with the
+# password on a pipe, and for a session only to unlock at open or lock at the last close;
 # the helper's installed path is compiled in (KEYGATE_PAM_HELPER; `helper=PATH` on the PAM
 # line overrides it, as the tests do). exports.map keeps pam_sm_* the only exported symbols.
 PAM_OUT     ?= $(if $(BUILD_PATH),$(BUILD_PATH),.build)/pam
@@ -164,6 +165,7 @@ build: swift-present static-cxx
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-gatekeeper
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-pam-helper
+	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-secret-service
 
 static-cxx:
 	@$(if $(STATIC_CXX_FLAGS),mkdir -p $(STATIC_CXX_DIR) && echo 'INPUT($(STATIC_CXX_ARCHIVE))' > $(STATIC_CXX_DIR)/libstdc++.so,true)
@@ -173,7 +175,7 @@ static-cxx:
 pam: $(PAM_OUT)/pam_keygate.so static-cxx
 	$(SWIFT) build $(RELEASE_FLAGS) --product keygate-pam-helper
 
-$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygateModule/exports.map Sources/CPAMModule/shim.h | swift-present
+$(PAM_OUT)/pam_keygate.so: $(PAM_SOURCES) Sources/PAMKeygateModule/exports.map $(wildcard Sources/CPAMModule/*.h) | swift-present
 	@mkdir -p $(PAM_OUT)
 	$(SWIFTC) $(PAM_SWIFTFLAGS) $(PAM_SOURCES) -o $@.unstripped
 	strip --strip-unneeded -o $@ $@.unstripped
@@ -194,13 +196,17 @@ debug: swift-present
 # .deb with `make install DESTDIR=... PREFIX=/usr`, and `make install-list` prints it (the
 # tests and scripts/check-deb read that). KIND: program (0755) and setuid (4755, root's when
 # root installs) and library (0644), each written beside and renamed (INSTALL_ATOMIC); data
-# (0644, install(1)); unit (0644, @BINDIR@ and @LIBEXECDIR@ replaced by this install's paths).
+# (0644, install(1)); unit (0644, @BINDIR@, @LIBEXECDIR@ and @DATADIR@ replaced by this install's paths).
 # @BIN@ is the release build's folder (RELEASE_BIN). pam_keygate.so and the pam-auth-update
 # profile go where libpam and pam-auth-update look, whatever PREFIX is.
 INSTALL_LIST = \
   program:@BIN@/keygate:$(PREFIX)/bin/keygate \
   setuid:@BIN@/keygate-gatekeeper:$(PREFIX)/libexec/keygate/keygate-gatekeeper \
   program:@BIN@/keygate-pam-helper:$(PREFIX)/libexec/keygate/keygate-pam-helper \
+  program:@BIN@/keygate-secret-service:$(PREFIX)/libexec/keygate/keygate-secret-service \
+  unit:contrib/dbus/org.freedesktop.secrets.service:$(PREFIX)/share/keygate/dbus-1/services/org.freedesktop.secrets.service \
+  unit:contrib/dbus/keygate-secret-service.conf:/usr/share/dbus-1/session.d/keygate-secret-service.conf \
+  unit:contrib/systemd/user/keygate-secret-service-daemon.service:$(PREFIX)/lib/systemd/user/keygate-secret-service-daemon.service \
   $(foreach f,$(HELPER_FILES),program:$(f):$(PREFIX)/bin/$(notdir $(f))) \
   $(foreach f,$(PAM_FILES),data:$(f):$(SYSCONFDIR)/pam.d/$(notdir $(f))) \
   $(foreach f,$(POLICY_FILES),data:$(f):$(PREFIX)/share/keygate/policies.d/$(notdir $(f))) \
@@ -218,7 +224,8 @@ INSTALL_LIST = \
   data:$(PYTHON_BACKEND):$(PYTHON_SITE)/keyrings/keygate/__init__.py \
   $(foreach f,$(wildcard contrib/python/$(PYTHON_DISTINFO)/*),data:$(f):$(PYTHON_SITE)/$(PYTHON_DISTINFO)/$(notdir $(f)))
 # Folders that are Keygate's alone: uninstall removes them when empty.
-INSTALL_OWN_DIRS = $(LIBEXECDIR) $(POLICYDIR) $(dir $(POLICYDIR)) $(DOCDIR)/examples $(DOCDIR) \
+INSTALL_OWN_DIRS = $(LIBEXECDIR) $(POLICYDIR) $(DESTDIR)$(PREFIX)/share/keygate/dbus-1/services \
+  $(DESTDIR)$(PREFIX)/share/keygate/dbus-1 $(dir $(POLICYDIR)) $(DOCDIR)/examples $(DOCDIR) \
   $(PYTHONDIR)/keyrings/keygate $(PYTHONDIR)/$(PYTHON_DISTINFO) $(PYTHONDIR)/keyrings
 # The release build's folder (asked of SwiftPM when a recipe needs it; scripts/make-deb passes it).
 RELEASE_BIN ?= $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
@@ -237,7 +244,7 @@ install: build pam man
 	    setuid) set -- $(INSTALL_ATOMIC) 4755 "$$source" "$$target" $$owner;; \
 	    library) set -- $(INSTALL_ATOMIC) 0644 "$$source" "$$target";; \
 	    data) set -- install -m 0644 "$$source" "$$target";; \
-	    unit) set -- sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@LIBEXECDIR@|$(PREFIX)/libexec/keygate|g' "$$source";; \
+	    unit) set -- sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@LIBEXECDIR@|$(PREFIX)/libexec/keygate|g' -e 's|@DATADIR@|$(PREFIX)/share|g' "$$source";; \
 	    *) echo "make install: unknown kind $$kind in $$entry" >&2; exit 1;; \
 	  esac; \
 	  echo "$$* $$([ $$kind = unit ] && echo "> $$target")"; \
@@ -305,10 +312,11 @@ check: swift-present pam fuzz-smoke
 # every prompting verb through a real pseudo-terminal, check the installed paths, and the
 # CLI classes that need no test hook (RELEASE_PASS_FILTER: the macOS and secret-tool verbs,
 # the store choice, doctor, usage, pinentry, the gatekeeper's attacks and hardening but the three that
-# need test policy files), against the installed $(BINDIR)/keygate and $(LIBEXECDIR)/keygate-gatekeeper with
+# need test policy files; Keygate's own Secret Service, the installed $(LIBEXECDIR)/keygate-secret-service with real
+# clients and its activation files as installed), against the installed $(BINDIR)/keygate and $(LIBEXECDIR)/keygate-gatekeeper with
 # /etc/pam.d/keygate, real pam_unix and the installed default policy. The debug passes above ran the same tests on the debug build.
 # Installing needs root: elsewhere the pass is skipped with a note, and under CI=true it fails.
-RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests|MacOSVerbsTests|SecretToolVerbsTests|StoreCLITests|DoctorCLITests|KeygateUsageTests|PinentryCLITests|GatekeeperAttackTests|GateScopeAttackTests|GateHardeningTests|AccessBindingAttackTests|UserRemovalTests|ValidateCLITests|GateAuditRecordTests|ExtraAttributesCLITests)/
+RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests|MacOSVerbsTests|SecretToolVerbsTests|StoreCLITests|DoctorCLITests|KeygateUsageTests|PinentryCLITests|GatekeeperAttackTests|GateScopeAttackTests|GateHardeningTests|AccessBindingAttackTests|UserRemovalTests|ValidateCLITests|GateAuditRecordTests|ExtraAttributesCLITests|SecretServiceDaemonTests|SecretServiceAttackTests|SecretServiceActivationTests)/
 # Counts prompts under the test hooks' empty policy; the installed default policy gives every item
 # `keygate add` stores without --access user-presence (default-access).
 # The gate tests skipped here need a test policy file (a system policy the release build reads from /etc only),

@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "keygate", targets: ["keygate"]),
         .executable(name: "keygate-gatekeeper", targets: ["keygate-gatekeeper"]),
         .executable(name: "keygate-pam-helper", targets: ["keygate-pam-helper"]),
+        .executable(name: "keygate-secret-service", targets: ["keygate-secret-service"]),
     ],
     targets: [
         // sd-bus: the Secret Service is spoken over D-Bus directly (Storage/).
@@ -33,6 +34,9 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSystem"),
         .systemLibrary(name: "CSQLite"),
+        // OpenSSL's libcrypto, declared in its shim.h and loaded on first use: the Secret Service
+        // daemon's dh-ietf1024 session (DH, HKDF, AES-CBC). Only KeygateSecretService reaches it.
+        .systemLibrary(name: "CCrypto"),
         // Headers only: Keygate dlopens libtss2-esys when a TPM is in use (Sources/CTSS2/shim.h).
         .systemLibrary(name: "CTSS2", providers: [.apt(["libtss2-dev"])]),
         // The library is four targets, one per layer; a target may import only the ones
@@ -47,6 +51,14 @@ let package = Package(
         ),
         // Where sealed items live: the Secret Service over D-Bus, or the embedded SQLite store.
         .target(name: "KeygateStorage", dependencies: ["KeygateCore", "CSDBus", "CSQLite"], swiftSettings: testHooks),
+        // What root and its clients ask over the system bus (fprintd's reader and enrolled fingers), with a
+        // deadline: a narrow sd-bus client of its own, so that the setuid gatekeeper links neither the
+        // Secret Service client nor SQLite (LayeringTests).
+        .target(name: "KeygateSystemBus", dependencies: ["KeygateCore", "CSDBus", "CSystem"], swiftSettings: testHooks),
+        // Who root acts as: another user's ids for a piece of code, or root's in full for good (UserIdentity).
+        // The one place ids change; linked by root's programs and the keygate CLI, never by the library
+        // apps link (LayeringTests).
+        .target(name: "KeygateIdentity", dependencies: ["KeygateCore", "CSystem"], swiftSettings: testHooks),
         // Who is asking: PAM conversations and the prompters (terminal, pinentry, askpass).
         .target(name: "KeygateAuthentication", dependencies: ["KeygateCore", "CPAM", "CSystem"], swiftSettings: testHooks),
         // What the client and keygate-gatekeeper say to each other: requests, replies, framing,
@@ -56,7 +68,7 @@ let package = Package(
         // The product users import; it re-exports the targets below it.
         .target(
             name: "Keygate",
-            dependencies: ["KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "CSystem"],
+            dependencies: ["KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "KeygateSystemBus", "CSystem"],
             swiftSettings: testHooks
         ),
         // Root's side of the gate (docs/GATEKEEPER.md): the server, the daemon, root's secrets,
@@ -65,7 +77,7 @@ let package = Package(
         // (LayeringTests holds every other target to that).
         .target(
             name: "KeygateGatekeeper",
-            dependencies: ["KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "CSystem"],
+            dependencies: ["KeygateCore", "KeygateSystemBus", "KeygateIdentity", "KeygateAuthentication", "KeygateGateWire", "CSystem"],
             swiftSettings: testHooks
         ),
         // Apple's Security and LocalAuthentication surface over Keygate (docs/SECURITY_COMPAT.md).
@@ -73,18 +85,23 @@ let package = Package(
         // Apple's module names for KeygateSecurity: each file is one `@_exported import`.
         .target(name: "Security", dependencies: ["KeygateSecurity"]),
         .target(name: "LocalAuthentication", dependencies: ["KeygateSecurity"]),
-        .target(name: "KeygateCLI", dependencies: ["Keygate", "CSystem"], swiftSettings: testHooks),
+        .target(name: "KeygateCLI", dependencies: ["Keygate", "KeygateIdentity", "CSystem"], swiftSettings: testHooks),
+        // The second door (docs/SECRET_SERVICE.md): the Secret Service API over the same keychain,
+        // one file per D-Bus object, for keygate-secret-service. Beside the CLI: it uses the
+        // library as the CLI does and imports neither the CLI nor root's gatekeeper code.
+        .target(name: "KeygateSecretService", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "CCrypto"], swiftSettings: testHooks),
+        .executableTarget(name: "keygate-secret-service", dependencies: ["KeygateSecretService", "KeygateCore"], swiftSettings: testHooks),
         // The heavy half of pam_keygate.so (KDF, unwrap, keyring, sessions), a program the
         // thin module starts for each PAM call with the password on a pipe. The module itself
         // (Sources/PAMKeygateModule, Embedded Swift) is built by `make pam`; docs/DECISIONS.md.
-        .executableTarget(name: "keygate-pam-helper", dependencies: ["Keygate", "KeygateGatekeeper", "CPAM"], path: "Sources/PAMKeygate"),
+        .executableTarget(name: "keygate-pam-helper", dependencies: ["Keygate", "KeygateGatekeeper", "KeygateIdentity", "CPAM"], path: "Sources/PAMKeygate"),
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI"], swiftSettings: testHooks),
         // The setuid-root helper that holds the gate keys (docs/GATEKEEPER.md); its code is KeygateGatekeeper.
         // CGatekeeperStart is its first lines, in C, run before the Swift runtime starts.
         .target(name: "CGatekeeperStart", cSettings: [.define("KEYGATE_TEST_HOOKS", .when(configuration: .debug))]),
         .executableTarget(name: "keygate-gatekeeper", dependencies: ["KeygateGatekeeper", "CGatekeeperStart"], swiftSettings: testHooks),
         .target(name: "KeygateTestSupport", dependencies: ["Keygate"], path: "Tests/KeygateTestSupport"),
-        .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "KeygateGatekeeper", "KeygateCLI", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
+        .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "KeygateSystemBus", "KeygateGatekeeper", "KeygateCLI", "KeygateSecretService", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
         .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "KeygateTestSupport"], swiftSettings: testHooks),
         // Sources written as Apple code is (Swift 5 mode, as most apps still are), against the real stack.
         .testTarget(name: "KeygateSecurityTests", dependencies: ["KeygateSecurity", "Security", "LocalAuthentication", "Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateTestSupport"],

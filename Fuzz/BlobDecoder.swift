@@ -141,8 +141,8 @@ public func fuzzBlobDecoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
 
     // Stored attribute text.
     let text = String(decoding: blob, as: UTF8.self)
-    if let decoded = Base64.decode(text) {
-        require(Base64.decode(Base64.encode(decoded)) == decoded, "base64 does not round-trip: \(text)")
+    if let decoded = Base64Text.decode(text) {
+        require(Base64Text.decode(Base64Text.encode(decoded)) == decoded, "base64 does not round-trip: \(text)")
     }
     if let control = try? AccessControl(attributeValue: text) {
         require((try? AccessControl(attributeValue: control.attributeValue)) == control, "access attribute does not round-trip: \(text)")

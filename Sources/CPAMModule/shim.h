@@ -16,6 +16,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include "user_keys.h"
 
 /* The helper's installed path, fixed when the module is built (make pam). */
 #ifndef KEYGATE_PAM_HELPER
@@ -65,3 +70,56 @@ static inline long long keygate_monotonic_ms(void) {
 }
 
 static inline int keygate_exited_with(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+
+/* The user's uid and primary group from the password database (getpwnam_r(3)), as the
+   helper's TargetUser reads them: 0 when found, -1 otherwise. */
+static inline int keygate_lookup_user(const char *name, uid_t *uid, gid_t *gid) {
+    struct passwd entry, *result = NULL;
+    size_t size = 16384;
+    for (int attempt = 0; attempt < 4; attempt++, size *= 4) {
+        char *buffer = malloc(size);
+        if (buffer == NULL) return -1;
+        int rc = getpwnam_r(name, &entry, buffer, size, &result);
+        if (rc == 0 && result != NULL) { *uid = entry.pw_uid; *gid = entry.pw_gid; }
+        free(buffer);
+        if (rc == ERANGE) continue;
+        return rc == 0 && result != NULL ? 0 : -1;
+    }
+    return -1;
+}
+
+/* The session count's folder (SessionFile): made 0700 if missing, then it must be a real
+   folder (not a link), owned by root and writable by root alone. 0 when it is. */
+static inline int keygate_session_folder_ready(const char *path) {
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) return -1;
+    struct stat info;
+    if (lstat(path, &info) != 0) return -1;
+    return S_ISDIR(info.st_mode) && info.st_uid == 0 && (info.st_mode & 022) == 0 ? 0 : -1;
+}
+
+/* The count file, opened for reading and writing (created 0600), never through a link. */
+static inline int keygate_open_session_file(const char *path) {
+    return open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+}
+
+/* True when `fd` is a regular file owned by root. */
+static inline int keygate_is_root_regular(int fd) {
+    struct stat info;
+    return fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == 0;
+}
+
+/* flock(2) without waiting: 0 taken, 1 held by another, -1 failed. */
+static inline int keygate_try_lock(int fd) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return 0;
+    return errno == EWOULDBLOCK || errno == EINTR ? 1 : -1;
+}
+
+static inline void keygate_sleep_ms(long milliseconds) {
+    struct timespec pause = { milliseconds / 1000, (milliseconds % 1000) * 1000000 };
+    nanosleep(&pause, NULL);
+}
+
+/* /proc/PID/stat, opened for reading. */
+static inline int keygate_open_for_reading(const char *path) {
+    return open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+}

@@ -33,7 +33,8 @@ typedef struct sd_bus_error {
 typedef int (*sd_bus_message_handler_t)(sd_bus_message *m, void *userdata, sd_bus_error *ret_error);
 #endif
 
-/* The type codes Keygate reads and writes: X(name, value). */
+/* The type codes Keygate reads and writes, a method call's message type, and the name flags the
+ * Secret Service daemon asks with: X(name, value). */
 #define KG_SDBUS_TYPES(X) \
     X(SD_BUS_TYPE_BYTE, 'y') \
     X(SD_BUS_TYPE_BOOLEAN, 'b') \
@@ -44,7 +45,10 @@ typedef int (*sd_bus_message_handler_t)(sd_bus_message *m, void *userdata, sd_bu
     X(SD_BUS_TYPE_ARRAY, 'a') \
     X(SD_BUS_TYPE_VARIANT, 'v') \
     X(SD_BUS_TYPE_STRUCT, 'r') \
-    X(SD_BUS_TYPE_DICT_ENTRY, 'e')
+    X(SD_BUS_TYPE_DICT_ENTRY, 'e') \
+    X(SD_BUS_MESSAGE_METHOD_CALL, 1) \
+    X(SD_BUS_NAME_REPLACE_EXISTING, 1) \
+    X(SD_BUS_NAME_ALLOW_REPLACEMENT, 2)
 
 #ifndef KG_SDBUS_CHECK
 KG_SDBUS_TYPES(KG_LAZY_DEFINE_CONSTANT)
@@ -52,7 +56,8 @@ KG_SDBUS_TYPES(KG_LAZY_DEFINE_CONSTANT)
 
 /* The functions Keygate calls: X(kind, return type, name, (parameters), (arguments)).
  * kind is VALUE or VOID (what a call returns when the library could not be loaded). */
-#define KG_SDBUS_FUNCTIONS(X) \
+#define KG_SDBUS_FUNCTIONS(X) KG_SDBUS_CLIENT_FUNCTIONS(X, KG_SDBUS_SERVER_FUNCTIONS)
+#define KG_SDBUS_CLIENT_FUNCTIONS(X, SERVER) \
     X(VALUE, int, sd_bus_new, (sd_bus **ret), (ret)) \
     X(VALUE, int, sd_bus_set_address, (sd_bus *bus, const char *address), (bus, address)) \
     X(VALUE, int, sd_bus_set_bus_client, (sd_bus *bus, int b), (bus, b)) \
@@ -83,7 +88,27 @@ KG_SDBUS_TYPES(KG_LAZY_DEFINE_CONSTANT)
     X(VALUE, int, sd_bus_message_read_array, (sd_bus_message *m, char type, const void **ptr, size_t *size), (m, type, ptr, size)) \
     X(VALUE, int, sd_bus_message_enter_container, (sd_bus_message *m, char type, const char *contents), (m, type, contents)) \
     X(VALUE, int, sd_bus_message_exit_container, (sd_bus_message *m), (m)) \
-    X(VALUE, int, sd_bus_message_peek_type, (sd_bus_message *m, char *type, const char **contents), (m, type, contents))
+    X(VALUE, int, sd_bus_message_peek_type, (sd_bus_message *m, char *type, const char **contents), (m, type, contents)) \
+    SERVER(X)
+
+/* The server side, for keygate-secret-service (KeygateStorage/BusServer.swift): one fallback
+ * callback for every object path (sd-bus's vtables are C macros), the name, replies, errors and
+ * signals. */
+#define KG_SDBUS_SERVER_FUNCTIONS(X) \
+    X(VALUE, int, sd_bus_add_fallback, (sd_bus *bus, sd_bus_slot **slot, const char *prefix, sd_bus_message_handler_t callback, void *userdata), (bus, slot, prefix, callback, userdata)) \
+    X(VALUE, int, sd_bus_request_name, (sd_bus *bus, const char *name, uint64_t flags), (bus, name, flags)) \
+    X(VALUE, int, sd_bus_get_unique_name, (sd_bus *bus, const char **unique), (bus, unique)) \
+    X(VALUE, int, sd_bus_message_new_method_return, (sd_bus_message *call, sd_bus_message **m), (call, m)) \
+    X(VALUE, int, sd_bus_message_new_method_error, (sd_bus_message *call, sd_bus_message **m, const sd_bus_error *e), (call, m, e)) \
+    X(VALUE, int, sd_bus_message_new_signal, (sd_bus *bus, sd_bus_message **m, const char *path, const char *interface, const char *member), (bus, m, path, interface, member)) \
+    X(VALUE, const char *, sd_bus_message_get_sender, (sd_bus_message *m), (m)) \
+    X(VALUE, const char *, sd_bus_message_get_path, (sd_bus_message *m), (m)) \
+    X(VALUE, const char *, sd_bus_message_get_interface, (sd_bus_message *m), (m)) \
+    X(VALUE, const char *, sd_bus_message_get_member, (sd_bus_message *m), (m)) \
+    X(VALUE, int, sd_bus_message_get_type, (sd_bus_message *m, uint8_t *type), (m, type)) \
+    X(VALUE, int, sd_bus_message_get_expect_reply, (sd_bus_message *m), (m)) \
+    X(VALUE, int, sd_bus_call, (sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error, sd_bus_message **reply), (bus, m, usec, ret_error, reply)) \
+    X(VALUE, int, sd_bus_get_fd, (sd_bus *bus), (bus))
 
 KG_LAZY_LIBRARY(kg_sdbus, "libsystemd.so.0", KG_SDBUS_FUNCTIONS)
 

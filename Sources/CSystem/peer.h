@@ -41,19 +41,5 @@ static inline int keygate_pidfd_alive(int pidfd) {
     return syscall(SYS_pidfd_send_signal, pidfd, 0, (void *)0, 0) == 0;
 }
 
-/* Writes this process's pid into an environment entry made as "LISTEN_PID=" and ten
-   placeholder characters: a forked child fills in its own pid before exec (no allocation). */
-static inline void keygate_fill_listen_pid(char *entry) {
-    char digits[12];
-    int count = 0;
-    long pid = (long)getpid();
-    do { digits[count++] = (char)('0' + pid % 10); pid /= 10; } while (pid > 0 && count < 10);
-    char *out = entry + 11;
-    while (count > 0) *out++ = digits[--count];
-    *out = 0;
-}
-
-/* glibc declares these only under _GNU_SOURCE; the same prototypes, for Swift. */
-int setresuid(uid_t ruid, uid_t euid, uid_t suid);
-int setresgid(gid_t rgid, gid_t egid, gid_t sgid);
+/* glibc declares it only under _GNU_SOURCE; the same prototype, for Swift. */
 int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);

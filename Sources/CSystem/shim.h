@@ -94,6 +94,14 @@ static inline int keygate_getresgid(gid_t *r, gid_t *e, gid_t *s) {
     return getresgid(r, e, s);
 }
 
+/* POSIX_SPAWN_SETSID (glibc 2.26): the spawned child starts a session of its own. <spawn.h>
+   defines it under _GNU_SOURCE only, which Swift's view of the header lacks. */
+#include <spawn.h>
+#ifndef POSIX_SPAWN_SETSID
+#define POSIX_SPAWN_SETSID 0x80
+#endif
+static inline int keygate_spawn_setsid_flag(void) { return POSIX_SPAWN_SETSID; }
+
 /* pipe2(2) with O_CLOEXEC: both ends are close-on-exec from the start, so no other thread's
    spawn can inherit one (pipe() then fcntl() leaves that window). Declared by <unistd.h> only
    under _GNU_SOURCE. */

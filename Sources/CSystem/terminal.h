@@ -107,11 +107,10 @@ static inline int keygate_tty_begin(int fd) {
     t->installed = 0;
     t->changed = 0;
     if (tcgetattr(fd, &t->saved) != 0) return -1;
-    if (pipe(t->wake) != 0) return -1;
-    for (int i = 0; i < 2; i++) {
-        fcntl(t->wake[i], F_SETFD, FD_CLOEXEC);
-        fcntl(t->wake[i], F_SETFL, O_NONBLOCK);
-    }
+    /* Close-on-exec from the start (pipe then fcntl would leave a window in which another
+       thread's spawn inherits the ends; shim.h's keygate_pipe_cloexec says the same). */
+    extern int pipe2(int [2], int);
+    if (pipe2(t->wake, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
     t->fd = fd;
 
     struct sigaction ours;

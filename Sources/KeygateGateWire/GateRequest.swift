@@ -1,76 +1,174 @@
-// What a client asks keygate-gatekeeper (docs/GATEKEEPER.md): one request frame ('Q'),
-// decoded by `decode`, a pure function the fuzzer drives (Fuzz/GatekeeperRequest.swift).
-// Nothing in a request is trusted: the scope comes from the kernel, the policy from
-// root's files, and every gate box must match a key the gatekeeper derives for the
-// identity and flags it names, so a lie about either only fails to open.
+// What a client asks keygate-gatekeeper (docs/GATEKEEPER.md): one request frame ('Q').
+// A request is one case per operation (`Call`), each with the fields that operation takes
+// and no other, and the one wish every operation shares (`noPrompt`). The bytes are the
+// version-1 layout (GateRequestLayout: every field in one order), so the frame a client
+// sends is what it always was; `decode` is a pure function the fuzzer drives
+// (Fuzz/GatekeeperRequest.swift) and refuses a field the operation does not take, so each
+// request has exactly one encoding. Nothing in a request is trusted: the scope comes from
+// the kernel, the policy from root's files, and every gate box must match a key the
+// gatekeeper derives for the identity and flags it names, so a lie about either only fails
+// to open. A new operation is a new case and a new number; a new field of one operation is
+// a field of its case, written where the layout has room (GateRequestLayout).
 import KeygateCore
 
 package struct GateRequest: Sendable, Equatable {
-    package enum Operation: UInt8, Sendable {
-        /// The gate public keys for one item (presence, current set, device), after checking
-        /// the class key the client will seal to against the gatekeeper's seal on it.
-        case keys = 1
-        /// The key shares of one item's gate boxes, if the item's policy holds now.
-        case open = 2
-        /// A PAM authentication through the keychain's service (an unlock), recorded for
-        /// this scope; seals the class public keys sent along.
-        case authenticate = 3
-        /// Migration from 1.x: the device-bound class seed of a this-device-only class.
-        case legacyClassSeed = 4
-        /// A user-presence check for an item whose policy asks more than it was sealed with:
-        /// the item's service, window and scope, no box.
-        case presence = 5
-        /// Forget this user's authentications: this scope's (`keygate lock`), or with the
-        /// `all` flag every scope's and every handle (`keygate lock --all`, like sudo -K).
-        case forget = 6
-        /// Seal the class public keys sent, once this scope authenticated within the last minute
-        /// (else through PAM): the unlock that just opened the master key did.
-        case certify = 7
-        /// Which of an item's boxes name a key the gatekeeper no longer derives for it (an item
-        /// invalidated by a password change, or sealed on another host). No prompt, no share.
-        case check = 8
-        /// The user's lockout and failed attempts (`keygate status`, `doctor`). No prompt.
-        case status = 9
-        /// `keygate validate` (sudo -v): the keychain's presence window in this scope starts again
-        /// from now when an authentication in it is still fresh; else (or with `fresh`) PAM, recorded
-        /// as presence for this scope. No box, no share.
-        case validate = 10
-        /// The enrolled set's domain state (a keyed hash of root's digest of the user's prints,
-        /// which it does not reveal) and the biometric lockout (LAContext). No prompt. A client of
-        /// an older release never sends it, so it never meets the result fields it adds.
-        case fingerprintState = 11
-        /// After a password unlock in this scope (within the last minute): a new finger-unlock
-        /// pair for the user (FingerUnlockKey); the result's `seed` is its public key (empty when
-        /// the policy or a missing enrolled finger turns it off).
-        case fingerUnlockArm = 12
-        /// A finger reopens the locked keychain: `seed` carries the master key sealed to the
-        /// finger-unlock pair; after a match within the window, the result's `seed` is the master key.
-        case fingerUnlock = 13
+    /// What is asked, with the fields that operation takes.
+    package var call: Call
+    /// Never prompt: fail with interaction-not-allowed instead. Operations that never prompt ignore it.
+    package var noPrompt: Bool
+
+    package init(_ call: Call, noPrompt: Bool = false) {
+        self.call = call
+        self.noPrompt = noPrompt
     }
 
-    package struct Flags: OptionSet, Sendable, Equatable {
-        package let rawValue: UInt8
-        package init(rawValue: UInt8) { self.rawValue = rawValue }
-        /// Never prompt: fail with interaction-not-allowed instead.
-        package static let noPrompt = Flags(rawValue: 1)
+    package enum Call: Sendable, Equatable {
+        /// 1. The gate public keys for one item (presence, current set, device), after checking
+        /// the class keys the client will seal to against the gatekeeper's seals on them.
+        case keys(Item, classKeys: [ClassKey])
+        /// 2. The key shares of one item's gate boxes, if the item's policy holds now (and, when
+        /// its password also opens the keychain, what `unlocking` settles: Presence).
+        case open(Item, boxes: [Box], Presence)
+        /// 3. A PAM authentication through the keychain's service (an unlock), recorded for this
+        /// scope; seals the class public keys sent along. LAContext's evaluatePolicy too.
+        case authenticate(Authentication)
+        /// 4. Migration from 1.x: the device-bound class seed of a this-device-only class, from its
+        /// master-derived seed (32 bytes).
+        case legacyClassSeed(seed: [UInt8])
+        /// 5. A user-presence check for an item whose policy asks more than it was sealed with: the
+        /// item's service, window and scope, no box.
+        case presence(Item, Presence)
+        /// 6. Forget this user's authentications: this scope's (`keygate lock`), or every scope's
+        /// and every handle (`all`: `keygate lock --all`, like sudo -K).
+        case forget(all: Bool)
+        /// 7. Seal the class public keys sent, once this scope authenticated within the last minute
+        /// (else through PAM); or, from root only, for another user with no authentication.
+        case certify(Certification)
+        /// 8. Which of an item's boxes name a key the gatekeeper no longer derives for it. No share.
+        case check(Item, boxes: [Box])
+        /// 9. The user's lockout and failed attempts (`keygate status`, `doctor`).
+        case status
+        /// 10. `keygate validate` (sudo -v): extends this scope's windows, or authenticates.
+        case validate(Validation)
+        /// 11. The enrolled set's domain state and the biometric lockout (LAContext).
+        case fingerprintState
+        /// 12. After a password within the last minute: a new finger-unlock pair (FingerUnlockKey).
+        case fingerUnlockArm
+        /// 13. A finger reopens the locked keychain: the master key sealed to the finger-unlock pair.
+        case fingerUnlock(FingerUnlock)
+    }
+
+    /// The operation's number on the wire.
+    package enum Operation: UInt8, Sendable, CaseIterable {
+        case keys = 1, open, authenticate, legacyClassSeed, presence, forget, certify, check, status, validate,
+             fingerprintState, fingerUnlockArm, fingerUnlock
+    }
+
+    /// An item: its identity and Apple's SecAccessControlCreateFlags bits (both part of its gate
+    /// keys' derivation).
+    package struct Item: Sendable, Equatable {
+        package var identity: ItemIdentity
+        package var accessControl: UInt32
+        package init(_ identity: ItemIdentity, accessControl: UInt32) {
+            self.identity = identity
+            self.accessControl = accessControl
+        }
+    }
+
+    /// What a presence check (open, presence) carries besides the item.
+    package struct Presence: Sendable, Equatable {
+        /// Shown with the prompt (Touch ID's localizedReason).
+        package var reason: String
         /// Authenticate even when a record in the window would do (the client needs the password).
-        package static let fresh = Flags(rawValue: 2)
-        /// Issue an authentication-context handle (LAContext) for later opens.
-        package static let issueHandle = Flags(rawValue: 4)
-        /// forget: every scope, not only the caller's.
-        package static let all = Flags(rawValue: 8)
-        /// certify only, from root only: for the user `subjectUID` names, not the caller (the host
-        /// protector's passwordless keychains, HostProtectorAdmin). The uid follows the request.
-        package static let forUser = Flags(rawValue: 16)
-        /// authenticate: a finger through the biometric stack, not the password (LAContext's
-        /// deviceOwnerAuthenticationWithBiometrics).
-        package static let biometric = Flags(rawValue: 32)
-        /// open, presence, validate, authenticate: the password this request's PAM conversation
-        /// takes also opens the keychain. Once PAM took a typed password in this very request, the
-        /// gatekeeper seals the class public keys sent (as `certify` would) and arms the finger
-        /// unlock (as `fingerUnlockArm` would, its public key in the result's `seed`), so an unlock
-        /// is one run of the helper. A request answered from a window or a handle gets neither.
-        package static let unlocking = Flags(rawValue: 64)
+        package var fresh: Bool
+        package var context: Context
+        /// The password this check takes also opens the keychain: the class public keys to seal
+        /// (Unlocking); nil: a check only.
+        package var unlocking: [ClassKey]?
+        package init(reason: String = "", fresh: Bool = false, context: Context = Context(), unlocking: [ClassKey]? = nil) {
+            self.reason = reason
+            self.fresh = fresh
+            self.context = context
+            self.unlocking = unlocking
+        }
+    }
+
+    /// `unlocking` (open, presence, validate, authenticate): the password this request's PAM
+    /// conversation takes also opens the keychain. Once PAM took a typed password in this very
+    /// request (never a finger, a window or a handle), the gatekeeper seals the class public keys
+    /// sent (as `certify` would) and arms the finger unlock (as `fingerUnlockArm` would), and the
+    /// answer carries both (GateAnswer.Settled), so an unlock is one run of the helper. It is a real
+    /// authentication in that run, so certify's and fingerUnlockArm's "a password within the last
+    /// minute" holds; a `validate` that only extends a window settles nothing. On the wire: flag 64,
+    /// the keys in the class-key field.
+
+    /// An authentication context's (LAContext) part: the handle it holds, or its wish for one.
+    package struct Context: Sendable, Equatable {
+        /// 32 bytes, or empty: no handle.
+        package var handle: [UInt8]
+        /// Issue a handle for later requests, valid this long (the gatekeeper caps it); nil: none.
+        package var issueHandleSeconds: UInt32?
+        package init(handle: [UInt8] = [], issueHandleSeconds: UInt32? = nil) {
+            self.handle = handle
+            self.issueHandleSeconds = issueHandleSeconds
+        }
+    }
+
+    package struct Authentication: Sendable, Equatable {
+        package var reason: String
+        /// Sealed once PAM lets the person in (with `unlocking`, once a password was typed).
+        package var classKeys: [ClassKey]
+        /// A finger through the biometric stack, not the password (LAContext's
+        /// deviceOwnerAuthenticationWithBiometrics); no class keys then, and no unlocking.
+        package var biometric: Bool
+        package var context: Context
+        /// The password typed also opens the keychain (Presence.unlocking): `classKeys` are sealed only
+        /// after a typed password, and the finger unlock is armed in the same run.
+        package var unlocking: Bool
+        package init(reason: String = "", classKeys: [ClassKey] = [], biometric: Bool = false, context: Context = Context(),
+                     unlocking: Bool = false) {
+            self.reason = reason
+            self.classKeys = classKeys
+            self.biometric = biometric
+            self.context = context
+            self.unlocking = unlocking
+        }
+    }
+
+    package struct Certification: Sendable, Equatable {
+        package var classKeys: [ClassKey]
+        package var reason: String
+        /// Root only: the user whose class keys are sealed (the host protector's passwordless
+        /// keychains, HostProtectorAdmin); nil: the caller.
+        package var subjectUID: UInt32?
+        package init(classKeys: [ClassKey], reason: String = "", subjectUID: UInt32? = nil) {
+            self.classKeys = classKeys
+            self.reason = reason
+            self.subjectUID = subjectUID
+        }
+    }
+
+    package struct Validation: Sendable, Equatable {
+        package var reason: String
+        /// Authenticate even when the window is open (the client needs the password to open a locked keychain).
+        package var fresh: Bool
+        /// The password typed also opens the keychain: the class public keys to seal (Presence.unlocking).
+        package var unlocking: [ClassKey]?
+        package init(reason: String = "", fresh: Bool = false, unlocking: [ClassKey]? = nil) {
+            self.reason = reason
+            self.fresh = fresh
+            self.unlocking = unlocking
+        }
+    }
+
+    package struct FingerUnlock: Sendable, Equatable {
+        /// The master key sealed to the finger-unlock pair: `sealedMasterKeyBytes`.
+        package var sealedMasterKey: [UInt8]
+        package var reason: String
+        package init(sealedMasterKey: [UInt8], reason: String = "") {
+            self.sealedMasterKey = sealedMasterKey
+            self.reason = reason
+        }
     }
 
     /// One sealed gate box of an item: its slot kind, the key id it names, the 80 sealed bytes.
@@ -107,44 +205,49 @@ package struct GateRequest: Sendable, Equatable {
     /// fingerUnlock's sealed master key: 32 bytes in a sealed box.
     package static let sealedMasterKeyBytes = 80
 
-    package var operation: Operation
-    package var flags: Flags = []
-    /// Apple's SecAccessControlCreateFlags bits of the item (part of its gate keys' derivation).
-    package var accessControl: UInt32 = 0
-    package var identity: ItemIdentity?
-    package var reason: String = ""
-    package var handle: [UInt8] = []
-    package var classKeys: [ClassKey] = []
-    package var boxes: [Box] = []
-    /// legacyClassSeed: the master-derived seed of the class (32 bytes).
-    package var seed: [UInt8] = []
-    /// issueHandle: how long the authentication context wants its handle (the gatekeeper caps it).
-    package var handleSeconds: UInt32 = 0
-    /// forUser: whose class keys root asks to have sealed. On the wire only with the flag, last,
-    /// so every request an older client sends is byte for byte what it was.
-    package var subjectUID: UInt32? = nil
-
-    package init(operation: Operation, flags: Flags = [], accessControl: UInt32 = 0, identity: ItemIdentity? = nil,
-                 reason: String = "", handle: [UInt8] = [], classKeys: [ClassKey] = [], boxes: [Box] = [],
-                 seed: [UInt8] = [], handleSeconds: UInt32 = 0, subjectUID: UInt32? = nil) {
-        self.operation = operation
-        self.flags = flags
-        self.accessControl = accessControl
-        self.identity = identity
-        self.reason = reason
-        self.handle = handle
-        self.classKeys = classKeys
-        self.boxes = boxes
-        self.seed = seed
-        self.handleSeconds = handleSeconds
-        self.subjectUID = subjectUID
+    package var operation: Operation {
+        switch call {
+        case .keys: return .keys
+        case .open: return .open
+        case .authenticate: return .authenticate
+        case .legacyClassSeed: return .legacyClassSeed
+        case .presence: return .presence
+        case .forget: return .forget
+        case .certify: return .certify
+        case .check: return .check
+        case .status: return .status
+        case .validate: return .validate
+        case .fingerprintState: return .fingerprintState
+        case .fingerUnlockArm: return .fingerUnlockArm
+        case .fingerUnlock: return .fingerUnlock
+        }
     }
 
-    /// True for the requests the gatekeeper's daemon answers (no prompt can be needed): the
-    /// client sends only those to its socket (GateDaemonLink), the daemon refuses the rest.
+    /// The item an item operation names (keys, open, presence, check).
+    package var item: Item? {
+        switch call {
+        case .keys(let item, _), .open(let item, _, _), .presence(let item, _), .check(let item, _): return item
+        default: return nil
+        }
+    }
+
+    /// The class keys an `unlocking` request sends (nil: not one; Presence.unlocking).
+    package var unlocking: [ClassKey]? {
+        switch call {
+        case .open(_, _, let presence), .presence(_, let presence): return presence.unlocking
+        case .validate(let validation): return validation.unlocking
+        case .authenticate(let authentication): return authentication.unlocking ? authentication.classKeys : nil
+        default: return nil
+        }
+    }
+
+    /// True for the requests the gatekeeper's daemon answers (no prompt can be needed, nothing to
+    /// settle for an unlock): the client sends only those to its socket (GateDaemonLink), the
+    /// daemon refuses the rest.
     package var daemonAnswers: Bool {
-        switch operation {
-        case .open, .presence, .check, .keys, .status: return !flags.contains(.fresh) && !flags.contains(.unlocking)
+        switch call {
+        case .open(_, _, let presence), .presence(_, let presence): return !presence.fresh && presence.unlocking == nil
+        case .check, .keys, .status: return true
         // fingerprintState reads fprintd's storage, which the helper reaches the same way in a test session.
         case .authenticate, .legacyClassSeed, .forget, .certify, .validate, .fingerprintState, .fingerUnlockArm, .fingerUnlock:
             return false
@@ -153,96 +256,12 @@ package struct GateRequest: Sendable, Equatable {
 
     // MARK: Encoding
 
-    package func encoded() -> [UInt8] {
-        var w = ByteWriter()
-        w.u8(UInt8(ascii: "Q"))
-        w.u8(Self.version)
-        w.u8(operation.rawValue)
-        var flagBits = flags
-        if subjectUID == nil { flagBits.remove(.forUser) } else { flagBits.insert(.forUser) }
-        w.u8(flagBits.rawValue)
-        w.u32(accessControl)
-        if let identity {
-            w.u8(1)
-            GateIdentityCodec.write(identity, to: &w)
-        } else {
-            w.u8(0)
-        }
-        w.string(GateWire.prefix(reason, maxBytes: Self.maxReasonBytes))
-        w.tiny(handle)
-        w.u8(UInt8(classKeys.count))
-        for key in classKeys {
-            w.u8(key.accessibility.blobCode)
-            w.raw(key.publicKey)
-            w.tiny(key.seal)
-        }
-        w.u8(UInt8(boxes.count))
-        for box in boxes {
-            w.u8(box.kind.rawValue)
-            w.raw(box.keyID)
-            w.raw(box.sealed)
-        }
-        w.tiny(seed)
-        w.u32(handleSeconds)
-        if let subjectUID { w.u32(subjectUID) }
-        return w.bytes
-    }
+    package func encoded() -> [UInt8] { GateRequestLayout(self).encoded() }
 
     /// Decodes one request frame. Throws GateWireError for anything malformed, oversized,
-    /// unknown or trailing; never traps.
+    /// unknown, trailing, or a field the operation does not take; never traps.
     package static func decode(_ frame: [UInt8]) throws -> GateRequest {
-        var r = ByteReader(frame)
-        guard try r.u8() == UInt8(ascii: "Q") else { throw GateWireError.malformed("not a request frame") }
-        guard try r.u8() == version else { throw GateWireError.malformed("a request of another version") }
-        guard let operation = Operation(rawValue: try r.u8()) else { throw GateWireError.malformed("an unknown operation") }
-        let flagBits = try r.u8()
-        guard flagBits & ~UInt8(127) == 0 else { throw GateWireError.malformed("unknown flags") }
-        var request = GateRequest(operation: operation, flags: Flags(rawValue: flagBits))
-        request.accessControl = try r.u32()
-        switch try r.u8() {
-        case 0: request.identity = nil
-        case 1: request.identity = try GateIdentityCodec.read(&r)
-        default: throw GateWireError.malformed("a bad identity marker")
-        }
-        request.reason = try r.string(max: maxReasonBytes)
-        request.handle = try r.tiny()
-        guard request.handle.isEmpty || request.handle.count == handleBytes else {
-            throw GateWireError.malformed("a handle of \(request.handle.count) bytes")
-        }
-        let keyCount = Int(try r.u8())
-        guard keyCount <= Accessibility.allCases.count else { throw GateWireError.malformed("too many class keys") }
-        for _ in 0..<keyCount {
-            guard let accessibility = Accessibility(blobCode: try r.u8()) else {
-                throw GateWireError.malformed("an unknown accessibility class")
-            }
-            let publicKey = try r.raw(BoxKeyPair.publicKeyBytes)
-            let seal = try r.tiny()
-            guard seal.isEmpty || seal.count == sealBytes else { throw GateWireError.malformed("a seal of \(seal.count) bytes") }
-            request.classKeys.append(ClassKey(accessibility: accessibility, publicKey: publicKey, seal: seal))
-        }
-        let boxCount = Int(try r.u8())
-        guard boxCount <= GatedBlob.maxGates + 1 else { throw GateWireError.malformed("too many boxes") }
-        for _ in 0..<boxCount {
-            guard let kind = GateKind(rawValue: try r.u8()), kind != .accessClass else {
-                throw GateWireError.malformed("a box of an unknown kind")
-            }
-            request.boxes.append(Box(kind: kind, keyID: try r.raw(BoxKeyPair.keyIDBytes), sealed: try r.raw(GatedBlob.boxBytes)))
-        }
-        request.seed = try r.tiny()
-        guard request.seed.isEmpty || request.seed.count == BoxKeyPair.seedBytes
-                || (operation == .fingerUnlock && request.seed.count == sealedMasterKeyBytes) else {
-            throw GateWireError.malformed("a seed of \(request.seed.count) bytes")
-        }
-        request.handleSeconds = try r.u32()
-        if request.flags.contains(.forUser) {
-            guard operation == .certify else { throw GateWireError.malformed("another user named outside certify") }
-            request.subjectUID = try r.u32()
-        }
-        guard r.isAtEnd else { throw GateWireError.malformed("trailing bytes after the request") }
-        if [.keys, .open, .presence, .check].contains(operation), request.identity == nil {
-            throw GateWireError.malformed("an item operation without an item")
-        }
-        return request
+        try GateRequestLayout.decode(frame).request()
     }
 }
 

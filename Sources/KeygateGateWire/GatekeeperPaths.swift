@@ -1,9 +1,11 @@
 // Where the gatekeeper keeps root's state (docs/GATEKEEPER.md): the per-user gate secrets
 // under /var/lib/keygate/gate (they survive reboots; losing one invalidates that user's
 // gated items, as losing the Secure Enclave would), the authentication records under
-// /run/keygate/ts (tmpfs: gone at reboot, like sudo's /run/sudo/ts), the daemon's socket
-// and lock in /run/keygate. Test-hook builds redirect the state below KEYGATE_TEST_GATE_DIR
-// and give each set of test hooks its own daemon; release builds always use the fixed paths.
+// /run/keygate/ts and the finger-unlock seeds under /run/keygate/finger (tmpfs: gone at
+// reboot, like sudo's /run/sudo/ts), pam_keygate's session counters, the audit record under
+// /var/log/keygate, the daemon's socket and lock in /run/keygate. Every per-uid path is here.
+// Test-hook builds redirect the state below KEYGATE_TEST_GATE_DIR and give each set of test
+// hooks its own daemon; release builds always use the fixed paths.
 // The hooks come from the KeygateEnvironment the caller passes down (TestHooks), never from the process.
 import KeygateCore
 
@@ -49,11 +51,59 @@ package enum GatekeeperPaths {
     }
     package static func auditPath(_ environment: KeygateEnvironment) -> String { auditFolder(environment) + "/gatekeeper.log" }
 
+    /// Each uid's decisions, one file per uid (GateAuditFile), so one user's lines never push out another's.
+    package static func auditUserFolder(_ environment: KeygateEnvironment) -> String { auditFolder(environment) + "/users" }
+    /// Where `keygate forget-user` moves a removed uid's audit files: kept, under a name no new account writes to.
+    package static func auditForgottenFolder(_ environment: KeygateEnvironment) -> String { auditFolder(environment) + "/forgotten" }
+
+    /// Root's folder of finger-unlock seeds (FingerUnlockKey), 0700 on tmpfs.
+    package static func fingerUnlockRoot(_ environment: KeygateEnvironment) -> String {
+        if let dir = testRoot(environment) { return dir + "/finger" }
+        return runRoot + "/finger"
+    }
+
+    // MARK: Per uid
+    // Every path root keeps for one uid is defined here and listed in `perUIDPaths`, which
+    // `keygate forget-user` removes; PerUIDStateTests fails when a function below taking a uid
+    // is missing from that list, or when a source file builds such a path anywhere else.
+
+    /// The gate secret and the presence generation (GateSecrets).
     package static func stateDirectory(uid: UInt32, _ environment: KeygateEnvironment) -> String {
         stateRoot(environment) + "/\(uid)"
     }
+    /// Authentications, failures, the lockout, the biometric lockout and handles (GateRecords).
     package static func recordPath(uid: UInt32, _ environment: KeygateEnvironment) -> String {
         recordRoot(environment) + "/\(uid)"
+    }
+    /// The records' lock file (GateRecords.update).
+    package static func recordLockPath(uid: UInt32, _ environment: KeygateEnvironment) -> String {
+        recordPath(uid: uid, environment) + ".lock"
+    }
+    /// The finger-unlock seed (FingerUnlockKey).
+    package static func fingerUnlockPath(uid: UInt32, _ environment: KeygateEnvironment) -> String {
+        fingerUnlockRoot(environment) + "/\(uid)"
+    }
+    /// pam_keygate's count of the uid's live sessions (SessionCounter); never redirected.
+    package static func sessionCounterPath(uid: UInt32) -> String {
+        runRoot + "/\(uid).sessions"
+    }
+    /// The uid's audit record and the one before it (GateAuditFile).
+    package static func auditUserPath(uid: UInt32, _ environment: KeygateEnvironment) -> String {
+        auditUserFolder(environment) + "/\(uid).log"
+    }
+    package static func auditUserPreviousPath(uid: UInt32, _ environment: KeygateEnvironment) -> String {
+        auditUserPath(uid: uid, environment) + ".1"
+    }
+
+    /// Everything root keeps for `uid`, the paths above. The audit files (`isAudit`) are moved
+    /// into `auditForgottenFolder` rather than removed: a record outlives the account it is about.
+    /// The daemon's caches are not files: each entry is checked against these files' versions at
+    /// every request, so once they are gone nothing cached of the uid is used again.
+    package static func perUIDPaths(uid: UInt32, _ environment: KeygateEnvironment) -> [(path: String, isAudit: Bool)] {
+        [(stateDirectory(uid: uid, environment), false), (recordPath(uid: uid, environment), false),
+         (recordLockPath(uid: uid, environment), false), (fingerUnlockPath(uid: uid, environment), false),
+         (sessionCounterPath(uid: uid), false),
+         (auditUserPath(uid: uid, environment), true), (auditUserPreviousPath(uid: uid, environment), true)]
     }
 
     /// KEYGATE_TEST_GATE_DIR, in test-hook builds; always nil in release builds.

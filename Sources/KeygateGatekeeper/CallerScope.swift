@@ -17,7 +17,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 struct CallerScope: Sendable, Equatable {
     /// The scope's id in the records: "tty.<dev>.<sid>.<leader start>", "session.<sid>.<leader start>",

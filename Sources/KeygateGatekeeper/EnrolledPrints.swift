@@ -15,7 +15,7 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
+import KeygateSystemBus
 
 struct EnrolledPrints {
     /// BLAKE2b-256 over the prints (see the file comment); nil when no finger is enrolled.

@@ -6,19 +6,24 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
+import KeygateSystemBus
 
 enum FingerprintReader {
     /// How long an item that also takes the password waits for fprintd before it asks for the
     /// password instead.
-    static let fallbackDeadline = ServiceDeadline(.seconds(2))
+    static let fallbackDeadline = BusDeadline(.seconds(2))
 
     /// Whether a finger can be asked for now: fprintd answers within `fallbackDeadline`, reports
     /// a reader, and the user has a finger enrolled on it. Items that also take the password ask
     /// for it when not (userPresence, a biometry flag `or` devicePasscode).
     static func isReady(userName: String, environment: KeygateEnvironment) -> Bool {
-        guard let status = try? FprintdProbe.status(userName: userName, environment: environment, deadline: fallbackDeadline) else { return false }
-        return status.device != nil && !status.enrolledFingers.isEmpty
+        do {
+            let status = try FprintdProbe.status(userName: userName, environment: environment, deadline: fallbackDeadline)
+            return status.device != nil && !status.enrolledFingers.isEmpty
+        } catch {
+            // fprintd absent, hung or refusing: no finger can be read now, and the item asks for the password.
+            return false
+        }
     }
 
     static func requireReady(userName: String, environment: KeygateEnvironment) throws {

@@ -8,7 +8,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 struct GateCallerQueue {
     struct Caller: Equatable {

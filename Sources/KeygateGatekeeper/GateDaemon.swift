@@ -9,9 +9,11 @@
 // socket is fd 3, LISTEN_FDS=1):
 // - by systemd (contrib/systemd/keygate-gatekeeper.socket and .service, sandboxed);
 // - where systemd is not PID 1, by the setuid helper itself after a request it served,
-//   when nothing listens: it binds the socket, takes the daemon lock, becomes root in
-//   full (real and saved ids too, so the user who started it cannot signal or trace it),
-//   and executes itself in daemon mode with a clean environment.
+//   when nothing listens: it binds the socket, takes the daemon lock and starts itself in
+//   daemon mode through the one spawn door (Spawn: posix_spawn, a session of its own, a
+//   clean environment), with the ids it already holds: root in full, real and saved too
+//   (UserIdentity.becomeRootInFull), so the user who started it cannot signal or trace it.
+// Every system call goes through KeygateCore/System's wrappers (SystemDoorTests).
 // The peer is the process the kernel recorded at connect() (SO_PEERCRED), held by a pidfd
 // (SO_PEERPIDFD): a reply goes out only if that process was still there after its scope
 // was read from /proc, so a recycled pid never borrows a window. It ends after
@@ -19,9 +21,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
-internal import CSystem
-internal import Glibc
 
 enum GateDaemon {
     /// Test-hook builds: 30 s, so the suite's daemons end soon after its tests.
@@ -39,37 +38,28 @@ enum GateDaemon {
 
     /// What socket activation handed over (systemd's protocol), read before the environment is cleared.
     struct Activation {
-        /// LISTEN_FDS=1 for this pid: the listening socket is fd 3.
+        /// LISTEN_FDS=1 for this pid (systemd's LISTEN_PID), or for the daemon the helper started
+        /// (LISTEN_FDNAMES names it; a spawn cannot know the child's pid before it starts): the
+        /// listening socket is fd 3. Only root runs `--serve` at all (GatekeeperMain).
         var listening: Bool
         /// The helper started this daemon (it removes the socket when it ends; systemd's stays).
         var selfStarted: Bool
 
         static func fromEnvironment(_ environment: KeygateEnvironment) -> Activation {
             let passed = environment.socketActivation
-            return Activation(listening: passed.descriptors == 1 && passed.pid == getpid(),
-                              selfStarted: passed.names == selfStartedName)
+            let selfStarted = passed.names == selfStartedName
+            let forThisProcess = selfStarted ? passed.pid == nil : passed.pid == ProcessIdentity.pid
+            return Activation(listening: passed.descriptors == 1 && forThisProcess, selfStarted: selfStarted)
         }
     }
 
-    /// Serves the listening socket (fd 3) until idle. Root only: run by systemd or by the helper.
+    /// Serves the listening socket (fd 3) until idle. Root only (GatekeeperMain checks, and sets
+    /// the process up: no alarm, its name, its memory locked): run by systemd or by the helper.
     static func serve(_ activation: Activation, hooks: [String: String], environment: KeygateEnvironment) -> Int32 {
-        guard getuid() == 0, geteuid() == 0 else {
-            GatekeeperMain.complain("""
-                keygate-gatekeeper --serve runs as root only: systemd's keygate-gatekeeper.socket starts it, or the gatekeeper \
-                itself
-                """)
-            return 2
-        }
         guard activation.listening else {
             GatekeeperMain.complain("keygate-gatekeeper --serve needs its listening socket as fd 3 (systemd socket activation: LISTEN_FDS=1)")
             return 2
         }
-        alarm(0)
-        // "keygate-gated" in ps and top (the image is /proc/self/exe, which would read "exe").
-        _ = keygate_set_process_name("keygate-gated")
-        // Every page it touches stays in RAM: the secrets it keeps and the shares it sends
-        // never reach swap, whatever memory they sit in (root: no RLIMIT_MEMLOCK applies).
-        _ = keygate_lock_all_memory()
         ParsedFileCache.enable()
         GateRecordsCache.enable()
         let cache = GateDaemonCache()
@@ -81,57 +71,51 @@ enum GateDaemon {
         var idleSince = lastUpgradeCheck
         // Every caller waits at once (GateCallerQueue): accept never blocks, so a caller that says
         // nothing holds no one.
-        _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
+        _ = UnixSocket.setNonBlocking(listener)
         var queue = GateCallerQueue()
-        while true {
-            var entries = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
-                + queue.callers.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            let ready = poll(&entries, nfds_t(entries.count), queue.pollTimeout(now: MonotonicClock.milliseconds, idle: 1000))
+        serving: while true {
+            let watched = [listener] + queue.callers.map(\.fd)
+            let outcome = Readiness.wait(forInput: watched,
+                                         milliseconds: Int32(queue.pollTimeout(now: MonotonicClock.milliseconds, idle: 1000)))
             let now = GateRecords.now
             if now != lastUpgradeCheck {
                 lastUpgradeCheck = now
                 if binaryReplaced { break }
             }
-            if ready < 0 {
-                if errno == EINTR { continue }
-                break
+            let ready: [Bool]
+            switch outcome {
+            case .interrupted: continue serving
+            case .failed: break serving
+            case .ready(let found): ready = found
             }
-            if ready == 0, queue.isEmpty {
+            if !ready.contains(true), queue.isEmpty {
                 if now - idleSince >= UInt64(idleSeconds) { break }
                 continue
             }
             idleSince = now
-            if entries[0].revents != 0 { admitCallers(listener, into: &queue) }
-            var arrived = Set(entries.dropFirst().filter { $0.revents != 0 }.map(\.fd))
+            if ready[0] { admitCallers(listener, into: &queue) }
+            var arrived = Set(zip(watched, ready).dropFirst().filter(\.1).map(\.0))
             while let caller = queue.next(among: arrived) {
                 arrived.remove(caller.fd)
                 answer(caller, overrides: overrides, cache: cache, environment: environment)
-                close(caller.fd)
+                Descriptor.close(caller.fd)
             }
-            for caller in queue.expire(now: MonotonicClock.milliseconds) { close(caller.fd) }
+            for caller in queue.expire(now: MonotonicClock.milliseconds) { Descriptor.close(caller.fd) }
         }
-        for caller in queue.callers { close(caller.fd) }
+        for caller in queue.callers { Descriptor.close(caller.fd) }
         // The socket is removed before the lock goes (at exit), so no caller waits on a dead socket.
-        if activation.selfStarted { unlink(GatekeeperPaths.socketPath(environment)) }
+        if activation.selfStarted { FileSystem.remove(GatekeeperPaths.socketPath(environment)) }
         return 0
     }
 
     /// Accepts every caller waiting on the listening socket; one the queue turns away is closed at
     /// once (its client runs the setuid helper).
     private static func admitCallers(_ listener: Int32, into queue: inout GateCallerQueue) {
-        while true {
-            let connection = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
-            if connection < 0 {
-                if errno == EINTR { continue }
-                if errno == EMFILE || errno == ENFILE { usleep(100_000) }
-                return
-            }
-            var uid: uid_t = 0
-            var pid: pid_t = 0
+        while let connection = UnixSocket.accept(listener) {
             let deadline = MonotonicClock.milliseconds + requestDeadlineMilliseconds
-            guard keygate_peer_credentials(connection, &uid, &pid) == 0, pid > 0,
-                  queue.admit(.init(fd: connection, uid: uid, pid: pid, deadline: deadline)) else {
-                close(connection)
+            guard let peer = UnixSocket.peerCredentials(connection), peer.pid > 0,
+                  queue.admit(.init(fd: connection, uid: peer.uid, pid: peer.pid, deadline: deadline)) else {
+                Descriptor.close(connection)
                 continue
             }
         }
@@ -142,10 +126,9 @@ enum GateDaemon {
     private static func answer(_ caller: GateCallerQueue.Caller, overrides: TestOverrides, cache: GateDaemonCache,
                                environment: KeygateEnvironment) {
         let connection = caller.fd, uid = caller.uid, pid = caller.pid
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        _ = setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let pidfd = keygate_peer_pidfd(connection)
-        defer { if pidfd >= 0 { close(pidfd) } }
+        UnixSocket.setSendTimeout(connection, seconds: 1)
+        let pidfd = UnixSocket.peerProcess(connection)
+        defer { if pidfd >= 0 { Descriptor.close(pidfd) } }
         // The request has begun to arrive: the rest of it comes at once from a real client.
         let left = max(1, min(requestRestMilliseconds, caller.deadline - MonotonicClock.milliseconds))
         guard var frame = GateWire.readFrame(connection, withinMilliseconds: left) else { return }
@@ -161,13 +144,13 @@ enum GateDaemon {
             guard request.daemonAnswers else {
                 throw KeychainError.interactionNotAllowed("the gatekeeper's daemon does not answer this request: the setuid gatekeeper does")
             }
-            request.flags.insert(.noPrompt)
+            request.noPrompt = true
             let user = try cache.user(uid: uid)
             let server = GateServer(user: user, caller: pid, prompter: SilentPrompter(), pamConfdir: nil, overrides: overrides,
                                     environment: environment, cache: cache)
-            result = try server.handle(request)
+            result = .answer(try server.handle(request))
             // The scope was read from /proc/PID: it was the peer's only if the peer is still there.
-            guard keygate_pidfd_alive(pidfd) != 0 else { return }
+            guard UnixSocket.processIsAlive(pidfd) else { return }
         } catch let error as KeychainError {
             result = .failure(error)
         } catch {
@@ -181,97 +164,55 @@ enum GateDaemon {
 
     /// True once the file this process runs was replaced or removed (an upgrade, an uninstall).
     private static var binaryReplaced: Bool {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return false }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self).hasSuffix(" (deleted)")
+        FileSystem.linkTarget("/proc/self/exe")?.hasSuffix(" (deleted)") ?? false
     }
 
     // MARK: Start by the helper
 
     /// Called by the setuid helper after it served a request: when no daemon answers on the
-    /// socket, and none holds the lock, starts one (as root in full, from a clean image).
+    /// socket, and none holds the lock, starts one (root in full, as this helper already is, from a
+    /// clean image). The one spawn door starts it (Spawn: posix_spawn, nothing of ours runs between
+    /// the fork and the exec): a session of its own, /dev/null on 0-2, the listening socket on 3
+    /// and the lock on 4, a fixed environment, the limits and nice value root's programs start with.
     static func startIfAbsent(hooks: [String: String], environment: KeygateEnvironment) {
-        guard geteuid() == 0, limitsAreRoots, !isListening(environment) else { return }
+        guard ProcessIdentity.uid == 0, ProcessIdentity.euid == 0, ResourceLimits.areRoots, !isListening(environment) else { return }
         do {
             try GatekeeperPaths.makeFolder(GatekeeperPaths.runRoot, mode: 0o711)
-            _ = chmod(GatekeeperPaths.runRoot, 0o711)
+            FileSystem.changeMode(GatekeeperPaths.runRoot, 0o711)
             try GatekeeperPaths.makeFolder(GatekeeperPaths.socketFolder, mode: 0o755)
-            _ = chmod(GatekeeperPaths.socketFolder, 0o755)
+            FileSystem.changeMode(GatekeeperPaths.socketFolder, 0o755)
         } catch {
-            return
+            return   // no folder, no daemon: the helper answers every call, as it did this one
         }
         let lock = SafeFile.openLockFile(GatekeeperPaths.daemonLockPath(environment))
         guard lock >= 0 else { return }
-        defer { close(lock) }
-        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { return }   // another daemon is starting or running
-        guard let listener = bindSocket(environment) else { return }
-        defer { close(listener) }
-        let executable = "/proc/self/exe"
-        let argv = CStringArray(["keygate-gatekeeper", "--serve"])
-        var variables = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", "LISTEN_FDS=1",
-                         "LISTEN_FDNAMES=" + selfStartedName]
-        for (name, value) in hooks { variables.append(name + "=" + value) }
-        // LISTEN_PID is the child's pid, known only after fork: the child fills it in (one slot kept).
-        variables.append("LISTEN_PID=0000000000")
-        let environment = CStringArray(variables)
-        guard let pidSlot = environment.pointers[variables.count - 1] else { return }
-        let child = fork()
-        guard child == 0 else { return }   // the parent (or a failed fork) goes on; the lock is the child's now
-        // The child: only async-signal-safe C from here to exec.
-        _ = setsid()
-        guard setgroups(0, nil) == 0, setresgid(0, 0, 0) == 0, setresuid(0, 0, 0) == 0 else { _exit(126) }
-        var limits = rlimit(rlim_cur: 1024, rlim_max: 4096)
-        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limits)
-        for resource in [RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK] {
-            var unlimited = rlimit(rlim_cur: rlim_t.max, rlim_max: rlim_t.max)
-            if resource == RLIMIT_STACK { unlimited.rlim_cur = 8 * 1024 * 1024 }
-            _ = setrlimit(__rlimit_resource_t(resource.rawValue), &unlimited)
-        }
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 0)
-        keygate_fill_listen_pid(pidSlot)
-        let devnull = open("/dev/null", O_RDWR)
-        if devnull >= 0 { for fd in Int32(0)...2 { dup2(devnull, fd) } }
-        // Both above 4 first: the lock may itself be fd 3 (or the listener fd 4), and moving one
-        // onto 3 would close the other (the daemon then held no lock and two copies of its socket).
-        let listenerCopy = fcntl(listener, F_DUPFD, 5), lockCopy = fcntl(lock, F_DUPFD, 5)
-        guard listenerCopy >= 5, lockCopy >= 5, dup2(listenerCopy, 3) == 3, dup2(lockCopy, 4) == 4 else { _exit(126) }
-        close(listenerCopy)
-        close(lockCopy)
-        execve(executable, argv.pointers, environment.pointers)
-        _exit(127)
-    }
-
-    /// False when the caller's resource limits are still on this process (the start could not raise
-    /// them: no CAP_SYS_RESOURCE, as in a container). A daemon started now would keep them and serve
-    /// every user with them, so the helper then starts none.
-    private static var limitsAreRoots: Bool {
-        var size = rlimit(), files = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &size) == 0,
-              getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0 else { return false }
-        return size.rlim_cur == rlim_t.max && files.rlim_cur >= 1024
+        defer { Descriptor.close(lock) }
+        guard AdvisoryLock.tryExclusive(lock) == nil else { return }   // another daemon is starting or running
+        guard let listener = UnixSocket.listening(at: GatekeeperPaths.socketPath(environment), mode: 0o666, backlog: 64) else { return }
+        defer { Descriptor.close(listener) }
+        // Copies above 4 first: the lock may itself be fd 3 (or the listener fd 4), and moving one onto 3
+        // would close the other (the daemon then held no lock and two copies of its socket).
+        let listenerCopy = Descriptor.duplicate(listener, lowest: 5), lockCopy = Descriptor.duplicate(lock, lowest: 5)
+        defer { for fd in [listenerCopy, lockCopy] where fd >= 0 { Descriptor.close(fd) } }
+        guard listenerCopy >= 0, lockCopy >= 0 else { return }
+        var variables = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", "LISTEN_FDS=1", "LISTEN_FDNAMES=" + selfStartedName]
+        for (name, value) in hooks.sorted(by: { $0.key < $1.key }) { variables.append(name + "=" + value) }
+        // This image (/proc/self/exe), named keygate-gatekeeper in its argv as a program started by name is.
+        var spawn = Spawn(["keygate-gatekeeper", "--serve"])
+        spawn.executable = "/proc/self/exe"
+        spawn.environment = variables
+        spawn.newSession = true
+        spawn.descriptors = [0: .null, 1: .null, 2: .null, 3: .descriptor(listenerCopy), 4: .descriptor(lockCopy)]
+        ResourceLimits.resetForAChild()
+        // The daemon is left to run: this helper exits next, and the daemon (a new session, re-parented) is not waited for.
+        _ = spawn.start()
     }
 
     /// True when something answers on the socket (a running daemon, or systemd's socket).
     private static func isListening(_ environment: KeygateEnvironment) -> Bool {
         let fd = UnixSocket.stream()
         guard fd >= 0 else { return false }
-        defer { close(fd) }
+        defer { Descriptor.close(fd) }
         return UnixSocket.connect(fd, to: GatekeeperPaths.socketPath(environment))
-    }
-
-    /// A listening socket at the daemon's path, mode 0666 (every user may call; root's folder).
-    private static func bindSocket(_ environment: KeygateEnvironment) -> Int32? {
-        let fd = UnixSocket.stream()
-        guard fd >= 0 else { return nil }
-        let path = GatekeeperPaths.socketPath(environment)
-        unlink(path)
-        let previous = umask(0o111)
-        defer { umask(previous) }
-        guard UnixSocket.bind(fd, to: path), listen(fd, 64) == 0 else {
-            close(fd)
-            return nil
-        }
-        return fd
     }
 }

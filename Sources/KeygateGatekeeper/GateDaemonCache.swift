@@ -10,7 +10,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 final class GateDaemonCache {
     private var users: [UInt32: (version: FileVersion?, account: UserAccount)] = [:]

@@ -5,7 +5,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 protocol GatePrompter: Prompter {
     /// One event for the caller's audit trail (the caller names the item and scope).

@@ -7,13 +7,29 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 struct GateRecords: Sendable, Equatable {
+    /// One authentication through PAM (`service`, in `scope`). `time` is when it happened and
+    /// nothing ever moves it: the checks that need "a password within the last minute" (certify,
+    /// fingerUnlockArm) read it alone. `keygate validate` records its extensions beside it.
     struct Authentication: Sendable, Equatable {
         var service: String
         var scope: String
+        /// CLOCK_BOOTTIME seconds of the authentication itself.
         var time: UInt64
+        /// The last `validate` that extended this authentication's windows (nil: none).
+        var extendedAt: UInt64? = nil
+        /// The longest gap in the chain from `time` through every extension to `extendedAt`: an
+        /// extension counts for a window of W seconds only when every step of the chain was at
+        /// most W, that is when each validate came while that window was still open.
+        var longestGap: UInt64 = 0
+
+        /// When a window of `window` seconds last (re)started for this authentication: the last
+        /// extension when every step of the chain fits inside the window, else the authentication.
+        func anchor(window: UInt32) -> UInt64 {
+            guard let extendedAt, longestGap <= UInt64(window) else { return time }
+            return extendedAt
+        }
     }
 
     struct Handle: Sendable, Equatable {
@@ -47,19 +63,40 @@ struct GateRecords: Sendable, Equatable {
 
     // MARK: Decisions
 
-    /// The newest authentication through `service` in `scope` no older than `window` seconds.
+    /// The newest authentication through `service` in `scope` whose window of `window` seconds
+    /// is open at `now`: the item's own window, counted from the authentication, or from the last
+    /// `validate` that came while this same window was still open (Authentication.anchor).
     func freshAuthentication(service: String, scope: String, window: UInt32, now: UInt64) -> Authentication? {
         guard window > 0 else { return nil }
-        return authentications.last { $0.service == service && $0.scope == scope && $0.time <= now && now - $0.time <= UInt64(window) }
+        return authentications.last {
+            guard $0.service == service, $0.scope == scope else { return false }
+            let anchor = $0.anchor(window: window)
+            return anchor <= now && now - anchor <= UInt64(window)
+        }
     }
 
-    /// `keygate validate` (sudo -v): the authentication through `service` in `scope` that is still
-    /// inside `window` starts its window again from `now`. False when there is none (the caller
-    /// authenticates instead). The failure count and the lockout are left as they are.
-    mutating func refresh(service: String, scope: String, window: UInt32, now: UInt64) -> Bool {
-        guard freshAuthentication(service: service, scope: scope, window: window, now: now) != nil,
+    /// An authentication in `scope`, through any service but `excluded`, that happened no more than
+    /// `seconds` ago: the time of the authentication itself, never of an extension. What certify and
+    /// fingerUnlockArm ask ("a password within the last minute").
+    func recentAuthentication(scope: String, within seconds: UInt64, excluding excluded: Set<String> = [], now: UInt64) -> Bool {
+        authentications.contains { $0.scope == scope && !excluded.contains($0.service) && $0.time <= now && now - $0.time <= seconds }
+    }
+
+    /// `keygate validate` (sudo -v): when the authentication through `service` in `scope` is still
+    /// inside `window` (validate's own: the keychain's), its windows start again from `now`. Only
+    /// the windows still open now are extended: the chain's longest gap grows to this step, so
+    /// any shorter window that had closed stays closed (Authentication.anchor). The time of the
+    /// authentication itself never moves. False when there is none (the caller authenticates
+    /// instead). The failure count and the lockout are left as they are.
+    mutating func extend(service: String, scope: String, window: UInt32, now: UInt64) -> Bool {
+        guard window > 0,
               let index = authentications.lastIndex(where: { $0.service == service && $0.scope == scope }) else { return false }
-        authentications[index].time = now
+        let authentication = authentications[index]
+        let anchor = authentication.anchor(window: window)
+        guard anchor <= now, now - anchor <= UInt64(window) else { return false }
+        let last = authentication.extendedAt ?? authentication.time
+        authentications[index].longestGap = max(authentication.longestGap, now >= last ? now - last : 0)
+        authentications[index].extendedAt = now
         return true
     }
 
@@ -173,14 +210,26 @@ struct GateRecords: Sendable, Equatable {
 
     /// This boot's id: read once per process (it cannot change while the process runs).
     static let currentBootID: String = {
-        guard let bytes = try? AtomicFile.read("/proc/sys/kernel/random/boot_id", maxBytes: 64) else { return "" }
-        return String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+        do {
+            guard let bytes = try AtomicFile.read("/proc/sys/kernel/random/boot_id", maxBytes: 64) else { return "" }
+            return String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+        } catch {
+            // No /proc: every record is of the boot "", written and read alike, and /run is still a tmpfs per boot.
+            return ""
+        }
     }()
 
     func encoded() -> [UInt8] {
         var text = "keygate-records 1\nboot \(bootID)\nfailures \(failures) \(lockedUntil)\n"
         if biometryFailures != 0 || biometryLocked { text += "biometry \(biometryFailures) \(biometryLocked ? 1 : 0)\n" }
-        for a in authentications { text += "auth \(a.service) \(a.scope) \(a.time)\n" }
+        for a in authentications {
+            // An extension adds two fields, which a gatekeeper that knows none drops with the line (it asks again).
+            if let extended = a.extendedAt {
+                text += "auth \(a.service) \(a.scope) \(a.time) \(extended) \(a.longestGap)\n"
+            } else {
+                text += "auth \(a.service) \(a.scope) \(a.time)\n"
+            }
+        }
         for h in handles { text += "handle \(h.digest) \(h.pid) \(h.start) \(h.service) \(h.expires)\n" }
         return Array(text.utf8)
     }
@@ -203,6 +252,11 @@ struct GateRecords: Sendable, Equatable {
                 records.biometryLocked = f[2] != "0"
             case "auth" where f.count == 4:
                 if let t = UInt64(f[3]) { records.authentications.append(Authentication(service: f[1], scope: f[2], time: t)) }
+            case "auth" where f.count == 6:
+                if let t = UInt64(f[3]), let extended = UInt64(f[4]), let gap = UInt64(f[5]), extended >= t {
+                    records.authentications.append(Authentication(service: f[1], scope: f[2], time: t, extendedAt: extended,
+                                                                  longestGap: gap))
+                }
             case "handle" where f.count == 6:
                 if let pid = Int32(f[2]), let start = UInt64(f[3]), let expires = UInt64(f[5]) {
                     records.handles.append(Handle(digest: f[1], pid: pid, start: start, service: f[4], expires: expires))
@@ -219,7 +273,7 @@ struct GateRecords: Sendable, Equatable {
     static func update<R>(uid: UInt32, environment: KeygateEnvironment, _ body: (inout GateRecords) throws -> R) throws -> R {
         try GatekeeperPaths.makeFolder(GatekeeperPaths.recordRoot(environment), mode: 0o700)
         let path = GatekeeperPaths.recordPath(uid: uid, environment)
-        let lockFD = SafeFile.openLockFile(path + ".lock")
+        let lockFD = SafeFile.openLockFile(GatekeeperPaths.recordLockPath(uid: uid, environment))
         guard lockFD >= 0 else {
             throw KeychainError.notAvailable("the gatekeeper could not open \(path).lock: \(SystemErrno.last.text)")
         }
@@ -242,8 +296,17 @@ struct GateRecords: Sendable, Equatable {
             records = kept
         } else {
             let boot = currentBootID
-            records = (try? AtomicFile.read(path, maxBytes: maxBytes)).flatMap { $0 }.map { decode($0, bootID: boot) }
-                ?? GateRecords(bootID: boot)
+            let bytes: [UInt8]?
+            do {
+                bytes = try AtomicFile.read(path, maxBytes: maxBytes)
+            } catch let error as KeychainError {
+                // Fail closed: a records file that is there but cannot be read would forget the counter and the lockout.
+                throw KeychainError.notAvailable("""
+                    the gatekeeper could not read its records for uid \(uid) (\(path)): \(error.message); an administrator can \
+                    remove the file (the windows and the failure count start again)
+                    """)
+            }
+            records = bytes.map { decode($0, bootID: boot) } ?? GateRecords(bootID: boot)
             GateRecordsCache.store(uid: uid, version, records)
         }
         let before = records

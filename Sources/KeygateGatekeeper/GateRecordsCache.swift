@@ -7,7 +7,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 import Synchronization
 
 enum GateRecordsCache {

@@ -17,7 +17,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 package struct GateSecrets {
     let uid: UInt32
@@ -166,6 +165,17 @@ package struct GateSecrets {
         return nil
     }
 
+    static let accountTagBytes = 16
+
+    /// Names this account's gate state without revealing the secret: BLAKE2b(secret;
+    /// "keygate.gate.account.v1"). A new account given a forgotten uid gets a new secret, so a
+    /// different tag; what root kept for the old account (a finger-unlock seed) is bound to the old one.
+    func accountTag() throws -> [UInt8] {
+        var message = Array("keygate.gate.account.v1".utf8)
+        return try GenericHash.hash(SecureBytes(consuming: &message), secretKey: secret, outputBytes: Self.accountTagBytes)
+            .unprotectedCopy()
+    }
+
     /// The gatekeeper's seal on a class public key the user's keychain seals items to.
     func classSeal(accessibility: Accessibility, publicKey: [UInt8]) throws -> [UInt8] {
         var message = Array("keygate.gate.class-seal.v1".utf8) + Self.u32(uid) + [accessibility.blobCode] + publicKey
@@ -217,14 +227,26 @@ package struct GateSecrets {
         let path = folder + "/generation"
         var message = Array("keygate.gate.shadow-seen.v1".utf8) + (shadow?.unprotectedCopy() ?? [])
         let seen = try GenericHash.hash(SecureBytes(consuming: &message), secretKey: secret, outputBytes: 32).unprotectedCopy()
-        var generation: UInt64 = 1
-        if let stored = try? AtomicFile.read(path, maxBytes: 64), stored.count == 40 {
+        // The first generation comes from the secret, not 1: a new account given a forgotten uid starts
+        // at a generation no box or seed of the old account names (GateSecrets' secret is new too).
+        var generation = try firstGeneration(secret)
+        // Absent or damaged (not 40 bytes): the first generation. A file that cannot be read at all is an error:
+        // starting again there would move the generation under the user's items.
+        if let stored = try AtomicFile.read(path, maxBytes: 64), stored.count == 40 {
             generation = stored[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             if Array(stored[8..<40]) == seen { return max(generation, 1) }
             generation += 1
         }
         try AtomicFile.write(u64(generation) + seen, to: path, mode: 0o600)
         return generation
+    }
+
+    /// The generation a secret starts at: 62 bits of BLAKE2b(secret; "keygate.gate.first-generation.v1"),
+    /// at least 1 (a pure function of the secret, so two first calls racing agree on it).
+    private static func firstGeneration(_ secret: SecureBytes) throws -> UInt64 {
+        var message = Array("keygate.gate.first-generation.v1".utf8)
+        let bytes = try GenericHash.hash(SecureBytes(consuming: &message), secretKey: secret, outputBytes: 16).unprotectedCopy()
+        return max(bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } >> 2, 1)
     }
 
     /// The hash field of the user's shadow entry (root can read it), or nil.

@@ -6,7 +6,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 struct GateServer {
     let user: UserAccount
@@ -37,7 +36,7 @@ struct GateServer {
 
     let note = DecisionNote()
 
-    func handle(_ request: GateRequest) throws -> GateResult {
+    func handle(_ request: GateRequest) throws -> GateAnswer {
         do {
             let result = try dispatch(request)
             recordDecision(request, refusal: nil)
@@ -56,20 +55,20 @@ struct GateServer {
     private func recordDecision(_ request: GateRequest, refusal: KeychainError?) {
         if cache != nil, refusal != nil { return }
         let op: String
-        switch request.operation {
+        switch request.call {
         case .open: op = "open"
         case .presence: op = "presence"
         case .authenticate: op = "unlock"
         case .validate: op = "validate"
-        case .forget: op = request.flags.contains(.all) ? "lock-all" : "lock"
+        case .forget(let all): op = all ? "lock-all" : "lock"
         case .certify: op = "certify"
         case .fingerUnlockArm: op = "finger-unlock-arm"
         case .fingerUnlock: op = "finger-unlock"
         case .keys, .check, .status, .legacyClassSeed, .fingerprintState: return
         }
-        let identity = request.identity
+        let identity = request.item?.identity
         let itemService = identity.map { $0.itemClass == .genericPassword ? $0.service : $0.server }
-        GateAuditFile.append([
+        GateAuditFile.append(uid: user.uid, [
             ("uid", "\(user.uid)"), ("user", user.name), ("op", op),
             ("result", refusal == nil ? "granted" : "refused"),
             ("basis", refusal == nil ? note.basis : nil),
@@ -81,52 +80,59 @@ struct GateServer {
         ], environment: environment)
     }
 
-    private func dispatch(_ request: GateRequest) throws -> GateResult {
+    private func dispatch(_ request: GateRequest) throws -> GateAnswer {
         let secrets = try cache?.secrets(uid: user.uid, userName: user.name, environment: environment)
             ?? GateSecrets.load(uid: user.uid, userName: user.name, environment: environment)
-        var result: GateResult
-        switch request.operation {
-        case .keys: return try keys(request, secrets)
-        case .open: result = try open(request, secrets)
-        case .authenticate: result = try authenticate(request, secrets)
-        case .legacyClassSeed: return try legacySeed(request)
-        case .presence: result = try presence(request)
-        case .forget: return try forget(request)
-        case .certify: return try certify(request, secrets)
-        case .check: return try check(request, secrets)
+        let noPrompt = request.noPrompt
+        var answer: GateAnswer
+        switch request.call {
+        case .keys(let item, let classKeys): return try keys(item, classKeys, secrets)
+        case .open(let item, let boxes, let presence): answer = try open(item, boxes, presence, noPrompt: noPrompt, secrets)
+        case .authenticate(let authentication): answer = try authenticate(authentication, noPrompt: noPrompt, secrets)
+        case .legacyClassSeed(let seed): return try legacySeed(seed)
+        case .presence(let item, let presence):
+            answer = .presence(handle: try ensurePresence(item, presence, noPrompt: noPrompt))
+        case .forget(let all): return try forget(all: all)
+        case .certify(let certification): return try certify(certification, noPrompt: noPrompt, secrets)
+        case .check(let item, let boxes): return try check(item, boxes, secrets)
         case .status: return try status()
-        case .validate: result = try validate(request)
+        case .validate(let validation): answer = try validate(validation, noPrompt: noPrompt)
         case .fingerprintState: return try fingerprintState(secrets)
         case .fingerUnlockArm: return try armFingerUnlock(secrets)
-        case .fingerUnlock: return try fingerUnlock(request, secrets)
+        case .fingerUnlock(let unlock): return try fingerUnlock(unlock, noPrompt: noPrompt, secrets)
         }
-        if request.flags.contains(.unlocking), note.passwordTaken { try settleUnlock(request, secrets, &result) }
-        return result
+        if let sent = request.unlocking, note.passwordTaken { answer = try settleUnlock(answer, sent, secrets) }
+        return answer
     }
 
-    /// `unlocking`, after a typed password in this request: what `certify` and `fingerUnlockArm`
-    /// give after one, in the same run (the password was taken now, so their "within the last
-    /// minute" holds by construction).
-    private func settleUnlock(_ request: GateRequest, _ secrets: GateSecrets, _ result: inout GateResult) throws {
-        if result.seals.isEmpty {
-            for key in request.classKeys {
-                result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
-            }
-        }
-        if !result.seals.isEmpty { note.settled.append("certify") }
+    /// `unlocking`, after a password typed in this request (never a finger, a window, a handle or
+    /// a `validate` that only extended a window): what `certify` and `fingerUnlockArm` give after
+    /// a real authentication, in the same run (the password was taken now, so their "within the
+    /// last minute" holds by construction).
+    private func settleUnlock(_ answer: GateAnswer, _ sent: [GateRequest.ClassKey], _ secrets: GateSecrets) throws -> GateAnswer {
+        let sealed = try seals(sent, secrets)
+        if !sealed.isEmpty { note.settled.append("certify") }
         var policy = try policies().keychainDecision().policy
         overrides.apply(to: &policy)
-        result.seed = try fingerUnlockKey(policy, secrets)
-        if !result.seed.isEmpty { note.settled.append("finger-unlock-arm") }
+        let key = try fingerUnlockKey(policy, secrets)
+        if !key.isEmpty { note.settled.append("finger-unlock-arm") }
+        let settled = GateAnswer.Settled(seals: sealed, fingerUnlockKey: key)
+        switch answer {
+        case .open(let shares, let handle, _): return .open(shares: shares, handle: handle, settled: settled)
+        case .presence(let handle, _): return .presence(handle: handle, settled: settled)
+        case .validate: return .validate(settled: settled)
+        case .authenticate(_, let handle, _): return .authenticate(seals: sealed, handle: handle, fingerUnlockKey: key)
+        default: return answer
+        }
     }
 
     // MARK: Operations
 
     /// The item's gate public keys, once the class key it will be sealed with checks out.
-    private func keys(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
-        guard let identity = request.identity else { throw malformed() }
+    private func keys(_ item: GateRequest.Item, _ classKeys: [GateRequest.ClassKey], _ secrets: GateSecrets) throws -> GateAnswer {
+        let identity = item.identity
         var needsDevice = false
-        for key in request.classKeys {
+        for key in classKeys {
             let expected = try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)
             guard key.seal.count == expected.count, Sodium.constantTimeEquals(key.seal, expected) else {
                 throw KeychainError.param("""
@@ -137,37 +143,42 @@ struct GateServer {
             }
             needsDevice = needsDevice || key.accessibility.isThisDeviceOnly
         }
-        var result = GateResult()
-        for kind in GateKind.kinds(for: AccessControl(rawValue: request.accessControl).constraints) {
+        var publicKeys: [GateAnswer.PublicKey] = []
+        for kind in GateKind.kinds(for: AccessControl(rawValue: item.accessControl).constraints) {
             let pair: BoxKeyPair
             switch kind {
-            case .currentSet: pair = try secrets.currentSetPair(flags: request.accessControl, identity: identity)
+            case .currentSet: pair = try secrets.currentSetPair(flags: item.accessControl, identity: identity)
             case .enrolledSet:
-                pair = try secrets.enrolledSetPair(EnrolledPrints.of(userName: user.name, environment: environment), flags: request.accessControl, identity: identity)
+                pair = try secrets.enrolledSetPair(EnrolledPrints.of(userName: user.name, environment: environment), flags: item.accessControl, identity: identity)
             case .presence, .device, .accessClass:
-                pair = try secrets.presencePair(generation: secrets.generation, flags: request.accessControl, identity: identity)
+                pair = try secrets.presencePair(generation: secrets.generation, flags: item.accessControl, identity: identity)
             }
-            result.publicKeys.append((kind, pair.publicKey))
+            publicKeys.append(GateAnswer.PublicKey(kind: kind, key: pair.publicKey))
         }
         if needsDevice {
-            result.publicKeys.append((.device, try secrets.devicePair(flags: request.accessControl, identity: identity, environment: environment).publicKey))
+            publicKeys.append(GateAnswer.PublicKey(kind: .device, key: try secrets.devicePair(flags: item.accessControl, identity: identity,
+                                                                                             environment: environment).publicKey))
         }
-        return result
+        return .keys(publicKeys)
     }
 
     /// Opens the boxes the item's policy allows now, authenticating first when it needs to.
-    private func open(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
-        guard let identity = request.identity else { throw malformed() }
+    private func open(_ item: GateRequest.Item, _ boxes: [GateRequest.Box], _ presence: GateRequest.Presence, noPrompt: Bool,
+                      _ secrets: GateSecrets) throws -> GateAnswer {
+        let identity = item.identity
         var pairs: [BoxKeyPair] = []
         var needsPresence = false
-        for box in request.boxes {
-            guard let pair = try pair(for: box, request, identity, secrets) else { throw Self.invalidated(box.kind, identity) }
+        for box in boxes {
+            guard let pair = try pair(for: box, item, secrets) else { throw GateRefusal.invalidated(box.kind, identity) }
             pairs.append(pair)
             needsPresence = needsPresence || box.kind != .device
         }
-        var result = GateResult()
-        if needsPresence { result.handle = try ensurePresence(identity, request, legacyCurrentSet: Self.isLegacyCurrentSet(request)) }
-        for (index, box) in request.boxes.enumerated() {
+        var handle: [UInt8] = []
+        var shares: [GateAnswer.Share] = []
+        if needsPresence {
+            handle = try ensurePresence(item, presence, noPrompt: noPrompt, legacyCurrentSet: GateRefusal.isLegacyCurrentSet(item, boxes))
+        }
+        for (index, box) in boxes.enumerated() {
             // Into the reply's own array (wiped with the reply), not through locked memory first.
             guard let share = secrets.share(in: box.sealed, openedWith: pairs[index]), share.count == GatedBlob.contentKeyBytes else {
                 throw KeychainError.decode("""
@@ -175,185 +186,153 @@ struct GateServer {
                     it again, or restore it from a backup
                     """)
             }
-            result.shares.append((UInt8(index), share))
+            shares.append(GateAnswer.Share(index: UInt8(index), share: share))
         }
-        return result
-    }
-
-    /// A presence check with no box: an item whose policy asks more than it was sealed with.
-    private func presence(_ request: GateRequest) throws -> GateResult {
-        guard let identity = request.identity else { throw malformed() }
-        var result = GateResult()
-        result.handle = try ensurePresence(identity, request)
-        return result
+        return .open(shares: shares, handle: handle)
     }
 
     /// Seals class public keys for a caller that authenticated in this scope within `certifyWindow`
     /// seconds (through any service), else after PAM through the keychain's service.
-    private func certify(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
-        if !rootAsks { try authenticateToCertify(request) }
-        var result = GateResult()
-        for key in request.classKeys {
-            result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
-        }
-        return result
+    private func certify(_ certification: GateRequest.Certification, noPrompt: Bool, _ secrets: GateSecrets) throws -> GateAnswer {
+        if !rootAsks { try authenticateToCertify(reason: certification.reason, noPrompt: noPrompt) }
+        return .certify(seals: try seals(certification.classKeys, secrets))
+    }
+
+    /// Root's seal on each class public key.
+    private func seals(_ classKeys: [GateRequest.ClassKey], _ secrets: GateSecrets) throws -> [GateAnswer.Seal] {
+        try classKeys.map { GateAnswer.Seal(accessibility: $0.accessibility, seal: try secrets.classSeal(accessibility: $0.accessibility,
+                                                                                                          publicKey: $0.publicKey)) }
     }
 
     /// An authentication in this scope within `certifyWindow` seconds, else one through PAM now.
-    private func authenticateToCertify(_ request: GateRequest) throws {
+    private func authenticateToCertify(reason: String, noPrompt: Bool) throws {
         var policy = try policies().keychainDecision().policy
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let now = GateRecords.now
+        // The time of an authentication itself: a window `validate` extended is not a password.
         let recent = try GateRecords.update(uid: user.uid, environment: environment) { records in
-            records.authentications.contains { $0.scope == scope.id && $0.time <= now && now - $0.time <= Self.certifyWindow }
+            records.recentAuthentication(scope: scope.id, within: certifyWindow, now: now)
         }
         (note.scope, note.pamService, note.basis) = (scope.id, policy.pamService, recent ? "window" : nil)
         if !recent {
-            if request.flags.contains(.noPrompt) {
+            if noPrompt {
                 throw KeychainError.interactionNotAllowed("""
                     recording the keychain's public keys needs your password, and no prompt is allowed: run `keygate unlock`
                     """)
             }
-            try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
+            try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: reason,
                                        recordAs: "unlock:" + policy.pamService)
         }
     }
 
-    static let certifyWindow: UInt64 = 60
+    /// "A password within the last minute": how recent a real authentication certify and
+    /// fingerUnlockArm accept (a test-hook build may shorten it; release builds never read the hook).
+    static let certifyWindowSeconds: UInt64 = 60
+    private var certifyWindow: UInt64 { overrides.certifyWindow.map(UInt64.init) ?? Self.certifyWindowSeconds }
 
     /// The gatekeeper's key for one of the item's boxes, or nil when the box names another key.
-    private func pair(for box: GateRequest.Box, _ request: GateRequest, _ identity: ItemIdentity,
-                      _ secrets: GateSecrets) throws -> BoxKeyPair? {
+    private func pair(for box: GateRequest.Box, _ item: GateRequest.Item, _ secrets: GateSecrets) throws -> BoxKeyPair? {
         let derived: BoxKeyPair
+        let identity = item.identity
         switch box.kind {
-        case .presence: return try secrets.presencePair(keyID: box.keyID, flags: request.accessControl, identity: identity)
-        case .currentSet: derived = try secrets.currentSetPair(flags: request.accessControl, identity: identity)
+        case .presence: return try secrets.presencePair(keyID: box.keyID, flags: item.accessControl, identity: identity)
+        case .currentSet: derived = try secrets.currentSetPair(flags: item.accessControl, identity: identity)
         case .enrolledSet:
             let prints = try EnrolledPrints.of(userName: user.name, environment: environment)
             guard prints.digest != nil else { return nil }   // every finger removed: the set it was bound to is gone
-            derived = try secrets.enrolledSetPair(prints, flags: request.accessControl, identity: identity)
-        case .device: derived = try secrets.devicePair(flags: request.accessControl, identity: identity, environment: environment)
-        case .accessClass: throw malformed()
+            derived = try secrets.enrolledSetPair(prints, flags: item.accessControl, identity: identity)
+        case .device: derived = try secrets.devicePair(flags: item.accessControl, identity: identity, environment: environment)
+        case .accessClass: throw GateRefusal.malformed
         }
         return derived.keyID == box.keyID ? derived : nil
     }
 
-    /// An item whose box names a key the gatekeeper does not derive for it, in the words of its kind.
-    static func invalidated(_ kind: GateKind, _ identity: ItemIdentity) -> KeychainError {
-        switch kind {
-        case .currentSet:
-            return .itemNotFound("""
-                the item \(identity.displayName) was invalidated: it was bound to your previous password (current-set), and the \
-                password has changed since
-                """)
-        case .enrolledSet:
-            return .itemNotFound("""
-                the item \(identity.displayName) was invalidated: it was bound to the fingerprints enrolled when it was added \
-                (biometry-current-set), and a finger has been enrolled, removed or enrolled again since
-                """)
-        case .device:
-            return .itemNotFound("""
-                the item \(identity.displayName) was invalidated: it is this-device-only and was sealed on another host, or before \
-                this host's key was rotated
-                """)
-        case .presence, .accessClass:
-            return .itemNotFound("""
-                the item \(identity.displayName) was invalidated: its user-presence key is not one this host's gatekeeper holds for \
-                it (it was sealed on another host, for another item, or its gate secret was reset)
-                """)
-        }
-    }
-
     /// The boxes whose key id is not one the gatekeeper derives for this item now.
-    private func check(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
-        guard let identity = request.identity else { throw malformed() }
-        var result = GateResult()
-        for (index, box) in request.boxes.enumerated() {
+    private func check(_ item: GateRequest.Item, _ boxes: [GateRequest.Box], _ secrets: GateSecrets) throws -> GateAnswer {
+        var invalid: [UInt8] = []
+        for (index, box) in boxes.enumerated() {
             let live: Bool
             do {
-                live = try pair(for: box, request, identity, secrets) != nil
+                live = try pair(for: box, item, secrets) != nil
             } catch let error as KeychainError where box.kind == .device && error.code == .notAvailable {
                 live = true   // no host key: the device slot cannot be judged here, and a read says why
             }
-            if !live { result.invalid.append(UInt8(index)) }
+            if !live { invalid.append(UInt8(index)) }
         }
-        return result
+        return .check(invalid: invalid)
     }
 
     /// The user's lockout and the failures counted since the last success (`keygate status`, `doctor`).
-    private func status() throws -> GateResult {
+    private func status() throws -> GateAnswer {
         let lockout = try userLockout()
-        var result = GateResult()
-        (result.lockoutSecondsLeft, result.failedAttempts) = try GateRecords.update(uid: user.uid, environment: environment) { records in
+        let (left, failed) = try GateRecords.update(uid: user.uid, environment: environment) { records in
             (records.lockoutSecondsLeft(lockout, now: GateRecords.now) ?? 0, UInt32(clamping: records.failures + records.biometryFailures))
         }
-        return result
+        return .status(lockoutSecondsLeft: left, failedAttempts: failed)
     }
 
     /// `keygate validate` (sudo -v): the presence window of the keychain's PAM service in the caller's
-    /// scope (the policy's [default] reuse-scope). An authentication still inside its window starts
-    /// again from now, with no prompt; else (or with `fresh`: the client needs the password to open a
-    /// locked keychain) PAM runs, and its success is recorded as presence for this scope, as an item's
-    /// read records it. The window is the caller's scope, never one the request names.
-    private func validate(_ request: GateRequest) throws -> GateResult {
+    /// scope (the policy's [default] reuse-scope). An authentication still inside that window has its
+    /// windows extended from now, with no prompt: each item's own window only where it is still open
+    /// (GateRecords.extend), and the time of the authentication itself is left as it was. Else (or with
+    /// `fresh`: the client needs the password to open a locked keychain) PAM runs, and its success is
+    /// recorded as presence for this scope, as an item's read records it. The window is the caller's
+    /// scope, never one the request names.
+    private func validate(_ validation: GateRequest.Validation, noPrompt: Bool) throws -> GateAnswer {
         var policy = try policies().keychainDecision().policy
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let service = policy.pamService
         (note.scope, note.pamService) = (scope.id, service)
-        if !request.flags.contains(.fresh) {
+        if !validation.fresh {
             let extended = try GateRecords.update(uid: user.uid, environment: environment) {
-                $0.refresh(service: service, scope: scope.id, window: policy.reuseDuration, now: GateRecords.now)
+                $0.extend(service: service, scope: scope.id, window: policy.reuseDuration, now: GateRecords.now)
             }
             if extended {
                 note.basis = "window"
-                return GateResult()
+                return .validate()
             }
         }
-        if request.flags.contains(.noPrompt) {
+        if noPrompt {
             throw KeychainError.interactionNotAllowed("""
                 validating needs your password (nothing in this scope's window to extend), and no prompt is allowed
                 """)
         }
-        try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: request.reason,
-                                   typedPasswordNeeded: request.flags.contains(.fresh))
-        return GateResult()
+        try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: validation.reason,
+                                   typedPasswordNeeded: validation.fresh)
+        return .validate()
     }
 
     /// The enrolled set's domain state for LAContext.evaluatedPolicyDomainState: a keyed hash of
     /// root's digest of the prints (GateSecrets.domainState), empty with no finger; and the
     /// biometric lockout (canEvaluatePolicy's biometryLockout).
-    private func fingerprintState(_ secrets: GateSecrets) throws -> GateResult {
-        var result = GateResult()
-        result.domainState = try secrets.domainState(EnrolledPrints.of(userName: user.name, environment: environment)) ?? []
-        result.biometryLockedOut = try GateRecords.update(uid: user.uid, environment: environment) { $0.biometryLocked }
-        return result
+    private func fingerprintState(_ secrets: GateSecrets) throws -> GateAnswer {
+        let domainState = try secrets.domainState(EnrolledPrints.of(userName: user.name, environment: environment)) ?? []
+        let locked = try GateRecords.update(uid: user.uid, environment: environment) { $0.biometryLocked }
+        return .fingerprintState(domainState: domainState, biometryLockedOut: locked)
     }
 
     /// After a password authentication in this scope within `certifyWindow` (an unlock, or the
     /// item's password that also opened the keychain; never a finger's): a new
-    /// finger-unlock pair, its public key in `seed`; empty when the policy's `finger-unlock` is 0
+    /// finger-unlock pair, its public key in the answer; empty when the policy's `finger-unlock` is 0
     /// or no finger is enrolled (nothing is kept then).
-    private func armFingerUnlock(_ secrets: GateSecrets) throws -> GateResult {
+    private func armFingerUnlock(_ secrets: GateSecrets) throws -> GateAnswer {
         var policy = try policies().keychainDecision().policy
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         let now = GateRecords.now
-        let fingers = [policy.biometryPamService, "unlock:" + policy.biometryPamService]
+        let fingers: Set<String> = [policy.biometryPamService, "unlock:" + policy.biometryPamService]
+        // The time of a password authentication itself, never of a `validate` that extended its window.
         let unlocked = try GateRecords.update(uid: user.uid, environment: environment) { records in
-            records.authentications.contains {
-                $0.scope == scope.id && !fingers.contains($0.service) && $0.time <= now && now - $0.time <= Self.certifyWindow
-            }
+            records.recentAuthentication(scope: scope.id, within: certifyWindow, excluding: fingers, now: now)
         }
         guard unlocked else {
             throw KeychainError.interactionNotAllowed("""
                 a finger may reopen the keychain only after a password unlock in this scope: run `keygate unlock`
                 """)
         }
-        var result = GateResult()
-        result.seed = try fingerUnlockKey(policy, secrets)
-        return result
+        return .fingerUnlockArm(publicKey: try fingerUnlockKey(policy, secrets))
     }
 
     /// A new finger-unlock pair's public key, or empty (the kept one dropped) when the policy's
@@ -363,22 +342,23 @@ struct GateServer {
             FingerUnlockKey.drop(uid: user.uid, environment: environment)
             return []
         }
-        return try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation, environment: environment).pair.publicKey
+        return try FingerUnlockKey.make(uid: user.uid, generation: secrets.generation, account: try secrets.accountTag(),
+                                        environment: environment).pair.publicKey
     }
 
     /// A finger reopens the locked keychain: the kept pair, within the policy's window since the
     /// password that made it, under the same password and boot, with biometry not locked out;
     /// then a match through the biometric stack (recorded as an unlock, which no item accepts);
-    /// then the master key sealed in `seed`, opened. Nothing kept, or kept no longer, is
+    /// then the master key sealed in the request, opened. Nothing kept, or kept no longer, is
     /// .itemNotFound before any scan (the client drops its sealed copy and asks for the password).
-    private func fingerUnlock(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+    private func fingerUnlock(_ unlock: GateRequest.FingerUnlock, noPrompt: Bool, _ secrets: GateSecrets) throws -> GateAnswer {
         var policy = try policies().keychainDecision().policy
         overrides.apply(to: &policy)
         func refuse(_ why: String) -> KeychainError {
             FingerUnlockKey.drop(uid: user.uid, environment: environment)
             return .itemNotFound("a finger cannot reopen the keychain now (\(why)): your password opens it, and arms the finger again")
         }
-        guard request.seed.count == GateRequest.sealedMasterKeyBytes else { throw malformed() }
+        guard unlock.sealedMasterKey.count == GateRequest.sealedMasterKeyBytes else { throw GateRefusal.malformed }
         guard let kept = try FingerUnlockKey.load(uid: user.uid, environment: environment) else {
             throw KeychainError.itemNotFound("""
                 a finger cannot reopen the keychain now: the gatekeeper keeps nothing for it (a reboot, `keygate lock --all` or the \
@@ -389,51 +369,53 @@ struct GateServer {
         guard policy.fingerUnlock > 0, now >= kept.madeAt, now - kept.madeAt <= UInt64(policy.fingerUnlock) else {
             throw refuse("more than \(policy.fingerUnlock) s since the last password")
         }
+        // A seed left by an earlier account of this uid (root forgot it, a new account got the uid) opens nothing.
+        guard Sodium.constantTimeEquals(kept.account, try secrets.accountTag()) else { throw refuse("it was armed for another account") }
         guard kept.generation == secrets.generation else { throw refuse("your password has changed since") }
         guard !(try GateRecords.update(uid: user.uid, environment: environment) { $0.biometryLocked }) else { throw refuse("biometry is locked out") }
-        if request.flags.contains(.noPrompt) {
+        if noPrompt {
             throw KeychainError.interactionNotAllowed("reopening the keychain needs your fingerprint, and no prompt is allowed")
         }
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         try FingerprintReader.requireReady(userName: user.name, environment: environment)
-        try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: request.reason,
+        try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: unlock.reason,
                                    recordAs: "unlock:" + policy.biometryPamService, credential: .fingerprint)
-        guard let master = SealedBox.openToArray(request.seed[...], with: kept.pair), master.count == 32 else {
+        guard let master = SealedBox.openToArray(unlock.sealedMasterKey[...], with: kept.pair), master.count == 32 else {
             throw KeychainError.decode("""
                 the sealed master key in your data folder does not open with the gatekeeper's key (replaced, or another \
                 keychain's): your password opens the keychain and seals it again
                 """)
         }
-        var result = GateResult()
-        result.seed = master
-        return result
+        return .fingerUnlock(masterKey: master)
     }
 
     /// `keygate lock` (this scope) and `keygate lock --all` (everything, like sudo -K).
-    private func forget(_ request: GateRequest) throws -> GateResult {
+    private func forget(all: Bool) throws -> GateAnswer {
+        // try?: a broken system policy file must not stop a lock, which only forgets records (narrows access).
         var policy = (try? policies().keychainDecision().policy) ?? Policy.default
         overrides.apply(to: &policy)
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         note.scope = scope.id
         try GateRecords.update(uid: user.uid, environment: environment) { records in
-            if request.flags.contains(.all) { records.forgetAll() } else { records.forget(scope: scope.id) }
+            if all { records.forgetAll() } else { records.forget(scope: scope.id) }
         }
         // lock --all: the finger no longer reopens the keychain either (`keygate lock` keeps it, as an iPhone's lock does).
-        if request.flags.contains(.all) { FingerUnlockKey.drop(uid: user.uid, environment: environment) }
-        return GateResult()
+        if all { FingerUnlockKey.drop(uid: user.uid, environment: environment) }
+        return .forget
     }
 
     /// The item's presence condition, now: a handle of this caller, or an authentication through
     /// a stack the item accepts (PresenceRoute) in the item's scope and window, or PAM: the
     /// password, a finger, either (a finger first where one can be read, the password after a
     /// failed or missing match), or both. Returns a new handle when asked.
-    private func ensurePresence(_ identity: ItemIdentity, _ request: GateRequest, legacyCurrentSet: Bool = false) throws -> [UInt8] {
-        let decision = try itemDecision(identity)
-        let route = PresenceRoute(AccessControl(rawValue: request.accessControl), policy: decision.policy,
+    private func ensurePresence(_ item: GateRequest.Item, _ presence: GateRequest.Presence, noPrompt: Bool,
+                                legacyCurrentSet: Bool = false) throws -> [UInt8] {
+        let decision = try itemDecision(item.identity)
+        let route = PresenceRoute(AccessControl(rawValue: item.accessControl), policy: decision.policy,
                                   legacyCurrentSet: legacyCurrentSet)
         let scope = try CallerScope.of(caller: caller, decision.policy.reuseScope)
         let now = GateRecords.now
-        let handleDigest = request.handle.isEmpty ? nil : Self.digest(request.handle)
+        let handleDigest = presence.context.handle.isEmpty ? nil : GateRefusal.handleDigest(presence.context.handle)
         var basis: String?
         var done = try GateRecords.update(uid: user.uid, environment: environment) { records -> [String] in
             route.services.filter { service in
@@ -444,7 +426,7 @@ struct GateServer {
                     basis = "handle"
                     return true
                 }
-                if request.flags.contains(.fresh) { return false }
+                if presence.fresh { return false }
                 guard records.freshAuthentication(service: service, scope: scope.id, window: decision.policy.reuseDuration,
                                                   now: now) != nil else { return false }
                 basis = basis ?? "window"
@@ -453,7 +435,7 @@ struct GateServer {
         }
         (note.scope, note.pamService, note.basis) = (scope.id, done.last ?? route.services[0], basis)
         if !route.isSatisfied(by: done) {
-            if request.flags.contains(.noPrompt) {
+            if noPrompt {
                 throw KeychainError.interactionNotAllowed("""
                     reading this item needs your \(route.fingerOnly ? "fingerprint" : "password"), and the authentication context \
                     does not allow a prompt
@@ -465,11 +447,11 @@ struct GateServer {
                     policy explain`
                     """)
             }
-            done.append(try authenticate(route, done: done, scope: scope, policy: decision.policy, request: request))
+            done.append(try authenticate(route, done: done, scope: scope, policy: decision.policy, presence: presence))
         }
-        guard request.flags.contains(.issueHandle) else { return [] }
+        guard let seconds = presence.context.issueHandleSeconds else { return [] }
         // The handle serves the stack that answered last (for `and`, the other is asked again within its window).
-        return try issueHandle(service: done.last ?? route.services[0], scope: scope, seconds: request.handleSeconds)
+        return try issueHandle(service: done.last ?? route.services[0], scope: scope, seconds: seconds)
     }
 
     /// Asks for what `route` still needs after `done`; returns the stack that answered last. The
@@ -479,13 +461,13 @@ struct GateServer {
     /// Password"); the password at once when the client needs it (`fresh`: it opens the keychain
     /// too). Both: the password, then the finger.
     private func authenticate(_ route: PresenceRoute, done: [String], scope: CallerScope, policy: Policy,
-                              request: GateRequest) throws -> String {
+                              presence: GateRequest.Presence) throws -> String {
         // The daemon never prompts: it says so before asking fprintd anything (the helper asks instead).
         try prompter.ensureAvailable()
-        let reason = request.reason
+        let reason = presence.reason
         func password(_ service: String) throws -> String {
             try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason,
-                                       typedPasswordNeeded: request.flags.contains(.fresh))
+                                       typedPasswordNeeded: presence.fresh)
             return service
         }
         func finger(_ service: String, maxTries: Int? = nil) throws -> String {
@@ -501,7 +483,7 @@ struct GateServer {
             if !done.contains(fingerService) { last = try finger(fingerService) }
             return last
         case (let passwordService?, let fingerService?):
-            guard !request.flags.contains(.fresh), FingerprintReader.isReady(userName: user.name, environment: environment),
+            guard !presence.fresh, FingerprintReader.isReady(userName: user.name, environment: environment),
                   !(try GateRecords.update(uid: user.uid, environment: environment) { $0.biometryLocked }) else { return try password(passwordService) }
             do {
                 return try finger(fingerService, maxTries: 1)
@@ -514,7 +496,7 @@ struct GateServer {
         case (nil, let fingerService?):
             return try finger(fingerService)
         case (nil, nil):
-            throw malformed()
+            throw GateRefusal.malformed
         }
     }
 
@@ -524,7 +506,7 @@ struct GateServer {
         let lifetime = min(seconds, Self.maxHandleSeconds)
         guard lifetime > 0 else { return [] }
         let handle = try SecureBytes.random(count: GateRequest.handleBytes).unprotectedCopy()
-        let entry = GateRecords.Handle(digest: Self.digest(handle), pid: scope.callerPID, start: scope.callerStart,
+        let entry = GateRecords.Handle(digest: GateRefusal.handleDigest(handle), pid: scope.callerPID, start: scope.callerStart,
                                        service: service, expires: GateRecords.now + UInt64(lifetime))
         try GateRecords.update(uid: user.uid, environment: environment) { $0.handles.append(entry) }
         return handle
@@ -533,52 +515,44 @@ struct GateServer {
     static let maxHandleSeconds: UInt32 = 300
 
     /// An unlock: PAM through the keychain's service, recorded for this scope; seals the class keys sent.
-    private func authenticate(_ request: GateRequest, _ secrets: GateSecrets) throws -> GateResult {
+    private func authenticate(_ authentication: GateRequest.Authentication, noPrompt: Bool, _ secrets: GateSecrets) throws -> GateAnswer {
         let decision = try policies().keychainDecision()
         var policy = decision.policy
         overrides.apply(to: &policy)
-        if request.flags.contains(.noPrompt) {
+        if noPrompt {
             throw KeychainError.interactionNotAllowed("this needs your password, and the authentication context does not allow a prompt")
         }
         let scope = try CallerScope.of(caller: caller, policy.reuseScope)
         (note.scope, note.pamService) = (scope.id, policy.pamService)
-        let presenceCheck = request.flags.contains(.issueHandle)
-        var result = GateResult()
-        if request.flags.contains(.biometric) {
+        let handleSeconds = authentication.context.issueHandleSeconds
+        if authentication.biometric {
             // LAContext's biometric policy: a finger, recorded and handled as a biometric item's.
-            guard request.classKeys.isEmpty else { throw malformed() }
+            guard authentication.classKeys.isEmpty, !authentication.unlocking else { throw GateRefusal.malformed }
             try FingerprintReader.requireReady(userName: user.name, environment: environment)
-            try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: request.reason,
+            try authenticateThroughPAM(service: policy.biometryPamService, scope: scope, policy: policy, reason: authentication.reason,
                                        credential: .fingerprint)
-            if presenceCheck {
-                result.handle = try issueHandle(service: policy.biometryPamService, scope: scope, seconds: request.handleSeconds)
-            }
-            return result
+            let handle = try handleSeconds.map { try issueHandle(service: policy.biometryPamService, scope: scope, seconds: $0) } ?? []
+            return .authenticate(seals: [], handle: handle)
         }
-        try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: request.reason,
-                                   recordAs: presenceCheck ? nil : "unlock:" + policy.pamService, typedPasswordNeeded: !presenceCheck)
-        if presenceCheck {
-            result.handle = try issueHandle(service: policy.pamService, scope: scope, seconds: request.handleSeconds)
-        }
-        for key in request.classKeys {
-            result.seals.append((key.accessibility, try secrets.classSeal(accessibility: key.accessibility, publicKey: key.publicKey)))
-        }
-        return result
+        try authenticateThroughPAM(service: policy.pamService, scope: scope, policy: policy, reason: authentication.reason,
+                                   recordAs: handleSeconds != nil ? nil : "unlock:" + policy.pamService,
+                                   typedPasswordNeeded: handleSeconds == nil)
+        let handle = try handleSeconds.map { try issueHandle(service: policy.pamService, scope: scope, seconds: $0) } ?? []
+        // `unlocking`: the keys are sealed after a typed password only, by dispatch's settlement.
+        return .authenticate(seals: authentication.unlocking ? [] : try seals(authentication.classKeys, secrets), handle: handle)
     }
 
     /// Migration from 1.x: BLAKE2b(1.x device key; seed), the seed of a this-device-only class pair.
-    private func legacySeed(_ request: GateRequest) throws -> GateResult {
-        guard request.seed.count == BoxKeyPair.seedBytes else { throw malformed() }
+    private func legacySeed(_ sent: [UInt8]) throws -> GateAnswer {
+        guard sent.count == BoxKeyPair.seedBytes else { throw GateRefusal.malformed }
         guard let deviceKey = try DeviceKey.deriveFromHost(uid: user.uid, environment: environment) else {
             throw KeychainError.notAvailable("""
                 this-device-only items need this host's key, and the host has none: an administrator runs `sudo keygate setup-host`
                 """)
         }
-        var seed = request.seed
+        var seed = sent
         let bound = try GenericHash.hash(SecureBytes(consuming: &seed), secretKey: deviceKey, outputBytes: BoxKeyPair.seedBytes)
-        var result = GateResult()
-        result.seed = bound.unprotectedCopy()
-        return result
+        return .legacyClassSeed(seed: bound.unprotectedCopy())
     }
 
     // MARK: PAM
@@ -623,16 +597,6 @@ struct GateServer {
         return lockout
     }
 
-    /// Apple's biometryLockout, for a finger's attempt.
-    static let biometryLockedOut = KeychainError.authFailed("""
-        too many failed fingerprint matches: fingers are refused until you authenticate with your password once (`keygate \
-        unlock`, or an item that accepts the password)
-        """)
-
-    static func lockedOut(_ seconds: UInt32) -> KeychainError {
-        .authFailed("too many failed attempts: gated items are locked for \(seconds) more seconds; wait, then try again with the right password")
-    }
-
     // MARK: Policy
 
     private func policies() -> PolicySet { PolicySet.load(home: user.home, uid: user.uid, environment: environment) }
@@ -644,16 +608,4 @@ struct GateServer {
         return decision
     }
 
-    /// A box of an item Keygate 0.1.0 sealed as biometryCurrentSet: a current-set box (the
-    /// password's shadow entry) under Apple's biometryCurrentSet bit.
-    static func isLegacyCurrentSet(_ request: GateRequest) -> Bool {
-        AccessControl(rawValue: request.accessControl).contains(.biometryCurrentSet) && request.boxes.contains { $0.kind == .currentSet }
-    }
-
-    static func digest(_ handle: [UInt8]) -> String {
-        GenericHash.publicDigest(handle, key: Array("keygate.gate.handle.v1".utf8), outputBytes: 16)
-            .map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-    }
-
-    private func malformed() -> KeychainError { .param("the gatekeeper refused a malformed request") }
 }

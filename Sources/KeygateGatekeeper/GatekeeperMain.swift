@@ -6,13 +6,15 @@
 // stop or trace it, so an authentication it runs cannot be cut short), and sets a fixed
 // environment, non-dumpable, umask 077, and an alarm that ends it whatever happens. Then it
 // serves exactly one request from fd 0, writing to fd 1, for the real uid that ran it, starts
-// the daemon if none runs (GateDaemon), and exits. With `--serve` (root only) it is that daemon.
+// the daemon if none runs (GateDaemon), and exits. With `--serve` (root only) it is that daemon;
+// with `--forget-user UID` (root only) it forgets what root keeps for a removed uid (ForgetUser).
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
+import KeygateSystemBus
 internal import CSystem
 internal import Glibc
+import KeygateIdentity
 
 public enum GatekeeperMain {
     /// The longest a gatekeeper lives: a prompt left unanswered ends with it.
@@ -30,11 +32,34 @@ public enum GatekeeperMain {
         // The environment it runs with, read once and passed down (KeygateEnvironment): PATH, LC_ALL and,
         // in test-hook builds only, the hooks kept above.
         let environment = KeygateEnvironment.process()
-        if let activation { return GateDaemon.serve(activation, hooks: hooks, environment: environment) }
+        if let activation {
+            guard getuid() == 0, geteuid() == 0 else {
+                complain("""
+                    keygate-gatekeeper --serve runs as root only: systemd's keygate-gatekeeper.socket starts it, or the gatekeeper \
+                    itself
+                    """)
+                return 2
+            }
+            // A daemon: no lifetime alarm; "keygate-gated" in ps and top (the image is /proc/self/exe, which
+            // would read "exe"); every page it touches stays in RAM, so the secrets it keeps and the shares it
+            // sends never reach swap (root: no RLIMIT_MEMLOCK applies).
+            alarm(0)
+            _ = keygate_set_process_name("keygate-gated")
+            _ = keygate_lock_all_memory()
+            return GateDaemon.serve(activation, hooks: hooks, environment: environment)
+        }
         // Who called, read before root's ids replace the caller's.
         let uid = getuid()
+        // Root's administration (`keygate forget-user`, run by root): root's code, in root's program.
+        if CommandLine.arguments.dropFirst().first == "--forget-user" {
+            guard uid == 0, geteuid() == 0 else {
+                complain("--forget-user runs as root only (it removes root's state): run `sudo keygate forget-user UID`")
+                return 2
+            }
+            return ForgetUser.main(Array(CommandLine.arguments.dropFirst(2)), environment: environment)
+        }
         let caller = CallerScope.helperCaller()
-        guard becomeRootInFull() else {
+        guard UserIdentity.becomeRootInFull() else {
             complain("could not take root's ids (setresuid): the gatekeeper must be installed setuid root")
             return 1
         }
@@ -47,15 +72,17 @@ public enum GatekeeperMain {
             servedByDaemon = request.daemonAnswers
             guard let caller else { throw CallerScope.callerGone() }
             // Root may have another user's class keys sealed (a passwordless keychain: HostProtectorAdmin).
-            if request.subjectUID != nil, uid != 0 {
+            var subjectUID: UInt32?
+            if case .certify(let certification) = request.call { subjectUID = certification.subjectUID }
+            if subjectUID != nil, uid != 0 {
                 throw KeychainError.param("only root may ask the gatekeeper to seal another user's keys")
             }
-            let user = try UserAccount.lookup(uid: request.subjectUID ?? uid)
+            let user = try UserAccount.lookup(uid: subjectUID ?? uid)
             try environment.testHooks.check()
             var server = GateServer(user: user, caller: caller, prompter: prompter, pamConfdir: environment.testHooks.pamConfdir,
                                     overrides: environment.testHooks.overrides, environment: environment)
-            server.rootAsks = request.subjectUID != nil
-            result = try server.handle(request)
+            server.rootAsks = subjectUID != nil
+            result = .answer(try server.handle(request))
             // The scope was read from /proc/CALLER: it was the caller's only if the caller is still this
             // helper's parent (one that exited meanwhile re-parented the helper and freed its pid).
             if getppid() != caller {
@@ -113,15 +140,5 @@ public enum GatekeeperMain {
         signal(SIGINT, SIG_IGN)
         signal(SIGQUIT, SIG_IGN)
         alarm(lifetimeSeconds)
-    }
-
-    /// Root's ids in full: real, effective and saved uid and gid 0, no supplementary groups.
-    /// The kernel lets a user signal a process whose real or saved uid is theirs, which a
-    /// setuid program's is: from here on no signal of the user's reaches it (a guess cannot be
-    /// killed before it is counted), and the files it creates are root:root. A gatekeeper run
-    /// without its setuid bit (euid not 0) stays as it is and fails on root's state instead.
-    private static func becomeRootInFull() -> Bool {
-        guard geteuid() == 0 else { return true }
-        return setgroups(0, nil) == 0 && setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) == 0
     }
 }

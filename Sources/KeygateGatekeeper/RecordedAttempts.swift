@@ -9,7 +9,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 struct RecordedAttempts: AttemptCounter {
     let uid: UInt32
@@ -44,15 +43,16 @@ struct RecordedAttempts: AttemptCounter {
         }
         if left == UInt32.max {
             audit(.lockout, detail: "refused: biometry locked out after repeated failed matches")
-            throw GateServer.biometryLockedOut
+            throw GateRefusal.biometryLockedOut
         }
         if let left {
             audit(.lockout, detail: "refused: locked out after repeated failures")
-            throw GateServer.lockedOut(left)
+            throw GateRefusal.lockedOut(left)
         }
     }
 
     func unanswered() {
+        // try?: a count that cannot be given back stays counted, which is the stricter side.
         _ = try? GateRecords.update(uid: uid, environment: environment) { credential == .fingerprint ? $0.fingerUnanswered() : $0.attemptUnanswered() }
     }
 
@@ -62,7 +62,7 @@ struct RecordedAttempts: AttemptCounter {
             if try GateRecords.update(uid: uid, environment: environment, { $0.fingerFailed() }) {
                 audit(.lockout, detail: "biometry lockout started")
                 FingerUnlockKey.drop(uid: uid, environment: environment)   // and the finger no longer reopens the keychain
-                throw GateServer.biometryLockedOut
+                throw GateRefusal.biometryLockedOut
             }
             return
         }
@@ -70,7 +70,7 @@ struct RecordedAttempts: AttemptCounter {
         let left = try GateRecords.update(uid: uid, environment: environment) { $0.attemptFailed(lockout, now: GateRecords.now) }
         if let left {
             audit(.lockout, detail: "lockout started")
-            throw GateServer.lockedOut(left)
+            throw GateRefusal.lockedOut(left)
         }
     }
 
@@ -86,7 +86,7 @@ struct RecordedAttempts: AttemptCounter {
     /// One event for the caller's trail and for root's record.
     private func audit(_ event: AuditEvent, detail: String) {
         prompter.audit(event, service: service, detail: detail)
-        GateAuditFile.append([("uid", "\(uid)"), ("user", userName), ("event", event.rawValue), ("scope", scope),
+        GateAuditFile.append(uid: uid, [("uid", "\(uid)"), ("user", userName), ("event", event.rawValue), ("scope", scope),
                               ("pam-service", service), ("detail", detail.isEmpty ? nil : detail)],
                              environment: environment)
     }

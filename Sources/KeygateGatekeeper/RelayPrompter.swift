@@ -5,7 +5,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 
 struct RelayPrompter: GatePrompter {
     let input: Int32

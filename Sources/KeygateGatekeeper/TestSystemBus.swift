@@ -9,7 +9,6 @@
 import KeygateAuthentication
 import KeygateCore
 import KeygateGateWire
-import KeygateStorage
 internal import CSystem
 internal import Glibc
 

@@ -1,17 +1,20 @@
 // Reading and writing sd-bus messages (Sources/CSDBus): a reply's arguments into a BusValue
 // tree, a call's arguments out of one, and a method error into a BusErrorInfo. Only the types
-// the Secret Service API uses are read as values; anything else is read past as `.other`. An
-// "a{ss}" (an item's attributes, the largest part of a read's replies) is read into a dictionary.
+// the Secret Service API uses are read as values; anything else is read past as `.other`. In a
+// reply to the client, an "a{ss}" (an item's attributes, the largest part of a read's replies) is
+// read into a dictionary; a call a server receives keeps its entries, so its limits and checks see
+// every entry as sent.
 import KeygateCore
 internal import CSDBus
 internal import Glibc
 
 enum BusMessage {
-    /// All the arguments of `message`, as a tuple; nil when the message is malformed.
-    static func arguments(of message: OpaquePointer) -> BusValue? {
+    /// All the arguments of `message`, as a tuple; nil when the message is malformed. With
+    /// `mappingStrings`, each "a{ss}" is read as a `.stringMap` (a key sent twice keeps its last value).
+    static func arguments(of message: OpaquePointer, mappingStrings: Bool = false) -> BusValue? {
         var out: [BusValue] = []
         while true {
-            switch read(message) {
+            switch read(message, mappingStrings) {
             case .value(let value): out.append(value)
             case .end: return .tuple(out)
             case .failed: return nil
@@ -26,7 +29,7 @@ enum BusMessage {
     }
 
     /// The next value of the current container.
-    private static func read(_ message: OpaquePointer) -> Read {
+    private static func read(_ message: OpaquePointer, _ mappingStrings: Bool) -> Read {
         var type: CChar = 0
         var contents: UnsafePointer<CChar>?
         let peeked = sd_bus_message_peek_type(message, &type, &contents)
@@ -35,7 +38,7 @@ enum BusMessage {
         switch Int32(type) {
         case SD_BUS_TYPE_ARRAY, SD_BUS_TYPE_STRUCT, SD_BUS_TYPE_DICT_ENTRY, SD_BUS_TYPE_VARIANT:
             guard let contents else { return .failed }
-            return container(message, type, contents)
+            return container(message, type, contents, mappingStrings)
         case SD_BUS_TYPE_STRING, SD_BUS_TYPE_OBJECT_PATH:
             var text: UnsafePointer<CChar>?
             guard sd_bus_message_read_basic(message, type, &text) > 0, let text else { return .failed }
@@ -61,9 +64,10 @@ enum BusMessage {
         }
     }
 
-    private static func container(_ message: OpaquePointer, _ type: CChar, _ contents: UnsafePointer<CChar>) -> Read {
+    private static func container(_ message: OpaquePointer, _ type: CChar, _ contents: UnsafePointer<CChar>,
+                                  _ mappingStrings: Bool) -> Read {
         let signature = String(cString: contents)
-        if Int32(type) == SD_BUS_TYPE_ARRAY, signature == "{ss}" { return stringMap(message) }
+        if mappingStrings, Int32(type) == SD_BUS_TYPE_ARRAY, signature == "{ss}" { return stringMap(message) }
         if Int32(type) == SD_BUS_TYPE_ARRAY, signature == "y" {
             var data: UnsafeRawPointer?
             var size = 0
@@ -74,7 +78,7 @@ enum BusMessage {
         guard sd_bus_message_enter_container(message, type, contents) > 0 else { return .failed }
         var children: [BusValue] = []
         loop: while true {
-            switch read(message) {
+            switch read(message, mappingStrings) {
             case .value(let value): children.append(value)
             case .end: break loop
             case .failed: return .failed
@@ -209,16 +213,16 @@ struct BusErrorInfo: Sendable, Error {
 }
 
 /// The D-Bus error names Keygate tells apart.
-enum BusErrorName {
-    static let noReply = "org.freedesktop.DBus.Error.NoReply"
-    static let timeout = "org.freedesktop.DBus.Error.Timeout"
-    static let timedOut = "org.freedesktop.DBus.Error.TimedOut"
-    static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
-    static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
-    static let noServer = "org.freedesktop.DBus.Error.NoServer"
-    static let disconnected = "org.freedesktop.DBus.Error.Disconnected"
-    static let unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
-    static let unknownObject = "org.freedesktop.DBus.Error.UnknownObject"
-    static let unknownInterface = "org.freedesktop.DBus.Error.UnknownInterface"
-    static let unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
+package enum BusErrorName {
+    package static let noReply = "org.freedesktop.DBus.Error.NoReply"
+    package static let timeout = "org.freedesktop.DBus.Error.Timeout"
+    package static let timedOut = "org.freedesktop.DBus.Error.TimedOut"
+    package static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
+    package static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
+    package static let noServer = "org.freedesktop.DBus.Error.NoServer"
+    package static let disconnected = "org.freedesktop.DBus.Error.Disconnected"
+    package static let unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
+    package static let unknownObject = "org.freedesktop.DBus.Error.UnknownObject"
+    package static let unknownInterface = "org.freedesktop.DBus.Error.UnknownInterface"
+    package static let unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
 }

@@ -6,7 +6,7 @@
 import KeygateCore
 
 /// One D-Bus value.
-indirect enum BusValue {
+package indirect enum BusValue: Sendable {
     case string(String)
     case objectPath(String)
     case boolean(Bool)
@@ -27,7 +27,7 @@ indirect enum BusValue {
     case stringMap([String: String])
 
     /// The value's D-Bus signature, e.g. "a{ss}".
-    var signature: String {
+    package var signature: String {
         switch self {
         case .string: return "s"
         case .objectPath: return "o"
@@ -45,7 +45,7 @@ indirect enum BusValue {
     }
 
     /// The children of a struct, an array or a dictionary entry; none for any other value.
-    var children: [BusValue] {
+    package var children: [BusValue] {
         switch self {
         case .tuple(let children), .array(_, let children): return children
         case .dictEntry(let key, let value): return [key, value]
@@ -54,39 +54,39 @@ indirect enum BusValue {
         }
     }
 
-    var childCount: Int { children.count }
+    package var childCount: Int { children.count }
 
     /// Child `index` of a struct, array or dictionary entry.
-    func child(_ index: Int) -> BusValue? {
+    package func child(_ index: Int) -> BusValue? {
         let all = children
         return index >= 0 && index < all.count ? all[index] : nil
     }
 
     /// A string or object path; "" for any other type.
-    var string: String {
+    package var string: String {
         switch self {
         case .string(let text), .objectPath(let text): return text
         default: return ""
         }
     }
 
-    var boolean: Bool? { if case .boolean(let value) = self { return value } else { return nil } }
+    package var boolean: Bool? { if case .boolean(let value) = self { return value } else { return nil } }
 
-    var uint64: UInt64? { if case .uint64(let value) = self { return value } else { return nil } }
+    package var uint64: UInt64? { if case .uint64(let value) = self { return value } else { return nil } }
 
-    var uint32: UInt32? { if case .uint32(let value) = self { return value } else { return nil } }
+    package var uint32: UInt32? { if case .uint32(let value) = self { return value } else { return nil } }
 
     /// The value inside a "v".
-    var unboxed: BusValue? { if case .variant(let inner) = self { return inner } else { return nil } }
+    package var unboxed: BusValue? { if case .variant(let inner) = self { return inner } else { return nil } }
 
     /// The bytes of an "ay".
-    var bytes: [UInt8] { if case .bytes(let bytes) = self { return bytes } else { return [] } }
+    package var bytes: [UInt8] { if case .bytes(let bytes) = self { return bytes } else { return [] } }
 
     /// The strings of an "ao" or "as".
-    var strings: [String] { children.map { $0.string } }
+    package var strings: [String] { children.map { $0.string } }
 
     /// An "a{ss}" as a dictionary.
-    var stringDictionary: [String: String] {
+    package var stringDictionary: [String: String] {
         if case .stringMap(let entries) = self { return entries }
         var out: [String: String] = [:]
         for entry in children {
@@ -97,7 +97,7 @@ indirect enum BusValue {
     }
 
     /// The value of `key` in an "a{sv}" (already unboxed), or nil.
-    func lookup(_ key: String) -> BusValue? {
+    package func lookup(_ key: String) -> BusValue? {
         guard case .array("{sv}", let entries) = self else { return nil }
         for entry in entries {
             if case .dictEntry(let name, let value) = entry, name.string == key { return value.unboxed }
@@ -107,36 +107,36 @@ indirect enum BusValue {
 }
 
 /// Builders, named after the D-Bus types the Secret Service API uses.
-enum Variant {
-    static func string(_ value: String) -> BusValue { .string(value) }
+package enum Variant {
+    package static func string(_ value: String) -> BusValue { .string(value) }
 
     /// An object path; "/" when `path` is not a valid D-Bus object path (sd-bus would refuse it).
-    static func objectPath(_ path: String) -> BusValue { .objectPath(isObjectPath(path) ? path : "/") }
+    package static func objectPath(_ path: String) -> BusValue { .objectPath(isObjectPath(path) ? path : "/") }
 
-    static func boolean(_ value: Bool) -> BusValue { .boolean(value) }
+    package static func boolean(_ value: Bool) -> BusValue { .boolean(value) }
 
-    static func boxed(_ value: BusValue) -> BusValue { .variant(value) }
+    package static func boxed(_ value: BusValue) -> BusValue { .variant(value) }
 
-    static func tuple(_ children: [BusValue]) -> BusValue { .tuple(children) }
+    package static func tuple(_ children: [BusValue]) -> BusValue { .tuple(children) }
 
-    static func array(of elementType: String, _ children: [BusValue]) -> BusValue { .array(element: elementType, children) }
+    package static func array(of elementType: String, _ children: [BusValue]) -> BusValue { .array(element: elementType, children) }
 
-    static func dictEntry(_ key: BusValue, _ value: BusValue) -> BusValue { .dictEntry(key, value) }
+    package static func dictEntry(_ key: BusValue, _ value: BusValue) -> BusValue { .dictEntry(key, value) }
 
     /// An "a{ss}" (attributes), sorted by key.
-    static func stringDictionary(_ entries: [String: String]) -> BusValue {
+    package static func stringDictionary(_ entries: [String: String]) -> BusValue {
         array(of: "{ss}", entries.sorted { $0.key < $1.key }.map { dictEntry(string($0.key), string($0.value)) })
     }
 
     /// An "ao".
-    static func objectPaths(_ paths: [String]) -> BusValue { array(of: "o", paths.map(objectPath)) }
+    package static func objectPaths(_ paths: [String]) -> BusValue { array(of: "o", paths.map(objectPath)) }
 
     /// An "ay" holding a copy of `bytes`.
-    static func bytes(_ bytes: [UInt8]) -> BusValue { .bytes(bytes) }
+    package static func bytes(_ bytes: [UInt8]) -> BusValue { .bytes(bytes) }
 
     /// D-Bus's object path grammar: "/", or "/" followed by elements of [A-Za-z0-9_] separated
     /// by single slashes, with no trailing slash.
-    static func isObjectPath(_ path: String) -> Bool {
+    package static func isObjectPath(_ path: String) -> Bool {
         let bytes = Array(path.utf8)
         guard bytes.first == UInt8(ascii: "/") else { return false }
         if bytes.count == 1 { return true }

@@ -13,7 +13,7 @@
 // worded here.
 import KeygateCore
 
-final class EmbeddedStore: ItemStore {
+package final class EmbeddedStore: ItemStore {
     static let fileName = "items.sqlite"
     /// The identity column is ItemIdentity.storeKey: 1 keyed the name alone; 2 added a
     /// synchronizable item's flag; 3 an item's access group. An older file is moved forward by
@@ -21,17 +21,20 @@ final class EmbeddedStore: ItemStore {
     static let schemaVersion: Int64 = 3
     static let backendName = "embedded (SQLite)"
 
-    let directory: String
+    package let directory: String
     let deadline: Duration
-    var path: String { directory + "/" + Self.fileName }
+    /// A connection kept open across calls (keygate-secret-service); nil: one per call.
+    let kept: KeptConnection?
+    package var path: String { directory + "/" + Self.fileName }
 
-    init(directory: String, deadline: Duration = .seconds(5)) {
+    package init(directory: String, deadline: Duration = .seconds(5), keepOpen: Bool = false) {
         self.directory = directory
         self.deadline = deadline
+        kept = keepOpen ? KeptConnection() : nil
     }
 
     /// Whether the database file exists (the embedded store has been used).
-    static func exists(in directory: String) -> Bool {
+    package static func exists(in directory: String) -> Bool {
         if case .success = FileStatus.of(directory + "/" + fileName, links: .refuse) { return true }
         return false
     }
@@ -39,7 +42,7 @@ final class EmbeddedStore: ItemStore {
     // MARK: ItemStore
 
     /// One row holds everything: every detail is read.
-    func search(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail) throws -> [StoredItem] {
+    package func search(_ query: ItemQuery, loadBlobs: Bool, detail: ItemDetail) throws -> [StoredItem] {
         guard Self.exists(in: directory) else { return [] }
         return try withDatabase(action: "search for items", create: false, writes: false) { db, keyed in
             try db.readTransaction {
@@ -48,7 +51,7 @@ final class EmbeddedStore: ItemStore {
         }
     }
 
-    func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
+    package func create(_ attributes: ItemAttributes, blob: [UInt8], replace: Bool) throws {
         let identity = attributes.identity.storeKey
         let label = ItemAttributeCodec.label(for: attributes)
         let encoded = ItemAttributeCodec.encode(attributes)
@@ -95,7 +98,7 @@ final class EmbeddedStore: ItemStore {
     }
 
     @discardableResult
-    func delete(_ query: ItemQuery) throws -> Int {
+    package func delete(_ query: ItemQuery) throws -> Int {
         guard Self.exists(in: directory) else { return 0 }
         return try withDatabase(action: "delete items", create: false, writes: true) { db, _ in
             try db.writeTransaction {
@@ -111,7 +114,7 @@ final class EmbeddedStore: ItemStore {
         }
     }
 
-    func status() throws -> StoreStatus {
+    package func status() throws -> StoreStatus {
         if Self.exists(in: directory) {
             // Opening checks the file, the schema and the journal mode.
             try withDatabase(action: "open", create: false, writes: false) { _, _ in }
@@ -187,16 +190,26 @@ final class EmbeddedStore: ItemStore {
 
     // MARK: - Opening, retries, errors
 
+    /// `withDatabase` for a body that reads the Secret Service's own tables, which the identity
+    /// index does not concern.
+    func withDatabase<R>(action: String, create: Bool, writes: Bool, _ body: (SQLiteDatabase) throws -> R) throws -> R {
+        try withDatabase(action: action, create: create, writes: writes) { db, _ in try body(db) }
+    }
+
     /// Opens the database, runs `body` and closes it. A busy database is retried until the
     /// deadline; every other SQLite failure becomes a KeychainError that says what to do.
     /// `writes`: whether `body` changes the file (see `open`).
     /// `body` gets the database and whether its identity index holds the current keys.
-    private func withDatabase<R>(action: String, create: Bool, writes: Bool,
-                                 _ body: (SQLiteDatabase, Bool) throws -> R) throws -> R {
+    func withDatabase<R>(action: String, create: Bool, writes: Bool,
+                         _ body: (SQLiteDatabase, Bool) throws -> R) throws -> R {
         let clock = ContinuousClock()
         let end = clock.now + deadline
         while true {
             do {
+                if let kept {
+                    // Made once, for writes too (create, pragmas): its process writes.
+                    return try kept.withConnection(path: path, open: { try open(create: true, writes: true, until: end, clock: clock) }, body)
+                }
                 let (db, keyed) = try open(create: create, writes: writes, until: end, clock: clock)
                 return try body(db, keyed)
             } catch let error as SQLiteError {

@@ -437,7 +437,7 @@ package final class SecretServiceConnection: @unchecked Sendable {
                                          errno: EBADMSG))
                 return
             }
-            guard let arguments = BusMessage.arguments(of: message) else {
+            guard let arguments = BusMessage.arguments(of: message, mappingStrings: true) else {
                 fail(index, BusErrorInfo(name: nil, message: "a malformed reply", errno: EBADMSG))
                 return
             }

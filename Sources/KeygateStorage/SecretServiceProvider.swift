@@ -9,6 +9,8 @@ package enum SecretServiceProvider: Sendable, Equatable {
     case gnomeKeyring
     case keePassXC
     case kWallet
+    /// Keygate's own keygate-secret-service: its items are the keychain's embedded store.
+    case keygate
     /// Another program, by its command name (/proc/PID/comm).
     case other(String)
     /// Not known: no owner, no bus, or /proc could not tell.
@@ -18,7 +20,9 @@ package enum SecretServiceProvider: Sendable, Equatable {
     /// gnome-keyring-daemon shows as "gnome-keyring-d".
     init(command: String) {
         let name = String(command.prefix { $0 != "\n" && $0 != "\0" })
-        if name.hasPrefix("gnome-keyring") {
+        if name.hasPrefix("keygate-secret") {
+            self = .keygate
+        } else if name.hasPrefix("gnome-keyring") {
             self = .gnomeKeyring
         } else if name.hasPrefix("keepassxc") || name.hasPrefix("KeePassXC") {
             self = .keePassXC
@@ -46,6 +50,7 @@ package enum SecretServiceProvider: Sendable, Equatable {
         case .gnomeKeyring: return "gnome-keyring"
         case .keePassXC: return "KeePassXC"
         case .kWallet: return "KWallet"
+        case .keygate: return "Keygate's own Secret Service"
         case .other(let command): return command
         case .unknown: return "the Secret Service"
         }
@@ -57,6 +62,7 @@ package enum SecretServiceProvider: Sendable, Equatable {
         case .gnomeKeyring: return "gnome-keyring-daemon"
         case .keePassXC: return "KeePassXC"
         case .kWallet: return "kwalletd"
+        case .keygate: return "keygate-secret-service"
         case .other(let command): return command
         case .unknown: return "the Secret Service daemon (gnome-keyring-daemon, KeePassXC or kwalletd)"
         }
@@ -72,6 +78,8 @@ package enum SecretServiceProvider: Sendable, Equatable {
                 + "then try again"
         case .kWallet:
             return "open the wallet (kwalletmanager5, or log in through pam_kwallet5), then try again"
+        case .keygate:
+            return "unlock the keychain (keygate unlock, or log in through pam_keygate), then try again"
         case .other(let command):
             return "unlock it in \(command), then try again"
         case .unknown:
@@ -89,6 +97,8 @@ package enum SecretServiceProvider: Sendable, Equatable {
             return "allow Keygate in kwalletd's access window (or in kwalletmanager5's access control), then try again"
         case .gnomeKeyring:
             return "unlock the item in seahorse, then try again"
+        case .keygate:
+            return "the item needs a person for each read: answer its prompt (Unlock), then try again"
         case .other(let command):
             return "allow the access in \(command), then try again"
         case .unknown:
@@ -128,6 +138,7 @@ package enum SecretServiceProvider: Sendable, Equatable {
         case .gnomeKeyring: return "gnome-keyring"
         case .keePassXC: return "keepassxc"
         case .kWallet: return "libkf5wallet-bin"
+        case .keygate: return "keygate"
         case .other, .unknown: return nil
         }
     }

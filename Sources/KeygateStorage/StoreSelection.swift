@@ -8,7 +8,9 @@
 //    embedded, at once, with no D-Bus call;
 // 5. else ask the Secret Service (under the store deadline): it answers (even locked, or
 //    running with no default collection: its advice is the reason, and the first write fails
-//    with it), use it; it does not, embedded.
+//    with it), use it; it does not, embedded. When the one that answers is Keygate's own
+//    keygate-secret-service, embedded: that daemon serves this keychain's embedded store, so the
+//    CLI and the library read the file directly (the daemon also creates it at start: rule 2).
 // An auto choice is recorded (rule 1) by the first write that needs a store (creating the
 // keychain, adding an item: StoreSelection.commitRecord), so a keyring that is down for a moment later
 // never splits one keychain over two stores. Read-only commands (doctor, status, list,
@@ -131,8 +133,16 @@ extension StoreSelection {
             (kind, reason) = (.embedded, "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS unset, no $XDG_RUNTIME_DIR/bus)")
         } else {
             do {
-                _ = try SecretServiceStore(deadline: deadline, unlockPrompt: .never, environment: environment).status()
-                (kind, reason) = (.secretService, "the Secret Service answered")
+                let service = SecretServiceStore(deadline: deadline, unlockPrompt: .never, environment: environment)
+                _ = try service.status()
+                if service.provider() == .keygate {
+                    // Keygate's own daemon serves this very keychain's embedded store: read it directly,
+                    // with no second sealing and no round trip (docs/DECISIONS.md, "The second door").
+                    (kind, reason) = (.embedded, "Keygate's own Secret Service (keygate-secret-service) answers: its items "
+                                      + "are this keychain's embedded store, read directly")
+                } else {
+                    (kind, reason) = (.secretService, "the Secret Service answered")
+                }
             } catch let error as KeychainError where error.reason == .noDefaultCollection {
                 // A provider runs: its items belong there, never silently in the embedded store.
                 (kind, reason) = (.secretService, "a Secret Service runs, but \(error.message)")

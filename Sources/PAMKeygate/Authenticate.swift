@@ -11,6 +11,7 @@
 internal import CPAM
 import Keygate
 import KeygateGatekeeper
+import KeygateIdentity
 
 enum Authenticate {
     static func run(_ call: ModuleCall) throws -> Int32 {
@@ -20,15 +21,19 @@ enum Authenticate {
             return PAM_IGNORE
         }
         let directory = call.dataDirectory(of: user)
-        let cost = try UserIdentity.run(as: user) { () throws -> (passes: UInt64, memoryBytes: UInt64)?? in
+        // login.json is read once: root checks the cost it records, and the unlock derives with
+        // exactly that cost (a file swapped after the check is not read).
+        let login = try UserIdentity.run(as: user) { () throws -> LoginKeys.LoginProtector?? in
             guard LoginKeys.isInitialized(dataDirectory: directory) else { return .none }
-            return .some(try LoginKeys.loginCost(dataDirectory: directory))
+            return .some(try LoginKeys.readLogin(dataDirectory: directory))
         }
-        guard let cost else {
+        guard let login else {
             call.log.debug("\(user.name) has no keychain in \(directory): nothing to unlock")
             return PAM_IGNORE
         }
-        if let cost, let why = try KDFCeiling.current().refusal(passes: cost.passes, memoryBytes: cost.memoryBytes) {
+        // Without a login protector (a recovery key only) the unlock below says what to run.
+        if let login, let why = try (call.ceiling ?? KDFCeiling.current()).refusal(passes: login.passes,
+                                                                                    memoryBytes: login.memoryBytes) {
             call.log.error("\(user.name): \(why)")
             return PAM_IGNORE
         }
@@ -36,7 +41,8 @@ enum Authenticate {
         // Every class pair is derived once, here, for the cache, root's seals and keys.json.
         let (master, pairs) = try withExtendedLifetime(password) {
             try UserIdentity.run(as: user) {
-                try LoginKeys.unlockAtLogin(password: password, dataDirectory: directory, uid: user.uid, lockAfter: lockAfter)
+                try LoginKeys.unlockAtLogin(password: password, login: login, dataDirectory: directory, uid: user.uid,
+                                            lockAfter: lockAfter)
             }
         }
         // As root: the gatekeeper's seals on the class keys, so that gated adds need no prompt.

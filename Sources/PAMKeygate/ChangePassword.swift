@@ -5,6 +5,7 @@
 // stale, so that the next `keygate unlock` says how to recover.
 internal import CPAM
 import Keygate
+import KeygateIdentity
 
 enum ChangePassword {
     static func run(_ call: ModuleCall) throws -> Int32 {

@@ -1,6 +1,8 @@
 // keygate-pam-helper: the heavy half of pam_keygate.so (issue 15), in the manner of
 // unix_chkpwd and gnome-keyring-daemon --login. The thin module (Sources/PAMKeygateModule)
-// starts it for each PAM call, with an empty environment, writes the request (phase,
+// starts it for auth and chauthtok, and for a session only when there is work the module
+// cannot do itself (an unlock at open, the lock at the last close, or a count it could not
+// keep: then the "open" and "close" phases count too), with an empty environment, writes the request (phase,
 // PAM items, options, passwords) on its standard input and relays what it prints
 // (log lines, one PAM_TEXT_INFO line) to pam_syslog and pam_info. The module kills it at
 // its own deadline; the helper keeps tighter ones (ModuleCall). Its exit status is the
@@ -23,8 +25,12 @@ enum HelperMain {
         let status: Int32
         switch handle.phase {
         case "auth": status = ModuleCall.run(handle, environment: environment, Authenticate.run)
-        case "open": status = ModuleCall.run(handle, environment: environment, OpenSession.run)
-        case "close": status = ModuleCall.run(handle, environment: environment, CloseSession.run)
+        case "open": status = ModuleCall.run(handle, environment: environment) { try OpenSession.run($0, counting: true) }
+        case "close": status = ModuleCall.run(handle, environment: environment) { try CloseSession.run($0, counting: true) }
+        // The module counted the session itself (SessionFile) and found the keychain locked.
+        case "unlock": status = ModuleCall.run(handle, environment: environment) { try OpenSession.run($0, counting: false) }
+        // The module counted the session itself, and it was the user's last.
+        case "lock": status = ModuleCall.run(handle, environment: environment) { try CloseSession.run($0, counting: false) }
         case "passwd": status = ModuleCall.run(handle, environment: environment, ChangePassword.run)
         default:
             HelperOutput.write("log \(LogPriority.error) unknown phase '\(HelperOutput.oneLine(handle.phase))' from pam_keygate.so: reinstall keygate")

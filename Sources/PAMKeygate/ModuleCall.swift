@@ -15,6 +15,9 @@ struct ModuleCall {
     let deadline: UInt64
     /// The helper's environment, read once by its main (KeygateEnvironment) and passed down.
     let environment: KeygateEnvironment
+    /// Root's kept Argon2id calibration (KDFCeiling.read), read once for the deadline; nil
+    /// when this boot has none yet (auth then calibrates, KDFCeiling.current).
+    let ceiling: KDFCeiling?
 
     /// Time for everything but the derivation itself (locks, files, the keyring).
     static let waitBudgetNanoseconds: UInt64 = 2_000_000_000
@@ -27,10 +30,11 @@ struct ModuleCall {
         let options = ModuleOptions(arguments: handle.arguments.filter { !$0.hasPrefix(ModuleOptions.helperPrefix) })
         let log = ModuleLog(debugEnabled: options.debug, environment: environment)
         for problem in options.problems { log.warning(problem) }
-        let kdf = KDFCeiling.read().map { $0.milliseconds * 1_000_000 } ?? uncalibratedKDFNanoseconds
+        let ceiling = KDFCeiling.read()
+        let kdf = ceiling.map { $0.milliseconds * 1_000_000 } ?? uncalibratedKDFNanoseconds
         let deadline = FileLock.monotonicNow() + waitBudgetNanoseconds + kdf
         let call = ModuleCall(handle: handle, options: options, log: log, flags: handle.flags, deadline: deadline,
-                              environment: environment)
+                              environment: environment, ceiling: ceiling)
         FileLock.waitDeadline = deadline
         defer { FileLock.waitDeadline = nil }
         do {

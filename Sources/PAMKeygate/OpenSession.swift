@@ -1,5 +1,6 @@
 // session open: counts the session (SessionCounter: the opening process and its start
-// time). The password unlock happened at auth (Authenticate). A keychain still locked
+// time) unless the module counted it (the "unlock" phase: the module found the keychain
+// locked). The password unlock happened at auth (Authenticate). A keychain still locked
 // here is unlocked with the host protector when the system policy's host-protector
 // names the user and the keychain has one (a systemd service with PAMName=, `runuser
 // -l`); otherwise it stays locked, and when the reason is known and the user can act
@@ -7,6 +8,7 @@
 // line says so on the screen. Never decides the session: always PAM_IGNORE.
 internal import CPAM
 import Keygate
+import KeygateIdentity
 
 enum OpenSession {
     /// The line a person sees after a login that could not unlock a stale keychain.
@@ -15,14 +17,9 @@ enum OpenSession {
         the old password. Run `keygate passwd` (it asks the old password) or `keygate passwd --recovery` (recovery key).
         """
 
-    static func run(_ call: ModuleCall) throws -> Int32 {
+    static func run(_ call: ModuleCall, counting: Bool) throws -> Int32 {
         guard let user = try call.eligibleUser() else { return PAM_IGNORE }
-        do {
-            let count = try SessionCounter(uid: user.uid, deadline: call.deadline).open()
-            call.log.debug("session opened for \(user.name): \(count) open")
-        } catch {
-            call.log.error("could not count the session of \(user.name): \(error); logging out may leave the keychain unlocked until it times out")
-        }
+        if counting { count(user, call) }
         let directory = call.dataDirectory(of: user)
         let (initialized, unlocked, stale) = try UserIdentity.run(as: user) {
             (LoginKeys.isInitialized(dataDirectory: directory), LoginKeys.isUnlocked(uid: user.uid),
@@ -52,6 +49,15 @@ enum OpenSession {
         // A job (cron, a service) never types a password: saying so at every run is noise.
         if call.handle.isInteractiveSession() { call.log.notice(why) } else { call.log.debug(why) }
         return PAM_IGNORE
+    }
+
+    private static func count(_ user: TargetUser, _ call: ModuleCall) {
+        do {
+            let count = try SessionCounter(uid: user.uid, deadline: call.deadline).open()
+            call.log.debug("session opened for \(user.name): \(count) open")
+        } catch {
+            call.log.error("could not count the session of \(user.name): \(error); logging out may leave the keychain unlocked until it times out")
+        }
     }
 
     /// A session with no password (a systemd service with PAMName=, `runuser -l`) of a

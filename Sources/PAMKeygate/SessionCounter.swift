@@ -7,9 +7,10 @@
 // is gone: a login killed before close_session, or a session whose later module failed,
 // no longer keeps the keychain unlocked after the last real logout. The last close locks.
 import Keygate
+import KeygateGateWire
 
 struct SessionCounter {
-    static let defaultDirectory = "/run/keygate"
+    static let defaultDirectory = GatekeeperPaths.runRoot
     /// A bound on the file (about 30 bytes per session): more is damage, and starts again.
     static let maxBytes = 64 * 1024
 
@@ -18,18 +19,19 @@ struct SessionCounter {
         let startTime: UInt64
     }
 
-    let directory: String
+    /// The folder `path` is in (made, and checked, before each change).
+    let directory = SessionCounter.defaultDirectory
     let uid: UInt32
     /// CLOCK_MONOTONIC nanoseconds after which the lock is not waited for.
     let deadline: UInt64
 
-    init(uid: UInt32, deadline: UInt64, directory: String = SessionCounter.defaultDirectory) {
+    init(uid: UInt32, deadline: UInt64) {
         self.uid = uid
         self.deadline = deadline
-        self.directory = directory
     }
 
-    var path: String { "\(directory)/\(uid).sessions" }
+    /// GatekeeperPaths.sessionCounterPath: the path `keygate forget-user` removes.
+    var path: String { GatekeeperPaths.sessionCounterPath(uid: uid) }
 
     /// Records the calling process's session; returns the number of live sessions.
     func open() throws -> Int {

@@ -1,6 +1,7 @@
 // The PAM module's way to act as the target user: the library's UserIdentity
 // (Sources/KeygateCore/System/UserIdentity.swift), given a TargetUser.
 import Keygate
+import KeygateIdentity
 
 extension UserIdentity {
     /// Runs `body` as `user` and restores the caller's ids and groups, even when

@@ -1,7 +1,9 @@
 // pam_keygate.so, the thin module (issue 15): Embedded Swift, no Foundation, no runtime
-// beyond what the compiler embeds (about 20 KB in all). For each PAM call it starts
-// keygate-pam-helper (the KDF, the unwrap, the kernel keyring, the session count: the
-// Keygate library, in a process of its own, as pam_unix starts unix_chkpwd and
+// beyond what the compiler embeds (about 40 KB in all). A session's open and close are
+// counted here (SessionFile), so a login starts the helper at auth and at the last close
+// only, and at open when the keychain is still locked (SessionUser). For those and for
+// chauthtok it starts keygate-pam-helper (the KDF, the unwrap, the kernel keyring, the lock,
+// the count when the module cannot keep it: the Keygate library, in a process of its own, as pam_unix starts unix_chkpwd and
 // pam_gnome_keyring starts gnome-keyring-daemon), writes the request on a pipe (the
 // phase, the PAM items, the options and the typed passwords, straight from libpam's
 // memory: never argv or the environment), relays the log and info lines the helper
@@ -30,16 +32,59 @@ public func pam_sm_setcred(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32
     PAM_IGNORE
 }
 
+/// Counts the session here (SessionFile) and starts the helper only when the keychain is
+/// locked (its "unlock" phase: the host protector, or the line that says why it stays
+/// locked). Anything the module cannot do itself goes to the helper's "open" phase, which
+/// counts and logs as it always did.
 @_cdecl("pam_sm_open_session")
 public func pam_sm_open_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                 _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    callHelper(pamh, "open", flags, argc, argv, secrets: [])
+    guard let pamh else { return PAM_IGNORE }
+    let options = SessionOptions(argc, argv)
+    switch SessionUser.find(pamh, options) {
+    case .ignored: return PAM_IGNORE
+    case .unknown: return callHelper(pamh, "open", flags, argc, argv, secrets: [])
+    case .found(let user):
+        guard let count = SessionFile(uid: user.uid).open() else {
+            return callHelper(pamh, "open", flags, argc, argv, secrets: [])
+        }
+        guard user.isUnlocked() == KEYGATE_USER_KEYS_FOUND else {
+            return callHelper(pamh, "unlock", flags, argc, argv, secrets: [])
+        }
+        if options.debug {
+            user.log(pamh, "session opened for ", ": ", Int64(count), " open; the keychain is unlocked")
+        }
+        return PAM_IGNORE
+    }
 }
 
+/// Uncounts the session here, and starts the helper at the user's last session only (its
+/// "lock" phase: the lock as the user, and its line in root's audit record). When the module
+/// cannot count, the helper's "close" phase does all of it, as it always did.
 @_cdecl("pam_sm_close_session")
 public func pam_sm_close_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                  _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    callHelper(pamh, "close", flags, argc, argv, secrets: [])
+    guard let pamh else { return PAM_IGNORE }
+    let options = SessionOptions(argc, argv)
+    switch SessionUser.find(pamh, options) {
+    case .ignored: return PAM_IGNORE
+    case .unknown: return callHelper(pamh, "close", flags, argc, argv, secrets: [])
+    case .found(let user):
+        guard let remaining = SessionFile(uid: user.uid).close() else {
+            return callHelper(pamh, "close", flags, argc, argv, secrets: [])
+        }
+        guard remaining == 0 else {
+            if options.debug {
+                user.log(pamh, "session closed for ", ": ", Int64(remaining), " still open, the keychain stays unlocked")
+            }
+            return PAM_IGNORE
+        }
+        guard !options.unlockOnly else {
+            if options.debug { user.log(pamh, "last session of ", " closed; unlock_only: the keychain locks at its timeout") }
+            return PAM_IGNORE
+        }
+        return callHelper(pamh, "lock", flags, argc, argv, secrets: [])
+    }
 }
 
 /// Only the update phase re-wraps; the preliminary check has nothing to do.
@@ -248,6 +293,16 @@ struct Bytes {
     mutating func append(number: Int64) {
         if number < 0 { bytes.append(0x2D) }
         var magnitude = number < 0 ? UInt64(-number) : UInt64(number)
+        var digits: [UInt8] = []
+        repeat {
+            digits.append(UInt8(magnitude % 10) + 0x30)
+            magnitude /= 10
+        } while magnitude > 0
+        bytes.append(contentsOf: digits.reversed())
+    }
+
+    mutating func append(unsigned number: UInt64) {
+        var magnitude = number
         var digits: [UInt8] = []
         repeat {
             digits.append(UInt8(magnitude % 10) + 0x30)

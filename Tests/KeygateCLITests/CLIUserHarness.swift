@@ -18,11 +18,12 @@ final class CLIUserHarness {
     /// `sharedUser`: borrow a pooled account (reset between tests) instead of creating one. Only for tests
     /// that neither change the login password, nor lock the user out, nor kill the user's processes from
     /// outside; those keep an account of their own.
-    init(sharedUser: Bool = false) throws {
+    /// `uid`: create the user with this uid (a removed account's).
+    init(sharedUser: Bool = false, uid: UInt32? = nil) throws {
         try Requirement.require(Requirement.isRoot, "root, to create a test user (CI runs as root)")
         try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.keygateBinary),
                                 "the built keygate binary at \(PackagePaths.keygateBinary) (run swift build)")
-        user = sharedUser ? try TestUserPool.borrow() : try TestUser.create()
+        user = sharedUser ? try TestUserPool.borrow() : try TestUser.create(uid: uid)
         sharesUser = sharedUser
         confdir = NSTemporaryDirectory() + "keygate-pam-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: confdir, withIntermediateDirectories: true,
@@ -87,12 +88,14 @@ final class CLIUserHarness {
     /// Runs a shell script as the user in one private session (so the kernel keyring
     /// cache lives across the script's steps), with askpass set unless told not to.
     func run(_ script: String, askpass useAskpass: Bool = true, extraEnvironment: [String: String] = [:],
-             stdin: Data? = nil, timeout: TimeInterval = 120, wrapper: [String] = []) throws -> ProcessResult {
+             stdin: Data? = nil, timeout: TimeInterval = 120, wrapper: [String] = [],
+             session: String = "secret-session") throws -> ProcessResult {
         var env = ["KEYGATE_TEST_PAM_CONFDIR": confdir, "KEYGATE_TEST_KDF": "fast",
                    "KEYGATE_TEST_POLICY_ROOT": EmptyPolicyRoot.path]
         if useAskpass { env["KEYGATE_ASKPASS"] = askpass }
         env.merge(extraEnvironment) { _, new in new }
-        return try UserSession.run(as: user, script: script, environment: env, stdin: stdin, timeout: timeout, wrapper: wrapper)
+        return try UserSession.run(as: user, script: script, environment: env, stdin: stdin, timeout: timeout, wrapper: wrapper,
+                                   session: session)
     }
 }
 

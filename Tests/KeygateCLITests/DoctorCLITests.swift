@@ -83,13 +83,13 @@ final class DoctorCLITests: XCTestCase, OutsideTheEmbeddedPass {
         if listening {
             XCTAssertEqual(check["status"], "OK", "\(check)")
             XCTAssertTrue(check["detail"]?.hasPrefix("audit lines go to ") ?? false, "\(check)")
-            XCTAssertTrue(check["detail"]?.hasSuffix("; the gatekeeper's decisions also to /var/log/keygate/gatekeeper.log (root's)")
+            XCTAssertTrue(check["detail"]?.hasSuffix("; the gatekeeper's decisions also to /var/log/keygate/users/UID.log (root's)")
                           ?? false, "\(check)")
         } else {
             XCTAssertEqual(check["status"], "WARN", "\(check)")
             XCTAssertEqual(check["detail"], """
                 nothing listens on /dev/log: the audit lines of keygate and pam_keygate are lost (the gatekeeper's decisions are \
-                still kept in /var/log/keygate/gatekeeper.log, root's)
+                still kept in /var/log/keygate/users/UID.log, root's)
                 """)
             XCTAssertTrue(check["advice"]?.contains("rsyslog") ?? false, "\(check)")
         }

@@ -17,11 +17,18 @@ final class GateAuditRecordTests: XCTestCase, OutsideTheEmbeddedPass {
                            "if [ -e /dev/log ] || [ -L /dev/log ]; then mount --bind /dev/null /dev/log || exit 97; fi; exec \"$@\"",
                            "no-syslog"]
 
-    /// The record's lines about `uid`.
+    /// Every file of the record: pam_keygate's and each user's, with the one before each.
+    static func recordFiles() -> [String] {
+        let users = "/var/log/keygate/users"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: users)) ?? []
+        return [log + ".1", log] + names.sorted().map { users + "/" + $0 }
+    }
+
+    /// The record's lines about `uid`, wherever they are kept.
     private func lines(uid: UInt32) -> [String] {
-        let text = (try? String(contentsOfFile: Self.log, encoding: .utf8)) ?? ""
-        let previous = (try? String(contentsOfFile: Self.log + ".1", encoding: .utf8)) ?? ""
-        return (previous + text).split(separator: "\n").map(String.init).filter { $0.contains(" uid=\(uid) ") }
+        Self.recordFiles().flatMap { file in
+            ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }.filter { $0.contains(" uid=\(uid) ") }
     }
 
     func test_withNoSyslogListener_theRecordHasEachDecision_andTheUserCannotTouchIt() throws {
@@ -81,5 +88,49 @@ final class GateAuditRecordTests: XCTestCase, OutsideTheEmbeddedPass {
         let after = lines(uid: h.user.uid)
         XCTAssertEqual(after.count, before, "nothing added or taken away:\n\(after.joined(separator: "\n"))")
         XCTAssertFalse(after.contains { $0.hasPrefix("forged") })
+    }
+
+    /// One user floods the record: presence requests with no prompt, through raw frames to the
+    /// setuid gatekeeper, for a made-up item with a 4 KiB service and a 4 KiB account (each a refused
+    /// decision, so each a line). Another user's earlier failure line survives it; the flooder's lines
+    /// are short, ASCII only, and take at most their own two files. A name of U+2028, U+202E, a
+    /// no-break space and a fullwidth `＝` is written escaped.
+    func test_oneUsersFloodOfLongNames_keepsAnotherUsersFailureLine() throws {
+        let victim = try CLIUserHarness()
+        try victim.queueAnswers(["wrong-password"])
+        let failed = try victim.run("""
+            printf %s v | keygate add -s audited -a v --access user-presence >/dev/null 2>&1; echo add=$?
+            keygate lock --all >/dev/null 2>&1
+            keygate get -s audited -a v >/dev/null 2>&1; echo get=$?
+            """, wrapper: Self.noSyslog)
+        XCTAssertEqual(failed.values["get"], "0", "a wrong password, then the right one: \(failed.summary)")
+        let failure = try XCTUnwrap(lines(uid: victim.user.uid).last { $0.contains("event=auth-failure") },
+                                    "the victim's failure line is in the record")
+
+        let flooder = try CLIUserHarness(sharedUser: true)
+        let floods = 300
+        let started = Date()
+        let r = try flooder.run(GateRawClient.install + """
+
+            gate flood \(GateRawClient.Op.presence) \(GateRawClient.noPrompt) long=4096 repeat=\(floods)
+            gate hostile \(GateRawClient.Op.presence) \(GateRawClient.noPrompt) "service=$(printf 'x\\342\\200\\250uid=0\\342\\200\\256y\\302\\240z\\357\\274\\235w')" account=a
+            """, timeout: 600, wrapper: Self.noSyslog)
+        let seconds = Date().timeIntervalSince(started)
+        XCTAssertEqual(r.values["flood.status"], GateRawClient.interactionNotAllowed, r.summary)
+        XCTAssertEqual(r.values["hostile.status"], GateRawClient.interactionNotAllowed, r.summary)
+
+        XCTAssertTrue(lines(uid: victim.user.uid).contains(failure), "the victim's failure line survived \(floods) long requests")
+        let flooded = lines(uid: flooder.user.uid).filter { $0.contains("op=presence") }
+        XCTAssertGreaterThanOrEqual(flooded.count, 2, "the flood was recorded")
+        let longest = flooded.map(\.utf8.count).max() ?? 0
+        XCTAssertLessThan(longest, 1024, "a line with two 4 KiB names is short")
+        XCTAssertTrue(flooded.allSatisfy { $0.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F } }, "ASCII only")
+        let hostile = try XCTUnwrap(flooded.last { $0.contains("account=a ") }, flooded.suffix(2).joined(separator: "\n"))
+        XCTAssertTrue(hostile.contains(#"service="x\u{2028}uid=0\u{202e}y\u{00a0}z\u{ff1d}w""#), hostile)
+        let own = Self.recordFiles().filter { $0.hasSuffix("/\(flooder.user.uid).log") || $0.hasSuffix("/\(flooder.user.uid).log.1") }
+        let bytes = own.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
+        XCTAssertLessThanOrEqual(bytes, 2 * 256 * 1024, "the flooder's record is bounded: \(own)")
+        print("AUDIT FLOOD: \(floods) requests of 2 x 4096-byte names in \(Int(seconds)) s; longest line \(longest) bytes; "
+              + "the flooder's files \(bytes) bytes; the victim's failure line kept")
     }
 }

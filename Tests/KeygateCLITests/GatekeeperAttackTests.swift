@@ -229,4 +229,42 @@ final class GatekeeperAttackTests: XCTestCase {
         XCTAssertEqual(Int(second.values["n"] ?? ""), (Int(first.values["n"] ?? "") ?? -1) + 1,
                        "the recycled pid was asked again: \(first.summary)\n\(second.summary)")
     }
+
+    /// `validate` extends a window and is never a password: after a password read, past the minute
+    /// that certify and fingerUnlockArm allow, a process of the user's scope runs validate with no
+    /// prompt (granted: the window is open), then asks, through raw request frames, for a new
+    /// finger-unlock pair and for root's seal on a class key of its choosing (32 bytes of 0x41).
+    /// Both stay refused: they read the time of the password itself, which validate never moves.
+    /// The release pass runs it in real time (66 s); a test-hook build shortens the minute to 3 s
+    /// (KEYGATE_TEST_CERTIFY_WINDOW), unless KEYGATE_TEST_REAL_CERTIFY_WINDOW is set in the suite's environment.
+    func test_validate_isNotAPassword_forFingerUnlockArmOrCertify() throws {
+        let h = try CLIUserHarness()
+        let realTime = !BuiltGatekeeper.isBesideTheBuild || ProcessInfo.processInfo.environment["KEYGATE_TEST_REAL_CERTIFY_WINDOW"] != nil
+        let minute = realTime ? 60 : 3
+        let env = realTime ? [:] : ["KEYGATE_TEST_CERTIFY_WINDOW": "\(minute)"]
+        let noPrompt = GateRawClient.noPrompt
+        let r = try h.run(GateRawClient.install + """
+
+            printf %s s3cret | keygate add -s svc -a acct --access user-presence >/dev/null 2>&1; echo add=$?
+            keygate get -s svc -a acct >/dev/null; echo get=$?
+            sleep \(minute + 6)
+            gate arm1 \(GateRawClient.Op.fingerUnlockArm) \(noPrompt)
+            gate certify1 \(GateRawClient.Op.certify) \(noPrompt) key=1:41
+            gate validate \(GateRawClient.Op.validate) \(noPrompt)
+            gate arm2 \(GateRawClient.Op.fingerUnlockArm) \(noPrompt)
+            gate certify2 \(GateRawClient.Op.certify) \(noPrompt) key=1:41
+            KEYGATE_ASKPASS= keygate get -s svc -a acct >/dev/null 2>&1; echo window=$?
+            """, extraEnvironment: env, timeout: 240)
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["get"], "0", "the read took the password: \(r.summary)")
+        XCTAssertEqual(v["arm1.status"], GateRawClient.interactionNotAllowed, "\(minute + 6) s after the password: \(r.summary)")
+        XCTAssertEqual(v["certify1.status"], GateRawClient.interactionNotAllowed, r.summary)
+        XCTAssertEqual(v["validate.status"], "0", "validate extends the open window with no prompt: \(r.summary)")
+        XCTAssertEqual(v["arm2.status"], GateRawClient.interactionNotAllowed, "validate is not a password unlock: \(r.summary)")
+        XCTAssertTrue(v["arm2.message"]?.contains("a finger may reopen the keychain only after a password unlock") == true, r.summary)
+        XCTAssertEqual(v["certify2.status"], GateRawClient.interactionNotAllowed,
+                       "root seals no key of the caller's choosing after a validate: \(r.summary)")
+        XCTAssertEqual(v["window"], "0", "the window validate extended still reads without a prompt: \(r.summary)")
+    }
 }

@@ -21,6 +21,9 @@ final class LazyLibraryTests: XCTestCase {
              loadError: "kg_sdbus_load_error"),
         Shim(module: "CSQLite", checkMacro: "KG_SQLITE_CHECK", realHeader: "sqlite3.h", pkgConfig: nil,
              loadError: "kg_sqlite_load_error"),
+        // The shim includes the rest of OpenSSL's headers itself in check mode (libssl-dev).
+        Shim(module: "CCrypto", checkMacro: "KG_CRYPTO_CHECK", realHeader: "openssl/evp.h", pkgConfig: nil,
+             loadError: "kg_crypto_load_error"),
     ]
 
     /// Compiles `shim`'s header (from `sources`) against the library's real header, in check mode.

@@ -127,6 +127,57 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertTrue(closed.out.contains("state: locked"), closed.summary)
     }
 
+    /// Keygate's own Secret Service follows the login: its default collection is the keychain,
+    /// locked until pam_keygate's login caches the master key, open while the session lasts, and
+    /// locked again by the last logout, with nothing else to do (no unlock call to the daemon).
+    func test_login_opensKeygatesSecretServiceCollection_andLogoutClosesIt() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.secretServiceBinary),
+                                "the built keygate-secret-service")
+        let (h, stack) = try userWithKeychain()
+        // The daemon on a bus of its own, running across the login (its bus address in a file),
+        // started the way UserSession starts a script, but left running.
+        let tools = try UserSession.stageTools()
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+        daemon.arguments = ["-u", h.user.name, "--", "env", "-i", "HOME=\(h.user.home)", "USER=\(h.user.name)",
+                            "PATH=\(tools):/usr/bin:/bin", "sh", "-c",
+                            "exec keyctl session - setsid keygate-secret-session sh -c 'echo $$ > \"$HOME/kgss-pid\"; "
+                                + "echo \"$DBUS_SESSION_BUS_ADDRESS\" > \"$HOME/kgss-bus\"; exec sleep 600'"]
+        daemon.standardInput = FileHandle.nullDevice
+        daemon.standardOutput = FileHandle.nullDevice
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        // The session ends with its command: the sleep, by the pid it wrote.
+        defer { _ = try? h.run("kill $(cat \"$HOME/kgss-pid\")", askpass: false); daemon.waitUntilExit() }
+        let ready = try h.run("for i in $(seq 100); do [ -s \"$HOME/kgss-bus\" ] && break; sleep 0.1; done; echo bus=$(cat \"$HOME/kgss-bus\")",
+                              askpass: false)
+        XCTAssertNotEqual(ready.values["bus"] ?? "", "", ready.summary)
+        let query = """
+            export DBUS_SESSION_BUS_ADDRESS=$(cat "$HOME/kgss-bus")
+            echo locked=$(dbus-send --print-reply=literal --dest=org.freedesktop.secrets /org/freedesktop/secrets/collection/login \
+                org.freedesktop.DBus.Properties.Get string:org.freedesktop.Secret.Collection string:Locked | awk '{print $NF}')
+            """
+        XCTAssertEqual(try h.run(query, askpass: false).values["locked"], "true", "locked before the login")
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        let prompts = try h.promptCount()
+        let open = try h.run(query + """
+
+            printf %s login-secret | secret-tool store --label=l app kg-login; echo store=$?
+            echo lookup=$(secret-tool lookup app kg-login)
+            """, askpass: false)
+        XCTAssertEqual(open.values["locked"], "false", "the login opened the collection: \(open.summary)")
+        XCTAssertEqual(open.values["store"], "0", open.summary)
+        XCTAssertEqual(open.values["lookup"], "login-secret", open.summary)
+        XCTAssertEqual(try h.promptCount(), prompts, "nothing asked for a password after the login")
+        try session.proceed()
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        let closed = try h.run(query + "\necho lookup=[$(secret-tool lookup app kg-login)]", askpass: false)
+        XCTAssertEqual(closed.values["locked"], "true", "the logout closed it: \(closed.summary)")
+        XCTAssertEqual(closed.values["lookup"], "[]", "and no secret comes out: \(closed.summary)")
+    }
+
     func test_overlappingSessions_keepTheKeyUntilTheLastCloses() throws {
         let (h, stack) = try userWithKeychain()
         let first = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)

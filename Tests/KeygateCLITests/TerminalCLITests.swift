@@ -26,9 +26,10 @@ final class TerminalCLITests: XCTestCase {
             "Keychain created. Your recovery key is shown only this once; keep it somewhere safe.",
             "It unlocks the keychain if your password is lost: keygate unlock --recovery",
         ], screen)
-        XCTAssertEqual(lines.count, 7, screen)  // the key, the store and why, then the end of its line
+        XCTAssertEqual(lines.count, 8, screen)  // the key, the store and why, who answers the Secret Service, then the end of its line
         XCTAssertTrue(Self.isRecoveryKey(lines.count > 4 ? lines[4] : ""), screen)
         XCTAssertTrue(lines.count > 5 && lines[5].hasPrefix("Items are kept in the "), screen)
+        XCTAssertTrue(lines.count > 6 && lines[6].hasPrefix("Secret Service: "), screen)
         assertNothingSecretShown(shell)
     }
 

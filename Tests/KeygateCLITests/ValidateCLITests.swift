@@ -113,6 +113,51 @@ final class ValidateCLITests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(r.values["asked"], "1", "after lock the read asks: \(h.prompts())")
     }
 
+    /// An administrator's 10-second window holds past a validate: validate extends the [default]
+    /// window (300 s) it checks, and an item's own shorter window only while that one is still open,
+    /// so the read 14 s after the password asks again (and, with an askpass that fails, exits 128).
+    /// The admin file is a test policy root in a test-hook build; the release pass writes it into
+    /// /etc/keygate/policies.d, for a service name no one else uses, and removes it afterwards.
+    func test_validate_neverReopensAShorterWindowAnAdministratorSet() throws {
+        let h = try CLIUserHarness()
+        let service = "kgt-rtbank-\(UUID().uuidString.prefix(8).lowercased())"
+        let policy = "[service \"\(service)\"]\nreuse-duration = 10\n"
+        var env: [String: String] = [:]
+        if BuiltGatekeeper.isBesideTheBuild {
+            env["KEYGATE_TEST_POLICY_ROOT"] = try h.policyRoot(["10-rtbank.policy": policy], shipped: true, for: self)
+        } else {
+            let folder = "/etc/keygate/policies.d", file = "/etc/keygate/policies.d/90-\(service).policy"
+            let made = !FileManager.default.fileExists(atPath: folder)
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            try policy.write(toFile: file, atomically: false, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+            addTeardownBlock {
+                try? FileManager.default.removeItem(atPath: file)
+                if made { try? FileManager.default.removeItem(atPath: folder); try? FileManager.default.removeItem(atPath: "/etc/keygate") }
+            }
+        }
+        let r = try h.run("""
+            printf %s bank | keygate add -s \(service) -a a --access user-presence >/dev/null 2>&1; echo add=$?
+            printf %s web | keygate add -s web -a a --access user-presence >/dev/null 2>&1; echo addWeb=$?
+            keygate get -s \(service) -a a >/dev/null; echo first=$?
+            keygate get -s web -a a >/dev/null; echo web=$?
+            sleep 14
+            KEYGATE_ASKPASS=/bin/false keygate get -s \(service) -a a >/dev/null 2>&1; echo closed=$?
+            KEYGATE_ASKPASS=/bin/false keygate validate 2>/dev/null; echo validate=$?
+            v=$(KEYGATE_ASKPASS=/bin/false keygate get -s \(service) -a a 2>/dev/null); echo after=$?; echo value=$v
+            KEYGATE_ASKPASS=/bin/false keygate get -s web -a a >/dev/null 2>&1; echo webAfter=$?
+            """, extraEnvironment: env, timeout: 120)
+        let v = r.values
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["first"], "0", r.summary)
+        XCTAssertEqual(v["web"], "0", r.summary)
+        XCTAssertEqual(v["closed"], "128", "the 10-second window closed: the read asks, and the askpass fails: \(r.summary)")
+        XCTAssertEqual(v["validate"], "0", "the [default] window is open: validate extends it with no prompt: \(r.summary)")
+        XCTAssertEqual(v["after"], "128", "validate did not reopen the item's own closed window: \(r.summary)")
+        XCTAssertEqual(v["value"], "", r.summary)
+        XCTAssertEqual(v["webAfter"], "0", "an item of the [default] window reads without a prompt: \(r.summary)")
+    }
+
     func test_dashV_takesNoVerb() throws {
         let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("keygate -v get -s x -a y; echo rc=$?")

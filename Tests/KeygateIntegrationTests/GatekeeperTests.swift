@@ -36,29 +36,31 @@ final class GatekeeperTests: XCTestCase {
     /// Seals `secret` for `identity` to the gatekeeper's keys for these flags, with a throwaway class pair.
     private func seal(_ secret: String, _ identity: ItemIdentity, flags: UInt32 = AccessControl.userPresence.rawValue)
         throws -> (blob: [UInt8], classPair: BoxKeyPair) {
-        let keys = try GateClient(prompter: ScriptedPrompter([]), environment: .process()).call(
-            GateRequest(operation: .keys, accessControl: flags, identity: identity)).result
-        XCTAssertFalse(keys.publicKeys.isEmpty, "the gatekeeper gave the item's gate keys")
+        let answer = try GateClient(prompter: ScriptedPrompter([]), environment: .process()).call(
+            GateRequest(.keys(.init(identity, accessControl: flags), classKeys: []))).result
+        guard case .keys(let publicKeys) = answer else { throw KeychainError.param("not a keys answer: \(answer)") }
+        XCTAssertFalse(publicKeys.isEmpty, "the gatekeeper gave the item's gate keys")
         let classPair = try BoxKeyPair.generate()
         var bytes = Array(secret.utf8)
         let blob = try GatedBlob.seal(SecureBytes(consuming: &bytes), identity: identity, accessibility: .whenUnlocked,
                                       accessControl: flags, classKey: classPair.publicKey,
-                                      gates: keys.publicKeys.map { GateRecipient(kind: $0.kind, publicKey: $0.key) },
+                                      gates: publicKeys.map { GateRecipient(kind: $0.kind, publicKey: $0.key) },
                                       combination: .all)
         return (blob, classPair)
     }
 
     /// Asks the gatekeeper to open the blob's gate boxes, claiming `identity`.
     private func open(_ blob: [UInt8], claiming identity: ItemIdentity, classPair: BoxKeyPair, person: ScriptedPrompter,
-                      flags: GateRequest.Flags = []) throws -> String {
+                      noPrompt: Bool = false) throws -> String {
         let header = try GatedBlob.header(of: blob)
         let boxes = header.gateSlots.enumerated().map { index, slot in
             GateRequest.Box(kind: slot.kind, keyID: slot.keyID, sealed: GatedBlob.gateBox(blob, header: header, index: index))
         }
         let reply = try GateClient(prompter: person, environment: .process()).call(
-            GateRequest(operation: .open, flags: flags, accessControl: header.accessControl, identity: identity, boxes: boxes))
+            GateRequest(.open(.init(identity, accessControl: header.accessControl), boxes: boxes, .init()), noPrompt: noPrompt))
+        guard case .open(let answered, _, _) = reply.result else { throw KeychainError.param("not an open answer: \(reply.result)") }
         var shares = [SecureBytes?](repeating: nil, count: header.gateSlots.count)
-        for share in reply.result.shares where Int(share.index) < shares.count {
+        for share in answered where Int(share.index) < shares.count {
             var bytes = share.share
             shares[Int(share.index)] = try SecureBytes(consuming: &bytes)
         }
@@ -83,10 +85,11 @@ final class GatekeeperTests: XCTestCase {
         let box = GateRequest.Box(kind: .presence, keyID: header.gateSlots[0].keyID,
                                   sealed: GatedBlob.gateBox(sealed.blob, header: header, index: 0))
         let reply = try GateClient(prompter: ScriptedPrompter([basic]), environment: .process()).call(
-            GateRequest(operation: .open, accessControl: header.accessControl, identity: item, boxes: [box]))
-        XCTAssertEqual(reply.result.shares.count, 1)
-        XCTAssertEqual(reply.result.shares.first?.share.count, GatedBlob.contentKeyBytes, "a 32-byte share, no key pair")
-        XCTAssertTrue(reply.result.publicKeys.isEmpty && reply.result.seed.isEmpty, "nothing else came back")
+            GateRequest(.open(.init(item, accessControl: header.accessControl), boxes: [box], .init())))
+        guard case .open(let shares, let handle, _) = reply.result else { return XCTFail("not an open answer: \(reply.result)") }
+        XCTAssertEqual(shares.count, 1)
+        XCTAssertEqual(shares.first?.share.count, GatedBlob.contentKeyBytes, "a 32-byte share, no key pair")
+        XCTAssertTrue(handle.isEmpty, "nothing else came back: an open answers shares and a handle, and none was asked")
     }
 
     func test_aBoxOfOneItemOpensNothingWhenTheClientClaimsAnother() throws {
@@ -140,12 +143,12 @@ final class GatekeeperTests: XCTestCase {
         let web = ItemIdentity.generic(service: "web", account: "a")
         let item = try seal("w", web)
         XCTAssertThrowsError(try open(item.blob, claiming: web, classPair: item.classPair, person: ScriptedPrompter([]),
-                                      flags: .noPrompt)) { error in
+                                      noPrompt: true)) { error in
             XCTAssertEqual((error as? KeychainError)?.code, .interactionNotAllowed, "\(error)")
         }
         XCTAssertEqual(try open(item.blob, claiming: web, classPair: item.classPair, person: ScriptedPrompter([basic])), "w")
         XCTAssertEqual(try open(item.blob, claiming: web, classPair: item.classPair, person: ScriptedPrompter([]),
-                                flags: .noPrompt), "w", "the window holds for this process tree")
+                                noPrompt: true), "w", "the window holds for this process tree")
     }
 
     func test_theLockoutAndItsCounterAreRootsRecords() throws {
@@ -176,31 +179,32 @@ final class GatekeeperTests: XCTestCase {
         let mine = try BoxKeyPair.generate()
         let forged = GateRequest.ClassKey(accessibility: .whenUnlocked, publicKey: mine.publicKey, seal: [UInt8](repeating: 7, count: 32))
         XCTAssertThrowsError(try GateClient(prompter: ScriptedPrompter([]), environment: .process()).call(
-            GateRequest(operation: .keys, accessControl: AccessControl.userPresence.rawValue, identity: web, classKeys: [forged]))) { error in
+            GateRequest(.keys(.init(web, accessControl: AccessControl.userPresence.rawValue), classKeys: [forged])))) { error in
             XCTAssertEqual((error as? KeychainError)?.code, .param)
             XCTAssertTrue((error as? KeychainError)?.message.contains("nothing was sealed") == true, "\(error)")
         }
         // Sealed by an authentication, the same key is accepted.
         let unsealed = GateRequest.ClassKey(accessibility: .whenUnlocked, publicKey: mine.publicKey, seal: [])
         let auth = try GateClient(prompter: ScriptedPrompter([basic]), environment: .process()).call(
-            GateRequest(operation: .authenticate, classKeys: [unsealed]))
+            GateRequest(.authenticate(.init(classKeys: [unsealed]))))
         XCTAssertEqual(auth.password.map { $0.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }, basic,
                        "the client kept the password typed for the unlock")
-        let seal = try XCTUnwrap(auth.result.seals.first?.seal)
+        guard case .authenticate(let seals, _, _) = auth.result else { return XCTFail("not an authenticate answer: \(auth.result)") }
+        let seal = try XCTUnwrap(seals.first?.seal)
         let accepted = GateRequest.ClassKey(accessibility: .whenUnlocked, publicKey: mine.publicKey, seal: seal)
         XCTAssertNoThrow(try GateClient(prompter: ScriptedPrompter([]), environment: .process()).call(
-            GateRequest(operation: .keys, accessControl: AccessControl.userPresence.rawValue, identity: web, classKeys: [accepted])))
+            GateRequest(.keys(.init(web, accessControl: AccessControl.userPresence.rawValue), classKeys: [accepted]))))
     }
 
     func test_malformedRequestsAreRefusedWithAClearError() throws {
-        var request = GateRequest(operation: .open, identity: .generic(service: "x", account: "y")).encoded()
+        var request = GateRequest(.open(.init(.generic(service: "x", account: "y"), accessControl: 0), boxes: [], .init())).encoded()
         request.append(0)
         XCTAssertThrowsError(try GateRequest.decode(request))
         let helper = try XCTUnwrap(sandbox).helper
         let result = try Subprocess.run([helper], stdin: Data([0, 0, 0, 2, 0x51, 9]))
-        let reply = try GateMessage.decode(Array(result.stdout.dropFirst(4)))
-        guard case .result(let r) = reply else { return XCTFail("no result: \(reply)") }
-        XCTAssertEqual(r.error, .param)
-        XCTAssertTrue(r.message.contains("malformed"), r.message)
+        let reply = try GateMessage.decode(Array(result.stdout.dropFirst(4)), answering: .status)
+        guard case .result(.failure(let code, let message)) = reply else { return XCTFail("no failure: \(reply)") }
+        XCTAssertEqual(code, .param)
+        XCTAssertTrue(message.contains("malformed"), message)
     }
 }

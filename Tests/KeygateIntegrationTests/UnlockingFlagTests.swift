@@ -39,48 +39,69 @@ final class UnlockingFlagTests: XCTestCase {
         }
     }
 
-    private func call(_ request: GateRequest, _ person: ScriptedPrompter) throws -> GateResult {
+    private func call(_ request: GateRequest, _ person: ScriptedPrompter) throws -> GateAnswer {
         try GateClient(prompter: person, environment: .process()).call(request).result
     }
 
     func test_aPasswordTypedInTheRequest_sealsTheKeysItCarries_andArmsTheFinger_inThatOneRun() throws {
         let keys = try classKeys()
         let person = ScriptedPrompter([password])
-        let result = try call(GateRequest(operation: .validate, flags: [.fresh, .unlocking], classKeys: keys), person)
+        let answer = try call(GateRequest(.validate(.init(fresh: true, unlocking: keys))), person)
+        guard case .validate(let settled) = answer else { return XCTFail("not a validate answer: \(answer)") }
         XCTAssertEqual(person.prompts.count, 1, "one password")
-        XCTAssertEqual(result.seals.map(\.accessibility), keys.map(\.accessibility), "every class key sent was sealed")
-        XCTAssertEqual(result.seed.count, BoxKeyPair.publicKeyBytes, "the finger unlock was armed: its public key")
+        XCTAssertEqual(settled.seals.map(\.accessibility), keys.map(\.accessibility), "every class key sent was sealed")
+        XCTAssertEqual(settled.fingerUnlockKey.count, BoxKeyPair.publicKeyBytes, "the finger unlock was armed: its public key")
         // Root's audit record says what the run did besides validating.
-        let audit = (try? String(contentsOfFile: (sandbox?.gateDirectory ?? "") + "/log/gatekeeper.log", encoding: .utf8)) ?? ""
-        XCTAssertTrue(audit.split(separator: "\n").contains { $0.contains("op=validate") && $0.contains("also=certify,finger-unlock-arm") },
-                      audit)
+        let audit = auditLines()
+        XCTAssertTrue(audit.contains { $0.contains("op=validate") && $0.contains("also=certify,finger-unlock-arm") }, "\(audit)")
         // The seals are certify's: asked within the minute with no prompt, certify gives the same.
-        let certified = try call(GateRequest(operation: .certify, flags: .noPrompt, classKeys: keys), ScriptedPrompter([]))
-        XCTAssertEqual(certified.seals.map(\.seal), result.seals.map(\.seal))
+        guard case .certify(let certified) = try call(GateRequest(.certify(.init(classKeys: keys)), noPrompt: true), ScriptedPrompter([]))
+        else { return XCTFail("not a certify answer") }
+        XCTAssertEqual(certified.map(\.seal), settled.seals.map(\.seal))
 
         // Without the flag the same request seals and arms nothing.
-        let plain = try call(GateRequest(operation: .validate, flags: .fresh, classKeys: keys), ScriptedPrompter([password]))
-        XCTAssertTrue(plain.seals.isEmpty)
-        XCTAssertTrue(plain.seed.isEmpty)
+        let plain = try call(GateRequest(.validate(.init(fresh: true))), ScriptedPrompter([password]))
+        XCTAssertEqual(plain, .validate(settled: .nothing))
     }
 
     func test_aRequestAnsweredFromAWindow_getsNoSealAndNoArming_evenWithTheFlag() throws {
         let keys = try classKeys()
-        _ = try call(GateRequest(operation: .validate, flags: .fresh), ScriptedPrompter([password]))
+        _ = try call(GateRequest(.validate(.init(fresh: true))), ScriptedPrompter([password]))
         let person = ScriptedPrompter([])
-        let windowed = try call(GateRequest(operation: .validate, flags: .unlocking, classKeys: keys), person)
+        let windowed = try call(GateRequest(.validate(.init(unlocking: keys))), person)
         XCTAssertEqual(person.prompts.count, 0, "the window answered: no PAM in this request")
-        XCTAssertTrue(windowed.seals.isEmpty, "no password was taken in this request: nothing sealed")
-        XCTAssertTrue(windowed.seed.isEmpty, "nor armed")
+        XCTAssertEqual(windowed, .validate(settled: .nothing), "no password was taken in this request: nothing sealed, nothing armed")
+    }
+
+    /// An unlock (`authenticate`) with the flag: its own class keys are sealed only after the typed
+    /// password, and the finger is armed in the same run, as `keygate unlock` on a locked keychain asks.
+    func test_anUnlockWithTheFlag_sealsItsKeys_andArmsTheFinger() throws {
+        let keys = try classKeys()
+        let answer = try call(GateRequest(.authenticate(.init(reason: "unlock", classKeys: keys, unlocking: true))),
+                              ScriptedPrompter([password]))
+        guard case .authenticate(let seals, _, let fingerKey) = answer else { return XCTFail("not an authenticate answer: \(answer)") }
+        XCTAssertEqual(seals.map(\.accessibility), keys.map(\.accessibility))
+        XCTAssertEqual(fingerKey.count, BoxKeyPair.publicKeyBytes)
+        XCTAssertTrue(auditLines().contains { $0.contains("op=unlock") && $0.contains("also=certify,finger-unlock-arm") })
     }
 
     func test_theFlag_onTheWire_andNeverForTheDaemon() throws {
-        let request = GateRequest(operation: .open, flags: [.unlocking], identity: .generic(service: "s", account: "a"),
-                                  classKeys: try classKeys())
+        let request = GateRequest(.open(.init(.generic(service: "s", account: "a"), accessControl: 0), boxes: [],
+                                        .init(unlocking: try classKeys())))
         XCTAssertEqual(try GateRequest.decode(request.encoded()), request)
+        XCTAssertEqual(request.encoded()[3], 64, "flag 64, as the client before the typed wire sent it")
         XCTAssertFalse(request.daemonAnswers, "only the helper runs PAM, so only it is asked")
         var bytes = request.encoded()
         bytes[3] |= 128
         XCTAssertThrowsError(try GateRequest.decode(bytes), "an unknown flag is refused")
+    }
+
+    /// The lines of root's audit record (each uid's own file below the record's folder).
+    private func auditLines() -> [Substring] {
+        let folder = (sandbox?.gateDirectory ?? "") + "/log"
+        let files = (FileManager.default.enumerator(atPath: folder)?.allObjects as? [String]) ?? []
+        return files.flatMap { name in
+            ((try? String(contentsOfFile: folder + "/" + name, encoding: .utf8)) ?? "").split(separator: "\n")
+        }
     }
 }

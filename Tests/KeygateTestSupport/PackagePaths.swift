@@ -26,6 +26,15 @@ public enum PackagePaths {
     /// The built `keygate` CLI.
     public static var keygateBinary: String { buildProducts + "/keygate" }
 
+    /// The built `keygate-secret-service`: beside keygate in a build folder, or where `make install`
+    /// puts it (<prefix>/libexec/keygate/) when the products folder is an installed bin/.
+    public static var secretServiceBinary: String {
+        let beside = buildProducts + "/keygate-secret-service"
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        let installed = URL(fileURLWithPath: buildProducts).deletingLastPathComponent().path + "/libexec/keygate/keygate-secret-service"
+        return FileManager.default.isExecutableFile(atPath: installed) ? installed : beside
+    }
+
     /// The text of every Swift file under `folder` of the package (Sources by default), by its
     /// path below that folder: what the source-rule tests (layering, system door, environment
     /// reads, spawn, read path) scan.

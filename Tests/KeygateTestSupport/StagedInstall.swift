@@ -12,7 +12,7 @@ public final class StagedInstall {
         let fm = FileManager.default
         work = NSTemporaryDirectory() + "keygate-staged-install-\(UUID().uuidString)"
         for folder in ["bin", "pam", "man"] { try fm.createDirectory(atPath: work + "/" + folder, withIntermediateDirectories: true) }
-        for program in ["keygate", "keygate-gatekeeper", "keygate-pam-helper"] {
+        for program in ["keygate", "keygate-gatekeeper", "keygate-pam-helper", "keygate-secret-service"] {
             fm.createFile(atPath: work + "/bin/" + program, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
         }
         fm.createFile(atPath: work + "/pam/pam_keygate.so", contents: Data("stand-in".utf8))

@@ -35,7 +35,8 @@ public final class TestUser: @unchecked Sendable {
     }
 
     /// Creates the user with a home folder and a random password. Throws unless running as root.
-    public static func create() throws -> TestUser {
+    /// `uid`: this uid (a removed account's, to test what a new account given it inherits).
+    public static func create(uid wanted: UInt32? = nil) throws -> TestUser {
         guard getuid() == 0 else {
             throw TestUserError(description: "TestUser.create needs root (useradd): run the suite as root, as CI does")
         }
@@ -45,7 +46,7 @@ public final class TestUser: @unchecked Sendable {
         // A random uid in a high range, so that a later test user does not inherit this uid's kernel
         // keyring (the user keyring outlives the account while any process of the uid is left).
         var argv = ["useradd", "-m", "-s", "/bin/bash", "-c", "Keygate test user"]
-        if let uid = freeUID() { argv += ["-u", String(uid)] }
+        if let uid = wanted ?? freeUID() { argv += ["-u", String(uid)] }
         try check(Subprocess.run(argv + [name], environment: systemEnvironment, timeout: 30), "useradd \(name)")
 
         let user: TestUser

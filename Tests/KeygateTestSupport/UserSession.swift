@@ -22,8 +22,11 @@ public enum UserSession {
     /// has an empty password (an unencrypted keyring in the throwaway home) and persists between calls.
     /// Standard input is `stdin`, or /dev/null.
     /// `wrapper`: a command line run as root around the whole session (`unshare --mount …`), ending in "$@".
+    /// `session`: the staged session script the run starts in: `secret-session` (gnome-keyring), or
+    /// `keygate-secret-session` (Keygate's own keygate-secret-service alone on a private bus).
     public static func run(as user: TestUser, script: String, environment: [String: String] = [:],
-                           stdin: Data? = nil, timeout: TimeInterval = 120, wrapper: [String] = []) throws -> ProcessResult {
+                           stdin: Data? = nil, timeout: TimeInterval = 120, wrapper: [String] = [],
+                           session: String = "secret-session") throws -> ProcessResult {
         let tools = try stageTools()
         var env: [String: String] = [
             "HOME": user.home,
@@ -42,7 +45,7 @@ public enum UserSession {
         let joinSession = "exec keyctl session - sh -c 'exec 1>&3 3>&-; exec \"$@\"' keygate-session \"$@\" 3>&1 >/dev/null"
         let argv = wrapper + ["runuser", "-u", user.name, "--", "env", "-i"] + assignments
             + ["sh", "-c", joinSession, "keygate-session",
-               "setsid", "-w", tools + "/secret-session", "bash", "-c", script, "keygate-user-session"]
+               "setsid", "-w", tools + "/" + session, "bash", "-c", script, "keygate-user-session"]
         return try Subprocess.run(argv, stdin: stdin, environment: TestUser.systemEnvironment,
                                   currentDirectory: "/", timeout: timeout)
     }
@@ -59,6 +62,11 @@ public enum UserSession {
         try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder)
 
         try copy(PackagePaths.scripts + "/secret-session", to: folder + "/secret-session")
+        try copy(PackagePaths.scripts + "/keygate-secret-session", to: folder + "/keygate-secret-session")
+        // Keygate's own Secret Service, where it was built (keygate-secret-session finds it beside itself).
+        if fm.isExecutableFile(atPath: PackagePaths.secretServiceBinary) {
+            try copy(PackagePaths.secretServiceBinary, to: folder + "/keygate-secret-service")
+        }
         let binary = PackagePaths.keygateBinary
         if fm.isExecutableFile(atPath: binary) {
             try copy(binary, to: folder + "/keygate")

@@ -23,6 +23,7 @@ enum EnvironmentReadCheck {
         "Keygate/Operations/KeychainOperations.swift": "its public init, for library users and the CLI",
         "KeygateSecurity/KeygateSecurityConfiguration.swift": "the Apple layer's configuration (SecItem*, LAContext)",
         "PAMKeygate/HelperMain.swift": "keygate-pam-helper's main",
+        "keygate-secret-service/main.swift": "keygate-secret-service's main: the daemon's environment, read once at its start",
         "KeygateGatekeeper/GatekeeperMain.swift": "keygate-gatekeeper's main: keeps the test hooks, then clears and sets the environment",
         "KeygateGatekeeper/TestSystemBus.swift": "test-hook builds: the gatekeeper's private system bus, set by its main",
     ]

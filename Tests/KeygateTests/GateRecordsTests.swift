@@ -23,18 +23,63 @@ final class GateRecordsTests: XCTestCase {
 
     /// `keygate validate` (sudo -v): only a window still open is extended, only its own service and
     /// scope, and the failure count and lockout stay as they were.
-    func test_refresh_extendsOnlyAnOpenWindow_ofItsServiceAndScope() {
+    func test_extend_extendsOnlyAnOpenWindow_ofItsServiceAndScope() {
         var r = GateRecords(bootID: "b")
         r.recordSuccess(service: "keygate", scope: "tty.1.2.3", now: 100)
         r.failures = 2
-        XCTAssertFalse(r.refresh(service: "keygate", scope: "tty.1.2.4", window: 10, now: 105), "another scope")
-        XCTAssertFalse(r.refresh(service: "unlock:keygate", scope: "tty.1.2.3", window: 10, now: 105), "another service")
-        XCTAssertTrue(r.refresh(service: "keygate", scope: "tty.1.2.3", window: 10, now: 108))
+        XCTAssertFalse(r.extend(service: "keygate", scope: "tty.1.2.4", window: 10, now: 105), "another scope")
+        XCTAssertFalse(r.extend(service: "unlock:keygate", scope: "tty.1.2.3", window: 10, now: 105), "another service")
+        XCTAssertTrue(r.extend(service: "keygate", scope: "tty.1.2.3", window: 10, now: 108))
         XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "tty.1.2.3", window: 10, now: 118), "from 108 now")
         XCTAssertEqual(r.failures, 2)
-        XCTAssertFalse(r.refresh(service: "keygate", scope: "tty.1.2.3", window: 10, now: 119), "an ended window is not reopened")
-        XCTAssertFalse(r.refresh(service: "keygate", scope: "tty.1.2.3", window: 0, now: 108), "window 0")
+        XCTAssertFalse(r.extend(service: "keygate", scope: "tty.1.2.3", window: 10, now: 119), "an ended window is not reopened")
+        XCTAssertFalse(r.extend(service: "keygate", scope: "tty.1.2.3", window: 0, now: 108), "window 0")
         XCTAssertEqual(r.authentications.count, 1)
+    }
+
+    /// An extension never moves the authentication's own time: "a password within the last minute"
+    /// (certify, fingerUnlockArm) still sees the password's age.
+    func test_extend_neverMovesTheAuthenticationsTime() {
+        var r = GateRecords(bootID: "b")
+        r.recordSuccess(service: "keygate", scope: "tty.1", now: 100)
+        XCTAssertTrue(r.recentAuthentication(scope: "tty.1", within: 60, now: 160))
+        XCTAssertFalse(r.recentAuthentication(scope: "tty.1", within: 60, now: 166), "66 s after the password")
+        XCTAssertTrue(r.extend(service: "keygate", scope: "tty.1", window: 300, now: 166))
+        XCTAssertEqual(r.authentications.first?.time, 100, "the password's time stays")
+        XCTAssertFalse(r.recentAuthentication(scope: "tty.1", within: 60, now: 166), "validate is not a password")
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "tty.1", window: 300, now: 466), "the window is extended")
+        XCTAssertFalse(r.recentAuthentication(scope: "tty.1", within: 60, excluding: ["keygate"], now: 101), "an excluded service")
+        XCTAssertEqual(GateRecords.decode(r.encoded(), bootID: "b"), r, "the extension round-trips")
+        // A file of a gatekeeper that knew no extension reads as before.
+        XCTAssertEqual(GateRecords.decode(Array("keygate-records 1\nboot b\nauth keygate tty.1 100\n".utf8), bootID: "b")
+            .authentications.first, GateRecords.Authentication(service: "keygate", scope: "tty.1", time: 100))
+    }
+
+    /// Each item's own window: a validate extends a window only while that window is open. A
+    /// 10-second item whose window closed at 110 stays closed after a validate at 114 that extends
+    /// the 300-second default; one that came at 105 extends it, and a chain of such steps holds it.
+    func test_extend_neverReopensAShorterWindowThatHadClosed() {
+        var r = GateRecords(bootID: "b")
+        r.recordSuccess(service: "keygate", scope: "s", now: 100)
+        XCTAssertTrue(r.extend(service: "keygate", scope: "s", window: 300, now: 114))
+        XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "s", window: 10, now: 115), "closed at 110: stays closed")
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "s", window: 300, now: 414))
+        XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "s", window: 300, now: 415))
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "s", window: 20, now: 120), "20 s: open at 114, so extended")
+        XCTAssertTrue(r.extend(service: "keygate", scope: "s", window: 300, now: 130))
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "s", window: 20, now: 150), "chain 14, 16: each under 20")
+        XCTAssertTrue(r.extend(service: "keygate", scope: "s", window: 300, now: 160))
+        XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "s", window: 20, now: 161), "a 30-s step: the 20-s window closed at 150")
+        XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "s", window: 30, now: 161))
+
+        var s = GateRecords(bootID: "b")
+        s.recordSuccess(service: "keygate", scope: "s", now: 100)
+        XCTAssertTrue(s.extend(service: "keygate", scope: "s", window: 300, now: 105))
+        XCTAssertNotNil(s.freshAuthentication(service: "keygate", scope: "s", window: 10, now: 114), "open at 105: extended to 115")
+        XCTAssertNil(s.freshAuthentication(service: "keygate", scope: "s", window: 10, now: 116))
+        // A new password starts again with no extension.
+        s.recordSuccess(service: "keygate", scope: "s", now: 200)
+        XCTAssertEqual(s.authentications, [GateRecords.Authentication(service: "keygate", scope: "s", time: 200)])
     }
 
     private let lockout = UserLockout(threshold: 5, seconds: 60)
@@ -92,97 +137,242 @@ final class GateRecordsTests: XCTestCase {
         XCTAssertTrue(r.handles.isEmpty, "expired handles go")
     }
 
-    func test_requestsRoundTrip_andMalformedOnesAreRefused() throws {
-        var request = GateRequest(operation: .open, flags: [.fresh, .issueHandle], accessControl: 1,
-                                  identity: .internet(server: "example.org", account: "a", protocol: .https, port: 443),
-                                  reason: "why", handle: [UInt8](repeating: 1, count: 32))
-        request.boxes = [GateRequest.Box(kind: .presence, keyID: [UInt8](repeating: 2, count: 8),
-                                         sealed: [UInt8](repeating: 3, count: GatedBlob.boxBytes))]
-        request.handleSeconds = 30
-        XCTAssertEqual(try GateRequest.decode(request.encoded()), request)
-        let bytes = request.encoded()
+    static let box = GateRequest.Box(kind: .presence, keyID: [UInt8](repeating: 2, count: 8),
+                                     sealed: [UInt8](repeating: 3, count: GatedBlob.boxBytes))
+    static let item = GateRequest.Item(.internet(server: "example.org", account: "a", protocol: .https, port: 443), accessControl: 1)
+    static let classKey = GateRequest.ClassKey(accessibility: .whenUnlocked, publicKey: [UInt8](repeating: 4, count: 32), seal: [])
+
+    /// One request of each operation, with the fields it takes set.
+    static let everyCall: [GateRequest.Call] = [
+        .keys(item, classKeys: [classKey]),
+        .open(item, boxes: [box], .init(reason: "why", fresh: true, context: .init(handle: [UInt8](repeating: 1, count: 32),
+                                                                                   issueHandleSeconds: 30))),
+        .authenticate(.init(reason: "unlock", classKeys: [classKey], biometric: false, context: .init(issueHandleSeconds: 10))),
+        .legacyClassSeed(seed: [UInt8](repeating: 5, count: 32)),
+        .presence(item, .init(reason: "r")),
+        .forget(all: true),
+        .certify(.init(classKeys: [classKey], subjectUID: 1000)),
+        .check(item, boxes: [box, box]),
+        .status,
+        .validate(.init(reason: "v", fresh: true)),
+        .fingerprintState,
+        .fingerUnlockArm,
+        .fingerUnlock(.init(sealedMasterKey: [UInt8](repeating: 6, count: GateRequest.sealedMasterKeyBytes), reason: "finger")),
+    ]
+
+    func test_everyOperationRoundTrips_asItsOwnCase() throws {
+        XCTAssertEqual(Set(Self.everyCall.map { GateRequest($0).operation }), Set(GateRequest.Operation.allCases), "one of each")
+        for call in Self.everyCall {
+            for noPrompt in [false, true] {
+                let request = GateRequest(call, noPrompt: noPrompt)
+                XCTAssertEqual(try GateRequest.decode(request.encoded()), request, "\(call)")
+                XCTAssertEqual(request.encoded()[2], request.operation.rawValue, "the operation's number, as before")
+            }
+        }
+    }
+
+    /// The bytes are the version-1 layout: the frame an attacker or an older client writes by hand
+    /// (GatekeeperAttackTests writes this one) is the frame the typed request encodes to.
+    func test_theBytesAreTheVersionOneLayout() throws {
+        // 'Q' v1 certify, flags forUser|noPrompt, no item, no reason, handle, keys, boxes or seed, no seconds; then the uid.
+        let frame: [UInt8] = [0x51, 1, 7, 17] + [0, 0, 0, 0] + [0] + [0, 0] + [0, 0, 0, 0] + [0, 0, 0, 0] + [0, 0, 0x03, 0xE8]
+        let request = GateRequest(.certify(.init(classKeys: [], subjectUID: 1000)), noPrompt: true)
+        XCTAssertEqual(try GateRequest.decode(frame), request)
+        XCTAssertEqual(request.encoded(), frame)
+        // A status request as every client has sent it: noPrompt, nothing else.
+        let status: [UInt8] = [0x51, 1, 9, 1] + [0, 0, 0, 0] + [0] + [0, 0] + [0, 0, 0, 0] + [0, 0, 0, 0]
+        XCTAssertEqual(try GateRequest.decode(status), GateRequest(.status, noPrompt: true))
+    }
+
+    /// Each operation takes its own fields and no other: anything else is refused, so no request
+    /// has two encodings and no field means something to an operation that ignores it.
+    func test_aFieldTheOperationDoesNotTake_isRefused() throws {
+        func layout(_ call: GateRequest.Call, _ change: (inout GateRequestLayout) -> Void) -> [UInt8] {
+            var layout = GateRequestLayout(GateRequest(call))
+            change(&layout)
+            return layout.encoded()
+        }
+        let refused: [(String, [UInt8])] = [
+            ("a box in status", layout(.status) { $0.boxes = [Self.box] }),
+            ("a seed in validate", layout(.validate(.init())) { $0.seed = [UInt8](repeating: 1, count: 32) }),
+            ("a handle in validate", layout(.validate(.init())) { $0.handle = [UInt8](repeating: 1, count: 32) }),
+            ("an item in forget", layout(.forget(all: false)) { $0.identity = .generic(service: "s", account: "a") }),
+            ("a uid outside certify", layout(.open(Self.item, boxes: [], .init())) { $0.flags.insert(.forUser); $0.subjectUID = 0 }),
+            ("fresh in keys", layout(.keys(Self.item, classKeys: [])) { $0.flags.insert(.fresh) }),
+            ("seconds without issueHandle", layout(.presence(Self.item, .init())) { $0.handleSeconds = 30 }),
+            ("access control without an item", layout(.status) { $0.accessControl = 1 }),
+            ("all in lock's sibling", layout(.status) { $0.flags.insert(.all) }),
+            ("a reason in check", layout(.check(Self.item, boxes: [])) { $0.reason = "x" }),
+            ("open without an item", layout(.status) { $0.operation = .open }),
+            ("a 1.x seed of 5 bytes", layout(.legacyClassSeed(seed: [UInt8](repeating: 1, count: 32))) { $0.seed = [1, 2, 3, 4, 5] }),
+            ("a sealed master key of 32 bytes", layout(.fingerUnlock(.init(sealedMasterKey: [UInt8](repeating: 1, count: 80)))) {
+                $0.seed = [UInt8](repeating: 1, count: 32) }),
+        ]
+        for (what, frame) in refused {
+            XCTAssertThrowsError(try GateRequest.decode(frame), what) { error in
+                XCTAssertTrue(error is GateWireError, "\(what): \(error)")
+            }
+        }
+        let bytes = GateRequest(Self.everyCall[1]).encoded()
         XCTAssertThrowsError(try GateRequest.decode(bytes + [0]), "trailing bytes")
         XCTAssertThrowsError(try GateRequest.decode(Array(bytes.dropLast())), "truncated")
         var badFlags = bytes
         badFlags[3] = 0x80
         XCTAssertThrowsError(try GateRequest.decode(badFlags), "unknown flags")
-        XCTAssertThrowsError(try GateRequest.decode(GateRequest(operation: .open).encoded()), "an item operation needs an item")
         XCTAssertThrowsError(try GateRequest.decode([]))
-    }
-
-    /// Root's certify for another user carries the uid after every other field, and only then:
-    /// every request without it is byte for byte the frame an older client sends.
-    func test_aCertifyForAnotherUser_carriesItsUID_andNothingElseCanNameOne() throws {
-        let plain = GateRequest(operation: .certify)
-        var forUser = plain
-        forUser.subjectUID = 1234
-        XCTAssertEqual(forUser.encoded().count, plain.encoded().count + 4)
-        XCTAssertEqual(plain.encoded()[3], 0, "no forUser flag without a uid")
-        XCTAssertEqual(try GateRequest.decode(forUser.encoded()).subjectUID, 1234)
-        XCTAssertNil(try GateRequest.decode(plain.encoded()).subjectUID)
-        var open = GateRequest(operation: .open, identity: .generic(service: "s", account: "a"))
-        open.subjectUID = 0
-        XCTAssertThrowsError(try GateRequest.decode(open.encoded()), "only certify may name another user")
-        var truncated = forUser.encoded()
-        truncated.removeLast()
-        XCTAssertThrowsError(try GateRequest.decode(truncated))
     }
 
     func test_textCutAtTheCap_endsOnACharacter_andStillDecodes() throws {
         let reason = String(repeating: "a", count: GateRequest.maxReasonBytes - 1) + "é"
-        let request = GateRequest(operation: .authenticate, reason: reason)
-        XCTAssertEqual(try GateRequest.decode(request.encoded()).reason, String(repeating: "a", count: GateRequest.maxReasonBytes - 1))
+        let request = GateRequest(.validate(.init(reason: reason)))
+        guard case .validate(let decoded) = try GateRequest.decode(request.encoded()).call else { return XCTFail("not a validate") }
+        XCTAssertEqual(decoded.reason, String(repeating: "a", count: GateRequest.maxReasonBytes - 1))
         let notice = String(repeating: "a", count: GateMessage.maxTextBytes - 1) + "é"
-        guard case .notice(let text) = try GateMessage.decode(GateMessage.notice(notice).encoded()) else { return XCTFail("not a notice") }
+        guard case .notice(let text) = try GateMessage.decode(GateMessage.notice(notice).encoded(), answering: .status) else {
+            return XCTFail("not a notice")
+        }
         XCTAssertEqual(text.utf8.count, GateMessage.maxTextBytes - 1)
         XCTAssertEqual(GateWire.prefix("héllo", maxBytes: 2), "h", "never half a character")
     }
 
-    func test_messagesRoundTrip() throws {
-        var result = GateResult()
-        result.shares = [(0, [UInt8](repeating: 5, count: 32))]
-        result.invalid = [1]
-        for message in [GateMessage.promptSecret("Password: "), .notice("Sorry, try again."),
-                        .audit(event: "auth-success", service: "keygate", detail: ""), .result(result),
-                        .result(.failure(KeychainError(.authFailed, "no")))] {
-            XCTAssertEqual(try GateMessage.decode(message.encoded()), message)
+    /// One answer of each operation, with the fields it returns set.
+    static let everyAnswer: [GateAnswer] = [
+        .keys([.init(kind: .presence, key: [UInt8](repeating: 9, count: 32))]),
+        .open(shares: [.init(index: 0, share: [UInt8](repeating: 5, count: 32))], handle: [UInt8](repeating: 1, count: 32)),
+        .authenticate(seals: [.init(accessibility: .whenUnlocked, seal: [UInt8](repeating: 7, count: 32))], handle: []),
+        .legacyClassSeed(seed: [UInt8](repeating: 3, count: 32)),
+        .presence(handle: []),
+        .forget,
+        .certify(seals: [.init(accessibility: .afterFirstUnlock, seal: [UInt8](repeating: 8, count: 32))]),
+        .check(invalid: [1]),
+        .status(lockoutSecondsLeft: 42, failedAttempts: 3),
+        .validate(),
+        .fingerprintState(domainState: [UInt8](repeating: 7, count: 32), biometryLockedOut: true),
+        .fingerUnlockArm(publicKey: [UInt8](repeating: 2, count: 32)),
+        .fingerUnlock(masterKey: [UInt8](repeating: 4, count: 32)),
+    ]
+
+    func test_messagesRoundTrip_eachAnswerAsItsOperationReadsIt() throws {
+        XCTAssertEqual(Set(Self.everyAnswer.map(\.operation)), Set(GateRequest.Operation.allCases), "one of each")
+        for answer in Self.everyAnswer {
+            for message in [GateMessage.result(.answer(answer)), .result(.failure(KeychainError(.authFailed, "no")))] {
+                XCTAssertEqual(try GateMessage.decode(message.encoded(), answering: answer.operation), message, "\(answer)")
+            }
         }
-        XCTAssertThrowsError(try GateMessage.decode([UInt8(ascii: "Z")]))
+        for message in [GateMessage.promptSecret("Password: "), .notice("Sorry, try again."),
+                        .audit(event: "auth-success", service: "keygate", detail: "")] {
+            XCTAssertEqual(try GateMessage.decode(message.encoded(), answering: .open), message)
+        }
+        XCTAssertThrowsError(try GateMessage.decode([UInt8(ascii: "Z")], answering: .open))
+        // An answer read for an operation that does not return its fields is refused.
+        let shares = GateMessage.result(.answer(Self.everyAnswer[1])).encoded()
+        XCTAssertThrowsError(try GateMessage.decode(shares, answering: .status), "shares answer no status")
+        let failureWithShares = shares.enumerated().map { $0.offset == 4 ? UInt8(7) : $0.element }
+        XCTAssertThrowsError(try GateMessage.decode(failureWithShares, answering: .open), "a failure carries no share")
     }
 
-    /// A program built with an older Keygate library talks to the installed gatekeeper: a result
-    /// without the status fields is byte for byte what gatekeepers sent before them (this frame is
-    /// the empty result as the gatekeeper of issue 19 encoded it), and a status result round-trips.
-    func test_aResultWithoutStatusFields_isTheOldFrame_andAStatusResultRoundTrips() throws {
+    /// `unlocking` is flag 64 with the class keys to seal in the class-key field: the frame the
+    /// client sent before the requests were typed (written here by hand, field by field) is the
+    /// frame the typed request encodes to, for each operation that takes it.
+    func test_unlocking_isFlag64AndTheClassKeyField_theBytesTheClientSent() throws {
+        let keys = [Self.classKey, GateRequest.ClassKey(accessibility: .afterFirstUnlock, publicKey: [UInt8](repeating: 5, count: 32), seal: [])]
+        func frame(_ operation: UInt8, flags: UInt8, item: GateRequest.Item? = nil, reason: String) -> [UInt8] {
+            var w = ByteWriter()
+            w.u8(UInt8(ascii: "Q")); w.u8(1); w.u8(operation); w.u8(flags); w.u32(item?.accessControl ?? 0)
+            if let item { w.u8(1); GateIdentityCodec.write(item.identity, to: &w) } else { w.u8(0) }
+            w.string(reason); w.tiny([])
+            w.u8(UInt8(keys.count))
+            for key in keys { w.u8(key.accessibility.blobCode); w.raw(key.publicKey); w.tiny(key.seal) }
+            w.u8(0); w.tiny([]); w.u32(0)
+            return w.bytes
+        }
+        let cases: [(GateRequest.Call, [UInt8])] = [
+            (.validate(.init(reason: "v", fresh: true, unlocking: keys)), frame(10, flags: 64 | 2, reason: "v")),
+            (.presence(Self.item, .init(reason: "p", fresh: true, unlocking: keys)), frame(5, flags: 64 | 2, item: Self.item, reason: "p")),
+            (.open(Self.item, boxes: [], .init(reason: "o", fresh: true, unlocking: keys)), frame(2, flags: 64 | 2, item: Self.item, reason: "o")),
+            (.authenticate(.init(reason: "a", classKeys: keys, unlocking: true)), frame(3, flags: 64, reason: "a")),
+        ]
+        for (call, bytes) in cases {
+            XCTAssertEqual(GateRequest(call).encoded(), bytes, "\(call)")
+            XCTAssertEqual(try GateRequest.decode(bytes), GateRequest(call), "\(call)")
+            XCTAssertEqual(GateRequest(call).unlocking, keys)
+            XCTAssertFalse(GateRequest(call).daemonAnswers, "an unlock settles in the helper's run, never the daemon's")
+        }
+        // Without the flag, an open, presence or validate takes no class key; the flag means nothing to keys, certify or status.
+        func layout(_ call: GateRequest.Call, _ change: (inout GateRequestLayout) -> Void) -> [UInt8] {
+            var layout = GateRequestLayout(GateRequest(call))
+            change(&layout)
+            return layout.encoded()
+        }
+        let refused: [(String, [UInt8])] = [
+            ("class keys in a validate without the flag", layout(.validate(.init(fresh: true))) { $0.classKeys = keys }),
+            ("class keys in an open without the flag", layout(.open(Self.item, boxes: [], .init())) { $0.classKeys = keys }),
+            ("the flag on keys", layout(.keys(Self.item, classKeys: keys)) { $0.flags.insert(.unlocking) }),
+            ("the flag on certify", layout(.certify(.init(classKeys: keys))) { $0.flags.insert(.unlocking) }),
+            ("the flag on status", layout(.status) { $0.flags.insert(.unlocking) }),
+        ]
+        for (what, bytes) in refused {
+            XCTAssertThrowsError(try GateRequest.decode(bytes), what) { XCTAssertTrue($0 is GateWireError, "\(what): \($0)") }
+        }
+        // A window's validate with the flag is still a validate the daemon never answers, and with no key an unlock of no class.
+        XCTAssertEqual(try GateRequest.decode(layout(.validate(.init())) { $0.flags.insert(.unlocking) }),
+                       GateRequest(.validate(.init(unlocking: []))))
+    }
+
+    /// What an `unlocking` run settled travels in the result's seals and seed fields, typed in the
+    /// answer of the operation asked; any other operation's answer refuses them.
+    func test_whatAnUnlockingRunSettled_isTypedInTheAnswer_andRefusedElsewhere() throws {
+        let settled = GateAnswer.Settled(seals: [.init(accessibility: .whenUnlocked, seal: [UInt8](repeating: 7, count: 32))],
+                                         fingerUnlockKey: [UInt8](repeating: 9, count: 32))
+        let answers: [GateAnswer] = [.open(shares: [], handle: [], settled: settled), .presence(handle: [], settled: settled),
+                                     .validate(settled: settled),
+                                     .authenticate(seals: settled.seals, handle: [], fingerUnlockKey: settled.fingerUnlockKey)]
+        let frame = GateMessage.result(.answer(answers[0])).encoded()
+        for answer in answers {
+            XCTAssertEqual(answer.settled, settled, "\(answer)")
+            let bytes = GateMessage.result(.answer(answer)).encoded()
+            XCTAssertEqual(bytes, frame, "one layout: the seals, then the seed")
+            XCTAssertEqual(try GateMessage.decode(bytes, answering: answer.operation), .result(.answer(answer)))
+        }
+        for other in [GateRequest.Operation.keys, .certify, .check, .status, .forget] {
+            XCTAssertThrowsError(try GateMessage.decode(frame, answering: other), "\(other)")
+        }
+        XCTAssertEqual(GateAnswer.validate().settled, .nothing)
+        XCTAssertEqual(GateMessage.result(.answer(.validate())).encoded(), GateMessage.result(.answer(.forget)).encoded(),
+                       "nothing settled: the empty answer, byte for byte")
+    }
+
+    /// A fuzzer's finding: a lockout flag of 0xb0 read as true and written back as 1. The flag is one
+    /// byte, 0 or 1; anything else is refused, whatever operation is asked.
+    func test_aBiometricLockoutFlagOtherThan0Or1_isRefused() {
+        let found: [UInt8] = [0x52, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x20, 0xb0, 0, 0, 0x04, 0, 0, 0x01, 0, 0xb0]
+        for operation in GateRequest.Operation.allCases {
+            XCTAssertThrowsError(try GateMessage.decode(found, answering: operation), "\(operation)")
+        }
+        var state = GateMessage.result(.answer(.fingerprintState(domainState: [], biometryLockedOut: true))).encoded()
+        XCTAssertNoThrow(try GateMessage.decode(state, answering: .fingerprintState))
+        state[state.count - 1] = 0xb0
+        XCTAssertThrowsError(try GateMessage.decode(state, answering: .fingerprintState)) { error in
+            XCTAssertEqual("\(error)".contains("neither 0 nor 1"), true, "\(error)")
+        }
+    }
+
+    /// A program built with an older Keygate library talks to the installed gatekeeper: an empty
+    /// answer is byte for byte what gatekeepers sent before the answers were typed (this frame is
+    /// the empty result as gatekeepers have always encoded it), and a status answer round-trips.
+    func test_anEmptyAnswer_isTheOldFrame_andAStatusAnswerRoundTrips() throws {
         let old: [UInt8] = [UInt8(ascii: "R"), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
-        XCTAssertEqual(GateMessage.result(GateResult()).encoded(), old)
-        XCTAssertEqual(try GateMessage.decode(old), .result(GateResult()))
-        var status = GateResult()
-        status.lockoutSecondsLeft = 42
-        status.failedAttempts = 3
-        XCTAssertEqual(try GateMessage.decode(GateMessage.result(status).encoded()), .result(status))
-    }
-
-    /// fingerprintState's fields come after the lockout pair (then always written); a status result
-    /// without them is still the frame older clients decode, and a request flagged biometric decodes.
-    func test_aFingerprintStateResultRoundTrips_andLeavesStatusResultsAsTheyWere() throws {
-        var status = GateResult()
-        status.lockoutSecondsLeft = 42
-        status.failedAttempts = 3
-        XCTAssertEqual(GateMessage.result(status).encoded().count, 13 + 8, "a status result: the lockout pair and nothing more")
-        var state = GateResult()
-        state.domainState = Array(repeating: 7, count: 32)
-        state.biometryLockedOut = true
-        let frame = GateMessage.result(state).encoded()
-        XCTAssertEqual(frame.count, 13 + 8 + 1 + 32 + 1)
-        XCTAssertEqual(try GateMessage.decode(frame), .result(state))
-        var locked = GateResult()
-        locked.biometryLockedOut = true
-        XCTAssertEqual(try GateMessage.decode(GateMessage.result(locked).encoded()), .result(locked))
-        let request = GateRequest(operation: .authenticate, flags: [.biometric, .issueHandle])
-        XCTAssertEqual(try GateRequest.decode(request.encoded()), request)
-        XCTAssertEqual(try GateRequest.decode(GateRequest(operation: .fingerprintState, flags: .noPrompt).encoded()).operation,
-                       .fingerprintState)
+        for answer in [GateAnswer.validate(), .forget, .presence(handle: []), .status(lockoutSecondsLeft: 0, failedAttempts: 0),
+                       .fingerprintState(domainState: [], biometryLockedOut: false)] {
+            XCTAssertEqual(GateMessage.result(.answer(answer)).encoded(), old, "\(answer)")
+            XCTAssertEqual(try GateMessage.decode(old, answering: answer.operation), .result(.answer(answer)))
+        }
+        let status = GateMessage.result(.answer(.status(lockoutSecondsLeft: 42, failedAttempts: 3)))
+        XCTAssertEqual(status.encoded().count, 13 + 8, "a status result: the lockout pair and nothing more")
+        let state = GateMessage.result(.answer(.fingerprintState(domainState: [UInt8](repeating: 7, count: 32), biometryLockedOut: true)))
+        XCTAssertEqual(state.encoded().count, 13 + 8 + 1 + 32 + 1)
+        // Written another way (a lockout pair of zeros with nothing after it) is not the one encoding.
+        XCTAssertThrowsError(try GateMessage.decode(old + [0, 0, 0, 0, 0, 0, 0, 0], answering: .status))
     }
 
     /// Apple's biometryLockout: a finger's attempts are counted before the scan, apart from the

@@ -61,6 +61,27 @@ final class KeyStoreTests: XCTestCase {
         }
     }
 
+    /// A login reads login.json once: root checks the cost it records, and the unlock derives
+    /// with that protector, not with a file swapped in after the check (here one asking for
+    /// 64 passes over 1 GiB, which a second read would derive with, or refuse as damaged).
+    func test_unlockWithALoginReadEarlier_derivesWithItsCost_notTheFileNow() throws {
+        let store = try makeStore()
+        let (masterKey, _) = try store.initialize(password: secureBytes("pw"), kdf: cost)
+        let read = try XCTUnwrap(try store.loginProtector())
+        XCTAssertEqual(read.passes, cost.opsLimit)
+        XCTAssertEqual(read.memoryBytes, cost.memLimitBytes)
+        var swapped = try json(store.loginPath)
+        var kdf = try XCTUnwrap(swapped["kdf"] as? [String: Any])
+        kdf["opsLimit"] = 64
+        kdf["memLimitBytes"] = 1 << 30
+        swapped["kdf"] = kdf
+        try JSONSerialization.data(withJSONObject: swapped).write(to: URL(fileURLWithPath: store.loginPath))
+        XCTAssertEqual(try store.loginProtector()?.passes, 64, "the file now asks for more")
+        let start = Date()
+        XCTAssertTrue(try store.unlock(password: secureBytes("pw"), login: read.protector).constantTimeEquals(masterKey))
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5, "derived at the cost read first, not 64 passes over 1 GiB")
+    }
+
     func test_unlock_failsAuth_withTheWrongPassword() throws {
         let store = try makeStore()
         _ = try store.initialize(password: secureBytes("right"), kdf: cost)

@@ -15,25 +15,28 @@ enum LayerCheck {
     static let layers: [String: Int] = [
         // CGatekeeperStart is C (the gatekeeper's first lines, before the Swift runtime): it imports nothing.
         "KeygateCore": 0, "CGatekeeperStart": 0,
-        "KeygateStorage": 1, "KeygateAuthentication": 1, "KeygateGateWire": 1,
+        "KeygateStorage": 1, "KeygateAuthentication": 1, "KeygateGateWire": 1, "KeygateSystemBus": 1, "KeygateIdentity": 1,
         "Keygate": 2, "KeygateGatekeeper": 2,
-        "KeygateCLI": 3, "KeygateSecurity": 3, "keygate-gatekeeper": 3, "keygate-pam-helper": 3,
-        "keygate": 4, "Security": 4, "LocalAuthentication": 4,
+        // KeygateSecretService (the Secret Service daemon's objects) sits beside the CLI: a door of its own onto the library.
+        "KeygateCLI": 3, "KeygateSecurity": 3, "KeygateSecretService": 3, "keygate-gatekeeper": 3, "keygate-pam-helper": 3,
+        "keygate": 4, "Security": 4, "LocalAuthentication": 4, "keygate-secret-service": 4,
     ]
 
     /// Targets only some programs may link: the gatekeeper's root code goes into the two programs
     /// that run as root, never into a library or program that users' processes load.
     static let linkedOnlyBy: [String: Set<String>] = [
         "KeygateGatekeeper": ["keygate-gatekeeper", "keygate-pam-helper"],
+        // Changing ids (setresuid): root's programs and the keygate CLI (root's host-protector commands), no library.
+        "KeygateIdentity": ["KeygateGatekeeper", "keygate-gatekeeper", "keygate-pam-helper", "KeygateCLI", "keygate"],
     ]
 
     /// Each C library is reached by the targets named here and no other (docs/ARCHITECTURE.md):
     /// Linux-PAM by authentication and the PAM helper, keyutils, libsodium and tpm2-tss by the core,
-    /// sd-bus and SQLite by storage. CSystem (libc wrappers) is the system door of every layer.
+    /// sd-bus and SQLite by storage, libcrypto by the Secret Service daemon's sessions. CSystem (libc wrappers) is the system door of every layer.
     static let cLibraryOwners: [String: Set<String>] = [
         "CPAM": ["KeygateAuthentication", "keygate-pam-helper"],
         "CKeyutils": ["KeygateCore"], "CSodium": ["KeygateCore"], "CTSS2": ["KeygateCore"],
-        "CSDBus": ["KeygateStorage"], "CSQLite": ["KeygateStorage"],
+        "CSDBus": ["KeygateStorage", "KeygateSystemBus"], "CSQLite": ["KeygateStorage"], "CCrypto": ["KeygateSecretService"],
         "CGatekeeperStart": ["keygate-gatekeeper"],
     ]
 
@@ -221,6 +224,49 @@ final class LayeringTests: XCTestCase {
         let listed = products.matches(in: manifest, range: NSRange(location: 0, length: text.length)).map { text.substring(with: $0.range(at: 1)) }
         XCTAssertGreaterThanOrEqual(listed.count, 5, "the products were not read")
         XCTAssertFalse(listed.contains { $0.contains("\"KeygateGatekeeper\"") }, "a product contains the gatekeeper's code: \(listed)")
+    }
+
+    /// Root's administration lives in root's targets: no target a library product contains (the
+    /// closure of Keygate, KeygateSecurity, Security and LocalAuthentication, which apps link)
+    /// removes root's per-uid state or names a path of it; `keygate forget-user` asks the installed
+    /// gatekeeper (`--forget-user`, KeygateGatekeeper's ForgetUser) to do it as root. And the setuid
+    /// gatekeeper's own closure holds no item store.
+    func testRootsAdministrationIsNotInTheLibraryAppsLink_andTheGatekeeperLinksNoStore() throws {
+        let (dependencies, _) = try packageLayers()
+        var library: Set<String> = [], stack = ["Keygate", "KeygateSecurity", "Security", "LocalAuthentication"]
+        while let next = stack.popLast() {
+            guard LayerCheck.layers[next] != nil else { continue }   // a C module: no Swift source of its own
+            if library.insert(next).inserted { stack += dependencies[next] ?? [] }
+        }
+        XCTAssertTrue(library.isSuperset(of: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateGateWire"]), "\(library)")
+        XCTAssertFalse(library.contains("KeygateGatekeeper"))
+        let rootsOwn = ["perUIDPaths(", "stateDirectory(uid", "recordPath(uid", "recordLockPath(uid", "fingerUnlockPath(uid",
+                        "sessionCounterPath(uid", "auditUserPath(uid", "auditUserPreviousPath(uid", "enum ForgetUser",
+                        "enum HostProtectorAdmin", "UserIdentity."]
+        var found: [String] = []
+        for (file, text) in try PackagePaths.swiftSources() {
+            let target = String(file.split(separator: "/").first ?? "")
+            // GatekeeperPaths defines them (the wire's one list of root's paths); it removes nothing.
+            guard library.contains(target), file != "KeygateGateWire/GatekeeperPaths.swift" else { continue }
+            for name in rootsOwn where text.contains(name) { found.append("\(file): \(name)") }
+        }
+        XCTAssertEqual(found, [], "root's per-uid state is root's programs' business")
+        // The setuid gatekeeper links a narrow target for fprintd's probe and its deadlines, not the
+        // Secret Service client and SQLite (KeygateStorage, CSQLite).
+        var rootProgram: Set<String> = [], next = ["keygate-gatekeeper"]
+        while let name = next.popLast() {
+            if rootProgram.insert(name).inserted { next += dependencies[name] ?? [] }
+        }
+        XCTAssertTrue(rootProgram.isSuperset(of: ["KeygateGatekeeper", "KeygateSystemBus", "KeygateCore"]), "\(rootProgram)")
+        XCTAssertFalse(rootProgram.contains("KeygateStorage") || rootProgram.contains("CSQLite"),
+                       "the setuid gatekeeper links the Secret Service client or SQLite: \(rootProgram.sorted())")
+        // Changing ids (UserIdentity, setresuid) is not in the library either: root's host-protector
+        // commands live in the keygate CLI, beside it.
+        XCTAssertFalse(library.contains("KeygateIdentity"), "a library product links the code that changes ids: \(library.sorted())")
+        let admin = try String(contentsOfFile: PackagePaths.root + "/Sources/KeygateCLI/Admin/HostProtectorAdmin.swift", encoding: .utf8)
+        XCTAssertTrue(admin.contains("UserIdentity.run"), "the host protector's commands act as the user from the CLI")
+        let gatekeeper = try String(contentsOfFile: PackagePaths.root + "/Sources/KeygateGatekeeper/ForgetUser.swift", encoding: .utf8)
+        XCTAssertTrue(gatekeeper.contains("GatekeeperPaths.perUIDPaths"), "the gatekeeper's ForgetUser walks the one list")
     }
 
     /// Each C library is touched by its own layer only: the core no longer links libpam for a

@@ -26,8 +26,8 @@ enum SystemDoor {
         "KeygateStorage/BusMessage.swift": "the sd-bus message adapter: sd-bus answers negative errno values",
         "KeygateStorage/SecretServiceConnection.swift": "the sd-bus connection adapter: negative errno values from sd-bus",
         "KeygateStorage/SecretServicePrompt.swift": "sd-bus's prompt signal match and wait",
-        "KeygateGatekeeper/GateDaemon.swift": "the daemon's socket activation, peer credentials and pidfds, setsid, rlimits and dup2 (CSystem/peer.h)",
-        "KeygateGatekeeper/GatekeeperMain.swift": "the setuid program's start: clearenv and setenv, umask, signals, alarm, and setgroups/setresgid/setresuid, the one place root's ids are taken",
+        "KeygateSystemBus/SystemBusCall.swift": "the system bus's sd-bus adapter: negative errno values, the reply handler's wait",
+        "KeygateGatekeeper/GatekeeperMain.swift": "the setuid program's start: clearenv and setenv, umask, signals, alarm; the daemon's process name and locked memory",
         "KeygateGatekeeper/TestSystemBus.swift": "test-hook builds only: a mount namespace (unshare, mount, symlink) for a private system bus",
     ]
 
@@ -139,5 +139,67 @@ final class SystemDoorTests: XCTestCase {
                                           allowed: SystemDoor.foundationAllowList, listName: "foundationAllowList")
         XCTAssertEqual(found.count, 1, "\(found)")
         XCTAssertTrue(found.first?.hasPrefix("\(victim) imports Foundation outside System/") == true, "\(found)")
+    }
+
+    /// Ids change in one place: setresuid, setresgid and setgroups are called from
+    /// KeygateIdentity/System/UserIdentity.swift alone (becomeRootInFull for the setuid gatekeeper,
+    /// whose daemon inherits them; run(name:) to act as a user and back), through CSystem's shim.
+    func test_idsChangeInOnePlace() throws {
+        let pattern = try NSRegularExpression(pattern: #"(?<![.\w])(keygate_)?(setresuid|setresgid|setgroups|setuid|setgid|seteuid|setegid|setreuid|setregid)\("#)
+        var callers: Set<String> = []
+        for (file, text) in try SystemDoor.readSources() {
+            for line in text.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                let s = String(line)
+                if pattern.firstMatch(in: s, range: NSRange(location: 0, length: (s as NSString).length)) != nil { callers.insert(file) }
+            }
+        }
+        XCTAssertEqual(callers, ["KeygateIdentity/System/UserIdentity.swift"])
+    }
+
+    /// The C shims (Sources/C*/, the PAM module's and the gatekeeper's start too) make every
+    /// descriptor close-on-exec from the start, as the Swift door does: pipe2, accept4, socket with
+    /// SOCK_CLOEXEC, open with O_CLOEXEC. A pipe() then fcntl(FD_CLOEXEC) leaves a window in which
+    /// another thread's spawn inherits the descriptor. `exempt`: lines that open a descriptor for
+    /// 0-2 on purpose (dup2'd there, then closed), each with why.
+    static let cExempt: [String: String] = [
+        "CGatekeeperStart/start.c: int null = open(\"/dev/null\", O_RDWR);": "fills a closed 0-2 before main, then closes itself",
+        "CPAMModule/shim.h: int null = open(\"/dev/null\", O_WRONLY);": "the helper's standard error, between fork and exec",
+    ]
+
+    static func cViolations(_ files: [String: String]) -> [String] {
+        let rules: [(String, (String) -> Bool)] = [
+            (#"(?<![\w])pipe\s*\("#, { _ in true }),
+            (#"(?<![\w])accept\s*\("#, { _ in true }),
+            (#"(?<![\w])dup\s*\("#, { _ in true }),
+            (#"(?<![\w])socket\s*\("#, { !$0.contains("SOCK_CLOEXEC") }),
+            (#"(?<![\w.>])open\s*\("#, { !$0.contains("O_CLOEXEC") }),
+        ]
+        var found: [String] = []
+        for (file, text) in files.sorted(by: { $0.key < $1.key }) {
+            // Block comments out (a comment may name the calls it warns about), line by line kept.
+            let code = text.replacingOccurrences(of: #"/\*[\s\S]*?\*/"#, with: "", options: .regularExpression)
+            for line in code.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) where !line.hasPrefix("//") {
+                for (pattern, breaks) in rules where line.range(of: pattern, options: .regularExpression) != nil && breaks(line) {
+                    if cExempt[file + ": " + line] == nil { found.append(file + ": " + line) }
+                }
+            }
+        }
+        return found
+    }
+
+    func test_theCShims_makeEveryDescriptorCloseOnExec() throws {
+        var files: [String: String] = [:]
+        let base = PackagePaths.root + "/Sources"
+        for case let file as String in FileManager.default.enumerator(atPath: base) ?? NSEnumerator()
+        where file.hasSuffix(".h") || file.hasSuffix(".c") {
+            files[file] = try String(contentsOfFile: base + "/" + file, encoding: .utf8)
+        }
+        XCTAssertNotNil(files["CSystem/terminal.h"], "the shims were read")
+        XCTAssertEqual(Self.cViolations(files), [])
+        // The rule sees the form terminal.h had, and leaves a close-on-exec call alone.
+        XCTAssertEqual(Self.cViolations(["x.h": "    if (pipe(t->wake) != 0) return -1;\n    return pipe2(fds, O_CLOEXEC);\n"]),
+                       ["x.h: if (pipe(t->wake) != 0) return -1;"])
+        XCTAssertEqual(Self.cViolations(["x.c": "int fd = open(path, O_RDONLY);\nint ok = open(path, O_RDONLY | O_CLOEXEC);\n"]),
+                       ["x.c: int fd = open(path, O_RDONLY);"])
     }
 }

@@ -6,7 +6,8 @@
 # With KEYGATE_TEST_ADMIN_POLICY=DIR, DIR is also bound over /etc/keygate/policies.d
 # (created empty on the host if missing), so the module reads a test's system policy
 # without changing the host's. With KEYGATE_TEST_PAM_SSHD=FILE, FILE is bound over
-# /etc/pam.d/sshd, for a test's own sshd.
+# /etc/pam.d/sshd, for a test's own sshd; with KEYGATE_TEST_PAM_SU=FILE, over /etc/pam.d/su,
+# for a test's su.
 #   usage: unshare -m --propagation private with-log-socket.sh FOLDER COMMAND...
 set -eu
 folder=$1; shift
@@ -24,5 +25,8 @@ if [ -n "${KEYGATE_TEST_ADMIN_POLICY:-}" ]; then
 fi
 if [ -n "${KEYGATE_TEST_PAM_SSHD:-}" ]; then
   mount --bind "$KEYGATE_TEST_PAM_SSHD" /etc/pam.d/sshd
+fi
+if [ -n "${KEYGATE_TEST_PAM_SU:-}" ]; then
+  mount --bind "$KEYGATE_TEST_PAM_SU" /etc/pam.d/su
 fi
 exec "$@"

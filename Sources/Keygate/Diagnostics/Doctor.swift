@@ -3,11 +3,13 @@
 // the KeychainStatus snapshot the caller takes (KeychainOperations.status()), so the
 // doctor itself never prompts and never reads a secret; the Secret Service check also writes,
 // reads and deletes one throwaway item (SecretServiceRoundTripCheck).
+internal import KeygateSystemBus
 
 public enum Doctor {
     /// Checks that need nothing from the keychain: session bus, PAM files and stacks,
     /// policy files, host key, the setuid gatekeeper, keyring quota, same-user isolation (ptrace, TIOCSTI),
-    /// fprintd, pam_fprintd in the biometric stack and the enrolled fingers.
+    /// who answers org.freedesktop.secrets (and whether it is Keygate's own), fprintd, pam_fprintd
+    /// in the biometric stack and the enrolled fingers.
     /// `environment`: the one the caller's edge read (the CLI's), passed down.
     public static func systemChecks(environment: KeygateEnvironment) -> [DiagnosticResult] {
         [
@@ -20,7 +22,7 @@ public enum Doctor {
             KeyringQuotaCheck.run(),
             SameUserIsolationCheck.run(),
             AuditLogCheck.run(environment: environment),
-        ] + FingerprintCheck.run(userName: (try? UserAccount.current().name) ?? "", environment: environment)
+        ] + [SecretServiceProviderCheck.run(environment: environment)].compactMap { $0 } + FingerprintCheck.run(userName: (try? UserAccount.current().name) ?? "", environment: environment)
     }
 
     /// Checks read from a status snapshot: Secret Service and collection, keychain state, timeouts.
@@ -36,6 +38,12 @@ public enum Doctor {
         return [StoreCheck.run(status), service, ProviderPartsCheck.run(provider), DiskSpaceCheck.run(dataDirectory: status.dataDirectory),
                 KeychainStateCheck.keychain(status), KeychainStateCheck.timeouts(status), KeychainStateCheck.lockout(status)]
             .compactMap { $0 }
+    }
+
+    /// Who answers org.freedesktop.secrets on the session bus, and whether it is Keygate's own
+    /// keygate-secret-service (`keygate init` says it too). Nil where there is no session bus.
+    public static func secretServiceProvider(environment: KeygateEnvironment) -> (text: String, isKeygate: Bool)? {
+        SecretServiceProviderCheck.describe(environment: environment)
     }
 
     /// Damaged items (their secret came back empty), when there are any: a WARN naming them

@@ -3,7 +3,7 @@
 // KeygateSecurity's LAContext (biometryType, canEvaluatePolicy), asked from the user's own
 // process with a short deadline. It reveals nothing the user's `fprintd-list` does not;
 // the enrolled-set digest stays root's (EnrolledPrints).
-import KeygateStorage
+internal import KeygateSystemBus
 
 public struct FingerprintState: Sendable, Equatable {
     /// The reader's name, nil when there is none or fprintd could not be asked.
@@ -17,7 +17,7 @@ public struct FingerprintState: Sendable, Equatable {
     /// (the system bus's address).
     public static func current(userName: String, seconds: Int = 2, environment: KeygateEnvironment) -> FingerprintState {
         do {
-            let status = try FprintdProbe.status(userName: userName, environment: environment, deadline: ServiceDeadline(.seconds(max(1, min(seconds, 5)))))
+            let status = try FprintdProbe.status(userName: userName, environment: environment, deadline: BusDeadline(.seconds(max(1, min(seconds, 5)))))
             return FingerprintState(device: status.device, enrolledFingers: status.enrolledFingers, problem: nil)
         } catch let error as KeychainError {
             return FingerprintState(device: nil, enrolledFingers: [], problem: error.message)

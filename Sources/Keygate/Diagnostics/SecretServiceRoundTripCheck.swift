@@ -77,6 +77,9 @@ enum SecretServiceRoundTripCheck {
         case .gnomeKeyring:
             return "check that gnome-keyring-daemon runs with --components=secrets and its login keyring is unlocked, "
                 + "then run keygate doctor again"
+        case .keygate:
+            return "check keygate-secret-service's log (journalctl --user -u keygate-secret-service-daemon), unlock the "
+                + "keychain (keygate unlock), then run keygate doctor again"
         case .other, .unknown:
             return "check the Secret Service's settings (it must let clients create and delete items), or use the "
                 + "embedded store (KEYGATE_STORE=embedded)"

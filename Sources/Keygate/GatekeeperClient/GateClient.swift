@@ -15,7 +15,7 @@ struct GateClient {
 
     /// What the gatekeeper returned, with the password typed during the call (if any).
     struct Reply {
-        var result: GateResult
+        var result: GateAnswer
         var password: SecureBytes?
     }
 
@@ -69,9 +69,9 @@ struct GateClient {
             brokenPipe.restore()
             if abandoned { child.collectIfEnded() } else { _ = child.wait() }
         }
-        var request = request.encoded()
-        defer { Sodium.wipe(&request) }
-        guard GateWire.writeFrame(toHelper.write.raw, request) else { throw Self.died(path) }
+        var encoded = request.encoded()
+        defer { Sodium.wipe(&encoded) }
+        guard GateWire.writeFrame(toHelper.write.raw, encoded) else { throw Self.died(path) }
         var password: SecureBytes?
         while true {
             guard Descriptor.waitReadable(fromHelper.read.raw, milliseconds: Self.answerDeadlineMilliseconds) else {
@@ -86,7 +86,7 @@ struct GateClient {
             guard var frame = GateWire.readFrame(fromHelper.read.raw) else { throw Self.died(path) }
             defer { Sodium.wipe(&frame) }
             let message: GateMessage
-            do { message = try GateMessage.decode(frame) } catch {
+            do { message = try GateMessage.decode(frame, answering: request.operation) } catch {
                 throw KeychainError.notAvailable("""
                     Keygate's gatekeeper \(path) answered something this keygate cannot read: reinstall keygate so that both come from \
                     one version
@@ -104,8 +104,7 @@ struct GateClient {
             case .audit(let event, let service, let detail):
                 if let known = AuditEvent(rawValue: event) { onAudit(known, service, detail) }
             case .result(let result):
-                if let error = result.keychainError { throw error }
-                return Reply(result: result, password: password)
+                return Reply(result: try result.get(), password: password)
             }
         }
     }

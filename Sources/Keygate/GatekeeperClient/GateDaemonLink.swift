@@ -15,14 +15,19 @@ enum GateDaemonLink {
     /// A request the daemon was sent, whose answer is read when the caller is ready for it.
     final class Pending {
         private var fd: Int32
+        /// What was asked: a result frame does not say which operation it answers.
+        private let operation: GateRequest.Operation
 
-        fileprivate init(fd: Int32) { self.fd = fd }
+        fileprivate init(fd: Int32, operation: GateRequest.Operation) {
+            self.fd = fd
+            self.operation = operation
+        }
 
         deinit { if fd >= 0 { Descriptor.close(fd) } }
 
         /// The daemon's answer, or nil (a refusal, an error, no answer within the deadline):
         /// then the caller asks the helper. Reads once; the connection is closed after.
-        func answer() -> GateResult? {
+        func answer() -> GateAnswer? {
             guard fd >= 0 else { return nil }
             defer {
                 Descriptor.close(fd)
@@ -30,8 +35,9 @@ enum GateDaemonLink {
             }
             guard var frame = GateWire.readFrame(fd, withinMilliseconds: deadlineMilliseconds) else { return nil }
             defer { Sodium.wipe(&frame) }
-            guard case .result(let result)? = try? GateMessage.decode(frame), result.keychainError == nil else { return nil }
-            return result
+            // Anything but an answer (a refusal, a frame this client cannot read) sends the caller to the helper.
+            guard case .result(.answer(let answer))? = try? GateMessage.decode(frame, answering: operation) else { return nil }
+            return answer
         }
     }
 
@@ -48,14 +54,14 @@ enum GateDaemonLink {
         defer { brokenPipe.restore() }
         let fd = UnixSocket.stream()
         guard fd >= 0 else { return nil }
-        let pending = Pending(fd: fd)
+        let pending = Pending(fd: fd, operation: request.operation)
         guard UnixSocket.connect(fd, to: GatekeeperPaths.socketPath(environment)) else { return nil }
         guard let peer = UnixSocket.peerCredentials(fd), peer.uid == 0, GateWire.writeFrame(fd, encoded) else { return nil }
         return pending
     }
 
     /// One request and its answer.
-    static func ask(_ request: GateRequest, environment: KeygateEnvironment) -> GateResult? {
+    static func ask(_ request: GateRequest, environment: KeygateEnvironment) -> GateAnswer? {
         send(request, environment: environment)?.answer()
     }
 }

@@ -260,8 +260,10 @@ public struct KeychainOperations: Sendable {
     }
 
     /// The items other programs stored in the Secret Service whose attributes include every one of
-    /// `attributes` (as `secret-tool lookup` matches), with their secrets. None in the embedded store.
+    /// `attributes` (as `secret-tool lookup` matches), with their secrets. In the embedded store:
+    /// the ones keygate-secret-service's clients made (KeychainOperations+SecretService).
     public func foreignItems(matching attributes: [String: String]) throws -> [ForeignItem] {
+        if let embedded = store as? EmbeddedStore { return try clientItems(embedded, matching: attributes) }
         guard let secretService = store as? SecretServiceStore else { return [] }
         return try secretService.foreignItems(matching: attributes).map { item in
             var bytes = item.secret

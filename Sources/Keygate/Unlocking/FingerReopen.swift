@@ -5,6 +5,7 @@
 // the lockout, the match). The unlock that took the password arms it in the same run of the
 // gatekeeper (GateAccess.Grant); `armFingerUnlock` is the follow-up when it could not.
 internal import KeygateGateWire
+internal import KeygateSystemBus
 
 enum FingerReopen {
     /// Whether a password unlock arms the finger unlock on this host: only where fprintd keeps

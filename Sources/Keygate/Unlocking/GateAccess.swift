@@ -40,20 +40,16 @@ struct GateAccess: Sendable {
         }
     }
 
-    /// `unlocking`: the request's password also opens the keychain; `sent`, the class keys to seal.
-    private static func mark(_ request: inout GateRequest, unlocking sent: [GateRequest.ClassKey]?) {
-        guard let sent else { return }
-        request.flags.insert(.unlocking)
-        if request.classKeys.isEmpty { request.classKeys = sent }
-    }
-
     /// The grant of a reply; `sent`: the class keys an `unlocking` request carried (nil: not one).
+    /// The gatekeeper settles an unlock only after a password typed in that request, the one this
+    /// client relayed: without it, nothing was sealed or armed.
     private static func grant(_ reply: GateClient.Reply, sent: [GateRequest.ClassKey]?) -> Grant {
         var grant = Grant(password: reply.password)
         guard let sent, reply.password != nil else { return grant }
-        grant.seals = reply.result.seals
+        let settled = reply.result.settled
+        grant.seals = settled.seals.map { ($0.accessibility, $0.seal) }
         grant.sent = sent
-        grant.fingerKey = reply.result.seed
+        grant.fingerKey = settled.fingerUnlockKey
         return grant
     }
 
@@ -61,8 +57,9 @@ struct GateAccess: Sendable {
     /// device key for a this-device-only class. The class key it travels with must carry the
     /// gatekeeper's seal; a substituted one is refused and nothing is sealed.
     func recipients(for identity: ItemIdentity, accessControl: UInt32, classKey: GateRequest.ClassKey) throws -> [GateRecipient] {
-        let request = GateRequest(operation: .keys, accessControl: accessControl, identity: identity, classKeys: [classKey])
-        return try client.call(request).result.publicKeys.map { GateRecipient(kind: $0.kind, publicKey: $0.key) }
+        let request = GateRequest(.keys(.init(identity, accessControl: accessControl), classKeys: [classKey]))
+        guard case .keys(let keys) = try client.call(request).result else { throw Self.unexpected() }
+        return keys.map { GateRecipient(kind: $0.kind, publicKey: $0.key) }
     }
 
     /// The shares of the given gate slots of one item's blob, once the item's policy holds, by
@@ -73,18 +70,18 @@ struct GateAccess: Sendable {
     func shares(of blob: [UInt8], header: GatedBlob.Header, slots: [Int], identity: ItemIdentity, reason: String,
                 fresh: Bool, unlocking: [GateRequest.ClassKey]? = nil,
                 meanwhile: () throws -> Void = {}) throws -> (shares: [SecureBytes?], grant: Grant) {
-        var request = GateRequest(operation: .open, accessControl: header.accessControl, identity: identity, reason: reason)
-        request.boxes = slots.map { index in
+        let boxes = slots.map { index in
             GateRequest.Box(kind: header.gateSlots[index].kind, keyID: header.gateSlots[index].keyID,
                             sealed: GatedBlob.gateBox(blob, header: header, index: index))
         }
+        let item = GateRequest.Item(identity, accessControl: header.accessControl)
         let sent = fresh ? unlocking : nil
-        if fresh { request.flags.insert(.fresh) }
-        Self.mark(&request, unlocking: sent)
-        let reply = try callWithContext(&request, meanwhile: meanwhile)
+        let reply = try callWithContext({ .open(item, boxes: boxes, .init(reason: reason, fresh: fresh, context: $0, unlocking: sent)) },
+                                        meanwhile: meanwhile)
+        guard case .open(let opened, _, _) = reply.result else { throw Self.unexpected() }
         // An array, not a dictionary keyed by Int: a read pays no Hashable conformance lookup.
         var shares = [SecureBytes?](repeating: nil, count: header.gateSlots.count)
-        for share in reply.result.shares where Int(share.index) < slots.count && slots[Int(share.index)] < shares.count {
+        for share in opened where Int(share.index) < slots.count && slots[Int(share.index)] < shares.count {
             var bytes = share.share
             shares[slots[Int(share.index)]] = try SecureBytes(consuming: &bytes)
         }
@@ -93,7 +90,8 @@ struct GateAccess: Sendable {
 
     /// The kinds of the item's gate slots whose keys the gatekeeper no longer holds (no prompt).
     func invalidSlots(of blob: [UInt8], header: GatedBlob.Header, identity: ItemIdentity) throws -> [GateKind] {
-        Self.kinds(try client.call(Self.check(blob, header, identity)).result.invalid, header)
+        guard case .check(let invalid) = try client.call(Self.check(blob, header, identity)).result else { throw Self.unexpected() }
+        return Self.kinds(invalid, header)
     }
 
     /// How many `check` requests `invalidSlots(of: items)` keeps waiting on the daemon at once.
@@ -108,10 +106,10 @@ struct GateAccess: Sendable {
         var out = [[GateKind]?](repeating: nil, count: items.count)
         var waiting: [(index: Int, pending: GateDaemonLink.Pending)] = []
         var next = 0   // the oldest of `waiting` not yet answered
-        func settle(_ index: Int, _ result: GateResult?) {
+        func settle(_ index: Int, _ answer: GateAnswer?) {
             let item = items[index]
-            if let result {
-                out[index] = Self.kinds(result.invalid, item.header)
+            if case .check(let invalid)? = answer {
+                out[index] = Self.kinds(invalid, item.header)
             } else {
                 out[index] = try? invalidSlots(of: item.blob, header: item.header, identity: item.identity)   // try?: nil is "could not be told", shown as such
             }
@@ -137,12 +135,11 @@ struct GateAccess: Sendable {
 
     /// The `check` request of one item's blob: every gate slot's box.
     private static func check(_ blob: [UInt8], _ header: GatedBlob.Header, _ identity: ItemIdentity) -> GateRequest {
-        var request = GateRequest(operation: .check, accessControl: header.accessControl, identity: identity)
-        request.boxes = header.gateSlots.indices.map { index in
+        let boxes = header.gateSlots.indices.map { index in
             GateRequest.Box(kind: header.gateSlots[index].kind, keyID: header.gateSlots[index].keyID,
                             sealed: GatedBlob.gateBox(blob, header: header, index: index))
         }
-        return request
+        return GateRequest(.check(.init(identity, accessControl: header.accessControl), boxes: boxes))
     }
 
     /// The kinds of the slots a `check` answered as invalid, by index.
@@ -154,11 +151,11 @@ struct GateAccess: Sendable {
     /// `fresh`, the person authenticates even inside a window, and the password typed is returned.
     func requirePresence(for identity: ItemIdentity, constraints: AccessControl, reason: String, fresh: Bool,
                          unlocking: [GateRequest.ClassKey]? = nil) throws -> Grant {
-        var request = GateRequest(operation: .presence, accessControl: constraints.rawValue, identity: identity, reason: reason)
+        let item = GateRequest.Item(identity, accessControl: constraints.rawValue)
         let sent = fresh ? unlocking : nil
-        if fresh { request.flags.insert(.fresh) }
-        Self.mark(&request, unlocking: sent)
-        return Self.grant(try callWithContext(&request), sent: sent)
+        let reply = try callWithContext { .presence(item, .init(reason: reason, fresh: fresh, context: $0, unlocking: sent)) }
+        guard case .presence = reply.result else { throw Self.unexpected() }
+        return Self.grant(reply, sent: sent)
     }
 
     /// An unlock through the keychain's PAM service: returns the password typed (nil when the
@@ -166,46 +163,35 @@ struct GateAccess: Sendable {
     /// `biometric`: a finger through the biometric stack instead (LAContext's biometric policy).
     /// `unlocking`: the class keys to seal, and the finger unlock armed, when the password opens the keychain.
     func authenticate(reason: String, biometric: Bool = false, unlocking: [GateRequest.ClassKey]? = nil) throws -> Grant {
-        var request = GateRequest(operation: .authenticate, reason: reason)
-        if biometric { request.flags.insert(.biometric) }
         let sent = biometric ? nil : unlocking
-        Self.mark(&request, unlocking: sent)
-        return Self.grant(try callWithContext(&request), sent: sent)
+        let reply = try callWithContext {
+            .authenticate(.init(reason: reason, classKeys: sent ?? [], biometric: biometric, context: $0, unlocking: sent != nil))
+        }
+        guard case .authenticate = reply.result else { throw Self.unexpected() }
+        return Self.grant(reply, sent: sent)
     }
 
     /// `keygate validate` (sudo -v): the gatekeeper extends the presence window of this scope, or
     /// authenticates (always with `fresh`) and returns the password typed, if any.
     func validate(reason: String, fresh: Bool, unlocking: [GateRequest.ClassKey]? = nil) throws -> Grant {
-        var request = GateRequest(operation: .validate, reason: reason)
         let sent = fresh ? unlocking : nil
-        if fresh { request.flags.insert(.fresh) }
-        Self.mark(&request, unlocking: sent)
-        return Self.grant(try callWithContext(&request), sent: sent)
+        // A validate is not presence for an authentication context: it carries none of its handle.
+        let reply = try callWithContext { _ in .validate(.init(reason: reason, fresh: fresh, unlocking: sent)) }
+        guard case .validate = reply.result else { throw Self.unexpected() }
+        return Self.grant(reply, sent: sent)
     }
 
     /// The gatekeeper's seals on the class public keys (after an authentication in this scope).
     func certify(_ classKeys: [GateRequest.ClassKey]) throws -> [Accessibility: [UInt8]] {
-        var request = GateRequest(operation: .certify, classKeys: classKeys)
-        if (try? prompter.ensureAvailable()) == nil { request.flags.insert(.noPrompt) }   // try?: a prompter that cannot ask says no prompt
+        let request = GateRequest(.certify(.init(classKeys: classKeys)), noPrompt: (try? prompter.ensureAvailable()) == nil)   // try?: a prompter that cannot ask says no prompt
+        guard case .certify(let sealed) = try client.call(request).result else { throw Self.unexpected() }
         var seals: [Accessibility: [UInt8]] = [:]
-        for seal in try client.call(request).result.seals { seals[seal.accessibility] = seal.seal }
-        return seals
-    }
-
-    /// Root only: the gatekeeper's seals on the class public keys of `master` for the user `uid`,
-    /// with no authentication (a keychain with no password cannot authenticate: HostProtectorAdmin).
-    /// The gatekeeper refuses this request from anyone but root.
-    static func sealsForUser(_ uid: UInt32, master: SecureBytes, prompter: any Prompter,
-                             environment: KeygateEnvironment) throws -> [Accessibility: [UInt8]] {
-        var request = GateRequest(operation: .certify, flags: .noPrompt, classKeys: try classKeys(of: master), subjectUID: uid)
-        request.flags.insert(.forUser)
-        var seals: [Accessibility: [UInt8]] = [:]
-        for seal in try GateClient(prompter: prompter, environment: environment).call(request).result.seals { seals[seal.accessibility] = seal.seal }
+        for seal in sealed { seals[seal.accessibility] = seal.seal }
         return seals
     }
 
     /// The class public keys of `master`, each without a seal yet.
-    static func classKeys(of master: SecureBytes) throws -> [GateRequest.ClassKey] {
+    package static func classKeys(of master: SecureBytes) throws -> [GateRequest.ClassKey] {
         try Accessibility.allCases.map { accessibility in
             GateRequest.ClassKey(accessibility: accessibility, publicKey: try ClassKeys.keyPair(masterKey: master, for: accessibility).publicKey,
                                  seal: [])
@@ -214,70 +200,82 @@ struct GateAccess: Sendable {
 
     /// Forgets the authentications of this scope, or with `all` of every scope (sudo -k / -K).
     func forget(all: Bool) {
-        var request = GateRequest(operation: .forget)
-        if all { request.flags.insert(.all) }
-        _ = try? GateClient(prompter: prompter, environment: environment).call(request)   // try?: the key goes from the keyring all the same; doctor reports the gatekeeper
+        _ = try? GateClient(prompter: prompter, environment: environment).call(GateRequest(.forget(all: all)))   // try?: the key goes from the keyring all the same; doctor reports the gatekeeper
     }
 
     /// The user's lockout as root's records hold it: seconds left (0: none) and the failed attempts
     /// counted since the last success. Never prompts.
     func lockoutState() throws -> (secondsLeft: UInt32, failedAttempts: UInt32) {
-        let result = try client.call(GateRequest(operation: .status, flags: .noPrompt)).result
-        return (result.lockoutSecondsLeft, result.failedAttempts)
+        guard case .status(let left, let failed) = try client.call(GateRequest(.status, noPrompt: true)).result else {
+            throw Self.unexpected()
+        }
+        return (left, failed)
     }
 
     /// The enrolled set's domain state (empty with no finger) and the biometric lockout, as root
     /// keeps them. Never prompts.
     func fingerprintState() throws -> (domainState: [UInt8], biometryLockedOut: Bool) {
-        let result = try client.call(GateRequest(operation: .fingerprintState, flags: .noPrompt)).result
-        return (result.domainState, result.biometryLockedOut)
+        guard case .fingerprintState(let state, let locked) = try client.call(GateRequest(.fingerprintState, noPrompt: true)).result else {
+            throw Self.unexpected()
+        }
+        return (state, locked)
     }
 
     /// After a password unlock: the public key to seal the master key to for a finger's reopening
     /// (empty when it is off: no enrolled finger, or the policy's `finger-unlock = 0`). Never prompts.
     func armFingerUnlock() throws -> [UInt8] {
-        try client.call(GateRequest(operation: .fingerUnlockArm, flags: .noPrompt)).result.seed
+        guard case .fingerUnlockArm(let publicKey) = try client.call(GateRequest(.fingerUnlockArm, noPrompt: true)).result else {
+            throw Self.unexpected()
+        }
+        return publicKey
     }
 
     /// A finger reopens the locked keychain: the master key sealed by `armFingerUnlock`'s key,
     /// opened by the gatekeeper after a match within its window.
     func fingerUnlock(_ sealed: [UInt8], reason: String) throws -> SecureBytes {
-        var request = GateRequest(operation: .fingerUnlock, reason: reason, seed: sealed)
-        if (try? prompter.ensureAvailable()) == nil { request.flags.insert(.noPrompt) }   // try?: a prompter that cannot ask says no prompt
-        var bytes = try client.call(request).result.seed
+        let request = GateRequest(.fingerUnlock(.init(sealedMasterKey: sealed, reason: reason)),
+                                  noPrompt: (try? prompter.ensureAvailable()) == nil)   // try?: a prompter that cannot ask says no prompt
+        guard case .fingerUnlock(var bytes) = try client.call(request).result else { throw Self.unexpected() }
         return try SecureBytes(consuming: &bytes)
     }
 
     /// Migration from 1.x: the device-bound seed of a this-device-only class, from its master-derived seed.
     func legacyClassSeed(_ seed: SecureBytes) throws -> SecureBytes {
-        let request = GateRequest(operation: .legacyClassSeed, seed: seed.unprotectedCopy())
-        var bytes = try client.call(request).result.seed
+        let request = GateRequest(.legacyClassSeed(seed: seed.unprotectedCopy()))
+        guard case .legacyClassSeed(var bytes) = try client.call(request).result else { throw Self.unexpected() }
         return try SecureBytes(consuming: &bytes)
     }
 
-    /// Sends the context's handle (or asks for one), and its no-prompt wish; a prompter that
-    /// cannot ask turns a needed prompt into its own interaction-not-allowed error.
-    private func callWithContext(_ request: inout GateRequest, meanwhile: () throws -> Void = {}) throws -> GateClient.Reply {
+    /// Sends the context's handle (or asks for one) in the request `make` builds, and its no-prompt
+    /// wish; a prompter that cannot ask turns a needed prompt into its own interaction-not-allowed error.
+    private func callWithContext(_ make: (GateRequest.Context) -> GateRequest.Call,
+                                 meanwhile: () throws -> Void = {}) throws -> GateClient.Reply {
+        var context = GateRequest.Context()
+        var noPrompt = false
         if let authContext {
-            if authContext.interactionNotAllowed { request.flags.insert(.noPrompt) }
+            if authContext.interactionNotAllowed { noPrompt = true }
             if let handle = authContext.handle {
-                request.handle = handle
+                context.handle = handle
             } else if !authContext.isInvalidated {
-                request.flags.insert(.issueHandle)
-                request.handleSeconds = authContext.reuseDuration
+                context.issueHandleSeconds = authContext.reuseDuration
             }
         }
         var unavailable: (any Error)?
         do { try prompter.ensureAvailable() } catch {
             unavailable = error
-            request.flags.insert(.noPrompt)
+            noPrompt = true
         }
         do {
-            let reply = try client.call(request, meanwhile: meanwhile)
-            if !reply.result.handle.isEmpty { authContext?.remember(handle: reply.result.handle) }
+            let reply = try client.call(GateRequest(make(context), noPrompt: noPrompt), meanwhile: meanwhile)
+            if let handle = reply.result.issuedHandle, !handle.isEmpty { authContext?.remember(handle: handle) }
             return reply
         } catch let error as KeychainError where error.code == .interactionNotAllowed && authContext?.interactionNotAllowed != true {
             throw unavailable ?? error
         }
+    }
+
+    /// The gatekeeper answered another operation than the one asked (a mismatched install).
+    private static func unexpected() -> KeychainError {
+        .notAvailable("Keygate's gatekeeper answered another request than the one asked: reinstall keygate so that both come from one version")
     }
 }

@@ -11,7 +11,7 @@
 package enum LoginKeys {
     /// Kernel keyring names (KeyCache) of the unlocked master key and of the
     /// after-first-unlock class key.
-    static let masterName = CacheName.master.text
+    package static let masterName = CacheName.master.text
     static let afterFirstUnlockName = CacheName.afterFirstUnlock.text
 
     /// The per-user data folder of a user, from the password database's home only: a
@@ -40,13 +40,31 @@ package enum LoginKeys {
         return master
     }
 
-    /// What a login does at auth: unwraps the master key with `password`, derives every class
-    /// key pair once, and caches the master key for `lockAfter` seconds with the
-    /// after-first-unlock keys (as `unlockAndCache`). keys.json is left to the caller, which
-    /// records the pairs once, with root's seals (`recordClassKeys(master:pairs:seals:)`).
-    package static func unlockAtLogin(password: SecureBytes, dataDirectory: String, uid: UInt32,
+    /// The login protector a login opens, read once (`readLogin`): its Argon2id cost for root's
+    /// check, and the protector itself for `unlockAtLogin`, which derives with that cost.
+    package struct LoginProtector: Sendable {
+        let protector: Protector
+        package let passes: UInt64
+        package let memoryBytes: UInt64
+    }
+
+    /// login.json of `dataDirectory`, read and decoded once; nil without a login protector.
+    package static func readLogin(dataDirectory: String) throws -> LoginProtector? {
+        try KeyStore(directory: dataDirectory).loginProtector().map {
+            LoginProtector(protector: $0.protector, passes: $0.passes, memoryBytes: $0.memoryBytes)
+        }
+    }
+
+    /// What a login does at auth: unwraps the master key from `login` (as `readLogin` read it,
+    /// not the file again; nil: read now) with `password`, derives every class key pair once, and caches the
+    /// master key for `lockAfter` seconds with the after-first-unlock keys (as `unlockAndCache`).
+    /// keys.json is left to the caller, which records the pairs once, with root's seals
+    /// (`recordClassKeys(master:pairs:seals:)`).
+    package static func unlockAtLogin(password: SecureBytes, login: LoginProtector?, dataDirectory: String, uid: UInt32,
                                       lockAfter: UInt32) throws -> (master: SecureBytes, pairs: [Accessibility: BoxKeyPair]) {
-        let master = try KeyStore(directory: dataDirectory).unlock(password: password)
+        let store = KeyStore(directory: dataDirectory)
+        // Without a login protector, the store's own read says what is missing and what to run.
+        let master = try login.map { try store.unlock(password: password, login: $0.protector) } ?? store.unlock(password: password)
         let pairs = try ClassKeys.allPairs(masterKey: master)
         try cacheUnlocked(master, in: KeyCache(uid: uid), lockAfter: lockAfter, pairs: pairs)
         return (master, pairs)
@@ -69,12 +87,6 @@ package enum LoginKeys {
     /// was marked stale (`markLoginStale`): a login cannot unlock it.
     package static func isLoginStale(dataDirectory: String) -> Bool {
         KeyStore(directory: dataDirectory).isLoginStale
-    }
-
-    /// The Argon2id cost login.json records, as passes and bytes of memory; nil without
-    /// a login protector.
-    package static func loginCost(dataDirectory: String) throws -> (passes: UInt64, memoryBytes: UInt64)? {
-        try KeyStore(directory: dataDirectory).loginKDF().map { ($0.opsLimit, $0.memLimitBytes) }
     }
 
     /// The cost `keygate init` calibrates on this machine (about 0.5 s), measured now.
@@ -112,7 +124,7 @@ package enum LoginKeys {
 
     /// Caches what an unlock at login caches and records the class public keys in
     /// keys.json (without the gatekeeper's seals, which need an authentication through it).
-    static func cacheLogin(_ master: SecureBytes, store: KeyStore, uid: UInt32, lockAfter: UInt32) throws {
+    package static func cacheLogin(_ master: SecureBytes, store: KeyStore, uid: UInt32, lockAfter: UInt32) throws {
         try cacheUnlocked(master, in: KeyCache(uid: uid), lockAfter: lockAfter)
         try? store.recordClassKeys(masterKey: master, seals: [:])   // try?: a read-only data folder still unlocks; an add says why
     }

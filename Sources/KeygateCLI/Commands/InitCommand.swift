@@ -44,6 +44,10 @@ enum InitCommand: KeygateCommand {
         Console.out("\n")
         // Which store, and why: never a silent choice (a provider that runs is kept to).
         if let choice = operations.storeChoice { Console.err("Items are kept in \(choice).\n") }
+        // Which Secret Service libsecret programs reach, and whether it is Keygate's own.
+        if let provider = Doctor.secretServiceProvider(environment: context.configuration) {
+            Console.err("Secret Service: \(provider.text).\n")
+        }
         return 0
     }
 }

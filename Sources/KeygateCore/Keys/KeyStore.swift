@@ -63,6 +63,20 @@ package final class KeyStore: Sendable {
         try openLogin(password: password).masterKey
     }
 
+    /// Unwraps the master key from `login`, a login protector read earlier (`loginProtector()`),
+    /// not from the file again: the PAM helper checks the recorded cost against root's ceiling
+    /// first, and derives with exactly the cost it checked.
+    package func unlock(password: SecureBytes, login: Protector) throws -> SecureBytes {
+        try openLogin(password: password, login: login).masterKey
+    }
+
+    /// The login protector as login.json holds it now, with the Argon2id cost it records (0
+    /// passes and bytes when it records none: `unlock(password:login:)` then says it is
+    /// damaged); nil without one.
+    package func loginProtector() throws -> (protector: Protector, passes: UInt64, memoryBytes: UInt64)? {
+        try readProtector(loginPath, kind: Protector.Kind.password).map { ($0, $0.kdf?.opsLimit ?? 0, $0.kdf?.memLimitBytes ?? 0) }
+    }
+
     package func unlock(recoveryKey: SecureBytes) throws -> SecureBytes {
         guard let recovery = try readProtector(recoveryPath, kind: Protector.Kind.recovery) else { throw missing(recoveryPath) }
         let wrappingKey = try Protector.recoveryWrappingKey(recoveryKey: recoveryKey, salt: recovery.saltBytes(path: recoveryPath))
@@ -126,8 +140,8 @@ package final class KeyStore: Sendable {
 
     /// Runs Argon2id once on `password` and unwraps the master key: the login protector,
     /// the Argon2id output (which also unwraps the gate keys) and the master key.
-    func openLogin(password: SecureBytes) throws -> (login: Protector, passwordKey: SecureBytes, masterKey: SecureBytes) {
-        guard let login = try readProtector(loginPath, kind: Protector.Kind.password) else { throw missing(loginPath) }
+    func openLogin(password: SecureBytes, login read: Protector? = nil) throws -> (login: Protector, passwordKey: SecureBytes, masterKey: SecureBytes) {
+        guard let login = try read ?? readProtector(loginPath, kind: Protector.Kind.password) else { throw missing(loginPath) }
         guard let kdf = login.kdf else { throw Protector.corrupt(loginPath) }
         let wrappingKey = try kdf.deriveKey(password: password, salt: login.saltBytes(path: loginPath))
         guard let masterKey = try login.unwrap(with: wrappingKey, path: loginPath) else {

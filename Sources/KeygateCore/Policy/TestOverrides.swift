@@ -9,6 +9,8 @@ package struct TestOverrides: Sendable, Equatable {
     package var reuseScope: ReuseScope.Kind?
     package var lockoutSeconds: UInt32?
     package var fingerUnlock: UInt32?
+    /// The gatekeeper's "a password within the last minute" (certify, fingerUnlockArm), shortened.
+    package var certifyWindow: UInt32?
 
     package init() {}
 

@@ -45,6 +45,12 @@ package final class Descriptor {
         return raw
     }
 
+    /// A close-on-exec copy of `fd` numbered at least `lowest` (F_DUPFD_CLOEXEC), or -1: what a
+    /// spawn then moves onto a low number without landing on another descriptor it moves.
+    package static func duplicate(_ fd: Int32, lowest: Int32) -> Int32 {
+        fcntl(fd, F_DUPFD_CLOEXEC, lowest)
+    }
+
     /// A pipe whose ends are close-on-exec from the start and numbered at least `lowest`
     /// (an end below it is moved up), so that a child's dup2 onto 0, 1, 2 or the numbers a
     /// caller asked for never lands on the other end.

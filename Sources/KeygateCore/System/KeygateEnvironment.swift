@@ -26,6 +26,8 @@ public struct KeygateEnvironment: Sendable, Equatable {
     package var dataHome: String? { fields.dataHome }
     /// XDG_CONFIG_HOME.
     package var configHome: String? { fields.configHome }
+    /// XDG_DATA_DIRS, split at colons (empty entries dropped); nil when unset or empty.
+    package var dataDirectories: [String]? { fields.dataDirectories }
 
     // MARK: Buses and windows
 
@@ -118,6 +120,7 @@ private final class Fields: Sendable, Equatable {
     let home: String?
     let dataHome: String?
     let configHome: String?
+    let dataDirectories: [String]?
     let sessionBusAddress: String?
     let runtimeDirectory: String?
     let systemBusAddress: String
@@ -144,6 +147,7 @@ private final class Fields: Sendable, Equatable {
         home = set("HOME")
         dataHome = set("XDG_DATA_HOME")
         configHome = set("XDG_CONFIG_HOME")
+        dataDirectories = set("XDG_DATA_DIRS").map { $0.split(separator: ":").map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
         sessionBusAddress = set("DBUS_SESSION_BUS_ADDRESS")
         runtimeDirectory = set("XDG_RUNTIME_DIR")
         systemBusAddress = set("DBUS_SYSTEM_BUS_ADDRESS") ?? "unix:path=/run/dbus/system_bus_socket"

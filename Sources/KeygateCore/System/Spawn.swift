@@ -3,6 +3,7 @@
 // threaded process. The child gets exactly the descriptors named here (each dup2'd onto its
 // number, which clears close-on-exec there); everything Keygate opened itself is close-on-exec
 // (Descriptor.pipe, SafeFile) and does not reach it. Exit statuses are decoded here once.
+internal import CSystem
 internal import Glibc
 
 package struct Spawn {
@@ -23,10 +24,15 @@ package struct Spawn {
     /// Entries the caller keeps in memory of its own (secrets in locked memory), after `environment`'s.
     package var environmentEntries: [UnsafeMutablePointer<CChar>] = []
     package var searchPath = false
+    /// The file to execute when it is not `arguments[0]` (which is then only the name the child sees).
+    package var executable: String? = nil
     /// The child's descriptors beyond inheriting: 0, 1, 2 or any other number.
     package var descriptors: [Int32: Stream] = [:]
     /// Signals the child starts with at their default action (this process may ignore them).
     package var defaultSignals: [Int32] = []
+    /// The child starts a session of its own (setsid(2), POSIX_SPAWN_SETSID): no terminal, and out
+    /// of reach of the caller's job control.
+    package var newSession = false
 
     package init(_ arguments: [String]) { self.arguments = arguments.map { Array($0.utf8) } }
 
@@ -92,13 +98,16 @@ package struct Spawn {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
+        var flags: Int32 = 0
         if !defaultSignals.isEmpty {
             var set = sigset_t()
             sigemptyset(&set)
             for signal in defaultSignals { sigaddset(&set, signal) }
             posix_spawnattr_setsigdefault(&attributes, &set)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+            flags |= Int32(POSIX_SPAWN_SETSIGDEF)
         }
+        if newSession { flags |= keygate_spawn_setsid_flag() }
+        if flags != 0 { posix_spawnattr_setflags(&attributes, Int16(flags)) }
         let argv = CStringArray(bytes: arguments)
         let listed = environment.map { CStringArray($0) }
         var envp: [UnsafeMutablePointer<CChar>?] = []
@@ -115,6 +124,9 @@ package struct Spawn {
         envp.append(nil)
         var pid: pid_t = 0
         let rc = envp.withUnsafeMutableBufferPointer { envBuffer -> Int32 in
+            if let executable {
+                return posix_spawn(&pid, executable, &actions, &attributes, argv.pointers, envBuffer.baseAddress)
+            }
             guard let program = argv.pointers[0] else { return ENOENT }
             return searchPath
                 ? posix_spawnp(&pid, program, &actions, &attributes, argv.pointers, envBuffer.baseAddress)

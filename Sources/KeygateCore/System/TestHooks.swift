@@ -32,7 +32,8 @@ package struct TestHooks: Sendable, Equatable {
     package private(set) var storeDeadline: Duration?
     /// KEYGATE_TEST_SYSTEM_BUS: the gatekeeper's private system bus (scripts/fprint-session).
     package private(set) var systemBus: String?
-    /// KEYGATE_TEST_LOCK_AFTER, _REUSE_DURATION, _REUSE_SCOPE, _LOCKOUT_SECONDS, _FINGER_UNLOCK.
+    /// KEYGATE_TEST_LOCK_AFTER, _REUSE_DURATION, _REUSE_SCOPE, _LOCKOUT_SECONDS, _FINGER_UNLOCK, and
+    /// _CERTIFY_WINDOW (the gatekeeper's "a password within the last minute", shortened).
     package private(set) var overrides = TestOverrides()
     /// Every KEYGATE_TEST_* variable as given: what the gatekeeper passes on to the daemon it starts.
     package private(set) var variables: [String: String] = [:]
@@ -121,6 +122,7 @@ extension TestHooks {
         }
         overrides.lockoutSeconds = seconds("KEYGATE_TEST_LOCKOUT_SECONDS")
         overrides.fingerUnlock = seconds("KEYGATE_TEST_FINGER_UNLOCK")
+        overrides.certifyWindow = seconds("KEYGATE_TEST_CERTIFY_WINDOW")
     }
 }
 #else

@@ -1,5 +1,7 @@
 // Unix stream sockets by path, for the gatekeeper's daemon and its clients (docs/GATEKEEPER.md):
-// one close-on-exec socket, bind and connect with the path in a sockaddr_un, EINTR retried.
+// one close-on-exec socket, bind and connect with the path in a sockaddr_un, EINTR retried;
+// the daemon's side: a listening socket of a given mode, callers accepted close-on-exec, the
+// peer's credentials and a pidfd for it (CSystem/peer.h), and whether that process still runs.
 // A path too long for sun_path fails with ENAMETOOLONG instead of being cut.
 internal import CSystem
 internal import Glibc
@@ -41,6 +43,52 @@ package enum UnixSocket {
         guard keygate_peer_credentials(fd, &uid, &pid) == 0 else { return nil }
         return (uid, pid)
     }
+
+    /// A listening socket at `path` (any file there replaced), created with `mode` (the umask is
+    /// set around bind(2) alone), or nil.
+    package static func listening(at path: String, mode: UInt32, backlog: Int32) -> Int32? {
+        let fd = stream()
+        guard fd >= 0 else { return nil }
+        unlink(path)
+        let previous = umask(mode_t(~mode & 0o777))
+        let bound = bind(fd, to: path)
+        umask(previous)
+        guard bound, Glibc.listen(fd, backlog) == 0 else {
+            Glibc.close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// The listening socket's accept(2) will not block (a caller that left is no wait).
+    package static func setNonBlocking(_ fd: Int32) -> Bool {
+        let flags = fcntl(fd, F_GETFL)
+        return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0
+    }
+
+    /// The next waiting connection, close-on-exec (accept4(2)), EINTR retried; nil when none is
+    /// waiting or on an error. Out of descriptors (EMFILE, ENFILE), it waits 100 ms first.
+    package static func accept(_ listener: Int32) -> Int32? {
+        while true {
+            let connection = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+            if connection >= 0 { return connection }
+            if errno == EINTR { continue }
+            if errno == EMFILE || errno == ENFILE { Pause.sleep(nanoseconds: 100_000_000, resumingAfterSignal: false) }
+            return nil
+        }
+    }
+
+    /// A send on `fd` gives up after `seconds` (SO_SNDTIMEO): a peer that reads nothing holds no one.
+    package static func setSendTimeout(_ fd: Int32, seconds: Int) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// A pidfd for the process that connected (SO_PEERPIDFD, Linux 6.5; the caller closes it), or -1.
+    package static func peerProcess(_ fd: Int32) -> Int32 { keygate_peer_pidfd(fd) }
+
+    /// True while the process behind `pidfd` is not reaped: its pid still names it, not a successor.
+    package static func processIsAlive(_ pidfd: Int32) -> Bool { keygate_pidfd_alive(pidfd) != 0 }
 
     /// connect(2) to `path`; true when it is accepted.
     package static func connect(_ fd: Int32, to path: String) -> Bool {

@@ -4,7 +4,8 @@
 // deadline: the gatekeeper asks before it runs pam_fprintd, so that no reader, no finger,
 // a stopped fprintd or a hung one (SIGSTOP) is a clear error within seconds, not a PAM
 // stack that waits on sd-bus's 25-second timeouts; status, doctor and LAContext ask too.
-// It delegates the bus to SecretServiceConnection (sd-bus, one call at a time here).
+// It delegates the bus to SystemBusConnection (sd-bus, one call at a time), its own narrow
+// client: the setuid gatekeeper, which asks it, links no Secret Service client and no SQLite.
 import KeygateCore
 
 /// A reader and the fingers enrolled on it, as fprintd reports them.
@@ -23,42 +24,36 @@ package enum FprintdProbe {
     }
 
     static let busName = "net.reactivated.Fprint"
-    package static let defaultDeadline = ServiceDeadline(.seconds(5))
+    package static let defaultDeadline = BusDeadline(.seconds(5))
 
     /// The default reader and `userName`'s fingers on it. Throws .notAvailable, worded with
     /// the fix, when the system bus or fprintd cannot be reached or does not answer in time.
     package static func status(userName: String, environment: KeygateEnvironment,
-                               deadline: ServiceDeadline = defaultDeadline) throws -> FprintdStatus {
-        let connection = SecretServiceConnection(address: environment.systemBusAddress, environment: environment)
-        let bus: SecretServiceConnection.BusConnection
-        do {
-            bus = try connection.connection(deadline)
-        } catch {
+                               deadline: BusDeadline = defaultDeadline) throws -> FprintdStatus {
+        let bus: SystemBusConnection
+        switch SystemBusConnection.open(address: environment.systemBusAddress, deadline: deadline) {
+        case .success(let opened): bus = opened
+        case .failure:
             throw KeychainError.notAvailable("""
                 the system bus (\(environment.systemBusAddress)) cannot be reached, so fprintd cannot be asked for your fingerprint: check that \
                 dbus is running
                 """)
         }
-        let devices = try call(ServiceMethodCall(destination: busName, path: "/net/reactivated/Fprint/Manager",
-                                                 interface: "net.reactivated.Fprint.Manager", method: "GetDevices",
-                                                 arguments: nil, replyType: "(ao)", action: "list the fingerprint readers"),
-                               connection, bus, deadline)
-        guard let path = devices.child(0)?.child(0)?.string, !path.isEmpty else {
+        let devices = try call(bus, path: "/net/reactivated/Fprint/Manager", interface: "net.reactivated.Fprint.Manager",
+                               method: "GetDevices", arguments: [], reply: .array("o"), action: "list the fingerprint readers",
+                               deadline)
+        guard let path = devices.first, !path.isEmpty else {
             return FprintdStatus(device: nil, enrolledFingers: [])
         }
-        let name = try? call(ServiceMethodCall(destination: busName, path: path, interface: "org.freedesktop.DBus.Properties",
-                                               method: "Get",
-                                               arguments: Variant.tuple([Variant.string("net.reactivated.Fprint.Device"),
-                                                                         Variant.string("name")]),
-                                               replyType: "(v)", action: "name the fingerprint reader"),
-                             connection, bus, deadline)
-        let deviceName = name?.child(0)?.unboxed?.string ?? path
+        // The reader's name only words messages: without it, its path does.
+        let name = bus.call(destination: busName, path: path, interface: "org.freedesktop.DBus.Properties", method: "Get",
+                            arguments: ["net.reactivated.Fprint.Device", "name"], reply: .stringInVariant, deadline: deadline)
+        var deviceName = path
+        if case .success(let names) = name, let first = names.first { deviceName = first }
         do {
-            let fingers = try call(ServiceMethodCall(destination: busName, path: path, interface: "net.reactivated.Fprint.Device",
-                                                     method: "ListEnrolledFingers", arguments: Variant.tuple([Variant.string(userName)]),
-                                                     replyType: "(as)", action: "list your enrolled fingers"),
-                                   connection, bus, deadline)
-            return FprintdStatus(device: deviceName, enrolledFingers: (fingers.child(0)?.children ?? []).map(\.string))
+            let fingers = try call(bus, path: path, interface: "net.reactivated.Fprint.Device", method: "ListEnrolledFingers",
+                                   arguments: [userName], reply: .array("s"), action: "list your enrolled fingers", deadline)
+            return FprintdStatus(device: deviceName, enrolledFingers: fingers)
         } catch FprintdError.noEnrolledPrints {
             return FprintdStatus(device: deviceName, enrolledFingers: [])
         }
@@ -66,10 +61,11 @@ package enum FprintdProbe {
 
     private enum FprintdError: Error { case noEnrolledPrints }
 
-    private static func call(_ method: ServiceMethodCall, _ connection: SecretServiceConnection,
-                             _ bus: SecretServiceConnection.BusConnection, _ deadline: ServiceDeadline) throws -> BusValue {
-        switch connection.exchange([method], deadline, on: bus).first {
-        case .success(let value): return value
+    private static func call(_ bus: SystemBusConnection, path: String, interface: String, method: String, arguments: [String],
+                             reply: SystemBusConnection.Reply, action: String, _ deadline: BusDeadline) throws -> [String] {
+        switch bus.call(destination: busName, path: path, interface: interface, method: method, arguments: arguments, reply: reply,
+                        deadline: deadline) {
+        case .success(let strings): return strings
         case .failure(let info):
             if info.name == "net.reactivated.Fprint.Error.NoEnrolledPrints" { throw FprintdError.noEnrolledPrints }
             if info.name == "org.freedesktop.DBus.Error.ServiceUnknown" || info.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
@@ -80,16 +76,14 @@ package enum FprintdProbe {
             }
             if info.errno == SystemErrno.timedOut.code || info.name == "org.freedesktop.DBus.Error.NoReply" || info.name == "org.freedesktop.DBus.Error.Timeout" {
                 throw KeychainError.notAvailable("""
-                    fprintd did not answer within \(deadline.limitText) when asked to \(method.action): it may be hung; restart it \
+                    fprintd did not answer within \(deadline.limitText) when asked to \(action): it may be hung; restart it \
                     (`systemctl restart fprintd`)
                     """)
             }
             throw KeychainError.notAvailable("""
-                fprintd could not \(method.action) (\(info.name ?? "error"): \(info.message)): check `fprintd-list $USER` and the \
+                fprintd could not \(action) (\(info.name ?? "error"): \(info.message)): check `fprintd-list $USER` and the \
                 system log
                 """)
-        case nil:
-            throw KeychainError.notAvailable("fprintd could not \(method.action): try again")
         }
     }
 }

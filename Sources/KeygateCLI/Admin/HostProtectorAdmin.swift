@@ -6,12 +6,14 @@
 // the system policy's `host-protector` naming the user (HostProtectorPolicy). The key
 // is derived as root (HostProtector); everything that touches the user's files and
 // kernel keyring runs as the user (UserIdentity), so files stay the user's and keys
-// land in the user's @u. Caching is LoginKeys', shared with pam_keygate.
+// land in the user's @u. Caching is LoginKeys', shared with pam_keygate. Root's code: it lives
+// in the keygate CLI with UserIdentity (KeygateIdentity), not in the library apps link.
+import Keygate
+import KeygateIdentity
 
-
-public enum HostProtectorAdmin {
+enum HostProtectorAdmin {
     /// What `enable` did.
-    public enum Outcome: Sendable {
+    enum Outcome: Sendable {
         /// A new keychain: its recovery key (formatted), to be shown once.
         case created(recoveryKey: SecureBytes)
         /// A host protector was added to (or replaced in) an existing, unlocked keychain.
@@ -20,14 +22,14 @@ public enum HostProtectorAdmin {
 
     /// Gives `userName`'s keychain a host protector, creating the keychain when there is
     /// none, and leaves it unlocked as the boot step would.
-    public static func enable(userName: String, environment: KeygateEnvironment) throws -> Outcome {
+    static func enable(userName: String, environment: KeygateEnvironment) throws -> Outcome {
         let (account, decision, key) = try prepare(userName, environment: environment)
         let directory = LoginKeys.dataDirectory(home: account.home)
         let lockAfter = decision.policy.lockAfter
         // Root seals the class keys of the new master key (docs/GATEKEEPER.md): a keychain with no
         // password can never authenticate through the gatekeeper to have them sealed.
         let newMaster = try SecureBytes.random(count: Protector.masterKeyBytes)
-        let seals = try GateAccess.sealsForUser(account.uid, master: newMaster, prompter: SystemPrompter(environment: [:]),
+        let seals = try RootGatekeeper.sealsForUser(account.uid, master: newMaster, prompter: SystemPrompter(environment: [:]),
                                                   environment: environment)
         return try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) {
             let store = KeyStore(directory: directory)
@@ -60,7 +62,7 @@ public enum HostProtectorAdmin {
     /// keys until reboot (or `keygate lock --all`), in the user's kernel keyring.
     /// Returns the lock-after time in seconds.
     @discardableResult
-    public static func unlock(userName: String, environment: KeygateEnvironment) throws -> UInt32 {
+    static func unlock(userName: String, environment: KeygateEnvironment) throws -> UInt32 {
         let (account, decision, key) = try prepare(userName, environment: environment)
         let directory = LoginKeys.dataDirectory(home: account.home)
         let lockAfter = decision.policy.lockAfter
@@ -71,7 +73,7 @@ public enum HostProtectorAdmin {
             return master
         }
         // Root seals the class keys (a passwordless keychain cannot authenticate through the gatekeeper).
-        let seals = try GateAccess.sealsForUser(account.uid, master: master, prompter: SystemPrompter(environment: [:]),
+        let seals = try RootGatekeeper.sealsForUser(account.uid, master: master, prompter: SystemPrompter(environment: [:]),
                                                   environment: environment)
         try UserIdentity.run(name: account.name, uid: account.uid, gid: account.gid) {
             try KeyStore(directory: directory).recordClassKeys(masterKey: master, seals: seals)

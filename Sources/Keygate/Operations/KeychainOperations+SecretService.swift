@@ -1,0 +1,93 @@
+// What keygate-secret-service asks of the keychain beyond the public operations: the user's
+// keychain on its embedded store (whatever the store setting says: the daemon serves that
+// file), whether the master key is in the kernel keyring now (the collection's Locked), and
+// sealing and opening the items Secret Service clients make with the keychain's class key,
+// from the cached master key only: nothing here prompts, unlocks or creates a keychain.
+//
+// Delegates: keys to KeyUnlocker (KeyUnlocker+SecretService), sealing to KeygateCore's SealedBlob.
+
+extension KeychainOperations {
+    /// The user's keychain on its embedded store, with `prompter` for an unlock the daemon runs
+    /// (the collection's Unlock). `environment`: the daemon's, read once at its start.
+    package static func secretService(prompter: any Prompter, environment: KeygateEnvironment) throws
+        -> (operations: KeychainOperations, store: EmbeddedStore) {
+        let context = try KeychainContext.current(environment: environment)
+        let store = EmbeddedStore(directory: context.dataDirectory, deadline: context.storeDeadline, keepOpen: true)
+        let keys = KeyUnlocker(context: context, prompter: prompter, reason: "unlock the keychain for the Secret Service",
+                               authContext: nil)
+        return (KeychainOperations(store: store, keys: keys, storeSelection: nil, unlockPrompt: .never), store)
+    }
+
+    /// Whether the master key is cached: the keychain is unlocked.
+    package var isUnlocked: Bool { keys.masterKeyIsCached }
+
+    /// Whether the keychain exists (`keygate init`, or the first login through pam_keygate).
+    package var isInitialized: Bool { keys.keychainExists }
+
+    /// The keychain's data folder (the embedded store's).
+    package var dataDirectory: String { keys.context.dataDirectory }
+
+    /// Seals `secret` for a client's item bound to `identity`, with the when-unlocked class key.
+    /// Throws interaction-not-allowed when the keychain is locked.
+    package func sealForClient(_ secret: SecureBytes, identity: ItemIdentity) throws -> [UInt8] {
+        try SealedBlob.seal(secret, identity: identity, accessibility: .whenUnlocked, classKey: cachedClassKey())
+    }
+
+    /// Opens what `sealForClient` sealed. Throws interaction-not-allowed when the keychain is locked.
+    package func openForClient(_ blob: [UInt8], identity: ItemIdentity) throws -> SecureBytes {
+        try SealedBlob.open(blob, identity: identity, classKey: cachedClassKey())
+    }
+
+    private func cachedClassKey() throws -> SecureBytes { try keys.cachedWhenUnlockedClassKey() }
+
+    /// Whether `blob` needs a person for every read (a gate slot of presence, biometry or the
+    /// current set): such an item is never opened with cached keys through the Secret Service.
+    /// A this-device-only item's device slot alone needs no person.
+    package static func needsPerson(_ blob: [UInt8]) -> Bool {
+        guard let header = try? SealedBlob.header(of: blob), header.scheme == GatedBlob.scheme else { return false }
+        guard let gated = try? GatedBlob.header(of: blob) else { return true }
+        return gated.gateSlots.contains { $0.kind != .device }
+    }
+
+    /// The secret of Keygate's own item `identity` as the CLI reads it (its policy, the gatekeeper
+    /// for a this-device-only item), when that needs no person: a gated blob, or a policy floor
+    /// that asks for one, is interaction-not-allowed before anything is asked. Nil: no such item.
+    package func secretWithoutPerson(for identity: ItemIdentity) throws -> SecureBytes? {
+        guard let item = try storedItem(identity) else { return nil }
+        let needsPerson = KeychainError.interactionNotAllowed("\(identity.displayName) needs a person for each read")
+        guard let blob = item.blob, !Self.needsPerson(blob) else { throw needsPerson }
+        let decision = try keys.context.decision(for: identity)
+        let need = try ReadNeed(item: item, identity: identity, decision: decision)
+        guard need.floor == nil, !need.needsPresence else { throw needsPerson }
+        let keys = self.keys.applying(decision, for: identity)
+        let satisfied = try keys.satisfy(need)
+        let secret = try satisfied.value.open()
+        try settle(satisfied.owed, by: keys)
+        return secret
+    }
+
+    /// The identity a Secret Service client's item is sealed to: its 16 random bytes, as hex.
+    package static func clientSealIdentity(_ uid: [UInt8]) -> ItemIdentity {
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        for byte in uid { hex += [digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
+        return .generic(service: "org.freedesktop.secrets", account: String(decoding: hex, as: UTF8.self))
+    }
+
+    /// The items keygate-secret-service's clients keep in the keychain's `login` collection
+    /// whose attributes include every one of `attributes`, opened as the CLI opens any item (its
+    /// class key: an unlock asks for the password); an item that needs a person is left out.
+    func clientItems(_ store: EmbeddedStore, matching attributes: [String: String]) throws -> [ForeignItem] {
+        guard try store.hasSecretServiceTables() else { return [] }
+        let rows = try store.foreignItems(collection: "login", matching: attributes, loadBlobs: true)
+            .filter { !Self.needsPerson($0.blob ?? []) }
+        guard !rows.isEmpty else { return [] }
+        let unlocked = try keys.classKey(for: .whenUnlocked, createIfNeeded: false)
+        try settle(unlocked.owed, by: keys)
+        let classKey = unlocked.value
+        return try rows.map { row in
+            ForeignItem(attributes: row.attributes, label: row.label,
+                        secret: try SealedBlob.open(row.blob ?? [], identity: Self.clientSealIdentity(row.uid), classKey: classKey))
+        }
+    }
+}

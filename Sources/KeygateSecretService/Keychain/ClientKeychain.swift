@@ -1,0 +1,255 @@
+// The keychain as keygate-secret-service sees it: Keygate's own items and the items clients
+// made, in the user's embedded store (the file the CLI's `KEYGATE_STORE=embedded` uses), plus
+// the in-memory `session` collection. Every item comes out with its lock state as a type
+// (ItemLockState): unlocked while the master key is in the kernel keyring and the item needs
+// no person; a gated item is always locked.
+//
+// Sealing: a client's item is sealed with the keychain's when-unlocked class key, bound to 16
+// random bytes of its own (its identity for the seal), so its blob opens in no other row. Keygate's
+// own items are opened as the CLI opens them (KeychainOperations.secret, the policy and the
+// gatekeeper included), by an operations value that can never prompt.
+//
+// Delegates: the store to KeygateStorage's EmbeddedStore (SecretServiceTables), keys and the
+// unlock to Keygate's KeychainOperations.
+import Keygate
+import KeygateCore
+
+package final class ClientKeychain {
+    /// Opens items: can never prompt (a gated item is the ItemAuthorizer's).
+    let reader: KeychainOperations
+    /// Unlocks the keychain through the gatekeeper, asking with the daemon's prompter.
+    let unlocker: KeychainOperations
+    let store: EmbeddedStore
+    var session = SessionCollection()
+    /// The schema of Keygate's own items, as SecretServiceStore writes it to other providers.
+    static let keygateSchema = "io.keygate.Item"
+
+    init(environment: KeygateEnvironment, prompter: (any Prompter)?) throws {
+        let reading = try KeychainOperations.secretService(prompter: NeverPrompter("the Secret Service never prompts for a read"),
+                                                           environment: environment)
+        reader = reading.operations
+        store = reading.store
+        unlocker = try KeychainOperations.secretService(
+            prompter: prompter ?? NeverPrompter("no display for a pinentry and no KEYGATE_ASKPASS: the daemon cannot ask"),
+            environment: environment).operations
+        try store.prepareSecretServiceTables()
+        refresh(force: true)
+    }
+
+    /// The keychain's lock state as of the last look at the kernel keyring (`refresh`): not one
+    /// look per item listed, nor per call. Stale by at most `lockStateAge`, and only as shown:
+    /// opening a secret needs the cached key at that moment, so nothing opens after a lock.
+    private(set) var isLocked = true
+    private var lookedAt: ContinuousClock.Instant?
+    static let lockStateAge: Duration = .milliseconds(100)
+
+    /// Looks at the kernel keyring again when the last look is older than `lockStateAge`, or
+    /// at once with `force` (after a lock or an unlock of the daemon's own).
+    func refresh(force: Bool = false) {
+        let now = ContinuousClock.now
+        if !force, let lookedAt, now - lookedAt < Self.lockStateAge { return }
+        isLocked = !reader.isUnlocked
+        lookedAt = now
+    }
+    var isInitialized: Bool { reader.isInitialized }
+    var dataDirectory: String { reader.dataDirectory }
+
+    // MARK: Collections
+
+    /// Collections clients made, by name.
+    func createdCollections() throws -> [ForeignCollectionRow] { try store.foreignCollections() }
+
+    func collectionExists(_ name: String) throws -> Bool {
+        if name == CollectionName.login || name == CollectionName.session { return true }
+        return try createdCollections().contains { $0.name == name }
+    }
+
+    func isLocked(collection: String) -> Bool { collection == CollectionName.session ? false : isLocked }
+
+    // MARK: Reading
+
+    /// Items of `collection` (nil: all) whose attributes hold every pair of `attributes`.
+    func items(in collection: String?, matching attributes: [String: String]) throws -> [ItemInfo] {
+        var out: [ItemInfo] = []
+        if collection != CollectionName.session {
+            // Keygate's own items are in `login`; an xdg:schema other than theirs matches none of them.
+            var keygateQuery: [String: String]?
+            if collection == nil || collection == CollectionName.login {
+                var query = attributes
+                if let schema = query.removeValue(forKey: "xdg:schema") {
+                    keygateQuery = schema == Self.keygateSchema ? query : nil
+                } else {
+                    keygateQuery = query
+                }
+            }
+            let found = try store.secretServiceSearch(keygateAttributes: keygateQuery, collection: collection, attributes: attributes)
+            out += found.keygate.map(info)
+            out += found.clients.map(info)
+        }
+        if collection == nil || collection == CollectionName.session {
+            for id in session.matching(attributes) { if let item = sessionInfo(id) { out.append(item) } }
+        }
+        return out
+    }
+
+    /// The item `ref`, when it is in `collection` (nil: wherever it is).
+    func item(_ ref: ItemRef, in collection: String?) throws -> ItemInfo? {
+        let found: ItemInfo?
+        switch ref {
+        case .keygate(let id): found = try store.keygateItem(id: id, loadBlob: false).map(info)
+        case .client(let id): found = try store.foreignItem(id: id, loadBlob: true).map(info)
+        case .memory(let id): found = sessionInfo(id)
+        }
+        guard let found, collection == nil || found.collection == collection else { return nil }
+        return found
+    }
+
+    private func info(_ row: KeygateItemRow) -> ItemInfo {
+        let attributes = row.item.attributes
+        var shown = ItemAttributeCodec.encode(attributes)
+        shown["xdg:schema"] = Self.keygateSchema
+        let identity = attributes.identity
+        let access: ItemAccess
+        // The attribute lists the item; its blob decides when it is opened (gated blobs never
+        // open with the cached keys, whatever the attribute says).
+        if attributes.accessControl != nil {
+            access = .locked(LockedItem(ref: .keygate(row.id), reason: .gated))
+        } else if isLocked {
+            access = .locked(LockedItem(ref: .keygate(row.id), reason: .keychainLocked))
+        } else {
+            let reader = self.reader
+            access = .unlocked(UnlockedItem(ref: .keygate(row.id)) {
+                guard let secret = try reader.secretWithoutPerson(for: identity) else {
+                    throw SecretServiceError.noSuchObject("the item \(identity.displayName)")
+                }
+                return secret
+            })
+        }
+        return ItemInfo(ref: .keygate(row.id), collection: CollectionName.login, label: ItemAttributeCodec.label(for: attributes),
+                        attributes: shown, created: attributes.created, modified: attributes.modified, contentType: "text/plain",
+                        access: access)
+    }
+
+    private func info(_ row: ForeignItemRow) -> ItemInfo {
+        let ref = ItemRef.client(row.id)
+        let blob = row.blob ?? []
+        let access: ItemAccess
+        if KeychainOperations.needsPerson(blob) {
+            access = .locked(LockedItem(ref: ref, reason: .gated))
+        } else if isLocked {
+            access = .locked(LockedItem(ref: ref, reason: .keychainLocked))
+        } else {
+            let reader = self.reader
+            let identity = Self.sealIdentity(row.uid)
+            access = .unlocked(UnlockedItem(ref: ref) { try reader.openForClient(blob, identity: identity) })
+        }
+        return ItemInfo(ref: ref, collection: row.collection, label: row.label, attributes: row.attributes, created: row.created,
+                        modified: row.modified, contentType: row.contentType, access: access)
+    }
+
+    private func sessionInfo(_ id: Int64) -> ItemInfo? {
+        guard let item = session.items[id] else { return nil }
+        let secret = item.secret
+        return ItemInfo(ref: .memory(id), collection: CollectionName.session, label: item.label, attributes: item.attributes,
+                        created: item.created, modified: item.modified, contentType: item.contentType,
+                        access: .unlocked(UnlockedItem(ref: .memory(id)) { secret }))
+    }
+
+    /// The identity a client item's blob is sealed to: its 16 random bytes, never reused.
+    static func sealIdentity(_ uid: [UInt8]) -> ItemIdentity { KeychainOperations.clientSealIdentity(uid) }
+
+    // MARK: Writing
+
+    /// Stores a client's item in `collection`; with `replace`, over the item of that collection
+    /// whose attributes are exactly these. Returns the item and whether it is new.
+    func createItem(in collection: String, label: String, attributes: [String: String], secret: SecureBytes,
+                    contentType: String, replace: Bool) throws -> (ItemInfo, created: Bool) {
+        if collection == CollectionName.session {
+            let (id, created) = session.store(label: label, attributes: attributes, secret: secret, contentType: contentType,
+                                              replace: replace)
+            guard let made = sessionInfo(id) else { throw SecretServiceError.noSuchObject("the new item") }
+            return (made, created)
+        }
+        guard !isLocked else { throw SecretServiceError.isLocked("the collection \(collection)") }
+        var existing: ForeignItemRow?
+        if replace {
+            existing = try store.foreignItems(collection: collection, matching: attributes, loadBlobs: true)
+                .first { $0.attributes == attributes }
+            if let found = existing, KeychainOperations.needsPerson(found.blob ?? []) {
+                throw SecretServiceError.isLocked("the item \(found.label) (it needs a person for each read)")
+            }
+        }
+        // A fresh binding for each blob: a replaced secret is sealed again under new bytes.
+        let uid = Sodium.randomBytes(16)
+        let blob = try reader.sealForClient(secret, identity: Self.sealIdentity(uid))
+        let row = ForeignItemRow(collection: collection, uid: uid, label: label, contentType: contentType, attributes: attributes,
+                                 blob: blob)
+        let stored = try store.writeForeignItem(row, replacing: existing?.id)
+        guard let made = try item(.client(stored.id), in: collection) else { throw SecretServiceError.noSuchObject("the new item") }
+        return (made, existing == nil)
+    }
+
+    func setSecret(_ info: ItemInfo, _ secret: SecureBytes, contentType: String) throws {
+        switch info.ref {
+        case .memory(let id):
+            _ = session.update(id) {
+                $0.secret = secret
+                $0.contentType = contentType
+            }
+        case .client(let id):
+            guard !isLocked else { throw SecretServiceError.isLocked("the item \(info.label)") }
+            guard let row = try store.foreignItem(id: id, loadBlob: true) else { throw SecretServiceError.noSuchObject(info.label) }
+            guard !KeychainOperations.needsPerson(row.blob ?? []) else { throw SecretServiceError.isLocked("the item \(info.label)") }
+            var updated = row
+            updated.uid = Sodium.randomBytes(16)
+            updated.blob = try reader.sealForClient(secret, identity: Self.sealIdentity(updated.uid))
+            updated.contentType = contentType
+            _ = try store.writeForeignItem(updated, replacing: id)
+        case .keygate(let id):
+            guard case .unlocked = info.access else { throw SecretServiceError.isLocked("the item \(info.label)") }
+            guard let row = try store.keygateItem(id: id, loadBlob: false) else { throw SecretServiceError.noSuchObject(info.label) }
+            try reader.add(row.item.attributes, secret: secret, replace: true)
+        }
+    }
+
+    func setLabel(_ info: ItemInfo, _ label: String) throws {
+        switch info.ref {
+        case .memory(let id): _ = session.update(id) { $0.label = label }
+        case .client(let id): try store.updateForeignItem(id: id, label: label, attributes: nil)
+        case .keygate:
+            throw SecretServiceError(SecretServiceErrorName.notSupported,
+                                     "the item \(info.label) is Keygate's own: change its label with keygate (keygate add -U --label)")
+        }
+    }
+
+    func setAttributes(_ info: ItemInfo, _ attributes: [String: String]) throws {
+        switch info.ref {
+        case .memory(let id): _ = session.update(id) { $0.attributes = attributes }
+        case .client(let id): try store.updateForeignItem(id: id, label: nil, attributes: attributes)
+        case .keygate:
+            throw SecretServiceError(SecretServiceErrorName.notSupported,
+                                     "the item \(info.label) is Keygate's own: its attributes are its identity, changed with keygate")
+        }
+    }
+
+    func delete(_ info: ItemInfo) throws {
+        switch info.ref {
+        case .memory(let id): _ = session.remove(id)
+        case .client(let id): try store.deleteForeignItem(id: id)
+        case .keygate(let id):
+            guard let row = try store.keygateItem(id: id, loadBlob: false) else { return }
+            try reader.delete(matching: ItemQuery(exactly: row.item.attributes.identity))
+        }
+    }
+
+    // MARK: Locking
+
+    /// Asks for the login password (through the gatekeeper's PAM conversation) and caches the keys.
+    func unlock() throws { try unlocker.unlock() }
+
+    /// Drops the cached keys, as `keygate lock` does.
+    func lock() {
+        _ = reader.lock(all: false)
+        refresh(force: true)
+    }
+}

@@ -1,0 +1,301 @@
+// pam_keygate.so counts a user's sessions itself (Sources/PAMKeygateModule/SessionFile.swift)
+// and starts keygate-pam-helper only when there is work it cannot do: the unlock at auth, an
+// open whose keychain is still locked, and the lock at the last close. The built module and
+// helper, real libpam and pam_unix through Tests/PAMDriver, real users and kernel keyrings,
+// and /run/keygate as root leaves it. Which helper phases ran is recorded by a wrapper that
+// reads the request's first two lines (never the password), writes the phase to a file and
+// hands the whole request on to the real helper.
+import Foundation
+import Glibc
+import KeygateTestSupport
+import XCTest
+
+final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
+
+    /// One login: auth starts the helper, open finds the keychain unlocked and starts none,
+    /// the last close starts it once to lock (its "lock" phase).
+    func test_aLogin_startsTheHelperAtAuthAndAtTheLastCloseOnly() throws {
+        let (h, stack, phases) = try userWithKeychain()
+        let log = try SyslogCapture()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"],
+                                    password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        XCTAssertEqual(try phases(), ["auth"], "an open on an unlocked keychain starts no helper")
+        XCTAssertEqual(try counted(h), 1, "the module counted the session")
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"))
+        try session.proceed()
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        session.finish()
+        XCTAssertEqual(try phases(), ["auth", "lock"])
+        XCTAssertEqual(try counted(h), 0)
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        let lines = log.lines().joined(separator: "\n")
+        XCTAssertTrue(lines.contains("session opened for \(h.user.name): 1 open; the keychain is unlocked"), lines)
+        XCTAssertTrue(lines.contains("locked the keychain of \(h.user.name): last session closed"), lines)
+    }
+
+    /// Two sessions: closing one starts no helper and the keychain stays open; closing the
+    /// last locks it.
+    func test_twoSessions_closingOneKeepsItOpen_theLastLocks() throws {
+        let (h, stack, phases) = try userWithKeychain()
+        let first = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
+        XCTAssertEqual(try first.result(of: "open"), 0)
+        let second = try PAMDriver(stack: stack, user: h.user, steps: ["open", "wait", "close"], password: h.user.password)
+        XCTAssertEqual(try second.result(of: "open"), 0)
+        XCTAssertEqual(try counted(h), 2)
+        XCTAssertEqual(try phases(), ["auth"], "the second open found the keychain unlocked: no helper")
+
+        try first.proceed()
+        XCTAssertEqual(try first.result(of: "close"), 0)
+        first.finish()
+        XCTAssertEqual(try counted(h), 1)
+        XCTAssertEqual(try phases(), ["auth"], "a close that is not the last starts no helper")
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"))
+
+        try second.proceed()
+        XCTAssertEqual(try second.result(of: "close"), 0)
+        second.finish()
+        XCTAssertEqual(try phases(), ["auth", "lock"])
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+    }
+
+    /// An open on a locked keychain (no password at auth: an SSH key, cron) starts the helper's
+    /// "unlock" phase, which says why it stays locked and does not count the session again.
+    func test_anOpenOnALockedKeychain_startsTheUnlockPhase_andCountsOnce() throws {
+        let (h, stack, phases) = try userWithKeychain()
+        let log = try SyslogCapture()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["tty=/dev/pts/9", "open", "wait", "close"],
+                                    password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        XCTAssertEqual(try phases(), ["unlock"])
+        XCTAssertEqual(try counted(h), 1, "counted once, by the module")
+        try session.proceed()
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        session.finish()
+        XCTAssertEqual(try phases(), ["unlock", "lock"])
+        XCTAssertTrue(log.lines().contains { $0.contains("no password was captured at auth for \(h.user.name)") },
+                      log.lines().joined(separator: "\n"))
+    }
+
+    /// A login killed before close_session: the next login's close drops its line and is the
+    /// last one, so it locks.
+    func test_aKilledSession_isDropped_andTheNextLogoutLocks() throws {
+        let (h, stack, phases) = try userWithKeychain()
+        let killed = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
+        XCTAssertEqual(try killed.result(of: "open"), 0)
+        XCTAssertEqual(try counted(h), 1)
+        killed.kill()
+        let normal = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
+        XCTAssertEqual(try normal.result(of: "open"), 0)
+        XCTAssertEqual(try counted(h), 1, "the killed session's line was dropped at this open")
+        try normal.proceed()
+        XCTAssertEqual(try normal.result(of: "close"), 0)
+        normal.finish()
+        XCTAssertEqual(try phases(), ["auth", "auth", "lock"])
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+    }
+
+    /// What a damaged or planted count file holds is never taken for a session: garbage, a
+    /// dead process, a live process with another start time (a reused pid), numbers too large
+    /// and a line of our own format with a sign. One login counts one, and its close locks.
+    func test_aHostileCountFile_countsNoStranger_andTheLogoutLocks() throws {
+        let (h, stack, phases) = try userWithKeychain()
+        let path = "/run/keygate/\(h.user.uid).sessions"
+        let init1 = try String(contentsOfFile: "/proc/1/stat", encoding: .utf8)
+        let start1 = try XCTUnwrap(init1.split(separator: ")").last?.split(separator: " ").dropFirst(19).first)
+        try FileManager.default.createDirectory(atPath: "/run/keygate", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let planted = """
+            garbage line
+            999999999 12345
+            1 \(UInt64(start1).map { $0 + 1 } ?? 7)
+            +1 \(start1)
+            1 \(start1) extra
+            -5 10
+            4294967297 \(start1)
+            1 99999999999999999999999
+            \u{0}\u{1}\u{2}
+            """
+        try planted.write(toFile: path, atomically: false, encoding: .utf8)
+        XCTAssertEqual(chmod(path, 0o600), 0)
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, "only this login: \(lines)")
+        try session.proceed()
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        session.finish()
+        XCTAssertEqual(try phases(), ["auth", "lock"])
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+    }
+
+    /// A count file that is a link, a user's file or a FIFO is neither followed, read nor
+    /// rewritten by the module: the helper is asked instead (its "open" and "close" phases),
+    /// refuses it too and logs why, and the login goes on.
+    func test_aCountFileThatIsNotRootsRegularFile_isRefused_andTheLoginGoesOn() throws {
+        let (h, stack, phases) = try userWithKeychain()
+        let path = "/run/keygate/\(h.user.uid).sessions"
+        try FileManager.default.createDirectory(atPath: "/run/keygate", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let target = NSTemporaryDirectory() + "kg-count-target-" + UUID().uuidString.prefix(8)
+        try "precious\n".write(toFile: target, atomically: false, encoding: .utf8)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: target) }
+        let plants: [(String, () throws -> Void)] = [
+            ("a symbolic link", { try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target) }),
+            ("the user's file", {
+                try "".write(toFile: path, atomically: false, encoding: .utf8)
+                XCTAssertEqual(chown(path, h.user.uid, getpwnam(h.user.name)?.pointee.pw_gid ?? h.user.uid), 0)
+            }),
+            ("a FIFO", { XCTAssertEqual(mkfifo(path, 0o600), 0) }),
+        ]
+        var expected: [String] = []
+        for (what, plant) in plants {
+            _ = unlink(path)
+            try plant()
+            let log = try SyslogCapture()
+            let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: h.user.password, log: log)
+            XCTAssertEqual(try session.result(of: "auth"), 0, what)
+            XCTAssertEqual(try session.result(of: "open"), 0, what)
+            XCTAssertEqual(try session.result(of: "close"), 0, what)
+            session.finish()
+            expected += ["auth", "open", "close"]
+            XCTAssertEqual(try phases(), expected, "\(what): the helper was asked to count")
+            XCTAssertTrue(log.lines().contains { $0.contains("could not count the session of \(h.user.name)") },
+                          "\(what): \(log.lines().joined(separator: "\n"))")
+        }
+        XCTAssertEqual(try String(contentsOfFile: target, encoding: .utf8), "precious\n", "the link's target is untouched")
+        _ = unlink(path)
+    }
+
+    /// `unlock_only`: the last close starts no helper and the keychain stays unlocked until
+    /// its timeout; a uid below min_uid is left alone without a helper.
+    func test_unlockOnly_andMinUID_startNoHelperAtClose() throws {
+        let (h, _, phases) = try userWithKeychain()
+        let stack = try Stack(h, """
+        auth required pam_unix.so
+        auth optional \(PAMModuleTests.modulePath) helper=\(wrapper) debug
+        account required pam_unix.so
+        session required pam_permit.so
+        session optional \(PAMModuleTests.modulePath) helper=\(wrapper) debug unlock_only
+        """)
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: h.user.password)
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        session.finish()
+        XCTAssertEqual(try phases(), ["auth"])
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"))
+
+        let high = try Stack(h, """
+        auth required pam_unix.so
+        account required pam_unix.so
+        session required pam_permit.so
+        session optional \(PAMModuleTests.modulePath) helper=\(wrapper) debug min_uid=\(h.user.uid + 1)
+        """)
+        let ignored = try PAMDriver(stack: high, user: h.user, steps: ["open", "close"], password: h.user.password)
+        XCTAssertEqual(try ignored.result(of: "close"), 0)
+        ignored.finish()
+        XCTAssertEqual(try phases(), ["auth"], "below min_uid: no helper, no count")
+        XCTAssertEqual(try counted(h), 0)
+    }
+
+    /// The real su (util-linux), with the module in /etc/pam.d/su (bound over it in a private
+    /// mount namespace): the password typed to su unlocks at auth, the session is counted
+    /// under su's own process (the one that later closes it, after the shell ends), no helper
+    /// starts at open, and the shell's end locks.
+    func test_su_unlocksAtAuth_countsSusProcess_andTheShellsEndLocks() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/bin/su"), "su (util-linux)")
+        let (h, _, phases) = try userWithKeychain()
+        let folder = NSTemporaryDirectory() + "kg-su-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        try """
+        auth required pam_unix.so
+        auth optional \(PAMModuleTests.modulePath) helper=\(wrapper) debug
+        account required pam_unix.so
+        session required pam_permit.so
+        session optional \(PAMModuleTests.modulePath) helper=\(wrapper) debug
+        """.write(toFile: folder + "/pam-su", atomically: true, encoding: .utf8)
+        let log = try SyslogCapture()
+        let su = Process()
+        let input = Pipe()
+        su.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        // su reads the password from its standard input (no terminal), then its shell waits for a line.
+        su.arguments = ["-m", "--propagation", "private", PackagePaths.root + "/Tests/PAMDriver/with-log-socket.sh",
+                        log.folder, "/bin/su", h.user.name, "-c", "read line"]
+        su.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "KEYGATE_TEST_PAM_SU": folder + "/pam-su"]
+        su.standardInput = input
+        su.standardOutput = FileHandle.nullDevice
+        su.standardError = FileHandle.nullDevice   // its "Password:" prompt
+        try su.run()
+        defer { if su.isRunning { su.terminate() } }
+        try input.fileHandleForWriting.write(contentsOf: Data((h.user.password + "\n").utf8))
+        var lines: [Substring] = []
+        for _ in 0..<100 where lines.isEmpty {
+            Thread.sleep(forTimeInterval: 0.1)
+            lines = ((try? String(contentsOfFile: "/run/keygate/\(h.user.uid).sessions", encoding: .utf8)) ?? "").split(separator: "\n")
+        }
+        XCTAssertEqual(lines.count, 1, "\(lines) \(log.lines())")
+        XCTAssertEqual(lines.first?.split(separator: " ").first.map(String.init), String(su.processIdentifier),
+                       "the session is su's own process (unshare and the script exec it)")
+        XCTAssertEqual(try phases(), ["auth"])
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"))
+
+        try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+        su.waitUntilExit()
+        XCTAssertEqual(su.terminationStatus, 0)
+        XCTAssertEqual(try phases(), ["auth", "lock"])
+        XCTAssertEqual(try counted(h), 0)
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        XCTAssertTrue(log.lines().contains { $0.contains("pam_keygate(su:session): session opened for \(h.user.name)") },
+                      log.lines().joined(separator: "\n"))
+    }
+
+    // MARK: - Helpers
+
+    private var wrapper = ""
+
+    /// A user whose keychain the CLI made (item svc/a = "s1") and locked; a stack with the
+    /// module (debug) at auth and session whose helper is the recording wrapper; and a function
+    /// that reads the phases it ran, in order.
+    private func userWithKeychain() throws -> (CLIUserHarness, Stack, () throws -> [String]) {
+        try Requirement.require(FileManager.default.fileExists(atPath: PAMModuleTests.modulePath),
+                                "the built PAM module at \(PAMModuleTests.modulePath) (run make pam)")
+        try Requirement.require(Requirement.isRoot, "root, to run PAM as login does")
+        let h = try CLIUserHarness()
+        let made = try h.run("printf %s s1 | keygate add -s svc -a a && keygate lock")
+        XCTAssertEqual(made.status, 0, made.summary)
+        let folder = NSTemporaryDirectory() + "kg-phases-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        wrapper = folder + "/helper"
+        try """
+        #!/bin/sh
+        IFS= read -r magic
+        IFS= read -r phase
+        printf '%s\\n' "${phase#phase }" >> \(folder)/phases
+        { printf '%s\\n%s\\n' "$magic" "$phase"; cat; } | \(PAMModuleTests.helperPath)
+        """.write(toFile: wrapper, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(wrapper, 0o755), 0)
+        let stack = try Stack(h, """
+        auth required pam_unix.so
+        auth optional \(PAMModuleTests.modulePath) helper=\(wrapper) debug
+        account required pam_unix.so
+        session required pam_permit.so
+        session optional \(PAMModuleTests.modulePath) helper=\(wrapper) debug
+        """)
+        let uid = h.user.uid
+        addTeardownBlock { _ = unlink("/run/keygate/\(uid).sessions") }
+        let phases = { () throws -> [String] in
+            guard let text = try? String(contentsOfFile: folder + "/phases", encoding: .utf8) else { return [] }
+            return text.split(separator: "\n").map(String.init)
+        }
+        return (h, stack, phases)
+    }
+
+    /// The lines of the user's count file (0 when there is none).
+    private func counted(_ h: CLIUserHarness) throws -> Int {
+        guard let text = try? String(contentsOfFile: "/run/keygate/\(h.user.uid).sessions", encoding: .utf8) else { return 0 }
+        return text.split(separator: "\n").count
+    }
+}

@@ -1,0 +1,292 @@
+// keygate-secret-service against bad input and load, with real processes (python jeepney
+// clients, as a real user, on scripts/keygate-secret-session's private bus): malformed calls,
+// unknown object paths, a session used from another connection, items past the limits, a
+// client that leaves mid-prompt, a thousand clients at once, and a SIGKILL right after each
+// acknowledged CreateItem. Each gets a clean error or its answer; nothing is lost; the daemon stays up.
+//
+// Not in the embedded-store pass: these tests choose their store and bus themselves.
+import Foundation
+import KeygateTestSupport
+import XCTest
+
+final class SecretServiceAttackTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
+
+    private func harness() throws -> CLIUserHarness {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: PackagePaths.secretServiceBinary),
+                                "the built keygate-secret-service at \(PackagePaths.secretServiceBinary) (run swift build)")
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "/usr/bin/python3 with jeepney")
+        return try CLIUserHarness(sharedUser: true)
+    }
+
+    private func run(_ h: CLIUserHarness, python: String, shell: String = "", environment: [String: String] = [:],
+                     timeout: TimeInterval = 300) throws -> ProcessResult {
+        try h.writeUserFile("client.py", Self.prelude + "\n" + python, mode: 0o600)
+        return try h.run("""
+            export KEYGATE_STORE=embedded
+            keygate init </dev/null >/dev/null 2>"$HOME/init.err" || { echo init-failed; cat "$HOME/init.err"; }
+            \(shell)
+            /usr/bin/python3 "$HOME/client.py" 2>&1
+            echo daemon-alive=$(dbus-send --print-reply=literal --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner \\
+                string:org.freedesktop.secrets | awk '{print $NF}')
+            echo '--- daemon log'; cat "$KEYGATE_SECRET_SESSION_DIR/daemon.log"
+            """, extraEnvironment: environment, timeout: timeout, session: "keygate-secret-session")
+    }
+
+    /// jeepney helpers: a call that returns ("ok", body) or ("error", name).
+    static let prelude = #"""
+        import os, sys, time, threading
+        from jeepney import new_method_call, DBusAddress, MessageType
+        from jeepney.io.blocking import open_dbus_connection
+        NAME = "org.freedesktop.secrets"
+        ROOT = "/org/freedesktop/secrets"
+        def addr(path, iface): return DBusAddress(path, bus_name=NAME, interface=iface)
+        SERVICE = addr(ROOT, "org.freedesktop.Secret.Service")
+        def call(conn, address, member, sig=None, body=(), timeout=20):
+            reply = conn.send_and_get_reply(new_method_call(address, member, sig, body), timeout=timeout)
+            if reply.header.message_type == MessageType.error:
+                return ("error", reply.header.fields.get(4) or "")
+            return ("ok", reply.body)
+        def plain_session(conn): return call(conn, SERVICE, "OpenSession", "sv", ("plain", ("s", "")))[1][1]
+        def create(conn, session, attrs, secret, label="x", collection=ROOT + "/aliases/default", replace=False):
+            props = {"org.freedesktop.Secret.Item.Label": ("s", label), "org.freedesktop.Secret.Item.Attributes": ("a{ss}", attrs)}
+            return call(conn, addr(collection, "org.freedesktop.Secret.Collection"), "CreateItem", "a{sv}(oayays)b",
+                        (props, (session, b"", secret, "text/plain"), replace))
+        """#
+
+    func test_malformedCalls_unknownPaths_andItemsPastTheLimits_eachGetAClearError() throws {
+        let h = try harness()
+        let r = try run(h, python: #"""
+            c = open_dbus_connection(bus="SESSION")
+            s = plain_session(c)
+            print("wrongSig=%s" % call(c, SERVICE, "SearchItems", "s", ("x",))[1])
+            print("unknownMethod=%s" % call(c, SERVICE, "Frobnicate")[1])
+            print("unknownPath=%s" % call(c, addr(ROOT + "/collection/nope", "org.freedesktop.Secret.Collection"), "SearchItems", "a{ss}", ({},))[1])
+            print("unknownItem=%s" % call(c, addr(ROOT + "/collection/login/i999999", "org.freedesktop.Secret.Item"), "GetSecret", "o", (s,))[1])
+            print("badElement=%s" % call(c, addr(ROOT + "/collection/login/x1", "org.freedesktop.Secret.Item"), "GetSecret", "o", (s,))[1])
+            print("outside=%s" % call(c, addr("/not/ours", "org.freedesktop.Secret.Item"), "GetSecret", "o", (s,))[1])
+            print("wrongIface=%s" % call(c, addr(ROOT, "org.freedesktop.Secret.Item"), "GetSecret", "o", (s,))[1])
+            print("badAlgorithm=%s" % call(c, SERVICE, "OpenSession", "sv", ("rot13", ("s", "")))[1])
+            print("badDHKey=%s" % call(c, SERVICE, "OpenSession", "sv", ("dh-ietf1024-sha256-aes128-cbc-pkcs7", ("ay", b"")))[1])
+            print("zeroDHKey=%s" % call(c, SERVICE, "OpenSession", "sv", ("dh-ietf1024-sha256-aes128-cbc-pkcs7", ("ay", b"\x00")))[1])
+            print("dhWrongType=%s" % call(c, SERVICE, "OpenSession", "sv", ("dh-ietf1024-sha256-aes128-cbc-pkcs7", ("s", "x")))[1])
+            print("bigSecret=%s" % create(c, s, {"k": "v"}, b"x" * 70000)[1])
+            print("manyAttrs=%s" % create(c, s, {"a%d" % i: "v" for i in range(65)}, b"x")[1])
+            print("longValue=%s" % create(c, s, {"k": "v" * 5000}, b"x")[1])
+            print("longName=%s" % create(c, s, {"k" * 2000: "v"}, b"x")[1])
+            print("longLabel=%s" % create(c, s, {"k": "v"}, b"x", label="l" * 5000)[1])
+            print("noSession=%s" % create(c, ROOT + "/session/s999", {"k": "v"}, b"x")[1])
+            print("badProps=%s" % call(c, addr(ROOT + "/aliases/default", "org.freedesktop.Secret.Collection"), "CreateItem", "a{sv}(oayays)b",
+                ({"org.freedesktop.Secret.Item.Attributes": ("s", "not a dict")}, (s, b"", b"x", "text/plain"), False))[1])
+            print("readOnly=%s" % call(c, addr(ROOT + "/collection/login", "org.freedesktop.DBus.Properties"), "Set", "ssv",
+                ("org.freedesktop.Secret.Collection", "Locked", ("b", False)))[1])
+            print("noProp=%s" % call(c, addr(ROOT, "org.freedesktop.DBus.Properties"), "Get", "ss", ("org.freedesktop.Secret.Service", "Nope"))[1])
+            ok = create(c, s, {"good": "1"}, b"still-works")
+            print("afterAll=%s" % ok[0])
+            print("nothingLost=%d" % len(call(c, SERVICE, "SearchItems", "a{ss}", ({"good": "1"},))[1][0]))
+            print("nothingStored=%d" % len(call(c, SERVICE, "SearchItems", "a{ss}", ({"k": "v"},))[1][0]))
+            """#)
+        let v = r.values
+        XCTAssertNil(v["init-failed"], r.summary)
+        let invalid = "org.freedesktop.DBus.Error.InvalidArgs", noSuch = "org.freedesktop.Secret.Error.NoSuchObject"
+        XCTAssertEqual(v["wrongSig"], invalid, r.summary)
+        XCTAssertEqual(v["unknownMethod"], "org.freedesktop.DBus.Error.UnknownMethod", r.summary)
+        for key in ["unknownPath", "unknownItem", "badElement", "outside"] { XCTAssertEqual(v[key], noSuch, "\(key): \(r.summary)") }
+        XCTAssertEqual(v["wrongIface"], "org.freedesktop.DBus.Error.UnknownInterface", r.summary)
+        XCTAssertEqual(v["badAlgorithm"], "org.freedesktop.DBus.Error.NotSupported", r.summary)
+        for key in ["badDHKey", "zeroDHKey", "dhWrongType", "bigSecret", "manyAttrs", "longValue", "longName", "longLabel", "badProps"] {
+            XCTAssertEqual(v[key], invalid, "\(key): \(r.summary)")
+        }
+        XCTAssertEqual(v["noSession"], "org.freedesktop.Secret.Error.NoSession", r.summary)
+        XCTAssertEqual(v["readOnly"], "org.freedesktop.DBus.Error.PropertyReadOnly", r.summary)
+        XCTAssertEqual(v["noProp"], "org.freedesktop.DBus.Error.UnknownProperty", r.summary)
+        XCTAssertEqual(v["afterAll"], "ok", r.summary)
+        XCTAssertEqual(v["nothingLost"], "1", r.summary)
+        XCTAssertEqual(v["nothingStored"], "0", "a refused item is not half-stored: \(r.summary)")
+        XCTAssertEqual(v["daemon-alive"], "true", r.summary)
+    }
+
+    /// The seam for gated items: an item whose blob needs a person (here one `keygate add
+    /// --access user-presence` made) is locked to every connection, never opened with the cached
+    /// keys; its Unlock prompt runs the ItemAuthorizer step, which dismisses until the
+    /// gatekeeper's step is plugged in. Listing, its properties and deleting need no person.
+    func test_aGatedItem_isLockedToEveryClient_andItsPromptIsTheAuthorizersStep() throws {
+        let h = try harness()
+        let r = try run(h, python: #"""
+            from jeepney.bus_messages import message_bus, MatchRule
+            c = open_dbus_connection(bus="SESSION"); s = plain_session(c)
+            unlocked, locked = call(c, SERVICE, "SearchItems", "a{ss}", ({"service": "kg-gated"},))[1]
+            print("unlockedList=%d lockedList=%d" % (len(unlocked), len(locked)))
+            item = locked[0]
+            P = addr(item, "org.freedesktop.DBus.Properties")
+            print("lockedProp=%s" % call(c, P, "Get", "ss", ("org.freedesktop.Secret.Item", "Locked"))[1][0][1])
+            print("label=%s" % call(c, P, "Get", "ss", ("org.freedesktop.Secret.Item", "Label"))[1][0][1])
+            print("getSecret=%s" % call(c, addr(item, "org.freedesktop.Secret.Item"), "GetSecret", "o", (s,))[1])
+            print("getSecrets=%d" % len(call(c, SERVICE, "GetSecrets", "aoo", ([item], s))[1][0]))
+            done, prompt = call(c, SERVICE, "Unlock", "ao", ([item],))[1]
+            print("unlockedAtOnce=%d prompt=%s" % (len(done), prompt != "/"))
+            rule = MatchRule(type="signal", interface="org.freedesktop.Secret.Prompt", member="Completed", path=prompt)
+            c.send_and_get_reply(message_bus.AddMatch(rule))
+            with c.filter(rule) as queue:
+                call(c, addr(prompt, "org.freedesktop.Secret.Prompt"), "Prompt", "s", ("",))
+                signal = c.recv_until_filtered(queue, timeout=20)
+            print("dismissed=%s" % signal.body[0])
+            print("afterPrompt=%s" % call(c, addr(item, "org.freedesktop.Secret.Item"), "GetSecret", "o", (s,))[1])
+            print("deleted=%s" % call(c, addr(item, "org.freedesktop.Secret.Item"), "Delete")[0])
+            """#, shell: """
+            printf %s 'GATED-SECRET-5e1' | keygate add -s kg-gated -a bob --label 'Gated label' --access user-presence >/dev/null 2>&1; echo add=$?
+            echo toolLookup=[$(secret-tool lookup service kg-gated account bob)]
+            echo prompts-before-python=$(wc -l < "$HOME/prompts")
+            """)
+        let v = r.values
+        XCTAssertNil(v["init-failed"], r.summary)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["toolLookup"], "[]", "secret-tool gets nothing from a gated item: \(r.summary)")
+        XCTAssertTrue(r.out.contains("unlockedList=0 lockedList=1"), r.summary)
+        XCTAssertEqual(v["lockedProp"], "True", r.summary)
+        XCTAssertEqual(v["label"], "Gated label", r.summary)
+        XCTAssertEqual(v["getSecret"], "org.freedesktop.Secret.Error.IsLocked", r.summary)
+        XCTAssertEqual(v["getSecrets"], "0", r.summary)
+        XCTAssertTrue(r.out.contains("unlockedAtOnce=0 prompt=True"), r.summary)
+        XCTAssertEqual(v["dismissed"], "True", "the authorizer's step (none plugged in yet) dismisses: \(r.summary)")
+        XCTAssertEqual(v["afterPrompt"], "org.freedesktop.Secret.Error.IsLocked", r.summary)
+        XCTAssertEqual(v["deleted"], "ok", "deleting needs no person: \(r.summary)")
+        XCTAssertFalse(r.out.contains("GATED-SECRET-5e1"), "the secret never came out: \(r.summary)")
+        XCTAssertEqual(v["daemon-alive"], "true", r.summary)
+    }
+
+    func test_aSessionIsTheConnectionsOwn_andClosesWhenItLeaves() throws {
+        let h = try harness()
+        let r = try run(h, python: #"""
+            a = open_dbus_connection(bus="SESSION"); b = open_dbus_connection(bus="SESSION")
+            sa = plain_session(a)
+            item = create(a, sa, {"owner": "a"}, b"a-secret")[1][0]
+            I = addr(item, "org.freedesktop.Secret.Item")
+            print("ownRead=%s" % bytes(call(a, I, "GetSecret", "o", (sa,))[1][0][2]).decode())
+            print("otherRead=%s" % call(b, I, "GetSecret", "o", (sa,))[1])
+            print("otherGetSecrets=%s" % call(b, SERVICE, "GetSecrets", "aoo", ([item], sa))[1])
+            print("otherCreate=%s" % create(b, sa, {"owner": "b"}, b"b-secret")[1])
+            print("otherClose=%s" % call(b, addr(sa, "org.freedesktop.Secret.Session"), "Close")[1])
+            a.close(); time.sleep(0.5)
+            print("afterLeave=%s" % call(b, addr(sa, "org.freedesktop.DBus.Introspectable"), "Introspect")[1])
+            sb = plain_session(b)
+            print("otherStillWorks=%s" % bytes(call(b, I, "GetSecret", "o", (sb,))[1][0][2]).decode())
+            """#)
+        let v = r.values
+        XCTAssertEqual(v["ownRead"], "a-secret", r.summary)
+        let noSession = "org.freedesktop.Secret.Error.NoSession"
+        for key in ["otherRead", "otherGetSecrets", "otherCreate", "otherClose"] { XCTAssertEqual(v[key], noSession, "\(key): \(r.summary)") }
+        XCTAssertEqual(v["afterLeave"], "org.freedesktop.Secret.Error.NoSuchObject", "the session closed with its connection: \(r.summary)")
+        XCTAssertEqual(v["otherStillWorks"], "a-secret", r.summary)
+        XCTAssertEqual(v["daemon-alive"], "true", r.summary)
+    }
+
+    func test_aClientThatLeavesMidPrompt_costsNothing() throws {
+        let h = try harness()
+        // The askpass answers after a pause, so the client is long gone when the prompt ends.
+        try h.writeUserFile("slow-askpass", "#!/bin/sh\nsleep 2\ncat \"$HOME/answer\"\n", mode: 0o700)
+        let r = try run(h, python: #"""
+            b = open_dbus_connection(bus="SESSION"); sb = plain_session(b)
+            keep = create(b, sb, {"keep": "1"}, b"kept")[1][0]
+            os.system("keygate lock >/dev/null 2>&1")
+            a = open_dbus_connection(bus="SESSION")
+            unlocked, prompt = call(a, SERVICE, "Unlock", "ao", ([ROOT + "/collection/login"],))[1]
+            print("promptGiven=%s" % (prompt != "/"))
+            print("prompted=%s" % call(a, addr(prompt, "org.freedesktop.Secret.Prompt"), "Prompt", "s", ("",))[0])
+            a.close()
+            print("answersMeanwhile=%s" % call(b, addr(ROOT, "org.freedesktop.DBus.Properties"), "Get", "ss", ("org.freedesktop.Secret.Service", "Collections"))[0])
+            print("otherCannotRun=%s" % call(b, addr(prompt, "org.freedesktop.Secret.Prompt"), "Prompt", "s", ("",))[1])
+            time.sleep(4)
+            print("promptGone=%s" % call(b, addr(prompt, "org.freedesktop.Secret.Prompt"), "Dismiss")[1])
+            sb = plain_session(b)
+            print("kept=%s" % bytes(call(b, addr(keep, "org.freedesktop.Secret.Item"), "GetSecret", "o", (sb,))[1][0][2]).decode())
+            """#, environment: ["KEYGATE_ASKPASS": h.user.home + "/slow-askpass"])
+        let v = r.values
+        XCTAssertNil(v["init-failed"], r.summary)
+        XCTAssertEqual(v["promptGiven"], "True", r.summary)
+        XCTAssertEqual(v["prompted"], "ok", r.summary)
+        XCTAssertEqual(v["answersMeanwhile"], "ok", "the loop answers while a prompt runs: \(r.summary)")
+        XCTAssertEqual(v["otherCannotRun"], "org.freedesktop.Secret.Error.NoSuchObject", r.summary)
+        XCTAssertEqual(v["promptGone"], "org.freedesktop.Secret.Error.NoSuchObject", r.summary)
+        XCTAssertEqual(v["kept"], "kept", r.summary)
+        XCTAssertEqual(v["daemon-alive"], "true", r.summary)
+    }
+
+    func test_aThousandClientsAtOnce_eachGetsItsOwnAnswer() throws {
+        let h = try harness()
+        let r = try run(h, python: #"""
+            c = open_dbus_connection(bus="SESSION"); s = plain_session(c)
+            items = [create(c, s, {"load": str(i)}, ("load-secret-%d" % i).encode())[1][0] for i in range(20)]
+            N = 1000
+            conns = [open_dbus_connection(bus="SESSION") for _ in range(N)]
+            print("connected=%d" % len(conns))
+            barrier = threading.Barrier(N)
+            results = [None] * N
+            def client(i):
+                try:
+                    barrier.wait(timeout=120)
+                    conn = conns[i]
+                    session = plain_session(conn)
+                    k = i % len(items)
+                    found = call(conn, SERVICE, "SearchItems", "a{ss}", ({"load": str(k)},), timeout=120)[1][0]
+                    secret = call(conn, SERVICE, "GetSecrets", "aoo", (found, session), timeout=120)[1][0]
+                    value = bytes(secret[found[0]][2]).decode()
+                    results[i] = value == "load-secret-%d" % k
+                except Exception as e:
+                    results[i] = repr(e)
+            threads = [threading.Thread(target=client, args=(i,)) for i in range(N)]
+            start = time.time()
+            for t in threads: t.start()
+            for t in threads: t.join()
+            print("seconds=%.1f" % (time.time() - start))
+            print("right=%d" % sum(1 for x in results if x is True))
+            print("firstWrong=%s" % next((x for x in results if x is not True), None))
+            for conn in conns: conn.close()
+            """#, timeout: 600)
+        let v = r.values
+        XCTAssertNil(v["init-failed"], r.summary)
+        XCTAssertEqual(v["connected"], "1000", r.summary)
+        XCTAssertEqual(v["right"], "1000", "every client got its own secret: \(r.summary)")
+        XCTAssertEqual(v["daemon-alive"], "true", r.summary)
+    }
+
+    func test_aSIGKILLRightAfterAnAcknowledgedCreateItem_losesNothing() throws {
+        let h = try harness()
+        let r = try run(h, python: #"""
+            import signal, subprocess
+            pid = int(os.environ["KEYGATE_SECRET_SERVICE_PID"])
+            daemon = os.environ["KEYGATE_SECRET_SERVICE"]
+            log = open(os.environ["KEYGATE_SECRET_SESSION_DIR"] + "/daemon.log", "a")
+            def owned():
+                bus = open_dbus_connection(bus="SESSION")
+                r = bus.send_and_get_reply(new_method_call(DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus",
+                    interface="org.freedesktop.DBus"), "NameHasOwner", "s", (NAME,)))
+                bus.close(); return r.body[0]
+            ROUNDS = 15
+            for n in range(ROUNDS):
+                c = open_dbus_connection(bus="SESSION"); s = plain_session(c)
+                reply = create(c, s, {"kill": str(n)}, ("killed-%d" % n).encode())
+                os.kill(pid, signal.SIGKILL)
+                assert reply[0] == "ok", reply
+                while owned(): time.sleep(0.01)
+                proc = subprocess.Popen([daemon], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+                pid = proc.pid
+                for _ in range(500):
+                    if owned(): break
+                    time.sleep(0.01)
+                c.close()
+            c = open_dbus_connection(bus="SESSION"); s = plain_session(c)
+            found = 0
+            for n in range(ROUNDS):
+                paths = call(c, SERVICE, "SearchItems", "a{ss}", ({"kill": str(n)},))[1][0]
+                if len(paths) == 1:
+                    secret = call(c, SERVICE, "GetSecrets", "aoo", (paths, s))[1][0]
+                    if bytes(secret[paths[0]][2]) == ("killed-%d" % n).encode(): found += 1
+            print("survived=%d/%d" % (found, ROUNDS))
+            """#)
+        let v = r.values
+        XCTAssertNil(v["init-failed"], r.summary)
+        XCTAssertEqual(v["survived"], "15/15", "every acknowledged CreateItem was on disk: \(r.summary)")
+        XCTAssertEqual(v["daemon-alive"], "true", r.summary)
+    }
+}
