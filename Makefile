@@ -75,7 +75,7 @@ STATIC_CXX_DIR      = $(abspath $(OUT))/static-libstdc++
 STATIC_CXX_FLAGS    = $(if $(filter /%,$(STATIC_CXX_ARCHIVE)),-Xswiftc -L$(STATIC_CXX_DIR))
 RELEASE_LINK_FLAGS ?= -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs $(STATIC_CXX_FLAGS)
 # No RUNPATH of $ORIGIN (SwiftPM's default): keygate loads nothing from its own folder, and ld.so
-# probed ~16 paths under it at every start and dlopen (issue 19).
+# would probe ~16 paths under it at every start and dlopen.
 RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath $(RELEASE_LINK_FLAGS) $(SWIFT_FLAGS)
 
 # Programs and libraries are installed as dpkg installs them: written beside the target, then
@@ -115,7 +115,7 @@ MAN_PAGES   := $(patsubst man/%.scd,$(MAN_OUT)/%,$(MAN_SOURCES))
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 export SOURCE_DATE_EPOCH
 
-# pam_keygate.so is the thin module (issue 15): Sources/PAMKeygateModule in Embedded Swift
+# pam_keygate.so is the thin module: Sources/PAMKeygateModule in Embedded Swift
 # (no Foundation, no Swift runtime library: what it uses is compiled into it), linked with
 # libpam and libc only, about 40 KB. It counts sessions itself and starts keygate-pam-helper
 # (SwiftPM, the Keygate library: KDF, unwrap, keyring, lock) for auth and chauthtok, with the
@@ -146,8 +146,8 @@ FUZZ_ENV = SWIFTC="$(SWIFTC)" FUZZ_OUT="$(OUT)/fuzz" FUZZ_RUNS="$(FUZZ_RUNS)" FU
 # the AddressSanitizer run.
 STRESS_TARGETS ?= fuzz asan
 # What `make asan` runs: the unit tests and the C-interop integration tests, with the item-store
-# contract (ItemStoreMatrixTests' contract checks, on every store kind; SecretServiceStoreTests
-# ran them on the Secret Service before issue 37), not the provider matrix's daemon-killing checks.
+# contract (ItemStoreMatrixTests' contract checks, on every store kind), not the provider
+# matrix's daemon-killing checks.
 ASAN_FILTER ?= KeygateTests|KeyCacheTests|SecretServiceStoreTests|HostKeyTests|ItemStoreMatrixTests/(search|label|replace|create_|synchronizable|delete)
 # Timing tests that ASan's 2-3x slow-down trips (not memory errors): the 100k-input policy
 # property test's hang guard, warm-read latency, and the pseudo-terminal driver's deadlines.
@@ -340,7 +340,7 @@ check-release: swift-present
 	    $(SWIFT) test $(SWIFT_FLAGS) --skip-build --filter '$(DEB_PASS_FILTER)'; \
 	  status=$$?; rm -rf "$$root"; exit $$status
 
-# The long runs of issue 8: the same XCTest cases `check` runs with small numbers
+# The long runs (docs/DECISIONS.md, "Reliability tests: one set of tests, two budgets"): the same XCTest cases `check` runs with small numbers
 # (CrashConsistencyTests, ConcurrencyTests, ...), with big ones. STRESS_KILLS SIGKILLs per
 # kill loop, STRESS_PROCS racing processes x STRESS_OPS operations, STRESS_TASKS tasks in
 # the library race; the write-then-read race (WriteThenReadStressTests) runs STRESS_ROUNDS

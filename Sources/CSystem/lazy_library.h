@@ -2,7 +2,7 @@
  * defines, for a list of functions X(kind, return type, name, (parameters), (arguments)):
  *   - struct PREFIX_table: one pointer per function, and load_error;
  *   - PREFIX_load_error(): NULL once every function was found, otherwise why not
- *     ("could not load libgio-2.0.so.0 (…: cannot open shared object file)");
+ *     ("could not load libsqlite3.so.0 (…: cannot open shared object file)");
  *   - each function under its own C name, calling through the table. If the library could not
  *     be loaded, a call returns zero (NULL, FALSE, 0) instead of jumping to nowhere; callers ask
  *     PREFIX_load_error() first and report the failure with advice.
@@ -10,7 +10,7 @@
  * emits a header's inline functions (with their statics) but not its file-scope variables. Each
  * object file that calls in has its own copy, filled once under pthread_once; a second dlopen of
  * a loaded library only takes a reference, and nothing is ever unloaded.
- * Used by Sources/CSDBus/shim.h and Sources/CSQLite/shim.h. */
+ * Used by Sources/CSDBus/shim.h, Sources/CSQLite/shim.h and Sources/CCrypto/shim.h. */
 #ifndef KEYGATE_LAZY_LIBRARY_H
 #define KEYGATE_LAZY_LIBRARY_H
 
@@ -23,8 +23,9 @@
  * dependencies) ahead of the global one, so that each of its ~450 (libsystemd) to ~1,600
  * (libsqlite3) symbol relocations is resolved in the first object searched instead of after
  * the executable and every library it links: 0.3 M instructions less for libsystemd and 0.85 M
- * for libsqlite3 in `keygate get` (docs/DECISIONS.md, issue 19). Neither library's symbols are
- * meant to be interposed, and no memory crosses between their allocator and ours. A sanitizer
+ * for libsqlite3 in `keygate get` (docs/DECISIONS.md, "A read pays for its own work only").
+ * Neither library's symbols are meant to be interposed, and no memory crosses between their
+ * allocator and ours. A sanitizer
  * runtime (ASan, TSan, MSan) refuses RTLD_DEEPBIND, so under one the usual order is kept. */
 static inline int kg_lazy_open_flags(void) {
     int flags = RTLD_NOW | RTLD_LOCAL;
@@ -84,7 +85,7 @@ static inline int kg_lazy_open_flags(void) {
         KG_LAZY_CALL_##kind(ret, t->name, args); \
     }
 
-/* Against the real header (KG_LAZY_CHECK): each function's type must be GLib's, SQLite's, … */
+/* Against the real header (KG_LAZY_CHECK): each function's type must be sd-bus's, SQLite's, … */
 #define KG_LAZY_CHECK_FUNCTION(kind, ret, name, params, args) \
     _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret (*) params), #name " differs from its library's");
 #define KG_LAZY_CHECK_CONSTANT(name, value) _Static_assert((long long)(name) == (value), #name " differs from its library's");

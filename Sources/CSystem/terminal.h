@@ -4,9 +4,10 @@
 
    Why in C: swiftc -O lowers a zero-initialised Swift global of an imported C struct to a
    packed LLVM constant without the struct's inner padding. A `static var x = sigaction()`
-   got 148 bytes where C's struct sigaction has 152, so sigaction(2) writing the old action
-   into it overran the next global (a Mutex): every typed password crashed the release
-   binary (issue 13, docs/DECISIONS.md). Debug builds lay globals out differently.
+   gets 148 bytes where C's struct sigaction has 152, so sigaction(2) writing the old action
+   into it overruns the next global (a Mutex) and a typed password crashes the release binary
+   (docs/DECISIONS.md, "The terminal prompt's state lives in C"). Debug builds lay globals
+   out differently.
 
    The handler only records the signal and wakes the reader through a pipe, whichever thread
    the kernel chose to run it on. The reader restores the terminal and the handlers, then

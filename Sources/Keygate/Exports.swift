@@ -1,6 +1,6 @@
 // Keygate is the product users import, and its public API speaks in the lower
 // targets' types (ItemQuery, AccessControl, KeychainError, Prompter...): re-exported,
-// `import Keygate` gives them all, as it did when they were one module.
+// `import Keygate` gives them all: an app imports one module.
 // docs/ARCHITECTURE.md draws the targets; docs/DECISIONS.md says why.
 @_exported import KeygateCore
 @_exported import KeygateStorage

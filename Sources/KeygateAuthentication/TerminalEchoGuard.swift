@@ -2,8 +2,8 @@
 // comes back on: after the read, and when SIGINT, SIGTERM, SIGHUP, SIGQUIT or a
 // job-control stop (Ctrl-Z, SIGTTIN, SIGTTOU) arrives while echo is off. The state and
 // the signal handler are C's (CSystem/terminal.h): a Swift global of an imported C
-// struct can be laid out smaller than C's, which once let sigaction(2) overwrite the
-// next global in the release build (issue 13). Delegates to termios(3), sigaction(2)
+// struct can be laid out smaller than C's, and sigaction(2) then overwrites the next
+// global in a release build (terminal.h says how). Delegates to termios(3), sigaction(2)
 // and poll(2) through that header; this is the header's only Swift caller.
 import KeygateCore
 internal import CSystem

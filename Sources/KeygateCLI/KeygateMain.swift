@@ -17,9 +17,9 @@ public enum KeygateMain {
         GitCredentialCommand.self, DockerCredentialCommand.self, SSHAddCommand.self, SSHAskpassCommand.self,
     ]
 
-    /// Arguments implied by a macOS alias, e.g. add-internet-password means add --internet.
-    /// The options a verb implies (the `security` tool's internet-password verbs). A switch, not a
-    /// dictionary: a read should not instantiate a dictionary type it does not need (issue 19).
+    /// The options a macOS alias implies (add-internet-password means add --internet). A switch,
+    /// not a dictionary: a dictionary type instantiated at run time costs a read a conformance
+    /// scan (docs/DECISIONS.md, "A read pays for its own work only").
     static func impliedArguments(for verb: String) -> [String] {
         switch verb {
         case "add-internet-password", "find-internet-password", "delete-internet-password": return ["--internet"]
@@ -34,7 +34,7 @@ public enum KeygateMain {
 
     /// The options before the verb and the usage line: what every run parses. The verbs are not
     /// listed here: building all 26 configurations (and their help texts) is work a `get` does
-    /// not need (issue 19); `topLevelHelp` lists them for help.
+    /// not need; `topLevelHelp` lists them for help.
     static let topLevel = CommandConfiguration(
         commandName: "keygate",
         abstract: "The Apple Keychain's access-control model on Linux: sealed items in your Secret Service, unlocked through PAM.",

@@ -219,8 +219,8 @@ package enum GateAnswer: Equatable, Sendable {
 /// the shares, the public keys, the seals, the handle, the seed, the invalid boxes; then the
 /// lockout pair when either is not 0 or a fingerprint state follows; then the fingerprint state
 /// when it is set (the lockout flag one byte, 0 or 1). Every answer writes all of them, each
-/// empty where it returns none, so a gatekeeper's answer is byte for byte what it always was (a
-/// program built with an older library still reads it). An `unlocking` request's settlement
+/// empty where it returns none, so every release answers in the same bytes (a program built
+/// with an older library still reads it). An `unlocking` request's settlement
 /// (GateAnswer.Settled) is the seals and the seed of an open, presence, validate or authenticate.
 /// The one place the layout lives; GateAnswer maps onto it.
 struct GateResultLayout {

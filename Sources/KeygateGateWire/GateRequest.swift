@@ -2,7 +2,7 @@
 // A request is one case per operation (`Call`), each with the fields that operation takes
 // and no other, and the one wish every operation shares (`noPrompt`). The bytes are the
 // version-1 layout (GateRequestLayout: every field in one order), so the frame a client
-// sends is what it always was; `decode` is a pure function the fuzzer drives
+// sends is the same in every release; `decode` is a pure function the fuzzer drives
 // (Fuzz/GatekeeperRequest.swift) and refuses a field the operation does not take, so each
 // request has exactly one encoding. Nothing in a request is trusted: the scope comes from
 // the kernel, the policy from root's files, and every gate box must match a key the

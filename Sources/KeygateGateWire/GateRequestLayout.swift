@@ -3,7 +3,7 @@
 // the reason, the handle, the class keys with their seals, the boxes, the seed, the handle's
 // seconds, and, with the forUser flag only, a uid. The unlocking flag (64) puts an open's,
 // presence's or validate's class keys to seal in the class-key field, as authenticate's are. Every operation writes all of them, each
-// empty where it takes none, so the frame a client sends is byte for byte what it always was.
+// empty where it takes none, so a client and a gatekeeper of different releases read each other's frames.
 // This is the one place the layout lives: GateRequest maps each case onto it, and `request()`
 // maps it back, refusing any field its operation does not take (the layout of the request it
 // decodes must be the layout that request encodes to), so each request has one encoding.

@@ -112,8 +112,8 @@ package enum GatekeeperPaths {
     }
 
     /// Makes `path` and its missing parents as root-owned folders of `mode`. A folder that
-    /// exists must be a real folder (not a link) owned by the process's effective uid; one that an
-    /// earlier gatekeeper made with its caller's group is given root's group.
+    /// exists must be a real folder (not a link) owned by the process's effective uid; one with
+    /// another group (a caller's) is given root's group, so no user's group shares root's state.
     package static func makeFolder(_ path: String, mode: UInt32) throws {
         // The common case, one call: it is there, a real folder, ours (the daemon asks on every request).
         if case .success(let info) = FileStatus.of(path, links: .refuse), info.isDirectory, info.uid == ProcessIdentity.euid {

@@ -2,7 +2,7 @@
 // user's records as last read or written, with the file's FileVersion. GateRecords.update
 // uses a copy only while the file keeps that version, checked under the records lock that
 // every writer (the daemon and the setuid helper) takes, so `keygate lock`, a lockout or
-// an authentication the helper recorded counts at the next request as before. Off
+// an authentication the helper recorded counts at the next request. Off
 // everywhere else: the helper runs once.
 import KeygateAuthentication
 import KeygateCore

@@ -21,7 +21,6 @@ enum PAMStackProbe {
         environment.testHooks.pamConfdir ?? "/etc/pam.d"
     }
 
-    /// Whether the `keygate` service file exists.
     static func serviceExists(_ service: String = "keygate", environment: KeygateEnvironment) -> Bool {
         FileManager.default.fileExists(atPath: confdir(environment) + "/" + service)
     }

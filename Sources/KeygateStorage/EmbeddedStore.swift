@@ -207,8 +207,13 @@ package final class EmbeddedStore: ItemStore {
         while true {
             do {
                 if let kept {
-                    // Made once, for writes too (create, pragmas): its process writes.
-                    return try kept.withConnection(path: path, open: { try open(create: true, writes: true, until: end, clock: clock) }, body)
+                    // Made once, for writes too (create, pragmas): its process writes. Only the
+                    // Secret Service daemon keeps a connection, so each file it opens gets its tables.
+                    return try kept.withConnection(path: path, open: {
+                        let made = try open(create: true, writes: true, until: end, clock: clock)
+                        try Self.ensureSecretServiceTables(made.0)
+                        return made
+                    }, body)
                 }
                 let (db, keyed) = try open(create: create, writes: writes, until: end, clock: clock)
                 return try body(db, keyed)
@@ -224,8 +229,8 @@ package final class EmbeddedStore: ItemStore {
     }
 
     /// Every connection keeps the -wal and -shm files at close: creating, sizing and unlinking
-    /// them again in each one-command process was most of an embedded read's system time
-    /// (docs/DECISIONS.md). A connection that writes sets what writes need: foreign keys (a delete
+    /// them again in each one-command process is most of an embedded read's system time
+    /// (docs/DECISIONS.md, "A read pays for its own work only"). A connection that writes sets what writes need: foreign keys (a delete
     /// cascades to the item's attributes), full syncs, WAL mode (persistent in the file, so set
     /// once), and a WAL cut back to empty by the checkpoint at close, so that old page images do
     /// not stay in it. A read needs none of them. Both check the schema version. Also returns

@@ -20,7 +20,7 @@ package final class KeptConnection: @unchecked Sendable {
     private var checkedAt: ContinuousClock.Instant?
     private static let checkAge: Duration = .milliseconds(100)
     /// Statements prepared once on `database`, by their SQL (the daemon asks the same few
-    /// questions over and over: parsing them each time was a third of a call's work).
+    /// questions over and over: parsing them each time is a third of a call's work).
     private var statements: [String: SQLiteStatement] = [:]
 
     package init() {}

@@ -33,8 +33,8 @@ final class SQLiteDatabase {
         handle = try Self.open(path, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
     }
 
-    /// Opens the database at `path` read-only, for a read on a read-only file system (issue 39,
-    /// item 1): SQLite reads a WAL database read-only when its -wal and -shm files are there, as
+    /// Opens the database at `path` read-only, for a read on a read-only file system
+    /// (docs/DECISIONS.md, "A read-only data folder"): SQLite reads a WAL database read-only when its -wal and -shm files are there, as
     /// Keygate keeps them; else, with `immutable`, as a file nothing changes (no locks, no WAL).
     init(readingOnly path: String, immutable: Bool) throws {
         var escaped = ""

@@ -47,8 +47,8 @@ extension SecretServiceConnection {
     func completePrompt(_ path: String, action: String, _ deadline: ServiceDeadline, allowWindow: Bool = true,
                         windowLimit: Duration = SecretServicePrompt.windowLimit) throws -> BusValue? {
         guard path != "/", !path.isEmpty else { return nil }
-        // Debug builds only (a test hook): behave as Keygate did before it completed prompts (a
-        // prompt meant "locked"), so the tests can prove doctor catches a provider that prompts.
+        // Debug builds only (a test hook): read any prompt as "locked", as a client that never
+        // completes prompts does, so the tests can prove doctor catches a provider that prompts.
         if environment.testHooks.refusePrompts {
             throw SecretServiceFailure.locked(provider(deadline))
         }
@@ -111,7 +111,8 @@ extension SecretServiceConnection {
 
         var windowShown = false
         // `windowLimit` is the whole wait, the call's deadline included: the wait stated is the
-        // wait that happens (issue 35 measured 125-130 s for a stated 120 s).
+        // wait that happens (a window counted from after the deadline measures 125-130 s for a
+        // stated 120 s).
         let started = clock.now
         var limit = deadline.limit
         var end = started.advanced(by: limit)

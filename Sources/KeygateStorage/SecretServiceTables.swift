@@ -2,7 +2,7 @@
 // items Secret Service clients create (any attribute names, a label, a content type, a sealed
 // blob), the collections they create, and the aliases they set. Their own tables, made by one
 // migration step of their own (`prepareSecretServiceTables`, CREATE ... IF NOT EXISTS: a
-// Keygate that does not know them reads the file as before, and the schema version of
+// Keygate that does not know them still reads the file, and the schema version of
 // Keygate's items does not move). Keygate's items (the `items` table) are read here as the
 // Secret Service sees them: by row id, and matched by their stored attribute strings, as
 // SecretServiceStore writes them to any other provider.
@@ -73,38 +73,44 @@ extension EmbeddedStore {
     /// is none (the daemon calls it once at start).
     package func prepareSecretServiceTables() throws {
         try withDatabase(action: "prepare the Secret Service's tables", create: true, writes: true) { db in
-            if try db.scalarText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'secret_service_items'") == "1" {
-                return
-            }
-            try db.writeTransaction {
-                try db.execute("""
-                    CREATE TABLE IF NOT EXISTS secret_service_items (
-                        id INTEGER PRIMARY KEY,
-                        collection TEXT NOT NULL,
-                        uid BLOB NOT NULL UNIQUE,
-                        label TEXT NOT NULL,
-                        sealed_label BLOB,
-                        content_type TEXT NOT NULL,
-                        created INTEGER NOT NULL,
-                        modified INTEGER NOT NULL,
-                        blob BLOB NOT NULL);
-                    CREATE INDEX IF NOT EXISTS secret_service_items_collection ON secret_service_items (collection);
-                    CREATE TABLE IF NOT EXISTS secret_service_attributes (
-                        item INTEGER NOT NULL REFERENCES secret_service_items (id) ON DELETE CASCADE,
-                        name TEXT NOT NULL,
-                        value TEXT NOT NULL,
-                        PRIMARY KEY (item, name)) WITHOUT ROWID;
-                    CREATE INDEX IF NOT EXISTS secret_service_attributes_match ON secret_service_attributes (name, value, item);
-                    CREATE TABLE IF NOT EXISTS secret_service_collections (
-                        name TEXT PRIMARY KEY,
-                        label TEXT NOT NULL,
-                        created INTEGER NOT NULL,
-                        modified INTEGER NOT NULL) WITHOUT ROWID;
-                    CREATE TABLE IF NOT EXISTS secret_service_aliases (
-                        alias TEXT PRIMARY KEY,
-                        collection TEXT NOT NULL) WITHOUT ROWID;
-                    """)
-            }
+            try Self.ensureSecretServiceTables(db)
+        }
+    }
+
+    /// Makes the tables in `db` unless they are there: also each time the kept connection opens
+    /// a file made since (a `keygate init` after the daemon started, a restore, `keygate migrate`).
+    static func ensureSecretServiceTables(_ db: SQLiteDatabase) throws {
+        if try db.scalarText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'secret_service_items'") == "1" {
+            return
+        }
+        try db.writeTransaction {
+            try db.execute("""
+                CREATE TABLE IF NOT EXISTS secret_service_items (
+                    id INTEGER PRIMARY KEY,
+                    collection TEXT NOT NULL,
+                    uid BLOB NOT NULL UNIQUE,
+                    label TEXT NOT NULL,
+                    sealed_label BLOB,
+                    content_type TEXT NOT NULL,
+                    created INTEGER NOT NULL,
+                    modified INTEGER NOT NULL,
+                    blob BLOB NOT NULL);
+                CREATE INDEX IF NOT EXISTS secret_service_items_collection ON secret_service_items (collection);
+                CREATE TABLE IF NOT EXISTS secret_service_attributes (
+                    item INTEGER NOT NULL REFERENCES secret_service_items (id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    PRIMARY KEY (item, name)) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS secret_service_attributes_match ON secret_service_attributes (name, value, item);
+                CREATE TABLE IF NOT EXISTS secret_service_collections (
+                    name TEXT PRIMARY KEY,
+                    label TEXT NOT NULL,
+                    created INTEGER NOT NULL,
+                    modified INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS secret_service_aliases (
+                    alias TEXT PRIMARY KEY,
+                    collection TEXT NOT NULL) WITHOUT ROWID;
+                """)
         }
     }
 

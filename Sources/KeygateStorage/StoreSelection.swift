@@ -67,7 +67,6 @@ public struct StoreSelection: Sendable, Equatable {
         } catch {}
     }
 
-    /// The store recorded for the keychain in `directory`, if any.
     package static func recorded(in directory: String) -> StoreKind? {
         guard let bytes = try? AtomicFile.read(directory + "/" + markerName, maxBytes: 64) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == " " }).first
@@ -147,7 +146,7 @@ extension StoreSelection {
                 // A provider runs: its items belong there, never silently in the embedded store.
                 (kind, reason) = (.secretService, "a Secret Service runs, but \(error.message)")
             } catch let error as KeychainError where error.code == .notAvailable {
-                // A Secret Service with no default collection answered, but cannot hold items (issue 39, 10).
+                // A Secret Service with no default collection answered, but cannot hold items.
                 let why = error.reason == .noDefaultCollection ? "the Secret Service has no default collection to keep items in"
                     : "no Secret Service answered"
                 (kind, reason) = (.embedded, "\(why) (\(error.message))")

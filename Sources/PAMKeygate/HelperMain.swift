@@ -1,4 +1,4 @@
-// keygate-pam-helper: the heavy half of pam_keygate.so (issue 15), in the manner of
+// keygate-pam-helper: the heavy half of pam_keygate.so, in the manner of
 // unix_chkpwd and gnome-keyring-daemon --login. The thin module (Sources/PAMKeygateModule)
 // starts it for auth and chauthtok, and for a session only when there is work the module
 // cannot do itself (an unlock at open, the lock at the last close, or a count it could not

@@ -2,7 +2,7 @@
 // call: the phase, the flags, the PAM items (user, service, tty), the module options and
 // the typed passwords, read from standard input (a pipe; never argv or the environment).
 // The passwords go straight into locked memory (SecureBytes), zeroed when released.
-// The format (docs/DECISIONS.md, issue 15), written by the module:
+// The format (docs/DECISIONS.md, "pam_keygate in real logins"), written by the module:
 //   keygate-pam 1\n
 //   phase auth|open|close|passwd\n  flags N\n  user NAME\n  service NAME\n  tty TEXT\n
 //   arg OPTION\n ...

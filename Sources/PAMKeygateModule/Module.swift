@@ -1,4 +1,4 @@
-// pam_keygate.so, the thin module (issue 15): Embedded Swift, no Foundation, no runtime
+// pam_keygate.so, the thin module (docs/DECISIONS.md, "pam_keygate in real logins"): Embedded Swift, no Foundation, no runtime
 // beyond what the compiler embeds (about 40 KB in all). A session's open and close are
 // counted here (SessionFile), so a login starts the helper at auth and at the last close
 // only, and at open when the keychain is still locked (SessionUser). For those and for

@@ -5,7 +5,7 @@
 // application, and its start time from /proc/PID/stat field 22, so a reused pid is not the
 // old session), changed under flock(2), lines of processes that are gone dropped at every
 // change. Any failure answers nil, and the module then starts the helper, which counts and
-// logs why as before: the two never disagree about the file, only about who writes it.
+// logs why itself: the two never disagree about the file, only about who writes it.
 internal import CPAMModule
 
 struct SessionFile {

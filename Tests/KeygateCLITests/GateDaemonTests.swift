@@ -30,6 +30,23 @@ final class GateDaemonTests: XCTestCase {
         XCTAssertEqual(r.values["get"], "s3cret", r.summary)
     }
 
+    /// Reads vault/a with the stand-in as the helper, in `scope`: `status` is the read's exit
+    /// status, `get` what it printed, `calls` how many times the helper was asked.
+    private func readWithTheStandIn(_ h: CLIUserHarness, scope: [String: String], askpass: Bool = true) throws -> ProcessResult {
+        try h.run("""
+            v=$(keygate get -s vault -a a); echo status=$?
+            printf 'get=%s\\n' "$v"
+            echo calls=$(wc -l < "$HOME/helper-calls")
+            """, askpass: askpass, extraEnvironment: try standIn(h).merging(scope) { a, _ in a })
+    }
+
+    /// The daemon refused the read: it failed, printed no secret, and the helper was asked instead.
+    private func assertTheDaemonRefused(_ r: ProcessResult, _ why: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertNotEqual(r.values["status"], "0", r.summary, file: file, line: line)
+        XCTAssertFalse(r.out.contains("s3cret"), r.summary, file: file, line: line)
+        XCTAssertEqual(r.values["calls"], "1", "\(why): \(r.summary)", file: file, line: line)
+    }
+
     func test_aReadInsideTheWindow_isAnsweredByTheDaemon_whichIsRootInFull() throws {
         let h = try CLIUserHarness()
         try readOnceThroughTheHelper(h, scope: global)
@@ -53,13 +70,7 @@ final class GateDaemonTests: XCTestCase {
         // `keygate lock` ends the window in root's records; the daemon reads them, so it refuses,
         // and the read goes to the helper (here the stand-in, which fails).
         _ = try h.run("keygate lock", extraEnvironment: global)
-        let locked = try h.run("""
-            keygate get -s vault -a a; echo get=$?
-            echo calls=$(wc -l < "$HOME/helper-calls")
-            """, extraEnvironment: try standIn(h).merging(global) { a, _ in a })
-        XCTAssertNotEqual(locked.values["get"], "0", locked.summary)
-        XCTAssertFalse(locked.out.contains("s3cret"), locked.summary)
-        XCTAssertEqual(locked.values["calls"], "1", "after lock the daemon sends the read to the helper: \(locked.summary)")
+        assertTheDaemonRefused(try readWithTheStandIn(h, scope: global), "after lock the daemon sends the read to the helper")
     }
 
     /// A read inside the window keeps the class public key beside the master key (public, and
@@ -92,13 +103,7 @@ final class GateDaemonTests: XCTestCase {
         XCTAssertNotNil(GateDaemonProcess.find(confdir: h.confdir), "the helper started a daemon")
         // A process in another session of the same user, asking the daemon directly: its scope comes
         // from the kernel (the socket's peer), and it has no window.
-        let other = try h.run("""
-            keygate get -s vault -a a; echo get=$?
-            echo calls=$(wc -l < "$HOME/helper-calls")
-            """, askpass: false, extraEnvironment: try standIn(h))
-        XCTAssertNotEqual(other.values["get"], "0", other.summary)
-        XCTAssertFalse(other.out.contains("s3cret"), other.summary)
-        XCTAssertEqual(other.values["calls"], "1", "the daemon refused, so the helper was asked: \(other.summary)")
+        assertTheDaemonRefused(try readWithTheStandIn(h, scope: [:], askpass: false), "the daemon refused, so the helper was asked")
     }
 
     func test_anAdministratorsPolicyEdit_countsAtTheDaemonsNextAnswer() throws {
@@ -106,19 +111,13 @@ final class GateDaemonTests: XCTestCase {
         let root = try h.policyRoot(["10-vault.policy": "[service \"vault\"]\nreuse-duration = 300\n"], for: self)
         let scope = global.merging(["KEYGATE_TEST_POLICY_ROOT": root]) { a, _ in a }
         try readOnceThroughTheHelper(h, scope: scope)
-        let read = """
-            printf 'get=%s\\n' "$(keygate get -s vault -a a)"
-            echo calls=$(wc -l < "$HOME/helper-calls")
-            """
-        let inWindow = try h.run(read, extraEnvironment: try standIn(h).merging(scope) { a, _ in a })
+        let inWindow = try readWithTheStandIn(h, scope: scope)
         XCTAssertEqual(inWindow.values["get"], "s3cret", inWindow.summary)
         XCTAssertEqual(inWindow.values["calls"], "0", inWindow.summary)
         // Root shortens the window in place (the same file, the same size: only its times change).
         try "[service \"vault\"]\nreuse-duration = 001\n".write(toFile: root + "/admin/10-vault.policy", atomically: false, encoding: .utf8)
         sleep(2)
-        let after = try h.run(read, extraEnvironment: try standIn(h).merging(scope) { a, _ in a })
-        XCTAssertNotEqual(after.values["get"], "s3cret", "the daemon read the edited policy: \(after.summary)")
-        XCTAssertEqual(after.values["calls"], "1", "and sent the read to the helper: \(after.summary)")
+        assertTheDaemonRefused(try readWithTheStandIn(h, scope: scope), "the daemon read the edited policy and sent the read to the helper")
     }
 
     func test_theDaemonMode_isRootsAlone() throws {
@@ -198,10 +197,7 @@ final class GateDaemonTests: XCTestCase {
         defer { kill(pid, SIGKILL); var status: Int32 = 0; waitpid(pid, &status, 0) }
         for _ in 0..<50 where !FileManager.default.fileExists(atPath: socket) { usleep(100_000) }
         chmod(socket, 0o666)
-        let r = try h.run("""
-            printf 'get=%s\\n' "$(keygate get -s vault -a a)"
-            echo calls=$(wc -l < "$HOME/helper-calls")
-            """, extraEnvironment: try standIn(h).merging(global) { a, _ in a })
+        let r = try readWithTheStandIn(h, scope: global)
         XCTAssertEqual(r.values["get"], "s3cret", "the socket-activated daemon answered: \(r.summary)")
         XCTAssertEqual(r.values["calls"], "0", r.summary)
     }

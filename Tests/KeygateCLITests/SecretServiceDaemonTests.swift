@@ -133,6 +133,53 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["lookup"], "after-replace", r.summary)
     }
 
+    /// A client told "locked" refuses to write or asks the person again: the daemon never
+    /// answers "locked" from an old look once the keychain is open. A poller keeps the daemon
+    /// looking every few milliseconds, so an answer from a look up to 100 ms old would show.
+    /// (A lock shows within that 100 ms: nothing opens after it whatever a client was told.)
+    func test_theLockedProperty_isNeverStale_rightAfterAnUnlock() throws {
+        let h = try harness()
+        let r = try run(h, """
+            locked() { dbus-send --print-reply=literal --dest=org.freedesktop.secrets /org/freedesktop/secrets/collection/login \
+                org.freedesktop.DBus.Properties.Get string:org.freedesktop.Secret.Collection string:Locked | awk '{print $NF}'; }
+            ( while :; do locked >/dev/null 2>&1; sleep 0.005; done ) & poller=$!
+            stale=0
+            for i in 1 2 3 4 5 6 7 8; do
+                keygate lock >/dev/null 2>&1; sleep 0.15
+                [ "$(locked)" = true ] || echo "notLocked$i=yes"
+                keygate unlock </dev/null >/dev/null 2>"$HOME/unlock.err" || { echo "unlockFailed$i=yes"; cat "$HOME/unlock.err"; }
+                [ "$(locked)" = false ] || stale=$((stale + 1))
+            done
+            kill "$poller"
+            echo stale=$stale
+            """)
+        let v = r.values
+        XCTAssertNil(v["init-failed"], r.summary)
+        XCTAssertFalse(r.out.contains("notLocked"), "a lock shows within 100 ms: \(r.summary)")
+        XCTAssertFalse(r.out.contains("unlockFailed"), r.summary)
+        XCTAssertEqual(v["stale"], "0", "Locked read right after keygate unlock: \(r.summary)")
+    }
+
+    /// The store's file made again under a running daemon (a restore, or a keychain removed and
+    /// made anew): the daemon opens the new file and makes its tables there, without a restart.
+    func test_aStoreFileMadeAgain_underARunningDaemon_servesClientsAtOnce() throws {
+        let h = try harness()
+        let r = try run(h, """
+            printf %s before | secret-tool store --label=b app kg-again; echo before=$(secret-tool lookup app kg-again)
+            rm -rf "$HOME/.local/share/keygate"; keygate lock --all >/dev/null 2>&1
+            KEYGATE_STORE=embedded keygate init </dev/null >/dev/null 2>"$HOME/init2.err" || { echo init2-failed; cat "$HOME/init2.err"; }
+            sleep 0.2
+            printf %s after | secret-tool store --label=a app kg-again 2>"$HOME/store.err"; echo store=$?; cat "$HOME/store.err"
+            echo after=$(secret-tool lookup app kg-again)
+            """)
+        let v = r.values
+        XCTAssertNil(v["init-failed"], r.summary)
+        XCTAssertNil(v["init2-failed"], r.summary)
+        XCTAssertEqual(v["before"], "before", r.summary)
+        XCTAssertEqual(v["store"], "0", "the new file gets the daemon's tables: \(r.summary)")
+        XCTAssertEqual(v["after"], "after", r.summary)
+    }
+
     // MARK: python
 
     /// SecretStorage's own DH session, and a plain one opened by hand over jeepney.
@@ -205,7 +252,8 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
             /usr/bin/python3 "$HOME/col.py" make 2>&1
             kill "$KEYGATE_SECRET_SERVICE_PID"; for i in $(seq 100); do kill -0 "$KEYGATE_SECRET_SERVICE_PID" 2>/dev/null || break; sleep 0.05; done
             "$KEYGATE_SECRET_SERVICE" >>"$KEYGATE_SECRET_SESSION_DIR/daemon.log" 2>&1 & export KEYGATE_SECRET_SERVICE_PID=$!
-            for i in $(seq 100); do secret-tool search --all kgcol 1 >/dev/null 2>&1 && break; sleep 0.05; done
+            for i in $(seq 100); do dbus-send --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner \
+                string:org.freedesktop.secrets 2>/dev/null | grep -q 'boolean true' && break; sleep 0.05; done
             /usr/bin/python3 "$HOME/col.py" check 2>&1
             """)
         let v = r.values

@@ -35,7 +35,7 @@ final class GatekeeperTests: XCTestCase {
 
     /// Seals `secret` for `identity` to the gatekeeper's keys for these flags, with a throwaway class pair.
     private func seal(_ secret: String, _ identity: ItemIdentity, flags: UInt32 = AccessControl.userPresence.rawValue)
-        throws -> (blob: [UInt8], classPair: BoxKeyPair) {
+        throws -> SealedItem {
         let answer = try GateClient(prompter: ScriptedPrompter([]), environment: .process()).call(
             GateRequest(.keys(.init(identity, accessControl: flags), classKeys: []))).result
         guard case .keys(let publicKeys) = answer else { throw KeychainError.param("not a keys answer: \(answer)") }
@@ -46,7 +46,27 @@ final class GatekeeperTests: XCTestCase {
                                       accessControl: flags, classKey: classPair.publicKey,
                                       gates: publicKeys.map { GateRecipient(kind: $0.kind, publicKey: $0.key) },
                                       combination: .all)
-        return (blob, classPair)
+        return SealedItem(blob: blob, classPair: classPair, identity: identity)
+    }
+
+    /// A sealed secret, with the class pair that opens its class box and the item it was sealed for.
+    private struct SealedItem {
+        let blob: [UInt8]
+        let classPair: BoxKeyPair
+        let identity: ItemIdentity
+    }
+
+    /// Asks the gatekeeper to open `item`'s gate boxes, claiming the item it was sealed for.
+    private func open(_ item: SealedItem, person: ScriptedPrompter, noPrompt: Bool = false) throws -> String {
+        try open(item.blob, claiming: item.identity, classPair: item.classPair, person: person, noPrompt: noPrompt)
+    }
+
+    /// Reads `item` as `person`, expecting `secret`; by then `person` has been asked `prompts`
+    /// times in all (`why` says what that count shows).
+    private func assertReads(_ item: SealedItem, as person: ScriptedPrompter, _ secret: String, prompts: Int, _ why: String = "",
+                             file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(try open(item, person: person), secret, file: file, line: line)
+        XCTAssertEqual(person.prompts.count, prompts, why, file: file, line: line)
     }
 
     /// Asks the gatekeeper to open the blob's gate boxes, claiming `identity`.
@@ -72,10 +92,8 @@ final class GatekeeperTests: XCTestCase {
         let item = ItemIdentity.generic(service: "web", account: "a")
         let sealed = try seal("hunter2", item)
         let person = ScriptedPrompter([basic])
-        XCTAssertEqual(try open(sealed.blob, claiming: item, classPair: sealed.classPair, person: person), "hunter2")
-        XCTAssertEqual(person.prompts.count, 1, "the first read authenticated through PAM")
-        XCTAssertEqual(try open(sealed.blob, claiming: item, classPair: sealed.classPair, person: person), "hunter2")
-        XCTAssertEqual(person.prompts.count, 1, "the second read, same scope and service, was inside the window")
+        assertReads(sealed, as: person, "hunter2", prompts: 1, "the first read authenticated through PAM")
+        assertReads(sealed, as: person, "hunter2", prompts: 1, "the second read, same scope and service, was inside the window")
     }
 
     func test_theGateKeyNeverReachesTheClient_onlyTheItemsShare() throws {
@@ -110,16 +128,15 @@ final class GatekeeperTests: XCTestCase {
         let webItem = try seal("w", web)
         let prodItem = try seal("p", prod)
         let person = ScriptedPrompter([basic])
-        XCTAssertEqual(try open(webItem.blob, claiming: web, classPair: webItem.classPair, person: person), "w")
+        XCTAssertEqual(try open(webItem, person: person), "w")
         // Inside the basic service's window, prod still asks, through its own stack.
         let strongPerson = ScriptedPrompter([basic, basic, basic])
-        XCTAssertThrowsError(try open(prodItem.blob, claiming: prod, classPair: prodItem.classPair, person: strongPerson)) { error in
+        XCTAssertThrowsError(try open(prodItem, person: strongPerson)) { error in
             XCTAssertEqual((error as? KeychainError)?.code, .authFailed, "the basic password is wrong for keygate-strong: \(error)")
         }
         XCTAssertEqual(strongPerson.prompts.count, 3, "three tries through keygate-strong")
         let right = ScriptedPrompter([strong])
-        XCTAssertEqual(try open(prodItem.blob, claiming: prod, classPair: prodItem.classPair, person: right), "p")
-        XCTAssertEqual(right.prompts.count, 1)
+        assertReads(prodItem, as: right, "p", prompts: 1)
     }
 
     func test_eachItemsOwnWindowHolds() throws {
@@ -128,26 +145,23 @@ final class GatekeeperTests: XCTestCase {
         let webItem = try seal("w", web)
         let bankItem = try seal("b", bank)
         let person = ScriptedPrompter([basic, basic])
-        XCTAssertEqual(try open(bankItem.blob, claiming: bank, classPair: bankItem.classPair, person: person), "b")
-        XCTAssertEqual(person.prompts.count, 1)
+        assertReads(bankItem, as: person, "b", prompts: 1)
         sleep(4)
         // The web item's window (the default) still holds for the same authentication...
-        XCTAssertEqual(try open(webItem.blob, claiming: web, classPair: webItem.classPair, person: person), "w")
-        XCTAssertEqual(person.prompts.count, 1, "the default window still holds")
+        assertReads(webItem, as: person, "w", prompts: 1, "the default window still holds")
         // ...but bank's 2-second window has passed.
-        XCTAssertEqual(try open(bankItem.blob, claiming: bank, classPair: bankItem.classPair, person: person), "b")
-        XCTAssertEqual(person.prompts.count, 2, "bank's own reuse-duration ended: asked again")
+        assertReads(bankItem, as: person, "b", prompts: 2, "bank's own reuse-duration ended: asked again")
     }
 
     func test_noPromptFailsClosed_andAnotherProcessTreeDoesNotShareTheWindow() throws {
         let web = ItemIdentity.generic(service: "web", account: "a")
         let item = try seal("w", web)
-        XCTAssertThrowsError(try open(item.blob, claiming: web, classPair: item.classPair, person: ScriptedPrompter([]),
+        XCTAssertThrowsError(try open(item, person: ScriptedPrompter([]),
                                       noPrompt: true)) { error in
             XCTAssertEqual((error as? KeychainError)?.code, .interactionNotAllowed, "\(error)")
         }
-        XCTAssertEqual(try open(item.blob, claiming: web, classPair: item.classPair, person: ScriptedPrompter([basic])), "w")
-        XCTAssertEqual(try open(item.blob, claiming: web, classPair: item.classPair, person: ScriptedPrompter([]),
+        XCTAssertEqual(try open(item, person: ScriptedPrompter([basic])), "w")
+        XCTAssertEqual(try open(item, person: ScriptedPrompter([]),
                                 noPrompt: true), "w", "the window holds for this process tree")
     }
 
@@ -160,7 +174,7 @@ final class GatekeeperTests: XCTestCase {
                                           person: ScriptedPrompter(["no", "no", "no"])))
         }
         let right = ScriptedPrompter([basic])
-        XCTAssertThrowsError(try open(item.blob, claiming: web, classPair: item.classPair, person: right)) { error in
+        XCTAssertThrowsError(try open(item, person: right)) { error in
             XCTAssertTrue((error as? KeychainError)?.message.contains("too many failed attempts") == true, "\(error)")
         }
         XCTAssertEqual(right.prompts.count, 0, "locked out: not even asked")

@@ -10,8 +10,6 @@ import KeygateTestSupport
 
 final class GnomeKeyringProviderTests: XCTestCase, OutsideTheEmbeddedPass {
     static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
-    /// A session of its own, for a check that locks, kills or stops the daemon.
-    private func own(_ body: (ProviderMatrix) throws -> Void) throws { try ProviderMatrix.own(.gnomeKeyring, body) }
 
     // MARK: - who answers, and prompts
 
@@ -19,7 +17,7 @@ final class GnomeKeyringProviderTests: XCTestCase, OutsideTheEmbeddedPass {
     /// gnome-keyring would dismiss the unlock prompt at once, so Keygate does not ask, and the
     /// locked collection stays exit 36 with gnome-keyring's advice, never a false "canceled".
     func test_unlockPrompt_withADisplayButNoPrompter_isNotAsked_andStaysLocked() throws {
-        try own { matrix in
+        try ProviderMatrix.own(.gnomeKeyring) { matrix in
             let store = matrix.store(deadline: .seconds(2), unlockPrompt: .auto, windowLimit: .seconds(4))
             let attributes = ItemAttributes(identity: .generic(service: matrix.tag, account: "u"), label: "u")
             try store.create(attributes, blob: [1], replace: false)
@@ -46,7 +44,7 @@ final class GnomeKeyringProviderTests: XCTestCase, OutsideTheEmbeddedPass {
         try Self.requirePrompterAndXdotool()
         let session = try ProviderSession(.gnomeKeyring, settings: ["PROVIDER_SESSION_DISPLAY": "1"])
         defer { session.stop() }
-        let matrix = ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))")
+        let matrix = ProviderMatrix(session: session)
         let attributes = ItemAttributes(identity: .generic(service: matrix.tag, account: "typed"), label: "typed")
         try matrix.store().create(attributes, blob: [7, 7], replace: false)
         try matrix.store().lockDefaultCollection()
@@ -87,7 +85,7 @@ final class GnomeKeyringProviderTests: XCTestCase, OutsideTheEmbeddedPass {
         try Self.requirePrompterAndXdotool()
         let session = try ProviderSession(.gnomeKeyring, settings: ["PROVIDER_SESSION_DISPLAY": "1", "PROVIDER_SESSION_FIRST_LOGIN": "1"])
         defer { session.stop() }
-        let matrix = ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))")
+        let matrix = ProviderMatrix(session: session)
         let attributes = ItemAttributes(identity: .generic(service: matrix.tag, account: "first"), label: "first")
         XCTAssertThrowsError(try matrix.store(unlockPrompt: .never).create(attributes, blob: [5], replace: false)) { error in
             XCTAssertTrue((error as? KeychainError)?.message.contains("gnome-keyring has no default collection") ?? false, "\(error)")

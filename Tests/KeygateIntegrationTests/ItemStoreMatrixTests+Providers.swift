@@ -27,7 +27,7 @@ extension ItemStoreMatrixTests {
 
     private func sharedMatrix(_ kind: StoreKind, _ body: (ProviderMatrix) throws -> Void) throws {
         let session = try skippingWhenMissing { try ProviderSessions.shared(kind.provider ?? .gnomeKeyring) }
-        let matrix = ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))")
+        let matrix = ProviderMatrix(session: session)
         defer { matrix.cleanUp() }
         try body(matrix)
     }
@@ -40,7 +40,7 @@ extension ItemStoreMatrixTests {
     private func ownMatrix(_ kind: StoreKind, _ settings: [String: String], _ body: (ProviderMatrix) throws -> Void) throws {
         let session = try skippingWhenMissing { try ProviderSession(kind.provider ?? .gnomeKeyring, settings: settings) }
         defer { session.stop() }
-        try body(ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))"))
+        try body(ProviderMatrix(session: session))
     }
 
     // MARK: - who answers, and prompts

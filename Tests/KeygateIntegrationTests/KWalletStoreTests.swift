@@ -9,12 +9,10 @@ import KeygateTestSupport
 
 final class KWalletStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
-    /// A session of its own, for a check that locks, kills or stops the daemon.
-    private func own(_ body: (ProviderMatrix) throws -> Void) throws { try ProviderMatrix.own(.kWallet, body) }
 
     // MARK: - who answers, and prompts
 
     func test_unlockPrompt_unlocksThroughTheProvidersPrompt_whenTheWalletWasOpenedByTheLoginKey() throws {
-        try own { matrix in try matrix.unlockPrompt_unlocksThroughTheProvidersPrompt { try matrix.session.pamOpenWallet() } }
+        try ProviderMatrix.own(.kWallet) { matrix in try matrix.unlockPrompt_unlocksThroughTheProvidersPrompt { try matrix.session.pamOpenWallet() } }
     }
 }

@@ -10,8 +10,6 @@ import KeygateTestSupport
 
 final class KeePassXCStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     static let outsideTheEmbeddedPass = EmbeddedPassExemption.ownProviderBus
-    /// A session of its own, for a check that locks, kills or stops the daemon.
-    private func own(_ body: (ProviderMatrix) throws -> Void) throws { try ProviderMatrix.own(.keePassXC, body) }
 
     // MARK: - who answers, and prompts
 
@@ -23,7 +21,7 @@ final class KeePassXCStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     func test_unlockBeforeSearch_aHeldSearch_becomesTheUnlockPrompt_orSaysWhy() throws {
         let session = try ProviderSession(.keePassXC, settings: ["PROVIDER_SESSION_UNLOCK_BEFORE_SEARCH": "true"])
         defer { session.stop() }
-        let matrix = ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))")
+        let matrix = ProviderMatrix(session: session)
         let attributes = ItemAttributes(identity: .generic(service: matrix.tag, account: "held"), label: "held")
         try matrix.store().create(attributes, blob: [1], replace: false)
         try matrix.store().lockDefaultCollection()
@@ -54,7 +52,7 @@ final class KeePassXCStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     func test_debianDefaults_anItemAnotherClientWrote_isReadThroughTheAccessRequestWindow() throws {
         let session = try ProviderSession(.keePassXC, settings: ["PROVIDER_SESSION_DEFAULTS": "1"])
         defer { session.stop() }
-        let matrix = ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))", unlockPrompt: .auto)
+        let matrix = ProviderMatrix(session: session, unlockPrompt: .auto)
         let attributes = ItemAttributes(identity: .generic(service: matrix.tag, account: "other"), label: "other")
         try matrix.store().create(attributes, blob: [3, 5], replace: false)
         let person = try WindowAnswerer(display: session.display, [WindowAnswerer.Answer(name: "Access Request", keys: ["Return"])])
@@ -66,6 +64,6 @@ final class KeePassXCStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     }
 
     func test_unlockPrompt_unlocksWithThePasswordTypedIntoItsWindow() throws {
-        try own { try $0.unlockPrompt_unlocksWithThePasswordTypedIntoItsWindow(named: "Unlock") }
+        try ProviderMatrix.own(.keePassXC) { try $0.unlockPrompt_unlocksWithThePasswordTypedIntoItsWindow(named: "Unlock") }
     }
 }

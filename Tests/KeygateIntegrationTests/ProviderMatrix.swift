@@ -63,7 +63,7 @@ struct ProviderMatrix {
     static func own(_ provider: ProviderSession.Provider, _ body: (ProviderMatrix) throws -> Void) throws {
         let session = try ProviderSession(provider)
         defer { session.stop() }
-        try body(ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))"))
+        try body(ProviderMatrix(session: session))
     }
 
     let session: ProviderSession
@@ -73,7 +73,8 @@ struct ProviderMatrix {
     /// a person answers the provider's windows (KeePassXC as Debian installs it).
     let unlockPrompt: UnlockPromptSetting
 
-    init(session: ProviderSession, tag: String, deadline: Duration = .seconds(5), unlockPrompt: UnlockPromptSetting = .never) {
+    /// `tag` names this matrix's items; a fresh one keeps two checks' items apart.
+    init(session: ProviderSession, tag: String = "kg-matrix-\(UUID().uuidString.prefix(8))", deadline: Duration = .seconds(5), unlockPrompt: UnlockPromptSetting = .never) {
         self.session = session
         self.tag = tag
         self.deadline = deadline
@@ -124,15 +125,24 @@ struct ProviderMatrix {
         kill(session.providerPID, SIGKILL)
         waitUntilGone(session.providerPID)
 
+        try expectSearchNotAvailable(store, within: .seconds(4), saying: ["no Secret Service on the session bus"], "killed")
+    }
+
+    /// A search of this matrix's items on `store` fails "not available", saying each of `phrases`,
+    /// within `limit`; `state` is what was done to the daemon, for the failure's message.
+    private func expectSearchNotAvailable(_ store: SecretServiceStore, within limit: Duration, saying phrases: [String],
+                                          _ state: String) throws {
         let started = ContinuousClock.now
         do {
             _ = try store.search(ItemQuery(service: tag), loadBlobs: true)
-            Issue.record("a search with the daemon killed succeeded")
+            Issue.record("a search with the daemon \(state) succeeded")
         } catch let error as KeychainError {
             #expect(error.code == .notAvailable, Comment(rawValue: error.message))
-            #expect(error.message.contains("no Secret Service on the session bus"), Comment(rawValue: error.message))
+            for phrase in phrases {
+                #expect(error.message.contains(phrase), Comment(rawValue: error.message))
+            }
         }
-        #expect(ContinuousClock.now - started < .seconds(4))
+        #expect(ContinuousClock.now - started < limit)
     }
 
     /// With the daemon stopped (SIGSTOP), a call fails within its deadline and names the provider.
@@ -142,16 +152,7 @@ struct ProviderMatrix {
         kill(session.providerPID, SIGSTOP)
         defer { kill(session.providerPID, SIGCONT) }
 
-        let started = ContinuousClock.now
-        do {
-            _ = try store.search(ItemQuery(service: tag), loadBlobs: true)
-            Issue.record("a search with the daemon stopped succeeded")
-        } catch let error as KeychainError {
-            #expect(error.code == .notAvailable, Comment(rawValue: error.message))
-            #expect(error.message.contains("did not answer within 1 s"), Comment(rawValue: error.message))
-            #expect(error.message.contains(daemon), Comment(rawValue: error.message))
-        }
-        #expect(ContinuousClock.now - started < .seconds(3))
+        try expectSearchNotAvailable(store, within: .seconds(3), saying: ["did not answer within 1 s", daemon], "stopped")
         kill(session.providerPID, SIGCONT)
         #expect(try store.search(ItemQuery(service: tag), loadBlobs: false).count == 0, "recovers once resumed")
     }

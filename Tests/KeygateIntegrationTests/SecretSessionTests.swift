@@ -104,9 +104,7 @@ final class SecretSessionTests: XCTestCase, OutsideTheEmbeddedPass {
 
     func test_secretSession_keepsAnEncryptedKeyring_andRefusesAWrongPassword() throws {
         try requireTools()
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("kgt-home-" + UUID().uuidString).path
-        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(atPath: home) }
+        let home = try temporaryHome()
         let env = ["HOME": home, "PATH": "/usr/local/bin:/usr/bin:/bin", "SECRET_SESSION_PASSWORD_FD": "0"]
         let value = randomValue()
 
@@ -138,10 +136,11 @@ final class SecretSessionTests: XCTestCase, OutsideTheEmbeddedPass {
             org.freedesktop.DBus.GetConnectionUnixProcessID string:org.freedesktop.secrets 2>/dev/null | awk '{ print $NF }'; }
         """
 
-    /// A fresh HOME in the temporary folder, removed by the caller.
+    /// A fresh HOME in the temporary folder, removed when the test ends.
     private func temporaryHome() throws -> String {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("kgt-home-" + UUID().uuidString).path
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: home) }
         return home
     }
 
@@ -151,7 +150,6 @@ final class SecretSessionTests: XCTestCase, OutsideTheEmbeddedPass {
     func test_secretSession_ephemeral_aDaemonTheBusStartsAgain_servesTheSameKeyrings() throws {
         try requireTools()
         let home = try temporaryHome()
-        defer { try? FileManager.default.removeItem(atPath: home) }
         let value = randomValue()
         let result = try Subprocess.run([secretSession, "--ephemeral", "sh", "-c", """
             secret-tool store --label=kgt kgtest restarted || exit 3
@@ -193,7 +191,6 @@ final class SecretSessionTests: XCTestCase, OutsideTheEmbeddedPass {
     func test_secretSession_startsGnomeKeyringAgain_withThePassword_whenItQuitsWhileStarting() throws {
         try requireTools()
         let home = try temporaryHome()
-        defer { try? FileManager.default.removeItem(atPath: home) }
         let value = randomValue()
         var env = ["HOME": home, "PATH": "/usr/local/bin:/usr/bin:/bin", "SECRET_SESSION_PASSWORD_FD": "0"]
         let store = try Subprocess.run([secretSession, "secret-tool", "store", "--label=kgt", "kgtest", "crash"],
@@ -202,7 +199,6 @@ final class SecretSessionTests: XCTestCase, OutsideTheEmbeddedPass {
 
         // The keyring is encrypted: only a daemon given the password opens it.
         let crashing = try crashingDaemonFolder(kills: 1)
-        defer { try? FileManager.default.removeItem(atPath: crashing) }
         env["PATH"] = crashing + ":" + env["PATH", default: ""]
         let lookup = try Subprocess.run([secretSession, "secret-tool", "lookup", "kgtest", "crash"],
                                         stdin: Data("the-password\n".utf8), environment: env, timeout: 60)
@@ -216,7 +212,6 @@ final class SecretSessionTests: XCTestCase, OutsideTheEmbeddedPass {
     func test_secretSession_stopsClearly_whenGnomeKeyringQuitsAtEveryStart() throws {
         try requireTools()
         let crashing = try crashingDaemonFolder(kills: 10)
-        defer { try? FileManager.default.removeItem(atPath: crashing) }
         let result = try Subprocess.run(
             [secretSession, "--ephemeral", "sh", "-c", "echo ran"],
             environment: ["HOME": NSTemporaryDirectory(), "PATH": crashing + ":/usr/local/bin:/usr/bin:/bin"], timeout: 90)

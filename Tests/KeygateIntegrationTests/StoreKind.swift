@@ -108,7 +108,7 @@ private func withStoreOfKind(_ kind: StoreKind, _ body: (ItemStoreContract) thro
         try body(ItemStoreContract(store: store, tag: tag))
     case .gnomeKeyringProvider, .keePassXC, .keePassXCDefaults, .kWallet:
         let session = try skippingWhenMissing { try ProviderSessions.shared(kind) }
-        let matrix = ProviderMatrix(session: session, tag: "kg-matrix-\(UUID().uuidString.prefix(8))",
+        let matrix = ProviderMatrix(session: session,
                                     unlockPrompt: kind == .keePassXCDefaults ? .auto : .never)
         defer { matrix.cleanUp() }
         try body(matrix.contract)

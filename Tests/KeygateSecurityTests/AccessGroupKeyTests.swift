@@ -14,28 +14,18 @@ import Keygate
 import KeygateTestSupport
 import XCTest
 
-final class AccessGroupKeyTests: XCTestCase {
-    private var environment: InProcessKeychain?
-    private var service = ""
-    private var person = ScriptedPrompter([])
-    private let passStore = ProcessInfo.processInfo.environment["KEYGATE_STORE"]
+final class AccessGroupKeyTests: SecItemKeyTestCase {
+    override class var servicePrefix: String { "group-key" }
 
     override func setUpWithError() throws {
-        let keychain = try InProcessKeychain()
-        environment = keychain
-        service = "group-key-\(UUID().uuidString.prefix(8))"
-        person = ScriptedPrompter([keychain.password])
-        KeygateSecurityConfiguration.prompter = person
+        try super.setUpWithError()
         unsetenv("KEYGATE_ACCESS_GROUPS")
     }
 
     override func tearDownWithError() throws {
         unsetenv("KEYGATE_ACCESS_GROUPS")
-        _ = try? KeychainOperations(prompter: ScriptedPrompter([])).delete(matching: ItemQuery(service: service))
         _ = try? KeychainOperations(prompter: ScriptedPrompter([])).delete(matching: ItemQuery(server: server))
-        KeygateSecurityConfiguration.prompter = nil
-        if let passStore { setenv("KEYGATE_STORE", passStore, 1) } else { unsetenv("KEYGATE_STORE") }
-        environment?.tearDown()
+        try super.tearDownWithError()
     }
 
     private var server: String { service + ".example" }
@@ -56,14 +46,6 @@ final class AccessGroupKeyTests: XCTestCase {
 
     private func add(_ q: [String: Any], _ value: String) -> OSStatus {
         SecItemAdd(q.merging([kSecValueData as String: Data(value.utf8)]) { $1 } as CFDictionary, nil)
-    }
-
-    /// Every matching secret, in creation order.
-    private func secrets(_ q: [String: Any]) -> [String] {
-        var result: AnyObject?
-        let all = q.merging([kSecReturnData as String: true, kSecMatchLimit as String: kSecMatchLimitAll]) { $1 }
-        guard SecItemCopyMatching(all as CFDictionary, &result) == errSecSuccess else { return [] }
-        return (result as? [Data] ?? []).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The group of every match, in creation order ("" for none).

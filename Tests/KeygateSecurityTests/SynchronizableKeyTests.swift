@@ -10,40 +10,14 @@ import Keygate
 import KeygateTestSupport
 import XCTest
 
-final class SynchronizableKeyTests: XCTestCase {
-    private var environment: InProcessKeychain?
-    private var service = ""
-    private var person = ScriptedPrompter([])
-    /// The pass's store (make check runs the suite again with KEYGATE_STORE=embedded), restored after.
-    private let passStore = ProcessInfo.processInfo.environment["KEYGATE_STORE"]
-
-    override func setUpWithError() throws {
-        let keychain = try InProcessKeychain()
-        environment = keychain
-        service = "sync-key-\(UUID().uuidString.prefix(8))"
-        person = ScriptedPrompter([keychain.password])
-        KeygateSecurityConfiguration.prompter = person
-    }
-
-    override func tearDownWithError() throws {
-        _ = try? KeychainOperations(prompter: ScriptedPrompter([])).delete(matching: ItemQuery(service: service))
-        KeygateSecurityConfiguration.prompter = nil
-        if let passStore { setenv("KEYGATE_STORE", passStore, 1) } else { unsetenv("KEYGATE_STORE") }
-        environment?.tearDown()
-    }
+final class SynchronizableKeyTests: SecItemKeyTestCase {
+    override class var servicePrefix: String { "sync-key" }
 
     private func query(_ sync: Any? = nil, _ extra: [String: Any] = [:]) -> [String: Any] {
         var q: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
                                 kSecAttrAccount as String: "token"]
         if let sync = sync { q[kSecAttrSynchronizable as String] = sync }
         return q.merging(extra) { $1 }
-    }
-
-    private func secrets(_ q: [String: Any]) -> [String] {
-        var result: AnyObject?
-        let all = q.merging([kSecReturnData as String: true, kSecMatchLimit as String: kSecMatchLimitAll]) { $1 }
-        guard SecItemCopyMatching(all as CFDictionary, &result) == errSecSuccess else { return [] }
-        return (result as? [Data] ?? []).map { String(decoding: $0, as: UTF8.self) }
     }
 
     func test_synchronizableAndLocalItems_ofOneServiceAndAccount_areTwoItems() {

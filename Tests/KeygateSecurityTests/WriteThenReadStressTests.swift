@@ -20,24 +20,11 @@ import Keygate
 import KeygateTestSupport
 import XCTest
 
-final class WriteThenReadStressTests: XCTestCase {
-    private var environment: InProcessKeychain?
-    private var service = ""
-
-    override func setUpWithError() throws {
-        let keychain = try InProcessKeychain()
-        environment = keychain
-        service = "write-read-\(UUID().uuidString.prefix(8))"
-        // Enough answers for a keychain unlocked again after its cached key was dropped (a
-        // lock-after, or another suite of root's evicting root's keys on a shared machine).
-        KeygateSecurityConfiguration.prompter = ScriptedPrompter(Array(repeating: keychain.password, count: 200))
-    }
-
-    override func tearDownWithError() throws {
-        _ = try? KeychainOperations(prompter: ScriptedPrompter([])).delete(matching: ItemQuery(service: service))
-        KeygateSecurityConfiguration.prompter = nil
-        environment?.tearDown()
-    }
+final class WriteThenReadStressTests: SecItemKeyTestCase {
+    override class var servicePrefix: String { "write-read" }
+    /// Enough answers for a keychain unlocked again after its cached key was dropped (a
+    /// lock-after, or another suite of root's evicting root's keys on a shared machine).
+    override class var passwordAnswers: Int { 200 }
 
     private static func number(_ name: String, _ fallback: Int) -> Int {
         ProcessInfo.processInfo.environment[name].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil } ?? fallback
@@ -133,9 +120,7 @@ final class WriteThenReadStressTests: XCTestCase {
         let binary = PackagePaths.keygateBinary
         try Requirement.require(FileManager.default.isExecutableFile(atPath: binary), "the built keygate at \(binary)")
         return try (0..<count).map { p in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", """
+            try shellLoop("""
                 i=0
                 while [ ! -e "$STOP" ]; do
                   i=$((i+1)); a=p\(p)k$((i % 6))
@@ -143,39 +128,34 @@ final class WriteThenReadStressTests: XCTestCase {
                   "$KG" get -s "$SVC" -a "$a" >/dev/null 2>>"$STOP.err"
                   [ $((i % 3)) = 0 ] && "$KG" delete -s "$SVC" -a "$a" >/dev/null 2>>"$STOP.err"
                 done
-                """]
-            var env = ProcessInfo.processInfo.environment
-            env["KG"] = binary
-            env["SVC"] = service
-            env["STOP"] = stop
-            process.environment = env
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            return process
+                """, ["KG": binary, "SVC": service, "STOP": stop])
         }
     }
 
     /// Processes that lock the default collection every 20 ms until the file `stop` appears.
     private func lockers(_ count: Int, stop: String) throws -> [Process] {
         try (0..<count).map { _ in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", """
+            try shellLoop("""
                 while [ ! -e "$STOP" ]; do
                   gdbus call --session --dest org.freedesktop.secrets --object-path /org/freedesktop/secrets \
                     --method org.freedesktop.Secret.Service.Lock "['/org/freedesktop/secrets/aliases/default']" >/dev/null 2>&1
                   sleep 0.02
                 done
-                """]
-            var env = ProcessInfo.processInfo.environment
-            env["STOP"] = stop
-            process.environment = env
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            return process
+                """, ["STOP": stop])
         }
+    }
+
+    /// A running `/bin/sh -c script` with `variables` added to this process's environment, and
+    /// its output discarded (the writers keep their errors in `$STOP.err`, which the test reads).
+    private func shellLoop(_ script: String, _ variables: [String: String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script]
+        process.environment = ProcessInfo.processInfo.environment.merging(variables) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
     }
 
     /// The process that owns org.freedesktop.secrets now; 0 when none does.

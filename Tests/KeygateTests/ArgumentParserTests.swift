@@ -74,6 +74,15 @@ final class ArgumentParserTests: XCTestCase {
         }
     }
 
+    /// Parsing `arguments` fails with exactly `message`, which does not quote `secret` (a value
+    /// typed where it should not be may be a password).
+    private func assertUsageError(_ arguments: [String], _ configuration: CommandConfiguration = add, is message: String,
+                                  hiding secret: String, file: StaticString = #filePath, line: UInt = #line) {
+        let error = usageError(arguments, configuration, file: file, line: line)
+        XCTAssertEqual(error?.message, message, file: file, line: line)
+        XCTAssertEqual(error?.message.contains(secret), false, file: file, line: line)
+    }
+
     // MARK: names and values
 
     func test_valueOption_isFound_byShortOrLongName() throws {
@@ -182,9 +191,7 @@ final class ArgumentParserTests: XCTestCase {
     }
 
     func test_flag_givenAValue_fails_withoutQuotingTheValue() {
-        let error = usageError(["--update=hunter2"])
-        XCTAssertEqual(error?.message, "option --update does not take a value")
-        XCTAssertEqual(error?.message.contains("hunter2"), false)
+        assertUsageError(["--update=hunter2"], is: "option --update does not take a value", hiding: "hunter2")
     }
 
     // MARK: unknown options
@@ -206,8 +213,7 @@ final class ArgumentParserTests: XCTestCase {
     }
 
     func test_unknownOption_withEquals_namesOnlyTheName() {
-        let error = usageError(["--pasword=hunter2"])
-        XCTAssertEqual(error?.message, "unknown option '--pasword' (did you mean '--password'?)")
+        assertUsageError(["--pasword=hunter2"], is: "unknown option '--pasword' (did you mean '--password'?)", hiding: "hunter2")
     }
 
     func test_shortOptions_areNotBundled() throws {
@@ -222,9 +228,7 @@ final class ArgumentParserTests: XCTestCase {
     }
 
     func test_shortValueOption_gluedToItsValue_fails_withoutQuotingIt() {
-        let error = usageError(["-whunter2"])
-        XCTAssertEqual(error?.message, "option -w must be separated from its value: write '-w VALUE'")
-        XCTAssertEqual(error?.message.contains("hunter2"), false)
+        assertUsageError(["-whunter2"], is: "option -w must be separated from its value: write '-w VALUE'", hiding: "hunter2")
     }
 
     func test_firstMistake_isTheOneReported() {
@@ -276,8 +280,7 @@ final class ArgumentParserTests: XCTestCase {
 
     func test_unexpectedArgument_afterDashW_isNotQuoted() {
         // find's -w is a flag; people still type `-w hunter2`.
-        let error = usageError(["-s", "vpn", "-w", "hunter2"], Self.find)
-        XCTAssertEqual(error?.message, "unexpected argument (7 characters, not shown)")
+        assertUsageError(["-s", "vpn", "-w", "hunter2"], Self.find, is: "unexpected argument (7 characters, not shown)", hiding: "hunter2")
     }
 
     func test_unexpectedArgument_afterAnOptionMarkedSecret_isNotQuoted() {
@@ -286,13 +289,11 @@ final class ArgumentParserTests: XCTestCase {
     }
 
     func test_unknownOption_afterDashW_isNotQuoted() {
-        let error = usageError(["-w", "-hunter2"], Self.find)
-        XCTAssertEqual(error?.message, "unknown option (8 characters, not shown)")
+        assertUsageError(["-w", "-hunter2"], Self.find, is: "unknown option (8 characters, not shown)", hiding: "hunter2")
     }
 
     func test_argumentWithControlCharacters_isNotQuoted() {
-        let error = usageError(["one", "\u{1B}[2Jx"])
-        XCTAssertEqual(error?.message, "unexpected argument (5 characters, not shown)")
+        assertUsageError(["one", "\u{1B}[2Jx"], is: "unexpected argument (5 characters, not shown)", hiding: "\u{1B}")
     }
 
     func test_missingRequiredPositional_failsNamingIt() {

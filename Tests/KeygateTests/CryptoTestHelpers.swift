@@ -25,6 +25,16 @@ func makeTemporaryFolder(_ testCase: XCTestCase) throws -> String {
     return path
 }
 
+/// A fresh gate folder (root's records, as KEYGATE_TEST_GATE_DIR points the gatekeeper at one),
+/// set for this process and removed, with the variable, at teardown.
+@discardableResult
+func makeGateFolder(_ testCase: XCTestCase) throws -> String {
+    let path = try makeTemporaryFolder(testCase)
+    setenv("KEYGATE_TEST_GATE_DIR", path, 1)
+    testCase.addTeardownBlock { unsetenv("KEYGATE_TEST_GATE_DIR") }
+    return path
+}
+
 /// Runs `body`, expecting a KeychainError with `code`; returns it for further checks.
 @discardableResult
 func assertThrowsKeychainError<T>(_ code: KeychainError.Code, file: StaticString = #filePath, line: UInt = #line,

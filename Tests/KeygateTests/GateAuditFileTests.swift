@@ -4,22 +4,12 @@
 import Foundation
 import XCTest
 @testable import Keygate
-@testable import KeygateGatekeeper
 @testable import KeygateCore
 @testable import KeygateGatekeeper
 
 final class GateAuditFileTests: XCTestCase {
-    private var folder = ""
-
     override func setUpWithError() throws {
-        folder = NSTemporaryDirectory() + "keygate-audit-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        setenv("KEYGATE_TEST_GATE_DIR", folder, 1)
-    }
-
-    override func tearDown() {
-        unsetenv("KEYGATE_TEST_GATE_DIR")
-        try? FileManager.default.removeItem(atPath: folder)
+        try makeGateFolder(self)
     }
 
     func test_aLine_hasTheTimeThenTheFieldsGiven_quoted_andNoAbsentOne() {

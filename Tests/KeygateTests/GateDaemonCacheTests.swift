@@ -9,18 +9,9 @@ import XCTest
 @testable import KeygateCore
 
 final class GateDaemonCacheTests: XCTestCase {
-    private var folder = ""
-
     override func setUpWithError() throws {
-        folder = NSTemporaryDirectory() + "keygate-gate-cache-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        setenv("KEYGATE_TEST_GATE_DIR", folder, 1)
+        try makeGateFolder(self)
         GateRecordsCache.enable()
-    }
-
-    override func tearDown() {
-        unsetenv("KEYGATE_TEST_GATE_DIR")
-        try? FileManager.default.removeItem(atPath: folder)
     }
 
     func test_keptRecords_standForTheFile_onlyWhileItIsUnchanged() throws {

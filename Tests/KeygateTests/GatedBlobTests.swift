@@ -16,6 +16,16 @@ final class GatedBlobTests: XCTestCase {
         let currentSet: BoxKeyPair
         var presenceGate: GateRecipient { GateRecipient(kind: .presence, publicKey: presence.publicKey) }
         var currentSetGate: GateRecipient { GateRecipient(kind: .currentSet, publicKey: currentSet.publicKey) }
+
+        func pairs(_ names: [GateCombinationCase.Key]) -> [BoxKeyPair] {
+            names.map { name in
+                switch name {
+                case .classPair: classPair
+                case .presence: presence
+                case .currentSet: currentSet
+                }
+            }
+        }
     }
 
     private func makeKeys() throws -> Keys {
@@ -47,40 +57,20 @@ final class GatedBlobTests: XCTestCase {
         assertRefuses(blob, [])
     }
 
-    func test_classAndPresence_needsBoth() throws {
-        let keys = try makeKeys()
-        let blob = try seal(keys, [keys.presenceGate], .all)
-        assertOpens(blob, [keys.classPair, keys.presence])
-        assertOpens(blob, [keys.presence, keys.currentSet, keys.classPair])
-        assertRefuses(blob, [keys.classPair])
-        assertRefuses(blob, [keys.presence])
-        assertRefuses(blob, [keys.classPair, keys.currentSet])
-    }
-
-    func test_classAndCurrentSet_needsBoth() throws {
-        let keys = try makeKeys()
-        let blob = try seal(keys, [keys.currentSetGate], .any)
-        assertOpens(blob, [keys.classPair, keys.currentSet])
-        assertRefuses(blob, [keys.classPair])
-        assertRefuses(blob, [keys.classPair, keys.presence])
-    }
-
-    func test_anyOfPresenceAndCurrentSet_opensWithEither() throws {
-        let keys = try makeKeys()
-        let blob = try seal(keys, [keys.presenceGate, keys.currentSetGate], .any)
-        assertOpens(blob, [keys.classPair, keys.presence])
-        assertOpens(blob, [keys.classPair, keys.currentSet])
-        assertRefuses(blob, [keys.classPair])
-        assertRefuses(blob, [keys.presence, keys.currentSet])
-    }
-
-    func test_allOfPresenceAndCurrentSet_needsBoth_andFailsWithOnlyOne() throws {
-        let keys = try makeKeys()
-        let blob = try seal(keys, [keys.presenceGate, keys.currentSetGate], .all)
-        assertOpens(blob, [keys.classPair, keys.presence, keys.currentSet])
-        assertRefuses(blob, [keys.classPair, keys.presence])
-        assertRefuses(blob, [keys.classPair, keys.currentSet])
-        assertRefuses(blob, [keys.presence, keys.currentSet])
+    func test_eachGateCombination_opensWithExactlyTheKeysItAsks() throws {
+        for combination in GateCombinationCase.all {
+            let keys = try makeKeys()
+            let blob = try seal(keys, combination.gates.map { $0 == .presence ? keys.presenceGate : keys.currentSetGate },
+                                combination.needsAll ? .all : .any)
+            for held in combination.opens {
+                XCTAssertEqual(try GatedBlob.open(blob, identity: item, keys: keys.pairs(held)).unprotectedCopy(), Array("hunter2".utf8),
+                               "\(combination.why): opens with \(held)")
+            }
+            for held in combination.refuses {
+                let error = assertThrowsKeychainError(.decode) { try GatedBlob.open(blob, identity: self.item, keys: keys.pairs(held)) }
+                XCTAssertNotNil(error, "\(combination.why): refuses \(held)")
+            }
+        }
     }
 
     func test_masterKeyAlone_cannotOpenAPresenceGatedBlob() throws {
@@ -173,4 +163,29 @@ final class GatedBlobTests: XCTestCase {
                                accessControl: 0, classKey: keys.classPair.publicKey, gates: [], combination: .any)
         }
     }
+}
+
+/// A gate combination: the gates a blob is sealed with (`needsAll`: every one, else any one),
+/// the key sets that open it, and those that must not.
+struct GateCombinationCase {
+    enum Key { case classPair, presence, currentSet }
+
+    let why: String
+    let gates: [Key]
+    let needsAll: Bool
+    let opens: [[Key]]
+    let refuses: [[Key]]
+
+    static let all = [
+        GateCombinationCase(why: "class and presence need both", gates: [.presence], needsAll: true,
+                            opens: [[.classPair, .presence], [.presence, .currentSet, .classPair]],
+                            refuses: [[.classPair], [.presence], [.classPair, .currentSet]]),
+        GateCombinationCase(why: "class and current set need both", gates: [.currentSet], needsAll: false,
+                            opens: [[.classPair, .currentSet]], refuses: [[.classPair], [.classPair, .presence]]),
+        GateCombinationCase(why: "any of presence and current set opens with either", gates: [.presence, .currentSet], needsAll: false,
+                            opens: [[.classPair, .presence], [.classPair, .currentSet]], refuses: [[.classPair], [.presence, .currentSet]]),
+        GateCombinationCase(why: "all of presence and current set needs both, and fails with only one",
+                            gates: [.presence, .currentSet], needsAll: true, opens: [[.classPair, .presence, .currentSet]],
+                            refuses: [[.classPair, .presence], [.classPair, .currentSet], [.presence, .currentSet]]),
+    ]
 }

@@ -16,12 +16,7 @@ final class PinentryPrompterTests: XCTestCase {
     private let env = ["PATH": "/usr/bin:/bin"]
 
     override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("kg-pinentry-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        if !folder.isEmpty { try? FileManager.default.removeItem(atPath: folder) }
+        folder = try makeTemporaryFolder(self)
     }
 
     /// A pinentry stand-in; `getpin` is what it answers to GETPIN (Assuan lines).

@@ -1,5 +1,7 @@
 // The policy-file parser: what each construct means, every value form, and the exact
-// file:line:column (and what was expected) for a set of malformed files.
+// file:line:column (and what was expected) for a set of malformed files: one Swift Testing case
+// a file, since every such check is the same four expectations over another input.
+import Testing
 import XCTest
 @testable import Keygate
 @testable import KeygateAuthentication
@@ -124,73 +126,6 @@ final class PolicyParserTests: XCTestCase {
 
     // MARK: - malformed files: exact locations
 
-    func test_error_missingEquals_pointsAfterTheKey() {
-        assertError("[default]\nmax-tries 3\n", at: 2, 11, mentions: ["expected `=`", "max-tries"])
-    }
-
-    func test_error_keyWithNothingAfterIt_saysEqualsAndValueExpected() {
-        assertError("[default]\n  lockout\n", at: 2, 10, mentions: ["expected `= VALUE`"])
-    }
-
-    func test_error_unknownKey_atTheKey_withSuggestionAndValidKeys() {
-        assertError("[default]\nreuse_duration = 3\n", at: 2, 1, mentions: ["unknown key \"reuse_duration\"", "did you mean \"reuse-duration\"", "lock-after"])
-    }
-
-    func test_error_badDuration_pointsAtTheBadCharacter() {
-        assertError("[default]\nreuse-duration = 30x\n", at: 2, 20, mentions: ["expected a number of seconds", "5m"])
-        assertError("[default]\nlock-after = 300 # five minutes\n", at: 2, 17, mentions: ["comments go on their own line"])
-    }
-
-    func test_error_duplicateKey_namesTheFirstLine() {
-        assertError("[default]\nmax-tries = 3\n\nmax-tries = 4\n", at: 4, 1, mentions: ["duplicate key \"max-tries\"", "line 2"])
-    }
-
-    func test_error_unterminatedSection_atTheEndOfTheLine() {
-        assertError("[default\nmax-tries = 3\n", at: 1, 9, mentions: ["unterminated section header", "`]`"])
-    }
-
-    func test_error_unterminatedQuotedGlob_atTheOpeningQuote() {
-        assertError("[service \"vpn*]\n", at: 1, 10, mentions: ["unterminated quoted glob"])
-    }
-
-    func test_error_unknownSectionKind_listsTheForms() {
-        assertError("# vpn\n[vpn]\n", at: 2, 2, mentions: ["unknown section \"vpn\"", "[service \"GLOB\"]", "[default]"])
-    }
-
-    func test_error_keyBeforeAnySection() {
-        assertError("\n\nlockout = 60\n", at: 3, 1, mentions: ["outside any section", "[default]"])
-    }
-
-    func test_error_badAccessCombination_carriesApplesReason() {
-        assertError("[service \"x\"]\naccess = user-presence,current-set\n", at: 2, 10, mentions: ["user-presence cannot be combined"])
-        assertError("[default]\naccess = face-id\n", at: 2, 10, mentions: ["unknown access constraint \"face-id\""])
-    }
-
-    func test_error_badEnumValues_listTheChoices() {
-        assertError("[default]\naccessible = always\n", at: 2, 14, mentions: ["after-first-unlock"])
-        assertError("[default]\nreuse-scope = forever\n", at: 2, 15, mentions: ["tty, ppid, session or global"])
-        assertError("[default]\nallow-non-interactive = maybe\n", at: 2, 25, mentions: ["yes, no"])
-        assertError("[default]\nmax-tries = 0\n", at: 2, 13, mentions: ["1 to 100"])
-        assertError("[default]\npam-service = ../../tmp/evil\n", at: 2, 15, mentions: ["PAM service name"])
-    }
-
-    func test_error_emptyValue_andUnterminatedPromptQuote() {
-        assertError("[default]\nprompt =   \n", at: 2, 12, mentions: ["expected a value"])
-        assertError("[default]\nprompt = \"Unlock\n", at: 2, 17, mentions: ["closing `\"`"])
-    }
-
-    func test_error_textAfterHeader_andDefaultWithGlob() {
-        assertError("[default] # all\n", at: 1, 11, mentions: ["unexpected text after `]`"])
-        assertError("[default service \"x\"]\n", at: 1, 10, mentions: ["[default] takes no globs"])
-        assertError("[service \"a\" service \"b\"]\n", at: 1, 14, mentions: ["given twice"])
-        assertError("[service \"\"]\n", at: 1, 10, mentions: ["expected a glob"])
-        assertError("[ ]\n", at: 1, 3, mentions: ["empty section header"])
-    }
-
-    func test_error_duplicateSection_sameMatchAsDefault() {
-        assertError("[default]\nlockout = 1\n[service \"*\"]\n", at: 3, 1, mentions: ["duplicate section", "[default] at line 1"])
-    }
-
     func test_error_controlCharacterAndInvalidUTF8_atTheByte() {
         assertError("[default]\nprompt = a\u{1B}[2Jb\n", at: 2, 11, mentions: ["control character"])
         assertError("[default]\nprompt = a\u{7F}b\n", at: 2, 11, mentions: ["control character"])
@@ -241,5 +176,63 @@ final class PolicyParserTests: XCTestCase {
         let clock = ContinuousClock()
         let took = clock.measure { XCTAssertFalse(pattern.matches(text)) }
         XCTAssertLessThan(took, .seconds(2))
+    }
+}
+
+/// A malformed policy file, and where its first error must point and what it must say. `why`
+/// names what the row shows; it is the case's name in the test report.
+struct MalformedPolicy: Sendable, CustomTestStringConvertible {
+    let why: String
+    let text: String
+    let line: Int
+    let column: Int
+    let mentions: [String]
+
+    init(_ why: String, _ text: String, at line: Int, _ column: Int, mentions: [String]) {
+        (self.why, self.text, self.line, self.column, self.mentions) = (why, text, line, column, mentions)
+    }
+
+    var testDescription: String { "\(why): \(text.debugDescription)" }
+}
+
+struct PolicyParserErrorTests {
+    static let malformed: [MalformedPolicy] = [
+        MalformedPolicy("missingEquals_pointsAfterTheKey", "[default]\nmax-tries 3\n", at: 2, 11, mentions: ["expected `=`", "max-tries"]),
+        MalformedPolicy("keyWithNothingAfterIt_saysEqualsAndValueExpected", "[default]\n  lockout\n", at: 2, 10, mentions: ["expected `= VALUE`"]),
+        MalformedPolicy("unknownKey_atTheKey_withSuggestionAndValidKeys", "[default]\nreuse_duration = 3\n", at: 2, 1, mentions: ["unknown key \"reuse_duration\"", "did you mean \"reuse-duration\"", "lock-after"]),
+        MalformedPolicy("badDuration_pointsAtTheBadCharacter", "[default]\nreuse-duration = 30x\n", at: 2, 20, mentions: ["expected a number of seconds", "5m"]),
+        MalformedPolicy("badDuration_pointsAtTheBadCharacter", "[default]\nlock-after = 300 # five minutes\n", at: 2, 17, mentions: ["comments go on their own line"]),
+        MalformedPolicy("duplicateKey_namesTheFirstLine", "[default]\nmax-tries = 3\n\nmax-tries = 4\n", at: 4, 1, mentions: ["duplicate key \"max-tries\"", "line 2"]),
+        MalformedPolicy("unterminatedSection_atTheEndOfTheLine", "[default\nmax-tries = 3\n", at: 1, 9, mentions: ["unterminated section header", "`]`"]),
+        MalformedPolicy("unterminatedQuotedGlob_atTheOpeningQuote", "[service \"vpn*]\n", at: 1, 10, mentions: ["unterminated quoted glob"]),
+        MalformedPolicy("unknownSectionKind_listsTheForms", "# vpn\n[vpn]\n", at: 2, 2, mentions: ["unknown section \"vpn\"", "[service \"GLOB\"]", "[default]"]),
+        MalformedPolicy("keyBeforeAnySection", "\n\nlockout = 60\n", at: 3, 1, mentions: ["outside any section", "[default]"]),
+        MalformedPolicy("badAccessCombination_carriesApplesReason", "[service \"x\"]\naccess = user-presence,current-set\n", at: 2, 10, mentions: ["user-presence cannot be combined"]),
+        MalformedPolicy("badAccessCombination_carriesApplesReason", "[default]\naccess = face-id\n", at: 2, 10, mentions: ["unknown access constraint \"face-id\""]),
+        MalformedPolicy("badEnumValues_listTheChoices", "[default]\naccessible = always\n", at: 2, 14, mentions: ["after-first-unlock"]),
+        MalformedPolicy("badEnumValues_listTheChoices", "[default]\nreuse-scope = forever\n", at: 2, 15, mentions: ["tty, ppid, session or global"]),
+        MalformedPolicy("badEnumValues_listTheChoices", "[default]\nallow-non-interactive = maybe\n", at: 2, 25, mentions: ["yes, no"]),
+        MalformedPolicy("badEnumValues_listTheChoices", "[default]\nmax-tries = 0\n", at: 2, 13, mentions: ["1 to 100"]),
+        MalformedPolicy("badEnumValues_listTheChoices", "[default]\npam-service = ../../tmp/evil\n", at: 2, 15, mentions: ["PAM service name"]),
+        MalformedPolicy("emptyValue_andUnterminatedPromptQuote", "[default]\nprompt =   \n", at: 2, 12, mentions: ["expected a value"]),
+        MalformedPolicy("emptyValue_andUnterminatedPromptQuote", "[default]\nprompt = \"Unlock\n", at: 2, 17, mentions: ["closing `\"`"]),
+        MalformedPolicy("textAfterHeader_andDefaultWithGlob", "[default] # all\n", at: 1, 11, mentions: ["unexpected text after `]`"]),
+        MalformedPolicy("textAfterHeader_andDefaultWithGlob", "[default service \"x\"]\n", at: 1, 10, mentions: ["[default] takes no globs"]),
+        MalformedPolicy("textAfterHeader_andDefaultWithGlob", "[service \"a\" service \"b\"]\n", at: 1, 14, mentions: ["given twice"]),
+        MalformedPolicy("textAfterHeader_andDefaultWithGlob", "[service \"\"]\n", at: 1, 10, mentions: ["expected a glob"]),
+        MalformedPolicy("textAfterHeader_andDefaultWithGlob", "[ ]\n", at: 1, 3, mentions: ["empty section header"]),
+        MalformedPolicy("duplicateSection_sameMatchAsDefault", "[default]\nlockout = 1\n[service \"*\"]\n", at: 3, 1, mentions: ["duplicate section", "[default] at line 1"]),
+    ]
+
+    @Test(arguments: malformed)
+    func theFirstError_pointsAtTheMistake_andSaysWhatWasExpected(_ policy: MalformedPolicy) throws {
+        let first = try #require(PolicyParser.parse(policy.text, file: "t.policy").errors.first,
+                                 "expected an error at \(policy.line):\(policy.column) for:\n\(policy.text)")
+        #expect(first.file == "t.policy")
+        #expect("\(first.line):\(first.column)" == "\(policy.line):\(policy.column)", "\(first.description)")
+        for word in policy.mentions {
+            #expect(first.message.contains(word), "\"\(first.message)\" should mention \(word)")
+        }
+        #expect(first.description.hasPrefix("t.policy:\(policy.line):\(policy.column): "), "\(first.description)")
     }
 }

@@ -52,6 +52,29 @@ final class PolicySetTests: XCTestCase {
         try tree.load().decision(service: service, account: account)
     }
 
+    /// The settings a user file may tighten but never loosen, compared as one value so that a
+    /// failure shows every one of them.
+    private struct Tightenable: Equatable {
+        var access: AccessControl?
+        var accessible: Accessibility?
+        var reuseDuration: UInt32
+        var reuseScope: ReuseScope.Kind
+        var maxTries: Int
+        var lockoutSeconds: UInt32
+        var lockAfter: UInt32
+
+        init(_ access: AccessControl?, _ accessible: Accessibility?, reuse: UInt32, _ reuseScope: ReuseScope.Kind, tries: Int,
+             lockout: UInt32, lockAfter: UInt32) {
+            (self.access, self.accessible, reuseDuration, self.reuseScope) = (access, accessible, reuse, reuseScope)
+            (maxTries, lockoutSeconds, self.lockAfter) = (tries, lockout, lockAfter)
+        }
+
+        init(_ d: PolicyDecision) {
+            self.init(d.bothAccess, d.accessible, reuse: d.policy.reuseDuration, d.policy.reuseScope, tries: d.policy.maxTries,
+                      lockout: d.policy.lockoutSeconds, lockAfter: d.policy.lockAfter)
+        }
+    }
+
     // MARK: - precedence
 
     func test_precedence_vendorThenAdminThenUser() throws {
@@ -142,13 +165,7 @@ final class PolicySetTests: XCTestCase {
             """)
         let d = try decide("bank")
         XCTAssertEqual(d.warnings, [])
-        XCTAssertEqual(d.bothAccess, .currentSet)
-        XCTAssertEqual(d.accessible, .whenUnlockedThisDeviceOnly)
-        XCTAssertEqual(d.policy.reuseDuration, 0)
-        XCTAssertEqual(d.policy.reuseScope, .ppid)
-        XCTAssertEqual(d.policy.maxTries, 1)
-        XCTAssertEqual(d.policy.lockoutSeconds, 600)
-        XCTAssertEqual(d.policy.lockAfter, 60)
+        XCTAssertEqual(Tightenable(d), Tightenable(.currentSet, .whenUnlockedThisDeviceOnly, reuse: 0, .ppid, tries: 1, lockout: 600, lockAfter: 60))
         XCTAssertEqual(d.prompt, "My bank")
         for key in [PolicyKey.defaultAccess, .minimumAccess] {
             XCTAssertEqual(d.origins[key], PolicyOrigin(file: u, line: 2, section: "[service \"bank\"]", layer: .user), key.rawValue)
@@ -196,13 +213,8 @@ final class PolicySetTests: XCTestCase {
             allow-non-interactive = yes
             """)
         let d = try decide("anything")
-        XCTAssertEqual(d.bothAccess, .currentSet)
-        XCTAssertEqual(d.accessible, .whenUnlocked)
-        XCTAssertEqual(d.policy.reuseDuration, 300)
-        XCTAssertEqual(d.policy.reuseScope, .tty)
-        XCTAssertEqual(d.policy.maxTries, 3)
-        XCTAssertEqual(d.policy.lockoutSeconds, 60)
-        XCTAssertEqual(d.policy.lockAfter, 900)
+        XCTAssertEqual(Tightenable(d), Tightenable(.currentSet, .whenUnlocked, reuse: 300, .tty, tries: 3, lockout: 60, lockAfter: 900),
+                       "every loosening ignored")
         XCTAssertEqual(d.policy.pamService, "keygate")
         XCTAssertFalse(d.allowNonInteractive)
         XCTAssertEqual(d.warnings.count, 10, "access = none is ignored for both keys it sets: \(d.warnings.joined(separator: "\n"))")
@@ -258,13 +270,23 @@ final class PolicySetTests: XCTestCase {
 
     // MARK: - refused files and fail-closed
 
+    /// Loads the tree and expects the file at `path` refused with `reason` (its state begins
+    /// "refused: " and the reason), and every decision to fail closed naming the file; returns
+    /// that failure for further checks.
+    @discardableResult
+    private func assertRefusesFile(_ path: String, _ reason: String,
+                                   file: StaticString = #filePath, line: UInt = #line) -> KeychainError? {
+        let set = tree.load()
+        let state = set.files.first { $0.path == path }?.state ?? ""
+        XCTAssertTrue(state.hasPrefix("refused: ") && state.contains(reason), "\(set.files.map(\.state))", file: file, line: line)
+        let error = assertThrowsKeychainError(.notAvailable, file: file, line: line) { try set.decision(service: "s", account: "a") }
+        XCTAssertTrue(error?.message.contains(path) ?? false, error?.message ?? "", file: file, line: line)
+        return error
+    }
+
     func test_groupWritableAdminFile_isRefused_andDecisionFailsClosed_namingIt() throws {
         let path = try tree.write(tree.admin, "10-x.policy", "[default]\nmax-tries = 1\n", mode: 0o664)
-        let set = tree.load()
-        XCTAssertTrue(set.files.first { $0.path == path }?.state.hasPrefix("refused: \(path) is writable by its group") ?? false,
-                      "\(set.files.map(\.state))")
-        let error = assertThrowsKeychainError(.notAvailable) { try set.decision(service: "s", account: "a") }
-        XCTAssertTrue(error?.message.contains(path) ?? false, error?.message ?? "")
+        let error = assertRefusesFile(path, "\(path) is writable by its group")
         XCTAssertTrue(error?.message.contains("keygate policy check") ?? false)
     }
 
@@ -279,22 +301,14 @@ final class PolicySetTests: XCTestCase {
         try Requirement.require(Requirement.isRoot, "root, to chown a policy file to nobody")
         let path = try tree.write(tree.admin, "10-x.policy", "[default]\nmax-tries = 1\n")
         XCTAssertEqual(chown(path, 65534, 65534), 0)
-        let set = tree.load()
-        let state = set.files.first { $0.path == path }?.state ?? ""
-        XCTAssertTrue(state.contains("\(path) is owned by uid 65534, not root"), state)
-        let error = assertThrowsKeychainError(.notAvailable) { try set.decision(service: "s", account: "a") }
-        XCTAssertTrue(error?.message.contains(path) ?? false)
+        assertRefusesFile(path, "\(path) is owned by uid 65534, not root")
     }
 
     func test_symlinkedAdminFile_isRefused_evenToARootOwnedTarget() throws {
         let target = try tree.write(tree.root, "real.policy", "[default]\nmax-tries = 1\n")
         let link = tree.admin + "/10-link.policy"
         XCTAssertEqual(symlink(target, link), 0)
-        let set = tree.load()
-        let state = set.files.first { $0.path == link }?.state ?? ""
-        XCTAssertTrue(state.contains("\(link) is a symbolic link"), state)
-        let error = assertThrowsKeychainError(.notAvailable) { try set.decision(service: "s", account: "a") }
-        XCTAssertTrue(error?.message.contains(link) ?? false)
+        assertRefusesFile(link, "\(link) is a symbolic link")
     }
 
     func test_symlinkedAdminFolder_isRefused() throws {

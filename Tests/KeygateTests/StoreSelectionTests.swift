@@ -14,12 +14,8 @@ final class StoreSelectionTests: XCTestCase {
     private var data: String { root + "/data/keygate" }
 
     override func setUpWithError() throws {
-        root = NSTemporaryDirectory() + "kg-selection-\(UUID().uuidString)"
+        root = try makeTemporaryFolder(self)
         try FileManager.default.createDirectory(atPath: root + "/home", withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(atPath: root)
     }
 
     /// An environment with no session bus and no config files of the caller's.

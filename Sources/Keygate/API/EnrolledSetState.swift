@@ -10,7 +10,7 @@ public struct EnrolledSetState: Sendable, Equatable {
     /// Fingers are refused until a password authentication succeeds (Apple's biometryLockout).
     public let biometryLockedOut: Bool
 
-    /// The state now; throws when the gatekeeper cannot be asked (or is of a release before it).
+    /// The state now; throws when the gatekeeper cannot be asked (or its release does not know the question).
     /// `environment`: the caller's edge's (KeygateSecurity's configuration).
     public static func current(environment: KeygateEnvironment) throws -> EnrolledSetState {
         let state = try GateAccess(prompter: NeverPrompter(), authContext: nil, environment: environment).fingerprintState()

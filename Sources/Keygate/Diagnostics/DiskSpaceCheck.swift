@@ -1,7 +1,7 @@
 // Doctor check: the free space and writability of the file system that holds the data
 // folder (its nearest existing folder when it is not made yet), from statvfs(3) (VolumeSpace). A full
 // disk makes every write fail (add, update, passwd, the embedded store's items); a
-// read-only one too, while reads keep working (issue 39, items 1 and 10).
+// read-only one too, while reads keep working.
 
 enum DiskSpaceCheck {
     static let name = "disk-space"

@@ -1,4 +1,4 @@
-// Doctor checks for fingerprints (issue 38), each with its fix: fprintd (installed,
+// Doctor checks for fingerprints, each with its fix: fprintd (installed,
 // answering, a reader), pam_fprintd in the biometric stack (/etc/pam.d/keygate-biometry,
 // which the gatekeeper runs for biometry-any and biometry-current-set items), and the
 // user's enrolled set. A host with no fprintd at all is fine (OK, with what to install):

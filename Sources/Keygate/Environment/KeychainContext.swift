@@ -100,7 +100,7 @@ public enum KeychainProcess {
 }
 
 /// The process's last context, and what it was built from. Parsing the policy files,
-/// copying the environment into a dictionary and reading the password database were 15%
+/// copying the environment into a dictionary and reading the password database are 15%
 /// of an in-process read's instructions; checking that nothing changed is a few stat calls.
 final class KeychainContextCache: Sendable {
     static let shared = KeychainContextCache()

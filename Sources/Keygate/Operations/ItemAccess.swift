@@ -43,7 +43,7 @@ extension KeychainOperations {
     }
 
     /// What an item asked for `requested` is sealed with under `decision`: raised to the floor;
-    /// and whether this keychain can ever satisfy it (issue 39, 8).
+    /// and whether this keychain can ever satisfy it.
     func access(requested: AccessControl?, decision: PolicyDecision) -> ItemAccess {
         let requested = requested.flatMap { $0.constraints.isEmpty ? nil : $0 }
         let sealed = AccessControl.stricter(requested, decision.minimumAccess)

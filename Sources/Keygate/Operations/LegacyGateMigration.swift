@@ -39,7 +39,7 @@ struct LegacyGateMigration {
                 let secret = try GatedBlob.open(blob, identity: identity, keys: legacyPairs + [classPair])
                 // Sealed again with the blob's own class and flags (what 1.x sealed), stored with its attributes.
                 // 1.x's current-set (Apple's biometryCurrentSet bit) was bound to the password: it moves to
-                // Keygate's own current-set flag, which means that now (docs/ACCESS_CONTROL.md).
+                // Keygate's own current-set flag, which means just that (docs/ACCESS_CONTROL.md).
                 var sealing = item.attributes
                 sealing.accessibility = header.accessibility
                 var flags = AccessControl(rawValue: header.accessControl)

@@ -22,7 +22,7 @@ enum FingerReopen {
 extension KeyUnlocker {
     /// The follow-up of a password unlock that could not arm the finger unlock in its own run:
     /// `fingerUnlockArm` (within the last minute of that password), then the sealed copy. Without
-    /// it the password is asked, as before: a failure is an audit line, never the read's error.
+    /// it the password is asked, as with no finger unlock at all: a failure is an audit line, never the read's error.
     func armFingerUnlock(_ master: SecureBytes) {
         do {
             source.armFinger(master, publicKey: try gate.armFingerUnlock())

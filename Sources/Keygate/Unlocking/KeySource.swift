@@ -177,7 +177,7 @@ package struct KeySource: Sendable {
 
     /// Seals `master` to the gatekeeper's new finger-unlock key; an empty key (the finger unlock
     /// is off: no finger enrolled, or the policy's finger-unlock = 0) removes the copy. Without a
-    /// copy the password is asked, as before, so a failed write costs a prompt, nothing more.
+    /// copy the password is asked, so a failed write costs a prompt, nothing more.
     func armFinger(_ master: SecureBytes, publicKey: [UInt8]) {
         guard publicKey.count == BoxKeyPair.publicKeyBytes, let sealed = try? SealedBox.seal(master, to: publicKey) else {   // try?: unsealed is unarmed: the password opens it
             dropFingerCopy()

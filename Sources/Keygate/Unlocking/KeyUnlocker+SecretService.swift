@@ -7,7 +7,6 @@ extension KeyUnlocker {
     /// Whether the master key is cached: the keychain is unlocked.
     var masterKeyIsCached: Bool { source.cachedMaster != nil }
 
-    /// Whether the keychain exists.
     var keychainExists: Bool { source.isInitialized }
 
     /// The when-unlocked class key from the cached master key; interaction-not-allowed when locked.

@@ -106,7 +106,6 @@ package enum LoginKeys {
         try HostProtector.deriveFromHost(uid: uid, environment: environment)
     }
 
-    /// True when `dataDirectory` holds a host protector.
     package static func hasHostProtector(dataDirectory: String) -> Bool {
         KeyStore(directory: dataDirectory).hasHostProtector
     }

@@ -37,8 +37,8 @@ enum HostProtectorAdmin {
                 let created = try store.initializeForHost(hostProtectorKey: key, masterKey: newMaster, seals: seals)
                 // A service account has no session bus: its items go to the embedded store
                 // (docs/SERVICES.md), whatever bus root's own session has. Without this record, the
-                // account's first add took the new keychain for one older than the embedded store
-                // and went to the Secret Service (53 with no bus). KEYGATE_STORE and keygate.conf
+                // account's first add would take the new keychain for one older than the embedded
+                // store and go to the Secret Service (53 with no bus). KEYGATE_STORE and keygate.conf
                 // still win; `keygate migrate` moves the items.
                 if StoreSelection.recorded(in: directory) == nil { try StoreSelection.record(.embedded, in: directory) }
                 try LoginKeys.cacheLogin(created.masterKey, store: store, uid: account.uid, lockAfter: lockAfter)

@@ -39,7 +39,7 @@ enum GitCredentialCommand: KeygateCommand {
             throw KeychainError(.param, "git gave no host: nothing to \(operation)")
         }
         // The prompt comes right after git's own output ("Cloning into …"): it names what is unlocked and
-        // whose password opens it, so that nobody types the remote's password there (issue 39, 13).
+        // whose password opens it, so that nobody types the remote's password there.
         let operations = try context.operations(reason: """
             git asks your keychain for its credential for \(message.host ?? ""): type your login password to unlock it, \
             not the password of \(message.host ?? "the remote")

@@ -20,8 +20,6 @@ extension UsageError: CustomStringConvertible {
         )
     }
 
-    /// What the CLI prints on standard error:
-    /// "error: <message>\nUSAGE: <usage>".
     var description: String {
         "error: \(message)\nUSAGE: \(usage)"
     }

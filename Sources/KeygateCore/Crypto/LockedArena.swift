@@ -2,7 +2,7 @@
 // taking its own: sodium_malloc(3) maps, guards and mlocks pages for every allocation (about
 // ten system calls with the free), and a gated read makes a dozen of them. The arena takes
 // its chunks from sodium_malloc, so they are locked, kept out of core dumps and fenced by
-// guard pages as before; a slot is zeroed when it is given back. What it gives up is the
+// guard pages like any sodium_malloc allocation; a slot is zeroed when it is given back. What it gives up is the
 // guard page right after each small secret: an overflow out of one slot lands in the next
 // slot of the same locked chunk, not in a fault. Larger buffers (passwords, plaintexts) keep
 // their own sodium_malloc allocation.

@@ -42,7 +42,7 @@ public struct ItemAttributes: Sendable, Hashable {
 
     /// The attributes KeePassXC adds to every item it keeps and owns (its entry's fields, as its
     /// Secret Service shows them). Never an item's extras: writing them back is refused by KeePassXC
-    /// ("Uuid", "Path" are its own), so an `add -U` that kept them failed after the new secret was in.
+    /// ("Uuid", "Path" are its own), so an `add -U` that kept them would fail after the new secret is in.
     public static let providerAttributeNames: Set<String> = [
         "Title", "UserName", "URL", "Notes", "Path", "Uuid", "FDO_SECRETS_CONTENT_TYPE",
     ]

@@ -126,6 +126,5 @@ public enum ItemField: String, CaseIterable, Sendable, Hashable {
         }
     }
 
-    /// The text of a flag.
     static func text(_ flag: Bool) -> String { flag ? "1" : "" }
 }

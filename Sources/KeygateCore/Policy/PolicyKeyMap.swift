@@ -2,7 +2,8 @@
 // parser and the merge keep for each key (the line it was set on, where it came from).
 // Not a Dictionary keyed by PolicyKey: instantiating that type at run time makes the Swift
 // runtime look up PolicyKey's Hashable conformance by scanning every conformance record in
-// the binary, a cost every `keygate get` paid while parsing the policy (issue 19).
+// the binary (~0.2 M instructions), in every `keygate get` that parses the policy
+// (docs/DECISIONS.md, "A read pays for its own work only").
 
 public struct PolicyKeyMap<Value: Sendable>: Sendable {
     private var values = [Value?](repeating: nil, count: PolicyKey.count)

@@ -88,8 +88,8 @@ public enum PolicyKey: String, Sendable, CaseIterable, Hashable {
     /// Keys that apply to the whole keychain, not to items: allowed in [default] only.
     public var isKeychainWide: Bool { self == .hostProtector || self == .fingerUnlock }
 
-    /// `access = LIST` in a file sets both of these, as the one `access` key did before
-    /// Keygate 2.1: what `keygate add` gives a new item and the floor it is read with.
+    /// `access = LIST` in a file sets both of these (policy files written for Keygate 2.0 have
+    /// this one key): what `keygate add` gives a new item and the floor it is read with.
     public static let accessShorthand = "access"
     static let accessShorthandKeys: [PolicyKey] = [.defaultAccess, .minimumAccess]
 

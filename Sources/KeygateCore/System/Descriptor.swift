@@ -26,7 +26,7 @@ package final class Descriptor {
     }
 
     /// fsync(2) on a descriptor no Descriptor owns: its data and metadata on the disk; nil when
-    /// done, else why not. Not retried on EINTR (callers that had no retry keep none).
+    /// done, else why not. Not retried on EINTR: it does what fsync(2) does, no more.
     @discardableResult
     package static func sync(_ fd: Int32) -> SystemErrno? {
         fsync(fd) == 0 ? nil : .current

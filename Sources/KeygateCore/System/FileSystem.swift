@@ -2,7 +2,7 @@
 // making a folder, removing, renaming, changing mode and owner, access checks, resolving a path
 // and reading a link (mkdir(2), unlink(2), rename(2), chmod(2), fchmod(2), chown(2), lchown(2), access(2),
 // realpath(3), readlink(2)). Each returns the errno as a SystemErrno (nil when done), and does
-// no more than the call it names: no retry the call never had, no link followed it would not follow.
+// no more than the call it names: no retry, no link followed that the call would not follow.
 internal import Glibc
 
 package enum FileSystem {

@@ -12,7 +12,7 @@ package enum InstalledTools {
 
     /// An example file as this install placed it: `<prefix>/share/doc/keygate/examples/NAME` under the
     /// running binary's prefix (`make install`: /usr/local), then the .deb's /usr/share/doc; else
-    /// where the source tree has it, saying where each layout installs it (issue 39, item 2).
+    /// where the source tree has it, saying where each layout installs it.
     static func example(_ name: String, source folder: String) -> String {
         var candidates: [String] = []
         if let exe = executablePath() { candidates.append(parent(parent(exe)) + "/share/doc/keygate/examples/" + name) }

@@ -33,7 +33,8 @@ package enum StoreSetting: Equatable, Sendable {
     package static let allowedText = "secret-service, embedded or auto"
 }
 
-/// The unlock-prompt setting.
+/// KEYGATE_UNLOCK_PROMPT (or --no-unlock-prompt): whether a locked collection may open the
+/// provider's unlock window.
 public enum UnlockPromptSetting: String, Sendable, CaseIterable {
     /// Ask for an unlock when a window can be shown (the default).
     case auto

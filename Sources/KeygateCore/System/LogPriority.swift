@@ -3,12 +3,8 @@
 internal import Glibc
 
 package enum LogPriority {
-    /// LOG_ERR.
     package static let error = LOG_ERR
-    /// LOG_WARNING.
     package static let warning = LOG_WARNING
-    /// LOG_NOTICE.
     package static let notice = LOG_NOTICE
-    /// LOG_DEBUG.
     package static let debug = LOG_DEBUG
 }

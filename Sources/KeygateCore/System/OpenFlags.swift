@@ -5,8 +5,8 @@
 // Callers combine flags with `|`, never an array literal: `[.readWrite, .noControllingTerminal]`
 // builds an Array<OpenFlags> through SetAlgebra's generic initialiser, whose metadata the
 // runtime instantiates from its mangled name the first time, about 200,000 instructions in a
-// process that opens one file (a gated read paid them in TerminalPrompter.isAvailable; callgrind,
-// docs/PERFORMANCE.md).
+// process that opens one file (callgrind of a gated read, whose TerminalPrompter.isAvailable
+// opens /dev/tty; docs/PERFORMANCE.md).
 internal import Glibc
 
 package struct OpenFlags: OptionSet, Sendable {
@@ -15,9 +15,7 @@ package struct OpenFlags: OptionSet, Sendable {
 
     /// O_RDONLY: no flags.
     package static let readOnly = OpenFlags()
-    /// O_WRONLY.
     package static let writeOnly = OpenFlags(rawValue: O_WRONLY)
-    /// O_RDWR.
     package static let readWrite = OpenFlags(rawValue: O_RDWR)
     /// O_CREAT: create the file (with the mode given) when missing.
     package static let create = OpenFlags(rawValue: O_CREAT)
@@ -25,7 +23,6 @@ package struct OpenFlags: OptionSet, Sendable {
     package static let exclusive = OpenFlags(rawValue: O_EXCL)
     /// O_APPEND: every write at the end.
     package static let append = OpenFlags(rawValue: O_APPEND)
-    /// O_TRUNC.
     package static let truncate = OpenFlags(rawValue: O_TRUNC)
     /// O_NONBLOCK: never block on a FIFO (or a terminal's read).
     package static let nonBlocking = OpenFlags(rawValue: O_NONBLOCK)

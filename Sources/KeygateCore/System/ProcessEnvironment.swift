@@ -1,7 +1,7 @@
 // A snapshot of the process environment as a dictionary, read once through
 // `environ` so the library does not need Foundation's ProcessInfo. Each entry is split at
-// its first `=` as bytes: searching a String for a Character walks grapheme clusters, and
-// cost a read ~0.2 M instructions for three snapshots (issue 19).
+// its first `=` as bytes: searching a String for a Character walks grapheme clusters, which
+// costs a read ~0.2 M instructions for three snapshots.
 //
 // The last snapshot is kept with the environment's bytes: a later call while the environment
 // is byte for byte the same returns it without building the dictionary again (a `get` asks

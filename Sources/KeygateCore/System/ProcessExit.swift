@@ -3,7 +3,6 @@
 internal import Glibc
 
 package enum ProcessExit {
-    /// exit(3) with `status`.
     package static func now(_ status: Int32) -> Never { exit(status) }
 
     /// _exit(2) with `status`: no atexit handler, no stdio flush.

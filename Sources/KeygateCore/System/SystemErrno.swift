@@ -12,10 +12,9 @@ package struct SystemErrno: Error, Equatable, Sendable {
     /// The errno just set (EIO when a call failed without setting one).
     package static var current: SystemErrno { SystemErrno(code: errno == 0 ? EIO : errno) }
 
-    /// errno exactly as the last call left it (0 included), for messages that always showed it so.
+    /// errno exactly as the last call left it, 0 included (`current` turns 0 into EIO).
     package static var last: SystemErrno { SystemErrno(code: errno) }
 
-    /// strerror(3) of this code.
     package var text: String { String(cString: strerror(code)) }
 
     /// ENOENT: no such file or folder.

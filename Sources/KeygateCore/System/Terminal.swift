@@ -10,7 +10,6 @@ package enum Terminal {
     /// The controlling terminal, whoever it is.
     package static let controllingPath = "/dev/tty"
 
-    /// isatty(3).
     package static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
 
     /// Discards the input waiting on the terminal `fd`: how many bytes were discarded (0 when

@@ -37,17 +37,20 @@ package final class ClientKeychain {
     }
 
     /// The keychain's lock state as of the last look at the kernel keyring (`refresh`): not one
-    /// look per item listed, nor per call. Stale by at most `lockStateAge`, and only as shown:
-    /// opening a secret needs the cached key at that moment, so nothing opens after a lock.
+    /// look per item listed, nor per call. "Unlocked" may be stale by at most `lockStateAge`, and
+    /// only as shown: opening a secret needs the cached key at that moment, so nothing opens
+    /// after a lock. "Locked" is never stale: a client told so refuses to write or asks the
+    /// person to unlock what is open (`keygate init` or `keygate unlock` then a client at once).
     private(set) var isLocked = true
     private var lookedAt: ContinuousClock.Instant?
     static let lockStateAge: Duration = .milliseconds(100)
 
-    /// Looks at the kernel keyring again when the last look is older than `lockStateAge`, or
-    /// at once with `force` (after a lock or an unlock of the daemon's own).
+    /// Looks at the kernel keyring again when the keychain was locked at the last look, when that
+    /// look is older than `lockStateAge`, or at once with `force` (after a lock or an unlock of
+    /// the daemon's own).
     func refresh(force: Bool = false) {
         let now = ContinuousClock.now
-        if !force, let lookedAt, now - lookedAt < Self.lockStateAge { return }
+        if !force, !isLocked, let lookedAt, now - lookedAt < Self.lockStateAge { return }
         isLocked = !reader.isUnlocked
         lookedAt = now
     }
