@@ -80,10 +80,12 @@ enum GateFuzz {
             check(presence.reason)
             check(presence.context)
             check(presence.unlocking ?? [])
+            checkUnrecorded(presence)
         case .presence(_, let presence):
             check(presence.reason)
             check(presence.context)
             check(presence.unlocking ?? [])
+            checkUnrecorded(presence)
         case .check(_, let boxes): check(boxes)
         case .authenticate(let authentication):
             check(authentication.classKeys)
@@ -101,6 +103,14 @@ enum GateFuzz {
             check(validation.unlocking ?? [])
         case .forget, .status, .fingerprintState, .fingerUnlockArm: break
         }
+    }
+
+    /// An unrecorded presence reads and leaves no record: it carries no fresh flag, no handle, no
+    /// wish for one and no unlocking keys, and no daemon answers it (only the helper can ask).
+    static func checkUnrecorded(_ presence: GateRequest.Presence) {
+        guard presence.unrecorded else { return }
+        require(!presence.fresh && presence.context.handle.isEmpty && presence.context.issueHandleSeconds == nil
+                && presence.unlocking == nil, "an accepted unrecorded presence carries what would read or leave a record")
     }
 
     /// The operation a message selector names: the client reads a result for the request it sent.
@@ -209,6 +219,10 @@ enum GateFuzz {
             ("request-validate-unlocking", GateRequest(.validate(.init(reason: "validate", fresh: true, unlocking: everyClassKey)))),
             ("request-authenticate-unlocking", GateRequest(.authenticate(.init(reason: "unlock", classKeys: everyClassKey,
                                                                                unlocking: true)))),
+            // `unrecorded` (flag 128): keygate-secret-service's fresh presence that reads and leaves no record.
+            ("request-open-unrecorded", GateRequest(.open(genericItem, boxes: [box(.presence, 0x31)],
+                                                          .init(reason: "secret-tool (pid 4242) wants to read \"Wi-Fi\"", unrecorded: true)))),
+            ("request-presence-unrecorded", GateRequest(.presence(internetItem, .init(reason: "floor", unrecorded: true)))),
         ]
         let good = requests[2].1.encoded()
         func layout(_ request: GateRequest, _ change: (inout GateRequestLayout) -> Void) -> [UInt8] {
@@ -223,7 +237,12 @@ enum GateFuzz {
             ("bad-request-trailing", good + [0]),
             ("bad-request-version", [good[0], 2] + good.dropFirst(2)),
             ("bad-request-operation", [good[0], good[1], 200] + good.dropFirst(3)),
-            ("bad-request-flags", [good[0], good[1], good[2], 0x80] + good.dropFirst(4)),
+            ("bad-request-flags-on-status", layout(GateRequest(.status)) { $0.flags.insert(.unrecorded) }),
+            ("bad-request-unrecorded-fresh", layout(open) { $0.flags.formUnion([.unrecorded, .fresh]) }),
+            ("bad-request-unrecorded-handle", layout(open) { $0.flags.insert(.unrecorded); $0.handle = filled(32, 2) }),
+            ("bad-request-unrecorded-issue-handle", layout(open) { $0.flags.formUnion([.unrecorded, .issueHandle]); $0.handleSeconds = 30 }),
+            ("bad-request-unrecorded-unlocking", layout(open) { $0.flags.formUnion([.unrecorded, .unlocking]) }),
+            ("bad-request-unrecorded-validate", layout(GateRequest(.validate(.init()))) { $0.flags.insert(.unrecorded) }),
             ("bad-request-open-no-item", layout(open) { $0.identity = nil }),
             ("bad-request-handle", layout(open) { $0.handle = [1, 2, 3] }),
             ("bad-request-class-box", layout(open) { $0.boxes = [box(.accessClass, 0x70)] }),

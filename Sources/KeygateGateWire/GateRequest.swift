@@ -85,11 +85,30 @@ package struct GateRequest: Sendable, Equatable {
         /// The password this check takes also opens the keychain: the class public keys to seal
         /// (Unlocking); nil: a check only.
         package var unlocking: [ClassKey]?
-        package init(reason: String = "", fresh: Bool = false, context: Context = Context(), unlocking: [ClassKey]? = nil) {
+        /// A presence that is fresh and leaves no trace (keygate-secret-service: the gatekeeper sees
+        /// the daemon, never the client it asks for, so no record may serve or outlive this one
+        /// read): PAM or fprintd runs as the item's flags say, its attempts counted and the lockout
+        /// applied as always, but no authentication record or handle is read, and none is written.
+        /// It takes no `fresh` (it reads no window to skip), no handle, no wish for one and no
+        /// `unlocking` (the keychain is open before an item is asked for). On the wire: flag 128.
+        package var unrecorded: Bool
+        package init(reason: String = "", fresh: Bool = false, context: Context = Context(), unlocking: [ClassKey]? = nil,
+                     unrecorded: Bool = false) {
             self.reason = reason
             self.fresh = fresh
             self.context = context
             self.unlocking = unlocking
+            self.unrecorded = unrecorded
+        }
+
+        /// What an unrecorded presence may not carry (nil: nothing): each would read or leave a record.
+        var unrecordedConflict: String? {
+            guard unrecorded else { return nil }
+            if fresh { return "fresh (it reads no window to skip)" }
+            if !context.handle.isEmpty { return "a handle" }
+            if context.issueHandleSeconds != nil { return "a wish for a handle" }
+            if unlocking != nil { return "unlocking keys" }
+            return nil
         }
     }
 
@@ -246,7 +265,9 @@ package struct GateRequest: Sendable, Equatable {
     /// daemon refuses the rest.
     package var daemonAnswers: Bool {
         switch call {
-        case .open(_, _, let presence), .presence(_, let presence): return !presence.fresh && presence.unlocking == nil
+        // An unrecorded presence always runs PAM or fprintd: only the helper can ask.
+        case .open(_, _, let presence), .presence(_, let presence):
+            return !presence.fresh && !presence.unrecorded && presence.unlocking == nil
         case .check, .keys, .status: return true
         // fingerprintState reads fprintd's storage, which the helper reaches the same way in a test session.
         case .authenticate, .legacyClassSeed, .forget, .certify, .validate, .fingerprintState, .fingerUnlockArm, .fingerUnlock:

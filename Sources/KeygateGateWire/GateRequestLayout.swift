@@ -2,8 +2,10 @@
 // version, the operation, the flags, the item's access-control flags, the identity (or none),
 // the reason, the handle, the class keys with their seals, the boxes, the seed, the handle's
 // seconds, and, with the forUser flag only, a uid. The unlocking flag (64) puts an open's,
-// presence's or validate's class keys to seal in the class-key field, as authenticate's are. Every operation writes all of them, each
-// empty where it takes none, so a client and a gatekeeper of different releases read each other's frames.
+// presence's or validate's class keys to seal in the class-key field, as authenticate's are;
+// the unrecorded flag (128) is an open's or presence's Presence.unrecorded. Every operation
+// writes all of them, each empty where it takes none, so a client and a gatekeeper of
+// different releases read each other's frames.
 // This is the one place the layout lives: GateRequest maps each case onto it, and `request()`
 // maps it back, refusing any field its operation does not take (the layout of the request it
 // decodes must be the layout that request encodes to), so each request has one encoding.
@@ -19,7 +21,8 @@ struct GateRequestLayout: Equatable {
         static let forUser = Flags(rawValue: 16)
         static let biometric = Flags(rawValue: 32)
         static let unlocking = Flags(rawValue: 64)
-        static let known: UInt8 = 127
+        static let unrecorded = Flags(rawValue: 128)
+        static let known: UInt8 = 255
     }
 
     var operation: GateRequest.Operation
@@ -59,6 +62,7 @@ struct GateRequestLayout: Equatable {
         func take(_ presence: GateRequest.Presence) {
             reason = presence.reason
             if presence.fresh { flags.insert(.fresh) }
+            if presence.unrecorded { flags.insert(.unrecorded) }
             take(presence.context)
             take(unlocking: presence.unlocking)
         }
@@ -113,18 +117,22 @@ struct GateRequestLayout: Equatable {
         }
         let context = GateRequest.Context(handle: handle, issueHandleSeconds: flags.contains(.issueHandle) ? handleSeconds : nil)
         let unlocking = flags.contains(.unlocking) ? classKeys : nil
-        let presence = GateRequest.Presence(reason: reason, fresh: flags.contains(.fresh), context: context, unlocking: unlocking)
+        let presence = GateRequest.Presence(reason: reason, fresh: flags.contains(.fresh), context: context, unlocking: unlocking,
+                                            unrecorded: flags.contains(.unrecorded))
         let call: GateRequest.Call
         switch operation {
         case .keys: call = .keys(try item(), classKeys: classKeys)
-        case .open: call = .open(try item(), boxes: boxes, presence)
+        case .open, .presence:
+            if let conflict = presence.unrecordedConflict {
+                throw GateWireError.malformed("an unrecorded presence with \(conflict): it reads and leaves no record")
+            }
+            call = operation == .open ? .open(try item(), boxes: boxes, presence) : .presence(try item(), presence)
         case .authenticate:
             call = .authenticate(.init(reason: reason, classKeys: classKeys, biometric: flags.contains(.biometric), context: context,
                                        unlocking: flags.contains(.unlocking)))
         case .legacyClassSeed:
             guard seed.count == BoxKeyPair.seedBytes else { throw GateWireError.malformed("a 1.x seed of \(seed.count) bytes") }
             call = .legacyClassSeed(seed: seed)
-        case .presence: call = .presence(try item(), presence)
         case .forget: call = .forget(all: flags.contains(.all))
         case .certify: call = .certify(.init(classKeys: classKeys, reason: reason, subjectUID: subjectUID))
         case .check: call = .check(try item(), boxes: boxes)

@@ -104,6 +104,12 @@ struct GateRecords: Sendable, Equatable {
         authentications.removeAll { $0.service == service && $0.scope == scope }
         authentications.append(Authentication(service: service, scope: scope, time: now))
         if authentications.count > Self.maxEntries { authentications.removeFirst(authentications.count - Self.maxEntries) }
+        clearFailures()
+    }
+
+    /// A success ends the failure count and the lockout, recorded or not (an unrecorded presence
+    /// clears them as any success does, and leaves no authentication behind).
+    mutating func clearFailures() {
         failures = 0
         lockedUntil = 0
     }

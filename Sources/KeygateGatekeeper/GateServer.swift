@@ -32,6 +32,8 @@ struct GateServer {
         var passwordTaken = false
         /// What `unlocking` did in this run besides the operation (`certify`, `finger-unlock-arm`).
         var settled: [String] = []
+        /// An unrecorded presence: nothing was read from the records, and nothing written to them.
+        var unrecorded = false
     }
 
     let note = DecisionNote()
@@ -75,6 +77,7 @@ struct GateServer {
             ("error", refusal.map { "\($0.code)" }),
             ("scope", note.scope), ("pam-service", note.pamService),
             ("also", note.settled.isEmpty ? nil : note.settled.joined(separator: ",")),
+            ("recorded", note.unrecorded ? "no" : nil),
             ("service", itemService), ("account", identity?.account),
             ("pid", "\(caller)"),
         ], environment: environment)
@@ -417,7 +420,9 @@ struct GateServer {
         let now = GateRecords.now
         let handleDigest = presence.context.handle.isEmpty ? nil : GateRefusal.handleDigest(presence.context.handle)
         var basis: String?
-        var done = try GateRecords.update(uid: user.uid, environment: environment) { records -> [String] in
+        // Unrecorded (the Secret Service's door): no record and no handle is read, so none can serve.
+        note.unrecorded = presence.unrecorded
+        var done = presence.unrecorded ? [] : try GateRecords.update(uid: user.uid, environment: environment) { records -> [String] in
             route.services.filter { service in
                 if let handleDigest, records.handles.contains(where: {
                     $0.digest == handleDigest && $0.pid == scope.callerPID && $0.start == scope.callerStart
@@ -465,15 +470,17 @@ struct GateServer {
         // The daemon never prompts: it says so before asking fprintd anything (the helper asks instead).
         try prompter.ensureAvailable()
         let reason = presence.reason
+        // Unrecorded: the success is counted (the failures cleared) and written nowhere as an authentication.
+        let recorded = !presence.unrecorded
         func password(_ service: String) throws -> String {
             try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason,
-                                       typedPasswordNeeded: presence.fresh)
+                                       typedPasswordNeeded: presence.fresh, recorded: recorded)
             return service
         }
         func finger(_ service: String, maxTries: Int? = nil) throws -> String {
             try FingerprintReader.requireReady(userName: user.name, environment: environment)
             try authenticateThroughPAM(service: service, scope: scope, policy: policy, reason: reason, credential: .fingerprint,
-                                       maxTries: maxTries)
+                                       maxTries: maxTries, recorded: recorded)
             return service
         }
         switch (route.passwordService, route.fingerService) {
@@ -566,12 +573,13 @@ struct GateServer {
     /// keychain with the password (an unlock, or a `fresh` request): a stack that let the person in
     /// without typing one (a finger in common-auth) is followed by the password-only service
     /// (`passcode-pam-service`), recorded as an unlock, so that one is typed.
+    /// `recorded` false (an unrecorded presence): the success is written nowhere as an authentication.
     private func authenticateThroughPAM(service: String, scope: CallerScope, policy: Policy, reason: String,
                                         recordAs: String? = nil, credential: PAMAuthenticator.Credential = .password,
-                                        maxTries: Int? = nil, typedPasswordNeeded: Bool = false) throws {
+                                        maxTries: Int? = nil, typedPasswordNeeded: Bool = false, recorded: Bool = true) throws {
         let attempts = RecordedAttempts(uid: user.uid, userName: user.name, lockout: try userLockout(), service: service,
-                                        scope: scope.id, recordAs: recordAs ?? service, prompter: prompter, environment: environment,
-                                        credential: credential)
+                                        scope: scope.id, recordAs: recorded ? recordAs ?? service : nil, prompter: prompter,
+                                        environment: environment, credential: credential)
         let pam = PAMAuthenticator(service: service, user: user.name, confdir: pamConfdir)
         (note.scope, note.pamService) = (scope.id, service)
         let typed = try pam.authenticate(prompter: prompter, reason: reason.isEmpty ? nil : reason,

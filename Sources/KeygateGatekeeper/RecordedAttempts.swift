@@ -16,8 +16,9 @@ struct RecordedAttempts: AttemptCounter {
     let lockout: UserLockout
     let service: String
     let scope: String
-    /// The service name the success is recorded under (an unlock's is "unlock:SERVICE").
-    let recordAs: String
+    /// The service name the success is recorded under (an unlock's is "unlock:SERVICE"); nil: an
+    /// unrecorded presence, whose success clears the failures and is written nowhere as an authentication.
+    let recordAs: String?
     let prompter: any GatePrompter
     /// The gatekeeper's environment (its main's KeygateEnvironment): where root's records are.
     let environment: KeygateEnvironment
@@ -75,10 +76,14 @@ struct RecordedAttempts: AttemptCounter {
     }
 
     func succeeded() throws {
-        audit(.authSuccess, detail: "")
+        audit(.authSuccess, detail: recordAs == nil ? "not recorded: no window or handle comes of it" : "")
         try GateRecords.update(uid: uid, environment: environment) { records in
             records.dropEndedScopes(isLive: CallerScope.isLive)
-            records.recordSuccess(service: recordAs, scope: scope, now: GateRecords.now)
+            if let recordAs {
+                records.recordSuccess(service: recordAs, scope: scope, now: GateRecords.now)
+            } else {
+                records.clearFailures()
+            }
             records.credentialSucceeded(password: credential == .password)
         }
     }

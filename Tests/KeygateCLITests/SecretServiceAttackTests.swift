@@ -106,12 +106,19 @@ final class SecretServiceAttackTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["daemon-alive"], "true", r.summary)
     }
 
-    /// The seam for gated items: an item whose blob needs a person (here one `keygate add
-    /// --access user-presence` made) is locked to every connection, never opened with the cached
-    /// keys; its Unlock prompt runs the ItemAuthorizer step, which dismisses until the
-    /// gatekeeper's step is plugged in. Listing, its properties and deleting need no person.
-    func test_aGatedItem_isLockedToEveryClient_andItsPromptIsTheAuthorizersStep() throws {
+    /// An item whose blob needs a person (here one `keygate add --access user-presence` made) is
+    /// locked to every connection, never opened with the cached keys; its Unlock prompt asks the
+    /// person through the gatekeeper, and a person who cancels (the askpass exits 1) opens nothing.
+    /// Listing, its properties and deleting need no person.
+    func test_aGatedItem_isLockedToEveryClient_andACancelledPromptOpensNothing() throws {
         let h = try harness()
+        // The person: answers keygate init, then cancels every prompt once $HOME/cancel exists.
+        try h.writeUserFile("cancel-askpass", """
+            #!/bin/sh
+            echo prompt >> "$HOME/prompts"
+            [ -e "$HOME/cancel" ] && exit 1
+            cat "$HOME/answer"
+            """, mode: 0o700)
         let r = try run(h, python: #"""
             from jeepney.bus_messages import message_bus, MatchRule
             c = open_dbus_connection(bus="SESSION"); s = plain_session(c)
@@ -135,20 +142,22 @@ final class SecretServiceAttackTests: XCTestCase, OutsideTheEmbeddedPass {
             print("deleted=%s" % call(c, addr(item, "org.freedesktop.Secret.Item"), "Delete")[0])
             """#, shell: """
             printf %s 'GATED-SECRET-5e1' | keygate add -s kg-gated -a bob --label 'Gated label' --access user-presence >/dev/null 2>&1; echo add=$?
+            touch "$HOME/cancel"; p0=$(wc -l < "$HOME/prompts")
             echo toolLookup=[$(secret-tool lookup service kg-gated account bob)]
-            echo prompts-before-python=$(wc -l < "$HOME/prompts")
-            """)
+            echo prompts-before-python=$(( $(wc -l < "$HOME/prompts") - p0 ))
+            """, environment: ["KEYGATE_ASKPASS": h.user.home + "/cancel-askpass"])
         let v = r.values
         XCTAssertNil(v["init-failed"], r.summary)
         XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["toolLookup"], "[]", "secret-tool gets nothing from a gated item: \(r.summary)")
+        XCTAssertEqual(v["toolLookup"], "[]", "secret-tool gets nothing from a gated item the person does not open: \(r.summary)")
+        XCTAssertEqual(v["prompts-before-python"], "1", "the person was asked, through the prompt: \(r.summary)")
         XCTAssertTrue(r.out.contains("unlockedList=0 lockedList=1"), r.summary)
         XCTAssertEqual(v["lockedProp"], "True", r.summary)
         XCTAssertEqual(v["label"], "Gated label", r.summary)
         XCTAssertEqual(v["getSecret"], "org.freedesktop.Secret.Error.IsLocked", r.summary)
         XCTAssertEqual(v["getSecrets"], "0", r.summary)
         XCTAssertTrue(r.out.contains("unlockedAtOnce=0 prompt=True"), r.summary)
-        XCTAssertEqual(v["dismissed"], "True", "the authorizer's step (none plugged in yet) dismisses: \(r.summary)")
+        XCTAssertEqual(v["dismissed"], "True", "the person cancelled: the prompt is dismissed: \(r.summary)")
         XCTAssertEqual(v["afterPrompt"], "org.freedesktop.Secret.Error.IsLocked", r.summary)
         XCTAssertEqual(v["deleted"], "ok", "deleting needs no person: \(r.summary)")
         XCTAssertFalse(r.out.contains("GATED-SECRET-5e1"), "the secret never came out: \(r.summary)")

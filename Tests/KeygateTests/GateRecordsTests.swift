@@ -216,10 +216,66 @@ final class GateRecordsTests: XCTestCase {
         let bytes = GateRequest(Self.everyCall[1]).encoded()
         XCTAssertThrowsError(try GateRequest.decode(bytes + [0]), "trailing bytes")
         XCTAssertThrowsError(try GateRequest.decode(Array(bytes.dropLast())), "truncated")
-        var badFlags = bytes
+        var badFlags = GateRequest(.status).encoded()
         badFlags[3] = 0x80
-        XCTAssertThrowsError(try GateRequest.decode(badFlags), "unknown flags")
+        XCTAssertThrowsError(try GateRequest.decode(badFlags), "the unrecorded flag on an operation that takes no presence")
         XCTAssertThrowsError(try GateRequest.decode([]))
+    }
+
+    /// An unrecorded presence (keygate-secret-service's) is flag 128 on an open or a presence and
+    /// nothing else: every request without it keeps its bytes; one that also carries what would
+    /// read or leave a record (fresh, a handle, a wish for one, unlocking keys) is refused; and no
+    /// daemon answers it, so PAM or fprintd always runs.
+    func test_anUnrecordedPresence_isFlag128_takesNothingThatReadsOrLeavesARecord_andNoDaemonAnswersIt() throws {
+        let open = GateRequest(.open(Self.item, boxes: [Self.box], .init(reason: "r", unrecorded: true)))
+        let plain = GateRequest(.open(Self.item, boxes: [Self.box], .init(reason: "r")))
+        var expected = plain.encoded()
+        expected[3] |= 0x80
+        XCTAssertEqual(open.encoded(), expected, "the version-1 layout with flag 128, nothing else")
+        XCTAssertEqual(try GateRequest.decode(expected), open)
+        let presence = GateRequest(.presence(Self.item, .init(reason: "floor", unrecorded: true)))
+        XCTAssertEqual(try GateRequest.decode(presence.encoded()), presence)
+        XCTAssertFalse(open.daemonAnswers, "no daemon answers it: the helper asks the person")
+        XCTAssertFalse(presence.daemonAnswers)
+        XCTAssertTrue(plain.daemonAnswers, "the same open without the flag may be the daemon's, as before")
+        for call in Self.everyCall {
+            XCTAssertEqual(GateRequest(call).encoded()[3] & 0x80, 0, "no existing request sets it: \(call)")
+        }
+        func layout(_ request: GateRequest, _ change: (inout GateRequestLayout) -> Void) -> [UInt8] {
+            var layout = GateRequestLayout(request)
+            change(&layout)
+            return layout.encoded()
+        }
+        let refused: [(String, [UInt8])] = [
+            ("with fresh", layout(open) { $0.flags.insert(.fresh) }),
+            ("with a handle", layout(open) { $0.handle = [UInt8](repeating: 1, count: 32) }),
+            ("with a wish for a handle", layout(open) { $0.flags.insert(.issueHandle); $0.handleSeconds = 30 }),
+            ("with unlocking keys", layout(open) { $0.flags.insert(.unlocking); $0.classKeys = [Self.classKey] }),
+            ("with the unlocking flag alone", layout(presence) { $0.flags.insert(.unlocking) }),
+            ("on validate", layout(GateRequest(.validate(.init()))) { $0.flags.insert(.unrecorded) }),
+            ("on authenticate", layout(GateRequest(.authenticate(.init()))) { $0.flags.insert(.unrecorded) }),
+            ("on keys", layout(GateRequest(.keys(Self.item, classKeys: []))) { $0.flags.insert(.unrecorded) }),
+            ("on check", layout(GateRequest(.check(Self.item, boxes: []))) { $0.flags.insert(.unrecorded) }),
+        ]
+        for (what, bytes) in refused {
+            XCTAssertThrowsError(try GateRequest.decode(bytes), what) { error in
+                XCTAssertTrue(error is GateWireError, "\(what): \(error)")
+            }
+        }
+    }
+
+    /// The success of an unrecorded presence clears the failures and the lockout, as any success,
+    /// and leaves no authentication that a window could be read from.
+    func test_clearFailures_endsTheLockout_andRecordsNoAuthentication() {
+        var r = GateRecords(bootID: "b")
+        let lockout = UserLockout(threshold: 2, seconds: 60)
+        XCTAssertNil(r.beginAttempt(lockout, now: 100))
+        _ = r.attemptFailed(lockout, now: 100)
+        XCTAssertEqual(r.failures, 1)
+        r.clearFailures()
+        XCTAssertEqual(r.failures, 0)
+        XCTAssertTrue(r.authentications.isEmpty, "nothing a later request could reuse")
+        XCTAssertNil(r.freshAuthentication(service: "keygate", scope: "global", window: 300, now: 101))
     }
 
     func test_textCutAtTheCap_endsOnACharacter_andStillDecodes() throws {

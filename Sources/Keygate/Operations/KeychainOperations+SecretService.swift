@@ -66,6 +66,70 @@ extension KeychainOperations {
         return secret
     }
 
+    /// The secret of Keygate's own gated item `identity` for one read through the Secret Service:
+    /// the person authenticates now, fresh and unrecorded (KeyUnlocker.openInPerson), and `reason`
+    /// is what the prompt says. Nil: no such item.
+    package func secretInPerson(for identity: ItemIdentity, reason: String) throws -> SecureBytes? {
+        guard let item = try storedItem(identity) else { return nil }
+        return try secretInPerson(of: item, reason: reason)
+    }
+
+    /// `secretInPerson(for:)` of an item already fetched with its blob (the daemon's loop fetched it,
+    /// so the worker that asks the person touches no store).
+    package func secretInPerson(of item: StoredItem, reason: String) throws -> SecureBytes {
+        let identity = item.attributes.identity
+        let decision = try context.decision(for: identity)
+        let need = try ReadNeed(item: item, identity: identity, decision: decision)
+        return try keys.applying(decision, for: identity).openInPerson(need, reason: reason)
+    }
+
+    /// A Secret Service client's gated item (sealed by `sealGatedForClient` to its bytes `uid`),
+    /// for one read: the person authenticates now, fresh and unrecorded.
+    package func openClientInPerson(_ blob: [UInt8], uid: [UInt8], reason: String) throws -> SecureBytes {
+        let identity = Self.clientSealIdentity(uid)
+        let decision = try context.decision(for: identity)
+        return try keys.applying(decision, for: identity).openInPerson(try ReadNeed(identity: identity, blob: blob), reason: reason)
+    }
+
+    /// Seals a client's item as the CLI seals a gated item (GatedBlob: the class public key with the
+    /// gatekeeper's seal on it, and the gate public keys the gatekeeper derives for `access` and
+    /// this identity), so reading it needs the person. Throws interaction-not-allowed when the
+    /// keychain is locked, and never prompts: a keychain whose class keys were never sealed says
+    /// to run `keygate unlock` once.
+    package func sealGatedForClient(_ secret: SecureBytes, uid: [UInt8], access: AccessControl) throws -> [UInt8] {
+        var attributes = ItemAttributes(identity: Self.clientSealIdentity(uid))
+        attributes.accessControl = access
+        attributes.accessibility = .whenUnlocked
+        return try keys.sealGatedNow(secret, attributes)
+    }
+
+    /// The access an item a Secret Service client makes with `attributes` gets: what the policy's
+    /// [secret-service] sections give (PolicySet.secretServiceDecision), nil (none) by default,
+    /// as every provider gives. Read from the files now: the daemon outlives policy edits.
+    package func secretServiceAccess(_ attributes: [String: String]) throws -> AccessControl? {
+        try PolicySet.load(home: context.home, uid: context.uid, environment: context.environment)
+            .secretServiceDecision(attributes: attributes).access
+    }
+
+    /// A gated client item's label, sealed with the when-unlocked class key to its own bytes `uid`
+    /// (an identity of its own, apart from the secret's), so the database file holds no plaintext
+    /// of it and a listing shows it while the keychain is unlocked, with no prompt.
+    package func sealClientLabel(_ label: String, uid: [UInt8]) throws -> [UInt8] {
+        var bytes = Array(label.utf8)
+        return try sealForClient(try SecureBytes(consuming: &bytes), identity: Self.clientLabelIdentity(uid))
+    }
+
+    /// What `sealClientLabel` sealed; throws interaction-not-allowed when the keychain is locked.
+    package func openClientLabel(_ sealed: [UInt8], uid: [UInt8]) throws -> String {
+        let opened = try openForClient(sealed, identity: Self.clientLabelIdentity(uid))
+        return opened.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    static func clientLabelIdentity(_ uid: [UInt8]) -> ItemIdentity {
+        let secret = clientSealIdentity(uid)
+        return .generic(service: "org.freedesktop.secrets.label", account: secret.account)
+    }
+
     /// The identity a Secret Service client's item is sealed to: its 16 random bytes, as hex.
     package static func clientSealIdentity(_ uid: [UInt8]) -> ItemIdentity {
         let digits = Array("0123456789abcdef".utf8)

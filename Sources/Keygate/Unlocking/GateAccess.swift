@@ -67,8 +67,10 @@ struct GateAccess: Sendable {
     /// even inside a window (the caller needs the password). `meanwhile` runs while the
     /// gatekeeper's daemon decides (GateClient).
     /// `unlocking`: with `fresh`, the class keys to seal when the password typed also opens the keychain.
+    /// `unrecorded`: the person authenticates now and no record or handle is read or left (the
+    /// Secret Service's door, GateRequest.Presence.unrecorded); it takes no `fresh` or `unlocking`.
     func shares(of blob: [UInt8], header: GatedBlob.Header, slots: [Int], identity: ItemIdentity, reason: String,
-                fresh: Bool, unlocking: [GateRequest.ClassKey]? = nil,
+                fresh: Bool, unlocking: [GateRequest.ClassKey]? = nil, unrecorded: Bool = false,
                 meanwhile: () throws -> Void = {}) throws -> (shares: [SecureBytes?], grant: Grant) {
         let boxes = slots.map { index in
             GateRequest.Box(kind: header.gateSlots[index].kind, keyID: header.gateSlots[index].keyID,
@@ -76,8 +78,14 @@ struct GateAccess: Sendable {
         }
         let item = GateRequest.Item(identity, accessControl: header.accessControl)
         let sent = fresh ? unlocking : nil
-        let reply = try callWithContext({ .open(item, boxes: boxes, .init(reason: reason, fresh: fresh, context: $0, unlocking: sent)) },
+        let reply: GateClient.Reply
+        if unrecorded {
+            // No authentication context's handle: an unrecorded presence reads none and issues none.
+            reply = try client.call(GateRequest(.open(item, boxes: boxes, .init(reason: reason, unrecorded: true))), meanwhile: meanwhile)
+        } else {
+            reply = try callWithContext({ .open(item, boxes: boxes, .init(reason: reason, fresh: fresh, context: $0, unlocking: sent)) },
                                         meanwhile: meanwhile)
+        }
         guard case .open(let opened, _, _) = reply.result else { throw Self.unexpected() }
         // An array, not a dictionary keyed by Int: a read pays no Hashable conformance lookup.
         var shares = [SecureBytes?](repeating: nil, count: header.gateSlots.count)
@@ -149,9 +157,16 @@ struct GateAccess: Sendable {
 
     /// A presence check for an item whose policy asks for more than it was sealed with. With
     /// `fresh`, the person authenticates even inside a window, and the password typed is returned.
+    /// `unrecorded`: as `shares`'.
     func requirePresence(for identity: ItemIdentity, constraints: AccessControl, reason: String, fresh: Bool,
-                         unlocking: [GateRequest.ClassKey]? = nil) throws -> Grant {
+                         unlocking: [GateRequest.ClassKey]? = nil, unrecorded: Bool = false) throws -> Grant {
         let item = GateRequest.Item(identity, accessControl: constraints.rawValue)
+        if unrecorded {
+            guard case .presence = try client.call(GateRequest(.presence(item, .init(reason: reason, unrecorded: true)))).result else {
+                throw Self.unexpected()
+            }
+            return Grant()
+        }
         let sent = fresh ? unlocking : nil
         let reply = try callWithContext { .presence(item, .init(reason: reason, fresh: fresh, context: $0, unlocking: sent)) }
         guard case .presence = reply.result else { throw Self.unexpected() }

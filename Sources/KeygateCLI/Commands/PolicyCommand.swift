@@ -19,6 +19,10 @@ enum PolicyCommand: KeygateCommand {
 
     static let service = OptionSpec.value("-s", "--service", valueName: "service", help: "explain: the item's service.")
     static let account = OptionSpec.value("-a", "--account", valueName: "account", help: "explain: the item's account (default: empty).")
+    static let attribute = OptionSpec.value("--secret-service", valueName: "name=value", help: """
+        explain: the attributes of an item a Secret Service client makes (repeat for each, e.g. \
+        --secret-service xdg:schema=org.gnome.keyring.NetworkPassword): the access its [secret-service] sections give it.
+        """)
 
     static let configuration = CommandConfiguration(
         commandName: "policy",
@@ -27,10 +31,11 @@ enum PolicyCommand: KeygateCommand {
             Exit status: 0 success; 206 invalid policy (check) or bad parameter; 53 when a system policy file is unusable \
             (explain fails closed); 2 usage error.
             """,
-        usage: "check [FILE…] | explain -s SERVICE [-a ACCOUNT] | list",
+        usage: "check [FILE…] | explain -s SERVICE [-a ACCOUNT] | explain --secret-service NAME=VALUE… | list",
         options: [
             service,
             account,
+            attribute,
         ],
         positionals: [
             PositionalSpec(name: "action", help: "check, explain or list."),
@@ -44,11 +49,25 @@ enum PolicyCommand: KeygateCommand {
         if action != "check", !files.isEmpty {
             throw context.usageError("policy \(action) takes no file arguments", configuration)
         }
-        if action != "explain", args.value(Self.service) != nil || args.value(Self.account) != nil {
-            throw context.usageError("-s and -a go with `policy explain`", configuration)
+        if action != "explain", args.value(Self.service) != nil || args.value(Self.account) != nil || args.value(Self.attribute) != nil {
+            throw context.usageError("-s, -a and --secret-service go with `policy explain`", configuration)
         }
         switch action {
         case "check": return runCheck(files, context)
+        case "explain" where args.value(Self.attribute) != nil:
+            guard args.value(Self.service) == nil, args.value(Self.account) == nil else {
+                throw context.usageError("policy explain takes -s/-a (Keygate's items) or --secret-service (a client's), not both",
+                                         configuration)
+            }
+            var attributes: [String: String] = [:]
+            for pair in args.values(Self.attribute) {
+                guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                    throw context.usageError("--secret-service takes NAME=VALUE, e.g. xdg:schema=org.freedesktop.Secret.Generic",
+                                             configuration)
+                }
+                attributes[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            }
+            return try runExplainSecretService(attributes, context)
         case "explain":
             guard let service = args.value(Self.service) else {
                 throw context.usageError("policy explain needs -s SERVICE", configuration)
@@ -87,6 +106,22 @@ enum PolicyCommand: KeygateCommand {
         var out = "policy for service \(quoted(service)), account \(quoted(account)) (\(set.readCount) file\(set.readCount == 1 ? "" : "s") read):\n"
         for key in PolicyKey.allCases {
             let origin = decision.origins[key].map { "\($0.description) (\($0.layer.rawValue))" } ?? "default"
+            out += "  " + pad(key.rawValue, 23) + pad(decision.valueText(key), 32) + origin + "\n"
+        }
+        Console.out(out)
+        for warning in decision.warnings { Console.err("warning: \(warning)\n") }
+        return 0
+    }
+
+    /// The access an item a Secret Service client makes gets, and the [secret-service] sections it came from.
+    static func runExplainSecretService(_ attributes: [String: String], _ context: CommandContext) throws -> Int32 {
+        let set = PolicySet.loadForCurrentUser(environment: context.configuration)
+        let (access, decision) = try set.secretServiceDecision(attributes: attributes)
+        let shown = attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\(quoted($0.value))" }.joined(separator: ", ")
+        var out = "policy for a Secret Service client's item with \(shown) (\(set.readCount) file\(set.readCount == 1 ? "" : "s") read):\n"
+        out += "  " + pad("access", 23) + pad(ItemAccess.text(access), 32) + "the access its item is sealed with\n"
+        for key in [PolicyKey.defaultAccess, .minimumAccess] {
+            let origin = decision.origins[key].map { "\($0.description) (\($0.layer.rawValue))" } ?? "default (none, as every provider)"
             out += "  " + pad(key.rawValue, 23) + pad(decision.valueText(key), 32) + origin + "\n"
         }
         Console.out(out)

@@ -8,7 +8,10 @@
 //   # comment            ; comment           (only on a line of their own)
 //   [default]
 //   [service "GLOB"]     [account "GLOB"]     [service "GLOB" account "GLOB"]
+//   [secret-service "SCHEMA-GLOB"]     [secret-service "SCHEMA-GLOB" attribute "NAME=GLOB"]
 //   key = value
+// A [secret-service] section matches the items Secret Service clients make, by their
+// attributes (SecretServiceMatch), and takes only the access keys.
 
 /// A parse error at a place in a file. Columns count bytes, from 1.
 public struct PolicyParseError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -21,10 +24,42 @@ public struct PolicyParseError: Error, Sendable, Equatable, CustomStringConverti
     public var description: String { line > 0 ? "\(file):\(line):\(column): \(message)" : "\(file): \(message)" }
 }
 
+/// What a `[secret-service ...]` section matches: the items Secret Service clients make, by their
+/// `xdg:schema` attribute (an item without one has the empty schema, which only `*` matches) and,
+/// optionally, one more attribute whose value matches a glob (an item without it does not match).
+struct SecretServiceMatch: Sendable, Equatable {
+    var schema: PolicyGlob
+    /// The other attribute's name (exact text), or nil.
+    var attributeName: String?
+    var attributeValue: PolicyGlob = .any
+
+    func matches(_ attributes: [String: String]) -> Bool {
+        guard schema.matches(attributes["xdg:schema"] ?? "") else { return false }
+        guard let attributeName else { return true }
+        guard let value = attributes[attributeName] else { return false }
+        return attributeValue.matches(value)
+    }
+
+    var title: String {
+        "[secret-service \"\(schema.pattern)\"" + (attributeName.map { " attribute \"\($0)=\(attributeValue.pattern)\"" } ?? "") + "]"
+    }
+
+    /// The schema first, then the attribute (a section with one is more specific than one without).
+    var specificity: (PolicyGlob.Specificity, PolicyGlob.Specificity) {
+        let none = PolicyGlob.Specificity(exact: -1, fewerWildcards: 0, literals: 0)
+        return (schema.specificity, attributeName == nil ? none : attributeValue.specificity)
+    }
+
+    /// The keys a [secret-service] section takes: what access a client's new item gets.
+    static let keys: Set<PolicyKey> = [.defaultAccess, .minimumAccess]
+}
+
 /// One `[...]` section and the keys under it.
 struct PolicySection: Sendable {
     var service: PolicyGlob
     var account: PolicyGlob
+    /// A `[secret-service ...]` section: it matches Secret Service clients' items, never Keygate's own.
+    var secretService: SecretServiceMatch? = nil
     /// The header line.
     var line: Int
     var settings = PolicySettings()
@@ -33,6 +68,7 @@ struct PolicySection: Sendable {
 
     /// The header in canonical form: `[default]`, `[service "vpn*"]`, `[service "x" account "y"]`.
     var title: String {
+        if let secretService { return secretService.title }
         switch (service.matchesEverything, account.matchesEverything) {
         case (true, true): return "[default]"
         case (false, true): return "[service \"\(service.pattern)\"]"
@@ -42,16 +78,22 @@ struct PolicySection: Sendable {
     }
 
     /// Service first, then account (see PolicyGlob.specificity).
-    var specificity: (PolicyGlob.Specificity, PolicyGlob.Specificity) { (service.specificity, account.specificity) }
+    var specificity: (PolicyGlob.Specificity, PolicyGlob.Specificity) {
+        secretService?.specificity ?? (service.specificity, account.specificity)
+    }
+
+    /// Whether this section holds for every item of Keygate's own (a [default] section).
+    var isDefault: Bool { secretService == nil && service.matchesEverything && account.matchesEverything }
 
     /// Whether two sections match the same items (so a later one overrides the earlier, key by key).
     func sameMatch(as other: PolicySection) -> Bool {
-        normalized(service) == normalized(other.service) && normalized(account) == normalized(other.account)
+        guard secretService == other.secretService else { return false }
+        return normalized(service) == normalized(other.service) && normalized(account) == normalized(other.account)
     }
 
     private func normalized(_ glob: PolicyGlob) -> String { glob.matchesEverything ? "*" : glob.pattern }
 
-    func matches(service s: String, account a: String) -> Bool { service.matches(s) && account.matches(a) }
+    func matches(service s: String, account a: String) -> Bool { secretService == nil && service.matches(s) && account.matches(a) }
 }
 
 /// The result of parsing one file: its sections and every error found.
@@ -117,8 +159,9 @@ enum PolicyParser {
                 error(number, problem.column, problem.message)
                 current = nil
                 inBrokenSection = true
-            case .success(let (service, account)):
-                let section = PolicySection(service: service, account: account, line: number)
+            case .success(let header):
+                let section = PolicySection(service: header.service, account: header.account, secretService: header.secretService,
+                                            line: number)
                 if let earlier = result.sections.first(where: { $0.sameMatch(as: section) }) {
                     error(number, open + 1, "duplicate section: \(section.title) matches the same items as "
                           + "\(earlier.title) at line \(earlier.line); merge the two")
@@ -134,12 +177,21 @@ enum PolicyParser {
 
         struct Problem: Error { var column: Int; var message: String }
 
-        static let sectionForms = "[default], [service \"GLOB\"], [account \"GLOB\"] or [service \"GLOB\" account \"GLOB\"]"
+        static let sectionForms = "[default], [service \"GLOB\"], [account \"GLOB\"], [service \"GLOB\" account \"GLOB\"] "
+            + "or [secret-service \"SCHEMA-GLOB\"] (optionally with attribute \"NAME=GLOB\")"
 
-        static func parseHeader(_ b: [UInt8], from open: Int) -> Result<(PolicyGlob, PolicyGlob), Problem> {
+        struct Header {
+            var service: PolicyGlob
+            var account: PolicyGlob
+            var secretService: SecretServiceMatch?
+        }
+
+        static func parseHeader(_ b: [UInt8], from open: Int) -> Result<Header, Problem> {
             var i = open + 1
             var service: PolicyGlob? = nil
             var account: PolicyGlob? = nil
+            var schema: PolicyGlob? = nil
+            var attribute: (name: String, value: PolicyGlob)? = nil
             var sawDefault = false
             while true {
                 while i < b.count, isBlank(b[i]) { i += 1 }
@@ -148,7 +200,7 @@ enum PolicyParser {
                 }
                 if b[i] == UInt8(ascii: "]") { break }
                 let wordStart = i
-                while i < b.count, isWordByte(b[i]) { i += 1 }
+                while i < b.count, isWordByte(b[i]) || (i > wordStart && b[i] == UInt8(ascii: "-")) { i += 1 }
                 let word = String(decoding: b[wordStart..<i], as: UTF8.self)
                 if word.isEmpty {
                     return .failure(Problem(column: i + 1, message: "expected `]`, `service \"GLOB\"` or `account \"GLOB\"` in the section header"))
@@ -166,6 +218,30 @@ enum PolicyParser {
                 case "service", "account":
                     if (word == "service" ? service : account) != nil {
                         return .failure(Problem(column: wordStart + 1, message: "`\(word)` is given twice in this section header"))
+                    }
+                    if schema != nil {
+                        return .failure(Problem(column: wordStart + 1, message: """
+                            a [secret-service] section matches clients' items by their attributes, not by `\(word)`: \
+                            use attribute "NAME=GLOB"
+                            """))
+                    }
+                case "secret-service":
+                    if schema != nil {
+                        return .failure(Problem(column: wordStart + 1, message: "`secret-service` is given twice in this section header"))
+                    }
+                    if service != nil || account != nil {
+                        return .failure(Problem(column: wordStart + 1, message: """
+                            `secret-service` starts its own kind of section: write [secret-service "SCHEMA-GLOB"] on a header of its own
+                            """))
+                    }
+                case "attribute":
+                    if schema == nil {
+                        return .failure(Problem(column: wordStart + 1, message: """
+                            `attribute` goes after `secret-service "SCHEMA-GLOB"` (use "*" for any schema)
+                            """))
+                    }
+                    if attribute != nil {
+                        return .failure(Problem(column: wordStart + 1, message: "`attribute` is given twice in this section header: one a section"))
                     }
                 default:
                     return .failure(Problem(column: wordStart + 1,
@@ -187,9 +263,27 @@ enum PolicyParser {
                     return .failure(Problem(column: quote + 1, message: "expected a glob between the quotes (use \"*\" for any)"))
                 }
                 i += 1
-                if word == "service" { service = PolicyGlob(glob) } else { account = PolicyGlob(glob) }
+                switch word {
+                case "service": service = PolicyGlob(glob)
+                case "account": account = PolicyGlob(glob)
+                case "secret-service": schema = PolicyGlob(glob)
+                default:
+                    // NAME=GLOB: the name is exact text, the value a glob.
+                    guard let equals = glob.firstIndex(of: "="), equals != glob.startIndex, glob.index(after: equals) != glob.endIndex else {
+                        return .failure(Problem(column: globStart + 1, message: """
+                            expected "NAME=GLOB" after `attribute`, e.g. attribute "server=*.example.org"
+                            """))
+                    }
+                    let name = String(glob[..<equals])
+                    if name.contains("*") || name.contains("?") {
+                        return .failure(Problem(column: globStart + 1, message: """
+                            an attribute's name is exact text, not a glob: write the whole name before `=`
+                            """))
+                    }
+                    attribute = (name, PolicyGlob(String(glob[glob.index(after: equals)...])))
+                }
             }
-            if !sawDefault, service == nil, account == nil {
+            if !sawDefault, service == nil, account == nil, schema == nil {
                 return .failure(Problem(column: i + 1, message: "empty section header: expected \(sectionForms)"))
             }
             i += 1
@@ -197,7 +291,8 @@ enum PolicyParser {
             if i < b.count {
                 return .failure(Problem(column: i + 1, message: "unexpected text after `]` (comments go on their own line)"))
             }
-            return .success((service ?? .any, account ?? .any))
+            let match = schema.map { SecretServiceMatch(schema: $0, attributeName: attribute?.name, attributeValue: attribute?.value ?? .any) }
+            return .success(Header(service: service ?? .any, account: account ?? .any, secretService: match))
         }
 
         // MARK: - key = value
@@ -235,8 +330,12 @@ enum PolicyParser {
                 }
                 return
             }
-            if keys.contains(where: \.isKeychainWide),
-               !(result.sections[index].service.matchesEverything && result.sections[index].account.matchesEverything) {
+            if result.sections[index].secretService != nil, !keys.allSatisfy(SecretServiceMatch.keys.contains) {
+                error(number, keyStart + 1, "the key \"\(name)\" does not apply in a [secret-service] section: it takes only "
+                      + "access, default-access and minimum-access (the access a client's new item gets)")
+                return
+            }
+            if keys.contains(where: \.isKeychainWide), !result.sections[index].isDefault {
                 error(number, keyStart + 1, "the key \"\(name)\" applies to the whole keychain, not to items: "
                       + "set it in a [default] section")
                 return

@@ -72,7 +72,18 @@ public struct PolicySet: Sendable {
     /// The keychain-wide decision (for lock-after and the unlock itself): only sections that match every item.
     public func keychainDecision() throws -> PolicyDecision {
         try requireUsableSystemFiles()
-        return PolicyMerge.decide(loaded) { $0.service.matchesEverything && $0.account.matchesEverything }
+        return PolicyMerge.decide(loaded) { $0.isDefault }
+    }
+
+    /// The decision for an item a Secret Service client makes, with these attributes: only
+    /// [secret-service] sections count (no [default] or [service] section of Keygate's own items
+    /// applies), merged as any decision (a user's file only tightens). `access`: what the item is
+    /// sealed with, the stricter of default-access and minimum-access; nil (none) by default.
+    public func secretServiceDecision(attributes: [String: String]) throws -> (access: AccessControl?, decision: PolicyDecision) {
+        try requireUsableSystemFiles()
+        let decision = PolicyMerge.decide(loaded) { $0.secretService?.matches(attributes) == true }
+        let access = AccessControl.stricter(decision.defaultAccess, decision.minimumAccess)
+        return (access.flatMap { $0.constraints.isEmpty ? nil : $0 }, decision)
     }
 
     /// `keygate policy check FILE…`: parse these files (syntax only; owner and mode are checked when the set is

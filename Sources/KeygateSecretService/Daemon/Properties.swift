@@ -5,7 +5,7 @@ import Keygate
 import KeygateCore
 
 extension SecretServiceHost {
-    func properties(_ target: ObjectPath, interface: String) throws -> [(String, BusValue)] {
+    func properties(_ target: ObjectPath, interface: String, sender: String) throws -> [(String, BusValue)] {
         switch target {
         case .service:
             guard interface == SecretInterface.service || interface.isEmpty else { return [] }
@@ -18,7 +18,7 @@ extension SecretServiceHost {
             return try collectionProperties(try collection(alias: alias, path: target.path))
         case .item, .aliasItem:
             guard interface == SecretInterface.item || interface.isEmpty else { return [] }
-            return itemProperties(try item(at: target))
+            return itemProperties(try item(at: target), for: sender)
         case .session, .prompt, .node:
             return []
         case .unknown:
@@ -26,8 +26,8 @@ extension SecretServiceHost {
         }
     }
 
-    func property(_ target: ObjectPath, interface: String, name: String) throws -> BusValue {
-        guard let value = try properties(target, interface: interface).first(where: { $0.0 == name })?.1 else {
+    func property(_ target: ObjectPath, interface: String, name: String, sender: String) throws -> BusValue {
+        guard let value = try properties(target, interface: interface, sender: sender).first(where: { $0.0 == name })?.1 else {
             throw SecretServiceError(SecretServiceErrorName.unknownProperty, "\(target.path) has no property \(interface).\(name)")
         }
         return value

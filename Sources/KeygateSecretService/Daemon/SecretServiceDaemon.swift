@@ -51,7 +51,9 @@ package enum SecretServiceDaemon {
         let host: SecretServiceHost
         do {
             let keychain = try ClientKeychain(environment: environment, prompter: prompter)
-            host = SecretServiceHost(keychain: keychain, authorizer: DismissingAuthorizer(), canAsk: prompter != nil)
+            let authorizer: any ItemAuthorizer = prompter.map { GateAuthorizer(prompter: $0, environment: environment) }
+                ?? DismissingAuthorizer()
+            host = SecretServiceHost(keychain: keychain, authorizer: authorizer, canAsk: prompter != nil)
         } catch let error as KeychainError {
             log("cannot open the keychain: \(error.message)")
             return 1

@@ -57,9 +57,9 @@ package final class SecretServiceHost {
         case .introspect:
             return .tuple([.string(try introspect(target))])
         case .getProperty(let interface, let name):
-            return .tuple([.variant(try property(target, interface: interface, name: name))])
+            return .tuple([.variant(try property(target, interface: interface, name: name, sender: sender))])
         case .getAllProperties(let interface):
-            let all = try properties(target, interface: interface)
+            let all = try properties(target, interface: interface, sender: sender)
             return .tuple([Variant.array(of: "{sv}", all.map { .dictEntry(.string($0.0), .variant($0.1)) })])
         case .setProperty(let interface, let name, let value):
             try setProperty(target, interface: interface, name: name, value: value)
@@ -168,6 +168,8 @@ package final class SecretServiceHost {
     /// A connection left the bus: its sessions close, its prompts end, its authorizations go.
     package func clientLeft(_ name: String) {
         sessions = sessions.filter { $0.value.owner != name }
+        // Its prompts stop asking: an authentication under way opens nothing.
+        for prompt in prompts.values where prompt.owner == name { prompt.cancellation.cancel() }
         prompts = prompts.filter { $0.value.owner != name }
         authorized.removeValue(forKey: name)
     }

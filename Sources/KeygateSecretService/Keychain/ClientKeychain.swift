@@ -107,6 +107,23 @@ package final class ClientKeychain {
         return found
     }
 
+    /// What opening the gated item `ref` takes (its blob, fetched now); nil when it is gone or
+    /// needs no person.
+    func gatedOpening(_ ref: ItemRef) throws -> GatedOpening? {
+        switch ref {
+        case .keygate(let id):
+            guard let row = try store.keygateItem(id: id, loadBlob: true), let blob = row.item.blob,
+                  KeychainOperations.needsPerson(blob) else { return nil }
+            return .keygate(row.item)
+        case .client(let id):
+            guard let row = try store.foreignItem(id: id, loadBlob: true), let blob = row.blob,
+                  KeychainOperations.needsPerson(blob) else { return nil }
+            return .client(blob: blob, uid: row.uid)
+        case .memory:
+            return nil
+        }
+    }
+
     private func info(_ row: KeygateItemRow) -> ItemInfo {
         let attributes = row.item.attributes
         var shown = ItemAttributeCodec.encode(attributes)
@@ -146,8 +163,19 @@ package final class ClientKeychain {
             let identity = Self.sealIdentity(row.uid)
             access = .unlocked(UnlockedItem(ref: ref) { try reader.openForClient(blob, identity: identity) })
         }
-        return ItemInfo(ref: ref, collection: row.collection, label: row.label, attributes: row.attributes, created: row.created,
+        return ItemInfo(ref: ref, collection: row.collection, label: label(of: row), attributes: row.attributes, created: row.created,
                         modified: row.modified, contentType: row.contentType, access: access)
+    }
+
+    /// What a gated client item's label reads as while the keychain is locked (its text is sealed).
+    static let lockedLabel = "(locked)"
+
+    /// A client item's label: a gated item's is sealed (no plaintext in the file), opened with the
+    /// cached class key; never a prompt.
+    private func label(of row: ForeignItemRow) -> String {
+        guard let sealed = row.sealedLabel else { return row.label }
+        guard !isLocked else { return Self.lockedLabel }
+        do { return try reader.openClientLabel(sealed, uid: row.uid) } catch { return Self.lockedLabel }
     }
 
     private func sessionInfo(_ id: Int64) -> ItemInfo? {
@@ -184,9 +212,18 @@ package final class ClientKeychain {
         }
         // A fresh binding for each blob: a replaced secret is sealed again under new bytes.
         let uid = Sodium.randomBytes(16)
-        let blob = try reader.sealForClient(secret, identity: Self.sealIdentity(uid))
-        let row = ForeignItemRow(collection: collection, uid: uid, label: label, contentType: contentType, attributes: attributes,
-                                 blob: blob)
+        // The policy's access for Secret Service clients (none by default): a gated item is sealed
+        // as the CLI seals one, its label too.
+        let blob: [UInt8]
+        var sealedLabel: [UInt8]?
+        if let access = try reader.secretServiceAccess(attributes) {
+            blob = try reader.sealGatedForClient(secret, uid: uid, access: access)
+            sealedLabel = try reader.sealClientLabel(label, uid: uid)
+        } else {
+            blob = try reader.sealForClient(secret, identity: Self.sealIdentity(uid))
+        }
+        let row = ForeignItemRow(collection: collection, uid: uid, label: sealedLabel == nil ? label : "", sealedLabel: sealedLabel,
+                                 contentType: contentType, attributes: attributes, blob: blob)
         let stored = try store.writeForeignItem(row, replacing: existing?.id)
         guard let made = try item(.client(stored.id), in: collection) else { throw SecretServiceError.noSuchObject("the new item") }
         return (made, existing == nil)
@@ -218,7 +255,17 @@ package final class ClientKeychain {
     func setLabel(_ info: ItemInfo, _ label: String) throws {
         switch info.ref {
         case .memory(let id): _ = session.update(id) { $0.label = label }
-        case .client(let id): try store.updateForeignItem(id: id, label: label, attributes: nil)
+        case .client(let id):
+            guard let row = try store.foreignItem(id: id, loadBlob: true) else { throw SecretServiceError.noSuchObject(info.label) }
+            guard row.sealedLabel != nil else {
+                try store.updateForeignItem(id: id, label: label, attributes: nil)
+                return
+            }
+            // A gated item's label stays sealed (with the class key: the keychain must be open).
+            guard !isLocked else { throw SecretServiceError.isLocked("the item's label") }
+            var updated = row
+            updated.sealedLabel = try reader.sealClientLabel(label, uid: row.uid)
+            _ = try store.writeForeignItem(updated, replacing: id)
         case .keygate:
             throw SecretServiceError(SecretServiceErrorName.notSupported,
                                      "the item \(info.label) is Keygate's own: change its label with keygate (keygate add -U --label)")

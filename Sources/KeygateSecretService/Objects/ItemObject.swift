@@ -32,8 +32,9 @@ extension SecretServiceHost {
         }
     }
 
-    func itemProperties(_ info: ItemInfo) -> [(String, BusValue)] {
-        [("Locked", .boolean(info.access.isLocked)), ("Attributes", Variant.stringDictionary(info.attributes)),
+    /// `sender`'s view: a gated item a prompt opened for its next read is unlocked to it alone.
+    func itemProperties(_ info: ItemInfo, for sender: String) -> [(String, BusValue)] {
+        [("Locked", .boolean(info.access.isLocked && authorized[sender]?[info.ref] == nil)), ("Attributes", Variant.stringDictionary(info.attributes)),
          ("Label", .string(info.label)), ("Created", .uint64(info.created)), ("Modified", .uint64(info.modified))]
     }
 

@@ -4,7 +4,9 @@
 // once when the daemon has no way to ask (no display for a pinentry, no askpass): never a hang.
 // What it runs is a list of steps: unlock the keychain (the login password through the
 // gatekeeper's PAM conversation, as `keygate unlock`), then authorize each gated item for this
-// connection's next read (the pluggable ItemAuthorizer step).
+// connection's next read (the pluggable ItemAuthorizer step: GateAuthorizer, the person through
+// the gatekeeper, fresh and unrecorded). A client that leaves mid-prompt cancels it
+// (PromptCancellation): nothing it opened is kept.
 import Keygate
 import KeygateCore
 
@@ -18,6 +20,8 @@ package struct PromptObject {
     /// Objects unlocked once the prompt succeeds (and those already unlocked), for Completed's result.
     package let objects: [String]
     package var started = false
+    /// Set when the owner leaves the bus: the authentication under way stops, and opens nothing.
+    package let cancellation: PromptCancellation
 
     package var path: String { ObjectPath.prompt(id).path }
 }
@@ -43,6 +47,10 @@ package struct AuthorizationRequest: Sendable {
     package let clientProgram: String
     /// The window the client named for the prompt ("" for none).
     package var windowID: String
+    /// What opening the item takes (fetched by the loop).
+    package let opening: GatedOpening
+    /// The prompt's: set when the client leaves.
+    package var cancellation = PromptCancellation()
 }
 
 /// The one pluggable step of a gated item's prompt: ask the person, fresh, for this item and
@@ -74,7 +82,7 @@ extension SecretServiceHost {
                 throw SecretServiceError(SecretServiceErrorName.failed, "the prompt \(prompt.path) is running already: it runs once")
             }
             // Nothing can ask the person: dismissed at once, never a hang.
-            guard canAsk || !prompt.unlockKeychain else {
+            guard canAsk else {
                 SecretServiceDaemon.log("an Unlock prompt was dismissed at once: no KEYGATE_ASKPASS, and no display for a pinentry")
                 prompts.removeValue(forKey: id)
                 emit(prompt.path, SecretInterface.prompt, "Completed", [.boolean(true), .variant(Variant.objectPaths([]))])
@@ -85,9 +93,11 @@ extension SecretServiceHost {
             let unlocker = keychain.unlocker
             let authorizer = self.authorizer
             let outcomes = self.outcomes
+            let cancellation = prompt.cancellation
             let requests = prompt.authorize.map { request -> AuthorizationRequest in
                 var named = request
                 named.windowID = windowID
+                named.cancellation = cancellation
                 return named
             }
             let unlockKeychain = prompt.unlockKeychain
@@ -106,6 +116,7 @@ extension SecretServiceHost {
                 var authorized: [(ItemRef, SecureBytes)] = []
                 if !dismissed {
                     for request in requests {
+                        guard !cancellation.isCancelled else { dismissed = true; break }
                         guard let secret = authorizer.authorize(request) else { dismissed = true; break }
                         authorized.append((request.ref, secret))
                     }

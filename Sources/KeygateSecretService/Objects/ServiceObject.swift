@@ -126,9 +126,10 @@ extension SecretServiceHost {
                     if locked.reason == .keychainLocked {
                         needsKeychain = true
                     } else {
+                        guard let opening = try keychain.gatedOpening(info.ref) else { continue }
                         gated.append(AuthorizationRequest(ref: info.ref, path: path, label: info.label, attributes: info.attributes,
                                                           client: sender, clientPID: client.pid, clientProgram: client.program,
-                                                          windowID: ""))
+                                                          windowID: "", opening: opening))
                     }
                     pending.append(path)
                 }
@@ -138,7 +139,7 @@ extension SecretServiceHost {
         // An item locked with the keychain may turn out to be gated once it is open: it is asked for then.
         guard !pending.isEmpty else { return .tuple([Variant.objectPaths(unlocked), .objectPath("/")]) }
         let prompt = PromptObject(id: newPromptID(), owner: sender, unlockKeychain: needsKeychain, authorize: gated,
-                                  objects: unlocked + pending)
+                                  objects: unlocked + pending, cancellation: PromptCancellation())
         prompts[prompt.id] = prompt
         return .tuple([Variant.objectPaths(unlocked), .objectPath(prompt.path)])
     }
