@@ -56,7 +56,7 @@ public struct SystemPrompter: Prompter {
         let pinentry = environment.pinentry
         if usePinentry { return .pinentry(pinentry ?? "pinentry") }
         let askpass = environment.askpass
-        let require = try environment.askpassRequirement.get()
+        let require = try environment.askpassRequirementSetting()
         if require == .force {
             guard let askpass else {
                 throw KeychainError.interactionNotAllowed(

@@ -1,16 +1,20 @@
 // Reading and writing sd-bus messages (Sources/CSDBus): a reply's arguments into a BusValue
 // tree, a call's arguments out of one, and a method error into a BusErrorInfo. Only the types
-// the Secret Service API uses are read as values; anything else is read past as `.other`.
+// the Secret Service API uses are read as values; anything else is read past as `.other`. In a
+// reply to the client, an "a{ss}" (an item's attributes, the largest part of a read's replies) is
+// read into a dictionary; a call a server receives keeps its entries, so its limits and checks see
+// every entry as sent.
 import KeygateCore
 internal import CSDBus
 internal import Glibc
 
 enum BusMessage {
-    /// All the arguments of `message`, as a tuple; nil when the message is malformed.
-    static func arguments(of message: OpaquePointer) -> BusValue? {
+    /// All the arguments of `message`, as a tuple; nil when the message is malformed. With
+    /// `mappingStrings`, each "a{ss}" is read as a `.stringMap` (a key sent twice keeps its last value).
+    static func arguments(of message: OpaquePointer, mappingStrings: Bool = false) -> BusValue? {
         var out: [BusValue] = []
         while true {
-            switch read(message) {
+            switch read(message, mappingStrings) {
             case .value(let value): out.append(value)
             case .end: return .tuple(out)
             case .failed: return nil
@@ -25,7 +29,7 @@ enum BusMessage {
     }
 
     /// The next value of the current container.
-    private static func read(_ message: OpaquePointer) -> Read {
+    private static func read(_ message: OpaquePointer, _ mappingStrings: Bool) -> Read {
         var type: CChar = 0
         var contents: UnsafePointer<CChar>?
         let peeked = sd_bus_message_peek_type(message, &type, &contents)
@@ -34,7 +38,7 @@ enum BusMessage {
         switch Int32(type) {
         case SD_BUS_TYPE_ARRAY, SD_BUS_TYPE_STRUCT, SD_BUS_TYPE_DICT_ENTRY, SD_BUS_TYPE_VARIANT:
             guard let contents else { return .failed }
-            return container(message, type, contents)
+            return container(message, type, contents, mappingStrings)
         case SD_BUS_TYPE_STRING, SD_BUS_TYPE_OBJECT_PATH:
             var text: UnsafePointer<CChar>?
             guard sd_bus_message_read_basic(message, type, &text) > 0, let text else { return .failed }
@@ -60,8 +64,10 @@ enum BusMessage {
         }
     }
 
-    private static func container(_ message: OpaquePointer, _ type: CChar, _ contents: UnsafePointer<CChar>) -> Read {
+    private static func container(_ message: OpaquePointer, _ type: CChar, _ contents: UnsafePointer<CChar>,
+                                  _ mappingStrings: Bool) -> Read {
         let signature = String(cString: contents)
+        if mappingStrings, Int32(type) == SD_BUS_TYPE_ARRAY, signature == "{ss}" { return stringMap(message) }
         if Int32(type) == SD_BUS_TYPE_ARRAY, signature == "y" {
             var data: UnsafeRawPointer?
             var size = 0
@@ -72,7 +78,7 @@ enum BusMessage {
         guard sd_bus_message_enter_container(message, type, contents) > 0 else { return .failed }
         var children: [BusValue] = []
         loop: while true {
-            switch read(message) {
+            switch read(message, mappingStrings) {
             case .value(let value): children.append(value)
             case .end: break loop
             case .failed: return .failed
@@ -89,6 +95,26 @@ enum BusMessage {
             guard let inner = children.first else { return .failed }
             return .value(.variant(inner))
         }
+    }
+
+    /// An "a{ss}" (the current value) as a dictionary, entry by entry; a key that comes twice
+    /// keeps its last value, as `BusValue.stringDictionary` of the same entries does.
+    private static func stringMap(_ message: OpaquePointer) -> Read {
+        guard sd_bus_message_enter_container(message, CChar(SD_BUS_TYPE_ARRAY), "{ss}") > 0 else { return .failed }
+        var out: [String: String] = [:]
+        while true {
+            let entered = sd_bus_message_enter_container(message, CChar(SD_BUS_TYPE_DICT_ENTRY), "ss")
+            if entered == 0 { break }
+            guard entered > 0 else { return .failed }
+            var key: UnsafePointer<CChar>?
+            var value: UnsafePointer<CChar>?
+            guard sd_bus_message_read_basic(message, CChar(SD_BUS_TYPE_STRING), &key) > 0, let key,
+                  sd_bus_message_read_basic(message, CChar(SD_BUS_TYPE_STRING), &value) > 0, let value,
+                  sd_bus_message_exit_container(message) > 0 else { return .failed }
+            out[String(cString: key)] = String(cString: value)
+        }
+        guard sd_bus_message_exit_container(message) > 0 else { return .failed }
+        return .value(.stringMap(out))
     }
 
     /// Appends `arguments` (a tuple: each child is one argument) to `message`; a negative errno
@@ -131,6 +157,8 @@ enum BusMessage {
             return inContainer(message, SD_BUS_TYPE_STRUCT, children.map { $0.signature }.joined(), children)
         case .variant(let inner):
             return inContainer(message, SD_BUS_TYPE_VARIANT, inner.signature, [inner])
+        case .stringMap(let entries):
+            return append(Variant.stringDictionary(entries), to: message)
         case .other:
             return -EINVAL
         }

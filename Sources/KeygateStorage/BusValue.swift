@@ -22,6 +22,9 @@ package indirect enum BusValue: Sendable {
     case variant(BusValue)
     /// A value of a type Keygate never reads, by its signature (read past, kept for its type).
     case other(String)
+    /// An "a{ss}" as a reply carries it (an item's attributes): read straight into a dictionary,
+    /// one entry after another, where a tree of entries costs a box per key and per value.
+    case stringMap([String: String])
 
     /// The value's D-Bus signature, e.g. "a{ss}".
     package var signature: String {
@@ -37,6 +40,7 @@ package indirect enum BusValue: Sendable {
         case .tuple(let children): return "(" + children.map { $0.signature }.joined() + ")"
         case .variant: return "v"
         case .other(let signature): return signature
+        case .stringMap: return "a{ss}"
         }
     }
 
@@ -45,6 +49,7 @@ package indirect enum BusValue: Sendable {
         switch self {
         case .tuple(let children), .array(_, let children): return children
         case .dictEntry(let key, let value): return [key, value]
+        case .stringMap(let entries): return Variant.stringDictionary(entries).children
         default: return []
         }
     }
@@ -82,6 +87,7 @@ package indirect enum BusValue: Sendable {
 
     /// An "a{ss}" as a dictionary.
     package var stringDictionary: [String: String] {
+        if case .stringMap(let entries) = self { return entries }
         var out: [String: String] = [:]
         for entry in children {
             guard case .dictEntry(let key, let value) = entry else { continue }

@@ -75,7 +75,9 @@ package enum ItemAttributeCodec {
     static func encode(_ q: ItemQuery) -> [String: String] {
         var out: [String: String] = [:]
         if let v = q.itemClass { out[Key.itemClass] = v.rawValue }
-        for (field, value) in q.fields where field.isMatchedByStore(value) { out[field.attributeName] = value }
+        for field in ItemField.ordered {
+            if let value = q[field], field.isMatchedByStore(value) { out[field.attributeName] = value }
+        }
         for (name, value) in q.extras where isExtraName(name) { out[name] = value }
         return out
     }

@@ -77,9 +77,25 @@ package final class SecretServiceConnection: @unchecked Sendable {
         var session: String?
         var collection: String?
         var provider: SecretServiceProvider?
+        /// What the last reads' searches found on this connection, newest last (`lastFound`).
+        var found: [FoundBefore] = []
     }
 
+    /// The items one search for a read found (paths in the default collection), by its attributes.
+    private struct FoundBefore {
+        let attributes: [String: String]
+        let paths: [String]
+    }
+
+    /// How many searches `lastFound` remembers: a process that reads a few items in turn finds
+    /// each one's; the oldest is forgotten first.
+    static let searchesRemembered = 16
+
     private let state = Mutex(State())
+
+    /// How many times calls on this connection waited for their replies (`exchange`): a read of an
+    /// item read before waits once (ServiceCalls.items), which the tests count.
+    package let waits = Atomic<Int>(0)
 
     /// The bus to use: nil for the session bus (DBUS_SESSION_BUS_ADDRESS), or a D-Bus address
     /// (tests reach a private bus with one provider on it this way).
@@ -187,10 +203,10 @@ package final class SecretServiceConnection: @unchecked Sendable {
                           action: "find the default collection")
     }
 
-    /// The cached session and collection paths (nil: not known yet on the open connection).
-    func cached(_ deadline: ServiceDeadline) throws -> (session: String?, collection: String?) {
+    /// The open connection, and its cached session and collection paths (nil: not known yet on it).
+    func cached(_ deadline: ServiceDeadline) throws -> (bus: BusConnection, session: String?, collection: String?) {
         let bus = try connection(deadline)
-        return state.withLock { $0.connection === bus ? ($0.session, $0.collection) : (nil, nil) }
+        return state.withLock { $0.connection === bus ? (bus, $0.session, $0.collection) : (bus, nil, nil) }
     }
 
     /// Records an OpenSession reply; returns the session path.
@@ -228,9 +244,30 @@ package final class SecretServiceConnection: @unchecked Sendable {
         return try remember(collection: try call(Self.readDefaultAlias, deadline))
     }
 
-    /// Forgets the session (the daemon no longer knows it) or the collection path (it went away).
+    /// Forgets the session (the daemon no longer knows it) or the collection path (it went away,
+    /// and with it the paths its searches found).
     func forgetSession() { state.withLock { $0.session = nil } }
-    func forgetCollection() { state.withLock { $0.collection = nil } }
+    func forgetCollection() { state.withLock { $0.collection = nil; $0.found = [] } }
+
+    // MARK: what a read's search found before
+
+    /// The paths the last read's search with exactly `attributes` found on this connection, or nil.
+    /// Only a guess (ServiceCalls.items: a read sends the items' reads with the search): the
+    /// search's own answer decides what the read returns.
+    func lastFound(_ attributes: [String: String]) -> [String]? {
+        state.withLock { state in state.found.last { $0.attributes == attributes }?.paths }
+    }
+
+    /// Records what a read's search with `attributes` found on `bus` (nothing, once that
+    /// connection is gone: the paths are its daemon's).
+    func remember(found paths: [String], for attributes: [String: String], on bus: BusConnection) {
+        state.withLock { state in
+            guard state.connection === bus else { return }
+            state.found.removeAll { $0.attributes == attributes }
+            if state.found.count >= Self.searchesRemembered { state.found.removeFirst() }
+            state.found.append(FoundBefore(attributes: attributes, paths: paths))
+        }
+    }
     /// Forgets the connection and all it knew: the next call connects anew, as a new client.
     func forgetConnection() { state.withLock { $0 = State() } }
 
@@ -290,6 +327,7 @@ package final class SecretServiceConnection: @unchecked Sendable {
         -> [BusReply] {
         let batch = ReplyBatch(methods.map { $0.replyType })
         let clock = ContinuousClock()
+        waits.wrappingAdd(1, ordering: .relaxed)
         bus.lock.withLock { _ in
             var slots: [ReplySlot] = []
             slots.reserveCapacity(methods.count)
@@ -399,7 +437,7 @@ package final class SecretServiceConnection: @unchecked Sendable {
                                          errno: EBADMSG))
                 return
             }
-            guard let arguments = BusMessage.arguments(of: message) else {
+            guard let arguments = BusMessage.arguments(of: message, mappingStrings: true) else {
                 fail(index, BusErrorInfo(name: nil, message: "a malformed reply", errno: EBADMSG))
                 return
             }

@@ -3,7 +3,8 @@
 // xdg:schema attribute libsecret writes, so items stay readable by secret-tool and older
 // Keygate builds). Talks D-Bus itself through SecretServiceConnection (one connection, one
 // plain session, reused), so a read is SearchItems, then the item's properties and its secret
-// together. Every call has its own deadline; a locked collection is reported as locked
+// together; a read of an item this process read before sends those with the search, one wait
+// (ServiceCalls.items). Every call has its own deadline; a locked collection is reported as locked
 // (never as "not found"). A call answered with a prompt (KeePassXC's CreateItem and Delete)
 // has it completed by SecretServicePrompt. Attribute mapping is ItemAttributeCodec's; errors
 // are worded by SecretServiceFailure.
@@ -199,10 +200,14 @@ package final class SecretServiceStore: ItemStore {
                                 access: ServiceCalls.Access? = nil) throws -> [StoredItem] {
         let call = self.call
         let access = access ?? (loadBlobs ? .secrets : .attributes)
-        let (paths, itemLocked) = try call.items(matching: query, openingSession: loadBlobs, access: access)
-        guard !paths.isEmpty || !itemLocked.isEmpty else { return [] }
         let wanted = ServiceCalls.detail(detail, for: query)
-        var (found, blobs) = try call.properties(of: paths, loadingSecrets: loadBlobs, detail: wanted)
+        // A read sends the reads of what the same search found last time with the search itself
+        // (ServiceCalls.items): when the search finds exactly those items, they are read.
+        let (paths, itemLocked, early) = try call.items(searching: call.withSchema(ItemAttributeCodec.encode(query)),
+                                                        openingSession: loadBlobs, access: access,
+                                                        readingAhead: loadBlobs ? wanted : nil)
+        guard !paths.isEmpty || !itemLocked.isEmpty else { return [] }
+        var (found, blobs) = try early ?? call.properties(of: paths, loadingSecrets: loadBlobs, detail: wanted)
         if loadBlobs {
             let withheld = found.map(\.path).filter { blobs[$0] == nil }
             if !withheld.isEmpty { blobs.merge(try call.secretsWithheld(withheld)) { new, _ in new } }
@@ -417,6 +422,28 @@ private struct ServiceCalls {
     /// As `items(matching:)`, for these attributes exactly as given (no schema: other programs' items too).
     func items(searching attributes: [String: String], openingSession: Bool, access: Access) throws
         -> (open: [String], itemLocked: [String]) {
+        let (open, itemLocked, _) = try items(searching: attributes, openingSession: openingSession, access: access,
+                                              readingAhead: nil)
+        return (open, itemLocked)
+    }
+
+    /// The most items a read's search sends the reads of with it (`readingAhead`): a read finds
+    /// one, two where an update was killed between its two steps.
+    static let readAheadLimit = 4
+
+    /// As `items(searching:)`; with `readingAhead` (a read of secrets, at this detail), the
+    /// attributes and secrets of the items the same search found last time on this connection
+    /// are asked in the same wait as the search, behind it, and are the read's (`early`) when the
+    /// search finds exactly those items, all open: one wait instead of two. Otherwise they are
+    /// dropped, and the caller reads what the search found (`properties`), as without them. Either
+    /// way the same replies go through the same checks (`takeProperties`), and the search alone
+    /// says which items there are. Only where the provider is gnome-keyring, whose property
+    /// reads and GetSecrets change nothing and ask nobody (GetSecrets leaves a locked item out),
+    /// so that reading an item the search then does not return has no effect; other providers
+    /// (KeePassXC can ask its user to allow a read) get the search alone first.
+    func items(searching attributes: [String: String], openingSession: Bool, access: Access,
+               readingAhead detail: ItemDetail?) throws
+        -> (open: [String], itemLocked: [String], early: (found: [Found], blobs: [String: [UInt8]])?) {
         // A process's first call sends ReadAlias (and OpenSession, for a read) with the search:
         // one wait instead of three.
         let known = try connection.cached(deadline)
@@ -427,6 +454,13 @@ private struct ServiceCalls {
             path: C.servicePath, interface: C.serviceInterface, method: "SearchItems",
             arguments: Variant.tuple([Variant.stringDictionary(attributes)]),
             replyType: "(aoao)", action: "search for items"))
+        var guess: [String] = []
+        if detail != nil, let session = known.session, known.collection != nil,
+           let before = connection.lastFound(attributes), !before.isEmpty, before.count <= Self.readAheadLimit,
+           connection.provider(deadline) == .gnomeKeyring {
+            guess = before
+            methods += propertyCalls(of: guess, loadingSecrets: true, session: session)
+        }
         var results = try connection.calls(methods, deadline)
         let collection = try known.collection ?? connection.remember(collection: try results.removeFirst().get())
         if openingSession, known.session == nil { try connection.remember(session: try results.removeFirst().get()) }
@@ -436,16 +470,17 @@ private struct ServiceCalls {
         // In creation order, which SecItemCopyMatching's kSecMatchLimitAll keeps (as Apple's does).
         let unlocked = Self.inCreationOrder((reply.child(0)?.strings ?? []).filter { $0.hasPrefix(prefix) })
         let locked = (reply.child(1)?.strings ?? []).filter { $0.hasPrefix(prefix) }
+        if detail != nil { connection.remember(found: unlocked, for: attributes, on: known.bus) }
         if !locked.isEmpty {
             guard try collectionProperties(collection).lookup("Locked")?.boolean == false else {
                 throw SecretServiceFailure.locked(connection.provider(deadline))
             }
             switch access {
-            case .attributes: return (unlocked + locked, [])
+            case .attributes: return (unlocked + locked, [], nil)
             case .secrets:
                 try unlockItems(locked)
-                return (unlocked + locked, [])
-            case .secretsIfOpen: return (unlocked, locked)
+                return (unlocked + locked, [], nil)
+            case .secretsIfOpen: return (unlocked, locked, nil)
             }
         }
         if unlocked.isEmpty {
@@ -459,7 +494,8 @@ private struct ServiceCalls {
             }
             if properties.lookup("Locked")?.boolean != false { throw SecretServiceFailure.locked(connection.provider(deadline)) }
         }
-        return (unlocked, [])
+        guard let detail, !guess.isEmpty, guess == unlocked else { return (unlocked, [], nil) }
+        return (unlocked, [], try takeProperties(Array(results.dropFirst()), of: unlocked, loadingSecrets: true, detail: detail))
     }
 
     /// Service.Unlock of items the provider locks one by one, as secret-tool does: the provider
@@ -547,16 +583,30 @@ private struct ServiceCalls {
     func properties(of paths: [String], loadingSecrets: Bool, detail: ItemDetail) throws
         -> (found: [Found], blobs: [String: [UInt8]]) {
         guard !paths.isEmpty else { return ([], [:]) }
+        let session = loadingSecrets ? try connection.session(deadline) : ""
+        let results = try connection.calls(propertyCalls(of: paths, loadingSecrets: loadingSecrets, session: session), deadline)
+        return try takeProperties(results, of: paths, loadingSecrets: loadingSecrets, detail: detail)
+    }
+
+    /// The calls of `properties(of:)`: each item's Attributes, then GetSecrets of `secretsPerCall`
+    /// items at a time over `session` when `loadingSecrets`.
+    private func propertyCalls(of paths: [String], loadingSecrets: Bool, session: String) -> [ServiceMethodCall] {
         let chunkCount = loadingSecrets ? (paths.count + secretsPerCall - 1) / secretsPerCall : 0
         var methods: [ServiceMethodCall] = []
         methods.reserveCapacity(paths.count + chunkCount)
         for path in paths { methods.append(getProperty(path, "Attributes")) }
-        let secretsAt = methods.count
-        if loadingSecrets {
-            let session = try connection.session(deadline)
-            for chunk in 0..<chunkCount { methods.append(getSecrets(secretsChunk(chunk, of: paths), session: session)) }
+        for chunk in 0..<chunkCount { methods.append(getSecrets(secretsChunk(chunk, of: paths), session: session)) }
+        return methods
+    }
+
+    /// What `properties(of:)` returns, from the replies to its calls (`propertyCalls`), in order.
+    private func takeProperties(_ results: [ServiceReply], of paths: [String], loadingSecrets: Bool, detail: ItemDetail) throws
+        -> (found: [Found], blobs: [String: [UInt8]]) {
+        let chunkCount = loadingSecrets ? (paths.count + secretsPerCall - 1) / secretsPerCall : 0
+        guard results.count == paths.count + chunkCount else {
+            throw SecretServiceFailure.map(nil, action: "read an item's attributes", deadline: deadline)
         }
-        let results = try connection.calls(methods, deadline)
+        let secretsAt = paths.count
         var found: [Found] = []
         var incomplete: [Int] = []   // indices in `found` of items whose attributes lack the label or a date
         for (index, path) in paths.enumerated() {

@@ -38,7 +38,7 @@ public struct StoreSelection: Sendable, Equatable {
     /// The chosen store and why. Throws .param for a bad KEYGATE_STORE or config file.
     package static func resolve(environment: KeygateEnvironment, dataDirectory: String, home: String,
                         deadline: Duration) throws -> StoreSelection {
-        _ = try environment.unlockPrompt.get()  // a bad KEYGATE_UNLOCK_PROMPT is reported here
+        _ = try environment.unlockPromptSetting()  // a bad KEYGATE_UNLOCK_PROMPT is reported here
         return try choose(environment, dataDirectory: dataDirectory, home: home, deadline: deadline)
     }
 
@@ -99,7 +99,7 @@ extension StoreSelection {
         func auto(source: String) throws -> StoreSelection {
             try Self.auto(source: source, environment, dataDirectory: dataDirectory, deadline: deadline)
         }
-        if let setting = try environment.store.get() {
+        if let setting = try environment.storeSetting() {
             if case .fixed(let kind) = setting { return chosen(kind, "chosen by \(variable)=\(setting.text)") }
             return try auto(source: "\(variable)=auto")
         }

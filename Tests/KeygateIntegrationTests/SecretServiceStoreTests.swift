@@ -456,6 +456,102 @@ final class SecretServiceStoreTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertNotEqual(try connection.session(deadline), session)
     }
 
+    // MARK: - a read of an item read before (the search carries the item's reads)
+
+    /// A store on its own connection that has read `written` once, the provider already named
+    /// (asked once per connection, before a read first sends anything with its search). Its unlock
+    /// prompt is `auto`, as a library's and the CLI's are by default: with `never`, every operation
+    /// first asks whether the collection is locked (one wait more, counted apart).
+    private func readerThatRead(_ written: ItemAttributes, blob: [UInt8]) throws -> (SecretServiceStore, SecretServiceConnection) {
+        let connection = SecretServiceConnection(environment: .process())
+        let reader = SecretServiceStore(connection: connection, unlockPrompt: .auto)
+        XCTAssertEqual(reader.provider(), .gnomeKeyring, "these cases are gnome-keyring's (the only provider read ahead of)")
+        XCTAssertEqual(try reader.search(ItemQuery(exactly: written.identity), loadBlobs: true).map(\.blob), [blob])
+        return (reader, connection)
+    }
+
+    /// The second read of an item sends the item's attribute read and GetSecrets with its search:
+    /// one wait, not two, and the same item and blob.
+    func test_readOfAnItemReadBefore_waitsOnce_andGetsTheSameItem() throws {
+        let written = contract.genericAttributes(account: "ahead")
+        try store.create(written, blob: [7, 1], replace: false)
+        let (reader, connection) = try readerThatRead(written, blob: [7, 1])
+        let before = connection.waits.load(ordering: .relaxed)
+
+        let found = try reader.search(ItemQuery(exactly: written.identity), loadBlobs: true)
+
+        XCTAssertEqual(connection.waits.load(ordering: .relaxed) - before, 1, "one wait: the search and the item's reads together")
+        XCTAssertEqual(found.map(\.blob), [[7, 1]])
+        XCTAssertEqual(found.first?.attributes.identity, written.identity)
+        XCTAssertEqual(found.first?.attributes.label, written.label)
+    }
+
+    /// What rides along is read after the search, in the same wait: attributes another process
+    /// changed since the last read (here the label, in place: the same path) are the ones returned.
+    func test_readOfAnItemReadBefore_returnsItsAttributesAsTheyAreNow() throws {
+        let written = contract.genericAttributes(account: "changed")
+        try store.create(written, blob: [7, 2], replace: false)
+        let (reader, connection) = try readerThatRead(written, blob: [7, 2])
+        let path = try XCTUnwrap(itemPaths(on: connection).first)
+        var attributes = try property("Attributes", of: path, on: connection).stringDictionary
+        attributes[ItemAttributeCodec.Key.label] = "renamed meanwhile"
+        try setAttributes(attributes, of: path, on: connection)
+        let before = connection.waits.load(ordering: .relaxed)
+
+        let found = try reader.search(ItemQuery(exactly: written.identity), loadBlobs: true)
+
+        XCTAssertEqual(connection.waits.load(ordering: .relaxed) - before, 1)
+        XCTAssertEqual(found.first?.attributes.label, "renamed meanwhile")
+        XCTAssertEqual(found.map(\.blob), [[7, 2]])
+    }
+
+    /// An item replaced by another process since the last read (new attributes: a new item at a
+    /// new path, the old one deleted): the search finds the new one, what rode along is dropped,
+    /// and the new item is read (a second wait).
+    func test_readOfAnItemReplacedSinceTheLastRead_returnsTheNewItem() throws {
+        let written = contract.genericAttributes(account: "replaced")
+        try store.create(written, blob: [7, 3], replace: false)
+        let (reader, connection) = try readerThatRead(written, blob: [7, 3])
+        var gated = written
+        gated.accessControl = .userPresence
+        try store.create(gated, blob: [7, 4], replace: true)
+        let before = connection.waits.load(ordering: .relaxed)
+
+        let found = try reader.search(ItemQuery(exactly: written.identity), loadBlobs: true)
+
+        XCTAssertEqual(connection.waits.load(ordering: .relaxed) - before, 2, "the guess was wrong: the new item is read after")
+        XCTAssertEqual(found.map(\.blob), [[7, 4]])
+        XCTAssertEqual(found.first?.attributes.accessControl, .userPresence)
+        // Then the new item is the one read ahead of.
+        XCTAssertEqual(try reader.search(ItemQuery(exactly: written.identity), loadBlobs: true).map(\.blob), [[7, 4]])
+    }
+
+    /// An item deleted by another process since the last read is absent: the search decides.
+    func test_readOfAnItemDeletedSinceTheLastRead_findsNothing() throws {
+        let written = contract.genericAttributes(account: "deleted")
+        try store.create(written, blob: [7, 5], replace: false)
+        let (reader, _) = try readerThatRead(written, blob: [7, 5])
+        _ = try store.delete(ItemQuery(exactly: written.identity))
+
+        XCTAssertEqual(try reader.search(ItemQuery(exactly: written.identity), loadBlobs: true).count, 0)
+    }
+
+    /// Reads of two items in turn each read ahead of their own item, never the other's.
+    func test_readsOfTwoItemsInTurn_eachGetItsOwnItem_inOneWait() throws {
+        let first = contract.genericAttributes(account: "first")
+        let second = contract.genericAttributes(account: "second")
+        try store.create(first, blob: [1], replace: false)
+        try store.create(second, blob: [2], replace: false)
+        let (reader, connection) = try readerThatRead(first, blob: [1])
+        XCTAssertEqual(try reader.search(ItemQuery(exactly: second.identity), loadBlobs: true).map(\.blob), [[2]])
+        let before = connection.waits.load(ordering: .relaxed)
+
+        XCTAssertEqual(try reader.search(ItemQuery(exactly: first.identity), loadBlobs: true).map(\.blob), [[1]])
+        XCTAssertEqual(try reader.search(ItemQuery(exactly: second.identity), loadBlobs: true).map(\.blob), [[2]])
+
+        XCTAssertEqual(connection.waits.load(ordering: .relaxed) - before, 2, "one wait each")
+    }
+
     /// A list's secrets come in GetSecrets calls of `secretsPerCall` items (one call for all of
     /// 10,000 items took gnome-keyring 11.5 s, past the deadline): every item gets its own blob
     /// back, across chunk boundaries and a last, shorter chunk.

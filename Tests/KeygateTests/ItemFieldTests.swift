@@ -12,10 +12,26 @@ final class ItemFieldTests: XCTestCase {
                                                 path: "/x", securityDomain: "realm", authenticationType: .httpBasic,
                                                 synchronizable: true, accessGroup: "TEAM.app1")
 
+    /// ItemFieldTexts keeps one slot per field: each field's place is its place in the table, and
+    /// every field set keeps its own text (a field added to the table without its place fails here).
+    func test_eachFieldHasItsOwnSlot_inTheTablesOrder() {
+        XCTAssertEqual(ItemField.ordered, ItemField.allCases)
+        XCTAssertEqual(ItemField.ordered.map(\.ordinal), Array(ItemField.allCases.indices))
+        var texts = ItemFieldTexts()
+        XCTAssertTrue(texts.isEmpty)
+        for field in ItemField.allCases { texts[field] = "v-" + field.rawValue }
+        XCTAssertEqual(texts.count, ItemField.allCases.count)
+        XCTAssertEqual(texts.setFields, ItemField.allCases)
+        for field in ItemField.allCases { XCTAssertEqual(texts[field], "v-" + field.rawValue) }
+        texts[.path] = nil
+        XCTAssertEqual(texts.count, ItemField.allCases.count - 1)
+        XCTAssertFalse(texts.setFields.contains(.path))
+    }
+
     func test_theExactQuery_setsEveryKeyField_andGivesTheIdentityBack() {
         for identity in [grouped, ItemIdentity.generic(service: "s", account: "a", accessGroup: "TEAM.g"), .generic(service: "s", account: "a")] {
             let query = ItemQuery(exactly: identity)
-            XCTAssertEqual(Set(query.fields.keys), Set(ItemField.primaryKey(of: identity.itemClass)))
+            XCTAssertEqual(Set(query.fields.setFields), Set(ItemField.primaryKey(of: identity.itemClass)))
             XCTAssertEqual(query.exactIdentity, identity)
         }
         var wider = ItemQuery(exactly: grouped)

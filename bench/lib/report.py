@@ -52,73 +52,78 @@ def goal(name, value, limit, met, note=""):
 
 # CLI read and start-up
 cli = runs("cli.runs")
-for label in ("keygate-get", "keygate-get-gated", "secret-tool-lookup", "keygate-version", "true"):
-    figures[f"cli.{label}"] = summary(cli[label])
-figures["cli.keygate-get.maxrss"] = summary(runs("cli.runs", 2)["keygate-get"], "KiB")
-figures["cli.secret-tool-lookup.maxrss"] = summary(runs("cli.runs", 2)["secret-tool-lookup"], "KiB")
-# CPU time (user + system) of the same runs: the part of the wall time each client computed itself;
-# the rest is spawning, loading, and waiting on the bus and gnome-keyring.
-cpu = runs("cli.runs", 4)
-for label in ("keygate-get", "keygate-get-gated", "secret-tool-lookup", "keygate-version", "true"):
-    if label in cpu:
-        figures[f"cli.{label}.cpu"] = summary(cpu[label])
-ratios["cli-read keygate get / secret-tool lookup"] = ratio(figures["cli.keygate-get"], figures["cli.secret-tool-lookup"])
-# Issue 14: a gated read inside its window goes through keygate-gatekeeper; still at most 0.8x secret-tool.
-ratios["cli-read gated keygate get / secret-tool lookup"] = ratio(figures["cli.keygate-get-gated"], figures["cli.secret-tool-lookup"])
-goal("CLI gated read (in its window): keygate get / secret-tool lookup", ratios["cli-read gated keygate get / secret-tool lookup"], 0.8,
-     ratios["cli-read gated keygate get / secret-tool lookup"] <= 0.8)
-goal("CLI read: keygate get / secret-tool lookup", ratios["cli-read keygate get / secret-tool lookup"], 0.8,
-     ratios["cli-read keygate get / secret-tool lookup"] <= 0.8)
-goal("CLI start-up: keygate --version (ms)", figures["cli.keygate-version"]["median"], 5.0,
-     figures["cli.keygate-version"]["median"] <= 5.0, "includes posix_spawn+wait; /bin/true costs %.2f ms" % figures["cli.true"]["median"])
-# Issue 19: the CLI read at the machine's limit. The embedded store's read is paired with
-# --version under the same `env`; with BASELINE, the baseline CLI ran in the same rounds.
-for label in ("keygate-get-embedded", "keygate-version-env", "keygate-get-baseline", "keygate-get-gated-baseline",
-              "keygate-get-embedded-baseline"):
-    if label in cli:
+if cli:
+    for label in ("keygate-get", "keygate-get-gated", "secret-tool-lookup", "keygate-version", "true"):
         figures[f"cli.{label}"] = summary(cli[label])
-        figures[f"cli.{label}.cpu"] = summary(cpu[label])
-get_st = ratios["cli-read keygate get / secret-tool lookup"]
-goal("issue 19: keygate get (ungated) / secret-tool lookup", get_st, 0.45, get_st <= 0.45)
-gated_st = ratios["cli-read gated keygate get / secret-tool lookup"]
-goal("issue 19: keygate get (gated, in its window) / secret-tool lookup", gated_st, 0.5, gated_st <= 0.5,
-     "the gatekeeper's round trip is part of it")
-ratios["cpu keygate get / keygate --version"] = ratio(figures["cli.keygate-get.cpu"], figures["cli.keygate-version.cpu"])
-goal("issue 19: CPU of keygate get / CPU of keygate --version", ratios["cpu keygate get / keygate --version"], 2.0,
-     ratios["cpu keygate get / keygate --version"] <= 2.0)
-if "cli.keygate-get-embedded" in figures:
-    ratios["embedded keygate get / keygate --version"] = ratio(figures["cli.keygate-get-embedded"], figures["cli.keygate-version-env"])
-    ratios["cpu embedded keygate get / keygate --version"] = ratio(figures["cli.keygate-get-embedded.cpu"],
-                                                                   figures["cli.keygate-version-env.cpu"])
-    goal("issue 19: embedded-store keygate get / keygate --version (wall)", ratios["embedded keygate get / keygate --version"], 1.5,
-         ratios["embedded keygate get / keygate --version"] <= 1.5,
-         "CPU ratio %s" % ratios["cpu embedded keygate get / keygate --version"])
-for label in ("keygate-get", "keygate-get-gated", "keygate-get-embedded"):
-    if f"cli.{label}-baseline" in figures:
-        ratios[f"after / before: {label}"] = ratio(figures[f"cli.{label}"], figures[f"cli.{label}-baseline"])
-        ratios[f"after / before: {label} CPU"] = ratio(figures[f"cli.{label}.cpu"], figures[f"cli.{label}-baseline.cpu"])
-        ratios[f"before: {label} / secret-tool lookup"] = ratio(figures[f"cli.{label}-baseline"], figures["cli.secret-tool-lookup"])
+    figures["cli.keygate-get.maxrss"] = summary(runs("cli.runs", 2)["keygate-get"], "KiB")
+    figures["cli.secret-tool-lookup.maxrss"] = summary(runs("cli.runs", 2)["secret-tool-lookup"], "KiB")
+    # CPU time (user + system) of the same runs: the part of the wall time each client computed itself;
+    # the rest is spawning, loading, and waiting on the bus and gnome-keyring.
+    cpu = runs("cli.runs", 4)
+    for label in ("keygate-get", "keygate-get-gated", "secret-tool-lookup", "keygate-version", "true"):
+        if label in cpu:
+            figures[f"cli.{label}.cpu"] = summary(cpu[label])
+    ratios["cli-read keygate get / secret-tool lookup"] = ratio(figures["cli.keygate-get"], figures["cli.secret-tool-lookup"])
+    # Issue 14: a gated read inside its window goes through keygate-gatekeeper; still at most 0.8x secret-tool.
+    ratios["cli-read gated keygate get / secret-tool lookup"] = ratio(figures["cli.keygate-get-gated"], figures["cli.secret-tool-lookup"])
+    goal("CLI gated read (in its window): keygate get / secret-tool lookup", ratios["cli-read gated keygate get / secret-tool lookup"], 0.8,
+         ratios["cli-read gated keygate get / secret-tool lookup"] <= 0.8)
+    goal("CLI read: keygate get / secret-tool lookup", ratios["cli-read keygate get / secret-tool lookup"], 0.8,
+         ratios["cli-read keygate get / secret-tool lookup"] <= 0.8)
+    goal("CLI start-up: keygate --version (ms)", figures["cli.keygate-version"]["median"], 5.0,
+         figures["cli.keygate-version"]["median"] <= 5.0, "includes posix_spawn+wait; /bin/true costs %.2f ms" % figures["cli.true"]["median"])
+    # Issue 19: the CLI read at the machine's limit. The embedded store's read is paired with
+    # --version under the same `env`; with BASELINE, the baseline CLI ran in the same rounds.
+    for label in ("keygate-get-embedded", "keygate-version-env", "keygate-get-baseline", "keygate-get-gated-baseline",
+                  "keygate-get-embedded-baseline"):
+        if label in cli:
+            figures[f"cli.{label}"] = summary(cli[label])
+            figures[f"cli.{label}.cpu"] = summary(cpu[label])
+    get_st = ratios["cli-read keygate get / secret-tool lookup"]
+    goal("issue 19: keygate get (ungated) / secret-tool lookup", get_st, 0.45, get_st <= 0.45)
+    gated_st = ratios["cli-read gated keygate get / secret-tool lookup"]
+    goal("issue 19: keygate get (gated, in its window) / secret-tool lookup", gated_st, 0.5, gated_st <= 0.5,
+         "the gatekeeper's round trip is part of it")
+    ratios["cpu keygate get / keygate --version"] = ratio(figures["cli.keygate-get.cpu"], figures["cli.keygate-version.cpu"])
+    goal("issue 19: CPU of keygate get / CPU of keygate --version", ratios["cpu keygate get / keygate --version"], 2.0,
+         ratios["cpu keygate get / keygate --version"] <= 2.0)
+    if "cli.keygate-get-embedded" in figures:
+        ratios["embedded keygate get / keygate --version"] = ratio(figures["cli.keygate-get-embedded"], figures["cli.keygate-version-env"])
+        ratios["cpu embedded keygate get / keygate --version"] = ratio(figures["cli.keygate-get-embedded.cpu"],
+                                                                       figures["cli.keygate-version-env.cpu"])
+        goal("issue 19: embedded-store keygate get / keygate --version (wall)", ratios["embedded keygate get / keygate --version"], 1.5,
+             ratios["embedded keygate get / keygate --version"] <= 1.5,
+             "CPU ratio %s" % ratios["cpu embedded keygate get / keygate --version"])
+    for label in ("keygate-get", "keygate-get-gated", "keygate-get-embedded"):
+        if f"cli.{label}-baseline" in figures:
+            ratios[f"after / before: {label}"] = ratio(figures[f"cli.{label}"], figures[f"cli.{label}-baseline"])
+            ratios[f"after / before: {label} CPU"] = ratio(figures[f"cli.{label}.cpu"], figures[f"cli.{label}-baseline.cpu"])
+            ratios[f"before: {label} / secret-tool lookup"] = ratio(figures[f"cli.{label}-baseline"], figures["cli.secret-tool-lookup"])
 py = runs("cli-python.runs")
-figures["cli.keygate-get.beside-python"] = summary(py["keygate-get"])
-figures["cli.keyring-cli"] = summary(py["keyring-cli"])
-ratios["cli-read keygate get / python keyring get"] = ratio(figures["cli.keygate-get.beside-python"], figures["cli.keyring-cli"])
+if py:
+    figures["cli.keygate-get.beside-python"] = summary(py["keygate-get"])
+    figures["cli.keyring-cli"] = summary(py["keyring-cli"])
+    ratios["cli-read keygate get / python keyring get"] = ratio(figures["cli.keygate-get.beside-python"], figures["cli.keyring-cli"])
 
 # Gated reads
 gated = runs("gated.runs")
-figures["gated.cached"] = summary(gated["gated-cached"])
-figures["gated.plain-beside"] = summary(gated["plain"])
-ratios["gated cached / plain"] = ratio(figures["gated.cached"], figures["gated.plain-beside"])
-goal("cached gated read / plain read", ratios["gated cached / plain"], 1.10, ratios["gated cached / plain"] <= 1.10)
+if gated:
+    figures["gated.cached"] = summary(gated["gated-cached"])
+    figures["gated.plain-beside"] = summary(gated["plain"])
+    ratios["gated cached / plain"] = ratio(figures["gated.cached"], figures["gated.plain-beside"])
+    goal("cached gated read / plain read", ratios["gated cached / plain"], 1.10, ratios["gated cached / plain"] <= 1.10)
 auth = runs("auth.runs")
-figures["auth.gated-after-lock"] = summary(auth["gated-auth"])
-figures["auth.plain-beside"] = summary(auth["plain"])
+if auth:
+    figures["auth.gated-after-lock"] = summary(auth["gated-auth"])
+    figures["auth.plain-beside"] = summary(auth["plain"])
+    kdf_ms = float(open(os.path.join(out, "kdf.ms")).read())
+    figures["kdf.argon2id-alone"] = {"median": kdf_ms, "unit": "ms", "note": "median of 7 in one process"}
+    beyond = figures["auth.gated-after-lock"]["median"] - figures["auth.plain-beside"]["median"] - kdf_ms
+    figures["auth.beyond-kdf-and-read"] = {"median": round(beyond, 3), "unit": "ms",
+                                           "note": "authenticated read - plain read - Argon2id alone: askpass, PAM (pam_unix, unix_chkpwd), key files, caching"}
+
 kdf_cost = open(os.path.join(out, "kdf-cost")).read().split()
-kdf_ms = float(open(os.path.join(out, "kdf.ms")).read())
-figures["kdf.argon2id-alone"] = {"median": kdf_ms, "unit": "ms", "note": "median of 7 in one process"}
 argon = {"algorithm": "argon2id13", "opslimit": int(kdf_cost[0]), "memlimit_mib": int(kdf_cost[1]) // 1048576}
-beyond = figures["auth.gated-after-lock"]["median"] - figures["auth.plain-beside"]["median"] - kdf_ms
-figures["auth.beyond-kdf-and-read"] = {"median": round(beyond, 3), "unit": "ms",
-                                       "note": "authenticated read - plain read - Argon2id alone: askpass, PAM (pam_unix, unix_chkpwd), key files, caching"}
 # Issue 14: a first gated read (lock, then PAM and the KDF) against Keygate 1.x, beyond each one's KDF.
 if os.path.exists(os.path.join(out, "auth-1x.runs")):
     v1runs = runs("auth-1x.runs")
@@ -152,6 +157,17 @@ if all(f"library.{k}.per-call" in figures for k in ("keygate-library", "c-floor"
     ratios["library Keychain.data(for:) / python keyring.get_password"] = ratio(figures["library.keygate-library.per-call"], figures["library.python-keyring.per-call"])
     goal("library read overhead over the C floor", round(ratios["library Keychain.data(for:) / libsecret C floor"] - 1, 3), 0.10,
          ratios["library Keychain.data(for:) / libsecret C floor"] <= 1.10)
+if all(f"library.{k}.per-call" in figures for k in ("keygate-library", "c-floor")):
+    ratios["library Keychain.data(for:) / libsecret C floor"] = ratio(figures["library.keygate-library.per-call"], figures["library.c-floor.per-call"])
+    # Issue 46: the library read at most 0.85x libsecret's own C lookup, paired in one run.
+    goal("issue 46: library Keychain.data(for:) / libsecret C lookup", ratios["library Keychain.data(for:) / libsecret C floor"], 0.85,
+         ratios["library Keychain.data(for:) / libsecret C floor"] <= 0.85)
+# With BASELINE, the baseline's library ran in the same batches (before and after, paired).
+if all(f"library.{k}.per-call" in figures for k in ("keygate-library-baseline", "c-floor")):
+    ratios["before: library Keychain.data(for:) / libsecret C floor"] = ratio(figures["library.keygate-library-baseline.per-call"],
+                                                                             figures["library.c-floor.per-call"])
+    ratios["after / before: library Keychain.data(for:)"] = ratio(figures["library.keygate-library.per-call"],
+                                                                  figures["library.keygate-library-baseline.per-call"])
 
 # Concurrency: reads/s
 conc = {}
@@ -226,29 +242,30 @@ if len(sizes) >= 2:
 
 # PAM module
 pam = runs("pam.runs")
-for label in ("pam-base", "pam-keygate", "kdf", "true"):
-    figures[f"pam.{label}"] = summary(pam[label])
-kdf_process = figures["pam.kdf"]["median"] - figures["pam.true"]["median"]
-added = figures["pam.pam-keygate"]["median"] - figures["pam.pam-base"]["median"]
-figures["pam.added-by-module"] = {"median": round(added, 3), "unit": "ms"}
-figures["pam.added-beyond-kdf"] = {"median": round(added - kdf_process, 3), "unit": "ms",
-                                   "note": "(pam_unix+pam_keygate) - pam_unix - (argon2id process - /bin/true)"}
-dlopen = {}
-for row in lines("dlopen.runs"):
-    dlopen.setdefault(row[0], []).append(float(row[1]) / 1e6)
-for label in ("pam_unix", "pam_keygate"):
-    figures[f"pam.dlopen.{label}"] = summary(dlopen[label])
-unix_bytes, keygate_bytes = (int(v) for v in lines("module-sizes")[0][:2])
-figures["pam.size.pam_unix"] = {"median": unix_bytes, "unit": "bytes"}
-figures["pam.size.pam_keygate"] = {"median": keygate_bytes, "unit": "bytes"}
-ratios["dlopen pam_keygate.so / pam_unix.so"] = ratio(figures["pam.dlopen.pam_keygate"], figures["pam.dlopen.pam_unix"])
-ratios["size pam_keygate.so / pam_unix.so"] = ratio(figures["pam.size.pam_keygate"], figures["pam.size.pam_unix"])
-goal("PAM module: dlopen of pam_keygate.so (ms)", figures["pam.dlopen.pam_keygate"]["median"], 1.0,
-     figures["pam.dlopen.pam_keygate"]["median"] <= 1.0, f"pam_unix.so: {figures['pam.dlopen.pam_unix']['median']} ms")
-goal("PAM module: size of pam_keygate.so (MB)", round(keygate_bytes / 1e6, 2), 1.0, keygate_bytes <= 1_000_000,
-     f"pam_unix.so: {unix_bytes} bytes")
-goal("PAM module: time added beyond the KDF (ms)", round(added - kdf_process, 2), 5.0, added - kdf_process <= 5.0,
-     "" if added > 0.5 * kdf_process else "WARNING: the module added less than half a KDF: did it unlock?")
+if pam:
+    for label in ("pam-base", "pam-keygate", "kdf", "true"):
+        figures[f"pam.{label}"] = summary(pam[label])
+    kdf_process = figures["pam.kdf"]["median"] - figures["pam.true"]["median"]
+    added = figures["pam.pam-keygate"]["median"] - figures["pam.pam-base"]["median"]
+    figures["pam.added-by-module"] = {"median": round(added, 3), "unit": "ms"}
+    figures["pam.added-beyond-kdf"] = {"median": round(added - kdf_process, 3), "unit": "ms",
+                                       "note": "(pam_unix+pam_keygate) - pam_unix - (argon2id process - /bin/true)"}
+    dlopen = {}
+    for row in lines("dlopen.runs"):
+        dlopen.setdefault(row[0], []).append(float(row[1]) / 1e6)
+    for label in ("pam_unix", "pam_keygate"):
+        figures[f"pam.dlopen.{label}"] = summary(dlopen[label])
+    unix_bytes, keygate_bytes = (int(v) for v in lines("module-sizes")[0][:2])
+    figures["pam.size.pam_unix"] = {"median": unix_bytes, "unit": "bytes"}
+    figures["pam.size.pam_keygate"] = {"median": keygate_bytes, "unit": "bytes"}
+    ratios["dlopen pam_keygate.so / pam_unix.so"] = ratio(figures["pam.dlopen.pam_keygate"], figures["pam.dlopen.pam_unix"])
+    ratios["size pam_keygate.so / pam_unix.so"] = ratio(figures["pam.size.pam_keygate"], figures["pam.size.pam_unix"])
+    goal("PAM module: dlopen of pam_keygate.so (ms)", figures["pam.dlopen.pam_keygate"]["median"], 1.0,
+         figures["pam.dlopen.pam_keygate"]["median"] <= 1.0, f"pam_unix.so: {figures['pam.dlopen.pam_unix']['median']} ms")
+    goal("PAM module: size of pam_keygate.so (MB)", round(keygate_bytes / 1e6, 2), 1.0, keygate_bytes <= 1_000_000,
+         f"pam_unix.so: {unix_bytes} bytes")
+    goal("PAM module: time added beyond the KDF (ms)", round(added - kdf_process, 2), 5.0, added - kdf_process <= 5.0,
+         "" if added > 0.5 * kdf_process else "WARNING: the module added less than half a KDF: did it unlock?")
 
 
 def model():
@@ -307,6 +324,8 @@ sections = [
                                           ("libsecret lookup, C (floor)", "library.c-floor.per-call"),
                                           ("python keyring.get_password", "library.python-keyring.per-call"),
                                           ("Keychain.data(for:) first call", "library.keygate-library.first-call"),
+                                          ("before: Keychain.data(for:)", "library.keygate-library-baseline.per-call"),
+                                          ("before: Keychain.data(for:) first call", "library.keygate-library-baseline.first-call"),
                                           ("libsecret C first call", "library.c-floor.first-call")]),
     ("Access control", [("gated read, cached (user presence)", "gated.cached"), ("plain read beside it", "gated.plain-beside"),
                         ("gated read after lock (askpass+PAM+KDF)", "auth.gated-after-lock"), ("plain read beside it", "auth.plain-beside"),

@@ -4,8 +4,10 @@
 # the askpass program answering PAM). bench/run prepends the settings (OUT, VENV,
 # ROUNDS, QUICK) and this file only drives the tools; bench/lib/report.py reads what
 # it leaves in $OUT. Every timed pair runs interleaved (A B A B ...) in one process
-# (spawn-timer), so that the machine's noise falls on both sides alike.
+# (spawn-timer), so that the machine's noise falls on both sides alike. STEPS names the
+# steps this run takes (bench/run's BENCH_STEPS), each between spaces.
 set -euo pipefail
+step() { [[ "$STEPS" == *" $1 "* ]]; }
 export PYTHON_KEYRING_BACKEND=keyring.backends.SecretService.Keyring
 export SPAWN_TIMER_STDERR="$OUT/stderr.log"
 say() { printf 'bench: %s\n' "$*" >&2; }
@@ -27,7 +29,7 @@ KEYGATE_STORE=embedded keygate get -s bench -a embedded | cmp -s - "$HOME/secret
     || { say "keygate get (embedded) returned other bytes"; exit 1; }
 if ((BASELINE)); then
     keygate-baseline get -s bench -a user | cmp -s - "$HOME/secret" || { say "the baseline's get returned other bytes"; exit 1; }
-    if command -v perf >/dev/null 2>&1; then
+    if step profile && command -v perf >/dev/null 2>&1; then
         # Where a read's CPU goes, split by library: 40 reads of the plain item by each CLI
         # (perf's cpu-clock sampling, self time per shared object, then the top symbols).
         say "profile: perf record of 40 reads, this tree and the baseline"
@@ -54,7 +56,7 @@ if ((BASELINE)); then
         done
         prof version-keygate "keygate --version"
     fi
-    if command -v valgrind >/dev/null 2>&1; then
+    if step profile && command -v valgrind >/dev/null 2>&1; then
         # The same reads as instruction counts, which repeat from run to run where samples do not:
         # one run of each under callgrind, split by the library each instruction ran in.
         say "profile: callgrind of one read by each CLI, split by library"
@@ -84,7 +86,7 @@ if ((BASELINE)); then
     fi
 fi
 
-if ((PROFILE)) && command -v valgrind >/dev/null 2>&1; then
+if ((PROFILE)) && step profile && command -v valgrind >/dev/null 2>&1; then
     # Instruction counts (repeatable on a noisy machine): each program once under callgrind,
     # the library and the C floor over 100 calls after their first. callgrind_annotate's
     # inclusive summary of each is left in $OUT/profile/*.txt for docs/PERFORMANCE.md.
@@ -100,45 +102,51 @@ if ((PROFILE)) && command -v valgrind >/dev/null 2>&1; then
     cg library-read-101 library-read read bench user 101
     cg c-floor-1 lookup-loop 1 keygate:class genp service bench account user
     cg c-floor-101 lookup-loop 101 keygate:class genp service bench account user
+    if command -v library-read-baseline >/dev/null 2>&1; then
+        cg library-read-baseline-1 library-read-baseline read bench user 1
+        cg library-read-baseline-101 library-read-baseline read bench user 101
+    fi
 fi
 
-say "CLI read and start-up: $ROUNDS interleaved rounds"
-# keygate-get-gated: user presence inside its reuse window (the warm-up round authenticates;
-# the scope is this spawn-timer, the parent of every round), through keygate-gatekeeper.
-# The embedded store's read is paired with --version under the same `env` (issue 19's ratio);
-# with BASELINE=1 the baseline CLI's reads run in the same rounds (before/after, paired).
-baseline_runs=()
-if ((BASELINE)); then
-    baseline_runs=(keygate-get-baseline keygate-baseline get -s bench -a user ---
-                   keygate-get-gated-baseline keygate-baseline get -s bench -a gated ---
-                   keygate-get-embedded-baseline env KEYGATE_STORE=embedded keygate-baseline get -s bench -a embedded ---)
+if step cli; then
+    say "CLI read and start-up: $ROUNDS interleaved rounds"
+    # keygate-get-gated: user presence inside its reuse window (the warm-up round authenticates;
+    # the scope is this spawn-timer, the parent of every round), through keygate-gatekeeper.
+    # The embedded store's read is paired with --version under the same `env` (issue 19's ratio);
+    # with BASELINE=1 the baseline CLI's reads run in the same rounds (before/after, paired).
+    baseline_runs=()
+    if ((BASELINE)); then
+        baseline_runs=(keygate-get-baseline keygate-baseline get -s bench -a user ---
+                       keygate-get-gated-baseline keygate-baseline get -s bench -a gated ---
+                       keygate-get-embedded-baseline env KEYGATE_STORE=embedded keygate-baseline get -s bench -a embedded ---)
+    fi
+    spawn-timer "$ROUNDS" 3 \
+        keygate-get keygate get -s bench -a user --- \
+        keygate-get-gated keygate get -s bench -a gated --- \
+        secret-tool-lookup secret-tool lookup service bench-st account user --- \
+        keygate-get-embedded env KEYGATE_STORE=embedded keygate get -s bench -a embedded --- \
+        keygate-version-env env KEYGATE_STORE=embedded keygate --version --- \
+        "${baseline_runs[@]}" \
+        keygate-version keygate --version --- \
+        true /bin/true >"$OUT/cli.runs"
+    say "CLI read against python keyring's CLI: $small rounds"
+    spawn-timer "$small" 1 \
+        keygate-get keygate get -s bench -a user --- \
+        keyring-cli "$VENV/bin/keyring" get bench-py user >"$OUT/cli-python.runs"
+
+    say "cached gated read (user presence in its reuse window) against a plain read"
+    # The warm-up round authenticates once (askpass, PAM, Argon2id); the reuse scope is the
+    # parent process (no terminal), which is this spawn-timer for every round.
+    spawn-timer "$ROUNDS" 2 \
+        gated-cached keygate get -s bench -a gated --- \
+        plain keygate get -s bench -a user >"$OUT/gated.runs"
+
+    say "authenticated read: keygate lock, then a gated read through PAM and Argon2id"
+    spawn-timer "$small" 1 \
+        '!lock' keygate lock --- \
+        gated-auth keygate get -s bench -a gated --- \
+        plain keygate get -s bench -a user >"$OUT/auth.runs"
 fi
-spawn-timer "$ROUNDS" 3 \
-    keygate-get keygate get -s bench -a user --- \
-    keygate-get-gated keygate get -s bench -a gated --- \
-    secret-tool-lookup secret-tool lookup service bench-st account user --- \
-    keygate-get-embedded env KEYGATE_STORE=embedded keygate get -s bench -a embedded --- \
-    keygate-version-env env KEYGATE_STORE=embedded keygate --version --- \
-    "${baseline_runs[@]}" \
-    keygate-version keygate --version --- \
-    true /bin/true >"$OUT/cli.runs"
-say "CLI read against python keyring's CLI: $small rounds"
-spawn-timer "$small" 1 \
-    keygate-get keygate get -s bench -a user --- \
-    keyring-cli "$VENV/bin/keyring" get bench-py user >"$OUT/cli-python.runs"
-
-say "cached gated read (user presence in its reuse window) against a plain read"
-# The warm-up round authenticates once (askpass, PAM, Argon2id); the reuse scope is the
-# parent process (no terminal), which is this spawn-timer for every round.
-spawn-timer "$ROUNDS" 2 \
-    gated-cached keygate get -s bench -a gated --- \
-    plain keygate get -s bench -a user >"$OUT/gated.runs"
-
-say "authenticated read: keygate lock, then a gated read through PAM and Argon2id"
-spawn-timer "$small" 1 \
-    '!lock' keygate lock --- \
-    gated-auth keygate get -s bench -a gated --- \
-    plain keygate get -s bench -a user >"$OUT/auth.runs"
 read -r ops mem < <("$VENV/bin/python" -c '
 import json, re, sys
 kdf = json.load(open(sys.argv[1])).get("passwordKDF") or ""
@@ -146,7 +154,7 @@ m = re.search(r"(\d+) passes, (\d+) MiB", kdf)
 print(m.group(1), int(m.group(2)) * 1048576) if m else print(0, 0)' "$OUT/status.json")
 ((ops > 0)) || { say "keygate status --json shows no Argon2id cost"; exit 1; }
 printf '%s %s\n' "$ops" "$mem" >"$OUT/kdf-cost"
-argon2id "$ops" "$mem" 7 >"$OUT/kdf.ms"
+if step cli; then argon2id "$ops" "$mem" 7 >"$OUT/kdf.ms"; fi
 
 if command -v keygate-1x >/dev/null 2>&1; then
     # Each version with its own keychain (XDG_DATA_HOME) and its own items (service bench1 for
@@ -192,14 +200,20 @@ print(m.group(1), int(m.group(2)) * 1048576) if m else print(0, 0)' "$OUT/status
     keygate unlock >/dev/null 2>&1
 fi
 
-say "library read in one process: Keychain.data(for:) against libsecret's lookup and python keyring"
-calls=300 batches=$((QUICK ? 5 : 15))
-: >"$OUT/library.runs"
-for ((i = 0; i < batches; i++)); do
-    printf 'keygate-library %s\n' "$(library-read read bench user "$calls")" >>"$OUT/library.runs"
-    printf 'c-floor %s\n' "$(lookup-loop "$calls" keygate:class genp service bench account user)" >>"$OUT/library.runs"
-    printf 'python-keyring %s\n' "$("$VENV/bin/python" "$BENCH_LIB/keyring-loop.py" "$calls" bench-py user)" >>"$OUT/library.runs"
-done
+if step library; then
+    say "library read in one process: Keychain.data(for:) against libsecret's lookup and python keyring"
+    calls=300 batches=$((QUICK ? 5 : 15))
+    : >"$OUT/library.runs"
+    for ((i = 0; i < batches; i++)); do
+        printf 'keygate-library %s\n' "$(library-read read bench user "$calls")" >>"$OUT/library.runs"
+        printf 'c-floor %s\n' "$(lookup-loop "$calls" keygate:class genp service bench account user)" >>"$OUT/library.runs"
+        # With BASELINE, the baseline's library in the same batches: before and after, paired.
+        if command -v library-read-baseline >/dev/null 2>&1; then
+            printf 'keygate-library-baseline %s\n' "$(library-read-baseline read bench user "$calls")" >>"$OUT/library.runs"
+        fi
+        printf 'python-keyring %s\n' "$("$VENV/bin/python" "$BENCH_LIB/keyring-loop.py" "$calls" bench-py user)" >>"$OUT/library.runs"
+    done
+fi
 
 # measure_scale N: get, list, list --json and secret-tool search --all over N items of
 # service "scale", then delete --all (recorded, even when it fails). Below 10,000 (whose

@@ -30,7 +30,7 @@ public struct KeychainOperations: Sendable {
         let context = try KeychainContext.current(environment: environment)
         let selection = try StoreSelection.resolve(environment: environment, dataDirectory: context.dataDirectory,
                                                    home: context.home, deadline: context.storeDeadline)
-        let setting = try unlockPrompt ?? environment.unlockPrompt.get()
+        let setting = try unlockPrompt ?? environment.unlockPromptSetting()
         self.init(store: selection.store(deadline: context.storeDeadline, unlockPrompt: setting, environment: environment),
                   keys: KeyUnlocker(context: context, prompter: prompter, reason: reason, authContext: authContext),
                   storeSelection: selection, unlockPrompt: setting)

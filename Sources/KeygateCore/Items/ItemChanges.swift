@@ -6,7 +6,7 @@
 
 public struct ItemChanges: Sendable, Hashable {
     /// The fields this change sets, as text (ItemField.Kind).
-    public private(set) var fields: [ItemField: String] = [:]
+    public private(set) var fields = ItemFieldTexts()
     public var accessibility: Accessibility?
     public var accessControl: AccessControl?
 
@@ -53,7 +53,7 @@ public struct ItemChanges: Sendable, Hashable {
     /// ignored (a generic password has no server).
     public func applied(to a: ItemAttributes) -> ItemAttributes {
         var out = a
-        for (field, value) in fields where field.belongs(to: a.identity.itemClass) { out[field] = value }
+        for field in fields.setFields where field.belongs(to: a.identity.itemClass) { out[field] = fields[field] }
         if let v = accessibility { out.accessibility = v }
         if let v = accessControl { out.accessControl = v }
         return out

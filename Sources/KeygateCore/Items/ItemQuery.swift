@@ -6,7 +6,7 @@ public struct ItemQuery: Sendable, Hashable {
     public var itemClass: ItemClass?
     /// The fields this query sets, as text (ItemField.Kind): "" matches an item with the field
     /// unset (no protocol, no group, not synchronizable).
-    public private(set) var fields: [ItemField: String] = [:]
+    public private(set) var fields = ItemFieldTexts()
     /// Other attributes (ItemAttributes.extras): each must be on the item with this value.
     public var extras: [String: String] = [:]
 
@@ -85,7 +85,9 @@ public struct ItemQuery: Sendable, Hashable {
     /// Whether the attributes satisfy every field this query sets.
     public func matches(_ a: ItemAttributes) -> Bool {
         if let v = itemClass, v != a.identity.itemClass { return false }
-        for (field, value) in fields where value != (a[field] ?? "") { return false }
+        for field in ItemField.ordered {
+            if let value = fields[field], value != (a[field] ?? "") { return false }
+        }
         for (name, value) in extras where a.extras[name] != value { return false }
         return true
     }

@@ -46,6 +46,13 @@ public struct KeygateEnvironment: Sendable, Equatable {
     package var store: Parsed<StoreSetting?> { fields.store }
     /// KEYGATE_UNLOCK_PROMPT: auto when unset or empty.
     package var unlockPrompt: Parsed<UnlockPromptSetting> { fields.unlockPrompt }
+    /// The store setting, or the error its text earned. The read path asks this, never `store`:
+    /// a `Parsed` of a concrete setting held by a caller in another module has the runtime build
+    /// that generic type's metadata, whose Equatable requirement costs a walk of every conformance
+    /// record in the binary (about 350,000 instructions, twice for an optional) once per process.
+    package func storeSetting() throws -> StoreSetting? { try fields.store.get() }
+    /// The unlock prompt setting, or the error its text earned (as `storeSetting()`).
+    package func unlockPromptSetting() throws -> UnlockPromptSetting { try fields.unlockPrompt.get() }
     /// KEYGATE_ACCESS_GROUPS, split at commas and colons, each trimmed; nil when it names none.
     package var accessGroups: [String]? { fields.accessGroups }
 
@@ -55,6 +62,8 @@ public struct KeygateEnvironment: Sendable, Equatable {
     package var askpass: String? { fields.askpass }
     /// KEYGATE_ASKPASS_REQUIRE (ssh's SSH_ASKPASS_REQUIRE meanings): `.unset` when unset or empty.
     package var askpassRequirement: Parsed<AskpassRequirement> { fields.askpassRequirement }
+    /// The askpass requirement, or the error its text earned (as `storeSetting()`).
+    package func askpassRequirementSetting() throws -> AskpassRequirement { try fields.askpassRequirement.get() }
     /// KEYGATE_PINENTRY.
     package var pinentry: String? { fields.pinentry }
     /// PATH as given, else /usr/local/bin:/usr/bin:/bin: where askpass and pinentry are looked for.
