@@ -1,8 +1,10 @@
 // A match over items' attributes: each field that is set must equal the item's (ItemField's
 // text forms). An identity converts to the exact query for that one item. The fields are
-// ItemField's table; the typed properties below are views of it.
+// ItemField's table; the typed properties are ItemFieldTextViews' views of it. An access
+// group of "" matches items in no group, nil every group; synchronizable nil matches both,
+// and false also items stored before the attribute existed (matched client-side).
 
-public struct ItemQuery: Sendable, Hashable {
+public struct ItemQuery: Sendable, Hashable, ItemFieldTextViews {
     public var itemClass: ItemClass?
     /// The fields this query sets, as text (ItemField.Kind): "" matches an item with the field
     /// unset (no protocol, no group, not synchronizable).
@@ -14,36 +16,6 @@ public struct ItemQuery: Sendable, Hashable {
     public subscript(field: ItemField) -> String? {
         get { fields[field] }
         set { fields[field] = newValue }
-    }
-
-    public var service: String? { get { self[.service] } set { self[.service] = newValue } }
-    public var account: String? { get { self[.account] } set { self[.account] = newValue } }
-    public var server: String? { get { self[.server] } set { self[.server] = newValue } }
-    public var `protocol`: InternetProtocol? {
-        get { self[.protocol].map(InternetProtocol.init(rawValue:)) }
-        set { self[.protocol] = newValue?.rawValue }
-    }
-    public var port: UInt16? {
-        get { self[.port].flatMap { UInt16($0) } }
-        set { self[.port] = newValue.map { String($0) } }
-    }
-    public var path: String? { get { self[.path] } set { self[.path] = newValue } }
-    public var securityDomain: String? { get { self[.securityDomain] } set { self[.securityDomain] = newValue } }
-    public var authenticationType: AuthenticationType? {
-        get { self[.authenticationType].map(AuthenticationType.init(rawValue:)) }
-        set { self[.authenticationType] = newValue?.rawValue }
-    }
-    public var label: String? { get { self[.label] } set { self[.label] = newValue } }
-    /// kSecAttrDescription: exact match when set.
-    public var description: String? { get { self[.description] } set { self[.description] = newValue } }
-    /// kSecAttrAccessGroup: only that group's items when set ("": items in no group); nil matches every group.
-    public var accessGroup: String? { get { self[.accessGroup] } set { self[.accessGroup] = newValue } }
-    /// kSecAttrSynchronizable: nil matches both (kSecAttrSynchronizableAny), true or false only
-    /// items with that flag (part of the primary key: `ItemQuery(exactly:)` sets it). False is
-    /// matched client-side: items stored before the attribute existed count as false.
-    public var synchronizable: Bool? {
-        get { self[.synchronizable].map { $0 == "1" } }
-        set { self[.synchronizable] = newValue.map(ItemField.text) }
     }
 
     public init(itemClass: ItemClass? = nil, service: String? = nil, account: String? = nil, server: String? = nil,
