@@ -5,8 +5,9 @@
  *
  * Nothing links libsystemd: a `keygate --version`, `help`, a usage error or a read from the
  * embedded store never loads it. The first call of any function below dlopens
- * libsystemd.so.0 and looks up every function at once (Sources/CSystem/lazy_library.h).
- * Keygate asks `kg_sdbus_load_error()` before it connects, so a missing library is reported
+ * libsystemd.so.0 and looks up every function of its table at once (the client's or the
+ * server's; Sources/CSystem/lazy_library.h). Keygate asks `kg_sdbus_load_error()` (a server
+ * also `kg_sdbus_server_load_error()`) before it connects, so a missing library is reported
  * as "not available" with the package to install (libsystemd0).
  *
  * The few types and constants Keygate uses are declared here, as sd-bus's stable ABI defines
@@ -55,9 +56,13 @@ KG_SDBUS_TYPES(KG_LAZY_DEFINE_CONSTANT)
 #endif
 
 /* The functions Keygate calls: X(kind, return type, name, (parameters), (arguments)).
- * kind is VALUE or VOID (what a call returns when the library could not be loaded). */
-#define KG_SDBUS_FUNCTIONS(X) KG_SDBUS_CLIENT_FUNCTIONS(X, KG_SDBUS_SERVER_FUNCTIONS)
-#define KG_SDBUS_CLIENT_FUNCTIONS(X, SERVER) \
+ * kind is VALUE or VOID (what a call returns when the library could not be loaded).
+ * The client's and the server's are two tables over the same library: a client (every
+ * Secret Service read) looks up only the functions it calls, not the daemon's too, and each
+ * dlsym walks libsystemd's hash table (~850 instructions each, twice a read: each object file
+ * that calls in fills its own table). */
+#define KG_SDBUS_FUNCTIONS(X) KG_SDBUS_CLIENT_FUNCTIONS(X) KG_SDBUS_SERVER_FUNCTIONS(X)
+#define KG_SDBUS_CLIENT_FUNCTIONS(X) \
     X(VALUE, int, sd_bus_new, (sd_bus **ret), (ret)) \
     X(VALUE, int, sd_bus_set_address, (sd_bus *bus, const char *address), (bus, address)) \
     X(VALUE, int, sd_bus_set_bus_client, (sd_bus *bus, int b), (bus, b)) \
@@ -88,12 +93,11 @@ KG_SDBUS_TYPES(KG_LAZY_DEFINE_CONSTANT)
     X(VALUE, int, sd_bus_message_read_array, (sd_bus_message *m, char type, const void **ptr, size_t *size), (m, type, ptr, size)) \
     X(VALUE, int, sd_bus_message_enter_container, (sd_bus_message *m, char type, const char *contents), (m, type, contents)) \
     X(VALUE, int, sd_bus_message_exit_container, (sd_bus_message *m), (m)) \
-    X(VALUE, int, sd_bus_message_peek_type, (sd_bus_message *m, char *type, const char **contents), (m, type, contents)) \
-    SERVER(X)
+    X(VALUE, int, sd_bus_message_peek_type, (sd_bus_message *m, char *type, const char **contents), (m, type, contents))
 
 /* The server side, for keygate-secret-service (KeygateStorage/BusServer.swift): one fallback
  * callback for every object path (sd-bus's vtables are C macros), the name, replies, errors and
- * signals. */
+ * signals. Their own table (kg_sdbus_server), filled only by a program that serves. */
 #define KG_SDBUS_SERVER_FUNCTIONS(X) \
     X(VALUE, int, sd_bus_add_fallback, (sd_bus *bus, sd_bus_slot **slot, const char *prefix, sd_bus_message_handler_t callback, void *userdata), (bus, slot, prefix, callback, userdata)) \
     X(VALUE, int, sd_bus_request_name, (sd_bus *bus, const char *name, uint64_t flags), (bus, name, flags)) \
@@ -110,12 +114,16 @@ KG_SDBUS_TYPES(KG_LAZY_DEFINE_CONSTANT)
     X(VALUE, int, sd_bus_call, (sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error, sd_bus_message **reply), (bus, m, usec, ret_error, reply)) \
     X(VALUE, int, sd_bus_get_fd, (sd_bus *bus), (bus))
 
-KG_LAZY_LIBRARY(kg_sdbus, "libsystemd.so.0", KG_SDBUS_FUNCTIONS)
+KG_LAZY_LIBRARY(kg_sdbus, "libsystemd.so.0", KG_SDBUS_CLIENT_FUNCTIONS)
+KG_LAZY_LIBRARY(kg_sdbus_server, "libsystemd.so.0", KG_SDBUS_SERVER_FUNCTIONS)
 
 #ifndef KG_SDBUS_CHECK
 #define KG_SDBUS_WRAPPER(kind, ret, name, params, args) KG_LAZY_WRAPPER(kg_sdbus, kind, ret, name, params, args)
-KG_SDBUS_FUNCTIONS(KG_SDBUS_WRAPPER)
+#define KG_SDBUS_SERVER_WRAPPER(kind, ret, name, params, args) KG_LAZY_WRAPPER(kg_sdbus_server, kind, ret, name, params, args)
+KG_SDBUS_CLIENT_FUNCTIONS(KG_SDBUS_WRAPPER)
+KG_SDBUS_SERVER_FUNCTIONS(KG_SDBUS_SERVER_WRAPPER)
 #undef KG_SDBUS_WRAPPER
+#undef KG_SDBUS_SERVER_WRAPPER
 #else
 KG_SDBUS_FUNCTIONS(KG_LAZY_CHECK_FUNCTION)
 KG_SDBUS_TYPES(KG_LAZY_CHECK_CONSTANT)

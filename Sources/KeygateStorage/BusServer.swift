@@ -47,7 +47,7 @@ package final class BusServer {
 
     /// A connection to the bus at `address` (a D-Bus address: "unix:path=/run/user/1000/bus").
     package init(address: String) throws(BusServerError) {
-        if let why = kg_sdbus_load_error() {
+        if let why = kg_sdbus_load_error() ?? kg_sdbus_server_load_error() {
             throw BusServerError(description: String(cString: why) + ": install libsystemd0", code: -SystemErrno.noEntry.code)
         }
         var made: OpaquePointer?

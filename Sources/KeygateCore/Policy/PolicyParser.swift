@@ -175,7 +175,7 @@ enum PolicyParser {
             }
         }
 
-        struct Problem: Error { var column: Int; var message: String }
+        struct Problem { var column: Int; var message: String }
 
         static let sectionForms = "[default], [service \"GLOB\"], [account \"GLOB\"], [service \"GLOB\" account \"GLOB\"] "
             + "or [secret-service \"SCHEMA-GLOB\"] (optionally with attribute \"NAME=GLOB\")"
@@ -186,7 +186,16 @@ enum PolicyParser {
             var secretService: SecretServiceMatch?
         }
 
-        static func parseHeader(_ b: [UInt8], from open: Int) -> Result<Header, Problem> {
+        /// What parseHeader found: a concrete enum rather than `Result<Header, Problem>`. The generic
+        /// Result's metadata is made at run time from its mangled name, and checking its `Failure: Error`
+        /// requirement scans every protocol conformance record in the program (~150,000 instructions,
+        /// on every command that reads a policy file, which is every read).
+        enum HeaderResult {
+            case success(Header)
+            case failure(Problem)
+        }
+
+        static func parseHeader(_ b: [UInt8], from open: Int) -> HeaderResult {
             var i = open + 1
             var service: PolicyGlob? = nil
             var account: PolicyGlob? = nil
