@@ -255,6 +255,77 @@ final class InstalledBinaryTests: XCTestCase {
         }
     }
 
+    /// A release read scans the Swift runtime's protocol conformance records at most once. The runtime
+    /// walks every record (about 3,600, ~150,000 instructions) the first time a generic type's metadata,
+    /// built from its mangled name, needs a protocol requirement checked that no earlier walk cached:
+    /// a `Result` or a `Dictionary` of Keygate's own types on the read path can cost a whole walk
+    /// (docs/DECISIONS.md, "The gated read's start-up: no generic Result in the policy parser, the
+    /// daemon's sd-bus table apart"). Counted with callgrind: how often the walk's per-record callback
+    /// ran, against the records the binary holds. Release pass only: the debug build's unspecialised
+    /// generics walk far more, in a runtime that is a shared library with records of its own.
+    func test_aRead_walksTheConformanceRecordsAtMostOnce() throws {
+        let (binary, installed) = TerminalShell.binary
+        guard installed else { return }
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind"), "valgrind (apt-get install valgrind)")
+        let sections = try Subprocess.run(["readelf", "-SW", binary])
+        try Requirement.require(sections.status == 0, "readelf (apt-get install binutils)")
+        // "[13] swift5_protocol_conformances PROGBITS ADDRESS OFFSET SIZE ...": four bytes a record.
+        let fields = sections.out.split(separator: "\n").first { $0.contains(" swift5_protocol_conformances ") }?
+            .split(separator: " ", omittingEmptySubsequences: true) ?? []
+        guard let at = fields.firstIndex(of: "PROGBITS"), fields.count > at + 3, let size = Int(fields[at + 3], radix: 16) else {
+            return XCTFail("no swift5_protocol_conformances section in \(binary): \(sections.out)")
+        }
+        let records = size / 4
+        XCTAssertGreaterThan(records, 1000, "the static runtime's and the standard library's records are in the binary")
+
+        // A read that parses a policy section (the user's layer) and finds no item, in the embedded store.
+        let home = NSTemporaryDirectory() + "kg-scans-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home + "/.config/keygate/policies.d", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        try "[service \"scan-*\"]\naccess = none\n".write(toFile: home + "/.config/keygate/policies.d/scan.policy", atomically: true,
+                                                          encoding: .utf8)
+        let profile = home + "/read.cg"
+        let read = try Subprocess.run(["/usr/bin/valgrind", "--tool=callgrind", "--callgrind-out-file=" + profile,
+                                       binary, "get", "-s", "scan-check", "-a", "nobody"],
+                                      environment: ["PATH": "/usr/bin:/bin", "HOME": home, "KEYGATE_STORE": "embedded"], timeout: 300)
+        XCTAssertTrue(read.err.contains("no item for scan-check/nobody"), "the read ran to its end: \(read.summary)")
+        let visits = try conformanceRecordVisits(callgrindFile: profile)
+        XCTAssertGreaterThan(visits, 0, "callgrind saw no walk of the conformance records: is the runtime's walk named otherwise "
+                             + "in this Swift (swift_conformsToProtocolMaybeInstantiateSuperclasses)? The count below holds nothing")
+        XCTAssertLessThanOrEqual(visits, records, "the read walked the \(records) conformance records \(Double(visits) / Double(records)) "
+                                 + "times: a generic type on the read path has its requirements checked at run time "
+                                 + "(callgrind_annotate --tree=caller \(profile) shows who asks)")
+    }
+
+    /// How many times the runtime's conformance walk called its per-record callback, from a callgrind
+    /// file's call lines (function names are compressed: "(id) name" once, then "(id)").
+    private func conformanceRecordVisits(callgrindFile path: String) throws -> Int {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        var names: [Substring: Substring] = [:]
+        var calleeIsTheCallback = false
+        var visits = 0
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("cfn=") || line.hasPrefix("fn=") {
+                let value = line.drop { $0 != "=" }.dropFirst()
+                var name = value
+                if value.hasPrefix("("), let close = value.firstIndex(of: ")") {
+                    let id = value[...close]
+                    let rest = value[value.index(after: close)...].drop { $0 == " " }
+                    if rest.isEmpty { name = names[id] ?? "" } else { names[id] = rest; name = rest }
+                }
+                if line.hasPrefix("cfn=") {
+                    calleeIsTheCallback = name.contains("swift_conformsToProtocolMaybeInstantiateSuperclasses")
+                        && name.contains("lambda(swift::TargetProtocolConformanceDescriptor")
+                }
+            } else if line.hasPrefix("calls="), calleeIsTheCallback {
+                visits += Int(line.dropFirst(6).prefix { $0.isNumber }) ?? 0
+                calleeIsTheCallback = false
+            }
+        }
+        return visits
+    }
+
     /// `make TARGET DESTDIR=stage PREFIX=/usr/local` for real, from the Makefile's one list, with
     /// stand-ins for the release build (StagedInstall): the Python backend lands where install puts it.
     private func runMakeLines(_ target: String, stage: String) throws -> Int32 {

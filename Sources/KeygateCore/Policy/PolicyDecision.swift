@@ -67,7 +67,14 @@ extension AccessControl {
     /// The policy-file spelling: "user-presence", "device-passcode,current-set and".
     public var policyText: String {
         if constraints.isEmpty { return "none" }
-        var text = constraints.map(\.rawValue).joined(separator: ",")
+        // Joined by hand: `joined(separator:)` is not specialised for this array, and its generic
+        // body has the runtime walk every conformance record for `Collection` (~150,000
+        // instructions), in any read whose policy layers set an access to tighten.
+        var text = ""
+        for constraint in constraints {
+            if !text.isEmpty { text += "," }
+            text += constraint.rawValue
+        }
         if contains(.or) { text += " or" } else if contains(.and) { text += " and" }
         return text
     }
