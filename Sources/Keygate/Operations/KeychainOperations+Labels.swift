@@ -45,20 +45,29 @@ extension KeychainOperations {
     }
 
     /// The items matching `query`, their sealed labels opened: a query that names a label asks
-    /// the store without it (the store cannot read a sealed label) and matches the label here; an
-    /// item whose label stays sealed never matches a label. Never prompts.
+    /// the store without it (the store cannot read a sealed label) and matches the label here
+    /// (`openingLabels`). Never prompts.
     func storedItemsOpeningLabels(matching query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
+        openingLabels(try store.search(Self.withoutLabel(query), loadBlobs: loadBlobs), matching: query)
+    }
+
+    /// `query` with its label left open: what the store is asked, `openingLabels` then matching it.
+    static func withoutLabel(_ query: ItemQuery) -> ItemQuery {
         var asked = query
         asked[.label] = nil
-        return try store.search(asked, loadBlobs: loadBlobs)
-            .map { found in
-                var item = found
-                item.attributes = labelOpened(found.attributes)
-                return item
-            }
-            .filter { item in
-                guard query.matches(item.attributes) else { return false }
-                return query[.label] == nil || item.attributes.sealedLabel == nil || item.attributes.label != nil
-            }
+        return asked
+    }
+
+    /// `items` (found by `withoutLabel(query)`) with their sealed labels opened, those that match
+    /// `query`: an item whose label stays sealed never matches a label.
+    func openingLabels(_ items: [StoredItem], matching query: ItemQuery) -> [StoredItem] {
+        items.map { found in
+            var item = found
+            item.attributes = labelOpened(found.attributes)
+            return item
+        }.filter { item in
+            guard query.matches(item.attributes) else { return false }
+            return query[.label] == nil || item.attributes.sealedLabel == nil || item.attributes.label != nil
+        }
     }
 }
