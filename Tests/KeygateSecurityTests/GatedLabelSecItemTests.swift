@@ -74,4 +74,27 @@ final class GatedLabelSecItemTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(attributes([kSecAttrLabel as String: "NO-SUCH-LABEL"]).0, errSecItemNotFound, "as a label no item has")
         XCTAssertEqual(attributes([kSecAttrLabel as String: open]).0, errSecSuccess, "an ungated label matches, locked or not")
     }
+
+    /// SecItemUpdate of a gated item's label (attributes only: no prompt) seals the new label; the
+    /// old one is gone from the file too (secure_delete), and the new one reads back.
+    func test_SecItemUpdate_ofAGatedItemsLabel_sealsTheNewOne_andLeavesNoTextOfEither() throws {
+        let first = "SECITEM-FIRST-\(UUID().uuidString.prefix(8))"
+        let second = "SECITEM-SECOND-\(UUID().uuidString.prefix(8))"
+        let access = try XCTUnwrap(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
+        XCTAssertEqual(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+                                   kSecAttrAccount as String: "u", kSecAttrLabel as String: first,
+                                   kSecAttrAccessControl as String: access,
+                                   kSecValueData as String: Data("gated".utf8)] as CFDictionary, nil), errSecSuccess)
+        let match: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+                                    kSecAttrLabel as String: first]
+        XCTAssertEqual(SecItemUpdate(match as CFDictionary, [kSecAttrLabel as String: second] as CFDictionary), errSecSuccess,
+                       "found by its sealed label, updated")
+        let bytes = try fileBytes()
+        XCTAssertNil(bytes.range(of: Data(first.utf8)), "no text of the old label")
+        XCTAssertNil(bytes.range(of: Data(second.utf8)), "no text of the new label")
+        let (status, items) = attributes([kSecAttrAccount as String: "u"])
+        XCTAssertEqual(status, errSecSuccess)
+        XCTAssertEqual(items.first?[kSecAttrLabel as String] as? String, second, "\(items)")
+        XCTAssertEqual(attributes([kSecAttrLabel as String: first]).0, errSecItemNotFound)
+    }
 }

@@ -66,6 +66,17 @@ extension KeychainOperations {
                 }
                 secret = opened
             }
+            if new.label == nil, new.sealedLabel != nil {
+                // The sealed label is bound to the old name: opened now (the read above may have
+                // unlocked), so that `add` seals it for the new one; never carried over unopened.
+                new.label = labelOpened(old).label
+                if new.label == nil, new.identity.canonicalBytes != old.identity.canonicalBytes {
+                    throw KeychainError.interactionNotAllowed("""
+                        the label of \(old.identity.displayName) is sealed and the keychain is locked: unlock it (keygate unlock), \
+                        then update the item again
+                        """)
+                }
+            }
             try add(new, secret: secret, replace: !moved)
             if moved { try store.delete(ItemQuery(exactly: old.identity)) }
         }
