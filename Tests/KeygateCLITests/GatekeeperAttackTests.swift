@@ -1,4 +1,4 @@
-// The attacks of issue 14, each as a real process of the victim's own uid (or root's
+// The same-user attacks on the gate keys, each as a real process of the victim's own uid (or root's
 // chpasswd), against the built keygate and the built keygate-gatekeeper installed setuid
 // root, with real pam_unix. Each failed against Keygate 1.x, whose gate keys lived in the
 // user's kernel keyring and files; each must fail here (docs/SECURITY.md, "Same user").

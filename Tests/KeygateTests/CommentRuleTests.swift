@@ -247,7 +247,7 @@ enum CommentRule {
     static let rules: [(name: String, pattern: String)] = [
         ("names an issue", #"\b(issues?|tickets?|bugs?|PR|pull requests?)\s*(#|no\.\s*)?[0-9]+"#),
         ("names an issue", #"(?<![\w&#/$])(?<!PKCS )#[0-9]+\b"#),
-        ("tells history", #"\bused to (be|do|have|take|run|read|call|live|go|ask|make|keep|hold|say|write|open|start|fail|work)\b"#),
+        ("tells history", #"\bused to (be|do|have|take|run|read|call|live|go|ask|make|keep|hold|say|write|open|start|fail|work|become|leave)\b"#),
         ("tells history", #"\b(before|after|since|until) this (commit|patch|fix|rewrite|refactor(ing)?)\b"#),
         ("tells history", #"\b(before|since|until) this change\b"#),
         ("tells history", #"\bno longer (needed|necessary|used|required)\b"#),
@@ -411,7 +411,7 @@ final class CommentRuleTests: XCTestCase {
                         "/// An earlier gatekeeper made it with its caller's group.", "// This check is no longer needed.",
                         "/* outer /* nested */ previously it read twice */", "// The frame is what it always was.",
                         "// A hook honoured before the value.", "// It works as before.",
-                        "// Behave as Keygate did before it completed prompts."] {
+                        "// Behave as Keygate did before it completed prompts.", "// The separate runs used to leave it."] {
             let found = CommentRule.violations(in: [victim: original + "\n" + planted + "\n"])
             XCTAssertEqual(found.count, 1, "\(planted): \(found)")
             XCTAssertTrue(found.first?.hasPrefix("\(victim):\(originalLines + 1): ") == true, "\(planted): \(found)")
