@@ -8,7 +8,9 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class FingerprintPresenceTests: XCTestCase {
+final class FingerprintPresenceTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.theGateItself
+
     private var session: FprintSession?
 
     override func tearDown() {

@@ -10,7 +10,9 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class GateScopeAttackTests: XCTestCase {
+final class GateScopeAttackTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.theGateItself
+
     /// An askpass that never gives a password: it counts its calls in ~/attacker-prompts and cancels.
     private let cancellingAskpass = """
         cat > "$HOME/cancel-askpass" <<'SH'

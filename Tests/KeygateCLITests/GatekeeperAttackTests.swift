@@ -6,7 +6,9 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class GatekeeperAttackTests: XCTestCase {
+final class GatekeeperAttackTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.theGateItself
+
     /// Copies every key the user's keyring holds (name and payload) to ~/loot, as any process of the
     /// user can, from any session: `keyctl pipe` needs no terminal and no password.
     private let copyKeyring = """
