@@ -282,8 +282,8 @@ uninstall:
 # KEYGATE_STORE=embedded (the library, KeygateSecurity and CLI targets; tests about the
 # Secret Service itself pin KEYGATE_STORE=secret-service). Left out: the classes and suites
 # whose own declaration says why (`OutsideTheEmbeddedPass`, Tests/KeygateTestSupport/EmbeddedPass.swift:
-# they never touch the store, test one store directly, talk to a provider on its own bus, or
-# are long reliability loops), which the first pass ran already. EMBEDDED_PASS_SKIP is made
+# they never touch the store, test one store directly, talk to a provider on its own bus, test
+# the gate itself, which opens the same sealed item from either store, or are long reliability loops), which the first pass ran already. EMBEDDED_PASS_SKIP is made
 # from those declarations, not kept by hand (`make embedded-pass-skip` prints it;
 # EmbeddedPassTests checks it). Swift Testing's tags cannot do this: `swift test` (Swift 6.3)
 # filters by name only.

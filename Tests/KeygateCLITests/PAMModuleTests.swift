@@ -37,7 +37,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertFalse(ldd.out.contains("/opt/swift") || ldd.out.contains("swift"), ldd.out)
         XCTAssertFalse(ldd.out.contains("not found"), ldd.out)
         XCTAssertFalse(ldd.out.contains("libsecret") || ldd.out.contains("glib"), ldd.out)
-        // The thin module (issue 15): libpam and libc only, at most 1 MB.
+        // The thin module, loaded into every login: libpam and libc only, at most 1 MB.
         let needed = try Subprocess.run(["readelf", "-d", Self.modulePath])
         let libraries = needed.out.split(separator: "\n").filter { $0.contains("(NEEDED)") }
             .compactMap { $0.split(separator: "[").last?.split(separator: "]").first.map(String.init) }
@@ -321,7 +321,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         session.finish()
         XCTAssertTrue(log.lines().contains { $0.contains("no password was captured at auth for \(h.user.name)") })
         XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
-        // Issue 39, 4: root's audit record keeps the module's line too, whatever syslog does.
+        // Root's audit record keeps the module's line too, whatever syslog does.
         let record = (try? String(contentsOfFile: "/var/log/keygate/gatekeeper.log", encoding: .utf8)) ?? ""
         XCTAssertTrue(record.split(separator: "\n").contains {
             $0.contains(" source=pam_keygate priority=") && $0.contains("no password was captured at auth for \(h.user.name)")
@@ -329,7 +329,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
     }
 
     /// cron opens a session for every job and never types a password: nothing to tell an
-    /// administrator, so nothing in the log (issue 16). With `debug`, the line is there.
+    /// administrator, so nothing in the log. With `debug`, the line is there.
     func test_aCronSession_logsNothing_withoutDebug() throws {
         let (h, _) = try userWithKeychain()
         for (options, expected) in [("", false), ("debug", true)] {
@@ -425,7 +425,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try session.result(of: "passwd"), 0, "the password change goes through")
     }
 
-    // MARK: - Issue 15: the policy, deadlines, live sessions, messages, return values
+    // MARK: - Real logins: the policy, deadlines, live sessions, messages, return values
 
     /// No lock_after option: the system policy's lock-after (an admin file) sets how long
     /// the login's unlock lasts; a user's own file does not count at login.
