@@ -716,9 +716,10 @@ final class PAMDriver {
     /// Lines the modules showed the person ("pam-info: TEXT"), as read so far.
     private(set) var messages: [String] = []
 
-    /// `adminPolicy`: a folder bound over /etc/keygate/policies.d for this driver only.
+    /// `adminPolicy`: a folder bound over /etc/keygate/policies.d for this driver only;
+    /// `auditFolder`: one bound over /var/log/keygate (root's audit record) for it only.
     init(stack: Stack, user: TestUser, steps: [String], password: String, newPassword: String = "",
-         ruid: UInt32? = nil, log: SyslogCapture? = nil, adminPolicy: String? = nil) throws {
+         ruid: UInt32? = nil, log: SyslogCapture? = nil, adminPolicy: String? = nil, auditFolder: String? = nil) throws {
         let driverArguments = (ruid.map { ["--ruid", String($0)] } ?? []) + [stack.confdir, stack.service, user.name] + steps
         // Always in a private mount namespace whose /dev/log is a capture's socket: the
         // host's /dev/log may be missing, or a listener that stopped reading (sends block).
@@ -730,6 +731,7 @@ final class PAMDriver {
         process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PAM_DRIVER_PASSWORD": password,
                                "PAM_DRIVER_NEW_PASSWORD": newPassword]
             .merging(adminPolicy.map { ["KEYGATE_TEST_ADMIN_POLICY": $0] } ?? [:]) { $1 }
+            .merging(auditFolder.map { ["KEYGATE_TEST_AUDIT_FOLDER": $0] } ?? [:]) { $1 }
         process.standardInput = input
         process.standardOutput = output
         try process.run()
