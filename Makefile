@@ -318,10 +318,10 @@ check: swift-present pam fuzz-smoke
 # CLI classes that need no test hook (RELEASE_PASS_FILTER: the macOS and secret-tool verbs,
 # the store choice, doctor, usage, pinentry, the gatekeeper's attacks and hardening but the three that
 # need test policy files; Keygate's own Secret Service, the installed $(LIBEXECDIR)/keygate-secret-service with real
-# clients and its activation files as installed), against the installed $(BINDIR)/keygate and $(LIBEXECDIR)/keygate-gatekeeper with
+# clients and its activation files as installed; a gated item's sealed label), against the installed $(BINDIR)/keygate and $(LIBEXECDIR)/keygate-gatekeeper with
 # /etc/pam.d/keygate, real pam_unix and the installed default policy. The debug passes above ran the same tests on the debug build.
 # Installing needs root: elsewhere the pass is skipped with a note, and under CI=true it fails.
-RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests|MacOSVerbsTests|SecretToolVerbsTests|StoreCLITests|DoctorCLITests|KeygateUsageTests|PinentryCLITests|GatekeeperAttackTests|GateScopeAttackTests|GateHardeningTests|AccessBindingAttackTests|UserRemovalTests|ValidateCLITests|GateAuditRecordTests|ExtraAttributesCLITests|SecretServiceDaemonTests|SecretServiceAttackTests|SecretServiceActivationTests)/
+RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests|MacOSVerbsTests|SecretToolVerbsTests|StoreCLITests|DoctorCLITests|KeygateUsageTests|PinentryCLITests|GatekeeperAttackTests|GateScopeAttackTests|GateHardeningTests|AccessBindingAttackTests|UserRemovalTests|ValidateCLITests|GateAuditRecordTests|ExtraAttributesCLITests|SecretServiceDaemonTests|SecretServiceAttackTests|SecretServiceActivationTests|GatedLabelCLITests)/
 # Counts prompts under the test hooks' empty policy; the installed default policy gives every item
 # `keygate add` stores without --access user-presence (default-access).
 # The gate tests skipped here need a test policy file (a system policy the release build reads from /etc only),
