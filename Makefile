@@ -282,8 +282,8 @@ uninstall:
 # KEYGATE_STORE=embedded (the library, KeygateSecurity and CLI targets; tests about the
 # Secret Service itself pin KEYGATE_STORE=secret-service). Left out: the classes and suites
 # whose own declaration says why (`OutsideTheEmbeddedPass`, Tests/KeygateTestSupport/EmbeddedPass.swift:
-# they never touch the store, test one store directly, talk to a provider on its own bus, or
-# are long reliability loops), which the first pass ran already. EMBEDDED_PASS_SKIP is made
+# they never touch the store, test one store directly, talk to a provider on its own bus, test
+# the gate itself, which opens the same sealed item from either store, or are long reliability loops), which the first pass ran already. EMBEDDED_PASS_SKIP is made
 # from those declarations, not kept by hand (`make embedded-pass-skip` prints it;
 # EmbeddedPassTests checks it). Swift Testing's tags cannot do this: `swift test` (Swift 6.3)
 # filters by name only.
@@ -318,10 +318,10 @@ check: swift-present pam fuzz-smoke
 # CLI classes that need no test hook (RELEASE_PASS_FILTER: the macOS and secret-tool verbs,
 # the store choice, doctor, usage, pinentry, the gatekeeper's attacks and hardening but the three that
 # need test policy files; Keygate's own Secret Service, the installed $(LIBEXECDIR)/keygate-secret-service with real
-# clients and its activation files as installed), against the installed $(BINDIR)/keygate and $(LIBEXECDIR)/keygate-gatekeeper with
+# clients and its activation files as installed; a gated item's sealed label), against the installed $(BINDIR)/keygate and $(LIBEXECDIR)/keygate-gatekeeper with
 # /etc/pam.d/keygate, real pam_unix and the installed default policy. The debug passes above ran the same tests on the debug build.
 # Installing needs root: elsewhere the pass is skipped with a note, and under CI=true it fails.
-RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests|MacOSVerbsTests|SecretToolVerbsTests|StoreCLITests|DoctorCLITests|KeygateUsageTests|PinentryCLITests|GatekeeperAttackTests|GateScopeAttackTests|GateHardeningTests|AccessBindingAttackTests|UserRemovalTests|ValidateCLITests|GateAuditRecordTests|ExtraAttributesCLITests|SecretServiceDaemonTests|SecretServiceAttackTests|SecretServiceActivationTests)/
+RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests|MacOSVerbsTests|SecretToolVerbsTests|StoreCLITests|DoctorCLITests|KeygateUsageTests|PinentryCLITests|GatekeeperAttackTests|GateScopeAttackTests|GateHardeningTests|AccessBindingAttackTests|UserRemovalTests|ValidateCLITests|GateAuditRecordTests|ExtraAttributesCLITests|SecretServiceDaemonTests|SecretServiceAttackTests|SecretServiceActivationTests|GatedLabelCLITests)/
 # Counts prompts under the test hooks' empty policy; the installed default policy gives every item
 # `keygate add` stores without --access user-presence (default-access).
 # The gate tests skipped here need a test policy file (a system policy the release build reads from /etc only),

@@ -21,6 +21,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include "user_keys.h"
+#include "record.h"
 
 /* The helper's installed path, fixed when the module is built (make pam). */
 #ifndef KEYGATE_PAM_HELPER

@@ -276,7 +276,9 @@ package final class EmbeddedStore: ItemStore {
     }
 
     private func prepareForWrites(_ db: SQLiteDatabase) throws {
-        try db.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 0")
+        // secure_delete: a row's old text (a label in the clear before it was sealed) is overwritten
+        // with zeros when the row changes, not left in a free page of the file.
+        try db.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 0; PRAGMA secure_delete = ON")
         if try db.scalarText("PRAGMA journal_mode")?.lowercased() != "wal" {
             guard try db.scalarText("PRAGMA journal_mode = WAL")?.lowercased() == "wal" else {
                 throw KeychainError.notAvailable("could not switch \(path) to WAL mode: check that its folder is on a local "

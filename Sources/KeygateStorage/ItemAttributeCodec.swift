@@ -31,10 +31,15 @@ package enum ItemAttributeCodec {
         /// Which of two items with one identity is the newer: SecretServiceStore's crash-safe
         /// update creates the replacement with the next generation before deleting the old item.
         static let generation = "keygate:generation"
+        /// A gated item's label, sealed (ItemAttributes.sealedLabel), as base64. With it, the
+        /// plaintext label places (the embedded store's column, the provider's `Label` and
+        /// Key.label) hold the identity's display name only, which the attributes already show.
+        static let sealedLabel = "keygate:sealed-label"
     }
 
     /// Every attribute name Keygate writes: each is one of ItemAttributes.ownAttributeNames (ItemAttributeCodecTests).
-    static let keyNames: [String] = [Key.itemClass, Key.accessible, Key.access, Key.created, Key.modified, Key.generation]
+    static let keyNames: [String] = [Key.itemClass, Key.accessible, Key.access, Key.created, Key.modified, Key.generation,
+                                     Key.sealedLabel]
         + ItemField.allCases.map(\.attributeName)
 
     static func isExtraName(_ name: String) -> Bool { ItemAttributes.isExtraName(name) }
@@ -54,6 +59,7 @@ package enum ItemAttributeCodec {
         }
         if let access = a.accessControl { out[Key.access] = access.attributeValue }
         for (name, value) in a.extras where isExtraName(name) { out[name] = value }
+        if let sealed = a.sealedLabel { out[Key.sealedLabel] = Base64Text.encode(sealed) }
         return out
     }
 
@@ -103,6 +109,13 @@ package enum ItemAttributeCodec {
                                  modified: attrs[Key.modified].flatMap { UInt64($0) } ?? modified,
                                  extras: attrs.filter { isExtraName($0.key) })
         for field in [ItemField.comment, .description] { out[field] = attrs[field.attributeName] }
+        // A sealed label: the plaintext places hold the display name only, never the label; the
+        // operations open it (or leave it nil while the class key is not cached).
+        if let text = attrs[Key.sealedLabel] {
+            guard let sealed = Base64Text.decode(text), !sealed.isEmpty else { return nil }
+            out.sealedLabel = sealed
+            out.label = nil
+        }
         if let text = attrs[ItemField.generic.attributeName] {
             guard let bytes = Base64Text.decode(text) else { return nil }
             out.generic = bytes
@@ -110,6 +123,10 @@ package enum ItemAttributeCodec {
         return out
     }
 
-    /// The label the Secret Service shows for an item.
-    package static func label(for a: ItemAttributes) -> String { a.label ?? a.identity.displayName }
+    /// The label stored in the clear for an item (the embedded store's column, the Secret
+    /// Service's `Label`): its label, or its identity's display name when it has none or when its
+    /// label is sealed (a gated item's, ItemAttributes.sealedLabel).
+    package static func label(for a: ItemAttributes) -> String {
+        a.sealedLabel != nil ? a.identity.displayName : a.label ?? a.identity.displayName
+    }
 }

@@ -26,6 +26,12 @@ private let transient = unsafeBitCast(Int(-1), to: sqlite3_destructor_type.self)
 
 final class SQLiteDatabase {
     private let handle: OpaquePointer
+    /// BEGIN and COMMIT, prepared on first use and kept with the connection: a connection kept
+    /// open (keygate-secret-service's) runs two transactions per client call, and sqlite3_exec
+    /// would parse and compile each statement again every time.
+    private var beginRead: OpaquePointer?
+    private var beginWrite: OpaquePointer?
+    private var commit: OpaquePointer?
 
     /// Opens (and creates when `create`) the database at `path`, read-write, never
     /// through a symbolic link. The C function is `sqlite3_open_v2(3)`.
@@ -64,7 +70,10 @@ final class SQLiteDatabase {
         return db
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit {
+        for statement in [beginRead, beginWrite, commit] { if let statement { sqlite3_finalize(statement) } }
+        sqlite3_close_v2(handle)
+    }
 
     /// How long a statement waits for another connection's lock before SQLITE_BUSY.
     func setBusyTimeout(milliseconds: Int32) {
@@ -90,6 +99,21 @@ final class SQLiteDatabase {
         }
     }
 
+    /// Runs `sql` (a statement with no parameters and no rows) from `kept`, prepared there on first use.
+    private func run(_ kept: inout OpaquePointer?, _ sql: String) throws {
+        if kept == nil {
+            var made: OpaquePointer?
+            let rc = sqlite3_prepare_v2(handle, sql, -1, &made, nil)
+            guard rc == SQLITE_OK, let made else { throw lastError(rc) }
+            kept = made
+        }
+        guard let statement = kept else { return }
+        let rc = sqlite3_step(statement)
+        let failure = rc == SQLITE_DONE || rc == SQLITE_ROW ? nil : lastError(rc)
+        sqlite3_reset(statement)
+        if let failure { throw failure }
+    }
+
     func prepare(_ sql: String) throws -> SQLiteStatement {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
@@ -107,10 +131,10 @@ final class SQLiteDatabase {
     /// Runs `body` inside BEGIN IMMEDIATE ... COMMIT (the write lock is taken at once, so
     /// two writers never deadlock on a lock upgrade); any error rolls back.
     func writeTransaction<R>(_ body: () throws -> R) throws -> R {
-        try execute("BEGIN IMMEDIATE")
+        try run(&beginWrite, "BEGIN IMMEDIATE")
         do {
             let result = try body()
-            try execute("COMMIT")
+            try run(&commit, "COMMIT")
             return result
         } catch {
             if sqlite3_get_autocommit(handle) == 0 { _ = try? execute("ROLLBACK") }
@@ -120,8 +144,8 @@ final class SQLiteDatabase {
 
     /// Runs `body` inside one read transaction (a consistent snapshot).
     func readTransaction<R>(_ body: () throws -> R) throws -> R {
-        try execute("BEGIN DEFERRED")
-        defer { if sqlite3_get_autocommit(handle) == 0 { _ = try? execute("COMMIT") } }
+        try run(&beginRead, "BEGIN DEFERRED")
+        defer { if sqlite3_get_autocommit(handle) == 0 { _ = try? run(&commit, "COMMIT") } }
         return try body()
     }
 

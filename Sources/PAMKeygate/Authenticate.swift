@@ -21,9 +21,11 @@ enum Authenticate {
             return PAM_IGNORE
         }
         let directory = call.dataDirectory(of: user)
+        // The user's groups are listed once for the three runs as the user below.
+        let groups = try UserIdentity.groups(of: user)
         // login.json is read once: root checks the cost it records, and the unlock derives with
         // exactly that cost (a file swapped after the check is not read).
-        let login = try UserIdentity.run(as: user) { () throws -> LoginKeys.LoginProtector?? in
+        let login = try UserIdentity.run(as: user, groups: groups) { () throws -> LoginKeys.LoginProtector?? in
             guard LoginKeys.isInitialized(dataDirectory: directory) else { return .none }
             return .some(try LoginKeys.readLogin(dataDirectory: directory))
         }
@@ -40,7 +42,7 @@ enum Authenticate {
         let lockAfter = call.lockAfter(for: user)
         // Every class pair is derived once, here, for the cache, root's seals and keys.json.
         let (master, pairs) = try withExtendedLifetime(password) {
-            try UserIdentity.run(as: user) {
+            try UserIdentity.run(as: user, groups: groups) {
                 try LoginKeys.unlockAtLogin(password: password, login: login, dataDirectory: directory, uid: user.uid,
                                             lockAfter: lockAfter)
             }
@@ -59,7 +61,7 @@ enum Authenticate {
         // As the user: keys.json records the public keys (with the seals when there are any);
         // at every login after the first it already does, and is not written.
         do {
-            try UserIdentity.run(as: user) {
+            try UserIdentity.run(as: user, groups: groups) {
                 try LoginKeys.recordClassKeys(master: master, pairs: pairs, seals: seals, dataDirectory: directory)
             }
         } catch {

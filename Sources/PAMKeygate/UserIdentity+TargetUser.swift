@@ -9,4 +9,14 @@ extension UserIdentity {
     static func run<R>(as user: TargetUser, _ body: () throws -> R) throws -> R {
         try run(name: user.name, uid: user.uid, gid: user.gid, body)
     }
+
+    /// As above, with the groups `groups(of:)` listed once for several runs.
+    static func run<R>(as user: TargetUser, groups: [UInt32], _ body: () throws -> R) throws -> R {
+        try run(name: user.name, uid: user.uid, gid: user.gid, groups: groups, body)
+    }
+
+    /// The groups `user` acts with (getgrouplist, which may load NSS modules: once per run is enough).
+    static func groups(of user: TargetUser) throws -> [UInt32] {
+        try AccountEntry.groupList(name: user.name, gid: user.gid)
+    }
 }

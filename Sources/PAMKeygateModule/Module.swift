@@ -1,9 +1,9 @@
 // pam_keygate.so, the thin module (docs/DECISIONS.md, "pam_keygate in real logins"): Embedded Swift, no Foundation, no runtime
 // beyond what the compiler embeds (about 40 KB in all). A session's open and close are
-// counted here (SessionFile), so a login starts the helper at auth and at the last close
-// only, and at open when the keychain is still locked (SessionUser). For those and for
-// chauthtok it starts keygate-pam-helper (the KDF, the unwrap, the kernel keyring, the lock,
-// the count when the module cannot keep it: the Keygate library, in a process of its own, as pam_unix starts unix_chkpwd and
+// counted here (SessionFile), and the last close locks here (SessionUser), so a login starts
+// the helper at auth only, and at open when the keychain is still locked. For those and for
+// chauthtok it starts keygate-pam-helper (the KDF, the unwrap, the kernel keyring, the lock
+// and the count when the module cannot do them: the Keygate library, in a process of its own, as pam_unix starts unix_chkpwd and
 // pam_gnome_keyring starts gnome-keyring-daemon), writes the request on a pipe (the
 // phase, the PAM items, the options and the typed passwords, straight from libpam's
 // memory: never argv or the environment), relays the log and info lines the helper
@@ -58,9 +58,10 @@ public func pam_sm_open_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
     }
 }
 
-/// Uncounts the session here, and starts the helper at the user's last session only (its
-/// "lock" phase: the lock as the user, and its line in root's audit record). When the module
-/// cannot count, the helper's "close" phase does all of it, as it always did.
+/// Uncounts the session here, and at the user's last session locks the keychain here too
+/// (SessionUser.lockWithoutTheHelper: a forked child drops the keys, and the line goes to
+/// syslog and root's audit record). Where the module cannot lock, the helper's "lock" phase
+/// does it; where it cannot count, the helper's "close" phase does all of it, as it always did.
 @_cdecl("pam_sm_close_session")
 public func pam_sm_close_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                  _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
@@ -83,6 +84,7 @@ public func pam_sm_close_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc:
             if options.debug { user.log(pamh, "last session of ", " closed; unlock_only: the keychain locks at its timeout") }
             return PAM_IGNORE
         }
+        if user.lockWithoutTheHelper(pamh, options) { return PAM_IGNORE }
         return callHelper(pamh, "lock", flags, argc, argv, secrets: [])
     }
 }

@@ -2,7 +2,8 @@
 // the options that matter there (debug, unlock_only, min_uid=; the helper parses and reports
 // all of them when it runs), the user by name from the password database (its uid for the
 // count and the cached keys' names, its gid for the child that looks as it), whether the
-// user's keychain is unlocked (user_keys.h), and the module's own log lines.
+// user's keychain is unlocked and the lock at the last close (both user_keys.h), and the
+// module's own log lines (the lock's also in root's audit record, ModuleRecord).
 internal import CPAMModule
 
 struct SessionOptions {
@@ -76,6 +77,39 @@ struct SessionUser {
     /// the child could not look as the user.
     func isUnlocked() -> Int32 {
         description("master").withUnsafeBufferPointer { keygate_user_key_present(uid, gid, $0.baseAddress) }
+    }
+
+    /// The lock at the user's last close, done here (user_keys.h: a forked child drops the
+    /// master key and Keygate 1.x's device key, as LoginKeys.lock does) and said as the
+    /// helper says it: the notice to syslog and to root's audit record. The record is opened
+    /// first, so a lock done here always has its line. False when the module cannot do it
+    /// (not root, a record that is not root's alone or is due for rotation, a name the record
+    /// would not keep whole in ASCII, a child that could not become the user): nothing was
+    /// written, and the helper's "lock" phase does all of it.
+    func lockWithoutTheHelper(_ pamh: OpaquePointer, _ options: SessionOptions) -> Bool {
+        var message = Bytes()
+        message.append("locked the keychain of ")
+        message.append(name, nameLength)
+        message.append(": last session closed")
+        guard let record = ModuleRecord(priority: "notice", message: message) else { return false }
+        let answer = description("master").withUnsafeBufferPointer { master in
+            description("device").withUnsafeBufferPointer { device in
+                keygate_user_keys_lock(uid, gid, master.baseAddress, device.baseAddress)
+            }
+        }
+        switch answer {
+        case KEYGATE_USER_KEYS_FOUND:
+            record.write()
+            Self.log(pamh, LOG_NOTICE, message)
+            return true
+        case 0:
+            record.discard()
+            if options.debug { log(pamh, "last session of ", " closed; the keychain was already locked") }
+            return true
+        default:
+            record.discard()
+            return false
+        }
     }
 
     /// "keygate:<uid>:<name>", KeyCache's name of a cached key, as a C string.

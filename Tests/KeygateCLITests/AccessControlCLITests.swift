@@ -7,7 +7,7 @@ import XCTest
 
 final class AccessControlCLITests: XCTestCase {
     /// A presence check says what it is for and names the item, as a Mac does; a real unlock
-    /// keeps "unlock the keychain" (issue 16).
+    /// keeps "unlock the keychain".
     func test_presencePrompt_namesTheItem_andTheUnlockPromptSaysUnlock() throws {
         let h = try CLIUserHarness(sharedUser: true)
         let r = try h.run("""

@@ -26,7 +26,8 @@ final class DockerCredentialTests: XCTestCase {
     }
 
     func test_aNewCredential_hasNoAccessControl_underTheShippedPolicy_andAReplacedOneKeepsItsOwn() throws {
-        // Issue 39: docker asks from builds and CI as often as at a terminal (docs/INTEGRATIONS.md).
+        // docker asks from builds and CI as often as at a terminal (docs/INTEGRATIONS.md), so its new
+        // credentials are ungated under the shipped policy.
         let h = try harness()
         let root = try h.policyRoot([:], shipped: true, for: self)
         let r = try h.run(#"""

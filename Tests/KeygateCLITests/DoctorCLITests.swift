@@ -72,7 +72,7 @@ final class DoctorCLITests: XCTestCase, OutsideTheEmbeddedPass {
         if tiocsti == "1" { XCTAssertTrue(check["advice"]?.contains("sysctl -w dev.tty.legacy_tiocsti=0") ?? false, "\(check)") }
     }
 
-    /// Issue 39, 4: where audit lines go follows whether something listens on this machine's /dev/log, looked at here.
+    /// Where audit lines go follows whether something listens on this machine's /dev/log, looked at here.
     func test_doctor_saysWhereAuditLinesGo_andWarnsWhenNothingListensOnDevLog() throws {
         let r = try Subprocess.run([PackagePaths.keygateBinary, "doctor", "--json"],
                                    environment: environment(["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/keygate-bus"]))
@@ -95,7 +95,7 @@ final class DoctorCLITests: XCTestCase, OutsideTheEmbeddedPass {
         }
     }
 
-    /// Issue 39, 2: the advice names the paths of the install that runs, not Debian's or the source tree's. A
+    /// The advice names the paths of the install that runs, not Debian's or the source tree's. A
     /// prefix laid out as `make install` lays out /usr/local (bin/, libexec/keygate/, share/doc/keygate/examples/).
     func test_doctor_advice_namesTheInstallsOwnPaths() throws {
         let prefix = NSTemporaryDirectory() + "keygate-prefix-\(UUID().uuidString)"
@@ -120,7 +120,7 @@ final class DoctorCLITests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertFalse(r.out.contains("contrib/systemd"), "no path of the source tree: \(r.out)")
     }
 
-    /// Issue 39, 10 and issue 35, 3: gnome-keyring answering with no default collection (a fresh home, nobody logged
+    /// gnome-keyring answering with no default collection (a fresh home, nobody logged
     /// in to a desktop) is a store choice doctor names: the Secret Service that runs (never the embedded store,
     /// silently), why, and what to do.
     func test_doctor_namesTheStoreChoice_whenGnomeKeyringHasNoDefaultCollection() throws {

@@ -180,7 +180,7 @@ final class DyingDependencyTests: XCTestCase, OutsideTheEmbeddedPass {
     }
 
     func test_readOnlyHome_embeddedStore_readsWork() throws {
-        // Issue 39, 1: a read needs no write. The whole home read-only (a container's, a locked-down account's).
+        // A read needs no write. The whole home read-only (a container's, a locked-down account's).
         let h = try CLIUserHarness()
         let made = try h.run("""
             printf %s ro-plain | KEYGATE_STORE=embedded keygate add -s ro -a plain --access none
@@ -208,7 +208,7 @@ final class DyingDependencyTests: XCTestCase, OutsideTheEmbeddedPass {
     }
 
     func test_fullDisk_doctorFails_namingTheDiskAndWhatFails() throws {
-        // Issue 39, 10: a full disk was a state doctor missed.
+        // A full disk is a state doctor names: the disk, and what fails on it.
         let h = try CLIUserHarness()
         let made = try h.run("printf %s d | keygate add -s disk -a k --access none")
         XCTAssertEqual(made.status, 0, made.summary)

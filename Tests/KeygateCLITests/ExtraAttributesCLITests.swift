@@ -1,4 +1,4 @@
-// Arbitrary attributes end to end (issue 39, 6): secret-tool's own spellings (`keygate store
+// Arbitrary attributes end to end: secret-tool's own spellings (`keygate store
 // --label=Foo myapp x`, `search --all`, `search --unlock`), `keygate add --attr NAME=VALUE`,
 // matched by the store and shown by search, in both stores (make check runs this class again
 // with KEYGATE_STORE=embedded); in the Secret Service the attributes are the item's own, so the

@@ -1,4 +1,4 @@
-// Fingerprint presence (issue 38), with the real parts: real fprintd, pam_fprintd and polkitd
+// Fingerprint presence (docs/GATEKEEPER.md, "Fingerprints"), with the real parts: real fprintd, pam_fprintd and polkitd
 // with libfprint's virtual device on a private system bus (scripts/fprint-session), the built
 // keygate run as a created user, and the built keygate-gatekeeper installed setuid root,
 // which runs pam_fprintd through the keygate-biometry stack and binds biometry-current-set
@@ -8,7 +8,9 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class FingerprintPresenceTests: XCTestCase {
+final class FingerprintPresenceTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.theGateItself
+
     private var session: FprintSession?
 
     override func tearDown() {

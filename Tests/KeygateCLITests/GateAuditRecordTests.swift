@@ -1,4 +1,4 @@
-// The gatekeeper's own audit record (issue 39, 4): root appends each decision to
+// The gatekeeper's own audit record (docs/GATEKEEPER.md): root appends each decision to
 // /var/log/keygate/gatekeeper.log whatever syslog does. Real processes of a fresh user, the built
 // (or installed) keygate and its gatekeeper setuid root, real pam_unix, run inside a mount
 // namespace where /dev/log is covered by /dev/null, so that nothing listens for syslog(3) even

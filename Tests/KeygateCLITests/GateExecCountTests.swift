@@ -2,8 +2,8 @@
 // each start and then execs the real one (same pid, so the gatekeeper's caller is still the
 // user's keygate): the built keygate as a created user, real pam_unix. On a locked keychain a
 // read, `keygate unlock` and `keygate validate` each start it once: the authentication's own run
-// seals the class keys and arms the finger unlock (the `unlocking` flag), where there used to be
-// separate `certify` and `fingerUnlockArm` runs after it. fprintd's print folder is an empty one
+// seals the class keys and arms the finger unlock (the `unlocking` flag), with no `certify` or
+// `fingerUnlockArm` run of their own after it. fprintd's print folder is an empty one
 // here, so the finger unlock is in play (armed with nothing: no finger enrolled).
 import Foundation
 import KeygateTestSupport
@@ -56,7 +56,7 @@ final class GateExecCountTests: XCTestCase {
         XCTAssertEqual(unlock, 1)
         XCTAssertEqual(validate, 1)
 
-        // What that one run left behind is what the separate runs used to leave: the seals (an add
+        // That one run leaves all a `certify` and a `fingerUnlockArm` run would: the seals (an add
         // of a gated item needs no prompt and no unlock) and the unlocked keychain.
         let asked = try h.promptCount()
         let after = try h.run("""

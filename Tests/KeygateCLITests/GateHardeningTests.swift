@@ -1,4 +1,4 @@
-// keygate-gatekeeper started the way a hostile user would start a setuid program (issue 34):
+// keygate-gatekeeper started the way a hostile user would start a setuid program:
 // a descriptor above 1023, tiny resource limits, signals ignored and blocked, and the Swift
 // runtime's own variables (SWIFT_DEBUG_HELP, SWIFT_DETERMINISTIC_HASHING) in its environment.
 // While it waits for its request, root reads what it kept from /proc: its ids, descriptors,

@@ -1,16 +1,18 @@
-// The attacks of issue 34, each as real processes of the victim's own uid (or of another
+// The attacks on the gate's scopes, attempts and lockout, each as real processes of the victim's own uid (or of another
 // user), against the built keygate and keygate-gatekeeper installed setuid root, with real
 // pam_unix: orphans and a subreaper sharing one window, a session whose leader exited,
 // guesses cut short by a kill or a file-size limit, one item's policy turning the lockout
-// off, and another user filling root's folders. Each passed against the gatekeeper before
-// issue 34 (docs/GATEKEEPER.md, "Scopes no process can join", "An authentication the user
+// off, and another user filling root's folders. Each succeeds against a gatekeeper without the
+// defence it tests (docs/GATEKEEPER.md, "Scopes no process can join", "An authentication the user
 // cannot kill", "One lockout per user"). Runs in both passes of make check: the debug build
 // with its test hooks, and the installed release build (but the one that needs a test policy).
 import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class GateScopeAttackTests: XCTestCase {
+final class GateScopeAttackTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.theGateItself
+
     /// An askpass that never gives a password: it counts its calls in ~/attacker-prompts and cancels.
     private let cancellingAskpass = """
         cat > "$HOME/cancel-askpass" <<'SH'

@@ -1,4 +1,4 @@
-// The attacks of issue 14, each as a real process of the victim's own uid (or root's
+// The same-user attacks on the gate keys, each as a real process of the victim's own uid (or root's
 // chpasswd), against the built keygate and the built keygate-gatekeeper installed setuid
 // root, with real pam_unix. Each failed against Keygate 1.x, whose gate keys lived in the
 // user's kernel keyring and files; each must fail here (docs/SECURITY.md, "Same user").
@@ -6,7 +6,9 @@ import Foundation
 import KeygateTestSupport
 import XCTest
 
-final class GatekeeperAttackTests: XCTestCase {
+final class GatekeeperAttackTests: XCTestCase, OutsideTheEmbeddedPass {
+    static let outsideTheEmbeddedPass = EmbeddedPassExemption.theGateItself
+
     /// Copies every key the user's keyring holds (name and payload) to ~/loot, as any process of the
     /// user can, from any session: `keyctl pipe` needs no terminal and no password.
     private let copyKeyring = """

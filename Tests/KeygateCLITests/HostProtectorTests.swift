@@ -77,7 +77,7 @@ final class HostProtectorTests: XCTestCase {
 
     /// docs/SERVICES.md step by step, as written: root makes the keychain (from a session that
     /// has a bus, as an administrator's may), the account adds with no bus at all and gets the
-    /// embedded store by itself; after a reboot the boot step opens it again (issue 16).
+    /// embedded store by itself; after a reboot the boot step opens it again.
     func test_servicesGuide_stepByStep_noBusForTheAccount_usesTheEmbeddedStore() throws {
         let svc = try serviceAccount()
         let hostKey = try hostKeyPath()
@@ -142,7 +142,7 @@ final class HostProtectorTests: XCTestCase {
             """, policy: policy)
         XCTAssertEqual(added.values["add"], "0", added.summary)
         XCTAssertEqual(added.values["addg"], "0", added.summary)
-        // Issue 39, 8: an item this account can never read is stored, with a warning that says why and what to do.
+        // An item this account can never read is stored, with a warning that says why and what to do.
         XCTAssertEqual(added.values["addn"], "0", added.summary)
         XCTAssertTrue(added.err.contains("""
             keygate: stored never/app with access user-presence: as given

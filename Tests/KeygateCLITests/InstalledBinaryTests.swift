@@ -50,7 +50,8 @@ final class InstalledBinaryTests: XCTestCase {
     }
 
     /// A read as a normal user writes nothing to the system log on its own: libdispatch's worker
-    /// threads used to log "Failed to set thread priority ... errno=13" at every run (issue 16).
+    /// threads log "Failed to set thread priority ... errno=13" at every run of a normal user, so
+    /// the bus deadline is a watchdog thread (CSystem/watchdog.h), not a libdispatch timer.
     /// LIBDISPATCH_LOG=stderr shows here what would have gone to syslog.
     func test_aReadAsAUser_logsNothingFromLibdispatch() throws {
         let (binary, installed) = TerminalShell.binary
@@ -215,7 +216,7 @@ final class InstalledBinaryTests: XCTestCase {
         XCTAssertEqual(r.values["wrote"], "no", r.summary)
     }
 
-    /// Issue 39, 3: the Python keyring backend is where a fresh account's `python3 -m keyring` finds it, through
+    /// The Python keyring backend is where a fresh account's `python3 -m keyring` finds it, through
     /// its entry point. The release pass checks what `make install` installed, with nothing set for Python; the
     /// debug pass runs the Makefile's own install and uninstall into a staging DESTDIR (stand-ins for the
     /// release build: nothing is built) and points PYTHONPATH at it. The .deb's is checked by scripts/check-deb.

@@ -280,7 +280,7 @@ final class KeygateCLITests: XCTestCase {
         XCTAssertTrue(r.err.contains("secrets are never taken from arguments"), "the refusal says why: \(r.err)")
         XCTAssertFalse(r.err.contains("hunter2"), "the refused secret is not echoed")
         XCTAssertEqual(v["exists"], "44", r.summary)
-        // Issue 39, 7: as macOS does, `-w VALUE` stores VALUE, and says who can see it.
+        // As macOS does, `-w VALUE` stores VALUE, and says who can see it.
         let w = try h.run("""
             keygate add-generic-password -s svc -a a -w 'hunter2 x' </dev/null; echo add=$?
             printf 'get=%s\n' "$(keygate get -s svc -a a)"

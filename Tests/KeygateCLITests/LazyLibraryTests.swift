@@ -63,7 +63,8 @@ final class LazyLibraryTests: XCTestCase {
     }
 
     func test_librariesOpenDeepBound_exceptUnderASanitizer() throws {
-        // RTLD_DEEPBIND resolves a lazy library's own symbols in its own scope first (issue 19);
+        // RTLD_DEEPBIND resolves a lazy library's own symbols in its own scope first (docs/DECISIONS.md,
+        // "A read pays for its own work only");
         // a sanitizer runtime refuses it, so a program built with one must get the usual flags
         // and still load the library.
         let dir = try temporaryDirectory("kg-deepbind")
@@ -122,7 +123,7 @@ final class LazyLibraryTests: XCTestCase {
     }
 
     func test_aSecretServiceRead_loadsLibsystemd_andNoGLib() throws {
-        // The store speaks D-Bus through sd-bus (issue 19): a real read in a real gnome-keyring
+        // The store speaks D-Bus through sd-bus: a real read in a real gnome-keyring
         // session maps libsystemd.so.0 and none of GIO, GObject or GLib (ld.so's own account).
         let h = try CLIUserHarness()
         let r = try h.run("""

@@ -1,4 +1,4 @@
-// The macOS security(1) verbs of issue 16, driven through the built binary as a real
+// The macOS security(1) verbs, driven through the built binary as a real
 // user: find-*-password's attribute block and -g's `password:` line, dump-keychain
 // (with -d reading through each item's access control), delete-*-password printing
 // what it deleted, and lock-keychain / unlock-keychain. The expected blocks are
@@ -214,7 +214,7 @@ final class MacOSVerbsTests: XCTestCase {
         XCTAssertTrue(r.out.contains("state: unlocked"), r.summary)
     }
 
-    // Issue 39, 7: the macOS spellings scripts use.
+    // The macOS spellings scripts use.
 
     func test_listKeychains_defaultKeychain_andShowKeychainInfo_printMacOSsLines() throws {
         let h = try CLIUserHarness(sharedUser: true)

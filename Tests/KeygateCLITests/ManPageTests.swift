@@ -51,7 +51,7 @@ final class ManPageTests: XCTestCase, OutsideTheEmbeddedPass {
     }
 
     func test_passwdRecovery_thePageTheHelpAndTheProgramAgree() throws {
-        // Issue 39, 5: after a root reset, `passwd --recovery` asks nothing and says that items with user presence keep
+        // After a root reset, `passwd --recovery` asks nothing and says that items with user presence keep
         // working (TerminalCLITests.test_passwdRecovery_asksForTheRecoveryKeyThenTheNewPassword types it); the page and
         // --help say the same, and neither says they are invalidated.
         let page = try troff("keygate.1").replacingOccurrences(of: "\n", with: " ")
@@ -66,7 +66,7 @@ final class ManPageTests: XCTestCase, OutsideTheEmbeddedPass {
     }
 
     func test_keygatePage_statesTheSecretSizeLimit_theProgramEnforces() throws {
-        // Issue 39, 13: the limit was in no page. HostileInputCLITests checks that add refuses more (exit 206).
+        // The page states the limit the program enforces. HostileInputCLITests checks that add refuses more (exit 206).
         let source = try String(contentsOfFile: PackagePaths.root + "/man/keygate.1.scd", encoding: .utf8)
         XCTAssertTrue(source.replacingOccurrences(of: "\n\t", with: " ").contains("A secret is at most 64 KiB (65536 bytes)"))
         let help = try Subprocess.run([PackagePaths.keygateBinary, "add", "--help"])

@@ -37,7 +37,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertFalse(ldd.out.contains("/opt/swift") || ldd.out.contains("swift"), ldd.out)
         XCTAssertFalse(ldd.out.contains("not found"), ldd.out)
         XCTAssertFalse(ldd.out.contains("libsecret") || ldd.out.contains("glib"), ldd.out)
-        // The thin module (issue 15): libpam and libc only, at most 1 MB.
+        // The thin module, loaded into every login: libpam and libc only, at most 1 MB.
         let needed = try Subprocess.run(["readelf", "-d", Self.modulePath])
         let libraries = needed.out.split(separator: "\n").filter { $0.contains("(NEEDED)") }
             .compactMap { $0.split(separator: "[").last?.split(separator: "]").first.map(String.init) }
@@ -321,7 +321,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         session.finish()
         XCTAssertTrue(log.lines().contains { $0.contains("no password was captured at auth for \(h.user.name)") })
         XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
-        // Issue 39, 4: root's audit record keeps the module's line too, whatever syslog does.
+        // Root's audit record keeps the module's line too, whatever syslog does.
         let record = (try? String(contentsOfFile: "/var/log/keygate/gatekeeper.log", encoding: .utf8)) ?? ""
         XCTAssertTrue(record.split(separator: "\n").contains {
             $0.contains(" source=pam_keygate priority=") && $0.contains("no password was captured at auth for \(h.user.name)")
@@ -329,7 +329,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
     }
 
     /// cron opens a session for every job and never types a password: nothing to tell an
-    /// administrator, so nothing in the log (issue 16). With `debug`, the line is there.
+    /// administrator, so nothing in the log. With `debug`, the line is there.
     func test_aCronSession_logsNothing_withoutDebug() throws {
         let (h, _) = try userWithKeychain()
         for (options, expected) in [("", false), ("debug", true)] {
@@ -425,7 +425,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try session.result(of: "passwd"), 0, "the password change goes through")
     }
 
-    // MARK: - Issue 15: the policy, deadlines, live sessions, messages, return values
+    // MARK: - Real logins: the policy, deadlines, live sessions, messages, return values
 
     /// No lock_after option: the system policy's lock-after (an admin file) sets how long
     /// the login's unlock lasts; a user's own file does not count at login.
@@ -716,9 +716,10 @@ final class PAMDriver {
     /// Lines the modules showed the person ("pam-info: TEXT"), as read so far.
     private(set) var messages: [String] = []
 
-    /// `adminPolicy`: a folder bound over /etc/keygate/policies.d for this driver only.
+    /// `adminPolicy`: a folder bound over /etc/keygate/policies.d for this driver only;
+    /// `auditFolder`: one bound over /var/log/keygate (root's audit record) for it only.
     init(stack: Stack, user: TestUser, steps: [String], password: String, newPassword: String = "",
-         ruid: UInt32? = nil, log: SyslogCapture? = nil, adminPolicy: String? = nil) throws {
+         ruid: UInt32? = nil, log: SyslogCapture? = nil, adminPolicy: String? = nil, auditFolder: String? = nil) throws {
         let driverArguments = (ruid.map { ["--ruid", String($0)] } ?? []) + [stack.confdir, stack.service, user.name] + steps
         // Always in a private mount namespace whose /dev/log is a capture's socket: the
         // host's /dev/log may be missing, or a listener that stopped reading (sends block).
@@ -730,6 +731,7 @@ final class PAMDriver {
         process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PAM_DRIVER_PASSWORD": password,
                                "PAM_DRIVER_NEW_PASSWORD": newPassword]
             .merging(adminPolicy.map { ["KEYGATE_TEST_ADMIN_POLICY": $0] } ?? [:]) { $1 }
+            .merging(auditFolder.map { ["KEYGATE_TEST_AUDIT_FOLDER": $0] } ?? [:]) { $1 }
         process.standardInput = input
         process.standardOutput = output
         try process.run()

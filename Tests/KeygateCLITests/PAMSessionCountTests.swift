@@ -1,6 +1,7 @@
-// pam_keygate.so counts a user's sessions itself (Sources/PAMKeygateModule/SessionFile.swift)
-// and starts keygate-pam-helper only when there is work it cannot do: the unlock at auth, an
-// open whose keychain is still locked, and the lock at the last close. The built module and
+// pam_keygate.so counts a user's sessions itself (Sources/PAMKeygateModule/SessionFile.swift),
+// locks at the last close itself (SessionUser.lockWithoutTheHelper) and starts
+// keygate-pam-helper only when there is work it cannot do: the unlock at auth, an open whose
+// keychain is still locked, and a lock whose line it cannot keep in root's audit record. The built module and
 // helper, real libpam and pam_unix through Tests/PAMDriver, real users and kernel keyrings,
 // and /run/keygate as root leaves it. Which helper phases ran is recorded by a wrapper that
 // reads the request's first two lines (never the password), writes the phase to a file and
@@ -14,8 +15,8 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
     static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
 
     /// One login: auth starts the helper, open finds the keychain unlocked and starts none,
-    /// the last close starts it once to lock (its "lock" phase).
-    func test_aLogin_startsTheHelperAtAuthAndAtTheLastCloseOnly() throws {
+    /// the last close locks without it.
+    func test_aLogin_startsTheHelperAtAuthOnly() throws {
         let (h, stack, phases) = try userWithKeychain()
         let log = try SyslogCapture()
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"],
@@ -28,7 +29,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         try session.proceed()
         XCTAssertEqual(try session.result(of: "close"), 0)
         session.finish()
-        XCTAssertEqual(try phases(), ["auth", "lock"])
+        XCTAssertEqual(try phases(), ["auth"], "the last close locks without the helper")
         XCTAssertEqual(try counted(h), 0)
         XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
         let lines = log.lines().joined(separator: "\n")
@@ -57,12 +58,13 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         try second.proceed()
         XCTAssertEqual(try second.result(of: "close"), 0)
         second.finish()
-        XCTAssertEqual(try phases(), ["auth", "lock"])
+        XCTAssertEqual(try phases(), ["auth"])
         XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
     }
 
     /// An open on a locked keychain (no password at auth: an SSH key, cron) starts the helper's
-    /// "unlock" phase, which says why it stays locked and does not count the session again.
+    /// "unlock" phase, which says why it stays locked and does not count the session again; the
+    /// close finds nothing to lock and starts nothing.
     func test_anOpenOnALockedKeychain_startsTheUnlockPhase_andCountsOnce() throws {
         let (h, stack, phases) = try userWithKeychain()
         let log = try SyslogCapture()
@@ -74,7 +76,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         try session.proceed()
         XCTAssertEqual(try session.result(of: "close"), 0)
         session.finish()
-        XCTAssertEqual(try phases(), ["unlock", "lock"])
+        XCTAssertEqual(try phases(), ["unlock"])
         XCTAssertTrue(log.lines().contains { $0.contains("no password was captured at auth for \(h.user.name)") },
                       log.lines().joined(separator: "\n"))
     }
@@ -93,7 +95,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         try normal.proceed()
         XCTAssertEqual(try normal.result(of: "close"), 0)
         normal.finish()
-        XCTAssertEqual(try phases(), ["auth", "auth", "lock"])
+        XCTAssertEqual(try phases(), ["auth", "auth"])
         XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
     }
 
@@ -127,7 +129,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         try session.proceed()
         XCTAssertEqual(try session.result(of: "close"), 0)
         session.finish()
-        XCTAssertEqual(try phases(), ["auth", "lock"])
+        XCTAssertEqual(try phases(), ["auth"])
         XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
     }
 
@@ -244,14 +246,132 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
         su.waitUntilExit()
         XCTAssertEqual(su.terminationStatus, 0)
-        XCTAssertEqual(try phases(), ["auth", "lock"])
+        XCTAssertEqual(try phases(), ["auth"])
         XCTAssertEqual(try counted(h), 0)
         XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
         XCTAssertTrue(log.lines().contains { $0.contains("pam_keygate(su:session): session opened for \(h.user.name)") },
                       log.lines().joined(separator: "\n"))
     }
 
+    // MARK: - The lock at the last close, in the module
+
+    /// The last close locks without the helper: a forked child of the module drops the master
+    /// key and Keygate 1.x's device key from the user's kernel keyring (the device key is
+    /// planted as an older login left it), and the notice goes to syslog and to root's audit
+    /// record, as the helper wrote it. The record is a folder of the test's own, bound over
+    /// /var/log/keygate for the driver only.
+    func test_theLastClose_locksWithoutTheHelper_theKeysLeaveTheKeyring_andTheLineIsKept() throws {
+        let (h, stack, phases) = try userWithKeychain()
+        let record = try recordFolder()
+        let log = try SyslogCapture()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"],
+                                    password: h.user.password, log: log, auditFolder: record)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        let uid = h.user.uid
+        let planted = try h.run("""
+            keyctl add user keygate:\(uid):device x @u >/dev/null && keyctl search @u user keygate:\(uid):master >/dev/null && echo both
+            """, askpass: false)
+        XCTAssertTrue(planted.out.contains("both"), "the login cached the master key, and the device key is planted: \(planted.summary)")
+        try session.proceed()
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        session.finish()
+
+        XCTAssertEqual(try phases(), ["auth"], "the last close started no helper")
+        XCTAssertEqual(try keptKeys(h), [], "the master and device keys left the user's keyring")
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        XCTAssertTrue(log.lines().contains { $0.contains("pam_keygate(login-test:session): locked the keychain of \(h.user.name): last session closed") },
+                      log.lines().joined(separator: "\n"))
+        let lines = try lockLines(record, h)
+        XCTAssertEqual(lines.count, 1, "one line for one lock: \(lines)")
+        try assertRecordLine(lines.first, h)
+        let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: record + "/gatekeeper.log")[.posixPermissions] as? NSNumber)
+        XCTAssertEqual(mode.intValue & 0o777, 0o600, "the record stays root's alone")
+    }
+
+    /// Where the module cannot keep the lock's line as root's record keeps it, it locks
+    /// nothing itself and starts the helper's "lock" phase, which does all of it: a record due
+    /// for rotation (the helper rotates it and writes the same line), and a record that is a
+    /// link (neither follows it; its target is untouched). The keys leave the keyring each time.
+    func test_theLastClose_whereTheModuleCannotKeepTheLine_leavesTheLockToTheHelper() throws {
+        let (h, stack, phases) = try userWithKeychain()
+        let target = NSTemporaryDirectory() + "kg-record-target-" + UUID().uuidString.prefix(8)
+        try "precious\n".write(toFile: target, atomically: false, encoding: .utf8)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: target) }
+        let full = 1 << 20
+        let cases: [(String, (String) throws -> Void, (String) throws -> Void)] = [
+            ("a record due for rotation", { record in
+                let filler = String(repeating: String(repeating: "x", count: 99) + "\n", count: full / 100)
+                try (filler + String(repeating: "x", count: full - filler.utf8.count - 11) + "\n").write(
+                    toFile: record + "/gatekeeper.log", atomically: false, encoding: .utf8)
+                XCTAssertEqual(chmod(record + "/gatekeeper.log", 0o600), 0)
+            }, { record in
+                let rotated = try FileManager.default.attributesOfItem(atPath: record + "/gatekeeper.log.1")[.size] as? NSNumber
+                XCTAssertEqual(rotated?.intValue, full - 10, "the helper rotated the full record")
+                let lines = try self.lockLines(record, h)
+                XCTAssertEqual(lines.count, 1, "\(lines)")
+                try self.assertRecordLine(lines.first, h)
+            }),
+            ("a record that is a link", { record in
+                try FileManager.default.createSymbolicLink(atPath: record + "/gatekeeper.log", withDestinationPath: target)
+            }, { _ in
+                XCTAssertEqual(try String(contentsOfFile: target, encoding: .utf8), "precious\n", "the link's target is untouched")
+            }),
+        ]
+        var expected: [String] = []
+        for (what, plant, check) in cases {
+            let record = try recordFolder()
+            let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"],
+                                        password: h.user.password, auditFolder: record)
+            XCTAssertEqual(try session.result(of: "open"), 0, what)
+            // Planted after auth, whose own line would have rotated the record first.
+            _ = unlink(record + "/gatekeeper.log")
+            try plant(record)
+            try session.proceed()
+            XCTAssertEqual(try session.result(of: "close"), 0, what)
+            session.finish()
+            expected += ["auth", "lock"]
+            XCTAssertEqual(try phases(), expected, "\(what): the helper locked")
+            XCTAssertEqual(try keptKeys(h), [], what)
+            try check(record)
+        }
+    }
+
     // MARK: - Helpers
+
+    /// A folder of root's, 0700, as GateAuditFile makes /var/log/keygate, for PAMDriver's `auditFolder`.
+    private func recordFolder() throws -> String {
+        let folder = NSTemporaryDirectory() + "kg-record-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        return folder
+    }
+
+    /// The record's lines about this user's lock at logout.
+    private func lockLines(_ record: String, _ h: CLIUserHarness) throws -> [String] {
+        let text = try String(contentsOfFile: record + "/gatekeeper.log", encoding: .utf8)
+        return text.split(separator: "\n").map(String.init).filter { $0.contains("locked the keychain of \(h.user.name):") }
+    }
+
+    /// The line GateAuditFile writes for the helper's notice: the time, then its fields.
+    private func assertRecordLine(_ line: String?, _ h: CLIUserHarness, file: StaticString = #filePath, line number: UInt = #line) throws {
+        let line = try XCTUnwrap(line, file: file, line: number)
+        let pattern = #"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z "#
+        XCTAssertNotNil(line.range(of: pattern, options: .regularExpression), line, file: file, line: number)
+        XCTAssertEqual(String(line.dropFirst(21)),
+                       #"source=pam_keygate priority=notice message="locked the keychain of "# + h.user.name + #": last session closed""#,
+                       file: file, line: number)
+    }
+
+    /// Which of the user's master and device keys are still in their kernel keyring.
+    private func keptKeys(_ h: CLIUserHarness) throws -> [String] {
+        let uid = h.user.uid
+        let found = try h.run("""
+            for n in master device; do keyctl search @u user keygate:\(uid):$n >/dev/null 2>&1 && echo kept=$n; done; echo searched
+            """, askpass: false)
+        XCTAssertTrue(found.out.contains("searched"), found.summary)
+        return found.out.split(separator: "\n").filter { $0.hasPrefix("kept=") }.map { String($0.dropFirst(5)) }
+    }
 
     private var wrapper = ""
 

@@ -93,7 +93,7 @@ final class PolicyEnforcementTests: XCTestCase {
         XCTAssertEqual(r.values["add"], "53", r.summary)
         XCTAssertEqual(r.values["list"], "0", "listing needs no policy decision: \(r.summary)")
         XCTAssertTrue(r.err.contains("30-broken.policy"), "the message names the file: \(r.summary)")
-        // Issue 39, 9: it says what is refused, writes of ungated items too, and what still works.
+        // It says what is refused, writes of ungated items too, and what still works.
         XCTAssertTrue(r.err.contains("until it is fixed or removed, Keygate refuses to add, change or read items, ungated ones too, "
                                      + "since the file could have raised their access (listing and deleting still work; "
                                      + "run `keygate policy check` as root)"), r.summary)

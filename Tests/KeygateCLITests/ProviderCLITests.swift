@@ -1,5 +1,6 @@
-// The writes issue 21 reported failing on KeePassXC (exit 36, "the default keyring collection
-// is locked", while KeePassXC said it was unlocked), run with the real `keygate` binary against
+// The writes KeePassXC answers with a prompt, which a client that does not complete it reports
+// as a failure (exit 36, "the default keyring collection is locked", while KeePassXC says it is
+// unlocked), run with the real `keygate` binary against
 // real providers alone on a private bus (ProviderSession): add, add -U that changes the
 // attributes, get, delete, delete --all and migrate --to secret-service. The same script runs
 // on kwalletd5. PAM is pam_wrapper's pam_matrix in a temporary folder (a test-hook build reads

@@ -1,8 +1,8 @@
 // `keygate doctor`'s Secret Service round trip with the real binary against each real provider
 // alone on a private bus (ProviderSession: scripts/provider-session): it creates, reads and
 // deletes a throwaway item, names the provider and its version, and leaves nothing behind.
-// With prompts refused as Keygate did before issue 21 (KEYGATE_TEST_REFUSE_PROMPTS=1, debug
-// builds only), KeePassXC's prompted writes fail the check with KeePassXC's own advice.
+// With prompts refused, as a client that does not complete them would (KEYGATE_TEST_REFUSE_PROMPTS=1,
+// debug builds only), KeePassXC's prompted writes fail the check with KeePassXC's own advice.
 import Foundation
 import KeygateTestSupport
 import XCTest

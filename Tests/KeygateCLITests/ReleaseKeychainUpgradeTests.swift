@@ -1,4 +1,4 @@
-// A keychain made by the release before issue 39 (Tests/KeygateTests/FormatVectors/
+// A keychain made by the release at 3bd8d10 (Tests/KeygateTests/FormatVectors/
 // release-keychain: its make.sh ran that release's keygate and keygate-gatekeeper with its
 // shipped vendor policy, `access = user-presence`, and an admin section giving ci-* items
 // `access = none`) meets this build and this build's vendor policy, which gives new items

@@ -1,4 +1,4 @@
-// pam_keygate.so under a real sshd (issue 15): the Debian sshd binary, started by the
+// pam_keygate.so under a real sshd: the Debian sshd binary, started by the
 // test as root on 127.0.0.1 with its own sshd_config and host key in a temporary folder,
 // in a private mount namespace whose /etc/pam.d/sshd is the test's stack (real pam_unix,
 // the built module) and whose /dev/log is a capture; a real ssh client typing the test

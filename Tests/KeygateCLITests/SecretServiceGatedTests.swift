@@ -497,4 +497,42 @@ final class SecretServiceGatedTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["openStill"], "[OPEN-SECRET-22]", "the ungated item needs nobody: \(r.summary)")
         XCTAssertTrue(r.out.contains("was dismissed at once"), "the daemon's log says why: \(r.summary)")
     }
+
+    /// Keygate's own gated item, made with the CLI: its label is sealed in the daemon's file, and
+    /// its `Label` is the real one while the keychain is open, "(locked)" while it is locked, the
+    /// real one again once the person unlocks it (the password, through the askpass). No prompt
+    /// for a listing.
+    func test_keygatesOwnGatedItem_hasItsRealLabel_whileUnlocked_andNoPlaintextOfItInTheFile() throws {
+        let h = try harness()
+        let r = try run(h, shell: Self.addGated + """
+            p0=$(asked)
+            echo unlocked=$(secret-tool search --all service kg-gated 2>/dev/null | grep -c '^label = GATED-LABEL-c4$')
+            keygate lock >/dev/null; echo lock=$?
+            sleep 0.3
+            secret-tool search --all service kg-gated > "$HOME/locked.out" 2>&1
+            echo lockedLabel=$(grep -c '^label = (locked)$' "$HOME/locked.out")
+            echo lockedLeak=$(grep -c 'GATED-LABEL-c4' "$HOME/locked.out")
+            p1=$(asked)
+            keygate unlock </dev/null >/dev/null 2>&1; echo unlock=$?
+            p2=$(asked)
+            sleep 0.3
+            echo again=$(secret-tool search --all service kg-gated 2>/dev/null | grep -c '^label = GATED-LABEL-c4$')
+            p3=$(asked)
+            echo asks=$((p1 - p0)),$((p2 - p1)),$((p3 - p2))
+            db="$HOME/.local/share/keygate/items.sqlite"
+            echo plainLabel=$(cat "$db"* | grep -ac 'GATED-LABEL-c4')
+            """)
+        let v = r.values
+        XCTAssertNil(v["init-failed"], r.summary)
+        XCTAssertEqual(v["add"], "0", r.summary)
+        XCTAssertEqual(v["unlocked"], "1", "the real label while the keychain is open, with no prompt: \(r.summary)")
+        XCTAssertEqual(v["lock"], "0", r.summary)
+        XCTAssertEqual(v["lockedLabel"], "1", "locked: (locked): \(r.summary)")
+        XCTAssertEqual(v["lockedLeak"], "0", "locked: no label text: \(r.summary)")
+        XCTAssertEqual(v["unlock"], "0", r.summary)
+        XCTAssertEqual(v["again"], "1", "the real label once the person unlocked: \(r.summary)")
+        XCTAssertEqual(v["asks"], "0,1,0", "only the unlock asked: \(r.summary)")
+        XCTAssertEqual(v["plainLabel"], "0", "no plaintext of the label in the file: \(r.summary)")
+        XCTAssertEqual(v["daemon-alive"], "yes", r.summary)
+    }
 }

@@ -1,4 +1,4 @@
-// The secret-tool verbs of issue 16, driven through the built binary as a real user:
+// The secret-tool verbs, driven through the built binary as a real user:
 // search by any attribute (--attr NAME=VALUE or secret-tool's pairs), and lookup,
 // store and clear in secret-tool's argument order, with their exit statuses.
 import Foundation

@@ -83,7 +83,8 @@ final class TerminalCLITests: XCTestCase {
     }
 
     func test_gitCredentialGet_namesWhatItUnlocks_beforeThePasswordPrompt() throws {
-        // Issue 39, 13: right after git's "Cloning into …", a bare "Password for USER:" was taken for the remote's.
+        // Right after git's "Cloning into …", a bare "Password for USER:" reads as the remote's, so the prompt
+        // says what it unlocks first.
         let (shell, _) = try initializedShell()
         let stored = try shell.run(
             "printf 'protocol=https\\nhost=git.example.test\\nusername=alice\\npassword=g1t-pw\\n\\n' | keygate git-credential store")
@@ -173,7 +174,7 @@ final class TerminalCLITests: XCTestCase {
     }
 
     func test_lockout_refusesWithoutPrompting_andDiscardsWhatWasTypedAhead() throws {
-        // Issue 39, 11: a lockout refuses at once, so a password typed ahead would reach the shell.
+        // A lockout refuses at once, so a password typed ahead would reach the shell.
         let shell = try lockedShell()
         try shell.start("keygate get -s vpn -a alice")
         let first = try shell.finish(answering: [passwordPrompt(shell): "not-the-password"])
@@ -199,7 +200,7 @@ final class TerminalCLITests: XCTestCase {
     }
 
     func test_validate_releaseStyle_asksOnce_thenTheScriptsReadsDoNot() throws {
-        // Issue 39, 11: `keygate -v` before a release script, as `sudo -v` before a build that uses sudo.
+        // `keygate -v` before a release script, as `sudo -v` before a build that uses sudo.
         let (shell, _) = try initializedShell()
         for (service, value) in [("signing", "sign-key"), ("upload", "upload-token")] {
             XCTAssertEqual(try shell.run("printf %s '\(value)' | keygate add -s \(service) -a release 2>/dev/null").status, 0)

@@ -1,4 +1,4 @@
-// `keygate validate` and `keygate -v` (issue 39, 11: sudo's habits): no secret is read; the
+// `keygate validate` and `keygate -v` (sudo's habits): no secret is read; the
 // gatekeeper (root) extends this scope's presence window from now, or authenticates and opens
 // it, and a locked keychain opens with the same password. Real processes of a fresh user, the
 // built keygate and keygate-gatekeeper installed setuid root, real pam_unix; the window is

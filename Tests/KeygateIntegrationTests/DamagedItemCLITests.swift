@@ -1,5 +1,5 @@
 // A damaged item, as a provider killed soon after a write leaves it (kwalletd5 killed 3 s after
-// an acknowledged add came back with the item's attributes and an empty secret: issue 35):
+// an acknowledged add comes back with the item's attributes and an empty secret):
 // made here on purpose in a real gnome-keyring alone on a private bus, then looked at with the
 // real `keygate` binary. `get`, `exists`, `list` and `doctor` all call it damaged, with the same
 // words and what to do, instead of 44, 0, nothing and OK.

@@ -97,6 +97,30 @@ final class EmbeddedStoreTests: XCTestCase, OutsideTheEmbeddedPass {
         }
     }
 
+    /// One connection's transactions, as keygate-secret-service's kept connection runs them
+    /// (BEGIN and COMMIT prepared once and stepped again each time): every read transaction sees
+    /// what another connection committed before it began, and a write that failed leaves the
+    /// connection out of any transaction, its next write committed.
+    func test_aKeptConnection_seesEachNewCommit_andWritesAgainAfterAFailedOne() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/transactions.sqlite"
+        let kept = try SQLiteDatabase(path: path, create: true)
+        try kept.execute("PRAGMA journal_mode=WAL; CREATE TABLE t (x INTEGER PRIMARY KEY)")
+        let other = try SQLiteDatabase(path: path, create: false)
+        func count(_ db: SQLiteDatabase) throws -> String? { try db.readTransaction { try db.scalarText("SELECT count(*) FROM t") } }
+
+        for round in 1...3 {
+            try other.writeTransaction { try other.execute("INSERT INTO t (x) VALUES (\(round))") }
+            XCTAssertEqual(try count(kept), "\(round)", "the kept connection's read transaction \(round) sees the new commit")
+        }
+        XCTAssertThrowsError(try kept.writeTransaction { try kept.execute("INSERT INTO t (x) VALUES (1)") }) { error in
+            XCTAssertTrue((error as? SQLiteError)?.isConstraintUnique == true, "\(error)")
+        }
+        try kept.writeTransaction { try kept.execute("INSERT INTO t (x) VALUES (4)") }
+        XCTAssertEqual(try count(other), "4", "the kept connection's write after a failed one is committed")
+        XCTAssertEqual(try count(kept), "4")
+    }
+
     // MARK: - the file
 
     func test_database_isPrivate_inWALMode_withSchemaVersion_andHoldsTheBlobAsGiven() throws {

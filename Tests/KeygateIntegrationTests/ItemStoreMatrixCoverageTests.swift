@@ -1,7 +1,7 @@
 // ItemStoreMatrixTests must run every check of ItemStoreContract, each on every store kind:
 // this suite reads both files and fails when a check has no test there, or when a test runs
 // on fewer kinds than StoreKind.allCases without being one of the checks the provider
-// matrix never ran (issue 37 kept the stores each check ran on).
+// matrix never ran (docs/DECISIONS.md, "One list, one matrix, one declaration").
 import Foundation
 import KeygateTestSupport
 import Testing
@@ -13,7 +13,7 @@ struct ItemStoreMatrixCoverageTests: OutsideTheEmbeddedPass {
     static let folder = PackagePaths.root + "/Tests/KeygateIntegrationTests/"
     /// The contract's helpers, which are not checks.
     static let helpers: Set<String> = ["genericAttributes", "withDates", "assertThrows", "expectThrows", "medianWarmGet"]
-    /// Checks that run on the embedded store and the suite's gnome-keyring only, as before issue 37.
+    /// Checks that run on the embedded store and the suite's gnome-keyring only: no provider class ran them.
     static let notOnTheProviderMatrix: Set<String> = ["search_roundTrips", "synchronizableTwins_areTwoItems_eachFoundByItsOwnKey",
                                                       "delete_returnsCount_andRemovesOnlyMatches"]
 

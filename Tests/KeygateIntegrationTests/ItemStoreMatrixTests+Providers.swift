@@ -1,6 +1,6 @@
 // The provider matrix's checks beyond the contract, one Swift Testing test a check, its cases
-// the providers (KeePassXC, kwalletd, gnome-keyring alone on a private bus). They replace the
-// lines each provider class repeated (issue 37); what is one provider's own stays in its class
+// the providers (KeePassXC, kwalletd, gnome-keyring alone on a private bus), so that a check is
+// written once for every provider; what is one provider's own stays in its class
 // (KeePassXCStoreTests, KWalletStoreTests, GnomeKeyringProviderTests). A check that locks,
 // kills or stops the daemon gets a session of its own; the others use the suite's shared one.
 import Foundation

@@ -38,7 +38,7 @@ struct ItemStoreMatrixTests: OutsideTheEmbeddedPass {
         try withStore(kind) { try $0.search_roundTripsGenericItem_withBinaryBlobAndAllAttributes() }
     }
 
-    /// Not on the provider matrix: its classes never ran it (issue 37 keeps the same stores).
+    /// Not on the provider matrix, whose classes never ran it: each check keeps the stores it ran on.
     @Test(arguments: [StoreKind.embedded, .secretService])
     func search_roundTrips(_ kind: StoreKind) throws {
         try withStore(kind) { try $0.search_roundTrips(Self.internetAttributes(kind, tag: $0.tag)) }
@@ -113,7 +113,7 @@ struct ItemStoreMatrixTests: OutsideTheEmbeddedPass {
         try withStore(kind) { try $0.create_withReplace_createsItem_whenNoneExists() }
     }
 
-    /// Not on the provider matrix: its classes never ran it (issue 37 keeps the same stores).
+    /// Not on the provider matrix, whose classes never ran it: each check keeps the stores it ran on.
     @Test(arguments: [StoreKind.embedded, .secretService])
     func synchronizableTwins_areTwoItems_eachFoundByItsOwnKey(_ kind: StoreKind) throws {
         try withStore(kind) { try $0.synchronizableTwins_areTwoItems_eachFoundByItsOwnKey() }

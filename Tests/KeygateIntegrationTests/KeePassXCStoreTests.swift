@@ -1,7 +1,7 @@
 // The provider matrix on KeePassXC (2.7.4 on Debian 12) under Xvfb, its Secret Service
 // integration on and the test database's root group exposed (scripts/provider-session).
 // KeePassXC answers every CreateItem and Item.Delete with a prompt, even with its
-// confirmations off: these tests prove Keygate completes them (issue 21).
+// confirmations off: these tests prove Keygate completes them.
 import Foundation
 import XCTest
 @testable import KeygateCore
@@ -16,8 +16,8 @@ final class KeePassXCStoreTests: XCTestCase, OutsideTheEmbeddedPass {
     /// KeePassXC's default "Unlock before search" holds a search of a locked database until its
     /// unlock dialog is answered. With the unlock prompt allowed, the held search becomes
     /// Keygate's own unlock prompt, whose window is announced and waited for; with it off, the
-    /// locked database is found before any search is sent (issue 35: it used to time out after
-    /// the deadline, with KeePassXC's unlock window opened anyway), and reported at once.
+    /// locked database is found before any search is sent (a held search would time out after the
+    /// deadline, with KeePassXC's unlock window opened anyway), and reported at once.
     func test_unlockBeforeSearch_aHeldSearch_becomesTheUnlockPrompt_orSaysWhy() throws {
         let session = try ProviderSession(.keePassXC, settings: ["PROVIDER_SESSION_UNLOCK_BEFORE_SEARCH": "true"])
         defer { session.stop() }

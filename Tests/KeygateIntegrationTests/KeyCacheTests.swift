@@ -88,6 +88,20 @@ final class KeyCacheTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(Double(expiresAt), Date().timeIntervalSince1970 + 300, accuracy: 3)
     }
 
+    /// A payload is read in one call into a buffer of 256 bytes when it fits, and read again in
+    /// full when it does not: every size around that edge comes back whole and exact.
+    func test_payloads_aroundTheReadBuffersSize_comeBackWhole() throws {
+        for size in [1, 40, 255, 256, 257, 1000, 4096] {
+            let description = "\(uniqueName())-\(size)"
+            let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ size) }
+            let serial = try payload.withUnsafeBytes { try KernelKeyring.addKey(type: "user", description: description, payload: $0,
+                                                                                into: .processKeyring) }
+            cleanups.append { _ = try? KernelKeyring.invalidate(serial) }
+            let read = try KernelKeyring.withPayload(of: serial) { Array($0) }
+            XCTAssertEqual(read, payload, "a payload of \(size) bytes")
+        }
+    }
+
     func test_load_returnsNilExpiry_whenStoredWithoutTimeout() throws {
         let name = uniqueName()
         let cache = cache(evicting: name)

@@ -1,6 +1,6 @@
 // What a Swift Testing test needs to run real systems as the XCTest classes do: a missing
 // system cancels it locally and fails it under CI (Requirement), and the children it starts
-// see no blocked signal (docs/DECISIONS.md, issue 37).
+// see no blocked signal (docs/DECISIONS.md, "One list, one matrix, one declaration").
 import Foundation
 import KeygateTestSupport
 import Testing

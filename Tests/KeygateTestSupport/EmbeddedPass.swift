@@ -18,6 +18,11 @@ public enum EmbeddedPassExemption: Sendable {
     case ownProviderBus
     /// Its subject is not a flow through the item store (usage, policy, PAM, setup, doctor...).
     case notAStoreFlow
+    /// Its subject is the gate itself (the gatekeeper's state and scopes, a finger, what a password
+    /// proves), which opens the same sealed item whichever store holds it. The store's side of gated
+    /// items runs in this pass all the same: AccessControlCLITests, TerminalCLITests, LeakTests and
+    /// KeygateSecurityTests' finger tests read and write them in the embedded store.
+    case theGateItself
     /// A long reliability loop (the embedded store has its own kill -9 test, EmbeddedStoreTests).
     case longRun
 }

@@ -1,6 +1,6 @@
 // A policy root for one test, as KEYGATE_TEST_POLICY_ROOT reads it (test-hook builds only):
 // vendor/, admin/ and user/ folders, world-readable, each file the test names written 0644.
-// The one builder the CLI tests share (issue 37: it was written three times). The caller
+// The one builder the CLI tests share, so the layout is written once. The caller
 // removes it at teardown (`addTeardownBlock { PolicyFolder.remove(root) }`).
 import Foundation
 

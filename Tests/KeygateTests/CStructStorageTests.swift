@@ -1,4 +1,4 @@
-// Guards issue 13's defect from coming back. swiftc -O lowers a Swift global (or static
+// Guards against a C struct global the optimizer shrinks. swiftc -O lowers a Swift global (or static
 // stored property) of an imported C struct with inner padding to a packed constant that
 // leaves the padding out: `static var x = sigaction()` got 148 bytes where C's struct has
 // 152, and sigaction(2) writing into it overwrote the next global in the release binary.
@@ -53,7 +53,7 @@ final class CStructStorageTests: XCTestCase {
         XCTAssertEqual(offenders, [], "keep C structs in C storage (Sources/CSystem/terminal.h), not in Swift globals")
     }
 
-    /// The scan finds the declarations issue 13's code had, and leaves locals alone.
+    /// The scan finds the declarations that broke the release binary, and leaves locals alone.
     func test_theScan_catchesTheDeclarationsThatCrashedTheReleaseBuild() {
         XCTAssertTrue(Self.declaresCStructGlobal("    nonisolated(unsafe) private static var oldINT = sigaction()"))
         XCTAssertTrue(Self.declaresCStructGlobal("    nonisolated(unsafe) private static var savedTermios = termios()"))

@@ -1,10 +1,16 @@
 // Comments say why, never when (docs/DECISIONS.md, "Comments say why, not when"): history lives
 // in git and docs/DECISIONS.md. The check reads every comment in Sources (Swift files, and the C
-// headers and sources of the shims), and the `#` comments of the Makefile and scripts/, and fails
-// naming any that cites an issue ("issue 19", "Issue 13", "#42", "PR 7") or tells what the code
-// used to do, by a short list of phrases that mean history and nothing else on this tree.
+// headers and sources of the shims), the `#` comments of the Makefile and scripts/, and the code of
+// Tests/, bench/ and .ci/ (Swift, C, Python, shell), and fails naming any that cites an issue (the
+// word issue, ticket, bug or PR, or a bare `#`, before a number) or tells what the code once did,
+// by a short list of phrases that mean history and nothing else on this tree.
 // `CommentScanner` finds the comments, skipping string literals (interpolations, multi-line and raw
-// strings too), so a help text or a message never counts.
+// strings too), so a help text or a message never counts. Python's docstrings are the exception:
+// a string that stands as a statement is never output by the code around it, it is the file's or
+// function's header comment, so it is read as one (a usage text printed from `__doc__` included:
+// an issue number tells its reader nothing either). Shell comments are the lines that start with
+// `#`; one after a command on its line is not read (quotes, `$#` and here-documents would need a
+// shell's parser).
 import Foundation
 import KeygateTestSupport
 import XCTest
@@ -30,8 +36,21 @@ struct CommentScanner {
     static func comments(in text: String, swift: Bool) -> [Line] {
         var scanner = CommentScanner(bytes: Array(text.utf8), swift: swift)
         scanner.code(inInterpolation: false)
+        return scanner.lines()
+    }
+
+    /// Every comment line of a Python file: `#` to the end of its line outside strings, and a string
+    /// that stands as a statement of its own (a docstring), which Python evaluates and drops.
+    static func comments(inPython text: String) -> [Line] {
+        var scanner = CommentScanner(bytes: Array(text.utf8), swift: false)
+        scanner.python()
+        return scanner.lines()
+    }
+
+    /// What was recorded, one entry for each line it covers.
+    private func lines() -> [Line] {
         var lineStarts = [0]
-        for (offset, byte) in scanner.bytes.enumerated() where byte == newline { lineStarts.append(offset + 1) }
+        for (offset, byte) in bytes.enumerated() where byte == Self.newline { lineStarts.append(offset + 1) }
         func line(of offset: Int) -> Int {
             var low = 0, high = lineStarts.count - 1
             while low < high {
@@ -41,7 +60,7 @@ struct CommentScanner {
             return low + 1
         }
         var lines: [Line] = []
-        for (offset, text) in scanner.found {
+        for (offset, text) in found {
             for (n, part) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 lines.append(Line(line: line(of: offset) + n, text: String(part)))
             }
@@ -147,6 +166,76 @@ struct CommentScanner {
         }
     }
 
+    /// Python, from the start: a `#` outside a string runs to the end of its line; a string (any
+    /// prefix, `\` escaping the next byte even in a raw string, as Python ends it) is recorded when
+    /// it is the first token of a logical line, one that no open bracket or `\` carries over.
+    private mutating func python() {
+        var depth = 0, statementStart = true
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == Self.hash {
+                let start = index
+                while index < bytes.count, bytes[index] != Self.newline { index += 1 }
+                record(start, index)
+                continue
+            }
+            if byte == Self.newline {
+                if depth == 0 { statementStart = true }
+                index += 1
+                continue
+            }
+            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") {
+                index += 1
+                continue
+            }
+            if byte == Self.backslash, peek(1) == Self.newline {
+                index += 2
+                continue
+            }
+            let start = index
+            var word = 0
+            while let next = peek(word), Self.identifier(next) { word += 1 }
+            if word <= 2, let next = peek(word), next == Self.quote || next == Self.apostrophe,
+               bytes[index..<index + word].allSatisfy({ "rRbBfFuU".utf8.contains($0) }) {
+                index += word
+                pythonString()
+                if statementStart { record(start, index) }
+            } else if word > 0 {
+                index += word
+            } else {
+                if byte == Self.open || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{") { depth += 1 }
+                if byte == Self.close || byte == UInt8(ascii: "]") || byte == UInt8(ascii: "}") { depth = max(0, depth - 1) }
+                index += 1
+            }
+            statementStart = false
+        }
+    }
+
+    /// A Python string from its opening quote: single or triple, a `\` skipping the byte after it.
+    private mutating func pythonString() {
+        let quote = bytes[index]
+        let triple = peek(1) == quote && peek(2) == quote
+        index += triple ? 3 : 1
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == Self.backslash {
+                index += 2
+            } else if byte == quote, !triple || (peek(1) == quote && peek(2) == quote) {
+                index += triple ? 3 : 1
+                return
+            } else if byte == Self.newline, !triple {
+                return
+            } else {
+                index += 1
+            }
+        }
+    }
+
+    private static func identifier(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "_") || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            || ((byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")) || byte >= 0x80
+    }
+
     private mutating func record(_ start: Int, _ end: Int) {
         let text = String(decoding: bytes[start..<min(end, bytes.count)], as: UTF8.self)
         found.append((start, text))
@@ -158,7 +247,7 @@ enum CommentRule {
     static let rules: [(name: String, pattern: String)] = [
         ("names an issue", #"\b(issues?|tickets?|bugs?|PR|pull requests?)\s*(#|no\.\s*)?[0-9]+"#),
         ("names an issue", #"(?<![\w&#/$])(?<!PKCS )#[0-9]+\b"#),
-        ("tells history", #"\bused to (be|do|have|take|run|read|call|live|go|ask|make|keep|hold|say|write|open|start|fail|work)\b"#),
+        ("tells history", #"\bused to (be|do|have|take|run|read|call|live|go|ask|make|keep|hold|say|write|open|start|fail|work|become|leave)\b"#),
         ("tells history", #"\b(before|after|since|until) this (commit|patch|fix|rewrite|refactor(ing)?)\b"#),
         ("tells history", #"\b(before|since|until) this change\b"#),
         ("tells history", #"\bno longer (needed|necessary|used|required)\b"#),
@@ -181,8 +270,9 @@ enum CommentRule {
                                               options: [.caseInsensitive])
 
     /// Every comment line that breaks a rule, as "path:line: rule: text". `files` maps a path to its
-    /// text; a path ending in .swift is read with Swift's rules, .h and .c with C's, any other as a
-    /// Makefile or shell script (a line whose first non-blank is `#`, the `#!` line aside).
+    /// text; a path ending in .swift is read with Swift's rules, .h and .c with C's, .py or a file
+    /// whose `#!` line names python with Python's, any other as a Makefile or shell script (a line
+    /// whose first non-blank is `#`, the `#!` line aside).
     static func violations(in files: [String: String]) -> [String] {
         var scanned = 0
         return violations(in: files, scanned: &scanned)
@@ -210,10 +300,18 @@ enum CommentRule {
     static func comments(of path: String, _ text: String) -> [CommentScanner.Line] {
         if path.hasSuffix(".swift") { return CommentScanner.comments(in: text, swift: true) }
         if path.hasSuffix(".h") || path.hasSuffix(".c") { return CommentScanner.comments(in: text, swift: false) }
+        if python(path, text) { return CommentScanner.comments(inPython: text) }
         return text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { n, line in
             let s = line.trimmingCharacters(in: .whitespaces)
             return s.hasPrefix("#") && !s.hasPrefix("#!") ? CommentScanner.Line(line: n + 1, text: s) : nil
         }
+    }
+
+    /// Whether a file is Python: by its name, or by the interpreter its `#!` line names.
+    static func python(_ path: String, _ text: String) -> Bool {
+        if path.hasSuffix(".py") { return true }
+        let first = text.prefix { $0 != "\n" }
+        return first.hasPrefix("#!") && first.contains("python")
     }
 
     /// Sources' Swift files and C shims, by path below the package root.
@@ -240,6 +338,31 @@ enum CommentRule {
         }
         return files
     }
+
+    /// The code of Tests/, bench/ and .ci/ (Swift, C, Python and shell: by name, or for a name
+    /// without an extension by its `#!` line), by path below the package root. Left out are
+    /// the files that are data, not code: the policies, keychains and JSON that tests read as
+    /// fixtures, the bench's saved profiles and results, and Markdown.
+    static func testAndBenchFiles() throws -> [String: String] {
+        var files: [String: String] = [:]
+        for folder in ["Tests", "bench", ".ci"] {
+            let base = PackagePaths.root + "/" + folder
+            for case let file as String in FileManager.default.enumerator(atPath: base) ?? NSEnumerator()
+            where !file.split(separator: "/").contains(".build") {
+                var isFolder: ObjCBool = false
+                let path = base + "/" + file
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue else { continue }
+                let name = file.split(separator: "/").last.map(String.init) ?? file
+                if [".swift", ".c", ".h", ".sh", ".py"].contains(where: { name.hasSuffix($0) }) {
+                    files[folder + "/" + file] = try String(contentsOfFile: path, encoding: .utf8)
+                } else if !name.contains("."), let text = try? String(contentsOfFile: path, encoding: .utf8),   // try?: a binary fixture is no script
+                          text.hasPrefix("#!") {
+                    files[folder + "/" + file] = text
+                }
+            }
+        }
+        return files
+    }
 }
 
 final class CommentRuleTests: XCTestCase {
@@ -260,6 +383,21 @@ final class CommentRuleTests: XCTestCase {
         XCTAssertEqual(CommentRule.violations(in: files), [])
     }
 
+    func test_noCommentInTestsTheBenchOrCI_namesAnIssueOrTellsHistory() throws {
+        let files = try CommentRule.testAndBenchFiles()
+        for path in ["Tests/KeygateTests/CommentRuleTests.swift", "Tests/PAMDriver/pam-driver.c",
+                     "Tests/PAMDriver/with-log-socket.sh", "bench/run", "bench/lib/report.py", "bench/lib/user-steps.sh",
+                     "bench/tools/daemon-abuse", "bench/tools/foundation-cost.swift", "bench/tools/spawn-timer.c",
+                     "bench/c-floor/lookup-loop.c", "bench/library-read/Sources/library-read/main.swift", ".ci/run"] {
+            XCTAssertNotNil(files[path], "\(path) was read")
+        }
+        XCTAssertNil(files["bench/profiles/README.md"], "Markdown is documentation, not code")
+        XCTAssertNil(files["Tests/KeygateTests/PolicyCorpus/01-vpn.policy"], "a fixture is data")
+        var scanned = 0
+        XCTAssertEqual(CommentRule.violations(in: files, scanned: &scanned), [])
+        XCTAssertGreaterThan(scanned, 3_000, "the scanner found the comments")
+    }
+
     /// A planted issue number or history line is caught, in every kind of comment and file, on its
     /// own line; the same words in a string literal, and look-alikes, are not.
     func test_aPlantedViolationIsCaught_andAStringIsNot() throws {
@@ -273,7 +411,7 @@ final class CommentRuleTests: XCTestCase {
                         "/// An earlier gatekeeper made it with its caller's group.", "// This check is no longer needed.",
                         "/* outer /* nested */ previously it read twice */", "// The frame is what it always was.",
                         "// A hook honoured before the value.", "// It works as before.",
-                        "// Behave as Keygate did before it completed prompts."] {
+                        "// Behave as Keygate did before it completed prompts.", "// The separate runs used to leave it."] {
             let found = CommentRule.violations(in: [victim: original + "\n" + planted + "\n"])
             XCTAssertEqual(found.count, 1, "\(planted): \(found)")
             XCTAssertTrue(found.first?.hasPrefix("\(victim):\(originalLines + 1): ") == true, "\(planted): \(found)")
@@ -302,5 +440,36 @@ final class CommentRuleTests: XCTestCase {
         // The Makefile's and the scripts' `#` comments.
         XCTAssertEqual(CommentRule.violations(in: ["Makefile": "#!/usr/bin/make\n# The long runs of issue 8.\nall:\n\t# fine\n"]),
                        ["Makefile:2: names an issue: # The long runs of issue 8."])
+    }
+
+    /// Python: a `#` comment, on its own line or after code, and a docstring are read; a `#` or the
+    /// same words in a string (quoted, triple-quoted, prefixed, continued by a bracket or `\`) are not.
+    func test_python_commentsAndDocstringsAreRead_stringsAreNot() {
+        let script = #"""
+            #!/usr/bin/env python3
+            """tool: the figures of issue 3."""
+            import sys
+            # The long runs of issue 8.
+            x = 1  # as asked in #42
+            print("# issue 5", '#6', rb'#7\'', f"{x}#8")
+            text = """
+            # issue 9, as before.
+            """
+            y = (
+                "issue 10"
+                '''# issue 11'''
+            )
+            z = \
+                "issue 12"
+            def f():
+                """Reads what
+                issue 13 asked."""
+                return "\"# issue 14"
+            """#
+        for path in ["bench/lib/tool.py", "bench/tools/tool"] {
+            let found = CommentRule.violations(in: [path: script])
+            XCTAssertEqual(found.map { $0.components(separatedBy: ": ").first ?? "" },
+                           ["2", "4", "5", "18"].map { "\(path):\($0)" }, "\(found)")
+        }
     }
 }

@@ -1,4 +1,4 @@
-// Extra attributes (ItemAttributes.extras, issue 39, 6) in the flat string attributes both stores
+// Extra attributes (ItemAttributes.extras) in the flat string attributes both stores
 // keep (ItemAttributeCodec): stored beside Keygate's own, read back, matched by a query, never
 // taking one of Keygate's names; an item stored before extras existed reads with none.
 import XCTest

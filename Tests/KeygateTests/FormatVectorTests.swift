@@ -1,5 +1,5 @@
-// Known-answer vectors for every on-disk format Keygate 1.x writes, frozen before the
-// gatekeeper changes the key path (issue 14): a keychain folder made by this release
+// Known-answer vectors for every on-disk format Keygate 1.x writes, the release whose gate
+// keys live in the user's own files, not the gatekeeper's: a keychain folder made by it
 // with fixed credentials (protectors/login.json with its password and the presence and
 // current-set keys, recovery.json, host.json, keys.json) and sealed blobs of scheme 1 and
 // scheme 2 (or, and, this-device-only) made with its keys. The files in FormatVectors/

@@ -50,7 +50,7 @@ final class GateRecordsTests: XCTestCase {
         XCTAssertNotNil(r.freshAuthentication(service: "keygate", scope: "tty.1", window: 300, now: 466), "the window is extended")
         XCTAssertFalse(r.recentAuthentication(scope: "tty.1", within: 60, excluding: ["keygate"], now: 101), "an excluded service")
         XCTAssertEqual(GateRecords.decode(r.encoded(), bootID: "b"), r, "the extension round-trips")
-        // A file of a gatekeeper that knew no extension reads as before.
+        // A file written without the extension reads with its authentications kept.
         XCTAssertEqual(GateRecords.decode(Array("keygate-records 1\nboot b\nauth keygate tty.1 100\n".utf8), bootID: "b")
             .authentications.first, GateRecords.Authentication(service: "keygate", scope: "tty.1", time: 100))
     }

@@ -1,4 +1,4 @@
-// The Makefile's INSTALL_LIST is the one list of what Keygate installs (issue 37): `make
+// The Makefile's INSTALL_LIST is the one list of what Keygate installs: `make
 // install` installs exactly its files, `make uninstall` removes exactly them, and
 // scripts/make-deb stages the package with `make install` instead of a list of its own.
 // The install runs for real, into a temporary DESTDIR, with stand-ins for the release build

@@ -269,8 +269,8 @@ final class LayeringTests: XCTestCase {
         XCTAssertTrue(gatekeeper.contains("GatekeeperPaths.perUIDPaths"), "the gatekeeper's ForgetUser walks the one list")
     }
 
-    /// Each C library is touched by its own layer only: the core no longer links libpam for a
-    /// setresuid wrapper (it is CSystem's), and storage's SQLite stays storage's.
+    /// Each C library is touched by its own layer only: the core links no libpam for a setresuid
+    /// wrapper (it is CSystem's), and storage's SQLite stays storage's.
     func testEachCLibraryIsReachedOnlyByItsOwners() throws {
         var (dependencies, imports) = try packageLayers()
         XCTAssertEqual(dependencies["KeygateCore"]?.contains("CPAM"), false, "the core does not link libpam")

@@ -101,7 +101,7 @@ final class RecoveryKeyTests: XCTestCase {
             XCTAssertTrue(scanned.contains(function), "\(function) in \(scanned)")
         }
         XCTAssertEqual(RecoveryKeyMemoryCheck.copies(in: files), [], "keep the key in SecureBytes: write it with write(toFileDescriptor:)")
-        // The check sees a copy planted where the key used to become a String.
+        // The check sees a copy planted where formatting the key would make it a String.
         var planted = files
         let file = "Keygate/Unlocking/KeyUnlocker.swift"
         let text = try XCTUnwrap(files[file])

@@ -7,7 +7,8 @@
 # (created empty on the host if missing), so the module reads a test's system policy
 # without changing the host's. With KEYGATE_TEST_PAM_SSHD=FILE, FILE is bound over
 # /etc/pam.d/sshd, for a test's own sshd; with KEYGATE_TEST_PAM_SU=FILE, over /etc/pam.d/su,
-# for a test's su.
+# for a test's su. With KEYGATE_TEST_AUDIT_FOLDER=DIR, DIR is bound over /var/log/keygate
+# (created on the host if missing), so a test reads and plants root's audit record alone.
 #   usage: unshare -m --propagation private with-log-socket.sh FOLDER COMMAND...
 set -eu
 folder=$1; shift
@@ -28,5 +29,9 @@ if [ -n "${KEYGATE_TEST_PAM_SSHD:-}" ]; then
 fi
 if [ -n "${KEYGATE_TEST_PAM_SU:-}" ]; then
   mount --bind "$KEYGATE_TEST_PAM_SU" /etc/pam.d/su
+fi
+if [ -n "${KEYGATE_TEST_AUDIT_FOLDER:-}" ]; then
+  mkdir -p -m 0700 /var/log/keygate
+  mount --bind "$KEYGATE_TEST_AUDIT_FOLDER" /var/log/keygate
 fi
 exec "$@"

@@ -1,7 +1,7 @@
 """bench/lib/callgrind-by-library.py: instruction counts of callgrind profiles, split by the
 shared object each instruction ran in (self cost), one column per profile. Instruction counts
 repeat from run to run where times do not, so this is the split a before/after comparison
-rests on (docs/PERFORMANCE_LOG.md, issue 19).
+rests on (docs/PERFORMANCE_LOG.md, "The profile, split by library").
 usage: callgrind-by-library.py NAME=FILE.cg ...   (prints a Markdown table)"""
 import collections
 import re

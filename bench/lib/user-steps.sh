@@ -112,8 +112,9 @@ if step cli; then
     say "CLI read and start-up: $ROUNDS interleaved rounds"
     # keygate-get-gated: user presence inside its reuse window (the warm-up round authenticates;
     # the scope is this spawn-timer, the parent of every round), through keygate-gatekeeper.
-    # The embedded store's read is paired with --version under the same `env` (issue 19's ratio);
-    # with BASELINE=1 the baseline CLI's reads run in the same rounds (before/after, paired).
+    # The embedded store's read is paired with --version under the same `env` (the ratio of
+    # report.py's embedded-store goal); with BASELINE=1 the baseline CLI's reads run in the same
+    # rounds (before/after, paired).
     baseline_runs=()
     if ((BASELINE)); then
         baseline_runs=(keygate-get-baseline keygate-baseline get -s bench -a user ---
@@ -167,8 +168,8 @@ if command -v keygate-1x >/dev/null 2>&1; then
     "${v1[@]}" init >/dev/null 2>&1
     "${v1[@]}" status --json >"$OUT/status-1x.json"
     if ! printf %s "$(cat "$HOME/secret")" | "${v1[@]}" add -s bench1 -a gated --access user-presence 2>"$OUT/v1-add.err"; then
-        # 1.x refuses a vendor policy with keys it never knew (default-access and minimum-access,
-        # issue 39) that this host's `make install` put in place: its figures cannot be taken here.
+        # 1.x refuses a vendor policy with keys it never knew (default-access and minimum-access)
+        # that this host's `make install` put in place: its figures cannot be taken here.
         say "first gated read against Keygate 1.x skipped: 1.x cannot add here: $(head -c 300 "$OUT/v1-add.err")"
         skip_v1=1
         # 1.x's init cached its master key under the name both versions use: drop it, and open this

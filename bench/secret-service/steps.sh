@@ -35,6 +35,16 @@ keygate init </dev/null >/dev/null 2>"$run/init.err" || { cat "$run/init.err" >&
 DBUS_SESSION_BUS_ADDRESS=$A keygate-secret-service </dev/null >"$run/keygate.log" 2>&1 &
 pids+=($!); wait_owner "$A" || { say "keygate-secret-service did not start: $(cat "$run/keygate.log")"; exit 1; }
 kpid=$(owner_pid "$A")
+# C (when run was given BASELINE_DAEMON): another build of the daemon, on a bus of its own over
+# the same keychain file, timed in the same rounds as A and B.
+sides="keygate gnome"
+if [[ -x "$tools/keygate-secret-service-baseline" ]]; then
+    bus "$run/c"; C=$address
+    DBUS_SESSION_BUS_ADDRESS=$C "$tools/keygate-secret-service-baseline" </dev/null >"$run/baseline.log" 2>&1 &
+    pids+=($!); wait_owner "$C" || { say "the baseline daemon did not start: $(cat "$run/baseline.log")"; exit 1; }
+    sides="keygate baseline gnome"
+fi
+address_of() { case $1 in keygate) echo "$A";; baseline) echo "$C";; gnome) echo "$B";; esac; }
 # B: gnome-keyring, as scripts/secret-session (this script runs inside it) started and unlocked
 # it: an unencrypted login keyring (empty password) in the throwaway home.
 B=$DBUS_SESSION_BUS_ADDRESS
@@ -50,16 +60,19 @@ for _ in $(seq 50); do
 done
 [[ "$(DBUS_SESSION_BUS_ADDRESS=$A secret-tool lookup app bench)" == "$secret" ]] || { say "Keygate's lookup failed"; exit 1; }
 [[ "$(DBUS_SESSION_BUS_ADDRESS=$B secret-tool lookup app bench)" == "$secret" ]] || { say "gnome-keyring's lookup failed"; exit 1; }
+commands=()
+for side in $sides; do
+    [[ "$(DBUS_SESSION_BUS_ADDRESS=$(address_of "$side") secret-tool lookup app bench)" == "$secret" ]] || { say "$side: lookup failed"; exit 1; }
+    commands+=(${commands:+---} "$side" env DBUS_SESSION_BUS_ADDRESS="$(address_of "$side")" secret-tool lookup app bench)
+done
 
-say "secret-tool lookup: $ROUNDS rounds each, interleaved"
-spawn-timer "$ROUNDS" 10 keygate env DBUS_SESSION_BUS_ADDRESS="$A" secret-tool lookup app bench --- \
-    gnome env DBUS_SESSION_BUS_ADDRESS="$B" secret-tool lookup app bench >"$OUT/cli.runs"
+say "secret-tool lookup: $ROUNDS rounds each, interleaved ($sides)"
+spawn-timer "$ROUNDS" 10 "${commands[@]}" >"$OUT/cli.runs"
 
-say "libsecret in-process lookup: 6 alternating rounds of 300"
+say "libsecret in-process lookup: 6 alternating rounds of 300 ($sides)"
 for _ in 1 2 3 4 5 6; do
-    for side in keygate gnome; do
-        address=$A; [[ $side == gnome ]] && address=$B
-        echo "$side $(DBUS_SESSION_BUS_ADDRESS=$address lookup-loop 300 app bench)" >>"$OUT/inprocess.runs"
+    for side in $sides; do
+        echo "$side $(DBUS_SESSION_BUS_ADDRESS=$(address_of "$side") lookup-loop 300 app bench)" >>"$OUT/inprocess.runs"
     done
 done
 

@@ -1,4 +1,4 @@
-// bench/tools/foundation-cost.swift: what linking FoundationEssentials statically costs a CLI (issue 19).
+// bench/tools/foundation-cost.swift: what linking FoundationEssentials statically costs a CLI.
 // Build it twice and time both with spawn-timer, paired:
 //   swiftc -O -static-stdlib -use-ld=lld foundation-cost.swift -o without
 //   swiftc -O -static-stdlib -use-ld=lld -D WITH_FE foundation-cost.swift -o with

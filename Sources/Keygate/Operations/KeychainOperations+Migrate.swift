@@ -5,7 +5,8 @@
 // with the same blob counts as done, so a migration that was interrupted can simply be run
 // again. An item whose identity exists in the destination with another blob is a conflict:
 // skipped, never overwritten, never deleted from the source. No key is needed, so it never
-// prompts. Afterwards the destination is recorded as the keychain's store (StoreSelection).
+// prompts. A gated item's sealed label (KeychainOperations+Labels) is copied sealed, as its blob
+// is. Afterwards the destination is recorded as the keychain's store (StoreSelection).
 //
 // Delegates: the stores to KeygateStorage (StoreSelection.store), attribute comparison to
 // ItemAttributeCodec.
@@ -68,7 +69,7 @@ extension KeychainOperations {
         let copy = try target.search(ItemQuery(exactly: identity), loadBlobs: true)
         guard copy.count == 1, let read = copy.first, read.blob == blob,
               ItemAttributeCodec.encode(read.attributes) == ItemAttributeCodec.encode(item.attributes),
-              read.attributes.label == ItemAttributeCodec.label(for: item.attributes) else {
+              read.attributes.label == (item.attributes.sealedLabel != nil ? nil : ItemAttributeCodec.label(for: item.attributes)) else {
             throw KeychainError.notAvailable("the copy of \(identity.displayName) in the \(destination.rawValue) store "
                                              + "does not read back identical: the source was left as it was; check the "
                                              + "store with keygate doctor, then run keygate migrate again")

@@ -125,6 +125,13 @@ extension KeychainOperations {
         return opened.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The label of Keygate's own item as its `Label` shows it: a gated item's sealed label opened
+    /// with the cached keys (nil while the keychain is locked: never a prompt), else its stored one.
+    package func shownLabel(of attributes: ItemAttributes) -> String? {
+        guard attributes.sealedLabel != nil else { return ItemAttributeCodec.label(for: attributes) }
+        return labelOpened(attributes).label
+    }
+
     static func clientLabelIdentity(_ uid: [UInt8]) -> ItemIdentity {
         let secret = clientSealIdentity(uid)
         return .generic(service: "org.freedesktop.secrets.label", account: secret.account)

@@ -5,6 +5,8 @@
 // the access control, seals the secret again (its identity is the blob's associated
 // data), which needs the item's key and may prompt as a read does.
 //
+// A gated item's label is sealed again on each write (KeychainOperations+Labels).
+//
 // Delegates: storage to ItemStore, sealing to KeychainOperations.add, opening to
 // KeychainOperations.secret.
 
@@ -18,7 +20,8 @@ extension KeychainOperations {
         try ItemFieldLimits.check(query)
         try ItemFieldLimits.check(changes)
         try changes.accessControl?.validate()
-        let found = try store.search(query, loadBlobs: true)
+        // Labels opened (a gated item's is sealed), so a query by label and a kept label both work.
+        let found = try storedItemsOpeningLabels(matching: query, loadBlobs: true)
         guard !found.isEmpty else {
             throw KeychainError.itemNotFound("no item matches the query to update: add it first, or check the service and account")
         }
@@ -48,7 +51,9 @@ extension KeychainOperations {
             let reseal = new.identity.canonicalBytes != old.identity.canonicalBytes || newSecret != nil
                 || new.accessibility != old.accessibility || new.accessControl != old.accessControl
             if !reseal, let blob = plan.old.blob {
-                try store.create(new, blob: blob, replace: !moved)
+                let stored = try labelSealed(new, by: keys)
+                try store.create(stored.value, blob: blob, replace: !moved)
+                try settle(stored.owed, by: keys)
                 if moved { try store.delete(ItemQuery(exactly: old.identity)) }
                 continue
             }
@@ -60,6 +65,17 @@ extension KeychainOperations {
                     throw KeychainError.itemNotFound("the item \(old.identity.displayName) disappeared during the update: try again")
                 }
                 secret = opened
+            }
+            if new.label == nil, new.sealedLabel != nil {
+                // The sealed label is bound to the old name: opened now (the read above may have
+                // unlocked), so that `add` seals it for the new one; never carried over unopened.
+                new.label = labelOpened(old).label
+                if new.label == nil, new.identity.canonicalBytes != old.identity.canonicalBytes {
+                    throw KeychainError.interactionNotAllowed("""
+                        the label of \(old.identity.displayName) is sealed and the keychain is locked: unlock it (keygate unlock), \
+                        then update the item again
+                        """)
+                }
             }
             try add(new, secret: secret, replace: !moved)
             if moved { try store.delete(ItemQuery(exactly: old.identity)) }

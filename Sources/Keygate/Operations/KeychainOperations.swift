@@ -81,7 +81,11 @@ public struct KeychainOperations: Sendable {
             // can be shown (as secret-tool's store does), else it says what to do.
             existing = []
         }
-        if keeping, let current = existing.first?.attributes {
+        if keeping, let found = existing.first?.attributes {
+            let current = labelOpened(found)
+            if attributes.label == nil, current.label == nil, attributes.identity == current.identity {
+                attributes.sealedLabel = current.sealedLabel   // sealed and not open now: kept as it is (labelSealed)
+            }
             attributes.label = attributes.label ?? current.label
             attributes.comment = attributes.comment ?? current.comment
             if attributes.extras.isEmpty { attributes.extras = current.extras }
@@ -107,9 +111,11 @@ public struct KeychainOperations: Sendable {
                 try SealedBlob.seal(secret, identity: attributes.identity, accessibility: attributes.accessibility, classKey: classKey)
             }
         }
-        try store.create(attributes, blob: blob.value, replace: replace)
+        // A gated item's label is sealed too (KeychainOperations+Labels): no plaintext of it in the store.
+        let stored = try labelSealed(attributes, by: keys)
+        try store.create(stored.value, blob: blob.value, replace: replace)
         storeSelection?.commitRecord()
-        try settle(blob.owed, by: keys)
+        try settle(blob.owed + stored.owed, by: keys)
         return access
     }
 
@@ -182,9 +188,8 @@ public struct KeychainOperations: Sendable {
     /// The attributes of every matching item, sorted for stable output. Never prompts.
     public func attributes(matching query: ItemQuery) throws -> [ItemAttributes] {
         try ItemFieldLimits.check(query)
-        return try store.search(query, loadBlobs: false)
+        return try storedItemsOpeningLabels(matching: query, loadBlobs: false)
             .map(\.attributes)
-            .filter { query.matches($0) }
             .sorted(by: Self.listOrder)
     }
 
@@ -194,9 +199,8 @@ public struct KeychainOperations: Sendable {
     /// Service's item numbers). Never prompts.
     public func attributesInCreationOrder(matching query: ItemQuery) throws -> [ItemAttributes] {
         try ItemFieldLimits.check(query)
-        return try store.search(query, loadBlobs: false)
+        return try storedItemsOpeningLabels(matching: query, loadBlobs: false)
             .map(\.attributes)
-            .filter { query.matches($0) }
             .enumerated()
             .sorted { ($0.element.created, $0.offset) < ($1.element.created, $1.offset) }
             .map(\.element)
@@ -211,6 +215,14 @@ public struct KeychainOperations: Sendable {
     @discardableResult
     public func delete(matching query: ItemQuery) throws -> Int {
         try ItemFieldLimits.check(query)
+        if query[.label] != nil {
+            // The store cannot read a sealed label: the items are matched here, then deleted one by one.
+            var deleted = 0
+            for item in try storedItemsOpeningLabels(matching: query, loadBlobs: false) {
+                deleted += try store.delete(ItemQuery(exactly: item.attributes.identity))
+            }
+            return deleted
+        }
         do {
             return try store.delete(query)
         } catch let error as KeychainError where error.code == .notAvailable {

@@ -27,7 +27,12 @@ enum ItemFormatter {
                 if let t = id.authenticationType, !t.rawValue.isEmpty { out += "    authentication-type: \(t.rawValue)\n" }
             }
             out += "    account: \(quoted(id.account))\n"
-            if let l = a.label { out += "    label: \(quoted(l))\n" }
+            if let l = a.label {
+                out += "    label: \(quoted(l))\n"
+            } else if a.sealedLabel != nil {
+                // A gated item's label is sealed and the keychain is locked: said, never guessed.
+                out += "    label: (sealed: the keychain is locked; keygate unlock shows it)\n"
+            }
             if let c = a.comment { out += "    comment: \(quoted(c))\n" }
             for name in a.extras.keys.sorted() { out += "    attr: \(quoted(name + "=" + (a.extras[name] ?? "")))\n" }
             out += "    accessible: \(a.accessibility.rawValue)\n"

@@ -33,11 +33,16 @@ public struct ItemAttributes: Sendable, Hashable {
     /// NAME=VALUE`), stored and matched as the Secret Service stores them; never part of the
     /// identity, never sealed. Names Keygate uses itself are not among them (ItemAttributeCodec).
     public var extras: [String: String] = [:]
+    /// The label of a gated item as stored: sealed to its class key (KeyUnlocker+Labels), so the
+    /// store's file holds no plaintext of it. `label` is the opened text while the class key is
+    /// cached, nil while it is not. Nil for an item whose label is stored in the clear.
+    package var sealedLabel: [UInt8]?
 
     /// The attribute names Keygate stores itself (the Secret Service's and the embedded store's
     /// `io.keygate.Item` attributes), which an extra attribute may not take.
     public static let ownAttributeNames: Set<String> = Set(ItemField.allCases.map(\.attributeName)).union([
         "keygate:class", "keygate:accessible", "keygate:access", "keygate:created", "keygate:modified", "keygate:generation",
+        "keygate:sealed-label",
     ])
 
     /// The attributes KeePassXC adds to every item it keeps and owns (its entry's fields, as its

@@ -115,6 +115,20 @@ enum KernelKeyring {
     /// and frees the buffer. Copy what must outlive the call into `SecureBytes`.
     /// The C function is `keyctl_read_alloc(3)`.
     static func withPayload<R>(of key: KeySerial, _ body: (UnsafeRawBufferPointer) -> R) throws(KeyringErrno) -> R {
+        // One read into a buffer on the stack, which a cached key's payload fits: keyctl_read_alloc
+        // asks for the size first, a second system call on every read (keygate-secret-service
+        // reads the master key on each GetSecrets, so that nothing opens after a lock).
+        let small = 256
+        let done = try withUnsafeTemporaryAllocation(byteCount: small, alignment: 16) { stack throws(KeyringErrno) -> R? in
+            defer { Sodium.wipe(stack) }
+            let count = try retryingOnEINTR("keyctl_read") {
+                Int(keyctl_read(key.rawValue, stack.baseAddress?.assumingMemoryBound(to: CChar.self), small))
+            }
+            // The kernel returns the payload's whole size; a larger one than the buffer is read again below.
+            guard count <= small else { return nil }
+            return body(UnsafeRawBufferPointer(rebasing: stack[0..<count]))
+        }
+        if let done { return done }
         var buffer: UnsafeMutableRawPointer? = nil
         let count = try retryingOnEINTR("keyctl_read_alloc") {
             Int(keyctl_read_alloc(key.rawValue, &buffer))

@@ -29,6 +29,14 @@ package enum UserIdentity {
     /// caller's ids and groups, even when `body` throws. A process already running as
     /// that user runs `body` unchanged. Only root can switch: anyone else gets `.param`.
     package static func run<R>(name: String, uid: UInt32, gid: UInt32, _ body: () throws -> R) throws -> R {
+        try run(name: name, uid: uid, gid: gid, groups: nil, body)
+    }
+
+    /// As above, with the user's groups as `AccountEntry.groupList` listed them, so that a caller
+    /// that acts as the same user several times in one short run (pam_keygate's helper at auth)
+    /// asks NSS once. Nil: listed here.
+    package static func run<R>(name: String, uid: UInt32, gid: UInt32, groups listed: [UInt32]?,
+                               _ body: () throws -> R) throws -> R {
         let saved = try Credentials.current()
         if saved.ruid == uid && saved.euid == uid && saved.rgid == gid && saved.egid == gid {
             return try body()
@@ -36,7 +44,7 @@ package enum UserIdentity {
         guard saved.euid == 0 else {
             throw KeychainError.param("running as uid \(saved.euid), not root, so Keygate cannot act as \(name): run this as root")
         }
-        let groups = try AccountEntry.groupList(name: name, gid: gid)
+        let groups = try listed ?? AccountEntry.groupList(name: name, gid: gid)
         do {
             try check(setgroups(groups.count, groups), "setgroups")
             try check(keygate_setresgid(gid, gid, 0), "setresgid")

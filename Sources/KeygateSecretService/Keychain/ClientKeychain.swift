@@ -145,7 +145,9 @@ package final class ClientKeychain {
                 return secret
             })
         }
-        return ItemInfo(ref: .keygate(row.id), collection: CollectionName.login, label: ItemAttributeCodec.label(for: attributes),
+        // A gated item's label is sealed in the file: shown while the keychain is unlocked, as a client's.
+        let label = isLocked && attributes.sealedLabel != nil ? Self.lockedLabel : reader.shownLabel(of: attributes) ?? Self.lockedLabel
+        return ItemInfo(ref: .keygate(row.id), collection: CollectionName.login, label: label,
                         attributes: shown, created: attributes.created, modified: attributes.modified, contentType: "text/plain",
                         access: access)
     }
@@ -167,7 +169,8 @@ package final class ClientKeychain {
                         modified: row.modified, contentType: row.contentType, access: access)
     }
 
-    /// What a gated client item's label reads as while the keychain is locked (its text is sealed).
+    /// What a gated item's label reads as while the keychain is locked (its text is sealed), a
+    /// client's or Keygate's own.
     static let lockedLabel = "(locked)"
 
     /// A client item's label: a gated item's is sealed (no plaintext in the file), opened with the

@@ -1,6 +1,6 @@
 // The fluent wrapper's own suite, in KeychainAccess's test style: each test starts by
 // removing the service's items, and leaves what it made behind (so the second run of the
-// suite meets the first run's synchronizable items, as it did when this bug was filed).
+// suite meets the first run's synchronizable items, as a person's second run does).
 // Imports XCTest only: the Security names reach it as they reach an Apple test file.
 import XCTest
 

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Makes the keychain of ReleaseKeychainUpgradeTests with the release before issue 39
-# (main at 3bd8d10): its debug `keygate` and `keygate-gatekeeper` (test hooks: pam_matrix,
+# Makes the keychain of ReleaseKeychainUpgradeTests with the release at 3bd8d10 (main at that
+# commit): its debug `keygate` and `keygate-gatekeeper` (test hooks: pam_matrix,
 # a temporary gate folder, policy folders), run as root, the embedded store, and that
 # release's shipped vendor policy (`access = user-presence` in [default]) plus an admin
 # section giving CI tokens `access = none`, as policies/examples/ci-tokens.policy does.
