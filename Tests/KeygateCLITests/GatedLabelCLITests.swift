@@ -56,24 +56,22 @@ final class GatedLabelCLITests: XCTestCase, OutsideTheEmbeddedPass {
             """, extraEnvironment: embedded)
         let v = r.values
         XCTAssertNil(v["init-failed"], r.summary)
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["addDevice"], "0", r.summary)
-        XCTAssertEqual(v["addOpen"], "0", r.summary)
-        XCTAssertEqual(v["gatedInFile"], "0", "no plaintext of a gated item's label in the file: \(r.summary)")
-        XCTAssertEqual(v["deviceInFile"], "0", "nor of a this-device-only gated item's: \(r.summary)")
+        r.assertValues([
+            "add": "0", "addDevice": "0", "addOpen": "0", "lock": "0",
+            "gatedInFile": "0",                 // no plaintext of a gated item's label in the file,
+            "deviceInFile": "0",                // nor of a this-device-only gated item's
+            "column": "kg-lab/bob",             // the plaintext column holds the identity's name only
+            "listed": "1", "listedDevice": "1", // the label lists while the keychain is unlocked,
+            "found": "0",                       // and a search by it finds the item
+            "lockedListed": "1",                // locked: the label is said to be sealed,
+            "lockedLeak": "0",                  // with no label text anywhere in the listing,
+            "sameAnswer": "yes",                // and a search by it answers as for a label no item has
+            "openListedLocked": "1",            // an ungated item's label lists locked or not
+            "prompts": "1",                     // only init asked for a password: listing and searching never do
+        ])
         XCTAssertNotEqual(v["openInFile"], "0", "an ungated item's label is there as text (the grep sees the bytes): \(r.summary)")
-        XCTAssertEqual(v["column"], "kg-lab/bob", "the plaintext column holds the identity's name only: \(r.summary)")
-        XCTAssertEqual(v["listed"], "1", "the label lists while the keychain is unlocked: \(r.summary)")
-        XCTAssertEqual(v["listedDevice"], "1", r.summary)
-        XCTAssertEqual(v["found"], "0", "a search by the label finds it while unlocked: \(r.summary)")
-        XCTAssertEqual(v["lock"], "0", r.summary)
-        XCTAssertEqual(v["lockedListed"], "1", "locked: the label is said to be sealed: \(r.summary)")
-        XCTAssertEqual(v["lockedLeak"], "0", "locked: no label text anywhere in the listing: \(r.summary)")
         XCTAssertNotEqual(v["right"], "0", "locked: a search by the sealed label finds nothing: \(r.summary)")
         XCTAssertEqual(v["right"], v["wrong"], "the same exit as a label no item has: \(r.summary)")
-        XCTAssertEqual(v["sameAnswer"], "yes", "and the same words: \(r.summary)")
-        XCTAssertEqual(v["openListedLocked"], "1", "an ungated item's label lists locked or not: \(r.summary)")
-        XCTAssertEqual(v["prompts"], "1", "only init asked for a password: listing and searching never do: \(r.summary)")
     }
 
     /// A row an earlier Keygate wrote (the gated item's label in the plaintext column, no sealed
@@ -101,19 +99,17 @@ final class GatedLabelCLITests: XCTestCase, OutsideTheEmbeddedPass {
             echo sealedAfter=$(sqlite3 "$HOME/copy.sqlite" "SELECT count(*) FROM attributes WHERE name = 'keygate:sealed-label'")
             echo newListed=$(keygate list -s kg-old | grep -cx '    label: \(old)')
             """, extraEnvironment: embedded)
-        let v = r.values
-        XCTAssertNil(v["init-failed"], r.summary)
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["rewrite"], "0", r.summary)
-        XCTAssertEqual(v["sealedRows"], "0", "the row is in the earlier format: \(r.summary)")
-        XCTAssertNotEqual(v["before"], "0", "its label is in the file as text: \(r.summary)")
-        XCTAssertEqual(v["oldListed"], "1", "an old row still reads, with its label: \(r.summary)")
-        XCTAssertEqual(v["oldListedLocked"], "1", "its plaintext label lists locked too (it is not sealed yet): \(r.summary)")
-        XCTAssertEqual(v["unlock"], "0", r.summary)
-        XCTAssertEqual(v["update"], "0", r.summary)
-        XCTAssertEqual(v["sealedAfter"], "1", "its next write sealed the label: \(r.summary)")
-        XCTAssertEqual(v["after"], "0", "and the old text is gone from the file and its log: \(r.summary)")
-        XCTAssertEqual(v["newListed"], "1", "the label is kept, sealed: \(r.summary)")
+        XCTAssertNil(r.values["init-failed"], r.summary)
+        XCTAssertNotEqual(r.values["before"], "0", "its label is in the file as text: \(r.summary)")
+        r.assertValues([
+            "add": "0", "rewrite": "0", "unlock": "0", "update": "0",
+            "sealedRows": "0",      // the row is in the earlier format
+            "oldListed": "1",       // an old row still reads, with its label,
+            "oldListedLocked": "1", // locked too (it is not sealed yet)
+            "sealedAfter": "1",     // its next write sealed the label,
+            "after": "0",           // and the old text is gone from the file and its log
+            "newListed": "1",       // the label is kept, sealed
+        ])
     }
 
     /// The provider store (gnome-keyring): a gated item's `Label` and every attribute any process
@@ -141,19 +137,15 @@ final class GatedLabelCLITests: XCTestCase, OutsideTheEmbeddedPass {
             echo listedBack=$(keygate list -s kg-prov | grep -cx '    label: \(gated)')
             echo onTheBusBack=$(secret-tool search --all service kg-prov 2>&1 | grep -c '\(gated)')
             """)
-        let v = r.values
-        XCTAssertNil(v["init-failed"], r.summary)
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["onTheBus"], "0", "no process on the bus reads the label: \(r.summary)")
-        XCTAssertEqual(v["busLabel"], "kg-prov/bob", "the Label property is the identity's name: \(r.summary)")
-        XCTAssertEqual(v["sealedAttribute"], "1", r.summary)
-        XCTAssertEqual(v["listed"], "1", "keygate shows the real label: \(r.summary)")
-        XCTAssertEqual(v["toEmbedded"], "0", r.summary)
-        XCTAssertEqual(v["inFile"], "0", "moved, it stays sealed: \(r.summary)")
-        XCTAssertEqual(v["listedEmbedded"], "1", r.summary)
-        XCTAssertEqual(v["back"], "0", r.summary)
-        XCTAssertEqual(v["listedBack"], "1", r.summary)
-        XCTAssertEqual(v["onTheBusBack"], "0", r.summary)
+        XCTAssertNil(r.values["init-failed"], r.summary)
+        r.assertValues([
+            "add": "0", "toEmbedded": "0", "back": "0",
+            "onTheBus": "0",                                    // no process on the bus reads the label:
+            "busLabel": "kg-prov/bob", "sealedAttribute": "1",  // the Label property is the identity's name
+            "listed": "1",                                      // keygate shows the real label
+            "inFile": "0", "listedEmbedded": "1",               // moved, it stays sealed, and reads,
+            "listedBack": "1", "onTheBusBack": "0",             // and back again
+        ])
     }
 
     // MARK: A person at a terminal

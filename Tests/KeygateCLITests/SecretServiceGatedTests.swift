@@ -522,17 +522,14 @@ final class SecretServiceGatedTests: XCTestCase, OutsideTheEmbeddedPass {
             db="$HOME/.local/share/keygate/items.sqlite"
             echo plainLabel=$(cat "$db"* | grep -ac 'GATED-LABEL-c4')
             """)
-        let v = r.values
-        XCTAssertNil(v["init-failed"], r.summary)
-        XCTAssertEqual(v["add"], "0", r.summary)
-        XCTAssertEqual(v["unlocked"], "1", "the real label while the keychain is open, with no prompt: \(r.summary)")
-        XCTAssertEqual(v["lock"], "0", r.summary)
-        XCTAssertEqual(v["lockedLabel"], "1", "locked: (locked): \(r.summary)")
-        XCTAssertEqual(v["lockedLeak"], "0", "locked: no label text: \(r.summary)")
-        XCTAssertEqual(v["unlock"], "0", r.summary)
-        XCTAssertEqual(v["again"], "1", "the real label once the person unlocked: \(r.summary)")
-        XCTAssertEqual(v["asks"], "0,1,0", "only the unlock asked: \(r.summary)")
-        XCTAssertEqual(v["plainLabel"], "0", "no plaintext of the label in the file: \(r.summary)")
-        XCTAssertEqual(v["daemon-alive"], "yes", r.summary)
+        XCTAssertNil(r.values["init-failed"], r.summary)
+        r.assertValues([
+            "add": "0", "lock": "0", "unlock": "0", "daemon-alive": "yes",
+            "unlocked": "1",                        // the real label while the keychain is open, with no prompt;
+            "lockedLabel": "1", "lockedLeak": "0",  // locked: "(locked)", and no label text;
+            "again": "1",                           // the real label once the person unlocked
+            "asks": "0,1,0",                        // only the unlock asked
+            "plainLabel": "0",                      // no plaintext of the label in the file
+        ])
     }
 }

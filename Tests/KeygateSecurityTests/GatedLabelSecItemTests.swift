@@ -43,14 +43,27 @@ final class GatedLabelSecItemTests: XCTestCase, OutsideTheEmbeddedPass {
         return (status, result as? [[String: Any]] ?? [])
     }
 
+    /// Adds a user-presence generic password of `account` labelled `label` to this test's service.
+    private func addGated(account: String, label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let access = try XCTUnwrap(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
+        XCTAssertEqual(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+                                   kSecAttrAccount as String: account, kSecAttrLabel as String: label,
+                                   kSecAttrAccessControl as String: access,
+                                   kSecValueData as String: Data("gated".utf8)] as CFDictionary, nil), errSecSuccess,
+                       file: file, line: line)
+    }
+
+    /// Asserts that the one item of `account` lists, with `label` as its kSecAttrLabel.
+    private func assertLabel(of account: String, is label: String, _ why: String, file: StaticString = #filePath, line: UInt = #line) {
+        let (status, items) = attributes([kSecAttrAccount as String: account])
+        XCTAssertEqual(status, errSecSuccess, why, file: file, line: line)
+        XCTAssertEqual(items.first?[kSecAttrLabel as String] as? String, label, "\(why): \(items)", file: file, line: line)
+    }
+
     func test_SecItemAdd_withUserPresence_sealsTheLabel_andCopyMatchingGivesItWhileUnlocked() throws {
         let gated = "SECITEM-LABEL-\(UUID().uuidString.prefix(8))"
         let open = "SECITEM-OPEN-\(UUID().uuidString.prefix(8))"
-        let access = try XCTUnwrap(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
-        XCTAssertEqual(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
-                                   kSecAttrAccount as String: "g", kSecAttrLabel as String: gated,
-                                   kSecAttrAccessControl as String: access,
-                                   kSecValueData as String: Data("gated".utf8)] as CFDictionary, nil), errSecSuccess)
+        try addGated(account: "g", label: gated)
         XCTAssertEqual(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
                                    kSecAttrAccount as String: "o", kSecAttrLabel as String: open,
                                    kSecValueData as String: Data("open".utf8)] as CFDictionary, nil), errSecSuccess)
@@ -59,9 +72,7 @@ final class GatedLabelSecItemTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertNil(bytes.range(of: Data(gated.utf8)), "no plaintext of the gated item's label in items.sqlite or its -wal")
         XCTAssertNotNil(bytes.range(of: Data(open.utf8)), "an ungated item's label is there as text (the search sees the bytes)")
 
-        let (status, items) = attributes([kSecAttrAccount as String: "g"])
-        XCTAssertEqual(status, errSecSuccess)
-        XCTAssertEqual(items.first?[kSecAttrLabel as String] as? String, gated, "the real label while unlocked: \(items)")
+        assertLabel(of: "g", is: gated, "the real label while unlocked")
         XCTAssertEqual(attributes([kSecAttrLabel as String: gated]).0, errSecSuccess, "found by its label while unlocked")
 
         try KeychainOperations(prompter: ScriptedPrompter([])).lock(all: true)
@@ -80,11 +91,7 @@ final class GatedLabelSecItemTests: XCTestCase, OutsideTheEmbeddedPass {
     func test_SecItemUpdate_ofAGatedItemsLabel_sealsTheNewOne_andLeavesNoTextOfEither() throws {
         let first = "SECITEM-FIRST-\(UUID().uuidString.prefix(8))"
         let second = "SECITEM-SECOND-\(UUID().uuidString.prefix(8))"
-        let access = try XCTUnwrap(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
-        XCTAssertEqual(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
-                                   kSecAttrAccount as String: "u", kSecAttrLabel as String: first,
-                                   kSecAttrAccessControl as String: access,
-                                   kSecValueData as String: Data("gated".utf8)] as CFDictionary, nil), errSecSuccess)
+        try addGated(account: "u", label: first)
         let match: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
                                     kSecAttrLabel as String: first]
         XCTAssertEqual(SecItemUpdate(match as CFDictionary, [kSecAttrLabel as String: second] as CFDictionary), errSecSuccess,
@@ -92,9 +99,7 @@ final class GatedLabelSecItemTests: XCTestCase, OutsideTheEmbeddedPass {
         let bytes = try fileBytes()
         XCTAssertNil(bytes.range(of: Data(first.utf8)), "no text of the old label")
         XCTAssertNil(bytes.range(of: Data(second.utf8)), "no text of the new label")
-        let (status, items) = attributes([kSecAttrAccount as String: "u"])
-        XCTAssertEqual(status, errSecSuccess)
-        XCTAssertEqual(items.first?[kSecAttrLabel as String] as? String, second, "\(items)")
+        assertLabel(of: "u", is: second, "the new label reads back")
         XCTAssertEqual(attributes([kSecAttrLabel as String: first]).0, errSecItemNotFound)
     }
 }
