@@ -73,34 +73,32 @@ static inline int keygate_user_keys_wait(pid_t pid) {
     return answer;
 }
 
-/* Locks the keychain of `uid` (a child as above): KEYGATE_USER_KEYS_FOUND when its master key
-   was cached and is invalidated now, 0 when it was not cached, KEYGATE_USER_KEYS_FAILED when
-   the child could not do it (the caller then leaves the lock to keygate-pam-helper). SIGCHLD
-   is the default while it runs, as below. */
-static inline int keygate_user_keys_lock(uid_t uid, gid_t gid, const char *master, const char *device) {
+/* Forks the child that, as `uid`, looks `master` up (`lock` 0) or locks the keychain (`lock` 1:
+   `master` and `device` invalidated), and returns its answer. SIGCHLD is the default while it
+   runs, as around the helper, so that the application's handler cannot reap it first. */
+static inline int keygate_user_keys_run(uid_t uid, gid_t gid, int lock, const char *master, const char *device) {
     struct sigaction dfl, old;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
     int restore = sigaction(SIGCHLD, &dfl, &old) == 0;
     pid_t pid = fork();
-    if (pid == 0) _exit(keygate_user_keys_lock_child(uid, gid, master, device));
+    if (pid == 0) {
+        _exit(lock ? keygate_user_keys_lock_child(uid, gid, master, device) : keygate_user_key_child(uid, gid, master));
+    }
     int answer = keygate_user_keys_wait(pid);
     if (restore) sigaction(SIGCHLD, &old, NULL);
     return answer;
 }
 
-/* Runs the child and returns its answer. SIGCHLD is the default while it runs, as around the
-   helper, so that the application's handler cannot reap it first. */
+/* Locks the keychain of `uid`: KEYGATE_USER_KEYS_FOUND when its master key was cached and is
+   invalidated now, 0 when it was not cached, KEYGATE_USER_KEYS_FAILED when the child could not
+   do it (the caller then leaves the lock to keygate-pam-helper). */
+static inline int keygate_user_keys_lock(uid_t uid, gid_t gid, const char *master, const char *device) {
+    return keygate_user_keys_run(uid, gid, 1, master, device);
+}
+
+/* Whether the key `description` of `uid` is cached: the child's answer. */
 static inline int keygate_user_key_present(uid_t uid, gid_t gid, const char *description) {
-    struct sigaction dfl, old;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    int restore = sigaction(SIGCHLD, &dfl, &old) == 0;
-    pid_t pid = fork();
-    if (pid == 0) _exit(keygate_user_key_child(uid, gid, description));
-    int answer = keygate_user_keys_wait(pid);
-    if (restore) sigaction(SIGCHLD, &old, NULL);
-    return answer;
+    return keygate_user_keys_run(uid, gid, 0, description, NULL);
 }
