@@ -9,8 +9,8 @@ extension KeychainOperations {
     /// each gated item, several items' checks in flight at once (no prompt, no secret).
     public func listing(matching query: ItemQuery) throws -> [ListedItem] {
         try ItemFieldLimits.check(query)
-        // Labels opened (a gated item's is sealed: KeychainOperations+Labels), never a prompt.
-        let items = openingLabels(try store.searchWithoutWindows(Self.withoutLabel(query)), matching: query)
+        // Labels opened (a gated item's is sealed: ItemLabels), never a prompt.
+        let items = labels.opening(try store.searchWithoutWindows(ItemLabels.withoutLabel(query)), matching: query)
         var gated: [(blob: [UInt8], header: GatedBlob.Header, identity: ItemIdentity)] = []
         var gatedAt: [Int] = []   // the index in `items` of each of `gated`
         for (index, item) in items.enumerated() {

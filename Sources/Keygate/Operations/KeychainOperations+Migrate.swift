@@ -5,7 +5,7 @@
 // with the same blob counts as done, so a migration that was interrupted can simply be run
 // again. An item whose identity exists in the destination with another blob is a conflict:
 // skipped, never overwritten, never deleted from the source. No key is needed, so it never
-// prompts. A gated item's sealed label (KeychainOperations+Labels) is copied sealed, as its blob
+// prompts. A gated item's sealed label (ItemLabels) is copied sealed, as its blob
 // is. Afterwards the destination is recorded as the keychain's store (StoreSelection).
 //
 // Delegates: the stores to KeygateStorage (StoreSelection.store), attribute comparison to

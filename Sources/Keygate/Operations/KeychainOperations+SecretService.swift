@@ -129,7 +129,7 @@ extension KeychainOperations {
     /// with the cached keys (nil while the keychain is locked: never a prompt), else its stored one.
     package func shownLabel(of attributes: ItemAttributes) -> String? {
         guard attributes.sealedLabel != nil else { return ItemAttributeCodec.label(for: attributes) }
-        return labelOpened(attributes).label
+        return labels.opened(attributes).label
     }
 
     static func clientLabelIdentity(_ uid: [UInt8]) -> ItemIdentity {

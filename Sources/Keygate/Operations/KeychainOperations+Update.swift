@@ -5,7 +5,7 @@
 // the access control, seals the secret again (its identity is the blob's associated
 // data), which needs the item's key and may prompt as a read does.
 //
-// A gated item's label is sealed again on each write (KeychainOperations+Labels).
+// A gated item's label is sealed again on each write (ItemLabels).
 //
 // Delegates: storage to ItemStore, sealing to KeychainOperations.add, opening to
 // KeychainOperations.secret.
@@ -51,7 +51,7 @@ extension KeychainOperations {
             let reseal = new.identity.canonicalBytes != old.identity.canonicalBytes || newSecret != nil
                 || new.accessibility != old.accessibility || new.accessControl != old.accessControl
             if !reseal, let blob = plan.old.blob {
-                let stored = try labelSealed(new, by: keys)
+                let stored = try ItemLabels(keys: keys).sealed(new)
                 try store.create(stored.value, blob: blob, replace: !moved)
                 try settle(stored.owed, by: keys)
                 if moved { try store.delete(ItemQuery(exactly: old.identity)) }
@@ -69,7 +69,7 @@ extension KeychainOperations {
             if new.label == nil, new.sealedLabel != nil {
                 // The sealed label is bound to the old name: opened now (the read above may have
                 // unlocked), so that `add` seals it for the new one; never carried over unopened.
-                new.label = labelOpened(old).label
+                new.label = labels.opened(old).label
                 if new.label == nil, new.identity.canonicalBytes != old.identity.canonicalBytes {
                     throw KeychainError.interactionNotAllowed("""
                         the label of \(old.identity.displayName) is sealed and the keychain is locked: unlock it (keygate unlock), \

@@ -82,9 +82,9 @@ public struct KeychainOperations: Sendable {
             existing = []
         }
         if keeping, let found = existing.first?.attributes {
-            let current = labelOpened(found)
+            let current = labels.opened(found)
             if attributes.label == nil, current.label == nil, attributes.identity == current.identity {
-                attributes.sealedLabel = current.sealedLabel   // sealed and not open now: kept as it is (labelSealed)
+                attributes.sealedLabel = current.sealedLabel   // sealed and not open now: kept as it is (ItemLabels.sealed)
             }
             attributes.label = attributes.label ?? current.label
             attributes.comment = attributes.comment ?? current.comment
@@ -111,8 +111,8 @@ public struct KeychainOperations: Sendable {
                 try SealedBlob.seal(secret, identity: attributes.identity, accessibility: attributes.accessibility, classKey: classKey)
             }
         }
-        // A gated item's label is sealed too (KeychainOperations+Labels): no plaintext of it in the store.
-        let stored = try labelSealed(attributes, by: keys)
+        // A gated item's label is sealed too (ItemLabels): no plaintext of it in the store.
+        let stored = try labels.sealed(attributes)
         try store.create(stored.value, blob: blob.value, replace: replace)
         storeSelection?.commitRecord()
         try settle(blob.owed + stored.owed, by: keys)

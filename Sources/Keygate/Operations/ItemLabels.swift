@@ -5,15 +5,19 @@
 // An item written before labels were sealed keeps its plaintext label until its next write
 // (`keygate add -U`, an update), which seals it.
 //
-// Delegates: sealing and opening to KeyUnlocker (sealLabel, openLabel), the store to ItemStore.
+// Delegates: sealing and opening to KeyUnlocker (sealLabel, openLabel); KeychainOperations asks
+// the store (storedItemsOpeningLabels).
 
-extension KeychainOperations {
+/// The labels of the items one unlocker's keys reach.
+struct ItemLabels {
+    let keys: KeyUnlocker
+
     /// `attributes` as a write stores them: a gated item's label sealed (`sealedLabel`, and `label`
     /// nil, so that no store writes it in the clear), an ungated item's label in the clear. A label
     /// left nil by the caller while a sealed one is there is the sealed one, opened to be sealed again
     /// for this identity; when it cannot be opened now (the keychain locked) it is kept as it is
     /// where it still opens for this item, else the write is refused before anything is written.
-    func labelSealed(_ attributes: ItemAttributes, by keys: KeyUnlocker) throws -> Unlocked<ItemAttributes> {
+    func sealed(_ attributes: ItemAttributes) throws -> Unlocked<ItemAttributes> {
         var out = attributes
         if out.label == nil, let sealed = out.sealedLabel {
             if let opened = keys.openLabel(sealed, of: out) {
@@ -37,21 +41,14 @@ extension KeychainOperations {
     }
 
     /// `attributes` with its sealed label opened (nil while the keychain is locked). Never prompts.
-    func labelOpened(_ attributes: ItemAttributes) -> ItemAttributes {
+    func opened(_ attributes: ItemAttributes) -> ItemAttributes {
         guard let sealed = attributes.sealedLabel else { return attributes }
         var out = attributes
         out.label = keys.openLabel(sealed, of: attributes)
         return out
     }
 
-    /// The items matching `query`, their sealed labels opened: a query that names a label asks
-    /// the store without it (the store cannot read a sealed label) and matches the label here
-    /// (`openingLabels`). Never prompts.
-    func storedItemsOpeningLabels(matching query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
-        openingLabels(try store.search(Self.withoutLabel(query), loadBlobs: loadBlobs), matching: query)
-    }
-
-    /// `query` with its label left open: what the store is asked, `openingLabels` then matching it.
+    /// `query` with its label left open: what the store is asked, `opening` then matching it.
     static func withoutLabel(_ query: ItemQuery) -> ItemQuery {
         var asked = query
         asked[.label] = nil
@@ -60,14 +57,26 @@ extension KeychainOperations {
 
     /// `items` (found by `withoutLabel(query)`) with their sealed labels opened, those that match
     /// `query`: an item whose label stays sealed never matches a label.
-    func openingLabels(_ items: [StoredItem], matching query: ItemQuery) -> [StoredItem] {
+    func opening(_ items: [StoredItem], matching query: ItemQuery) -> [StoredItem] {
         items.map { found in
             var item = found
-            item.attributes = labelOpened(found.attributes)
+            item.attributes = opened(found.attributes)
             return item
         }.filter { item in
             guard query.matches(item.attributes) else { return false }
             return query[.label] == nil || item.attributes.sealedLabel == nil || item.attributes.label != nil
         }
+    }
+}
+
+extension KeychainOperations {
+    /// The labels this keychain's keys reach.
+    var labels: ItemLabels { ItemLabels(keys: keys) }
+
+    /// The items matching `query`, their sealed labels opened: a query that names a label asks
+    /// the store without it (the store cannot read a sealed label) and matches the label here
+    /// (ItemLabels.opening). Never prompts.
+    func storedItemsOpeningLabels(matching query: ItemQuery, loadBlobs: Bool) throws -> [StoredItem] {
+        labels.opening(try store.search(ItemLabels.withoutLabel(query), loadBlobs: loadBlobs), matching: query)
     }
 }
