@@ -132,8 +132,10 @@ extension EmbeddedStore {
         }
     }
 
+    /// `loadAttributes`: false leaves each row's attributes empty (a search that answers paths
+    /// and lock states only), which saves a statement per row.
     private func foreignItems(_ db: SQLiteDatabase, collection: String?, matching attributes: [String: String],
-                              loadBlobs: Bool) throws -> [ForeignItemRow] {
+                              loadBlobs: Bool, loadAttributes: Bool = true) throws -> [ForeignItemRow] {
         var sql = "SELECT id, collection, uid, label, sealed_label, content_type, created, modified"
             + (loadBlobs ? ", blob" : "") + " FROM secret_service_items"
         var clauses: [String] = []
@@ -153,30 +155,33 @@ extension EmbeddedStore {
             try select.bind(at + 1, text: value)
             at += 2
         }
-        return try foreignRows(db, select, loadBlobs: loadBlobs)
+        return try foreignRows(db, select, loadBlobs: loadBlobs, loadAttributes: loadAttributes)
     }
 
-    /// The item with row `id`, or nil.
-    package func foreignItem(id: Int64, loadBlob: Bool) throws -> ForeignItemRow? {
+    /// The item with row `id`, or nil. `loadAttributes`: false leaves its attributes empty.
+    package func foreignItem(id: Int64, loadBlob: Bool, loadAttributes: Bool = true) throws -> ForeignItemRow? {
         try withDatabase(action: "read an item", create: false, writes: false) { db in
             try db.readTransaction {
                 let select = try statement(db, "SELECT id, collection, uid, label, sealed_label, content_type, created, modified"
                                             + (loadBlob ? ", blob" : "") + " FROM secret_service_items WHERE id = ?1")
                 try select.bind(1, int: id)
-                return try foreignRows(db, select, loadBlobs: loadBlob).first
+                return try foreignRows(db, select, loadBlobs: loadBlob, loadAttributes: loadAttributes).first
             }
         }
     }
 
-    private func foreignRows(_ db: SQLiteDatabase, _ select: SQLiteStatement, loadBlobs: Bool) throws -> [ForeignItemRow] {
-        let attributesOf = try statement(db, "SELECT name, value FROM secret_service_attributes WHERE item = ?1")
+    private func foreignRows(_ db: SQLiteDatabase, _ select: SQLiteStatement, loadBlobs: Bool,
+                             loadAttributes: Bool = true) throws -> [ForeignItemRow] {
+        let attributesOf = loadAttributes ? try statement(db, "SELECT name, value FROM secret_service_attributes WHERE item = ?1") : nil
         var rows: [ForeignItemRow] = []
         while try select.step() {
             let id = select.int(0)
-            attributesOf.reset()
-            try attributesOf.bind(1, int: id)
             var attributes: [String: String] = [:]
-            while try attributesOf.step() { attributes[attributesOf.text(0)] = attributesOf.text(1) }
+            if let attributesOf {
+                attributesOf.reset()
+                try attributesOf.bind(1, int: id)
+                while try attributesOf.step() { attributes[attributesOf.text(0)] = attributesOf.text(1) }
+            }
             let sealed = select.blob(4)
             rows.append(ForeignItemRow(id: id, collection: select.text(1), uid: select.blob(2), label: select.text(3),
                                        sealedLabel: sealed.isEmpty ? nil : sealed, contentType: select.text(5),
@@ -313,13 +318,15 @@ extension EmbeddedStore {
 
     /// Both searches of a Secret Service SearchItems in one read transaction: Keygate's items
     /// matching `keygateAttributes` (nil: none are wanted) and the clients' items of `collection`
-    /// (nil: every collection) matching `attributes`.
-    package func secretServiceSearch(keygateAttributes: [String: String]?, collection: String?, attributes: [String: String])
+    /// (nil: every collection) matching `attributes`. `clientAttributes`: false leaves the clients'
+    /// rows without their attributes (a search answers paths and lock states only).
+    package func secretServiceSearch(keygateAttributes: [String: String]?, collection: String?, attributes: [String: String],
+                                     clientAttributes: Bool = true)
         throws -> (keygate: [KeygateItemRow], clients: [ForeignItemRow]) {
         try withDatabase(action: "search for items", create: false, writes: false) { db in
             try db.readTransaction {
                 (try keygateAttributes.map { try keygateItems(db, matching: $0, loadBlobs: false) } ?? [],
-                 try foreignItems(db, collection: collection, matching: attributes, loadBlobs: true))
+                 try foreignItems(db, collection: collection, matching: attributes, loadBlobs: true, loadAttributes: clientAttributes))
             }
         }
     }
