@@ -20,7 +20,8 @@
 #   make deb-install-check  make deb, then install, reinstall, remove and purge it in a fresh
 #                           debootstrap chroot (root and network; scripts/check-deb-install)
 #   make check              fuzz-smoke, then the whole test suite (debug build), inside a private
-#                           D-Bus + gnome-keyring; then the store flows again against the embedded
+#                           D-Bus + gnome-keyring (as root, but the tests the release pass runs:
+#                           make debug-pass-skip); then the store flows again against the embedded
 #                           store (KEYGATE_STORE=embedded; the classes that declare
 #                           OutsideTheEmbeddedPass stay out: make embedded-pass-skip); then check-release
 #   make check-release      (root) make install, then the pseudo-terminal tests of every prompting
@@ -325,7 +326,8 @@ check: swift-present pam fuzz-smoke
 # the store choice, doctor, usage, pinentry, the gatekeeper's attacks and hardening but the three that
 # need test policy files; Keygate's own Secret Service, the installed $(LIBEXECDIR)/keygate-secret-service with real
 # clients and its activation files as installed; a gated item's sealed label), against the installed $(BINDIR)/keygate and $(LIBEXECDIR)/keygate-gatekeeper with
-# /etc/pam.d/keygate, real pam_unix and the installed default policy. The debug passes above ran the same tests on the debug build.
+# /etc/pam.d/keygate, real pam_unix and the installed default policy. The embedded-store pass above ran the same tests on the
+# debug build; the first debug pass leaves them to this pass when it runs (DEBUG_PASS_SKIP below).
 # Installing needs root: elsewhere the pass is skipped with a note, and under CI=true it fails.
 RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests|MacOSVerbsTests|SecretToolVerbsTests|StoreCLITests|DoctorCLITests|KeygateUsageTests|PinentryCLITests|GatekeeperAttackTests|GateScopeAttackTests|GateHardeningTests|AccessBindingAttackTests|UserRemovalTests|ValidateCLITests|GateAuditRecordTests|ExtraAttributesCLITests|SecretServiceDaemonTests|SecretServiceAttackTests|SecretServiceActivationTests|GatedLabelCLITests)/
 # Counts prompts under the test hooks' empty policy; the installed default policy gives every item
