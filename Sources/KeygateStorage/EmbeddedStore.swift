@@ -81,18 +81,7 @@ package final class EmbeddedStore: ItemStore {
                     throw KeychainError.notAvailable("the embedded store \(self.path) lost an item it had just written: "
                                                      + "check the disk, then run keygate doctor")
                 }
-                let id = find.int(0)
-                let clear = try db.prepare("DELETE FROM attributes WHERE item = ?1")
-                try clear.bind(1, int: id)
-                try clear.run()
-                let add = try db.prepare("INSERT INTO attributes (item, name, value) VALUES (?1, ?2, ?3)")
-                for (name, value) in encoded.sorted(by: { $0.key < $1.key }) {
-                    add.reset()
-                    try add.bind(1, int: id)
-                    try add.bind(2, text: name)
-                    try add.bind(3, text: value)
-                    try add.run()
-                }
+                try AttributeTable.keygate.replace(find.int(0), with: encoded, prepare: db.prepare)
             }
         }
     }
@@ -166,15 +155,8 @@ package final class EmbeddedStore: ItemStore {
                 try select.bind(Int32(2 * i + 2), text: value)
             }
         }
-        let attributesOf = try db.prepare("SELECT name, value FROM attributes WHERE item = ?1")
-        var rows: [Row] = []
-        while try select.step() {
-            let id = select.int(0)
+        return try AttributeTable.items(select, attributesOf: db.prepare(AttributeTable.keygate.selectSQL)) { id, entries in
             let label = select.text(1)
-            attributesOf.reset()
-            try attributesOf.bind(1, int: id)
-            var entries: [String: String] = [:]
-            while try attributesOf.step() { entries[attributesOf.text(0)] = attributesOf.text(1) }
             guard let attributes = ItemAttributeCodec.decode(entries, label: label,
                                                              created: UInt64(clamping: select.int(2)),
                                                              modified: UInt64(clamping: select.int(3))) else {
@@ -182,10 +164,9 @@ package final class EmbeddedStore: ItemStore {
                                            + "Keygate cannot read: restore the file from a backup, or remove that item "
                                            + "with sqlite3")
             }
-            guard query.matches(attributes) else { continue }
-            rows.append(Row(id: id, item: StoredItem(attributes: attributes, blob: loadBlobs ? select.blob(4) : nil)))
+            guard query.matches(attributes) else { return nil }
+            return Row(id: id, item: StoredItem(attributes: attributes, blob: loadBlobs ? select.blob(4) : nil))
         }
-        return rows
     }
 
     // MARK: - Opening, retries, errors
@@ -440,12 +421,7 @@ package final class EmbeddedStore: ItemStore {
                     modified INTEGER NOT NULL,
                     blob BLOB NOT NULL);
                 CREATE UNIQUE INDEX IF NOT EXISTS items_identity ON items (identity);
-                CREATE TABLE IF NOT EXISTS attributes (
-                    item INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
-                    name TEXT NOT NULL,
-                    value TEXT NOT NULL,
-                    PRIMARY KEY (item, name)) WITHOUT ROWID;
-                CREATE INDEX IF NOT EXISTS attributes_match ON attributes (name, value, item);
+                \(AttributeTable.keygate.createSQL)
                 """)
             for step in pending { try step.run(db) }
             try db.execute("""
@@ -473,13 +449,10 @@ package final class EmbeddedStore: ItemStore {
         try select.bind(1, text: field.attributeName)
         var ids: [Int64] = []
         while try select.step() { ids.append(select.int(0)) }
-        let attributesOf = try db.prepare("SELECT name, value FROM attributes WHERE item = ?1")
+        let attributesOf = try db.prepare(AttributeTable.keygate.selectSQL)
         let rekey = try db.prepare("UPDATE items SET identity = ?1 WHERE id = ?2")
         for id in ids {
-            attributesOf.reset()
-            try attributesOf.bind(1, int: id)
-            var entries: [String: String] = [:]
-            while try attributesOf.step() { entries[attributesOf.text(0)] = attributesOf.text(1) }
+            let entries = try AttributeTable.attributes(of: id, reading: attributesOf)
             guard let attributes = ItemAttributeCodec.decode(entries, label: "", created: 0, modified: 0) else {
                 throw KeychainError.decode("the embedded store \(path) holds an item (row \(id)) whose attributes Keygate "
                                            + "cannot read: restore the file from a backup, or remove that item with sqlite3")
