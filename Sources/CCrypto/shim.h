@@ -25,6 +25,7 @@ typedef struct evp_md_st EVP_MD;
 typedef struct evp_pkey_ctx_st EVP_PKEY_CTX;
 typedef struct evp_cipher_st EVP_CIPHER;
 typedef struct evp_cipher_ctx_st EVP_CIPHER_CTX;
+typedef struct ossl_lib_ctx_st OSSL_LIB_CTX;
 #else
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include <openssl/bn.h>
@@ -62,6 +63,8 @@ KG_CRYPTO_CONSTANTS(KG_LAZY_DEFINE_CONSTANT)
     X(VALUE, int, EVP_PKEY_CTX_set1_hkdf_key, (EVP_PKEY_CTX *ctx, const unsigned char *key, int keylen), (ctx, key, keylen)) \
     X(VALUE, int, EVP_PKEY_derive, (EVP_PKEY_CTX *ctx, unsigned char *key, size_t *keylen), (ctx, key, keylen)) \
     X(VALUE, const EVP_CIPHER *, EVP_aes_128_cbc, (void), ()) \
+    X(VALUE, EVP_CIPHER *, EVP_CIPHER_fetch, (OSSL_LIB_CTX *ctx, const char *algorithm, const char *properties), (ctx, algorithm, properties)) \
+    X(VALUE, int, EVP_CIPHER_CTX_reset, (EVP_CIPHER_CTX *ctx), (ctx)) \
     X(VALUE, EVP_CIPHER_CTX *, EVP_CIPHER_CTX_new, (void), ()) \
     X(VOID, void, EVP_CIPHER_CTX_free, (EVP_CIPHER_CTX *ctx), (ctx)) \
     X(VALUE, int, EVP_EncryptInit_ex, (EVP_CIPHER_CTX *ctx, const EVP_CIPHER *cipher, ENGINE *impl, const unsigned char *key, const unsigned char *iv), (ctx, cipher, impl, key, iv)) \

@@ -131,6 +131,29 @@ final class SecretServiceDecoderTests: XCTestCase {
             XCTAssertEqual(ObjectPath(path).path, path)
         }
         XCTAssertEqual(ItemRef(element: "k12"), .keygate(12))
+    }
+
+    /// The byte-wise parse (every ASCII path) agrees with the Character-wise one on paths made of
+    /// the pieces that decide it: the root, separators, folder names, elements, a bad character,
+    /// and non-ASCII text (a combining mark after "/", a Kelvin sign), which takes the Character path.
+    func test_objectPaths_parseAlikeAsBytesAndAsCharacters() {
+        let pieces = ["/", "/org", "/org/freedesktop", "/org/freedesktop/secrets", "collection", "aliases", "session", "prompt",
+                      "login", "k12", "i3", "s1", "a_B9", "lo-gin", "", "\u{301}", "\u{212A}", "x"]
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            var path = ["/org/freedesktop/secrets", "/org/freedesktop/secrets/", "/", ""][Int(rng.next() % 4)]
+            for _ in 0..<Int(rng.next() % 5) {
+                path += pieces[Int(rng.next() % UInt64(pieces.count))]
+                if rng.next() % 3 != 0 { path += "/" }
+            }
+            if rng.next() % 4 == 0, path.hasSuffix("/") { path.removeLast() }
+            XCTAssertEqual(ObjectPath(path), ObjectPath(characters: path), path)
+        }
+        for path in ["/org/freedesktop/secrets", "/org/freedesktop/secrets/", "/org/freedesktop/secrets/collection/login/k12/x",
+                     "/org/freedesktop/secrets/session", "/org/freedesktop/secretsX", "/org/freedesktop/secrets/\u{301}x",
+                     "/org/freedesktop/secrets/collection/\u{212A}", "/org", "/", "", "/org/freedesktop/secrets/prompt/p1"] {
+            XCTAssertEqual(ObjectPath(path), ObjectPath(characters: path), path)
+        }
         XCTAssertEqual(ItemRef(element: "i1"), .client(1))
         XCTAssertEqual(ItemRef(element: "m7"), .memory(7))
         for bad in ["k0", "k01", "k-1", "x1", "k", "", "i1a", "k99999999999999999999"] { XCTAssertNil(ItemRef(element: bad), bad) }

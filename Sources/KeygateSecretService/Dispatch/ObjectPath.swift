@@ -24,6 +24,68 @@ package enum ObjectPath: Hashable, Sendable {
     package static let root = "/org/freedesktop/secrets"
 
     package init(_ path: String) {
+        // A path off the bus is ASCII (sd-bus checks every object path it reads): parsed as
+        // bytes, with no grapheme breaking or Unicode comparison. Anything else takes the
+        // Character-wise reading below, which gives the same answer for ASCII.
+        if let parsed = path.utf8.withContiguousStorageIfAvailable({ Self.parseASCII($0, path) }), let parsed {
+            self = parsed
+            return
+        }
+        self.init(characters: path)
+    }
+
+    /// The root's bytes; every path below it continues with "/".
+    private static let rootBytes = Array(root.utf8)
+
+    /// `path` parsed from its UTF-8 bytes `bytes`; nil when they are not all ASCII.
+    private static func parseASCII(_ bytes: UnsafeBufferPointer<UInt8>, _ path: String) -> ObjectPath? {
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+        let root = rootBytes
+        let count = bytes.count
+        guard count > root.count, bytes[root.count] == UInt8(ascii: "/"), bytes.prefix(root.count).elementsEqual(root) else {
+            if bytes.elementsEqual(root) { return .service }
+            if path == "/" || path == "/org" || path == "/org/freedesktop" { return .node(path) }
+            return .unknown(path)
+        }
+        // Up to three elements after the root and its "/"; more is no path of ours.
+        var parts: [Range<Int>] = []
+        parts.reserveCapacity(3)
+        var start = root.count + 1
+        for index in start...count where index == count || bytes[index] == UInt8(ascii: "/") {
+            guard parts.count < 3 else { return .unknown(path) }
+            parts.append(start..<index)
+            start = index + 1
+        }
+        func element(_ range: Range<Int>) -> Bool {
+            !range.isEmpty && bytes[range].allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: "_")
+            }
+        }
+        guard parts.allSatisfy(element) else { return .unknown(path) }
+        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
+        func named(_ range: Range<Int>, _ name: StaticString) -> Bool {
+            UnsafeBufferPointer(rebasing: bytes[range]).elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        }
+        let first = parts[0]
+        switch parts.count {
+        case 1:
+            return named(first, "collection") || named(first, "aliases") || named(first, "session") || named(first, "prompt")
+                ? .node(path) : .unknown(path)
+        case 2:
+            if named(first, "collection") { return .collection(text(parts[1])) }
+            if named(first, "aliases") { return .alias(text(parts[1])) }
+            if named(first, "session") { return .session(text(parts[1])) }
+            if named(first, "prompt") { return .prompt(text(parts[1])) }
+            return .unknown(path)
+        default:
+            if named(first, "collection") { return .item(collection: text(parts[1]), item: text(parts[2])) }
+            if named(first, "aliases") { return .aliasItem(alias: text(parts[1]), item: text(parts[2])) }
+            return .unknown(path)
+        }
+    }
+
+    /// The same parse, a Character at a time (a path that is not ASCII: never one off the bus).
+    package init(characters path: String) {
         if path == Self.root { self = .service; return }
         if path == "/" || path == "/org" || path == "/org/freedesktop" { self = .node(path); return }
         guard path.hasPrefix(Self.root + "/") else { self = .unknown(path); return }

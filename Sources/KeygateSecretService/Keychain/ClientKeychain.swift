@@ -173,9 +173,10 @@ package final class ClientKeychain {
         // open with the cached keys, whatever the attribute says).
         if attributes.accessControl != nil { return .locked(LockedItem(ref: .keygate(row.id), reason: .gated)) }
         if isLocked { return .locked(LockedItem(ref: .keygate(row.id), reason: .keychainLocked)) }
-        let reader = self.reader
         let identity = attributes.identity
-        return .unlocked(UnlockedItem(ref: .keygate(row.id)) {
+        // The closure holds this object, not a copy of `reader` (a struct of many references,
+        // each retained and released again for every item a search lists).
+        return .unlocked(UnlockedItem(ref: .keygate(row.id)) { [self] in
             guard let secret = try reader.secretWithoutPerson(for: identity) else {
                 throw SecretServiceError.noSuchObject("the item \(identity.displayName)")
             }
@@ -197,9 +198,8 @@ package final class ClientKeychain {
         let blob = row.blob ?? []
         if KeychainOperations.needsPerson(blob) { return .locked(LockedItem(ref: ref, reason: .gated)) }
         if isLocked { return .locked(LockedItem(ref: ref, reason: .keychainLocked)) }
-        let reader = self.reader
-        let identity = Self.sealIdentity(row.uid)
-        return .unlocked(UnlockedItem(ref: ref) { try reader.openForClient(blob, identity: identity) })
+        let uid = row.uid
+        return .unlocked(UnlockedItem(ref: ref) { [self] in try reader.openForClient(blob, identity: Self.sealIdentity(uid)) })
     }
 
     private func entry(_ info: ItemInfo) -> ItemEntry {

@@ -101,6 +101,12 @@ package enum SessionCipher {
         return key
     }
 
+    /// AES-128-CBC as libcrypto's default provider implements it, fetched once: handing
+    /// `EVP_aes_128_cbc()` to each Init makes libcrypto look the implementation up again (a
+    /// locked search of its method store) on every secret sent or received. nil when the fetch
+    /// fails; then each Init does its own look-up, as before.
+    private static let aes128CBC = FetchedCipher()
+
     /// `plaintext` under `key`: (the IV, the ciphertext).
     package static func encrypt(_ plaintext: SecureBytes, key: SecureBytes) throws -> (iv: [UInt8], ciphertext: [UInt8]) {
         let iv = Sodium.randomBytes(blockBytes)
@@ -112,7 +118,7 @@ package enum SessionCipher {
         let ok = key.withUnsafeBytes { keyBuffer in
             plaintext.withUnsafeBytes { input -> Bool in
                 guard let keyBase = keyBuffer.baseAddress else { return false }
-                guard EVP_EncryptInit_ex(ctx, EVP_aes_128_cbc(), nil, keyBase.assumingMemoryBound(to: UInt8.self), iv) == 1 else {
+                guard EVP_EncryptInit_ex(ctx, aes128CBC.cipher ?? EVP_aes_128_cbc(), nil, keyBase.assumingMemoryBound(to: UInt8.self), iv) == 1 else {
                     return false
                 }
                 let empty: UInt8 = 0
@@ -148,13 +154,20 @@ package enum SessionCipher {
                 guard let keyBase = keyBuffer.baseAddress, let outBase = output.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
                     return false
                 }
-                guard EVP_DecryptInit_ex(ctx, EVP_aes_128_cbc(), nil, keyBase.assumingMemoryBound(to: UInt8.self), iv) == 1,
+                guard EVP_DecryptInit_ex(ctx, aes128CBC.cipher ?? EVP_aes_128_cbc(), nil, keyBase.assumingMemoryBound(to: UInt8.self), iv) == 1,
                       EVP_DecryptUpdate(ctx, outBase, &written, ciphertext, Int32(ciphertext.count)) == 1 else { return false }
                 return EVP_DecryptFinal_ex(ctx, outBase + Int(written), &tail) == 1
             }
         }
         guard ok else { throw Failure(description: "the encrypted secret does not decrypt under this session's key (bad padding)") }
         return try out.slice(from: 0, length: Int(written + tail))
+    }
+
+    /// The fetched cipher, kept for the life of the process (libcrypto's method objects are
+    /// reference-counted and safe to share between threads once fetched).
+    private final class FetchedCipher: @unchecked Sendable {
+        let cipher: OpaquePointer?
+        init() { cipher = EVP_CIPHER_fetch(nil, "AES-128-CBC", nil) }
     }
 
     private static func hex(_ text: String) -> [UInt8] {
