@@ -131,18 +131,14 @@ extension EmbeddedStore {
     /// and lock states only), which saves a statement per row.
     private func foreignItems(_ db: SQLiteDatabase, collection: String?, matching attributes: [String: String],
                               loadBlobs: Bool, loadAttributes: Bool = true) throws -> [ForeignItemRow] {
-        var sql = "SELECT id, collection, uid, label, sealed_label, content_type, created, modified"
-            + (loadBlobs ? ", blob" : "") + " FROM secret_service_items"
+        let columns = ["id", "collection", "uid", "label", "sealed_label", "content_type", "created", "modified"] + (loadBlobs ? ["blob"] : [])
         var clauses: [String] = []
         var index: Int32 = 1
-        if collection != nil { clauses.append("collection = ?\(index)"); index += 1 }
+        if collection != nil { clauses.append("secret_service_items.collection = ?\(index)"); index += 1 }
         let pairs = attributes.sorted { $0.key < $1.key }
-        for _ in pairs {
-            clauses.append("id IN (SELECT item FROM secret_service_attributes WHERE name = ?\(index) AND value = ?\(index + 1))")
-            index += 2
-        }
-        if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
-        let select = try statement(db, sql + " ORDER BY id")
+        let sql = Self.matchingSQL(table: "secret_service_items", columns: columns, attributeTable: "secret_service_attributes",
+                                   pairs: pairs.count, firstParameter: index, clauses: clauses)
+        let select = try statement(db, sql)
         var at: Int32 = 1
         if let collection { try select.bind(at, text: collection); at += 1 }
         for (name, value) in pairs {
@@ -303,14 +299,37 @@ extension EmbeddedStore {
         }
     }
 
-    private func keygateItems(_ db: SQLiteDatabase, matching attributes: [String: String], loadBlobs: Bool) throws -> [KeygateItemRow] {
-        var sql = "SELECT id, label, created, modified" + (loadBlobs ? ", blob" : "") + " FROM items"
-        let pairs = attributes.sorted { $0.key < $1.key }
-        for (i, _) in pairs.enumerated() {
-            sql += i == 0 ? " WHERE " : " AND "
-            sql += "id IN (SELECT item FROM attributes WHERE name = ?\(2 * i + 1) AND value = ?\(2 * i + 2))"
+    /// The rows of `table` (`columns`, by id) that hold `pairs` attribute pairs, bound from
+    /// `firstParameter` on as name then value, and meet `clauses`. Each pair is a join on the
+    /// attribute table's (name, value, item) index, not `id IN (SELECT …)`: SQLite builds a
+    /// temporary b-tree for each IN list on every run, and the first join's index already gives
+    /// the rows in id order. An item has one value per name (the primary key), so no row repeats.
+    static func matchingSQL(table: String, columns: [String], attributeTable: String, pairs: Int, firstParameter: Int32,
+                            clauses: [String]) -> String {
+        let selected = columns.map { "\(table).\($0)" }.joined(separator: ", ")
+        guard pairs > 0 else {
+            return "SELECT \(selected) FROM \(table)" + (clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")) + " ORDER BY id"
         }
-        let select = try statement(db, sql + " ORDER BY id")
+        var sql = "SELECT \(selected) FROM \(attributeTable) AS a0"
+        var conditions = clauses
+        var index = firstParameter
+        for pair in 0..<pairs {
+            if pair == 0 {
+                conditions.insert("a0.name = ?\(index) AND a0.value = ?\(index + 1)", at: 0)
+            } else {
+                sql += " JOIN \(attributeTable) AS a\(pair) ON a\(pair).item = a0.item AND a\(pair).name = ?\(index) AND a\(pair).value = ?\(index + 1)"
+            }
+            index += 2
+        }
+        sql += " JOIN \(table) ON \(table).id = a0.item WHERE " + conditions.joined(separator: " AND ")
+        return sql + " ORDER BY a0.item"
+    }
+
+    private func keygateItems(_ db: SQLiteDatabase, matching attributes: [String: String], loadBlobs: Bool) throws -> [KeygateItemRow] {
+        let pairs = attributes.sorted { $0.key < $1.key }
+        let sql = Self.matchingSQL(table: "items", columns: ["id", "label", "created", "modified"] + (loadBlobs ? ["blob"] : []),
+                                   attributeTable: "attributes", pairs: pairs.count, firstParameter: 1, clauses: [])
+        let select = try statement(db, sql)
         for (i, (name, value)) in pairs.enumerated() {
             try select.bind(Int32(2 * i + 1), text: name)
             try select.bind(Int32(2 * i + 2), text: value)
