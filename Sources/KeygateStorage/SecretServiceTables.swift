@@ -12,6 +12,7 @@
 // its plain `label` column is then empty. Writes are one transaction with synchronous=FULL
 // (EmbeddedStore's writes), so an answered CreateItem is on disk.
 import KeygateCore
+import Synchronization
 
 /// An item a Secret Service client made.
 package struct ForeignItemRow: Sendable {
@@ -136,8 +137,11 @@ extension EmbeddedStore {
         var index: Int32 = 1
         if collection != nil { clauses.append("secret_service_items.collection = ?\(index)"); index += 1 }
         let pairs = attributes.sorted { $0.key < $1.key }
-        let sql = Self.matchingSQL(table: "secret_service_items", columns: columns, attributeTable: "secret_service_attributes",
-                                   pairs: pairs.count, firstParameter: index, clauses: clauses)
+        let shape = SearchShape(clientItems: true, pairs: pairs.count, collection: collection != nil, blobs: loadBlobs)
+        let sql = Self.searchSQL(shape) {
+            Self.matchingSQL(table: "secret_service_items", columns: columns, attributeTable: "secret_service_attributes",
+                             pairs: pairs.count, firstParameter: index, clauses: clauses)
+        }
         let select = try statement(db, sql)
         var at: Int32 = 1
         if let collection { try select.bind(at, text: collection); at += 1 }
@@ -299,6 +303,26 @@ extension EmbeddedStore {
         }
     }
 
+    /// What decides a search's SQL text: whose items, how many attribute pairs, whether by
+    /// collection, whether with blobs.
+    struct SearchShape: Hashable {
+        let clientItems: Bool
+        let pairs: Int
+        let collection: Bool
+        let blobs: Bool
+    }
+
+    /// Each shape's SQL, made once: building the text cost more than the search it runs. At most
+    /// 2 × 65 × 2 × 2 entries (a call brings 64 attributes at most, CallDecoder).
+    private static let searchSQLs = Mutex<[SearchShape: String]>([:])
+
+    static func searchSQL(_ shape: SearchShape, _ make: () -> String) -> String {
+        if let known = searchSQLs.withLock({ $0[shape] }) { return known }
+        let made = make()
+        searchSQLs.withLock { $0[shape] = made }
+        return made
+    }
+
     /// The rows of `table` (`columns`, by id) that hold `pairs` attribute pairs, bound from
     /// `firstParameter` on as name then value, and meet `clauses`. Each pair is a join on the
     /// attribute table's (name, value, item) index, not `id IN (SELECT …)`: SQLite builds a
@@ -327,8 +351,10 @@ extension EmbeddedStore {
 
     private func keygateItems(_ db: SQLiteDatabase, matching attributes: [String: String], loadBlobs: Bool) throws -> [KeygateItemRow] {
         let pairs = attributes.sorted { $0.key < $1.key }
-        let sql = Self.matchingSQL(table: "items", columns: ["id", "label", "created", "modified"] + (loadBlobs ? ["blob"] : []),
-                                   attributeTable: "attributes", pairs: pairs.count, firstParameter: 1, clauses: [])
+        let sql = Self.searchSQL(SearchShape(clientItems: false, pairs: pairs.count, collection: false, blobs: loadBlobs)) {
+            Self.matchingSQL(table: "items", columns: ["id", "label", "created", "modified"] + (loadBlobs ? ["blob"] : []),
+                             attributeTable: "attributes", pairs: pairs.count, firstParameter: 1, clauses: [])
+        }
         let select = try statement(db, sql)
         for (i, (name, value)) in pairs.enumerated() {
             try select.bind(Int32(2 * i + 1), text: name)
