@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include "user_keys.h"
 #include "record.h"
+#include "auth_mark.h"
 
 /* The helper's installed path, fixed when the module is built (make pam). */
 #ifndef KEYGATE_PAM_HELPER
