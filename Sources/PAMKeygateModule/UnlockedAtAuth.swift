@@ -2,7 +2,7 @@
 // once it has cached the keys, and the module keeps that uid on the handle (auth_mark.h), so
 // open_session need not fork a child to look in the user's keyring (the child, its fork and
 // its wait were a tenth or more of what a login cost beyond the KDF). Where auth ran in
-// another process (sshd) or did not unlock, there is no mark and open_session looks as before.
+// another process (sshd) or did not unlock, there is no mark and open_session looks in the keyring.
 internal import CPAMModule
 
 enum UnlockedAtAuth {
