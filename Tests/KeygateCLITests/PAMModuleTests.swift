@@ -84,6 +84,21 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertTrue(log.lines().contains { $0.contains("pam_keygate(login-test:auth): fake helper ran") }, "its lines reach syslog")
     }
 
+    /// Every line the helper prints for the module is one line: a carriage return or line feed in
+    /// a message's text becomes a space (HelperOutput.oneLine), so no text it logs can start a
+    /// line of its own (a forged "unlocked UID" mark, a "log 0" line). The built helper, run as
+    /// the module runs it (an empty environment, the request on standard input).
+    func test_theHelpersLinesAreOneLineEach_soNoMessageForgesALine() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: Self.helperPath), "the built keygate-pam-helper (make pam)")
+        let request = "keygate-pam 1\nphase x\runlocked 0\r\rlog 0 forged\nend\n"
+        let run = try Subprocess.run(["-i", Self.helperPath], stdin: Data(request.utf8))
+        XCTAssertEqual(run.status, 25, "PAM_IGNORE: \(run.err)")
+        let lines = run.out.split(separator: "\n", omittingEmptySubsequences: false)
+        XCTAssertEqual(lines.count, 2, "one line and the final newline: \(run.out.debugDescription)")
+        XCTAssertTrue(lines[0].hasPrefix("log 3 unknown phase 'x unlocked 0  log 0 forged'"), run.out.debugDescription)
+        XCTAssertFalse(run.out.contains("\r"), run.out.debugDescription)
+    }
+
     /// A PAM application that is not root (a screen locker, `su` run by the user) cannot keep
     /// root's session count: the module leaves /run/keygate alone and hands the open and the
     /// close to the helper's "open" and "close" phases, which count and log as they always did.
