@@ -161,12 +161,20 @@ func run(_ helper: UnsafePointer<CChar>, _ request: Bytes, _ pamh: OpaquePointer
         answer.append("log 3 cannot make a pipe for keygate-pam-helper: the login goes on without Keygate\n")
         return answer
     }
-    let pid = fork()
-    if pid == 0 { keygate_exec_helper(helper, input[0], output[1]) }
+    var pid: pid_t = 0
+    let spawnError = keygate_spawn_helper(helper, input[0], output[1], &pid)
     closeAll(input[0], output[1])
-    guard pid > 0 else {
+    guard spawnError == 0, pid > 0 else {
         closeAll(input[1], output[0])
-        answer.append("log 3 cannot start keygate-pam-helper (fork failed): the login goes on without Keygate\n")
+        if keygate_spawn_cannot_run(spawnError) != 0 {
+            answer.append("log 3 cannot run keygate-pam-helper at ")
+            answer.append(helper, strnlen(helper, maxFieldBytes))
+            answer.append(" (not installed? reinstall keygate): the login goes on without Keygate\n")
+        } else {
+            answer.append("log 3 cannot start keygate-pam-helper (error ")
+            answer.append(number: Int64(spawnError))
+            answer.append("): the login goes on without Keygate\n")
+        }
         return answer
     }
     // The request (a few hundred bytes) and the secrets fit the pipe's buffer: no write waits.
