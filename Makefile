@@ -20,7 +20,8 @@
 #   make deb-install-check  make deb, then install, reinstall, remove and purge it in a fresh
 #                           debootstrap chroot (root and network; scripts/check-deb-install)
 #   make check              fuzz-smoke, then the whole test suite (debug build), inside a private
-#                           D-Bus + gnome-keyring; then the store flows again against the embedded
+#                           D-Bus + gnome-keyring (as root, but the tests the release pass runs:
+#                           make debug-pass-skip); then the store flows again against the embedded
 #                           store (KEYGATE_STORE=embedded; the classes that declare
 #                           OutsideTheEmbeddedPass stay out: make embedded-pass-skip); then check-release
 #   make check-release      (root) make install, then the pseudo-terminal tests of every prompting
@@ -136,7 +137,7 @@ PAM_SWIFTFLAGS := -enable-experimental-feature Embedded -wmo -parse-as-library -
                -Xlinker --gc-sections -Xlinker --as-needed \
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro -lpam
 
-.PHONY: all build static-cxx pam man debug install install-list uninstall embedded-pass-skip check check-release stress demo bench bench-login clean swift-present deb deb-check \
+.PHONY: all build static-cxx pam man debug install install-list uninstall embedded-pass-skip debug-pass-skip check check-release stress demo bench bench-login clean swift-present deb deb-check \
         deb-install-check fuzz fuzz-smoke asan
 
 # Fuzzing (scripts/fuzz): its own build folders, $(OUT)/fuzz-O and $(OUT)/fuzz-Onone.
@@ -298,6 +299,12 @@ EMBEDDED_PASS_SKIP := $(shell sed -n -E 's/^(final class|struct) ([A-Za-z0-9_]+)
 embedded-pass-skip:
 	@echo '$(EMBEDDED_PASS_SKIP)'
 
+# The release pass's tests and the debug pass's --skip (see DEBUG_PASS_SKIP), one a line, for ReleasePassTests.
+debug-pass-skip:
+	@echo '$(RELEASE_PASS_FILTER)'
+	@echo '$(RELEASE_PASS_SKIP)'
+	@echo '$(DEBUG_PASS_SKIP)'
+
 
 
 # The whole suite. `swift build` first so that the keygate binary the CLI tests
@@ -307,7 +314,7 @@ embedded-pass-skip:
 # status is swift test's, so a failing test fails this target.
 check: swift-present pam fuzz-smoke
 	$(SWIFT) build $(SWIFT_FLAGS)
-	scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS) --skip '$(WRAPPER_SUITES)'
+	scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS) --skip '$(DEBUG_PASS_SKIP)'
 	KEYGATE_STORE=embedded scripts/secret-session --ephemeral $(SWIFT) test $(SWIFT_FLAGS) --skip-build \
 	    --filter '$(EMBEDDED_PASS_FILTER)' --skip '$(EMBEDDED_PASS_SKIP)'
 	$(MAKE) --no-print-directory check-release
@@ -319,7 +326,8 @@ check: swift-present pam fuzz-smoke
 # the store choice, doctor, usage, pinentry, the gatekeeper's attacks and hardening but the three that
 # need test policy files; Keygate's own Secret Service, the installed $(LIBEXECDIR)/keygate-secret-service with real
 # clients and its activation files as installed; a gated item's sealed label), against the installed $(BINDIR)/keygate and $(LIBEXECDIR)/keygate-gatekeeper with
-# /etc/pam.d/keygate, real pam_unix and the installed default policy. The debug passes above ran the same tests on the debug build.
+# /etc/pam.d/keygate, real pam_unix and the installed default policy. The embedded-store pass above ran the same tests on the
+# debug build; the first debug pass leaves them to this pass when it runs (DEBUG_PASS_SKIP below).
 # Installing needs root: elsewhere the pass is skipped with a note, and under CI=true it fails.
 RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests|MacOSVerbsTests|SecretToolVerbsTests|StoreCLITests|DoctorCLITests|KeygateUsageTests|PinentryCLITests|GatekeeperAttackTests|GateScopeAttackTests|GateHardeningTests|AccessBindingAttackTests|UserRemovalTests|ValidateCLITests|GateAuditRecordTests|ExtraAttributesCLITests|SecretServiceDaemonTests|SecretServiceAttackTests|SecretServiceActivationTests|GatedLabelCLITests)/
 # Counts prompts under the test hooks' empty policy; the installed default policy gives every item
@@ -327,6 +335,15 @@ RELEASE_PASS_FILTER := ^KeygateCLITests\.(TerminalCLITests|InstalledBinaryTests|
 # The gate tests skipped here need a test policy file (a system policy the release build reads from /etc only),
 # or a window shorter than the shipped 300 s (ValidateCLITests' 6-second one is a test hook).
 RELEASE_PASS_SKIP   := StoreCLITests/test_migrate_bothWays|AccessBindingAttackTests/test_anAttributeClaimingMore|ValidateCLITests/test_validate_insideTheWindow|GatekeeperAttackTests/test_(aWeakerServiceNeverSatisfiesAStrongerOne|eachItemsOwnReuseDurationHolds)|GateScopeAttackTests/test_anItemWithLockoutZero
+# The debug pass leaves out the tests the release pass runs (RELEASE_PASS_FILTER minus
+# RELEASE_PASS_SKIP, one regex made from those two, so the lists cannot drift): they run once,
+# against the installed build, which is the one people run. Only when the release pass will run
+# (root, as CI is): elsewhere check-release is skipped, so the debug pass keeps them.
+# `make debug-pass-skip` prints the regex (RELEASE_PASS_RUNS=yes or = to choose);
+# ReleasePassTests checks that every test it leaves out is one the release pass runs.
+RELEASE_PASS_RUNS   ?= $(if $(filter 0,$(shell id -u)),yes)
+RELEASE_PASS_TESTS  := ^(?!.*(?:$(RELEASE_PASS_SKIP)))$(patsubst ^%,%,$(RELEASE_PASS_FILTER))
+DEBUG_PASS_SKIP     := $(WRAPPER_SUITES)$(if $(RELEASE_PASS_RUNS),|$(RELEASE_PASS_TESTS))
 DEB_PASS_FILTER     := ^KeygateCLITests\.InstalledBinaryTests/test_(servicesGuide|aReadAsAUser|noBusAdvice|mistypedVerb|readOnlyCommands)
 check-release: swift-present
 	@if [ "$$(id -u)" != 0 ]; then \

@@ -143,7 +143,8 @@ open class LAContext: NSObject, @unchecked Sendable {
                     too many failed fingerprint matches: fingers are refused until you authenticate with your password once
                     """)
             }
-            if let left = (try? KeychainOperations(prompter: RefusingPrompter(), environment: environment).status())?.lockoutSecondsLeft, left > 0 {
+            if let operations = try? KeychainOperations(prompter: RefusingPrompter(), environment: environment),
+               let left = KeychainStatus(of: operations).lockoutSecondsLeft, left > 0 {
                 return LAError(.biometryLockout, message: """
                     too many failed attempts: fingers are refused for \(left) more seconds
                     """)

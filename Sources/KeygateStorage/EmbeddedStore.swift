@@ -7,17 +7,17 @@
 // transaction, so a process killed at any instant leaves each item old or new.
 // Duplicates are refused by the database itself (a UNIQUE index on the identity's
 // primary key bytes, ItemIdentity.storeKey). The schema moves forward one numbered step at a
-// time (`migrations`). A folder or file that cannot be written (a read-only mount, `chattr +i`)
+// time (EmbeddedSchema). A folder or file that cannot be written (a read-only mount, `chattr +i`)
 // is read as it is, and a write there says so. Other processes: a busy timeout plus bounded
 // retries, both within the store's deadline. SQLite calls go through SQLiteDatabase; errors are
-// worded here.
+// worded by EmbeddedStoreFailure.
 import KeygateCore
 
 package final class EmbeddedStore: ItemStore {
     static let fileName = "items.sqlite"
     /// The identity column is ItemIdentity.storeKey: 1 keyed the name alone; 2 added a
     /// synchronizable item's flag; 3 an item's access group. An older file is moved forward by
-    /// the first connection that may write it (`migrations`).
+    /// the first connection that may write it (EmbeddedSchema).
     static let schemaVersion: Int64 = 3
     static let backendName = "embedded (SQLite)"
 
@@ -81,18 +81,7 @@ package final class EmbeddedStore: ItemStore {
                     throw KeychainError.notAvailable("the embedded store \(self.path) lost an item it had just written: "
                                                      + "check the disk, then run keygate doctor")
                 }
-                let id = find.int(0)
-                let clear = try db.prepare("DELETE FROM attributes WHERE item = ?1")
-                try clear.bind(1, int: id)
-                try clear.run()
-                let add = try db.prepare("INSERT INTO attributes (item, name, value) VALUES (?1, ?2, ?3)")
-                for (name, value) in encoded.sorted(by: { $0.key < $1.key }) {
-                    add.reset()
-                    try add.bind(1, int: id)
-                    try add.bind(2, text: name)
-                    try add.bind(3, text: value)
-                    try add.run()
-                }
+                try AttributeTable.keygate.replace(find.int(0), with: encoded, prepare: db.prepare)
             }
         }
     }
@@ -166,15 +155,8 @@ package final class EmbeddedStore: ItemStore {
                 try select.bind(Int32(2 * i + 2), text: value)
             }
         }
-        let attributesOf = try db.prepare("SELECT name, value FROM attributes WHERE item = ?1")
-        var rows: [Row] = []
-        while try select.step() {
-            let id = select.int(0)
+        return try AttributeTable.items(select, attributesOf: db.prepare(AttributeTable.keygate.selectSQL)) { id, entries in
             let label = select.text(1)
-            attributesOf.reset()
-            try attributesOf.bind(1, int: id)
-            var entries: [String: String] = [:]
-            while try attributesOf.step() { entries[attributesOf.text(0)] = attributesOf.text(1) }
             guard let attributes = ItemAttributeCodec.decode(entries, label: label,
                                                              created: UInt64(clamping: select.int(2)),
                                                              modified: UInt64(clamping: select.int(3))) else {
@@ -182,10 +164,9 @@ package final class EmbeddedStore: ItemStore {
                                            + "Keygate cannot read: restore the file from a backup, or remove that item "
                                            + "with sqlite3")
             }
-            guard query.matches(attributes) else { continue }
-            rows.append(Row(id: id, item: StoredItem(attributes: attributes, blob: loadBlobs ? select.blob(4) : nil)))
+            guard query.matches(attributes) else { return nil }
+            return Row(id: id, item: StoredItem(attributes: attributes, blob: loadBlobs ? select.blob(4) : nil))
         }
-        return rows
     }
 
     // MARK: - Opening, retries, errors
@@ -223,7 +204,7 @@ package final class EmbeddedStore: ItemStore {
                     Pause.sleep(nanoseconds: 5_000_000 + Int(Sodium.randomBytes(1).first ?? 0) * 40_000)
                     continue
                 }
-                throw failure(error, action: action)
+                throw failures.sqlite(error, action: action)
             }
         }
     }
@@ -234,7 +215,7 @@ package final class EmbeddedStore: ItemStore {
     /// cascades to the item's attributes), full syncs, WAL mode (persistent in the file, so set
     /// once), and a WAL cut back to empty by the checkpoint at close, so that old page images do
     /// not stay in it. A read needs none of them. Both check the schema version. Also returns
-    /// whether the identity index holds the current keys (`migrateSchema`).
+    /// whether the identity index holds the current keys (EmbeddedSchema.migrate).
     private func open(create: Bool, writes: Bool, until end: ContinuousClock.Instant,
                       clock: ContinuousClock) throws -> (SQLiteDatabase, Bool) {
         if create { try PrivateDirectory.make(directory) }
@@ -251,7 +232,7 @@ package final class EmbeddedStore: ItemStore {
         db.setBusyTimeout(milliseconds: Int32(clamping: ms))
         if writable { db.keepWriteAheadLogFiles() }
         if writes { try prepareForWrites(db) }
-        let keyed = try migrateSchema(db, writes: writes, canWrite: writable)
+        let keyed = try EmbeddedSchema(path: path).migrate(db, writes: writes, canWrite: writable)
         return (db, keyed)
     }
 
@@ -330,7 +311,7 @@ package final class EmbeddedStore: ItemStore {
                 throw KeychainError.notAvailable("\(path) is a symbolic link, and Keygate does not follow links for its own "
                                                  + "files: replace the link with the real file")
             }
-            if let unwritable, !readingIsEnough { throw readOnly(unwritable) }
+            if let unwritable, !readingIsEnough { throw failures.readOnly(unwritable) }
             throw KeychainError.notAvailable("could not open the embedded store \(path): \(e.text); "
                                              + "check that it and its folder belong to you (modes 0600 and 0700)")
         }
@@ -349,7 +330,7 @@ package final class EmbeddedStore: ItemStore {
             unwritable = SystemErrno.last
         }
         if let unwritable {
-            guard readingIsEnough else { throw readOnly(unwritable) }
+            guard readingIsEnough else { throw failures.readOnly(unwritable) }
             return false
         }
         if info.mode & 0o077 != 0 { _ = FileSystem.changeMode(path, 0o600) }
@@ -363,168 +344,6 @@ package final class EmbeddedStore: ItemStore {
         e == .readOnlyFileSystem || e == .notPermitted || e == .accessDenied
     }
 
-    /// The refusal of a write to a store that cannot be written: what, where, and what to do.
-    private func readOnly(_ why: SystemErrno) -> KeychainError {
-        let cause: String
-        if why == .readOnlyFileSystem {
-            cause = "the file system is read-only"
-        } else if why == .notPermitted {
-            cause = "it or the file is immutable (lsattr shows the i flag; chattr -i removes it)"
-        } else {
-            cause = "it or the file is not writable by you (check their owner, and modes 0700 and 0600)"
-        }
-        return KeychainError.notAvailable("""
-            cannot write the embedded store \(path): the folder \(directory) is read-only: \(cause). Reads still work; to add or \
-            change items, make it writable. Pointing XDG_DATA_HOME elsewhere would start an empty keychain there, away from these \
-            items
-            """)
-    }
-
-    /// One step of the schema: moves a file from `from` to `from + 1`, inside the transaction
-    /// that records the new version. `isNeeded`: whether a file at `from` holds rows the step
-    /// changes; a read takes a file whose pending steps change nothing as it is (reads never write).
-    private struct Migration {
-        let from: Int64
-        let isNeeded: (SQLiteDatabase) throws -> Bool
-        let run: (SQLiteDatabase) throws -> Void
-    }
-
-    /// The steps, in order. Each step is its own entry: a new one goes at the end, with the next
-    /// version number (and `schemaVersion` raised to match).
-    private var migrations: [Migration] {
-        [
-            // 1 to 2: kSecAttrSynchronizable joins the primary key.
-            Migration(from: 1, isNeeded: { try Self.hasItems(with: .synchronizable, in: $0) },
-                      run: { try self.rekeyItems(with: .synchronizable, in: $0) }),
-            // 2 to 3: kSecAttrAccessGroup joins the primary key.
-            Migration(from: 2, isNeeded: { try Self.hasItems(with: .accessGroup, in: $0) },
-                      run: { try self.rekeyItems(with: .accessGroup, in: $0) }),
-        ]
-    }
-
-    /// The schema version is kept twice: in the `schema_version` table, which older Keygates read,
-    /// and in the file header's `user_version`, which a connection reads first, without compiling
-    /// a statement over the schema (docs/DECISIONS.md). A file that has only the table
-    /// (written before the header was used) is checked by the table, and given the header by
-    /// the next connection that writes. A later schema must set both.
-    /// Returns whether the identity index holds the current keys: false only for an older file
-    /// whose pending steps would change it and which this connection cannot write (a read of a
-    /// read-only folder), whose items are then found by their attributes instead.
-    private func migrateSchema(_ db: SQLiteDatabase, writes: Bool, canWrite: Bool) throws -> Bool {
-        var version: Int64 = 0
-        if let header = try db.scalarText("PRAGMA user_version").flatMap({ Int64($0) }), header != 0 {
-            try refuseNewer(header)
-            if header == Self.schemaVersion { return true }
-            version = header
-        }
-        let hasVersion = try db.scalarText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
-        if hasVersion == "1", let text = try db.scalarText("SELECT max(version) FROM schema_version"), let table = Int64(text) {
-            try refuseNewer(table)
-            version = max(version, table)
-            if version == Self.schemaVersion {
-                if writes && canWrite { try db.execute("PRAGMA user_version = \(Self.schemaVersion)") }
-                return true
-            }
-        }
-        let pending = migrations.filter { $0.from >= version }
-        if version > 0, !writes, try pending.allSatisfy({ try !$0.isNeeded(db) }) { return true }
-        if !canWrite { return false }
-        try db.writeTransaction {
-            try db.execute("""
-                CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-                CREATE TABLE IF NOT EXISTS items (
-                    id INTEGER PRIMARY KEY,
-                    identity BLOB NOT NULL,
-                    label TEXT NOT NULL,
-                    created INTEGER NOT NULL,
-                    modified INTEGER NOT NULL,
-                    blob BLOB NOT NULL);
-                CREATE UNIQUE INDEX IF NOT EXISTS items_identity ON items (identity);
-                CREATE TABLE IF NOT EXISTS attributes (
-                    item INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
-                    name TEXT NOT NULL,
-                    value TEXT NOT NULL,
-                    PRIMARY KEY (item, name)) WITHOUT ROWID;
-                CREATE INDEX IF NOT EXISTS attributes_match ON attributes (name, value, item);
-                """)
-            for step in pending { try step.run(db) }
-            try db.execute("""
-                DELETE FROM schema_version;
-                INSERT INTO schema_version (version) VALUES (\(Self.schemaVersion));
-                PRAGMA user_version = \(Self.schemaVersion);
-                """)
-        }
-        return true
-    }
-
-    /// Whether any item has `field` set (a non-empty attribute).
-    private static func hasItems(with field: ItemField, in db: SQLiteDatabase) throws -> Bool {
-        try db.scalarText("SELECT count(*) FROM attributes WHERE name = '\(field.attributeName)' AND value != ''") != "0"
-    }
-
-    /// A field joins the primary key: the identity column of every item that has it set becomes
-    /// its whole key (ItemIdentity.storeKey); every other row's is already. The earlier schema's
-    /// index held the key without the field, so it held no two items that differ only in it, and
-    /// no two rows collide. Run again on a file another process already moved, it rewrites the
-    /// same bytes. Nothing else changes: the sealed blobs are bound to the item's name, which the
-    /// key's tail is not part of (ItemField.keyTail).
-    private func rekeyItems(with field: ItemField, in db: SQLiteDatabase) throws {
-        let select = try db.prepare("SELECT DISTINCT item FROM attributes WHERE name = ?1 AND value != ''")
-        try select.bind(1, text: field.attributeName)
-        var ids: [Int64] = []
-        while try select.step() { ids.append(select.int(0)) }
-        let attributesOf = try db.prepare("SELECT name, value FROM attributes WHERE item = ?1")
-        let rekey = try db.prepare("UPDATE items SET identity = ?1 WHERE id = ?2")
-        for id in ids {
-            attributesOf.reset()
-            try attributesOf.bind(1, int: id)
-            var entries: [String: String] = [:]
-            while try attributesOf.step() { entries[attributesOf.text(0)] = attributesOf.text(1) }
-            guard let attributes = ItemAttributeCodec.decode(entries, label: "", created: 0, modified: 0) else {
-                throw KeychainError.decode("the embedded store \(path) holds an item (row \(id)) whose attributes Keygate "
-                                           + "cannot read: restore the file from a backup, or remove that item with sqlite3")
-            }
-            rekey.reset()
-            try rekey.bind(1, blob: attributes.identity.storeKey)
-            try rekey.bind(2, int: id)
-            try rekey.run()
-        }
-    }
-
-    private func refuseNewer(_ version: Int64) throws {
-        guard version <= Self.schemaVersion else {
-            throw KeychainError.notAvailable("the embedded store \(path) was written by a newer Keygate (schema \(version), "
-                                             + "this one knows \(Self.schemaVersion)): upgrade keygate")
-        }
-    }
-
-    private func failure(_ error: SQLiteError, action: String) -> KeychainError {
-        let detail = " (sqlite: \(error.message))"
-        switch error.primary {
-        case SQLiteCode.busy, SQLiteCode.locked:
-            return .notAvailable("the embedded store \(path) stayed locked by another process for more than "
-                                 + "\(deadline.components.seconds) s: try again; if it persists, find the process "
-                                 + "holding it (fuser \(path))")
-        case SQLiteCode.readOnly:
-            return .notAvailable("cannot \(action) in the embedded store \(path): it is read-only (a read-only mount, or "
-                                 + "the file or its folder is not writable by you); fix that, then try again" + detail)
-        case SQLiteCode.full:
-            return .notAvailable("cannot \(action): the disk holding \(path) is full; nothing was changed, free some "
-                                 + "space, then try again")
-        case SQLiteCode.corrupt, SQLiteCode.notADatabase:
-            return .notAvailable("the embedded store \(path) is corrupt or is not a Keygate database: move it aside "
-                                 + "(mv \(path) \(path).broken) and restore it from a backup, or try "
-                                 + "`sqlite3 \(path) .recover`; its secrets are sealed, so copies are safe to keep" + detail)
-        case SQLiteCode.cannotOpen, SQLiteCode.permission, SQLiteCode.auth:
-            return .notAvailable("could not open the embedded store \(path): check that it and its folder belong to "
-                                 + "you (modes 0600 and 0700) and that the disk is mounted" + detail)
-        case SQLiteCode.ioError:
-            return .notAvailable("an I/O error stopped Keygate while it tried to \(action) in \(path): check the disk "
-                                 + "(dmesg), then try again" + detail)
-        case SQLiteCode.noMemory:
-            return .notAvailable("out of memory while trying to \(action) in \(path): free some memory, then try again")
-        default:
-            return .notAvailable("the embedded store \(path) could not \(action): run keygate doctor, then try again" + detail)
-        }
-    }
+    /// What a failure at this store says (EmbeddedStoreFailure).
+    var failures: EmbeddedStoreFailure { EmbeddedStoreFailure(path: path, directory: directory, deadline: deadline) }
 }

@@ -644,17 +644,27 @@ private struct ServiceCalls {
                 let session = try freshSession ?? connection.session(deadline)
                 result = try connection.calls([getSecrets(still, session: session)], deadline).first ?? result
             }
-            switch result {
-            case .success(let reply):
-                for entry in reply.child(0)?.children ?? [] {
-                    guard let path = entry.child(0)?.string, let value = entry.child(1)?.child(2) else { continue }
-                    blobs[path] = value.bytes
-                }
-            case .failure(let error) where error.code == .itemNotFound: continue
-            case .failure(let error): throw error
-            }
+            try Self.collectSecrets(result, into: &blobs)
         }
         return (found, blobs)
+    }
+
+    /// Adds the secrets a GetSecrets `result` holds to `secrets`, by item path. Items that
+    /// vanished since they were found (itemNotFound) add nothing; any other failure is thrown.
+    private static func collectSecrets(_ result: ServiceReply, into secrets: inout [String: [UInt8]]) throws {
+        switch result {
+        case .success(let reply): collectSecrets(reply, into: &secrets)
+        case .failure(let error) where error.code == .itemNotFound: break
+        case .failure(let error): throw error
+        }
+    }
+
+    /// Adds the secrets a GetSecrets reply (`a{o(oayays)}`) holds to `secrets`, by item path.
+    private static func collectSecrets(_ reply: BusValue, into secrets: inout [String: [UInt8]]) {
+        for entry in reply.child(0)?.children ?? [] {
+            guard let path = entry.child(0)?.string, let value = entry.child(1)?.child(2) else { continue }
+            secrets[path] = value.bytes
+        }
     }
 
     /// The secrets of items whose attributes were just read but whose secrets GetSecrets left out.
@@ -687,10 +697,7 @@ private struct ServiceCalls {
             let session = try connection.session(deadline)
             for chunk in 0..<((open.count + secretsPerCall - 1) / secretsPerCall) {
                 let reply = try connection.call(getSecrets(secretsChunk(chunk, of: open), session: session), deadline)
-                for entry in reply.child(0)?.children ?? [] {
-                    guard let path = entry.child(0)?.string, let value = entry.child(1)?.child(2) else { continue }
-                    blobs[path] = value.bytes
-                }
+                Self.collectSecrets(reply, into: &blobs)
             }
             waiting = open.filter { blobs[$0] == nil }
             if waiting.isEmpty { return blobs }
@@ -756,15 +763,7 @@ private struct ServiceCalls {
         methods.append(getSecrets(paths, session: session))
         let results = try connection.calls(methods, deadline)
         var secrets: [String: [UInt8]] = [:]
-        switch results[2 * paths.count] {
-        case .success(let reply):
-            for entry in reply.child(0)?.children ?? [] {
-                guard let path = entry.child(0)?.string, let value = entry.child(1)?.child(2) else { continue }
-                secrets[path] = value.bytes
-            }
-        case .failure(let error) where error.code == .itemNotFound: break
-        case .failure(let error): throw error
-        }
+        try Self.collectSecrets(results[2 * paths.count], into: &secrets)
         var out: [SecretServiceStore.ForeignItem] = []
         for (index, path) in paths.enumerated() {
             guard case .success(let attributes) = results[2 * index], case .success(let label) = results[2 * index + 1],

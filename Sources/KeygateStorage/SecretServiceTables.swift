@@ -96,12 +96,7 @@ extension EmbeddedStore {
                     modified INTEGER NOT NULL,
                     blob BLOB NOT NULL);
                 CREATE INDEX IF NOT EXISTS secret_service_items_collection ON secret_service_items (collection);
-                CREATE TABLE IF NOT EXISTS secret_service_attributes (
-                    item INTEGER NOT NULL REFERENCES secret_service_items (id) ON DELETE CASCADE,
-                    name TEXT NOT NULL,
-                    value TEXT NOT NULL,
-                    PRIMARY KEY (item, name)) WITHOUT ROWID;
-                CREATE INDEX IF NOT EXISTS secret_service_attributes_match ON secret_service_attributes (name, value, item);
+                \(AttributeTable.secretService.createSQL)
                 CREATE TABLE IF NOT EXISTS secret_service_collections (
                     name TEXT PRIMARY KEY,
                     label TEXT NOT NULL,
@@ -169,21 +164,13 @@ extension EmbeddedStore {
     }
 
     private func foreignRows(_ db: SQLiteDatabase, _ select: SQLiteStatement, loadBlobs: Bool) throws -> [ForeignItemRow] {
-        let attributesOf = try statement(db, "SELECT name, value FROM secret_service_attributes WHERE item = ?1")
-        var rows: [ForeignItemRow] = []
-        while try select.step() {
-            let id = select.int(0)
-            attributesOf.reset()
-            try attributesOf.bind(1, int: id)
-            var attributes: [String: String] = [:]
-            while try attributesOf.step() { attributes[attributesOf.text(0)] = attributesOf.text(1) }
+        try AttributeTable.items(select, attributesOf: statement(db, AttributeTable.secretService.selectSQL)) { id, attributes in
             let sealed = select.blob(4)
-            rows.append(ForeignItemRow(id: id, collection: select.text(1), uid: select.blob(2), label: select.text(3),
-                                       sealedLabel: sealed.isEmpty ? nil : sealed, contentType: select.text(5),
-                                       created: UInt64(clamping: select.int(6)), modified: UInt64(clamping: select.int(7)),
-                                       attributes: attributes, blob: loadBlobs ? select.blob(8) : nil))
+            return ForeignItemRow(id: id, collection: select.text(1), uid: select.blob(2), label: select.text(3),
+                                  sealedLabel: sealed.isEmpty ? nil : sealed, contentType: select.text(5),
+                                  created: UInt64(clamping: select.int(6)), modified: UInt64(clamping: select.int(7)),
+                                  attributes: attributes, blob: loadBlobs ? select.blob(8) : nil)
         }
-        return rows
     }
 
     /// Stores `row` as a new item (its id, created and modified are set here), or, with
@@ -234,7 +221,7 @@ extension EmbeddedStore {
                     stored.id = find.int(0)
                     stored.created = UInt64(now)
                 }
-                try replaceAttributes(db, item: stored.id, row.attributes)
+                try AttributeTable.secretService.replace(stored.id, with: row.attributes) { try statement(db, $0) }
                 return stored
             }
         }
@@ -254,7 +241,7 @@ extension EmbeddedStore {
                 let exists = try statement(db, "SELECT count(*) FROM secret_service_items WHERE id = ?1")
                 try exists.bind(1, int: id)
                 guard try exists.step(), exists.int(0) == 1 else { return false }
-                if let attributes { try replaceAttributes(db, item: id, attributes) }
+                if let attributes { try AttributeTable.secretService.replace(id, with: attributes) { try statement(db, $0) } }
                 return true
             }
         }
@@ -273,20 +260,6 @@ extension EmbeddedStore {
                 try remove.run()
                 return true
             }
-        }
-    }
-
-    private func replaceAttributes(_ db: SQLiteDatabase, item: Int64, _ attributes: [String: String]) throws {
-        let clear = try statement(db, "DELETE FROM secret_service_attributes WHERE item = ?1")
-        try clear.bind(1, int: item)
-        try clear.run()
-        let add = try statement(db, "INSERT INTO secret_service_attributes (item, name, value) VALUES (?1, ?2, ?3)")
-        for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {
-            add.reset()
-            try add.bind(1, int: item)
-            try add.bind(2, text: name)
-            try add.bind(3, text: value)
-            try add.run()
         }
     }
 
@@ -362,21 +335,13 @@ extension EmbeddedStore {
     }
 
     private func keygateRows(_ db: SQLiteDatabase, _ select: SQLiteStatement, loadBlobs: Bool) throws -> [KeygateItemRow] {
-        let attributesOf = try statement(db, "SELECT name, value FROM attributes WHERE item = ?1")
-        var rows: [KeygateItemRow] = []
-        while try select.step() {
-            let id = select.int(0)
-            attributesOf.reset()
-            try attributesOf.bind(1, int: id)
-            var entries: [String: String] = [:]
-            while try attributesOf.step() { entries[attributesOf.text(0)] = attributesOf.text(1) }
+        try AttributeTable.items(select, attributesOf: statement(db, AttributeTable.keygate.selectSQL)) { id, entries in
             // An item Keygate cannot read is left out here; `keygate doctor` names it.
             guard let attributes = ItemAttributeCodec.decode(entries, label: select.text(1),
                                                              created: UInt64(clamping: select.int(2)),
-                                                             modified: UInt64(clamping: select.int(3))) else { continue }
-            rows.append(KeygateItemRow(id: id, item: StoredItem(attributes: attributes, blob: loadBlobs ? select.blob(4) : nil)))
+                                                             modified: UInt64(clamping: select.int(3))) else { return nil }
+            return KeygateItemRow(id: id, item: StoredItem(attributes: attributes, blob: loadBlobs ? select.blob(4) : nil))
         }
-        return rows
     }
 
     // MARK: Collections and aliases

@@ -191,19 +191,26 @@ final class FingerprintPresenceTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertFalse(attacker.out.contains("s3cret"), attacker.summary)
 
         // Inside the victim's finger-unlock window (a password unlock armed it), the keychain locked:
-        // the sealed master key is the attacker's to read and copy, and opens nothing without a finger.
+        // the sealed master key is the attacker's to read and copy, and opens nothing without the
+        // enrolled finger. The attacker rests their own finger on the reader (fprintd answers no-match
+        // at once; no finger at all, the scan's timeout, is what the reads above and
+        // test_biometryCurrentSet_opensWithTheEnrolledFinger_notAWrongOne_notThePasswordAlone wait out).
         _ = try h.run("printf %s plain | keygate add -s plain -a a --access none; keygate unlock", extraEnvironment: env)
         XCTAssertTrue(FileManager.default.fileExists(atPath: "/run/keygate/finger/\(h.user.uid)"), "armed")
+        fprint.touch("finger-b")
         let locked = try h.run("""
             keygate lock
             cp "$(find "$HOME" -name finger-unlock -type f | head -n1)" "$HOME/stolen" && echo copied=yes
             KEYGATE_ASKPASS="$HOME/cancel" keygate get -s plain -a a; echo plain=$?
             KEYGATE_ASKPASS="$HOME/cancel" keygate get -s fp -a a; echo fp=$?
             """, askpass: false, extraEnvironment: env)
+        fprint.settle()
         XCTAssertEqual(locked.values["copied"], "yes", locked.summary)
         XCTAssertNotEqual(locked.values["plain"], "0", locked.summary)
         XCTAssertNotEqual(locked.values["fp"], "0", locked.summary)
         XCTAssertFalse(locked.out.contains("plain\n") || locked.out.contains("s3cret"), locked.summary)
+        XCTAssertEqual(locked.err.components(separatedBy: "Failed to match fingerprint").count - 1, 2,
+                       "each read scanned the attacker's finger, and fprintd refused it: \(locked.summary)")
     }
 
     // MARK: Apple's fallbacks, flag by flag

@@ -80,17 +80,18 @@ final class LeakTests: XCTestCase {
             do {
                 result = try harness.run("""
                     keygate add -s leak -a a < "$HOME/marker"; echo add=$?
-                    keygate exec -s leak -a a --stdin -- sleep 12 & 
-                    keygate exec -s leak -a a --env LEAK_VAR -- sleep 12 &
+                    keygate exec -s leak -a a --stdin -- sleep 60 & 
+                    keygate exec -s leak -a a --env LEAK_VAR -- sleep 60 &
                     wait; echo done=1
                     """)
             } catch { failure = error }
             group.leave()
         }
-        defer { group.wait() }
-
-        // Wait for two keygate processes of the user, each with its sleep child.
+        // Wait for two keygate processes of the user, each with its sleep child. The children sleep
+        // long enough for a loaded machine's probes, and are ended once the probes are done.
         var pairs: [(keygate: Proc, child: Proc)] = []
+        func endChildren() { for (keygate, child) in pairs where child.parent == keygate.pid && child.name == "sleep" { kill(child.pid, SIGKILL) } }
+        defer { endChildren(); group.wait() }
         let deadline = Date().addingTimeInterval(60)
         while pairs.count < 2, Date() < deadline {
             Thread.sleep(forTimeInterval: 0.2)
@@ -99,6 +100,7 @@ final class LeakTests: XCTestCase {
             pairs = parents.compactMap { p in all.first { $0.parent == p.pid && $0.name == "sleep" }.map { (p, $0) } }
         }
         guard pairs.count == 2 else {
+            endChildren()
             group.wait()
             return XCTFail("two `keygate exec` parents with their children did not appear: \(failure.map { "\($0)" } ?? result?.summary ?? "")")
         }
@@ -129,6 +131,7 @@ final class LeakTests: XCTestCase {
         XCTAssertTrue(Self.contains(childEnv[...], needle),
                       "control: --env puts it in the child's environment (LEAK_VAR has \(leakVar.count - 9) bytes, marker \(needle.count))")
         XCTAssertTrue(envPair.child.memoryContains(needle).found, "control: the memory scan finds it in the --env child")
+        endChildren()
         group.wait()
         XCTAssertNil(failure)
         XCTAssertEqual(result?.values["add"], "0", result?.summary ?? "")

@@ -119,6 +119,49 @@ public final class ProviderSession: @unchecked Sendable {
         providerPID = pid
     }
 
+    /// Where the provider keeps its items on disk (scripts/provider-session's layout): gnome-keyring's
+    /// keyrings folder, KeePassXC's database, kwalletd5's wallet folder.
+    public var storePath: String {
+        switch provider {
+        case .gnomeKeyring: return folder + "/data/keyrings"
+        case .keePassXC: return folder + "/test.kdbx"
+        case .kWallet: return folder + "/data/kwalletd"
+        }
+    }
+
+    /// Each file at `storePath` (or below it) with its inode, size and modification time: a save
+    /// writes or replaces one of them, so two signatures differ once the provider has saved.
+    public func storeSignature() -> [String] {
+        var paths = [storePath]
+        if let below = FileManager.default.enumerator(atPath: storePath) {
+            paths += below.compactMap { $0 as? String }.map { storePath + "/" + $0 }
+        }
+        return paths.sorted().compactMap { path in
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return "\(path) \(info.st_ino) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+        }
+    }
+
+    /// Waits until the provider's files differ from `before` (it saved), at most `seconds`;
+    /// returns the seconds it waited (until the files stayed the same for 200 ms), or nil when nothing was saved in time.
+    @discardableResult
+    public func waitUntilSaved(since before: [String], atMost seconds: Double) -> Double? {
+        let start = Date()
+        while Date().timeIntervalSince(start) < seconds {
+            let now = storeSignature()
+            if now != before {
+                // Written through: the same files 200 ms later (a save in progress is not a save).
+                var settled = now
+                repeat { usleep(200_000); let again = storeSignature(); if again == settled { break }; settled = again }
+                while Date().timeIntervalSince(start) < seconds
+                return Date().timeIntervalSince(start)
+            }
+            usleep(20_000)
+        }
+        return nil
+    }
+
     /// Kills the provider at once (SIGKILL: nothing saved on the way out) and waits until it is gone.
     public func killProvider() {
         kill(providerPID, SIGKILL)

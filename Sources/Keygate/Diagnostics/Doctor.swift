@@ -1,6 +1,6 @@
 // `keygate doctor`'s checks in order. The system checks (bus, PAM, policies, host
 // key, gatekeeper, keyring quota, same-user isolation, where audit lines go, fingerprints) are this folder's; the Secret Service and keychain checks read
-// the KeychainStatus snapshot the caller takes (KeychainOperations.status()), so the
+// the KeychainStatus snapshot the caller takes (KeychainStatus(of:)), so the
 // doctor itself never prompts and never reads a secret; the Secret Service check also writes,
 // reads and deletes one throwaway item (SecretServiceRoundTripCheck).
 internal import KeygateSystemBus

@@ -30,15 +30,13 @@ extension KeychainOperations {
     /// Seals `secret` for a client's item bound to `identity`, with the when-unlocked class key.
     /// Throws interaction-not-allowed when the keychain is locked.
     package func sealForClient(_ secret: SecureBytes, identity: ItemIdentity) throws -> [UInt8] {
-        try SealedBlob.seal(secret, identity: identity, accessibility: .whenUnlocked, classKey: cachedClassKey())
+        try SealedBlob.seal(secret, identity: identity, accessibility: .whenUnlocked, classKey: keys.cachedWhenUnlockedClassKey())
     }
 
     /// Opens what `sealForClient` sealed. Throws interaction-not-allowed when the keychain is locked.
     package func openForClient(_ blob: [UInt8], identity: ItemIdentity) throws -> SecureBytes {
-        try SealedBlob.open(blob, identity: identity, classKey: cachedClassKey())
+        try SealedBlob.open(blob, identity: identity, classKey: keys.cachedWhenUnlockedClassKey())
     }
-
-    private func cachedClassKey() throws -> SecureBytes { try keys.cachedWhenUnlockedClassKey() }
 
     /// Whether `blob` needs a person for every read (a gate slot of presence, biometry or the
     /// current set): such an item is never opened with cached keys through the Secret Service.

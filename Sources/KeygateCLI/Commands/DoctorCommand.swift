@@ -28,7 +28,7 @@ enum DoctorCommand: KeygateCommand {
         do {
             // Never prompts: not even the Secret Service's unlock window.
             let operations = try context.lookingOnly().operations()
-            let status = operations.status()
+            let status = KeychainStatus(of: operations)
             results = Doctor.adjust(results, for: status) + Doctor.keychainChecks(status)
             if let damaged = Doctor.damagedItems(operations, status) { results.append(damaged) }
         } catch let error as KeychainError {

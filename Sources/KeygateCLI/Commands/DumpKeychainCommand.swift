@@ -27,7 +27,7 @@ enum DumpKeychainCommand: KeygateCommand {
         let operations = try context.operations()
         let keychain = MacOSItemFormatter.keychainPath(context.environment)
         var status: Int32 = 0
-        for item in try operations.listing(matching: ItemQuery()) {
+        for item in try operations.inventory.listing(matching: ItemQuery()) {
             Console.out(MacOSItemFormatter.block(item.attributes, keychain: keychain))
             guard withData else { continue }
             if let reason = item.invalidated {

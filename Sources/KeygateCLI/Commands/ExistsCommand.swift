@@ -16,7 +16,7 @@ enum ExistsCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let identity = try ItemOptions.identity(args, configuration, context)
-        switch try context.lookingOnly().operations().existence(of: identity) {
+        switch try context.lookingOnly().operations().inventory.existence(of: identity) {
         case .absent: return KeychainError(.itemNotFound, "").exitCode
         case .present: return 0
         // A damaged item (its secret came back empty) is what `get` and `list` say it is.

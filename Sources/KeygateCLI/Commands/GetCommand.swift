@@ -20,7 +20,7 @@ enum GetCommand: KeygateCommand {
             found = try operations.secret(for: grouped)
         }
         guard let secret = found else {
-            if let damage = try operations.damage(of: identity) { throw KeychainError(.itemNotFound, damage) }
+            if let damage = try operations.inventory.damage(of: identity) { throw KeychainError(.itemNotFound, damage) }
             throw KeychainError(.itemNotFound, "no item for \(identity.displayName): list what exists with `keygate list`")
         }
         try secret.write(toFileDescriptor: 1)

@@ -21,7 +21,7 @@ enum ListCommand: KeygateCommand {
         if args.flag(Self.allClasses) || (args.value(ItemOptions.service) == nil && !args.flag(ItemOptions.internet)) {
             query.itemClass = nil
         }
-        let items = try context.lookingOnly().operations().listing(matching: query)
+        let items = try context.lookingOnly().operations().inventory.listing(matching: query)
         Console.out(args.flag(Self.json) ? ItemFormatter.json(items) : ItemFormatter.text(items))
         return 0
     }

@@ -39,7 +39,7 @@ enum MigrateCommand: KeygateCommand {
             try Confirmation.ask("This moves every Keygate item into the \(destination.rawValue) store and deletes each from the other "
                                  + "store once its copy reads back the same", assumeYes: args.flag(Confirmation.yes))
         }
-        let report = try operations.migrate(to: destination, deleteSource: args.flag(Self.deleteSource))
+        let report = try operations.storeMigration.run(to: destination, deleteSource: args.flag(Self.deleteSource))
         var out = "migrate \(report.source) -> \(report.destination): \(report.copied.count) copied, "
             + "\(report.alreadyThere.count) already there, \(report.conflicts.count) conflicting, \(report.deleted) deleted from \(report.source)\n"
         for name in report.conflicts {

@@ -23,7 +23,7 @@ enum PasswdCommand: KeygateCommand {
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let operations = try context.operations(reason: "re-wrap your keychain for your current password")
         if args.flag(Self.recovery) {
-            let lost = try operations.itemsARecoveryResetInvalidates()
+            let lost = try operations.inventory.itemsARecoveryResetInvalidates()
             if lost.userPresence + lost.currentSet > 0 {
                 try Confirmation.ask("This invalidates \(count(lost.userPresence, "item")) that Keygate 1.x sealed with user presence "
                                      + "and that were not moved to the gatekeeper yet, and \(count(lost.currentSet, "item")) bound to "

@@ -28,7 +28,7 @@ enum SearchCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         let attributes = try SecretToolAttributes(args, configuration, context)
-        let items = try context.operations().listing(matching: try attributes.query())
+        let items = try context.operations().inventory.listing(matching: try attributes.query())
             .filter { attributes.matches($0.attributes) }
         Console.out(args.flag(Self.json) ? ItemFormatter.json(items) : ItemFormatter.text(items))
         return 0

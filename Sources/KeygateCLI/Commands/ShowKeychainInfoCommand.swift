@@ -15,7 +15,7 @@ enum ShowKeychainInfoCommand: KeygateCommand {
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
         try KeychainArgument.check(args, configuration, context)
-        let status = try context.operations().status()
+        let status = KeychainStatus(of: try context.operations())
         Console.out("Keychain \"\(MacOSItemFormatter.keychainPath(context.environment))\" timeout=\(status.lockAfter)s\n")
         return 0
     }

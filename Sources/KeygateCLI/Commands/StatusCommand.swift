@@ -12,7 +12,7 @@ enum StatusCommand: KeygateCommand {
         options: [json] + GlobalOptions.all)
 
     static func run(_ args: ParsedArguments, context: CommandContext) throws -> Int32 {
-        let s = try context.operations().status()
+        let s = KeychainStatus(of: try context.operations())
         if args.flag(Self.json) {
             Console.out(try json(s) + "\n")
             return 0

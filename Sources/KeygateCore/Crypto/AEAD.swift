@@ -19,14 +19,9 @@ enum AEAD {
         var outLength: UInt64 = 0
         let rc = out.withUnsafeMutableBytes { c in c.withNonNullBytes { c in
             plaintext.withUnsafeBytes { m in m.withNonNullBytes { mp in
-                associatedData.withUnsafeBytes { ad in ad.withNonNullBytes { adp in
-                    nonce.withUnsafeBytes { n in n.withNonNullBytes { np in
-                        key.withUnsafeBytes { k in k.withNonNullBytes { kp in
-                            crypto_aead_xchacha20poly1305_ietf_encrypt(
-                                c, &outLength, mp, UInt64(m.count), adp, UInt64(ad.count), nil, np, kp)
-                        } }
-                    } }
-                } }
+                withInputs(associatedData, nonce[...], key) { adp, adLength, np, kp in
+                    crypto_aead_xchacha20poly1305_ietf_encrypt(c, &outLength, mp, UInt64(m.count), adp, adLength, nil, np, kp)
+                }
             } }
         } }
         guard rc == 0, outLength == UInt64(out.count) else {
@@ -45,18 +40,24 @@ enum AEAD {
         var plainLength: UInt64 = 0
         let rc = plaintext.withUnsafeMutableBytes { m in m.withNonNullBytes { mp in
             ciphertext.withUnsafeBytes { c in c.withNonNullBytes { cp in
-                associatedData.withUnsafeBytes { ad in ad.withNonNullBytes { adp in
-                    nonce.withUnsafeBytes { n in n.withNonNullBytes { np in
-                        key.withUnsafeBytes { k in k.withNonNullBytes { kp in
-                            crypto_aead_xchacha20poly1305_ietf_decrypt(
-                                mp, &plainLength, nil, cp, UInt64(c.count), adp, UInt64(ad.count), np, kp)
-                        } }
-                    } }
-                } }
+                withInputs(associatedData, nonce, key) { adp, adLength, np, kp in
+                    crypto_aead_xchacha20poly1305_ietf_decrypt(mp, &plainLength, nil, cp, UInt64(c.count), adp, adLength, np, kp)
+                }
             } }
         } }
         guard rc == 0, plainLength == UInt64(plaintext.count) else { return nil }
         return plaintext
+    }
+
+    /// What both directions pass to libsodium besides the text: the associated data and its
+    /// length, the nonce and the key, as C pointers (never null, even for empty data).
+    private static func withInputs(_ associatedData: [UInt8], _ nonce: ArraySlice<UInt8>, _ key: SecureBytes,
+                                   _ body: (UnsafePointer<UInt8>, UInt64, UnsafePointer<UInt8>, UnsafePointer<UInt8>) -> Int32) -> Int32 {
+        associatedData.withUnsafeBytes { ad in ad.withNonNullBytes { adp in
+            nonce.withUnsafeBytes { n in n.withNonNullBytes { np in
+                key.withUnsafeBytes { k in k.withNonNullBytes { kp in body(adp, UInt64(ad.count), np, kp) } }
+            } }
+        } }
     }
 
     private static func checkSizes(nonce: [UInt8], key: SecureBytes) throws {

@@ -25,22 +25,8 @@ extension KeyStore {
         try PrivateDirectory.make(protectorsDirectory)
         return try FileLock.withExclusiveLock(lockPath) {
             guard !isInitialized else { throw alreadyInitialized() }
-            let recoveryKey = try RecoveryKey.generate()
             let host = try hostProtector(masterKey: masterKey, hostProtectorKey: hostProtectorKey)
-            let recoverySalt = Sodium.randomBytes(Protector.saltBytes)
-            let recovery = try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.recovery,
-                                              wrappingKey: Protector.recoveryWrappingKey(recoveryKey: recoveryKey, salt: recoverySalt),
-                                              salt: recoverySalt, kdf: nil)
-            try AtomicFile.create(host.encoded(), at: hostPath, mode: Self.fileMode)
-            do {
-                try AtomicFile.create(recovery.encoded(), at: recoveryPath, mode: Self.fileMode)
-                try writePublicKeys(PublicKeys(), masterKey: masterKey, seals: seals)
-            } catch {
-                // All or nothing, as for a password keychain.
-                try? AtomicFile.remove(recoveryPath)
-                try? AtomicFile.remove(hostPath)
-                throw error
-            }
+            let recoveryKey = try writeNewKeychain(opening: host, at: hostPath, masterKey: masterKey, seals: seals)
             return (masterKey, recoveryKey)
         }
     }

@@ -37,26 +37,35 @@ package final class KeyStore: Sendable {
         return try FileLock.withExclusiveLock(lockPath) {
             guard !isInitialized else { throw alreadyInitialized() }
             let masterKey = try SecureBytes.random(count: Protector.masterKeyBytes)
-            let recoveryKey = try RecoveryKey.generate()
             let login = try passwordProtector(masterKey: masterKey, password: password, kdf: kdf,
                                               presence: nil, currentSet: nil)
-            let recoverySalt = Sodium.randomBytes(Protector.saltBytes)
-            let recovery = try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.recovery,
-                                              wrappingKey: Protector.recoveryWrappingKey(recoveryKey: recoveryKey, salt: recoverySalt),
-                                              salt: recoverySalt, kdf: nil)
-            try AtomicFile.create(login.encoded(), at: loginPath, mode: Self.fileMode)
-            do {
-                try AtomicFile.create(recovery.encoded(), at: recoveryPath, mode: Self.fileMode)
-                // A fresh keychain: keys.json is rebuilt from scratch, dropping any left by an earlier one.
-                try writePublicKeys(PublicKeys(), masterKey: masterKey, seals: [:])
-            } catch {
-                // All or nothing: a keychain without its recovery key or its public keys is a trap.
-                try? AtomicFile.remove(recoveryPath)
-                try? AtomicFile.remove(loginPath)
-                throw error
-            }
+            let recoveryKey = try writeNewKeychain(opening: login, at: loginPath, masterKey: masterKey, seals: [:])
             return (masterKey, recoveryKey)
         }
+    }
+
+    /// Writes a new keychain's files under the lock: `protector` (the login or the host
+    /// protector) at `path`, a recovery protector for a new recovery key (returned, to be shown
+    /// once), and keys.json with `seals`; a failure removes what was written.
+    func writeNewKeychain(opening protector: Protector, at path: String, masterKey: SecureBytes,
+                          seals: [Accessibility: [UInt8]]) throws -> SecureBytes {
+        let recoveryKey = try RecoveryKey.generate()
+        let recoverySalt = Sodium.randomBytes(Protector.saltBytes)
+        let recovery = try Protector.wrap(masterKey: masterKey, kind: Protector.Kind.recovery,
+                                          wrappingKey: Protector.recoveryWrappingKey(recoveryKey: recoveryKey, salt: recoverySalt),
+                                          salt: recoverySalt, kdf: nil)
+        try AtomicFile.create(protector.encoded(), at: path, mode: Self.fileMode)
+        do {
+            try AtomicFile.create(recovery.encoded(), at: recoveryPath, mode: Self.fileMode)
+            // A fresh keychain: keys.json is rebuilt from scratch, dropping any left by an earlier one.
+            try writePublicKeys(PublicKeys(), masterKey: masterKey, seals: seals)
+        } catch {
+            // All or nothing: a keychain without its recovery key or its public keys is a trap.
+            try? AtomicFile.remove(recoveryPath)
+            try? AtomicFile.remove(path)
+            throw error
+        }
+        return recoveryKey
     }
 
     package func unlock(password: SecureBytes) throws -> SecureBytes {

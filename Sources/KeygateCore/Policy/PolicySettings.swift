@@ -105,19 +105,13 @@ public enum PolicyLayer: String, Sendable {
 }
 
 /// Where one setting came from: the file, the line of the key, the section header as written
-/// in canonical form (`[default]`, `[service "vpn*"]`), and the layer.
+/// in canonical form (`[default]`, `[service "vpn*"]`), and the layer. Only the merge makes one
+/// (PolicyMerge), so its initializer is the module's own.
 public struct PolicyOrigin: Sendable, Equatable {
     public var file: String
     public var line: Int
     public var section: String
     public var layer: PolicyLayer
-
-    public init(file: String, line: Int, section: String, layer: PolicyLayer) {
-        self.file = file
-        self.line = line
-        self.section = section
-        self.layer = layer
-    }
 
     /// "FILE:LINE [section]", as `keygate policy explain` prints it.
     public var description: String { "\(file):\(line) \(section)" }

@@ -25,12 +25,17 @@ public struct MigrationReport: Sendable, Equatable {
     public var deleted: Int = 0
 }
 
-extension KeychainOperations {
+/// One keychain's move between stores: where its data lives, and whether a Secret Service may
+/// show its unlock window.
+public struct StoreMigration: Sendable {
+    let context: KeychainContext
+    let unlockPrompt: UnlockPromptSetting
+
     /// Copies every item of the other store into `destination`; with `deleteSource`, deletes
     /// each source item once its copy reads back byte-identical. Never prompts.
-    public func migrate(to destination: StoreKind, deleteSource: Bool) throws -> MigrationReport {
+    public func run(to destination: StoreKind, deleteSource: Bool) throws -> MigrationReport {
         let sourceKind: StoreKind = destination == .embedded ? .secretService : .embedded
-                let source = StoreSelection.store(sourceKind, dataDirectory: context.dataDirectory, deadline: context.storeDeadline,
+        let source = StoreSelection.store(sourceKind, dataDirectory: context.dataDirectory, deadline: context.storeDeadline,
                                           unlockPrompt: unlockPrompt, environment: context.environment)
         let target = StoreSelection.store(destination, dataDirectory: context.dataDirectory, deadline: context.storeDeadline,
                                           unlockPrompt: unlockPrompt, environment: context.environment)
@@ -75,4 +80,9 @@ extension KeychainOperations {
                                              + "store with keygate doctor, then run keygate migrate again")
         }
     }
+}
+
+extension KeychainOperations {
+    /// The move of this keychain's items to the other store (`keygate migrate`).
+    public var storeMigration: StoreMigration { StoreMigration(context: context, unlockPrompt: unlockPrompt) }
 }

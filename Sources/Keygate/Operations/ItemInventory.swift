@@ -1,9 +1,66 @@
-// Which items can no longer be read, and why: a gated item whose gate keys the gatekeeper
-// no longer derives (current-set after any password change, an item sealed on another
-// host). `keygate list` shows it and `passwd --recovery` counts what it would invalidate.
-// Reads headers and asks the gatekeeper (GateAccess.invalidSlots), never a secret.
+// What items are there and whether each still opens, never a secret and never a prompt:
+// `keygate list`, `exists`, doctor's damaged items and what `passwd --recovery` would
+// invalidate. An item can fail to open two ways. Invalidated: a gated item whose gate keys the
+// gatekeeper no longer derives (current-set after any password change, an item sealed on
+// another host); told from the blob's header and the gatekeeper's answer
+// (GateAccess.invalidSlots). Damaged: its secret came back empty from the store. A Secret
+// Service stopped inside CreateItem (gnome-keyring saves the attributes, then the secret), or
+// killed soon after an acknowledged write (kwalletd5 keeps the secret in memory until it saves:
+// measured in docs/DECISIONS.md), leaves Keygate's attributes with no secret. `get` and
+// `exists` exit 44 and `list` marks it, all with the same words: what happened and what to do.
+// The next `add` (with or without -U) takes its place. Known only once the blob is read, never
+// with a window.
+//
+// Delegates: the search to the ItemStore, labels to ItemLabels, the gatekeeper's answer to
+// KeyUnlocker's facts, the policy floor to KeychainContext.
 
-extension KeychainOperations {
+/// The items one keychain's store holds, with what can be told of each without opening it.
+public struct ItemInventory: Sendable {
+    let store: any ItemStore
+    let keys: KeyUnlocker
+    let context: KeychainContext
+
+    var labels: ItemLabels { ItemLabels(keys: keys) }
+
+    /// Whether the item with exactly this identity is there, and whole (`exists`).
+    public enum Existence: Sendable, Equatable {
+        case absent
+        case present
+        /// Its secret came back empty: why, and what to do.
+        case damaged(String)
+    }
+
+    /// Whether the item is there, and whole: one search, its secret read where no provider
+    /// window is needed (never a window; an item KeePassXC locks for this program counts as present).
+    public func existence(of identity: ItemIdentity) throws -> Existence {
+        try ItemFieldLimits.check(identity: identity)
+        guard let item = try store.searchWithoutWindows(ItemQuery(exactly: identity)).first(where: {
+            ItemQuery(exactly: identity).matches($0.attributes)
+        }) else { return .absent }
+        return item.isUnfinishedWrite ? .damaged(Self.damaged(identity)) : .present
+    }
+
+    /// Why the item with exactly this identity is damaged, or nil when it is not (or cannot be
+    /// told without a provider's window: KeePassXC's per-item locks).
+    public func damage(of identity: ItemIdentity) throws -> String? {
+        try ItemFieldLimits.check(identity: identity)
+        guard let item = try store.searchWithoutWindows(ItemQuery(exactly: identity)).first, item.isUnfinishedWrite else {
+            return nil
+        }
+        return Self.damaged(identity)
+    }
+
+    /// Every damaged item's identity (doctor), read as `list` reads: never a window.
+    public func damagedItems() throws -> [ItemIdentity] {
+        try store.searchWithoutWindows(ItemQuery()).filter(\.isUnfinishedWrite).map(\.attributes.identity)
+    }
+
+    /// The words every command uses for a damaged item.
+    static func damaged(_ identity: ItemIdentity) -> String {
+        "the item \(identity.displayName) is damaged: its secret came back empty from the store (a Secret Service stopped "
+            + "during or soon after writing it); add it again (keygate add -U), which replaces it, or delete it (keygate delete)"
+    }
+
     /// Every matching item with, for one that can no longer be read, the reason (`keygate list`).
     /// Reads the sealed blobs' headers and asks the gatekeeper which gate keys it still holds for
     /// each gated item, several items' checks in flight at once (no prompt, no secret).
@@ -27,7 +84,7 @@ extension KeychainOperations {
             var listed = ListedItem(attributes: items[index].attributes, invalidated: reasons[index])
             (listed.accessAtRead, listed.raisedBy) = floor(over: items[index].attributes)
             return listed
-        }.sorted { Self.listOrder($0.attributes, $1.attributes) }
+        }.sorted { KeychainOperations.listOrder($0.attributes, $1.attributes) }
     }
 
     /// The access a read of this item needs when the policy's floor asks for more than it was
@@ -103,4 +160,9 @@ public struct ListedItem: Sendable {
         self.attributes = attributes
         self.invalidated = invalidated
     }
+}
+
+extension KeychainOperations {
+    /// What is there, and whether each item still opens.
+    public var inventory: ItemInventory { ItemInventory(store: store, keys: keys, context: context) }
 }
