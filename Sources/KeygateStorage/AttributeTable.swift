@@ -36,14 +36,15 @@ struct AttributeTable: Sendable {
     }
 
     /// The items `select` gives (its first column an item's id), each with its attributes read
-    /// with `attributesOf` (a statement of `selectSQL`), made into a value by `make`; nil leaves
-    /// one out.
-    static func items<Row>(_ select: SQLiteStatement, attributesOf: SQLiteStatement,
+    /// with `attributesOf` (a statement of `selectSQL`; nil reads none, for a caller that answers
+    /// without them), made into a value by `make`; nil leaves one out.
+    static func items<Row>(_ select: SQLiteStatement, attributesOf: SQLiteStatement?,
                            _ make: (_ id: Int64, _ attributes: [String: String]) throws -> Row?) throws -> [Row] {
         var rows: [Row] = []
         while try select.step() {
             let id = select.int(0)
-            if let row = try make(id, try attributes(of: id, reading: attributesOf)) { rows.append(row) }
+            let attributes = try attributesOf.map { try Self.attributes(of: id, reading: $0) } ?? [:]
+            if let row = try make(id, attributes) { rows.append(row) }
         }
         return rows
     }

@@ -152,9 +152,14 @@ enum BusMessage {
         case .array(let element, let children):
             return inContainer(message, SD_BUS_TYPE_ARRAY, element, children)
         case .dictEntry(let key, let entry):
-            return inContainer(message, SD_BUS_TYPE_DICT_ENTRY, key.signature + entry.signature, [key, entry])
+            var contents = ""
+            key.appendSignature(to: &contents)
+            entry.appendSignature(to: &contents)
+            return inContainer(message, SD_BUS_TYPE_DICT_ENTRY, contents, [key, entry])
         case .tuple(let children):
-            return inContainer(message, SD_BUS_TYPE_STRUCT, children.map { $0.signature }.joined(), children)
+            var contents = ""
+            for child in children { child.appendSignature(to: &contents) }
+            return inContainer(message, SD_BUS_TYPE_STRUCT, contents, children)
         case .variant(let inner):
             return inContainer(message, SD_BUS_TYPE_VARIANT, inner.signature, [inner])
         case .stringMap(let entries):

@@ -28,19 +28,36 @@ package indirect enum BusValue: Sendable {
 
     /// The value's D-Bus signature, e.g. "a{ss}".
     package var signature: String {
+        var out = ""
+        appendSignature(to: &out)
+        return out
+    }
+
+    /// Appends this value's signature to `out` (one string for a whole container's contents,
+    /// which stays inline for the short signatures the Secret Service uses).
+    package func appendSignature(to out: inout String) {
         switch self {
-        case .string: return "s"
-        case .objectPath: return "o"
-        case .boolean: return "b"
-        case .uint32: return "u"
-        case .uint64: return "t"
-        case .bytes: return "ay"
-        case .array(let element, _): return "a" + element
-        case .dictEntry(let key, let value): return "{" + key.signature + value.signature + "}"
-        case .tuple(let children): return "(" + children.map { $0.signature }.joined() + ")"
-        case .variant: return "v"
-        case .other(let signature): return signature
-        case .stringMap: return "a{ss}"
+        case .string: out.append("s")
+        case .objectPath: out.append("o")
+        case .boolean: out.append("b")
+        case .uint32: out.append("u")
+        case .uint64: out.append("t")
+        case .bytes: out.append("ay")
+        case .array(let element, _):
+            out.append("a")
+            out.append(element)
+        case .dictEntry(let key, let value):
+            out.append("{")
+            key.appendSignature(to: &out)
+            value.appendSignature(to: &out)
+            out.append("}")
+        case .tuple(let children):
+            out.append("(")
+            for child in children { child.appendSignature(to: &out) }
+            out.append(")")
+        case .variant: out.append("v")
+        case .other(let signature): out.append(signature)
+        case .stringMap: out.append("a{ss}")
         }
     }
 

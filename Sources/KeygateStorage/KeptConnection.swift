@@ -22,6 +22,9 @@ package final class KeptConnection: @unchecked Sendable {
     /// Statements prepared once on `database`, by their SQL (the daemon asks the same few
     /// questions over and over: parsing them each time is a third of a call's work).
     private var statements: [String: SQLiteStatement] = [:]
+    /// The statements handed out in the current use, reset when it ends: only those can hold a
+    /// read lock, and resetting every kept statement would touch each one's memory on every call.
+    private var handedOut: [SQLiteStatement] = []
 
     package init() {}
 
@@ -31,7 +34,10 @@ package final class KeptConnection: @unchecked Sendable {
                            _ body: (SQLiteDatabase, Bool) throws -> R) throws -> R {
         try lock.withLock { _ throws -> R in
             // No statement keeps a read lock between calls.
-            defer { for statement in statements.values { statement.reset() } }
+            defer {
+                for statement in handedOut { statement.reset() }
+                handedOut.removeAll(keepingCapacity: true)
+            }
             let now = ContinuousClock.now
             if let database, let checkedAt, now - checkedAt < Self.checkAge { return try body(database, keyed) }
             if case .success(let info) = FileStatus.of(path, links: .refuse), let database, info.device == device, info.inode == inode {
@@ -57,10 +63,12 @@ package final class KeptConnection: @unchecked Sendable {
     func statement(_ sql: String, on database: SQLiteDatabase) throws -> SQLiteStatement {
         if let known = statements[sql] {
             known.reset()
+            handedOut.append(known)
             return known
         }
         let made = try database.prepare(sql)
         statements[sql] = made
+        handedOut.append(made)
         return made
     }
 }

@@ -127,8 +127,10 @@ extension EmbeddedStore {
         }
     }
 
+    /// `loadAttributes`: false leaves each row's attributes empty (a search that answers paths
+    /// and lock states only), which saves a statement per row.
     private func foreignItems(_ db: SQLiteDatabase, collection: String?, matching attributes: [String: String],
-                              loadBlobs: Bool) throws -> [ForeignItemRow] {
+                              loadBlobs: Bool, loadAttributes: Bool = true) throws -> [ForeignItemRow] {
         var sql = "SELECT id, collection, uid, label, sealed_label, content_type, created, modified"
             + (loadBlobs ? ", blob" : "") + " FROM secret_service_items"
         var clauses: [String] = []
@@ -148,23 +150,25 @@ extension EmbeddedStore {
             try select.bind(at + 1, text: value)
             at += 2
         }
-        return try foreignRows(db, select, loadBlobs: loadBlobs)
+        return try foreignRows(db, select, loadBlobs: loadBlobs, loadAttributes: loadAttributes)
     }
 
-    /// The item with row `id`, or nil.
-    package func foreignItem(id: Int64, loadBlob: Bool) throws -> ForeignItemRow? {
+    /// The item with row `id`, or nil. `loadAttributes`: false leaves its attributes empty.
+    package func foreignItem(id: Int64, loadBlob: Bool, loadAttributes: Bool = true) throws -> ForeignItemRow? {
         try withDatabase(action: "read an item", create: false, writes: false) { db in
             try db.readTransaction {
                 let select = try statement(db, "SELECT id, collection, uid, label, sealed_label, content_type, created, modified"
                                             + (loadBlob ? ", blob" : "") + " FROM secret_service_items WHERE id = ?1")
                 try select.bind(1, int: id)
-                return try foreignRows(db, select, loadBlobs: loadBlob).first
+                return try foreignRows(db, select, loadBlobs: loadBlob, loadAttributes: loadAttributes).first
             }
         }
     }
 
-    private func foreignRows(_ db: SQLiteDatabase, _ select: SQLiteStatement, loadBlobs: Bool) throws -> [ForeignItemRow] {
-        try AttributeTable.items(select, attributesOf: statement(db, AttributeTable.secretService.selectSQL)) { id, attributes in
+    private func foreignRows(_ db: SQLiteDatabase, _ select: SQLiteStatement, loadBlobs: Bool,
+                             loadAttributes: Bool = true) throws -> [ForeignItemRow] {
+        let attributesOf = loadAttributes ? try statement(db, AttributeTable.secretService.selectSQL) : nil
+        return try AttributeTable.items(select, attributesOf: attributesOf) { id, attributes in
             let sealed = select.blob(4)
             return ForeignItemRow(id: id, collection: select.text(1), uid: select.blob(2), label: select.text(3),
                                   sealedLabel: sealed.isEmpty ? nil : sealed, contentType: select.text(5),
@@ -286,13 +290,15 @@ extension EmbeddedStore {
 
     /// Both searches of a Secret Service SearchItems in one read transaction: Keygate's items
     /// matching `keygateAttributes` (nil: none are wanted) and the clients' items of `collection`
-    /// (nil: every collection) matching `attributes`.
-    package func secretServiceSearch(keygateAttributes: [String: String]?, collection: String?, attributes: [String: String])
+    /// (nil: every collection) matching `attributes`. `clientAttributes`: false leaves the clients'
+    /// rows without their attributes (a search answers paths and lock states only).
+    package func secretServiceSearch(keygateAttributes: [String: String]?, collection: String?, attributes: [String: String],
+                                     clientAttributes: Bool = true)
         throws -> (keygate: [KeygateItemRow], clients: [ForeignItemRow]) {
         try withDatabase(action: "search for items", create: false, writes: false) { db in
             try db.readTransaction {
                 (try keygateAttributes.map { try keygateItems(db, matching: $0, loadBlobs: false) } ?? [],
-                 try foreignItems(db, collection: collection, matching: attributes, loadBlobs: true))
+                 try foreignItems(db, collection: collection, matching: attributes, loadBlobs: true, loadAttributes: clientAttributes))
             }
         }
     }

@@ -97,7 +97,9 @@ package enum SecretServiceDaemon {
                 log("the session bus went away: leaving")
                 return 0
             }
-            if r > 0 { continue }
+            // One message, then wait, as sd-event drives sd-bus: no second pass to hear "nothing
+            // more" (a recvmsg failing with EAGAIN after every call). `wait` returns at once when
+            // a message is queued, the socket is readable, or sd-bus has work due.
             host.collectOutcomes()
             send(host.takeSignals(), server: server)
             if lost.value {

@@ -84,6 +84,8 @@ package final class SecretServiceHost {
 
     func itemPath(_ info: ItemInfo) -> String { ObjectPath.item(collection: info.collection, item: info.ref.element).path }
 
+    func itemPath(_ entry: ItemEntry) -> String { ObjectPath.item(collection: entry.collection, item: entry.ref.element).path }
+
     /// The collection `name`, when it exists.
     func collection(named name: String, path: String) throws -> String {
         guard try keychain.collectionExists(name) else { throw SecretServiceError.noSuchObject(path) }
@@ -129,6 +131,19 @@ package final class SecretServiceHost {
         try? item(at: ObjectPath(path))
     }
 
+    /// As `item(path:)`, without the label and attributes (for reading its secret).
+    func entry(path: String) -> ItemEntry? {
+        let collection: String?
+        let element: String
+        switch ObjectPath(path) {
+        case .item(let name, let item): (collection, element) = (name, item)
+        case .aliasItem(let alias, let item): (collection, element) = ((try? resolveAlias(alias)) ?? nil, item)
+        default: return nil
+        }
+        guard let collection, let ref = ItemRef(element: element) else { return nil }
+        return (try? keychain.entry(ref, in: collection)) ?? nil
+    }
+
     /// The session `path` names, when it belongs to `sender`.
     func session(_ path: String, for sender: String) throws -> SessionObject {
         guard case .session(let id) = ObjectPath(path), let session = sessions[id], session.owner == sender else {
@@ -152,8 +167,16 @@ package final class SecretServiceHost {
     /// The secret of `info` for `sender`: an unlocked item's, or a gated item's that a prompt
     /// authorized for this client's next read (used up here). Nil when it is locked to `sender`.
     func secret(of info: ItemInfo, for sender: String) throws -> SecureBytes? {
-        if let granted = authorized[sender]?.removeValue(forKey: info.ref) { return granted }
-        switch info.access {
+        try secret(of: info.ref, info.access, for: sender)
+    }
+
+    func secret(of entry: ItemEntry, for sender: String) throws -> SecureBytes? {
+        try secret(of: entry.ref, entry.access, for: sender)
+    }
+
+    private func secret(of ref: ItemRef, _ access: ItemAccess, for sender: String) throws -> SecureBytes? {
+        if let granted = authorized[sender]?.removeValue(forKey: ref) { return granted }
+        switch access {
         case .unlocked(let item): return try item.secret()
         case .locked: return nil
         }

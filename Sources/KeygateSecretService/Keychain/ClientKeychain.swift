@@ -75,16 +75,7 @@ package final class ClientKeychain {
     func items(in collection: String?, matching attributes: [String: String]) throws -> [ItemInfo] {
         var out: [ItemInfo] = []
         if collection != CollectionName.session {
-            // Keygate's own items are in `login`; an xdg:schema other than theirs matches none of them.
-            var keygateQuery: [String: String]?
-            if collection == nil || collection == CollectionName.login {
-                var query = attributes
-                if let schema = query.removeValue(forKey: "xdg:schema") {
-                    keygateQuery = schema == Self.keygateSchema ? query : nil
-                } else {
-                    keygateQuery = query
-                }
-            }
+            let keygateQuery = Self.keygateQuery(collection, attributes)
             let found = try store.secretServiceSearch(keygateAttributes: keygateQuery, collection: collection, attributes: attributes)
             out += found.keygate.map(info)
             out += found.clients.map(info)
@@ -93,6 +84,43 @@ package final class ClientKeychain {
             for id in session.matching(attributes) { if let item = sessionInfo(id) { out.append(item) } }
         }
         return out
+    }
+
+    /// The search of Keygate's own items a search of `collection` makes, or nil when it can find
+    /// none: they are in `login`, and an xdg:schema other than theirs matches none of them.
+    private static func keygateQuery(_ collection: String?, _ attributes: [String: String]) -> [String: String]? {
+        guard collection == nil || collection == CollectionName.login else { return nil }
+        var query = attributes
+        guard let schema = query.removeValue(forKey: "xdg:schema") else { return query }
+        return schema == keygateSchema ? query : nil
+    }
+
+    /// As `items(in:matching:)`, without labels and attributes: each item's place and lock state.
+    func entries(in collection: String?, matching attributes: [String: String]) throws -> [ItemEntry] {
+        var out: [ItemEntry] = []
+        if collection != CollectionName.session {
+            let keygateQuery = Self.keygateQuery(collection, attributes)
+            let found = try store.secretServiceSearch(keygateAttributes: keygateQuery, collection: collection, attributes: attributes,
+                                                      clientAttributes: false)
+            for row in found.keygate { out.append(entry(row)) }
+            for row in found.clients { out.append(entry(row)) }
+        }
+        if collection == nil || collection == CollectionName.session {
+            for id in session.matching(attributes) { if let item = sessionInfo(id) { out.append(entry(item)) } }
+        }
+        return out
+    }
+
+    /// As `item(_:in:)`, without its label and attributes.
+    func entry(_ ref: ItemRef, in collection: String?) throws -> ItemEntry? {
+        let found: ItemEntry?
+        switch ref {
+        case .keygate(let id): found = try store.keygateItem(id: id, loadBlob: false).map(entry)
+        case .client(let id): found = try store.foreignItem(id: id, loadBlob: true, loadAttributes: false).map(entry)
+        case .memory(let id): found = sessionInfo(id).map(entry)
+        }
+        guard let found, collection == nil || found.collection == collection else { return nil }
+        return found
     }
 
     /// The item `ref`, when it is in `collection` (nil: wherever it is).
@@ -128,45 +156,54 @@ package final class ClientKeychain {
         let attributes = row.item.attributes
         var shown = ItemAttributeCodec.encode(attributes)
         shown["xdg:schema"] = Self.keygateSchema
-        let identity = attributes.identity
-        let access: ItemAccess
-        // The attribute lists the item; its blob decides when it is opened (gated blobs never
-        // open with the cached keys, whatever the attribute says).
-        if attributes.accessControl != nil {
-            access = .locked(LockedItem(ref: .keygate(row.id), reason: .gated))
-        } else if isLocked {
-            access = .locked(LockedItem(ref: .keygate(row.id), reason: .keychainLocked))
-        } else {
-            let reader = self.reader
-            access = .unlocked(UnlockedItem(ref: .keygate(row.id)) {
-                guard let secret = try reader.secretWithoutPerson(for: identity) else {
-                    throw SecretServiceError.noSuchObject("the item \(identity.displayName)")
-                }
-                return secret
-            })
-        }
         // A gated item's label is sealed in the file: shown while the keychain is unlocked, as a client's.
         let label = isLocked && attributes.sealedLabel != nil ? Self.lockedLabel : reader.shownLabel(of: attributes) ?? Self.lockedLabel
         return ItemInfo(ref: .keygate(row.id), collection: CollectionName.login, label: label,
                         attributes: shown, created: attributes.created, modified: attributes.modified, contentType: "text/plain",
-                        access: access)
+                        access: access(of: row))
+    }
+
+    private func entry(_ row: KeygateItemRow) -> ItemEntry {
+        ItemEntry(ref: .keygate(row.id), collection: CollectionName.login, contentType: "text/plain", access: access(of: row))
+    }
+
+    private func access(of row: KeygateItemRow) -> ItemAccess {
+        let attributes = row.item.attributes
+        // The attribute lists the item; its blob decides when it is opened (gated blobs never
+        // open with the cached keys, whatever the attribute says).
+        if attributes.accessControl != nil { return .locked(LockedItem(ref: .keygate(row.id), reason: .gated)) }
+        if isLocked { return .locked(LockedItem(ref: .keygate(row.id), reason: .keychainLocked)) }
+        let reader = self.reader
+        let identity = attributes.identity
+        return .unlocked(UnlockedItem(ref: .keygate(row.id)) {
+            guard let secret = try reader.secretWithoutPerson(for: identity) else {
+                throw SecretServiceError.noSuchObject("the item \(identity.displayName)")
+            }
+            return secret
+        })
     }
 
     private func info(_ row: ForeignItemRow) -> ItemInfo {
+        ItemInfo(ref: .client(row.id), collection: row.collection, label: label(of: row), attributes: row.attributes, created: row.created,
+                 modified: row.modified, contentType: row.contentType, access: access(of: row))
+    }
+
+    private func entry(_ row: ForeignItemRow) -> ItemEntry {
+        ItemEntry(ref: .client(row.id), collection: row.collection, contentType: row.contentType, access: access(of: row))
+    }
+
+    private func access(of row: ForeignItemRow) -> ItemAccess {
         let ref = ItemRef.client(row.id)
         let blob = row.blob ?? []
-        let access: ItemAccess
-        if KeychainOperations.needsPerson(blob) {
-            access = .locked(LockedItem(ref: ref, reason: .gated))
-        } else if isLocked {
-            access = .locked(LockedItem(ref: ref, reason: .keychainLocked))
-        } else {
-            let reader = self.reader
-            let identity = Self.sealIdentity(row.uid)
-            access = .unlocked(UnlockedItem(ref: ref) { try reader.openForClient(blob, identity: identity) })
-        }
-        return ItemInfo(ref: ref, collection: row.collection, label: label(of: row), attributes: row.attributes, created: row.created,
-                        modified: row.modified, contentType: row.contentType, access: access)
+        if KeychainOperations.needsPerson(blob) { return .locked(LockedItem(ref: ref, reason: .gated)) }
+        if isLocked { return .locked(LockedItem(ref: ref, reason: .keychainLocked)) }
+        let reader = self.reader
+        let identity = Self.sealIdentity(row.uid)
+        return .unlocked(UnlockedItem(ref: ref) { try reader.openForClient(blob, identity: identity) })
+    }
+
+    private func entry(_ info: ItemInfo) -> ItemEntry {
+        ItemEntry(ref: info.ref, collection: info.collection, contentType: info.contentType, access: info.access)
     }
 
     /// What a gated item's label reads as while the keychain is locked (its text is sealed), a

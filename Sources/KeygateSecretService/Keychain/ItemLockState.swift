@@ -49,3 +49,12 @@ package struct ItemInfo {
     package let contentType: String
     package let access: ItemAccess
 }
+
+/// Where an item is and whether it opens now: all that SearchItems and GetSecrets need. Its label
+/// and attributes are left unread (a gated label would be opened for nothing).
+package struct ItemEntry {
+    package let ref: ItemRef
+    package let collection: String
+    package let contentType: String
+    package let access: ItemAccess
+}

@@ -11,7 +11,7 @@ extension SecretServiceHost {
     func collectionCall(_ name: String, _ call: SecretServiceCall, sender: String) throws -> BusValue {
         switch call {
         case .searchCollection(let attributes):
-            return .tuple([Variant.objectPaths(try keychain.items(in: name, matching: attributes).map(itemPath))])
+            return .tuple([Variant.objectPaths(try keychain.entries(in: name, matching: attributes).map(itemPath))])
 
         case .createItem(let label, let attributes, let wire, let replace):
             let session = try session(wire.session, for: sender)

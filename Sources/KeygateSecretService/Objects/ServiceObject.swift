@@ -15,8 +15,8 @@ extension SecretServiceHost {
 
         case .searchItems(let attributes):
             var unlocked: [String] = [], locked: [String] = []
-            for info in try keychain.items(in: nil, matching: attributes) {
-                if info.access.isLocked && authorized[sender]?[info.ref] == nil { locked.append(itemPath(info)) } else { unlocked.append(itemPath(info)) }
+            for entry in try keychain.entries(in: nil, matching: attributes) {
+                if entry.access.isLocked && authorized[sender]?[entry.ref] == nil { locked.append(itemPath(entry)) } else { unlocked.append(itemPath(entry)) }
             }
             return .tuple([Variant.objectPaths(unlocked), Variant.objectPaths(locked)])
 
@@ -25,8 +25,8 @@ extension SecretServiceHost {
             var entries: [BusValue] = []
             // An item that is locked to this client, or gone, is left out (as other providers do).
             for path in items {
-                guard let info = item(path: path), let secret = try secret(of: info, for: sender) else { continue }
-                entries.append(.dictEntry(.objectPath(path), try session.encode(secret, contentType: info.contentType).busValue))
+                guard let entry = self.entry(path: path), let secret = try secret(of: entry, for: sender) else { continue }
+                entries.append(.dictEntry(.objectPath(path), try session.encode(secret, contentType: entry.contentType).busValue))
             }
             return .tuple([Variant.array(of: "{o(oayays)}", entries)])
 
