@@ -82,7 +82,13 @@ RELEASE_LINK_FLAGS ?= -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-re
 # walked ~3,950 exported Swift symbols at every start (126,000 instructions of `keygate --version`'s
 # 1.75 M). It also leaves the setuid gatekeeper no exported symbol to interpose on.
 RELEASE_EXPORT_FLAGS := -Xlinker --no-export-dynamic
-RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath $(RELEASE_LINK_FLAGS) $(RELEASE_EXPORT_FLAGS) $(SWIFT_FLAGS)
+# Type metadata reached through accessor functions, not mangled names: a generic type's first use
+# then gets its conformances from the caller instead of demangling the name and scanning every
+# conformance record for them (0.64 M of keygate-pam-helper's 18.2 M instructions at each login,
+# docs/DECISIONS.md). The same metadata, a few KB more code.
+RELEASE_METADATA_FLAGS := -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
+RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath $(RELEASE_LINK_FLAGS) $(RELEASE_EXPORT_FLAGS) \
+                $(RELEASE_METADATA_FLAGS) $(SWIFT_FLAGS)
 
 # Programs and libraries are installed as dpkg installs them: written beside the target, then
 # renamed over it, so a running upgrade never leaves a moment with no file or half of one

@@ -29,7 +29,7 @@ let package = Package(
         // Declarations only: libsystemd and SQLite are dlopened on first use (Sources/CSDBus/shim.h,
         // Sources/CSQLite/shim.h), so a run that needs neither never loads them.
         .systemLibrary(name: "CSDBus"),
-        .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
+        .systemLibrary(name: "CPAM", providers: [.apt(["libpam0g-dev"])]),
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSystem"),

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,6 +23,7 @@
 #include <sys/stat.h>
 #include "user_keys.h"
 #include "record.h"
+#include "auth_mark.h"
 
 /* The helper's installed path, fixed when the module is built (make pam). */
 #ifndef KEYGATE_PAM_HELPER
@@ -51,18 +53,29 @@ static inline int keygate_restore_signal(int signal, const struct sigaction *old
 static inline void (*keygate_sig_dfl(void))(int) { return SIG_DFL; }
 static inline void (*keygate_sig_ign(void))(int) { return SIG_IGN; }
 
-/* The child's side of the start, between fork and exec: only async-signal-safe calls.
-   Standard input and output become the pipes, standard error /dev/null, every other
-   descriptor of the application is closed, and the helper runs with no environment. */
-static inline void keygate_exec_helper(const char *path, int input, int output) {
+/* Starts the helper with posix_spawn, which glibc runs as a vfork-like clone: the application
+   (sshd, a display manager) is not copied, only exec'd from, so a large one pays no page-table
+   copy and no copy-on-write faults while the helper starts. Standard input and output become
+   the pipes, standard error /dev/null, every other descriptor of the application is closed,
+   and the helper runs with no environment. 0 and *pid on success; otherwise the error number
+   (ENOENT, EACCES, ENOEXEC: the helper cannot be run; EAGAIN, ENOMEM: no process). */
+static inline int keygate_spawn_helper(const char *path, int input, int output, pid_t *pid) {
     char *const argv[] = { (char *)path, NULL };
     char *const envp[] = { NULL };
-    int null = open("/dev/null", O_WRONLY);
-    if (dup2(input, 0) < 0 || dup2(output, 1) < 0 || null < 0 || dup2(null, 2) < 0) _exit(127);
-    close_range(3, ~0U, 0);
-    execve(path, argv, envp);
-    _exit(127);
+    posix_spawn_file_actions_t actions;
+    int error = posix_spawn_file_actions_init(&actions);
+    if (error != 0) return error;
+    if ((error = posix_spawn_file_actions_adddup2(&actions, input, 0)) == 0
+        && (error = posix_spawn_file_actions_adddup2(&actions, output, 1)) == 0
+        && (error = posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)) == 0
+        && (error = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0) {
+        error = posix_spawn(pid, path, &actions, NULL, argv, envp);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    return error;
 }
+/* Whether a posix_spawn error means the helper itself cannot be run (missing, not executable). */
+static inline int keygate_spawn_cannot_run(int error) { return error == ENOENT || error == EACCES || error == ENOEXEC || error == ENOTDIR; }
 
 static inline long long keygate_monotonic_ms(void) {
     struct timespec t;

@@ -68,6 +68,8 @@ enum Authenticate {
             call.log.warning("could not record the keychain's class keys for \(user.name) in \(directory): \(error)")
         }
         call.log.notice("unlocked the keychain of \(user.name) for \(lockAfter) s")
+        // For the module: open_session in this transaction need not look in the keyring (UnlockedAtAuth).
+        HelperOutput.write("unlocked \(user.uid)")
         return PAM_IGNORE
     }
 }

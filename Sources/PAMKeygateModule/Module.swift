@@ -1,7 +1,8 @@
 // pam_keygate.so, the thin module (docs/DECISIONS.md, "pam_keygate in real logins"): Embedded Swift, no Foundation, no runtime
 // beyond what the compiler embeds (about 40 KB in all). A session's open and close are
 // counted here (SessionFile), and the last close locks here (SessionUser), so a login starts
-// the helper at auth only, and at open when the keychain is still locked. For those and for
+// the helper at auth only, and at open when the keychain is still locked (auth's unlock in the
+// same transaction is remembered on the handle: UnlockedAtAuth). For those and for
 // chauthtok it starts keygate-pam-helper (the KDF, the unwrap, the kernel keyring, the lock
 // and the count when the module cannot do them: the Keygate library, in a process of its own, as pam_unix starts unix_chkpwd and
 // pam_gnome_keyring starts gnome-keyring-daemon), writes the request on a pipe (the
@@ -22,7 +23,7 @@ let maxOutputBytes = 256 * 1024
 @_cdecl("pam_sm_authenticate")
 public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                 _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    callHelper(pamh, "auth", flags, argc, argv, secrets: [PAM_AUTHTOK])
+    callHelper(pamh, "auth", flags, argc, argv, secrets: [PAM_AUTHTOK], rememberUnlock: true)
 }
 
 /// Keygate holds no credentials of its own to set.
@@ -47,6 +48,12 @@ public func pam_sm_open_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
     case .found(let user):
         guard let count = SessionFile(uid: user.uid).open() else {
             return callHelper(pamh, "open", flags, argc, argv, secrets: [])
+        }
+        if UnlockedAtAuth.take(uid: user.uid, pamh) {
+            if options.debug {
+                user.log(pamh, "session opened for ", ": ", Int64(count), " open; the keychain was unlocked at auth")
+            }
+            return PAM_IGNORE
         }
         guard user.isUnlocked() == KEYGATE_USER_KEYS_FOUND else {
             return callHelper(pamh, "unlock", flags, argc, argv, secrets: [])
@@ -99,7 +106,7 @@ public func pam_sm_chauthtok(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int
 
 /// One request to the helper and its answer; always PAM_IGNORE.
 func callHelper(_ pamh: OpaquePointer?, _ phase: StaticString, _ flags: Int32, _ argc: Int32,
-                _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?, secrets: [Int32]) -> Int32 {
+                _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?, secrets: [Int32], rememberUnlock: Bool = false) -> Int32 {
     guard let pamh else { return PAM_IGNORE }
     guard let user = item(pamh, PAM_USER), let userLength = fieldLength(user), userLength > 0 else {
         return PAM_IGNORE  // no user: nothing to do, and no process started for it
@@ -128,6 +135,7 @@ func callHelper(_ pamh: OpaquePointer?, _ phase: StaticString, _ flags: Int32, _
     }
     let lines = run(helper, request, pamh, secrets)
     relay(lines, pamh)
+    if rememberUnlock { UnlockedAtAuth.remember(lines, pamh) }
     return PAM_IGNORE
 }
 
@@ -153,12 +161,20 @@ func run(_ helper: UnsafePointer<CChar>, _ request: Bytes, _ pamh: OpaquePointer
         answer.append("log 3 cannot make a pipe for keygate-pam-helper: the login goes on without Keygate\n")
         return answer
     }
-    let pid = fork()
-    if pid == 0 { keygate_exec_helper(helper, input[0], output[1]) }
+    var pid: pid_t = 0
+    let spawnError = keygate_spawn_helper(helper, input[0], output[1], &pid)
     closeAll(input[0], output[1])
-    guard pid > 0 else {
+    guard spawnError == 0, pid > 0 else {
         closeAll(input[1], output[0])
-        answer.append("log 3 cannot start keygate-pam-helper (fork failed): the login goes on without Keygate\n")
+        if keygate_spawn_cannot_run(spawnError) != 0 {
+            answer.append("log 3 cannot run keygate-pam-helper at ")
+            answer.append(helper, strnlen(helper, maxFieldBytes))
+            answer.append(" (not installed? reinstall keygate): the login goes on without Keygate\n")
+        } else {
+            answer.append("log 3 cannot start keygate-pam-helper (error ")
+            answer.append(number: Int64(spawnError))
+            answer.append("): the login goes on without Keygate\n")
+        }
         return answer
     }
     // The request (a few hundred bytes) and the secrets fit the pipe's buffer: no write waits.

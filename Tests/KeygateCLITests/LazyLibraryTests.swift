@@ -112,14 +112,34 @@ final class LazyLibraryTests: XCTestCase {
         XCTAssertTrue(s.err.contains("SQLITE_DONE differs"), s.err)
     }
 
-    func test_keygateBinary_needsNeitherLibsystemdNorGLibNorSQLite() throws {
-        let r = try Subprocess.run(["readelf", "-d", PackagePaths.keygateBinary])
-        try Requirement.require(r.status == 0, "readelf (apt-get install binutils)")
-        let needed = r.out.split(separator: "\n").filter { $0.contains("(NEEDED)") }.map(String.init)
-        XCTAssertTrue(needed.contains { $0.contains("libsodium") }, "could not read the NEEDED entries: \(r.out)")
-        for library in ["libsystemd", "libgio", "libgobject", "libglib", "libsqlite3", "libsecret"] {
+    func test_keygateBinary_needsNeitherLibsystemdNorGLibNorSQLiteNorPAM() throws {
+        let needed = try neededLibraries(PackagePaths.keygateBinary)
+        for library in ["libsystemd", "libgio", "libgobject", "libglib", "libsqlite3", "libsecret", "libpam"] {
             XCTAssertFalse(needed.contains { $0.contains(library) }, "keygate links \(library): \(needed)")
         }
+    }
+
+    func test_thePAMHelper_needsNoLibpam_andALoginMapsNone() throws {
+        // keygate-pam-helper runs at every login: libpam (with libaudit and libcap-ng) is the CLI's
+        // password check only, loaded when it runs (CPAM/shim.h).
+        let helper = PackagePaths.buildProducts + "/keygate-pam-helper"
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: helper), "the built keygate-pam-helper (swift build)")
+        let needed = try neededLibraries(helper)
+        for library in ["libpam", "libaudit", "libcap-ng", "libsystemd", "libsqlite3"] {
+            XCTAssertFalse(needed.contains { $0.contains(library) }, "keygate-pam-helper links \(library): \(needed)")
+        }
+        // A request it refuses still runs its whole start: ld.so's own account names no libpam.
+        let run = try Subprocess.run(["-i", "LD_DEBUG=files", helper], stdin: Data("not a request\n".utf8))
+        XCTAssertTrue(run.err.contains("file=libsodium.so.23"), "could not read ld.so's account: \(run.err)")
+        XCTAssertFalse(run.err.contains("file=libpam.so.0"), "the helper loaded libpam: \(run.err)")
+    }
+
+    private func neededLibraries(_ binary: String) throws -> [String] {
+        let r = try Subprocess.run(["readelf", "-d", binary])
+        try Requirement.require(r.status == 0, "readelf (apt-get install binutils)")
+        let needed = r.out.split(separator: "\n").filter { $0.contains("(NEEDED)") }.map(String.init)
+        XCTAssertTrue(needed.contains { $0.contains("libsodium") }, "could not read the NEEDED entries of \(binary): \(r.out)")
+        return needed
     }
 
     func test_aSecretServiceRead_loadsLibsystemd_andNoGLib() throws {

@@ -84,6 +84,55 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertTrue(log.lines().contains { $0.contains("pam_keygate(login-test:auth): fake helper ran") }, "its lines reach syslog")
     }
 
+    /// Every line the helper prints for the module is one line: a carriage return or line feed in
+    /// a message's text becomes a space (HelperOutput.oneLine), so no text it logs can start a
+    /// line of its own (a forged "unlocked UID" mark, a "log 0" line). The built helper, run as
+    /// the module runs it (an empty environment, the request on standard input).
+    func test_theHelpersLinesAreOneLineEach_soNoMessageForgesALine() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: Self.helperPath), "the built keygate-pam-helper (make pam)")
+        let request = "keygate-pam 1\nphase x\runlocked 0\r\rlog 0 forged\nend\n"
+        let run = try Subprocess.run(["-i", Self.helperPath], stdin: Data(request.utf8))
+        XCTAssertEqual(run.status, 25, "PAM_IGNORE: \(run.err)")
+        let lines = run.out.split(separator: "\n", omittingEmptySubsequences: false)
+        XCTAssertEqual(lines.count, 2, "one line and the final newline: \(run.out.debugDescription)")
+        XCTAssertTrue(lines[0].hasPrefix("log 3 unknown phase 'x unlocked 0  log 0 forged'"), run.out.debugDescription)
+        XCTAssertFalse(run.out.contains("\r"), run.out.debugDescription)
+    }
+
+    /// A PAM application that is not root (a screen locker, `su` run by the user) cannot keep
+    /// root's session count: the module leaves /run/keygate alone and hands the open and the
+    /// close to the helper's "open" and "close" phases, which count and log as they always did.
+    func test_notRoot_theModuleHandsTheCountToTheHelper() throws {
+        try requireModule()
+        let h = try CLIUserHarness()
+        let folder = NSTemporaryDirectory() + "kg-not-root-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        XCTAssertEqual(chmod(folder, 0o777), 0, "the user's helper writes its record here")
+        let fake = folder + "/helper"
+        try """
+        #!/bin/sh
+        { id -u; grep -a '^phase ' -; } >> \(folder)/phases
+        echo "log 5 fake helper ran"
+        """.write(toFile: fake, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(fake, 0o755), 0)
+        let sessions = "/run/keygate/\(h.user.uid).sessions"
+        try? FileManager.default.removeItem(atPath: sessions)
+        let stack = try Stack(confdir: folder, """
+        session required pam_permit.so
+        session optional \(Self.modulePath) helper=\(fake) debug
+        """)
+        XCTAssertEqual(chmod(folder + "/" + stack.service, 0o644), 0)
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["open", "close"], password: "", asUser: true)
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        session.finish()
+        let phases = (try? String(contentsOfFile: folder + "/phases", encoding: .utf8)) ?? ""
+        XCTAssertEqual(phases, "\(h.user.uid)\nphase open\n\(h.user.uid)\nphase close\n",
+                       "both calls went to the helper, run as the user: \(phases)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: sessions), "root's count was not touched")
+    }
+
     /// A helper that never answers is stopped at the module's budget; a missing one is
     /// reported. Either way the login goes on.
     func test_aHungOrMissingHelper_isStopped_andTheLoginGoesOn() throws {
@@ -714,7 +763,11 @@ struct Stack {
     let confdir: String
     let service = "login-test"
     init(_ h: CLIUserHarness, _ text: String) throws {
-        confdir = h.confdir
+        try self.init(confdir: h.confdir, text)
+    }
+
+    init(confdir: String, _ text: String) throws {
+        self.confdir = confdir
         try (text + "\n").write(toFile: confdir + "/" + service, atomically: true, encoding: .utf8)
     }
 }
@@ -734,15 +787,21 @@ final class PAMDriver {
     /// `adminPolicy`: a folder bound over /etc/keygate/policies.d for this driver only;
     /// `auditFolder`: one bound over /var/log/keygate (root's audit record) for it only.
     init(stack: Stack, user: TestUser, steps: [String], password: String, newPassword: String = "",
-         ruid: UInt32? = nil, log: SyslogCapture? = nil, adminPolicy: String? = nil, auditFolder: String? = nil) throws {
+         ruid: UInt32? = nil, log: SyslogCapture? = nil, adminPolicy: String? = nil, auditFolder: String? = nil,
+         asUser: Bool = false) throws {
         let driverArguments = (ruid.map { ["--ruid", String($0)] } ?? []) + [stack.confdir, stack.service, user.name] + steps
+        // asUser: the whole driver runs as the user (a screen locker's PAM, say), not as root.
+        var dropToUser: [String] = []
+        if asUser, let entry = getpwnam(user.name) {
+            dropToUser = ["/usr/bin/setpriv", "--reuid=\(entry.pointee.pw_uid)", "--regid=\(entry.pointee.pw_gid)", "--clear-groups"]
+        }
         // Always in a private mount namespace whose /dev/log is a capture's socket: the
         // host's /dev/log may be missing, or a listener that stopped reading (sends block).
         let capture = try log ?? SyslogCapture()
         self.log = capture
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         process.arguments = ["-m", "--propagation", "private", PackagePaths.root + "/Tests/PAMDriver/with-log-socket.sh",
-                             capture.folder, try Self.binary()] + driverArguments
+                             capture.folder] + dropToUser + [try Self.binary()] + driverArguments
         process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PAM_DRIVER_PASSWORD": password,
                                "PAM_DRIVER_NEW_PASSWORD": newPassword]
             .merging(adminPolicy.map { ["KEYGATE_TEST_ADMIN_POLICY": $0] } ?? [:]) { $1 }

@@ -33,8 +33,35 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try counted(h), 0)
         XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
         let lines = log.lines().joined(separator: "\n")
-        XCTAssertTrue(lines.contains("session opened for \(h.user.name): 1 open; the keychain is unlocked"), lines)
+        XCTAssertTrue(lines.contains("session opened for \(h.user.name): 1 open; the keychain was unlocked at auth"), lines)
         XCTAssertTrue(lines.contains("locked the keychain of \(h.user.name): last session closed"), lines)
+    }
+
+    /// auth's unlock is remembered on the PAM handle: open_session in the same transaction does
+    /// not fork a child to look in the keyring; an open in another transaction (sshd's case) looks.
+    /// The helper's "unlocked UID" line is for the module only, never passed to syslog.
+    func test_anOpenAfterAuthInTheSameTransaction_needsNoLook_anotherTransactionLooks() throws {
+        let (h, stack, phases) = try userWithKeychain()
+        let firstLog = try SyslogCapture()
+        let first = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"],
+                                  password: h.user.password, log: firstLog)
+        XCTAssertEqual(try first.result(of: "open"), 0)
+        let secondLog = try SyslogCapture()
+        let second = try PAMDriver(stack: stack, user: h.user, steps: ["open", "wait", "close"], password: h.user.password,
+                                   log: secondLog)
+        XCTAssertEqual(try second.result(of: "open"), 0)
+        XCTAssertEqual(try phases(), ["auth"], "neither open started the helper")
+        let firstLines = firstLog.lines().joined(separator: "\n"), secondLines = secondLog.lines().joined(separator: "\n")
+        XCTAssertTrue(firstLines.contains("session opened for \(h.user.name): 1 open; the keychain was unlocked at auth"), firstLines)
+        XCTAssertTrue(secondLines.contains("session opened for \(h.user.name): 2 open; the keychain is unlocked"), secondLines)
+        XCTAssertFalse(secondLines.contains("unlocked at auth"), secondLines)
+        XCTAssertFalse(firstLog.lines().contains { $0.hasSuffix("unlocked \(h.user.uid)") }, "the mark line reached syslog: \(firstLines)")
+        for driver in [first, second] {
+            try driver.proceed()
+            XCTAssertEqual(try driver.result(of: "close"), 0)
+            driver.finish()
+        }
+        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"), "the last close locked")
     }
 
     /// Two sessions: closing one starts no helper and the keychain stays open; closing the

@@ -21,6 +21,7 @@ package struct Protector: Codable, Sendable, Equatable {
     package static let masterKeyBytes = 32
     private static let masterKeyIDKey: [UInt8] = Array("keygate.master-key-id.v1".utf8)
     private static let associatedDataPrefix: [UInt8] = Array("keygate.protector.v1".utf8)
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     var version: Int
     var kind: String
@@ -38,10 +39,14 @@ package struct Protector: Codable, Sendable, Equatable {
 
     static func masterKeyID(of masterKey: SecureBytes) throws -> String {
         let digest = try GenericHash.hash(masterKey, key: masterKeyIDKey, outputBytes: 16)
-        return digest.unprotectedCopy().map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-        }.joined()
+        // Bytes, not Strings joined: every login computes it, and joining 16 Strings cost more than the hash.
+        var text: [UInt8] = []
+        text.reserveCapacity(32)
+        for byte in digest.unprotectedCopy() {
+            text.append(hexDigits[Int(byte >> 4)])
+            text.append(hexDigits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The wrapping key of a protector whose credential is a random 256-bit key (the recovery
@@ -105,18 +110,19 @@ package struct Protector: Codable, Sendable, Equatable {
     }
 
     /// Parses a protector file. A future format is a clear .decode; garbage names the file.
+    /// By hand (KeyFileJSON), as Codable would read it: every login reads login.json.
     static func decode(_ bytes: [UInt8], path: String) throws -> Protector {
-        struct Probe: Decodable { var version: Int }
-        let data = Data(bytes)
-        guard let probe = try? JSONDecoder().decode(Probe.self, from: data) else { throw corrupt(path) }
-        guard probe.version <= currentVersion else {
+        guard let document = try? KeyFileJSON.parse(bytes), let members = try? KeyFileJSON.Members(document),
+              let version = try? members.int("version") else {
+            throw corrupt(path)
+        }
+        guard version <= currentVersion else {
             throw KeychainError.decode("""
-                \(path) was written by a newer Keygate (protector format \(probe.version); this one reads format \
+                \(path) was written by a newer Keygate (protector format \(version); this one reads format \
                 \(currentVersion)): upgrade keygate
                 """)
         }
-        guard probe.version >= 1, let protector = try? JSONDecoder().decode(Protector.self, from: data),
-              protector.masterKeyID.count == 32 else {
+        guard version >= 1, let protector = try? Protector(members), protector.masterKeyID.count == 32 else {
             throw corrupt(path)
         }
         return protector
@@ -132,5 +138,21 @@ package struct Protector: Codable, Sendable, Equatable {
             \(path) is not a valid Keygate protector (corrupt or truncated): restore it from a backup; if it is the login \
             protector, unlock with the recovery key (`keygate unlock --recovery`) and run `keygate passwd` to write a new one
             """)
+    }
+}
+
+// The memberwise initializer stays: this one is in an extension.
+extension Protector {
+    fileprivate init(_ members: KeyFileJSON.Members) throws(KeyFileJSON.Malformed) {
+        self.init(version: try members.int("version"), kind: try members.string("kind"),
+                  masterKeyID: try members.string("masterKeyID"),
+                  kdf: try members.optionalObject("kdf").map { (kdf: KeyFileJSON.Members) throws(KeyFileJSON.Malformed) in
+                      try KDFParameters(algorithm: kdf.string("algorithm"), opsLimit: kdf.unsigned("opsLimit"),
+                                        memLimitBytes: kdf.unsigned("memLimitBytes"),
+                                        calibratedMilliseconds: kdf.optionalUnsigned("calibratedMilliseconds"))
+                  },
+                  salt: try members.string("salt"), nonce: try members.string("nonce"), wrapped: try members.string("wrapped"),
+                  presence: try members.optionalObject("presence").map(WrappedGateKey.init(members:)),
+                  currentSet: try members.optionalObject("currentSet").map(WrappedGateKey.init(members:)))
     }
 }

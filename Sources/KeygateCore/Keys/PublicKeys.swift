@@ -26,6 +26,13 @@ package struct PublicKeys: Codable, Sendable, Equatable {
         self.currentSet = currentSet
     }
 
+    private init(_ members: KeyFileJSON.Members) throws(KeyFileJSON.Malformed) {
+        guard let classKeys = try members.optionalStringMap("classKeys") else { throw KeyFileJSON.Malformed(message: "no classKeys") }
+        self.init(version: try members.int("version"), classKeys: classKeys, presence: try members.optionalString("presence"),
+                  currentSet: try members.optionalString("currentSet"))
+        seals = try members.optionalStringMap("seals")
+    }
+
     package func seal(_ a: Accessibility) -> [UInt8] {
         guard let text = seals?[a.rawValue], let data = Data(base64Encoded: text), data.count == Self.sealBytes else { return [] }
         return Array(data)
@@ -40,16 +47,18 @@ package struct PublicKeys: Codable, Sendable, Equatable {
     package static func load(directory: String) throws -> PublicKeys? {
         let path = path(directory: directory)
         guard let bytes = try AtomicFile.read(path, maxBytes: maxBytes) else { return nil }
-        struct Probe: Decodable { var version: Int }
-        let data = Data(bytes)
-        guard let probe = try? JSONDecoder().decode(Probe.self, from: data) else { throw corrupt(path) }
-        guard probe.version <= currentVersion else {
+        // By hand (KeyFileJSON), as Codable would read it: every login reads keys.json.
+        guard let document = try? KeyFileJSON.parse(bytes), let members = try? KeyFileJSON.Members(document),
+              let version = try? members.int("version") else {
+            throw corrupt(path)
+        }
+        guard version <= currentVersion else {
             throw KeychainError.decode("""
-                \(path) was written by a newer Keygate (format \(probe.version); this one reads format \(currentVersion)): upgrade \
+                \(path) was written by a newer Keygate (format \(version); this one reads format \(currentVersion)): upgrade \
                 keygate
                 """)
         }
-        guard probe.version >= 1, let keys = try? JSONDecoder().decode(PublicKeys.self, from: data) else { throw corrupt(path) }
+        guard version >= 1, let keys = try? PublicKeys(members) else { throw corrupt(path) }
         for encoded in Array(keys.classKeys.values) + [keys.presence, keys.currentSet].compactMap({ $0 }) {
             guard decodeKey(encoded) != nil else { throw corrupt(path) }
         }

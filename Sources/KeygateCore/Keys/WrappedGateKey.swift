@@ -70,3 +70,11 @@ struct WrappedGateKey: Codable, Sendable, Equatable {
         associatedDataPrefix + [0] + Array(name(kind).utf8) + [0] + Array(masterKeyID.utf8) + [0] + publicKey
     }
 }
+
+// The memberwise initializer stays: this one is in an extension.
+extension WrappedGateKey {
+    /// Read by hand with the protector that holds it (Protector.decode, KeyFileJSON).
+    init(members: KeyFileJSON.Members) throws(KeyFileJSON.Malformed) {
+        self.init(publicKey: try members.string("publicKey"), nonce: try members.string("nonce"), wrapped: try members.string("wrapped"))
+    }
+}
