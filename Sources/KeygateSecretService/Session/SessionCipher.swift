@@ -104,7 +104,7 @@ package enum SessionCipher {
     /// AES-128-CBC as libcrypto's default provider implements it, fetched once: handing
     /// `EVP_aes_128_cbc()` to each Init makes libcrypto look the implementation up again (a
     /// locked search of its method store) on every secret sent or received. nil when the fetch
-    /// fails; then each Init does its own look-up, as before.
+    /// fails; then each Init looks the implementation up itself.
     private static let aes128CBC = FetchedCipher()
 
     /// `plaintext` under `key`: (the IV, the ciphertext).
