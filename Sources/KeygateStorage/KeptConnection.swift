@@ -21,7 +21,7 @@ package final class KeptConnection: @unchecked Sendable {
     private static let checkAge: Duration = .milliseconds(100)
     /// Statements prepared once on `database`, by their SQL (the daemon asks the same few
     /// questions over and over: parsing them each time is a third of a call's work).
-    private var statements: [String: SQLiteStatement] = [:]
+    private var statements: [StatementKey: SQLiteStatement] = [:]
     /// The statements handed out in the current use, reset when it ends: only those can hold a
     /// read lock, and resetting every kept statement would touch each one's memory on every call.
     private var handedOut: [SQLiteStatement] = []
@@ -61,14 +61,28 @@ package final class KeptConnection: @unchecked Sendable {
     /// The statement for `sql` on `database`, prepared on first use. Only inside
     /// `withConnection`'s body (its lock is held there), on the database it passed.
     func statement(_ sql: String, on database: SQLiteDatabase) throws -> SQLiteStatement {
-        if let known = statements[sql] {
+        let key = StatementKey(sql: sql)
+        if let known = statements[key] {
             known.reset()
             handedOut.append(known)
             return known
         }
         let made = try database.prepare(sql)
-        statements[sql] = made
+        statements[key] = made
         handedOut.append(made)
         return made
     }
+}
+
+/// A kept statement's SQL as a dictionary key hashed by its length alone: hashing the whole
+/// text (100-300 bytes) on each of a call's four or so statements cost more than the rest of
+/// the lookup in the dictionary. Equality is still the whole text, so two statements of one
+/// length only share a bucket, and the text a caller passes again is most often the very same
+/// string (a literal, or the one searchSQL keeps), which `==` answers without reading it.
+private struct StatementKey: Hashable {
+    let sql: String
+
+    static func == (a: StatementKey, b: StatementKey) -> Bool { a.sql == b.sql }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(sql.utf8.count) }
 }

@@ -157,13 +157,18 @@ extension EmbeddedStore {
     package func foreignItem(id: Int64, loadBlob: Bool, loadAttributes: Bool = true) throws -> ForeignItemRow? {
         try withDatabase(action: "read an item", create: false, writes: false) { db in
             try db.readTransaction {
-                let select = try statement(db, "SELECT id, collection, uid, label, sealed_label, content_type, created, modified"
-                                            + (loadBlob ? ", blob" : "") + " FROM secret_service_items WHERE id = ?1")
+                let select = try statement(db, loadBlob ? Self.foreignItemWithBlobSQL : Self.foreignItemSQL)
                 try select.bind(1, int: id)
                 return try foreignRows(db, select, loadBlobs: loadBlob, loadAttributes: loadAttributes).first
             }
         }
     }
+
+    /// One item's row by id, without and with its blob: two fixed texts, not one joined on every read.
+    private static let foreignItemSQL = "SELECT id, collection, uid, label, sealed_label, content_type, created, modified "
+        + "FROM secret_service_items WHERE id = ?1"
+    private static let foreignItemWithBlobSQL = "SELECT id, collection, uid, label, sealed_label, content_type, created, modified, "
+        + "blob FROM secret_service_items WHERE id = ?1"
 
     private func foreignRows(_ db: SQLiteDatabase, _ select: SQLiteStatement, loadBlobs: Bool,
                              loadAttributes: Bool = true) throws -> [ForeignItemRow] {
