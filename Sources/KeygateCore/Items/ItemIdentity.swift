@@ -124,6 +124,7 @@ public struct ItemIdentity: Sendable, Hashable {
     /// Each field is length-prefixed, so no choice of strings can collide.
     public var canonicalBytes: [UInt8] {
         var out: [UInt8] = Array("keygate.identity.v1".utf8)
+        out.reserveCapacity(96)
         Self.append(itemClass.rawValue, to: &out)
         for field in ItemField.sealedName(of: itemClass) {
             Self.append(field.attributeName, to: &out)
@@ -148,11 +149,15 @@ public struct ItemIdentity: Sendable, Hashable {
     }
 
     /// One field: its length (4 bytes, big-endian), then its UTF-8 bytes.
+    /// Appended in place: no array for the length or for the text (the bytes are made on every
+    /// item a read opens).
     private static func append(_ s: String, to out: inout [UInt8]) {
-        let bytes = Array(s.utf8)
-        let n = UInt32(bytes.count)
-        out += [UInt8(n >> 24), UInt8((n >> 16) & 0xff), UInt8((n >> 8) & 0xff), UInt8(n & 0xff)]
-        out += bytes
+        let n = UInt32(s.utf8.count)
+        out.append(UInt8(n >> 24))
+        out.append(UInt8((n >> 16) & 0xff))
+        out.append(UInt8((n >> 8) & 0xff))
+        out.append(UInt8(n & 0xff))
+        out.append(contentsOf: s.utf8)
     }
 
     /// A short human name for messages and default labels: "service/account" or
