@@ -11,6 +11,30 @@ final class ItemModelTests: XCTestCase {
         XCTAssertNotEqual(a.canonicalBytes, b.canonicalBytes, "length prefixes keep fields apart")
     }
 
+    /// The bytes every sealed blob is bound to: a change to how they are made must not change them.
+    func test_canonicalBytes_areTheStoredFormat() {
+        var expected = Array("keygate.identity.v1".utf8)
+        func field(_ text: String) {
+            let bytes = Array(text.utf8)
+            let n = UInt32(bytes.count)
+            expected += [UInt8(n >> 24), UInt8((n >> 16) & 0xff), UInt8((n >> 8) & 0xff), UInt8(n & 0xff)] + bytes
+        }
+        field(ItemClass.genericPassword.rawValue)
+        field(ItemField.service.attributeName)
+        field("sérvice ✓")
+        field(ItemField.account.attributeName)
+        field("")
+        XCTAssertEqual(ItemIdentity.generic(service: "sérvice ✓", account: "").canonicalBytes, expected)
+    }
+
+    /// A Secret Service client's item is sealed to its uid as lower-case hex, high nibble first.
+    func test_clientSealIdentity_isTheUidInLowerCaseHex() {
+        let identity = KeychainOperations.clientSealIdentity([0x00, 0x0f, 0xa5, 0xff, 0x10, 0x9c])
+        XCTAssertEqual(identity.account, "000fa5ff109c")
+        XCTAssertEqual(identity.service, "org.freedesktop.secrets")
+        XCTAssertEqual(KeychainOperations.clientSealIdentity([]).account, "")
+    }
+
     func test_canonicalBytes_differ_betweenClasses() {
         let g = ItemIdentity.generic(service: "example.com", account: "u")
         let i = ItemIdentity.internet(server: "example.com", account: "u")
