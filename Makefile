@@ -74,7 +74,11 @@ SWIFT_FLAGS := $(if $(BUILD_PATH),--build-path $(BUILD_PATH))
 STATIC_CXX_ARCHIVE := $(shell $(CC) -print-file-name=libstdc++.a 2>/dev/null)
 STATIC_CXX_DIR      = $(abspath $(OUT))/static-libstdc++
 STATIC_CXX_FLAGS    = $(if $(filter /%,$(STATIC_CXX_ARCHIVE)),-Xswiftc -L$(STATIC_CXX_DIR))
-RELEASE_LINK_FLAGS ?= -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs $(STATIC_CXX_FLAGS)
+# Bound at start (-z now): with lazy binding ld.so leaves .got.plt writable for the life of the
+# process, outside RELRO; bound at once it is read-only before main, so no write can redirect a
+# call (full RELRO). This matters most in the setuid gatekeeper and the login helper, which run as
+# root; it costs each start a lookup of every imported function (docs/DECISIONS.md).
+RELEASE_LINK_FLAGS ?= -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker -z -Xlinker now $(STATIC_CXX_FLAGS)
 # No RUNPATH of $ORIGIN (SwiftPM's default): keygate loads nothing from its own folder, and ld.so
 # would probe ~16 paths under it at every start and dlopen.
 # No dynamic symbol table of our own (--no-export-dynamic, after the driver's --export-dynamic):
