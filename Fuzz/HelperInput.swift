@@ -36,7 +36,7 @@ public func fuzzHelperInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
 
 private func fuzzDockerJSON(_ bytes: [UInt8]) {
     let decode = { () -> Result<[String: [UInt8]], DockerCredentialJSON.Malformed> in
-        bytes.withUnsafeBytes { raw in Result { () throws(DockerCredentialJSON.Malformed) in try decodeTyped(raw) } }
+        bytes.withUnsafeBytes { raw in Result { () throws(DockerCredentialJSON.Malformed) in try DockerCredentialJSON.decodeObject(raw) } }
     }
     let first = decode(), second = decode()
     switch (first, second) {
@@ -58,12 +58,6 @@ private func fuzzDockerJSON(_ bytes: [UInt8]) {
         FuzzStats.record(refused: true)
     default:
         require(false, "JSON decoding is not deterministic")
-    }
-}
-
-private func decodeTyped(_ raw: UnsafeRawBufferPointer) throws(DockerCredentialJSON.Malformed) -> [String: [UInt8]] {
-    do { return try DockerCredentialJSON.decodeObject(raw) } catch let error as DockerCredentialJSON.Malformed { throw error } catch {
-        throw DockerCredentialJSON.Malformed(message: "unexpected error \(error)")
     }
 }
 

@@ -28,10 +28,12 @@ final class CLIUserHarness {
         confdir = NSTemporaryDirectory() + "keygate-pam-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: confdir, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o755])
-        // The same stack as pam.d/keygate and pam.d/keygate-passcode resolve to on
-        // Debian: real pam_unix.
+        // The stack pam.d/keygate and pam.d/keygate-passcode resolve to on Debian, real pam_unix,
+        // without its 2-second delay after a wrong password: the delay is pam_unix's, not Keygate's,
+        // and the release pass types wrong passwords into the installed build through the shipped
+        // stack, delay included (docs/DECISIONS.md, "The test stack's pam_unix has no fail delay").
         for service in ["keygate", "keygate-passcode"] {
-            try "auth required pam_unix.so\naccount required pam_unix.so\n"
+            try "auth required pam_unix.so nodelay\naccount required pam_unix.so\n"
                 .write(toFile: confdir + "/" + service, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: confdir + "/" + service)
         }

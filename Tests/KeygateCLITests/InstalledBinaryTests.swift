@@ -138,6 +138,42 @@ final class InstalledBinaryTests: XCTestCase {
     /// nothing; a malformed request is answered with one result frame (errSecParam, a message)
     /// and touches no state: no /var/lib/keygate/gate/<uid>, no /run/keygate/ts/<uid>. The debug
     /// pass runs the same two requests against the debug build's gatekeeper (not setuid).
+    /// Every installed program is bound at start, with full RELRO: ld.so resolves each imported
+    /// function before main and then makes the table read-only, so a stray write cannot redirect a
+    /// call. Lazy binding would leave .got.plt writable for the life of the process, which matters
+    /// most in the setuid gatekeeper and the login helper (root), but every one of them holds keys.
+    func test_installedPrograms_areBoundAtStart_withFullRELRO() throws {
+        let (binary, installed) = TerminalShell.binary
+        guard installed else { return }
+        let prefix = ((binary as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        let programs = [binary] + ["keygate-gatekeeper", "keygate-pam-helper", "keygate-secret-service"]
+            .map { prefix + "/libexec/keygate/" + $0 }
+        for program in programs {
+            let dynamic = try Subprocess.run(["readelf", "-dW", program])
+            try Requirement.require(dynamic.status == 0, "readelf (apt-get install binutils) reading \(program)")
+            let flags = dynamic.out.split(separator: "\n").filter { $0.contains("(FLAGS)") || $0.contains("(FLAGS_1)") }
+            XCTAssertTrue(flags.contains { $0.contains("BIND_NOW") } && flags.contains { $0.contains(" NOW") },
+                          "\(program) is linked for lazy binding (no -z now): \(flags)")
+            // The read-only range (GNU_RELRO: type, offset, address, physical address, file size,
+            // memory size) must cover the lazily bound functions' table, .got.plt, where there is one.
+            let segments = try Subprocess.run(["readelf", "-lW", program])
+            let relro = segments.out.split(separator: "\n").first { $0.contains("GNU_RELRO") }?
+                .split(separator: " ", omittingEmptySubsequences: true).compactMap { UInt64($0.dropFirst(2), radix: 16) } ?? []
+            guard relro.count >= 5 else { XCTFail("\(program) has no RELRO segment: \(segments.out)"); continue }
+            let (start, end) = (relro[1], relro[1] + relro[4])
+            let sections = try Subprocess.run(["readelf", "-SW", program])
+            // "[44] .got.plt PROGBITS ADDRESS OFFSET SIZE ...".
+            if let got = sections.out.split(separator: "\n").first(where: { $0.contains(" .got.plt ") })?
+                .split(separator: " ", omittingEmptySubsequences: true),
+               let at = got.firstIndex(of: "PROGBITS"), got.count > at + 3,
+               let address = UInt64(got[at + 1], radix: 16), let size = UInt64(got[at + 3], radix: 16) {
+                XCTAssertTrue(address >= start && address + size <= end,
+                              "\(program)'s .got.plt (\(String(address, radix: 16)), \(size) bytes) lies outside RELRO "
+                              + "(\(String(start, radix: 16))..<\(String(end, radix: 16))): it stays writable")
+            }
+        }
+    }
+
     func test_installedGatekeeper_isSetuidRoot_andRefusesGarbageBeforeAnyState() throws {
         let (binary, installed) = TerminalShell.binary
         let gatekeeper: String

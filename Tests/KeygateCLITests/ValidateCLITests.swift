@@ -27,14 +27,17 @@ final class ValidateCLITests: XCTestCase, OutsideTheEmbeddedPass {
         let (h, env) = try harness(window: 6)
         let before = try h.promptCount()
         // t=0 the read asks; t=4 validate extends (no prompt); t=8 the read is past the first
-        // window but inside the extended one; t=16 both have ended and the read asks again.
+        // window but inside the extended one; t=12 both have ended and the read asks again. The
+        // sleeps are lower bounds (a slow command only moves the later reads later), so the last
+        // read comes at least 2 s after the extended window's end, as the second read comes at
+        // least 2 s after the first window's; the window clock counts whole seconds.
         let r = try h.run("""
             keygate get -s signing -a release >/dev/null 2>&1; echo first=$?; echo asked1=$(wc -l < "$HOME/prompts")
             sleep 4
             keygate validate 2> "$HOME/validate.err"; echo validate=$?; echo asked2=$(wc -l < "$HOME/prompts")
             sleep 4
             v=$(keygate get -s signing -a release); echo second=$?; echo value=$v; echo asked3=$(wc -l < "$HOME/prompts")
-            sleep 8
+            sleep 4
             keygate get -s signing -a release >/dev/null 2>&1; echo third=$?; echo asked4=$(wc -l < "$HOME/prompts")
             """, extraEnvironment: env)
         XCTAssertEqual(r.values["first"], "0", r.summary)
@@ -113,15 +116,16 @@ final class ValidateCLITests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(r.values["asked"], "1", "after lock the read asks: \(h.prompts())")
     }
 
-    /// An administrator's 10-second window holds past a validate: validate extends the [default]
+    /// An administrator's 4-second window holds past a validate: validate extends the [default]
     /// window (300 s) it checks, and an item's own shorter window only while that one is still open,
-    /// so the read 14 s after the password asks again (and, with an askpass that fails, exits 128).
+    /// so the read 6 s after the password (at least: the sleep is a lower bound, and the window clock
+    /// counts whole seconds) asks again (and, with an askpass that fails, exits 128).
     /// The admin file is a test policy root in a test-hook build; the release pass writes it into
     /// /etc/keygate/policies.d, for a service name no one else uses, and removes it afterwards.
     func test_validate_neverReopensAShorterWindowAnAdministratorSet() throws {
         let h = try CLIUserHarness()
         let service = "kgt-rtbank-\(UUID().uuidString.prefix(8).lowercased())"
-        let policy = "[service \"\(service)\"]\nreuse-duration = 10\n"
+        let policy = "[service \"\(service)\"]\nreuse-duration = 4\n"
         var env: [String: String] = [:]
         if BuiltGatekeeper.isBesideTheBuild {
             env["KEYGATE_TEST_POLICY_ROOT"] = try h.policyRoot(["10-rtbank.policy": policy], shipped: true, for: self)
@@ -141,7 +145,7 @@ final class ValidateCLITests: XCTestCase, OutsideTheEmbeddedPass {
             printf %s web | keygate add -s web -a a --access user-presence >/dev/null 2>&1; echo addWeb=$?
             keygate get -s \(service) -a a >/dev/null; echo first=$?
             keygate get -s web -a a >/dev/null; echo web=$?
-            sleep 14
+            sleep 6
             KEYGATE_ASKPASS=/bin/false keygate get -s \(service) -a a >/dev/null 2>&1; echo closed=$?
             KEYGATE_ASKPASS=/bin/false keygate validate 2>/dev/null; echo validate=$?
             v=$(KEYGATE_ASKPASS=/bin/false keygate get -s \(service) -a a 2>/dev/null); echo after=$?; echo value=$v
@@ -151,7 +155,7 @@ final class ValidateCLITests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["first"], "0", r.summary)
         XCTAssertEqual(v["web"], "0", r.summary)
-        XCTAssertEqual(v["closed"], "128", "the 10-second window closed: the read asks, and the askpass fails: \(r.summary)")
+        XCTAssertEqual(v["closed"], "128", "the 4-second window closed: the read asks, and the askpass fails: \(r.summary)")
         XCTAssertEqual(v["validate"], "0", "the [default] window is open: validate extends it with no prompt: \(r.summary)")
         XCTAssertEqual(v["after"], "128", "validate did not reopen the item's own closed window: \(r.summary)")
         XCTAssertEqual(v["value"], "", r.summary)

@@ -16,7 +16,7 @@ final class HelperProtocolTests: XCTestCase {
     }
 
     func test_dockerJSON_decodesEscapesAndSurrogatePairs_andSkipsOtherScalars() throws {
-        let fields = try decode(#"{ "ServerURL" : "a\/b", "Secret":"\"\\\n\t\u00e9\ud83d\ude00", "n": null, "x": 12.5, "t": true }"#)
+        let fields = try decode(#"{ "ServerURL" : "a\/b", "Secret":"\"\\\n\t\u00e9\ud83d\ude00", "n": null, "x": 12.5, "t": true, "e": -1.5E+3, "z": 0 }"#)
         XCTAssertEqual(fields["ServerURL"], "a/b")
         XCTAssertEqual(fields["Secret"], "\"\\\n\té😀")
         XCTAssertNil(fields["n"])
@@ -24,7 +24,9 @@ final class HelperProtocolTests: XCTestCase {
     }
 
     func test_dockerJSON_refusesMalformedInput() {
-        for bad in ["", "[]", "{", #"{"a":"b""#, #"{"a":}"#, #"{"a":"\x"}"#, #"{"a":"\u12"}"#, "{\"a\":\"\n\"}", #"{"a":nope}"#, #"{"a" "b"}"#] {
+        for bad in ["", "[]", "{", #"{"a":"b""#, #"{"a":}"#, #"{"a":"\x"}"#, #"{"a":"\u12"}"#, "{\"a\":\"\n\"}", #"{"a":nope}"#, #"{"a" "b"}"#,
+                    #"{"a":"b","a":"c"}"#, #"{"a":1,"a":"c"}"#, #"{"a":"\ud83d"}"#, #"{"a":{}}"#, #"{"a":[]}"#, #"{"a":01}"#,
+                    #"{"a":1.}"#, #"{"a":1e}"#, #"{"a":"b"} x"#, #"{"a":"b",}"#] {
             XCTAssertThrowsError(try decode(bad), "accepted \(bad.debugDescription)")
         }
     }

@@ -1,17 +1,45 @@
 // The JSON of the docker-credential-helpers protocol: reading the one flat object
 // `store` receives ({"ServerURL":…,"Username":…,"Secret":…}; other members and
-// non-string values are skipped) and writing answers byte for byte as Go's
+// non-string values are skipped; the tokens are KeygateCore's JSONReader's) and writing answers byte for byte as Go's
 // encoding/json Encoder does (HTML-safe escapes \u003c \u003e \u0026, \u2028
 // \u2029, a final newline). Decoded values are byte arrays the caller moves into
 // SecureBytes at once (SecureBytes(consuming:) wipes them).
 
-enum DockerCredentialJSON {
-    struct Malformed: Error { let message: String }
+import KeygateCore
 
-    /// The string members of a JSON object, decoded to UTF-8 bytes.
-    static func decodeObject(_ raw: UnsafeRawBufferPointer) throws -> [String: [UInt8]] {
-        var parser = Parser(raw: raw)
-        return try parser.object()
+enum DockerCredentialJSON {
+    typealias Malformed = JSONMalformed
+
+    /// The string members of one JSON object, unescaped to UTF-8 bytes. Members of other scalar
+    /// types are skipped; a nested object or array is refused, as is a name given twice.
+    static func decodeObject(_ raw: UnsafeRawBufferPointer) throws(Malformed) -> [String: [UInt8]] {
+        try raw.withMemoryRebound(to: UInt8.self) { bytes throws(Malformed) in try decodeObject(bytes) }
+    }
+
+    private static func decodeObject(_ bytes: UnsafeBufferPointer<UInt8>) throws(Malformed) -> [String: [UInt8]] {
+        var reader = JSONReader(bytes: bytes)
+        var out: [String: [UInt8]] = [:]
+        var names: Set<String> = []
+        try reader.expect(UInt8(ascii: "{"), "'{'")
+        if !reader.take(UInt8(ascii: "}")) {
+            repeat {
+                guard reader.peek() == UInt8(ascii: "\"") else { throw reader.malformed("a member name expected") }
+                let name = String(decoding: try reader.stringBytes(), as: UTF8.self)
+                guard names.insert(name).inserted else { throw reader.malformed("the member \(name) twice") }
+                try reader.expect(UInt8(ascii: ":"), "':'")
+                switch reader.peek() {
+                case UInt8(ascii: "\"")?: out[name] = try reader.stringBytes()
+                case UInt8(ascii: "t")?: try reader.literal("true")
+                case UInt8(ascii: "f")?: try reader.literal("false")
+                case UInt8(ascii: "n")?: try reader.literal("null")
+                case UInt8(ascii: "-")?, (UInt8(ascii: "0")...UInt8(ascii: "9"))?: try reader.skipNumber()
+                default: throw reader.malformed("a string, number, true, false or null expected")
+                }
+            } while reader.take(UInt8(ascii: ","))
+            try reader.expect(UInt8(ascii: "}"), "',' or '}'")
+        }
+        guard reader.peek() == nil else { throw reader.malformed("text after the object") }
+        return out
     }
 
     /// Appends `bytes` as a JSON string, escaped as Go does.
@@ -37,94 +65,5 @@ enum DockerCredentialJSON {
             it = it.dropFirst()
         }
         out.append(UInt8(ascii: "\""))
-    }
-
-    private struct Parser {
-        let raw: UnsafeRawBufferPointer
-        var i = 0
-
-        mutating func skipSpace() { while i < raw.count, [0x20, 0x09, 0x0A, 0x0D].contains(raw[i]) { i += 1 } }
-
-        mutating func expect(_ c: Character) throws {
-            skipSpace()
-            guard i < raw.count, raw[i] == c.asciiValue else { throw Malformed(message: "expected '\(c)' at byte \(i)") }
-            i += 1
-        }
-
-        mutating func object() throws -> [String: [UInt8]] {
-            var out: [String: [UInt8]] = [:]
-            try expect("{")
-            skipSpace()
-            if i < raw.count, raw[i] == UInt8(ascii: "}") { i += 1; return out }
-            while true {
-                skipSpace()
-                let key = String(decoding: try string(), as: UTF8.self)
-                try expect(":")
-                skipSpace()
-                if i < raw.count, raw[i] == UInt8(ascii: "\"") {
-                    out[key] = try string()
-                } else {
-                    try skipValue()
-                }
-                skipSpace()
-                guard i < raw.count else { throw Malformed(message: "unexpected end of JSON input") }
-                if raw[i] == UInt8(ascii: ",") { i += 1; continue }
-                if raw[i] == UInt8(ascii: "}") { i += 1; return out }
-                throw Malformed(message: "expected ',' or '}' at byte \(i)")
-            }
-        }
-
-        /// Skips a non-string scalar (null, true, false, a number).
-        mutating func skipValue() throws {
-            let start = i
-            while i < raw.count, ![UInt8(ascii: ","), UInt8(ascii: "}")].contains(raw[i]) { i += 1 }
-            let token = String(decoding: UnsafeRawBufferPointer(rebasing: raw[start..<i]), as: UTF8.self)
-                .filter { !$0.isWhitespace }
-            guard token == "null" || token == "true" || token == "false" || Double(token) != nil else {
-                throw Malformed(message: "unsupported JSON value at byte \(start)")
-            }
-        }
-
-        mutating func string() throws -> [UInt8] {
-            guard i < raw.count, raw[i] == UInt8(ascii: "\"") else { throw Malformed(message: "expected a string at byte \(i)") }
-            i += 1
-            var out: [UInt8] = []
-            while i < raw.count {
-                let b = raw[i]
-                i += 1
-                if b == UInt8(ascii: "\"") { return out }
-                if b < 0x20 { throw Malformed(message: "control character in a string at byte \(i - 1)") }
-                guard b == UInt8(ascii: "\\") else { out.append(b); continue }
-                guard i < raw.count else { break }
-                let e = raw[i]
-                i += 1
-                switch e {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(e)
-                case UInt8(ascii: "b"): out.append(0x08)
-                case UInt8(ascii: "f"): out.append(0x0C)
-                case UInt8(ascii: "n"): out.append(0x0A)
-                case UInt8(ascii: "r"): out.append(0x0D)
-                case UInt8(ascii: "t"): out.append(0x09)
-                case UInt8(ascii: "u"):
-                    var scalar = try hex4()
-                    if (0xD800..<0xDC00).contains(scalar), i + 1 < raw.count, raw[i] == UInt8(ascii: "\\"), raw[i + 1] == UInt8(ascii: "u") {
-                        i += 2
-                        let low = try hex4()
-                        scalar = (0xDC00..<0xE000).contains(low) ? 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00) : 0xFFFD
-                    }
-                    out += Array(String(Unicode.Scalar(scalar).map(Character.init) ?? "\u{FFFD}").utf8)
-                default: throw Malformed(message: "bad escape at byte \(i - 1)")
-                }
-            }
-            throw Malformed(message: "unexpected end of JSON input")
-        }
-
-        mutating func hex4() throws -> UInt32 {
-            guard i + 4 <= raw.count,
-                  let v = UInt32(String(decoding: UnsafeRawBufferPointer(rebasing: raw[i..<(i + 4)]), as: UTF8.self), radix: 16)
-            else { throw Malformed(message: "bad \\u escape at byte \(i)") }
-            i += 4
-            return v
-        }
     }
 }

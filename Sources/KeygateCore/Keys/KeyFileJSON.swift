@@ -8,7 +8,8 @@
 // which one counts). Nesting is bounded, so garbage cannot exhaust the stack. The typed reads
 // (`Members`) follow Codable's rules for the types they replace: a required member missing or
 // of another type fails, an optional one may be absent or null, unknown members are skipped.
-// Writing stays with JSONEncoder (written once, at `init` and `passwd`). Pure code.
+// The tokens are JSONReader's. Writing stays with JSONEncoder (written once, at `init` and
+// `passwd`). Pure code.
 
 package enum KeyFileJSON {
     package indirect enum Value: Equatable, Sendable {
@@ -21,9 +22,7 @@ package enum KeyFileJSON {
     }
 
     /// What is wrong with a document, for tests and messages; callers name the file.
-    package struct Malformed: Error, Equatable {
-        package let message: String
-    }
+    package typealias Malformed = JSONMalformed
 
     static let maxDepth = 32
 
@@ -32,8 +31,7 @@ package enum KeyFileJSON {
         try bytes.withUnsafeBufferPointer { buffer throws(Malformed) -> Value in
             var parser = Parser(bytes: buffer)
             let value = try parser.value(depth: 0)
-            parser.skipSpace()
-            guard parser.index == buffer.count else { throw parser.malformed("text after the document") }
+            guard parser.reader.peek() == nil else { throw parser.malformed("text after the document") }
             return value
         }
     }
@@ -101,174 +99,61 @@ package enum KeyFileJSON {
     }
 
     private struct Parser {
-        let bytes: UnsafeBufferPointer<UInt8>
-        var index = 0
+        var reader: JSONReader
 
-        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+        init(bytes: UnsafeBufferPointer<UInt8>) { reader = JSONReader(bytes: bytes) }
 
-        func malformed(_ what: String) -> Malformed { Malformed(message: "\(what) at byte \(index)") }
-
-        mutating func skipSpace() {
-            while index < bytes.count {
-                switch bytes[index] {
-                case 0x20, 0x09, 0x0A, 0x0D: index += 1
-                default: return
-                }
-            }
-        }
+        func malformed(_ what: String) -> Malformed { reader.malformed(what) }
 
         mutating func value(depth: Int) throws(Malformed) -> Value {
             guard depth < KeyFileJSON.maxDepth else { throw malformed("nesting deeper than \(KeyFileJSON.maxDepth)") }
-            skipSpace()
-            guard index < bytes.count else { throw malformed("end of input where a value was expected") }
-            switch bytes[index] {
+            guard let next = reader.peek() else { throw malformed("end of input where a value was expected") }
+            switch next {
             case UInt8(ascii: "{"): return try object(depth: depth)
             case UInt8(ascii: "["): return try array(depth: depth)
             case UInt8(ascii: "\""): return .string(try string())
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .integer(try integer())
-            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-            case UInt8(ascii: "n"): try literal("null"); return .null
-            default: throw malformed("unexpected byte 0x\(String(bytes[index], radix: 16))")
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .integer(try reader.integer())
+            case UInt8(ascii: "t"): try reader.literal("true"); return .bool(true)
+            case UInt8(ascii: "f"): try reader.literal("false"); return .bool(false)
+            case UInt8(ascii: "n"): try reader.literal("null"); return .null
+            default: throw malformed("unexpected byte 0x\(String(next, radix: 16))")
             }
-        }
-
-        mutating func literal(_ word: StaticString) throws(Malformed) {
-            let count = word.utf8CodeUnitCount
-            guard bytes.count - index >= count else { throw malformed("truncated literal") }
-            for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] {
-                throw malformed("unknown literal")
-            }
-            index += count
         }
 
         mutating func object(depth: Int) throws(Malformed) -> Value {
-            index += 1  // {
+            try reader.expect(UInt8(ascii: "{"), "'{'")
             var members: [String: Value] = [:]
-            skipSpace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            if reader.take(UInt8(ascii: "}")) { return .object(members) }
             while true {
-                skipSpace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw malformed("a member name expected") }
+                guard reader.peek() == UInt8(ascii: "\"") else { throw malformed("a member name expected") }
                 let name = try string()
-                skipSpace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw malformed("':' expected") }
-                index += 1
+                try reader.expect(UInt8(ascii: ":"), "':'")
                 let member = try value(depth: depth + 1)
                 guard members.updateValue(member, forKey: name) == nil else { throw malformed("the member \(name) twice") }
-                skipSpace()
-                guard index < bytes.count else { throw malformed("end of input in an object") }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                guard bytes[index] == UInt8(ascii: "}") else { throw malformed("',' or '}' expected") }
-                index += 1
+                guard reader.peek() != nil else { throw malformed("end of input in an object") }
+                if reader.take(UInt8(ascii: ",")) { continue }
+                try reader.expect(UInt8(ascii: "}"), "',' or '}'")
                 return .object(members)
             }
         }
 
         mutating func array(depth: Int) throws(Malformed) -> Value {
-            index += 1  // [
+            try reader.expect(UInt8(ascii: "["), "'['")
             var elements: [Value] = []
-            skipSpace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+            if reader.take(UInt8(ascii: "]")) { return .array(elements) }
             while true {
                 elements.append(try value(depth: depth + 1))
-                skipSpace()
-                guard index < bytes.count else { throw malformed("end of input in an array") }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                guard bytes[index] == UInt8(ascii: "]") else { throw malformed("',' or ']' expected") }
-                index += 1
+                guard reader.peek() != nil else { throw malformed("end of input in an array") }
+                if reader.take(UInt8(ascii: ",")) { continue }
+                try reader.expect(UInt8(ascii: "]"), "',' or ']'")
                 return .array(elements)
             }
         }
 
-        /// An integer as JSON writes one: -?(0|[1-9][0-9]*), within Int64.
-        mutating func integer() throws(Malformed) -> Int64 {
-            let negative = bytes[index] == UInt8(ascii: "-")
-            if negative { index += 1 }
-            let start = index
-            var magnitude: UInt64 = 0
-            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-                let (times, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
-                let (sum, overflow2) = times.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
-                guard !overflow1, !overflow2 else { throw malformed("a number too large") }
-                magnitude = sum
-                index += 1
-            }
-            guard index > start else { throw malformed("a digit expected") }
-            guard !(bytes[start] == UInt8(ascii: "0") && index - start > 1) else { throw malformed("a number with a leading zero") }
-            if index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index]) {
-                throw malformed("a number that is not an integer")
-            }
-            if negative {
-                guard magnitude <= UInt64(Int64.max) + 1 else { throw malformed("a number too large") }
-                return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
-            }
-            guard magnitude <= UInt64(Int64.max) else { throw malformed("a number too large") }
-            return Int64(magnitude)
-        }
-
         mutating func string() throws(Malformed) -> String {
-            index += 1  // "
-            var out: [UInt8] = []
-            while true {
-                guard index < bytes.count else { throw malformed("end of input in a string") }
-                let byte = bytes[index]
-                index += 1
-                switch byte {
-                case UInt8(ascii: "\""):
-                    guard let text = String(validating: out, as: UTF8.self) else { throw malformed("a string that is not UTF-8") }
-                    return text
-                case UInt8(ascii: "\\"):
-                    guard index < bytes.count else { throw malformed("end of input in an escape") }
-                    let escape = bytes[index]
-                    index += 1
-                    switch escape {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
-                    case UInt8(ascii: "b"): out.append(0x08)
-                    case UInt8(ascii: "f"): out.append(0x0C)
-                    case UInt8(ascii: "n"): out.append(0x0A)
-                    case UInt8(ascii: "r"): out.append(0x0D)
-                    case UInt8(ascii: "t"): out.append(0x09)
-                    case UInt8(ascii: "u"): try unicodeEscape(into: &out)
-                    default: throw malformed("an unknown escape")
-                    }
-                case 0..<0x20: throw malformed("a control character in a string")
-                default: out.append(byte)
-                }
-            }
-        }
-
-        mutating func hex4() throws(Malformed) -> UInt32 {
-            guard bytes.count - index >= 4 else { throw malformed("a short \\u escape") }
-            var value: UInt32 = 0
-            for _ in 0..<4 {
-                let c = bytes[index]
-                let digit: UInt32
-                switch c {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(c - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(c - UInt8(ascii: "a") + 10)
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(c - UInt8(ascii: "A") + 10)
-                default: throw malformed("a bad \\u escape")
-                }
-                value = value << 4 | digit
-                index += 1
-            }
-            return value
-        }
-
-        mutating func unicodeEscape(into out: inout [UInt8]) throws(Malformed) {
-            var scalar = try hex4()
-            if (0xD800..<0xDC00).contains(scalar) {
-                guard bytes.count - index >= 2, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                    throw malformed("a lone surrogate")
-                }
-                index += 2
-                let low = try hex4()
-                guard (0xDC00..<0xE000).contains(low) else { throw malformed("a lone surrogate") }
-                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-            }
-            guard let unicode = Unicode.Scalar(scalar) else { throw malformed("a lone surrogate") }
-            UTF8.encode(unicode) { out.append($0) }
+            let bytes = try reader.stringBytes()
+            guard let text = String(validating: bytes, as: UTF8.self) else { throw malformed("a string that is not UTF-8") }
+            return text
         }
     }
 }
