@@ -1,9 +1,10 @@
 // The JSON of the docker-credential-helpers protocol: reading the one flat object
 // `store` receives ({"ServerURL":…,"Username":…,"Secret":…}; other members and
-// non-string values are skipped; the tokens are KeygateCore's JSONReader's) and writing answers byte for byte as Go's
-// encoding/json Encoder does (HTML-safe escapes \u003c \u003e \u0026, \u2028
-// \u2029, a final newline). Decoded values are byte arrays the caller moves into
-// SecureBytes at once (SecureBytes(consuming:) wipes them).
+// non-string values are skipped; the tokens are KeygateCore's JSONReader's) and
+// writing answers byte for byte as Go's encoding/json Encoder does (HTML-safe
+// escapes \u003c \u003e \u0026, \u2028 \u2029, a final newline). Decoded values
+// are byte arrays the caller moves into SecureBytes at once (SecureBytes(consuming:)
+// wipes them); a secret being written is read where it lies, never copied.
 
 import KeygateCore
 
@@ -42,13 +43,16 @@ enum DockerCredentialJSON {
         return out
     }
 
-    /// Appends `bytes` as a JSON string, escaped as Go does.
+    /// Appends `bytes` as a JSON string, escaped as Go does. Reads `bytes` in place: a secret
+    /// passed here is copied nowhere but into `out`, which the caller sized and wipes.
     static func appendString(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
         let hex = Array("0123456789abcdef".utf8)
         func unicodeEscape(_ v: Int) { out += Array("\\u".utf8) + [hex[(v >> 12) & 15], hex[(v >> 8) & 15], hex[(v >> 4) & 15], hex[v & 15]] }
         out.append(UInt8(ascii: "\""))
-        var it = Array(bytes)[...]
-        while let b = it.first {
+        var i = bytes.startIndex
+        while i != bytes.endIndex {
+            let b = bytes[i]
+            i = bytes.index(after: i)
             switch b {
             case UInt8(ascii: "\""): out += Array("\\\"".utf8)
             case UInt8(ascii: "\\"): out += Array("\\\\".utf8)
@@ -57,12 +61,19 @@ enum DockerCredentialJSON {
             case 0x09: out += Array("\\t".utf8)
             case UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"): unicodeEscape(Int(b))
             case 0..<0x20: unicodeEscape(Int(b))
-            case 0xE2 where it.count >= 3 && it.dropFirst().first == 0x80 && (it.dropFirst(2).first == 0xA8 || it.dropFirst(2).first == 0xA9):
-                unicodeEscape(it.dropFirst(2).first == 0xA8 ? 0x2028 : 0x2029)
-                it = it.dropFirst(3); continue
+            case 0xE2:
+                // U+2028 and U+2029 (E2 80 A8, E2 80 A9) are escaped; any other E2 sequence is kept.
+                let second = i != bytes.endIndex ? bytes[i] : nil
+                let thirdIndex = i != bytes.endIndex ? bytes.index(after: i) : i
+                let third = thirdIndex != bytes.endIndex ? bytes[thirdIndex] : nil
+                if second == 0x80, third == 0xA8 || third == 0xA9 {
+                    unicodeEscape(third == 0xA8 ? 0x2028 : 0x2029)
+                    i = bytes.index(after: thirdIndex)
+                } else {
+                    out.append(b)
+                }
             default: out.append(b)
             }
-            it = it.dropFirst()
         }
         out.append(UInt8(ascii: "\""))
     }
