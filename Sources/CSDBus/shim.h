@@ -112,7 +112,10 @@ KG_SDBUS_TYPES(KG_LAZY_DEFINE_CONSTANT)
     X(VALUE, int, sd_bus_message_get_type, (sd_bus_message *m, uint8_t *type), (m, type)) \
     X(VALUE, int, sd_bus_message_get_expect_reply, (sd_bus_message *m), (m)) \
     X(VALUE, int, sd_bus_call, (sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error, sd_bus_message **reply), (bus, m, usec, ret_error, reply)) \
-    X(VALUE, int, sd_bus_get_fd, (sd_bus *bus), (bus))
+    X(VALUE, int, sd_bus_get_fd, (sd_bus *bus), (bus)) \
+    X(VALUE, int, sd_bus_message_rewind, (sd_bus_message *m, int complete), (m, complete)) \
+    X(VALUE, int, sd_bus_message_sensitive, (sd_bus_message *m), (m)) \
+    X(VALUE, int, sd_bus_message_seal, (sd_bus_message *m, uint64_t cookie, uint64_t timeout_usec), (m, cookie, timeout_usec))
 
 KG_LAZY_LIBRARY(kg_sdbus, "libsystemd.so.0", KG_SDBUS_CLIENT_FUNCTIONS)
 KG_LAZY_LIBRARY(kg_sdbus_server, "libsystemd.so.0", KG_SDBUS_SERVER_FUNCTIONS)

@@ -3,7 +3,8 @@
 // single fallback that hands each method call over as plain values is simplest from Swift), the
 // replies, errors and signals the daemon sends, and signal matches (NameOwnerChanged). Single-
 // threaded, as sd-bus is: the daemon's loop calls `process` and `wait` and nothing else touches
-// the connection. Arguments are read and written by BusMessage; what they mean is the daemon's.
+// the connection. Arguments are read and written by BusMessage as BusValue trees, or value by value
+// by BusCallReader and BusReplyWriter for the calls answered most often; what they mean is the daemon's.
 import KeygateCore
 internal import CSDBus
 
@@ -16,9 +17,19 @@ package struct BusCall {
     package let member: String
     /// The arguments' signature ("" for none).
     package let signature: String
-    /// The arguments as a tuple; nil when the message could not be read.
-    package let arguments: BusValue?
     fileprivate let message: OpaquePointer
+
+    /// The arguments as a tuple, read from the start of the message; nil when it could not be read.
+    package var arguments: BusValue? {
+        guard sd_bus_message_rewind(message, 1) >= 0 else { return nil }
+        return BusMessage.arguments(of: message)
+    }
+
+    /// A reader at the start of the arguments, for a call read value by value.
+    package var reader: BusCallReader? {
+        guard sd_bus_message_rewind(message, 1) >= 0 else { return nil }
+        return BusCallReader(message: message)
+    }
 }
 
 /// Why the bus could not be used, worded for the daemon's log and exit.
@@ -103,8 +114,7 @@ package final class BusServer {
             let call = BusCall(sender: text(sd_bus_message_get_sender(message)), path: text(sd_bus_message_get_path(message)),
                                interface: text(sd_bus_message_get_interface(message)),
                                member: text(sd_bus_message_get_member(message)),
-                               signature: text(sd_bus_message_get_signature(message, 1)),
-                               arguments: BusMessage.arguments(of: message), message: message)
+                               signature: text(sd_bus_message_get_signature(message, 1)), message: message)
             return box.handler(call) ? 1 : 0
         }, Unmanaged.passUnretained(box).toOpaque())
         guard r >= 0, let slot else { throw Self.error("serve \(prefix)", r) }
@@ -137,6 +147,18 @@ package final class BusServer {
         guard sd_bus_message_new_method_return(call.message, &made) >= 0, let reply = made else { return false }
         defer { _ = sd_bus_message_unref(reply) }
         guard BusMessage.append(arguments: arguments, to: reply) >= 0 else { return false }
+        return sd_bus_send(bus, reply, nil) >= 0
+    }
+
+    /// Answers `call` with the arguments `write` appends, straight into the reply. Returns false
+    /// when `write` or sd-bus failed (the caller then answers with an error).
+    @discardableResult
+    package func reply(to call: BusCall, writing write: (BusReplyWriter) -> Bool) -> Bool {
+        guard sd_bus_message_get_expect_reply(call.message) > 0 else { return true }
+        var made: OpaquePointer?
+        guard sd_bus_message_new_method_return(call.message, &made) >= 0, let reply = made else { return false }
+        defer { _ = sd_bus_message_unref(reply) }
+        guard write(BusReplyWriter(message: reply)) else { return false }
         return sd_bus_send(bus, reply, nil) >= 0
     }
 
@@ -179,6 +201,36 @@ package final class BusServer {
         guard sd_bus_call(bus, message, micros, &error, &answer) >= 0, let answer else { return nil }
         defer { _ = sd_bus_message_unref(answer) }
         return BusMessage.arguments(of: answer)
+    }
+
+    /// The method call `member` with `arguments`, built on this connection and sealed as if it
+    /// had arrived, handed to `body` (valid only while it runs): for checking that a call reads the
+    /// same value by value as it does as a tree. Nil when sd-bus refused to build it.
+    package func withCall<R>(path: String, interface: String, member: String, _ arguments: BusValue,
+                             _ body: (BusCall) -> R) -> R? {
+        var made: OpaquePointer?
+        guard sd_bus_message_new_method_call(bus, &made, nil, path, interface.isEmpty ? nil : interface, member) >= 0,
+              let message = made else { return nil }
+        defer { _ = sd_bus_message_unref(message) }
+        guard BusMessage.append(arguments: arguments, to: message) >= 0, sd_bus_message_seal(message, 1, 0) >= 0 else { return nil }
+        func text(_ pointer: UnsafePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
+        return body(BusCall(sender: "", path: path, interface: interface, member: member,
+                            signature: text(sd_bus_message_get_signature(message, 1)), message: message))
+    }
+
+    /// What `write` appends to a message, read back as a tree: for checking that a reply written
+    /// value by value carries what its tree would. Nil when sd-bus refused a value.
+    package func written(_ write: (BusReplyWriter) -> Bool) -> BusValue? {
+        var made: OpaquePointer?
+        guard sd_bus_message_new_method_call(bus, &made, nil, "/", nil, "Written") >= 0, let message = made else { return nil }
+        defer { _ = sd_bus_message_unref(message) }
+        guard write(BusReplyWriter(message: message)), sd_bus_message_seal(message, 1, 0) >= 0 else { return nil }
+        return BusMessage.arguments(of: message)
+    }
+
+    /// The arguments `tree` (a tuple) as `reply(to:_:)` writes them, read back.
+    package func written(_ tree: BusValue) -> BusValue? {
+        written { BusMessage.append(arguments: tree, to: $0.message) >= 0 }
     }
 
     /// Handles what has arrived, one message a call: > 0 when one was handled, 0 when none was

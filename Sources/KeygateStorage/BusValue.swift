@@ -154,11 +154,12 @@ package enum Variant {
     /// D-Bus's object path grammar: "/", or "/" followed by elements of [A-Za-z0-9_] separated
     /// by single slashes, with no trailing slash.
     package static func isObjectPath(_ path: String) -> Bool {
-        let bytes = Array(path.utf8)
+        let bytes = path.utf8
         guard bytes.first == UInt8(ascii: "/") else { return false }
-        if bytes.count == 1 { return true }
         var previousWasSlash = false
+        var count = 0
         for byte in bytes {
+            count += 1
             if byte == UInt8(ascii: "/") {
                 if previousWasSlash { return false }
                 previousWasSlash = true
@@ -169,6 +170,6 @@ package enum Variant {
                 || byte == UInt8(ascii: "_")
             if !ok { return false }
         }
-        return !previousWasSlash
+        return count == 1 || !previousWasSlash
     }
 }

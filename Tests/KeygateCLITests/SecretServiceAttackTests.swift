@@ -106,6 +106,86 @@ final class SecretServiceAttackTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["daemon-alive"], "true", r.summary)
     }
 
+    /// The calls of a lookup (SearchItems on the service and on a collection, GetSecrets, an item's
+    /// GetSecret) are read straight from the message and answered straight into the reply; bad
+    /// input there gets the same error, in the same words, as the same fault in a call read as a
+    /// tree (CreateItem's attributes), and the daemon stays up.
+    func test_theCallsOfALookup_refuseBadInputInTheSameWordsAsEveryOtherCall() throws {
+        let h = try harness()
+        let r = try run(h, python: #"""
+            def full(conn, address, member, sig=None, body=()):
+                reply = conn.send_and_get_reply(new_method_call(address, member, sig, body), timeout=60)
+                if reply.header.message_type == MessageType.error:
+                    return "%s|%s" % (reply.header.fields.get(4) or "", reply.body[0] if reply.body else "")
+                return "ok"
+            def create_full(conn, session, attrs):
+                props = {"org.freedesktop.Secret.Item.Label": ("s", "x"), "org.freedesktop.Secret.Item.Attributes": ("a{ss}", attrs)}
+                return full(conn, COLL, "CreateItem", "a{sv}(oayays)b", (props, (session, b"", b"x", "text/plain"), False))
+            c = open_dbus_connection(bus="SESSION"); other = open_dbus_connection(bus="SESSION")
+            s = plain_session(c); so = plain_session(other)
+            COLL = addr(ROOT + "/aliases/default", "org.freedesktop.Secret.Collection")
+            LOGIN = addr(ROOT + "/collection/login", "org.freedesktop.Secret.Collection")
+            item = create(c, s, {"hot": "1"}, b"hot-secret")[1][0]
+            I = addr(item, "org.freedesktop.Secret.Item")
+            bad = {"many": {"a%d" % i: "v" for i in range(65)}, "longName": {"k" * 1025: "v"},
+                   "longValue": {"k": "v" * 4097}, "emptyName": {"": "v"}}
+            for key, attrs in bad.items():
+                print("search_%s=%s" % (key, full(c, SERVICE, "SearchItems", "a{ss}", (attrs,))))
+                print("collSearch_%s=%s" % (key, full(c, LOGIN, "SearchItems", "a{ss}", (attrs,))))
+                print("noIfaceSearch_%s=%s" % (key, full(c, DBusAddress(ROOT, bus_name=NAME), "SearchItems", "a{ss}", (attrs,))))
+                print("create_%s=%s" % (key, create_full(c, s, attrs)))
+            print("sigSearch=%s" % full(c, SERVICE, "SearchItems", "s", ("x",)))
+            print("sigCollSearch=%s" % full(c, LOGIN, "SearchItems", "as", (["x"],)))
+            print("sigGetSecrets=%s" % full(c, SERVICE, "GetSecrets", "ao", ([item],)))
+            print("sigGetSecret=%s" % full(c, I, "GetSecret", "s", (s,)))
+            print("noArgsGetSecret=%s" % full(c, I, "GetSecret"))
+            print("tooManyObjects=%s" % full(c, SERVICE, "GetSecrets", "aoo", (["/a"] * 100001, s)))
+            print("unknownItem=%s" % full(c, addr(ROOT + "/collection/login/i999999", "org.freedesktop.Secret.Item"), "GetSecret", "o", (s,)))
+            print("unknownCollection=%s" % full(c, addr(ROOT + "/collection/nope", "org.freedesktop.Secret.Collection"), "SearchItems", "a{ss}", ({},)))
+            unknown = call(c, SERVICE, "GetSecrets", "aoo", ([ROOT + "/collection/login/i999999", "/not/ours", ROOT + "/collection/nope/i1"], s))
+            print("unknownItemsLeftOut=%s:%d" % (unknown[0], len(unknown[1][0])))
+            print("otherSessionGetSecret=%s" % full(other, I, "GetSecret", "o", (s,)))
+            print("otherSessionGetSecrets=%s" % full(other, SERVICE, "GetSecrets", "aoo", ([item], s)))
+            print("noSessionGetSecrets=%s" % full(c, SERVICE, "GetSecrets", "aoo", ([item], ROOT + "/session/s99999")))
+            print("notASessionGetSecret=%s" % full(c, I, "GetSecret", "o", ("/",)))
+            print("found=%d" % len(call(c, SERVICE, "SearchItems", "a{ss}", ({"hot": "1"},))[1][0]))
+            print("foundInCollection=%d" % len(call(c, LOGIN, "SearchItems", "a{ss}", ({"hot": "1"},))[1][0]))
+            got = call(c, SERVICE, "GetSecrets", "aoo", ([item, ROOT + "/collection/login/i999999"], s))[1][0]
+            print("getSecrets=%s" % ",".join("%s:%s" % (k == item, bytes(v[2]).decode()) for k, v in got.items()))
+            print("getSecret=%s" % bytes(call(c, I, "GetSecret", "o", (s,))[1][0][2]).decode())
+            print("otherOwnSession=%s" % bytes(call(other, I, "GetSecret", "o", (so,))[1][0][2]).decode())
+            """#)
+        let v = r.values
+        XCTAssertNil(v["init-failed"], r.summary)
+        let invalid = "org.freedesktop.DBus.Error.InvalidArgs"
+        let words = ["many": "65 attributes; the limit is 64", "longName": "an attribute name is 1025 bytes; the limit is 1024",
+                     "longValue": "the attribute k is 4097 bytes; the limit is 4096", "emptyName": "an attribute has an empty name"]
+        for (key, text) in words {
+            XCTAssertEqual(v["create_\(key)"], "\(invalid)|\(text)", "CreateItem, read as a tree: \(key): \(r.summary)")
+            for call in ["search", "collSearch", "noIfaceSearch"] {
+                XCTAssertEqual(v["\(call)_\(key)"], v["create_\(key)"], "\(call), read from the message: \(key): \(r.summary)")
+            }
+        }
+        XCTAssertEqual(v["sigSearch"], "\(invalid)|org.freedesktop.Secret.Service.SearchItems takes (a{ss}), not (s)", r.summary)
+        XCTAssertEqual(v["sigCollSearch"], "\(invalid)|org.freedesktop.Secret.Collection.SearchItems takes (a{ss}), not (as)", r.summary)
+        XCTAssertEqual(v["sigGetSecrets"], "\(invalid)|org.freedesktop.Secret.Service.GetSecrets takes (aoo), not (ao)", r.summary)
+        XCTAssertEqual(v["sigGetSecret"], "\(invalid)|org.freedesktop.Secret.Item.GetSecret takes (o), not (s)", r.summary)
+        XCTAssertEqual(v["noArgsGetSecret"], "\(invalid)|org.freedesktop.Secret.Item.GetSecret takes (o), not ()", r.summary)
+        XCTAssertEqual(v["tooManyObjects"], "\(invalid)|too many items in one call", r.summary)
+        XCTAssertEqual(v["unknownItem"]?.hasPrefix("org.freedesktop.Secret.Error.NoSuchObject|"), true, r.summary)
+        XCTAssertEqual(v["unknownCollection"]?.hasPrefix("org.freedesktop.Secret.Error.NoSuchObject|"), true, r.summary)
+        XCTAssertEqual(v["unknownItemsLeftOut"], "ok:0", "unknown items are left out of GetSecrets, as other providers do: \(r.summary)")
+        for key in ["otherSessionGetSecret", "otherSessionGetSecrets", "noSessionGetSecrets", "notASessionGetSecret"] {
+            XCTAssertEqual(v[key]?.hasPrefix("org.freedesktop.Secret.Error.NoSession|"), true, "\(key): \(r.summary)")
+        }
+        XCTAssertEqual(v["found"], "1", r.summary)
+        XCTAssertEqual(v["foundInCollection"], "1", r.summary)
+        XCTAssertEqual(v["getSecrets"], "True:hot-secret", r.summary)
+        XCTAssertEqual(v["getSecret"], "hot-secret", r.summary)
+        XCTAssertEqual(v["otherOwnSession"], "hot-secret", r.summary)
+        XCTAssertEqual(v["daemon-alive"], "true", r.summary)
+    }
+
     /// An item whose blob needs a person (here one `keygate add --access user-presence` made) is
     /// locked to every connection, never opened with the cached keys; its Unlock prompt asks the
     /// person through the gatekeeper, and a person who cancels (the askpass exits 1) opens nothing.

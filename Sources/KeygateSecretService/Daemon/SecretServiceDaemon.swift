@@ -1,6 +1,7 @@
 // keygate-secret-service's program: its options, the bus connection, the name, and the loop.
-// Each method call is decoded (CallDecoder: a typed call or a typed refusal) and handed to the
-// host; the reply goes out at once, then the signals the call caused. A connection that leaves
+// Each method call is decoded (CallDecoder: a typed call or a typed refusal; the calls of a lookup
+// read straight from the message, the rest as a BusValue tree) and handed to the host; the reply
+// goes out at once (a lookup's written straight into the message), then the signals the call caused. A connection that leaves
 // the bus takes its sessions, prompts and authorizations with it (NameOwnerChanged). The loop
 // wakes at least once a second to notice the keychain locking or unlocking from outside (pam_keygate
 // at login and logout, `keygate lock`) and to report prompts that workers finished.
@@ -115,14 +116,22 @@ package enum SecretServiceDaemon {
 
     /// One method call: decoded, answered, and the signals it caused sent after the reply.
     private static func handle(_ call: BusCall, host: SecretServiceHost, server: BusServer) {
-        switch CallDecoder.decode(path: call.path, interface: call.interface, member: call.member, signature: call.signature,
-                                  arguments: call.arguments) {
+        // The calls of a lookup are read straight from the message; every other call as a tree.
+        let decoded = CallDecoder.decodeHot(path: call.path, interface: call.interface, member: call.member,
+                                            signature: call.signature, reader: call.reader)
+            ?? CallDecoder.decode(path: call.path, interface: call.interface, member: call.member, signature: call.signature,
+                                  arguments: call.arguments)
+        switch decoded {
         case .failure(let refusal):
             server.replyError(to: call, name: refusal.errorName, message: refusal.message)
         case .success(let decoded):
             switch host.handle(decoded, sender: call.sender) {
-            case .success(let value):
-                if !server.reply(to: call, value) {
+            case .success(let reply):
+                let sent: Bool
+                if case .value(let value) = reply { sent = server.reply(to: call, value) } else {
+                    sent = server.reply(to: call) { reply.write(to: $0) }
+                }
+                if !sent {
                     server.replyError(to: call, name: SecretServiceErrorName.failed, message: "the reply could not be sent")
                 }
             case .failure(let error):

@@ -35,7 +35,7 @@ package final class SecretServiceHost {
     }
 
     /// Answers one call from `sender`: the reply's arguments, or the error to send.
-    package func handle(_ decoded: DecodedCall, sender: String) -> Result<BusValue, SecretServiceError> {
+    package func handle(_ decoded: DecodedCall, sender: String) -> Result<CallReply, SecretServiceError> {
         // Reads may see a lock state up to 100 ms old (a secret still needs the cached key when it
         // is opened); what decides a prompt or a write looks at the kernel keyring now.
         switch decoded.call {
@@ -51,19 +51,19 @@ package final class SecretServiceHost {
         }
     }
 
-    private func route(_ decoded: DecodedCall, sender: String) throws -> BusValue {
+    private func route(_ decoded: DecodedCall, sender: String) throws -> CallReply {
         let target = decoded.target
         switch decoded.call {
         case .introspect:
-            return .tuple([.string(try introspect(target))])
+            return .value(.tuple([.string(try introspect(target))]))
         case .getProperty(let interface, let name):
-            return .tuple([.variant(try property(target, interface: interface, name: name, sender: sender))])
+            return .value(.tuple([.variant(try property(target, interface: interface, name: name, sender: sender))]))
         case .getAllProperties(let interface):
             let all = try properties(target, interface: interface, sender: sender)
-            return .tuple([Variant.array(of: "{sv}", all.map { .dictEntry(.string($0.0), .variant($0.1)) })])
+            return .value(.tuple([Variant.array(of: "{sv}", all.map { .dictEntry(.string($0.0), .variant($0.1)) })]))
         case .setProperty(let interface, let name, let value):
             try setProperty(target, interface: interface, name: name, value: value)
-            return .tuple([])
+            return .value(.tuple([]))
         default:
             break
         }
@@ -72,8 +72,8 @@ package final class SecretServiceHost {
         case .collection(let name): return try collectionCall(try collection(named: name, path: target.path), decoded.call, sender: sender)
         case .alias(let alias): return try collectionCall(try collection(alias: alias, path: target.path), decoded.call, sender: sender)
         case .item, .aliasItem: return try itemCall(try item(at: target), decoded.call, sender: sender)
-        case .session(let id): return try sessionCall(id, decoded.call, sender: sender)
-        case .prompt(let id): return try promptCall(id, decoded.call, sender: sender)
+        case .session(let id): return .value(try sessionCall(id, decoded.call, sender: sender))
+        case .prompt(let id): return .value(try promptCall(id, decoded.call, sender: sender))
         case .node, .unknown: throw SecretServiceError.noSuchObject(target.path)
         }
     }

@@ -1,8 +1,11 @@
 // Every method call keygate-secret-service answers, as one enum case with typed fields, and the
 // decoder that makes one from what arrived: the object path, interface, member, signature and
-// arguments. The decoder is a pure function (no bus, no store, no state), so it is fuzzed and
+// arguments. The decoder is a pure function (no store, no state), so it is fuzzed and
 // unit-tested on its own; it refuses with a typed reason (CallRefusal) anything the
 // specification does not define or that is past the item limits, before any object sees it.
+// The calls of a lookup (SearchItems, GetSecrets, GetSecret) are read straight from the message
+// (`decodeHot`, BusCallReader), every call as a BusValue tree otherwise (`decode`); both resolve
+// the interface, count the objects and check the attributes with the same functions here.
 import Keygate
 import KeygateCore
 
@@ -18,11 +21,6 @@ package struct WireSecret: Sendable {
         self.parameters = parameters
         self.value = value
         self.contentType = contentType
-    }
-
-    /// As a D-Bus "(oayays)".
-    package var busValue: BusValue {
-        .tuple([.objectPath(session), .bytes(parameters), .bytes(value), .string(contentType)])
     }
 }
 
@@ -115,29 +113,84 @@ package enum CallDecoder {
     /// The call that arrived, or why it is refused.
     package static func decode(path: String, interface: String, member: String, signature: String,
                                arguments: BusValue?) -> Result<DecodedCall, CallRefusal> {
+        guard let arguments, case .tuple(let args) = arguments else { return .failure(unreadable) }
         let target = ObjectPath(path)
-        guard let arguments, case .tuple(let args) = arguments else {
-            return .failure(.invalidArguments("the call's arguments could not be read"))
-        }
-        if case .unknown = target { return .failure(.unknownObject("no such object: \(path)")) }
-        // A call with no interface is matched by its member name on the object's own interfaces.
-        let interfaces = Self.interfaces(of: target)
         let resolved: String
-        if interface.isEmpty {
-            guard let found = interfaces.first(where: { Self.members($0).contains(member) }) else {
-                return .failure(.unknownMethod("no method \(member) on \(path)"))
-            }
-            resolved = found
-        } else {
-            guard interfaces.contains(interface) else {
-                return .failure(.unknownInterface("\(path) has no interface \(interface)"))
-            }
-            resolved = interface
+        switch resolve(target, path: path, interface: interface, member: member) {
+        case .failure(let refusal): return .failure(refusal)
+        case .success(let found): resolved = found
         }
         switch decode(resolved, member: member, signature: signature, args) {
         case .success(let call): return .success(DecodedCall(target: target, call: call))
         case .failure(let refusal): return .failure(refusal)
         }
+    }
+
+    static let unreadable = CallRefusal.invalidArguments("the call's arguments could not be read")
+
+    /// The interface a call to `target` is for: the one it names, or, when it names none, the
+    /// first of the object's interfaces that has `member`.
+    static func resolve(_ target: ObjectPath, path: String, interface: String, member: String) -> Result<String, CallRefusal> {
+        if case .unknown = target { return .failure(.unknownObject("no such object: \(path)")) }
+        let interfaces = Self.interfaces(of: target)
+        if interface.isEmpty {
+            guard let found = interfaces.first(where: { Self.members($0).contains(member) }) else {
+                return .failure(.unknownMethod("no method \(member) on \(path)"))
+            }
+            return .success(found)
+        }
+        guard interfaces.contains(interface) else {
+            return .failure(.unknownInterface("\(path) has no interface \(interface)"))
+        }
+        return .success(interface)
+    }
+
+    /// The signature each call a lookup makes must have, read straight from the message by
+    /// `decodeHot`: SearchItems (service and collection), GetSecrets, and an item's GetSecret.
+    static func hotSignature(_ interface: String, _ member: String) -> String? {
+        switch (interface, member) {
+        case (SecretInterface.service, "SearchItems"), (SecretInterface.collection, "SearchItems"): return "a{ss}"
+        case (SecretInterface.service, "GetSecrets"): return "aoo"
+        case (SecretInterface.item, "GetSecret"): return "o"
+        default: return nil
+        }
+    }
+
+    /// The calls a lookup makes, read value by value from `reader` into their typed case, with
+    /// the same refusals as `decode` (the limits are the same functions). Nil for any other call,
+    /// and for one whose signature is not the call's own: `decode` reads and refuses those.
+    package static func decodeHot(path: String, interface: String, member: String, signature: String,
+                                  reader: @autoclosure () -> BusCallReader?) -> Result<DecodedCall, CallRefusal>? {
+        guard member == "SearchItems" || member == "GetSecrets" || member == "GetSecret" else { return nil }
+        let target = ObjectPath(path)
+        guard case .success(let resolved) = resolve(target, path: path, interface: interface, member: member),
+              let wanted = hotSignature(resolved, member), signature == wanted else { return nil }
+        guard let reader = reader() else { return .failure(unreadable) }
+        let call: SecretServiceCall
+        switch (resolved, member) {
+        case (SecretInterface.item, "GetSecret"):
+            guard let session = reader.readObjectPath() else { return .failure(unreadable) }
+            call = .getSecret(session: session)
+        case (SecretInterface.service, "GetSecrets"):
+            var items: [String] = []
+            guard reader.readObjectPaths({ items.append($0) }), let session = reader.readObjectPath() else { return .failure(unreadable) }
+            if let refusal = objectCountRefusal(items.count, "items") { return .failure(refusal) }
+            call = .getSecrets(items: items, session: session)
+        default:
+            var check = AttributeCheck()
+            guard reader.readStringPairs({ check.add(name: $0, value: $1) }) else { return .failure(unreadable) }
+            switch check.result {
+            case .failure(let refusal): return .failure(refusal)
+            case .success(let found):
+                call = resolved == SecretInterface.service ? .searchItems(attributes: found) : .searchCollection(attributes: found)
+            }
+        }
+        return .success(DecodedCall(target: target, call: call))
+    }
+
+    /// Unlock, Lock and GetSecrets name at most `ClientItemLimits.objectsPerCall` objects.
+    static func objectCountRefusal(_ count: Int, _ what: String) -> CallRefusal? {
+        count <= ClientItemLimits.objectsPerCall ? nil : .invalidArguments("too many \(what) in one call")
     }
 
     static func interfaces(of target: ObjectPath) -> [String] {
@@ -201,12 +254,12 @@ package enum CallDecoder {
         case (SecretInterface.service, "Unlock"), (SecretInterface.service, "Lock"):
             if let refusal = expect("ao") { return .failure(refusal) }
             let objects = args[0].strings
-            guard objects.count <= ClientItemLimits.objectsPerCall else { return .failure(.invalidArguments("too many objects in one call")) }
+            if let refusal = objectCountRefusal(objects.count, "objects") { return .failure(refusal) }
             return .success(member == "Unlock" ? .unlock(objects: objects) : .lock(objects: objects))
         case (SecretInterface.service, "GetSecrets"):
             if let refusal = expect("aoo") { return .failure(refusal) }
             let objects = args[0].strings
-            guard objects.count <= ClientItemLimits.objectsPerCall else { return .failure(.invalidArguments("too many items in one call")) }
+            if let refusal = objectCountRefusal(objects.count, "items") { return .failure(refusal) }
             return .success(.getSecrets(items: objects, session: args[1].string))
         case (SecretInterface.service, "ReadAlias"):
             if let refusal = expect("s") { return .failure(refusal) }
@@ -280,24 +333,15 @@ package enum CallDecoder {
 
     /// An "a{ss}" within the limits.
     package static func attributes(_ value: BusValue) -> Result<[String: String], CallRefusal> {
-        let entries = value.children
-        guard entries.count <= ClientItemLimits.attributeCount else {
-            return .failure(.invalidArguments("\(entries.count) attributes; the limit is \(ClientItemLimits.attributeCount)"))
-        }
-        var out: [String: String] = [:]
-        for entry in entries {
-            guard case .dictEntry(let key, let value) = entry else { return .failure(.invalidArguments("an attribute is not a string pair")) }
-            let name = key.string, text = value.string
-            guard !name.isEmpty else { return .failure(.invalidArguments("an attribute has an empty name")) }
-            guard name.utf8.count <= ClientItemLimits.attributeNameBytes else {
-                return .failure(.invalidArguments("an attribute name is \(name.utf8.count) bytes; the limit is \(ClientItemLimits.attributeNameBytes)"))
+        var check = AttributeCheck()
+        for entry in value.children {
+            guard case .dictEntry(let key, let value) = entry else {
+                check.refuse(.invalidArguments("an attribute is not a string pair"))
+                continue
             }
-            guard text.utf8.count <= ClientItemLimits.attributeValueBytes else {
-                return .failure(.invalidArguments("the attribute \(name) is \(text.utf8.count) bytes; the limit is \(ClientItemLimits.attributeValueBytes)"))
-            }
-            out[name] = text
+            check.add(name: key.string, value: value.string)
         }
-        return .success(out)
+        return check.result
     }
 
     /// An "(oayays)" within the limits.
@@ -312,5 +356,50 @@ package enum CallDecoder {
             return .failure(.invalidArguments("the content type is \(secret.contentType.utf8.count) bytes; the limit is \(ClientItemLimits.contentTypeBytes)"))
         }
         return .success(secret)
+    }
+}
+
+/// The attribute limits, applied entry by entry as a call's "a{ss}" is read (from a BusValue tree
+/// or straight from the message): the count first, then the first entry that breaks a rule, in
+/// the order sent. A name sent twice keeps its last value.
+struct AttributeCheck {
+    private(set) var count = 0
+    private var found: [String: String] = [:]
+    private var firstRefusal: CallRefusal?
+
+    mutating func add(name: String, value text: String) {
+        count += 1
+        guard firstRefusal == nil else { return }
+        if let refusal = Self.refusal(name: name, value: text) {
+            firstRefusal = refusal
+            return
+        }
+        // Past the count limit nothing more is kept: the call is refused whatever follows.
+        if count <= ClientItemLimits.attributeCount { found[name] = text }
+    }
+
+    /// An entry that is no attribute at all (a call's tree of another shape).
+    mutating func refuse(_ refusal: CallRefusal) {
+        count += 1
+        if firstRefusal == nil { firstRefusal = refusal }
+    }
+
+    var result: Result<[String: String], CallRefusal> {
+        guard count <= ClientItemLimits.attributeCount else {
+            return .failure(.invalidArguments("\(count) attributes; the limit is \(ClientItemLimits.attributeCount)"))
+        }
+        if let firstRefusal { return .failure(firstRefusal) }
+        return .success(found)
+    }
+
+    static func refusal(name: String, value text: String) -> CallRefusal? {
+        guard !name.isEmpty else { return .invalidArguments("an attribute has an empty name") }
+        guard name.utf8.count <= ClientItemLimits.attributeNameBytes else {
+            return .invalidArguments("an attribute name is \(name.utf8.count) bytes; the limit is \(ClientItemLimits.attributeNameBytes)")
+        }
+        guard text.utf8.count <= ClientItemLimits.attributeValueBytes else {
+            return .invalidArguments("the attribute \(name) is \(text.utf8.count) bytes; the limit is \(ClientItemLimits.attributeValueBytes)")
+        }
+        return nil
     }
 }

@@ -8,10 +8,10 @@ import Keygate
 import KeygateCore
 
 extension SecretServiceHost {
-    func collectionCall(_ name: String, _ call: SecretServiceCall, sender: String) throws -> BusValue {
+    func collectionCall(_ name: String, _ call: SecretServiceCall, sender: String) throws -> CallReply {
         switch call {
         case .searchCollection(let attributes):
-            return .tuple([Variant.objectPaths(try keychain.entries(in: name, matching: attributes).map(itemPath))])
+            return .items(try keychain.entries(in: name, matching: attributes).map(itemPath))
 
         case .createItem(let label, let attributes, let wire, let replace):
             let session = try session(wire.session, for: sender)
@@ -22,7 +22,7 @@ extension SecretServiceHost {
                                                           contentType: contentType, replace: replace)
             let path = itemPath(info)
             emit(collectionPath(name), SecretInterface.collection, created ? "ItemCreated" : "ItemChanged", [.objectPath(path)])
-            return .tuple([.objectPath(path), .objectPath("/")])
+            return .value(.tuple([.objectPath(path), .objectPath("/")]))
 
         case .deleteCollection:
             switch name {
@@ -35,7 +35,7 @@ extension SecretServiceHost {
                 try keychain.store.deleteForeignCollection(name)
                 emit(ObjectPath.service.path, SecretInterface.service, "CollectionDeleted", [.objectPath(collectionPath(name))])
             }
-            return .tuple([.objectPath("/")])
+            return .value(.tuple([.objectPath("/")]))
 
         default:
             throw SecretServiceError(SecretServiceErrorName.failed, "not a method of a collection")

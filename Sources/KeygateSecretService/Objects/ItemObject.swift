@@ -7,25 +7,25 @@ import Keygate
 import KeygateCore
 
 extension SecretServiceHost {
-    func itemCall(_ info: ItemInfo, _ call: SecretServiceCall, sender: String) throws -> BusValue {
+    func itemCall(_ info: ItemInfo, _ call: SecretServiceCall, sender: String) throws -> CallReply {
         switch call {
         case .getSecret(let sessionPath):
             let session = try session(sessionPath, for: sender)
             guard let secret = try secret(of: info, for: sender) else { throw SecretServiceError.isLocked("the item \(info.label)") }
-            return .tuple([try session.encode(secret, contentType: info.contentType).busValue])
+            return .secret(try session.encode(secret, contentType: info.contentType))
 
         case .setSecret(let wire):
             let session = try session(wire.session, for: sender)
             let secret = try session.decode(wire)
             try keychain.setSecret(info, secret, contentType: wire.contentType.isEmpty ? "text/plain" : wire.contentType)
             emit(collectionPath(info.collection), SecretInterface.collection, "ItemChanged", [.objectPath(itemPath(info))])
-            return .tuple([])
+            return .value(.tuple([]))
 
         case .deleteItem:
             try keychain.delete(info)
             authorized[sender]?.removeValue(forKey: info.ref)
             emit(collectionPath(info.collection), SecretInterface.collection, "ItemDeleted", [.objectPath(itemPath(info))])
-            return .tuple([.objectPath("/")])
+            return .value(.tuple([.objectPath("/")]))
 
         default:
             throw SecretServiceError(SecretServiceErrorName.failed, "not a method of an item")

@@ -6,32 +6,32 @@ import Keygate
 import KeygateCore
 
 extension SecretServiceHost {
-    func serviceCall(_ call: SecretServiceCall, sender: String) throws -> BusValue {
+    func serviceCall(_ call: SecretServiceCall, sender: String) throws -> CallReply {
         switch call {
         case .openSession(let algorithm, let input):
             let (session, output) = try SessionObject.open(id: newSessionID(), owner: sender, algorithm: algorithm, input: input)
             sessions[session.id] = session
-            return .tuple([.variant(output), .objectPath(session.path)])
+            return .value(.tuple([.variant(output), .objectPath(session.path)]))
 
         case .searchItems(let attributes):
             var unlocked: [String] = [], locked: [String] = []
             for entry in try keychain.entries(in: nil, matching: attributes) {
                 if entry.access.isLocked && authorized[sender]?[entry.ref] == nil { locked.append(itemPath(entry)) } else { unlocked.append(itemPath(entry)) }
             }
-            return .tuple([Variant.objectPaths(unlocked), Variant.objectPaths(locked)])
+            return .itemLists(unlocked: unlocked, locked: locked)
 
         case .getSecrets(let items, let sessionPath):
             let session = try session(sessionPath, for: sender)
-            var entries: [BusValue] = []
+            var entries: [(path: String, secret: OutgoingSecret)] = []
             // An item that is locked to this client, or gone, is left out (as other providers do).
             for path in items {
                 guard let entry = self.entry(path: path), let secret = try secret(of: entry, for: sender) else { continue }
-                entries.append(.dictEntry(.objectPath(path), try session.encode(secret, contentType: entry.contentType).busValue))
+                entries.append((path, try session.encode(secret, contentType: entry.contentType)))
             }
-            return .tuple([Variant.array(of: "{o(oayays)}", entries)])
+            return .secrets(entries)
 
         case .unlock(let objects):
-            return try unlock(objects, sender: sender)
+            return .value(try unlock(objects, sender: sender))
 
         case .lock(let objects):
             var locked: [String] = []
@@ -55,11 +55,11 @@ extension SecretServiceHost {
                 authorized.removeAll()
                 collectOutcomes()
             }
-            return .tuple([Variant.objectPaths(locked), .objectPath("/")])
+            return .value(.tuple([Variant.objectPaths(locked), .objectPath("/")]))
 
         case .readAlias(let name):
-            guard let collection = try resolveAlias(name) else { return .tuple([.objectPath("/")]) }
-            return .tuple([.objectPath(collectionPath(collection))])
+            guard let collection = try resolveAlias(name) else { return .value(.tuple([.objectPath("/")])) }
+            return .value(.tuple([.objectPath(collectionPath(collection))]))
 
         case .setAlias(let name, let path):
             guard ObjectPath.isElement(name) else { throw SecretServiceError.invalid("an alias is a name of [A-Za-z0-9_]: \(name)") }
@@ -68,7 +68,7 @@ extension SecretServiceHost {
             }
             if path == "/" {
                 try keychain.store.writeForeignAlias(name, collection: nil)
-                return .tuple([])
+                return .value(.tuple([]))
             }
             let collection: String
             switch ObjectPath(path) {
@@ -77,11 +77,11 @@ extension SecretServiceHost {
             default: throw SecretServiceError.noSuchObject(path)
             }
             try keychain.store.writeForeignAlias(name, collection: collection)
-            return .tuple([])
+            return .value(.tuple([]))
 
         case .createCollection(let label, let alias):
             if !alias.isEmpty, let existing = try resolveAlias(alias) {
-                return .tuple([.objectPath(collectionPath(existing)), .objectPath("/")])
+                return .value(.tuple([.objectPath(collectionPath(existing)), .objectPath("/")]))
             }
             guard alias.isEmpty || ObjectPath.isElement(alias) else {
                 throw SecretServiceError.invalid("an alias is a name of [A-Za-z0-9_]: \(alias)")
@@ -91,7 +91,7 @@ extension SecretServiceHost {
             try keychain.store.writeForeignCollection(ForeignCollectionRow(name: name, label: label, created: now, modified: now))
             if !alias.isEmpty { try keychain.store.writeForeignAlias(alias, collection: name) }
             emit(ObjectPath.service.path, SecretInterface.service, "CollectionCreated", [.objectPath(collectionPath(name))])
-            return .tuple([.objectPath(collectionPath(name)), .objectPath("/")])
+            return .value(.tuple([.objectPath(collectionPath(name)), .objectPath("/")]))
 
         default:
             throw SecretServiceError(SecretServiceErrorName.failed, "not a method of the service")

@@ -44,14 +44,14 @@ package struct SessionObject {
     }
 
     /// `secret` as this session carries it to its client.
-    package func encode(_ secret: SecureBytes, contentType: String) throws -> WireSecret {
+    package func encode(_ secret: SecureBytes, contentType: String) throws -> OutgoingSecret {
         switch algorithm {
         case .plain:
-            return WireSecret(session: path, parameters: [], value: secret.unprotectedCopy(), contentType: contentType)
+            return OutgoingSecret(session: path, value: .plain(secret), contentType: contentType)
         case .aes(let key):
             do {
                 let (iv, ciphertext) = try SessionCipher.encrypt(secret, key: key)
-                return WireSecret(session: path, parameters: iv, value: ciphertext, contentType: contentType)
+                return OutgoingSecret(session: path, value: .encrypted(iv: iv, ciphertext: ciphertext), contentType: contentType)
             } catch let failure as SessionCipher.Failure {
                 throw SecretServiceError(SecretServiceErrorName.failed, failure.description)
             }
