@@ -154,12 +154,16 @@ package enum Variant {
     /// D-Bus's object path grammar: "/", or "/" followed by elements of [A-Za-z0-9_] separated
     /// by single slashes, with no trailing slash.
     package static func isObjectPath(_ path: String) -> Bool {
-        let bytes = path.utf8
+        // Checked over the string's own bytes: a lookup's reply checks each path it names.
+        if let valid = path.utf8.withContiguousStorageIfAvailable(isObjectPath) { return valid }
+        return Array(path.utf8).withUnsafeBufferPointer(isObjectPath)
+    }
+
+    private static func isObjectPath(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard bytes.first == UInt8(ascii: "/") else { return false }
+        if bytes.count == 1 { return true }
         var previousWasSlash = false
-        var count = 0
         for byte in bytes {
-            count += 1
             if byte == UInt8(ascii: "/") {
                 if previousWasSlash { return false }
                 previousWasSlash = true
@@ -170,6 +174,6 @@ package enum Variant {
                 || byte == UInt8(ascii: "_")
             if !ok { return false }
         }
-        return count == 1 || !previousWasSlash
+        return !previousWasSlash
     }
 }

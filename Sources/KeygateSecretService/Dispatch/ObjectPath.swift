@@ -109,14 +109,29 @@ package enum ObjectPath: Hashable, Sendable {
     package var path: String {
         switch self {
         case .service: return Self.root
-        case .collection(let name): return Self.root + "/collection/" + name
-        case .alias(let name): return Self.root + "/aliases/" + name
-        case .item(let collection, let item): return Self.root + "/collection/" + collection + "/" + item
-        case .aliasItem(let alias, let item): return Self.root + "/aliases/" + alias + "/" + item
-        case .session(let id): return Self.root + "/session/" + id
-        case .prompt(let id): return Self.root + "/prompt/" + id
+        case .collection(let name): return Self.joined("/collection/", name)
+        case .alias(let name): return Self.joined("/aliases/", name)
+        case .item(let collection, let item): return Self.joined("/collection/", collection, item)
+        case .aliasItem(let alias, let item): return Self.joined("/aliases/", alias, item)
+        case .session(let id): return Self.joined("/session/", id)
+        case .prompt(let id): return Self.joined("/prompt/", id)
         case .node(let path), .unknown(let path): return path
         }
+    }
+
+    /// The root, `folder`, `name` and (when given) "/" and `item`, written into one string of
+    /// the right size: every reply of a lookup names an item and its session.
+    private static func joined(_ folder: String, _ name: String, _ item: String? = nil) -> String {
+        var out = ""
+        out.reserveCapacity(root.utf8.count + folder.utf8.count + name.utf8.count + (item.map { $0.utf8.count + 1 } ?? 0))
+        out.append(root)
+        out.append(folder)
+        out.append(name)
+        if let item {
+            out.append("/")
+            out.append(item)
+        }
+        return out
     }
 
     /// A D-Bus path element: one or more of [A-Za-z0-9_].

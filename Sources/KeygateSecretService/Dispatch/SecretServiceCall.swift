@@ -193,29 +193,43 @@ package enum CallDecoder {
         count <= ClientItemLimits.objectsPerCall ? nil : .invalidArguments("too many \(what) in one call")
     }
 
+    // Each list is made once: every call looks its object's up.
+    private static let serviceInterfaces = [SecretInterface.service, SecretInterface.properties, SecretInterface.introspectable]
+    private static let collectionInterfaces = [SecretInterface.collection, SecretInterface.properties, SecretInterface.introspectable]
+    private static let itemInterfaces = [SecretInterface.item, SecretInterface.properties, SecretInterface.introspectable]
+    private static let sessionInterfaces = [SecretInterface.session, SecretInterface.introspectable]
+    private static let promptInterfaces = [SecretInterface.prompt, SecretInterface.introspectable]
+    private static let nodeInterfaces = [SecretInterface.introspectable]
+
     static func interfaces(of target: ObjectPath) -> [String] {
-        let common = [SecretInterface.properties, SecretInterface.introspectable]
         switch target {
-        case .service: return [SecretInterface.service] + common
-        case .collection, .alias: return [SecretInterface.collection] + common
-        case .item, .aliasItem: return [SecretInterface.item] + common
-        case .session: return [SecretInterface.session, SecretInterface.introspectable]
-        case .prompt: return [SecretInterface.prompt, SecretInterface.introspectable]
-        case .node: return [SecretInterface.introspectable]
+        case .service: return serviceInterfaces
+        case .collection, .alias: return collectionInterfaces
+        case .item, .aliasItem: return itemInterfaces
+        case .session: return sessionInterfaces
+        case .prompt: return promptInterfaces
+        case .node: return nodeInterfaces
         case .unknown: return []
         }
     }
 
+    private static let serviceMembers = ["OpenSession", "CreateCollection", "SearchItems", "Unlock", "Lock", "GetSecrets", "ReadAlias", "SetAlias"]
+    private static let collectionMembers = ["Delete", "SearchItems", "CreateItem"]
+    private static let itemMembers = ["Delete", "GetSecret", "SetSecret"]
+    private static let sessionMembers = ["Close"]
+    private static let promptMembers = ["Prompt", "Dismiss"]
+    private static let propertiesMembers = ["Get", "GetAll", "Set"]
+    private static let introspectableMembers = ["Introspect"]
+
     static func members(_ interface: String) -> [String] {
         switch interface {
-        case SecretInterface.service:
-            return ["OpenSession", "CreateCollection", "SearchItems", "Unlock", "Lock", "GetSecrets", "ReadAlias", "SetAlias"]
-        case SecretInterface.collection: return ["Delete", "SearchItems", "CreateItem"]
-        case SecretInterface.item: return ["Delete", "GetSecret", "SetSecret"]
-        case SecretInterface.session: return ["Close"]
-        case SecretInterface.prompt: return ["Prompt", "Dismiss"]
-        case SecretInterface.properties: return ["Get", "GetAll", "Set"]
-        case SecretInterface.introspectable: return ["Introspect"]
+        case SecretInterface.service: return serviceMembers
+        case SecretInterface.collection: return collectionMembers
+        case SecretInterface.item: return itemMembers
+        case SecretInterface.session: return sessionMembers
+        case SecretInterface.prompt: return promptMembers
+        case SecretInterface.properties: return propertiesMembers
+        case SecretInterface.introspectable: return introspectableMembers
         default: return []
         }
     }
