@@ -2,7 +2,8 @@
 // makes (SearchItems, GetSecrets, GetSecret) their typed reply, which the daemon writes straight
 // into the sd-bus reply (`write(to:)`): no tree to build and release, and a plain session's
 // secret goes from locked memory into the message (marked sensitive, so sd-bus wipes it) with no
-// array in between. `busValue` is the same reply as a tree, the shape the other writer would send.
+// array in between. `busValue` is the same reply as a tree, the shape the other writer would send:
+// the debug build's tests compare the two; a release build has no tree of a secret to make.
 import Keygate
 import KeygateCore
 
@@ -19,6 +20,7 @@ package struct OutgoingSecret {
     package let value: Value
     package let contentType: String
 
+    #if KEYGATE_TEST_HOOKS
     /// As a D-Bus "(oayays)" (a plain secret copied into the tree).
     package var busValue: BusValue {
         switch value {
@@ -28,6 +30,7 @@ package struct OutgoingSecret {
             return .tuple([.objectPath(session), .bytes(iv), .bytes(ciphertext), .string(contentType)])
         }
     }
+    #endif
 
     func write(to writer: BusReplyWriter) -> Bool {
         guard writer.open(.structure, "oayays"), writer.objectPath(session) else { return false }
@@ -54,6 +57,7 @@ package enum CallReply {
     /// An item's GetSecret: "((oayays))".
     case secret(OutgoingSecret)
 
+    #if KEYGATE_TEST_HOOKS
     /// The reply's arguments as a tuple.
     package var busValue: BusValue {
         switch self {
@@ -65,6 +69,7 @@ package enum CallReply {
         case .secret(let secret): return .tuple([secret.busValue])
         }
     }
+    #endif
 
     /// Writes a typed reply's arguments with `writer`; false for `.value` (BusServer writes that
     /// one from its tree) and when sd-bus refused a value.
