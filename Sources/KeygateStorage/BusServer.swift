@@ -203,9 +203,6 @@ package final class BusServer {
         return BusMessage.arguments(of: answer)
     }
 
-    // Test hooks: the debug build's tests check the value-by-value reads and writes against the
-    // trees; a release build has neither.
-    #if KEYGATE_TEST_HOOKS
     /// The method call `member` with `arguments`, built on this connection and sealed as if it
     /// had arrived, handed to `body` (valid only while it runs): for checking that a call reads the
     /// same value by value as it does as a tree. Nil when sd-bus refused to build it.
@@ -235,7 +232,6 @@ package final class BusServer {
     package func written(_ tree: BusValue) -> BusValue? {
         written { BusMessage.append(arguments: tree, to: $0.message) >= 0 }
     }
-    #endif
 
     /// Handles what has arrived, one message a call: > 0 when one was handled, 0 when none was
     /// waiting, < 0 when the connection failed (the bus went away).

@@ -156,3 +156,30 @@ final class SecretServiceHotDecoderTests: XCTestCase {
         }
     }
 }
+
+// Each typed reply as the BusValue tree the other writer would send, to compare with what
+// `write(to:)` puts in the message. Only the tests make it: the daemon never copies a plain
+// secret into a tree.
+extension OutgoingSecret {
+    var busValue: BusValue {
+        switch value {
+        case .plain(let secret):
+            return .tuple([.objectPath(session), .bytes([]), .bytes(secret.unprotectedCopy()), .string(contentType)])
+        case .encrypted(let iv, let ciphertext):
+            return .tuple([.objectPath(session), .bytes(iv), .bytes(ciphertext), .string(contentType)])
+        }
+    }
+}
+
+extension CallReply {
+    var busValue: BusValue {
+        switch self {
+        case .value(let value): return value
+        case .itemLists(let unlocked, let locked): return .tuple([Variant.objectPaths(unlocked), Variant.objectPaths(locked)])
+        case .items(let paths): return .tuple([Variant.objectPaths(paths)])
+        case .secrets(let entries):
+            return .tuple([Variant.array(of: "{o(oayays)}", entries.map { .dictEntry(.objectPath($0.path), $0.secret.busValue) })])
+        case .secret(let secret): return .tuple([secret.busValue])
+        }
+    }
+}

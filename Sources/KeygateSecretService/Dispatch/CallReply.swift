@@ -2,8 +2,7 @@
 // makes (SearchItems, GetSecrets, GetSecret) their typed reply, which the daemon writes straight
 // into the sd-bus reply (`write(to:)`): no tree to build and release, and a plain session's
 // secret goes from locked memory into the message (marked sensitive, so sd-bus wipes it) with no
-// array in between. `busValue` is the same reply as a tree, the shape the other writer would send:
-// the debug build's tests compare the two; a release build has no tree of a secret to make.
+// array in between.
 import Keygate
 import KeygateCore
 
@@ -19,18 +18,6 @@ package struct OutgoingSecret {
     package let session: String
     package let value: Value
     package let contentType: String
-
-    #if KEYGATE_TEST_HOOKS
-    /// As a D-Bus "(oayays)" (a plain secret copied into the tree).
-    package var busValue: BusValue {
-        switch value {
-        case .plain(let secret):
-            return .tuple([.objectPath(session), .bytes([]), .bytes(secret.unprotectedCopy()), .string(contentType)])
-        case .encrypted(let iv, let ciphertext):
-            return .tuple([.objectPath(session), .bytes(iv), .bytes(ciphertext), .string(contentType)])
-        }
-    }
-    #endif
 
     func write(to writer: BusReplyWriter) -> Bool {
         guard writer.open(.structure, "oayays"), writer.objectPath(session) else { return false }
@@ -56,20 +43,6 @@ package enum CallReply {
     case secrets([(path: String, secret: OutgoingSecret)])
     /// An item's GetSecret: "((oayays))".
     case secret(OutgoingSecret)
-
-    #if KEYGATE_TEST_HOOKS
-    /// The reply's arguments as a tuple.
-    package var busValue: BusValue {
-        switch self {
-        case .value(let value): return value
-        case .itemLists(let unlocked, let locked): return .tuple([Variant.objectPaths(unlocked), Variant.objectPaths(locked)])
-        case .items(let paths): return .tuple([Variant.objectPaths(paths)])
-        case .secrets(let entries):
-            return .tuple([Variant.array(of: "{o(oayays)}", entries.map { .dictEntry(.objectPath($0.path), $0.secret.busValue) })])
-        case .secret(let secret): return .tuple([secret.busValue])
-        }
-    }
-    #endif
 
     /// Writes a typed reply's arguments with `writer`; false for `.value` (BusServer writes that
     /// one from its tree) and when sd-bus refused a value.
