@@ -7,6 +7,8 @@
      passwd pam_chauthtok         wait   read one line from stdin (or EOF) first
      env    print the PAM environment (what a login hands the session), one
             "pam-env: NAME=VALUE" line each
+     groups initgroups(3) for the user, as login(1) and sshd do before the session opens
+            (the process's groups become the user's; its uid stays as it is)
    Messages the modules send (PAM_TEXT_INFO, PAM_ERROR_MSG) are printed as
    "pam-info: TEXT" or "pam-message: TEXT" lines.
    Passwords come from the environment: PAM_DRIVER_PASSWORD answers every hidden
@@ -16,6 +18,8 @@
    usage: pam-driver [--ruid UID] CONFDIR SERVICE USER STEP... */
 #define _GNU_SOURCE
 #include <security/pam_appl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +70,10 @@ int main(int argc, char **argv) {
         else if (strcmp(step, "open") == 0) status = pam_open_session(h, 0);
         else if (strcmp(step, "close") == 0) status = pam_close_session(h, 0);
         else if (strcmp(step, "passwd") == 0) status = pam_chauthtok(h, 0);
+        else if (strcmp(step, "groups") == 0) {
+            struct passwd *pw = getpwnam(argv[first + 2]);
+            status = pw != NULL && initgroups(argv[first + 2], pw->pw_gid) == 0 ? 0 : -3;
+        }
         else if (strncmp(step, "tty=", 4) == 0) status = pam_set_item(h, PAM_TTY, step + 4);
         else if (strcmp(step, "env") == 0) {
             char **list = pam_getenvlist(h);
