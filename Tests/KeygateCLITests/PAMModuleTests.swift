@@ -99,6 +99,88 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertFalse(run.out.contains("\r"), run.out.debugDescription)
     }
 
+    /// At auth the module lists the user's groups in the application (getgrouplist) and sends
+    /// them in the request; the helper acts as the user with exactly those. A user whose
+    /// keychain folder is reachable only through a supplementary group (its ~/.local owned by
+    /// root and that group, mode 0750) is unlocked by a real login, and the request names
+    /// the group.
+    func test_theUsersGroupsFromTheModule_openAFolderReachedOnlyThroughAGroup() throws {
+        let (h, _) = try userWithKeychain()
+        let group = "kgg" + UUID().uuidString.prefix(8).lowercased()
+        let added = try Subprocess.run(["groupadd", group], environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"], timeout: 30)
+        XCTAssertEqual(added.status, 0, added.err)
+        addTeardownBlock { _ = try? Subprocess.run(["groupdel", "-f", group], environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"], timeout: 30) }
+        let joined = try Subprocess.run(["usermod", "-aG", group, h.user.name], environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"],
+                                        timeout: 30)
+        XCTAssertEqual(joined.status, 0, joined.err)
+        let gid = try XCTUnwrap(getgrnam(group)?.pointee.gr_gid)
+        let local = h.user.home + "/.local"
+        XCTAssertEqual(chown(local, 0, gid), 0)
+        XCTAssertEqual(chmod(local, 0o750), 0)
+        let uid = h.user.uid
+        defer { _ = chown(local, uid, UInt32.max); _ = chmod(local, 0o755) }
+        let locked = try h.run("keygate status", askpass: false)
+        XCTAssertTrue(locked.out.contains("state: locked"), "the user reaches the folder through the group: \(locked.summary)")
+
+        // What the module sends: a stand-in helper records the request.
+        let folder = NSTemporaryDirectory() + "kg-fake-helper-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        try "#!/bin/sh\ncat > \(folder)/stdin\n".write(toFile: folder + "/helper", atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(folder + "/helper", 0o755), 0)
+        let recorder = try Stack(h, "auth required pam_unix.so\nauth optional \(Self.modulePath) helper=\(folder)/helper\n")
+        let recorded = try PAMDriver(stack: recorder, user: h.user, steps: ["auth"], password: h.user.password)
+        XCTAssertEqual(try recorded.result(of: "auth"), 0)
+        recorded.finish()
+        let request = try String(contentsOfFile: folder + "/stdin", encoding: .utf8)
+        let line = try XCTUnwrap(request.split(separator: "\n").first { $0.hasPrefix("groups ") }, request)
+        let numbers = line.split(separator: " ").dropFirst().compactMap { UInt32($0) }
+        XCTAssertEqual(numbers.first.map(Int.init), numbers.count - 1, String(line))
+        XCTAssertTrue(numbers.dropFirst().contains(gid), "the supplementary group: \(line)")
+        XCTAssertTrue(numbers.dropFirst().contains(try XCTUnwrap(getpwnam(h.user.name)?.pointee.pw_gid)), "the primary group: \(line)")
+
+        // The real helper now (one service file per harness: the recorder's is replaced).
+        let stack = try Stack(h, """
+        auth required pam_unix.so
+        auth optional \(Self.module) debug
+        session required pam_permit.so
+        session optional \(Self.module) debug
+        """)
+        let log = try SyslogCapture()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password,
+                                    log: log)
+        XCTAssertEqual(try session.result(of: "auth"), 0)
+        XCTAssertEqual(try session.result(of: "open"), 0, log.lines().joined(separator: "\n"))
+        let open = try h.run("keygate status; keygate get -s svc -a a", askpass: false)
+        XCTAssertTrue(open.out.contains("state: unlocked"), "the helper read login.json through the group: \(open.summary)\n"
+                      + log.lines().joined(separator: "\n"))
+        XCTAssertTrue(open.out.contains("s1"), open.summary)
+        try session.proceed()
+        session.finish()
+    }
+
+    /// A group list the helper cannot trust whole (a count that does not match, more groups than
+    /// it takes, a number that is no gid, the field twice) is refused with a line that says so,
+    /// and the helper ends with PAM_IGNORE: never a trap, never a list cut or padded.
+    func test_aHostileGroupList_isRefusedCleanly() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: Self.helperPath), "the built keygate-pam-helper (make pam)")
+        let many = (0..<1025).map { String($0) }.joined(separator: " ")
+        let lines = [
+            "groups 3 1 2", "groups 1 1 2", "groups 0", "groups", "groups ", "groups 1 4294967296", "groups 1 -1",
+            "groups 1 1x", "groups 1  1", "groups 99999999999999999999 1", "groups 1025 " + many,
+            "groups 2000000 " + String(repeating: "7 ", count: 20_000) + "7",
+            "groups 1 100\ngroups 1 100",
+        ]
+        for line in lines {
+            let request = "keygate-pam 1\nphase auth\nflags 0\nuser root\nservice x\ntty \n\(line)\nend\n"
+            let run = try Subprocess.run(["-i", Self.helperPath], stdin: Data(request.utf8))
+            XCTAssertEqual(run.status, 25, "PAM_IGNORE, no signal, for \(line.prefix(60)): \(run.out) \(run.err)")
+            XCTAssertTrue(run.out.hasPrefix("log 3 the request from pam_keygate.so ") && run.out.contains("group"),
+                          "\(line.prefix(60)): \(run.out)")
+            XCTAssertEqual(run.out.split(separator: "\n").count, 1, run.out)
+        }
+    }
+
     /// A PAM application that is not root (a screen locker, `su` run by the user) cannot keep
     /// root's session count: the module leaves /run/keygate alone and hands the open and the
     /// close to the helper's "open" and "close" phases, which count and log as they always did.
