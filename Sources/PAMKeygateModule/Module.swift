@@ -41,14 +41,9 @@ public func pam_sm_setcred(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32
 public func pam_sm_open_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                 _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let pamh else { return PAM_IGNORE }
-    let options = SessionOptions(argc, argv)
-    switch SessionUser.find(pamh, options) {
-    case .ignored: return PAM_IGNORE
-    case .unknown: return callHelper(pamh, "open", flags, argc, argv, secrets: [])
-    case .found(let user):
-        guard let count = SessionFile(uid: user.uid).open() else {
-            return callHelper(pamh, "open", flags, argc, argv, secrets: [])
-        }
+    switch SessionStep.take(pamh, "open", flags, argc, argv, { $0.open() }) {
+    case .answered(let code): return code
+    case .counted(let user, let options, let count):
         if UnlockedAtAuth.take(uid: user.uid, pamh) {
             if options.debug {
                 user.log(pamh, "session opened for ", ": ", Int64(count), " open; the keychain was unlocked at auth")
@@ -73,14 +68,9 @@ public func pam_sm_open_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
 public func pam_sm_close_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                  _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let pamh else { return PAM_IGNORE }
-    let options = SessionOptions(argc, argv)
-    switch SessionUser.find(pamh, options) {
-    case .ignored: return PAM_IGNORE
-    case .unknown: return callHelper(pamh, "close", flags, argc, argv, secrets: [])
-    case .found(let user):
-        guard let remaining = SessionFile(uid: user.uid).close() else {
-            return callHelper(pamh, "close", flags, argc, argv, secrets: [])
-        }
+    switch SessionStep.take(pamh, "close", flags, argc, argv, { $0.close() }) {
+    case .answered(let code): return code
+    case .counted(let user, let options, let remaining):
         guard remaining == 0 else {
             if options.debug {
                 user.log(pamh, "session closed for ", ": ", Int64(remaining), " still open, the keychain stays unlocked")
