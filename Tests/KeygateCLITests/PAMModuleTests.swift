@@ -170,10 +170,8 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertTrue(open.out.contains("s1"), open.summary)
         XCTAssertEqual(try h.promptCount(), prompts, "a read after login must not prompt")
 
-        try session.proceed()
-        XCTAssertEqual(try session.result(of: "close"), 0)
-        let closed = try h.run("keygate status", askpass: false)
-        XCTAssertTrue(closed.out.contains("state: locked"), closed.summary)
+        try session.proceedToClose()
+        try h.assertKeychain(.locked)
     }
 
     /// Keygate's own Secret Service follows the login: its default collection is the keychain,
@@ -220,8 +218,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(open.values["store"], "0", open.summary)
         XCTAssertEqual(open.values["lookup"], "login-secret", open.summary)
         XCTAssertEqual(try h.promptCount(), prompts, "nothing asked for a password after the login")
-        try session.proceed()
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try session.proceedToClose()
         // No secret comes out at once; `Locked` may say "false" for up to 100 ms more, the
         // daemon's cached look at the keyring (docs/SECRET_SERVICE.md, "Limits"), then says "true".
         let closed = try h.run("""
@@ -249,15 +246,11 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         let second = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
         XCTAssertEqual(try second.result(of: "open"), 0)
 
-        try first.proceed()
-        XCTAssertEqual(try first.result(of: "close"), 0)
-        let oneLeft = try h.run("keygate status", askpass: false)
-        XCTAssertTrue(oneLeft.out.contains("state: unlocked"), oneLeft.summary)
+        try first.proceedToClose()
+        try h.assertKeychain(.unlocked)
 
-        try second.proceed()
-        XCTAssertEqual(try second.result(of: "close"), 0)
-        let none = try h.run("keygate status", askpass: false)
-        XCTAssertTrue(none.out.contains("state: locked"), none.summary)
+        try second.proceedToClose()
+        try h.assertKeychain(.locked)
     }
 
     func test_wrongPassword_moduleIgnores_andTheKeychainStaysLocked() throws {
@@ -274,8 +267,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: "not-" + h.user.password)
         XCTAssertEqual(try session.result(of: "auth"), 0)
         XCTAssertEqual(try session.result(of: "open"), 0)
-        let status = try h.run("keygate status", askpass: false)
-        XCTAssertTrue(status.out.contains("state: locked"), status.summary)
+        try h.assertKeychain(.locked)
     }
 
     func test_passwordChange_rewrapsTheLoginProtector_soTheNewPasswordUnlocks() throws {
@@ -363,8 +355,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertTrue(open.out.contains("v=dev-secret"), open.summary)
         XCTAssertEqual(try h.promptCount(), prompts, "no prompt while the session is open")
 
-        try session.proceed()
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try session.proceedToClose()
         // The master key left with the last session (the device gate is the gatekeeper's, never the user's).
         let closed = try h.run("keygate get -s tdo -a a; echo exit=$?", askpass: false)
         XCTAssertTrue(closed.out.contains("exit=36"), "locked: it needs the password again: \(closed.summary)")
@@ -384,7 +375,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try session.result(of: "close"), 0, "PAM_IGNORE")
         session.finish()
         XCTAssertTrue(log.lines().contains { $0.contains("no password was captured at auth for \(h.user.name)") })
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        try h.assertKeychain(.locked)
         // Root's audit record keeps the module's line too, whatever syslog does.
         let record = (try? String(contentsOfFile: "/var/log/keygate/gatekeeper.log", encoding: .utf8)) ?? ""
         XCTAssertTrue(record.split(separator: "\n").contains {
@@ -417,10 +408,8 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
                                     password: h.user.password, log: log)
         XCTAssertEqual(try session.result(of: "auth"), 0, "auth answers PAM_IGNORE")
         XCTAssertEqual(try session.result(of: "open"), 0)
-        let status = try h.run("keygate status", askpass: false)
-        XCTAssertTrue(status.out.contains("state: unlocked"), "bad options fall back to the defaults: \(status.summary)")
-        try session.proceed()
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try h.assertKeychain(.unlocked, "bad options fall back to the defaults")
+        try session.proceedToClose()
         session.finish()
         let lines = log.lines().joined(separator: "\n")
         for expected in ["unknown option 'garbage'", "too long", "lock_after=abc is not", "min_uid=-1 is not a uid"] {
@@ -533,8 +522,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
         XCTAssertEqual(try session.result(of: "auth"), 7, "PAM_AUTH_ERR: pam_deny ran after pam_keygate.so")
         XCTAssertNotEqual(try session.result(of: "open"), 0, "pam_deny ran after pam_keygate.so")
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"),
-                      "the module did its work though it decided nothing")
+        try h.assertKeychain(.unlocked, "the module did its work though it decided nothing")
         try session.proceed()
         session.finish()
     }
@@ -550,10 +538,8 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try normal.result(of: "open"), 0)
         let counted = try String(contentsOfFile: "/run/keygate/\(h.user.uid).sessions", encoding: .utf8)
         XCTAssertEqual(counted.split(separator: "\n").count, 1, "the killed session was dropped: \(counted)")
-        try normal.proceed()
-        XCTAssertEqual(try normal.result(of: "close"), 0)
-        let status = try h.run("keygate status", askpass: false)
-        XCTAssertTrue(status.out.contains("state: locked"), status.summary)
+        try normal.proceedToClose()
+        try h.assertKeychain(.locked)
     }
 
     /// A process of the user that holds the keychain's lock file cannot hang a login. A login
@@ -624,7 +610,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertLessThan(elapsed, 10, "64 passes over 1 GiB take about a minute; refusing takes at most one calibration")
         XCTAssertTrue(log.lines().contains { $0.contains("64 passes and 1024 MiB") && $0.contains("refused without deriving") },
                       log.lines().joined(separator: "\n"))
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        try h.assertKeychain(.locked)
     }
 
     /// After root reset the password (chpasswd, `passwd USER`), a login cannot unlock:
@@ -849,6 +835,13 @@ final class PAMDriver {
     /// Lets the driver past its next `wait`.
     func proceed() throws {
         try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+    }
+
+    /// Lets the driver past its `wait` to the close, and asserts the close answered 0 (the stack's
+    /// success: the module ignored it, never failed it).
+    func proceedToClose(_ message: String = "", file: StaticString = #filePath, line: UInt = #line) throws {
+        try proceed()
+        XCTAssertEqual(try result(of: "close"), 0, message, file: file, line: line)
     }
 
     /// Compiles Tests/PAMDriver/pam-driver.c once per test process.
