@@ -371,8 +371,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         // Session only, as in a terminal login whose auth ran in another process.
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["tty=/dev/pts/9", "open", "close"],
                                     password: h.user.password, log: log)
-        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
-        XCTAssertEqual(try session.result(of: "close"), 0, "PAM_IGNORE")
+        try session.assertAnswered(["open", "close"], "PAM_IGNORE")
         session.finish()
         XCTAssertTrue(log.lines().contains { $0.contains("no password was captured at auth for \(h.user.name)") })
         try h.assertKeychain(.locked)
@@ -409,8 +408,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try session.result(of: "auth"), 0, "auth answers PAM_IGNORE")
         XCTAssertEqual(try session.result(of: "open"), 0)
         try h.assertKeychain(.unlocked, "bad options fall back to the defaults")
-        try session.proceedToClose()
-        session.finish()
+        try session.logOut()
         let lines = log.lines().joined(separator: "\n")
         for expected in ["unknown option 'garbage'", "too long", "lock_after=abc is not", "min_uid=-1 is not a uid"] {
             XCTAssertTrue(lines.contains(expected), "\(expected) in:\n\(lines)")
@@ -422,9 +420,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         let h = try CLIUserHarness()
         let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close"],
                                     password: h.user.password)
-        XCTAssertEqual(try session.result(of: "auth"), 0)
-        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try session.assertAnswered(["auth", "open", "close"], "PAM_IGNORE")
         XCTAssertFalse(FileManager.default.fileExists(atPath: h.dataDirectory + "/protectors"), "nothing created")
     }
 
@@ -434,9 +430,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         let log = try SyslogCapture()
         let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close"],
                                     password: h.user.password, log: log)
-        XCTAssertEqual(try session.result(of: "auth"), 0)
-        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try session.assertAnswered(["auth", "open", "close"], "PAM_IGNORE")
         session.finish()
         let lines = log.lines()
         XCTAssertTrue(lines.contains { $0.contains("login.json") && $0.contains("the login goes on without Keygate") },
@@ -458,9 +452,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         let log = try SyslogCapture()
         let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close"],
                                     password: h.user.password, log: log)
-        XCTAssertEqual(try session.result(of: "auth"), 0)
-        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE: the login goes on")
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try session.assertAnswered(["auth", "open", "close"], "PAM_IGNORE: the login goes on")
         session.finish()
         let lines = log.lines()
         XCTAssertTrue(lines.contains { $0.contains("the login goes on without Keygate") }, lines.joined(separator: "\n"))
@@ -472,9 +464,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         defer { _ = chmod(h.dataDirectory, 0o700) }
         let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close", "passwd"],
                                     password: h.user.password, newPassword: "N3w-" + UUID().uuidString)
-        XCTAssertEqual(try session.result(of: "auth"), 0)
-        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try session.assertAnswered(["auth", "open", "close"], "PAM_IGNORE")
         XCTAssertEqual(try session.result(of: "passwd"), 0, "the password change goes through")
     }
 
@@ -667,9 +657,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
             }.joined(separator: " ")
             let session = try PAMDriver(stack: try ignoreStack(h, options: options), user: h.user,
                                         steps: ["auth", "open", "close"], password: h.user.password)
-            for step in ["auth", "open", "close"] {
-                XCTAssertEqual(try session.result(of: step), 0, "round \(round) \(step) with options: \(options)")
-            }
+            try session.assertAnswered(["auth", "open", "close"], "round \(round) with options: \(options)")
         }
     }
 
@@ -842,6 +830,20 @@ final class PAMDriver {
     func proceedToClose(_ message: String = "", file: StaticString = #filePath, line: UInt = #line) throws {
         try proceed()
         XCTAssertEqual(try result(of: "close"), 0, message, file: file, line: line)
+    }
+
+    /// The whole logout of a session that waits before its close: the close answers 0, and the
+    /// driver ends.
+    func logOut(_ message: String = "", file: StaticString = #filePath, line: UInt = #line) throws {
+        try proceedToClose(message, file: file, line: line)
+        finish()
+    }
+
+    /// Asserts that each of `steps`, in order, answered 0: the stack went on past the module.
+    func assertAnswered(_ steps: [String], _ message: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        for step in steps {
+            XCTAssertEqual(try result(of: step), 0, "\(step): \(message)", file: file, line: line)
+        }
     }
 
     /// Compiles Tests/PAMDriver/pam-driver.c once per test process.

@@ -26,8 +26,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try phases(), ["auth"], "an open on an unlocked keychain starts no helper")
         XCTAssertEqual(try counted(h), 1, "the module counted the session")
         try h.assertKeychain(.unlocked)
-        try session.proceedToClose()
-        session.finish()
+        try session.logOut()
         XCTAssertEqual(try phases(), ["auth"], "the last close locks without the helper")
         XCTAssertEqual(try counted(h), 0)
         try h.assertKeychain(.locked)
@@ -56,8 +55,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertFalse(secondLines.contains("unlocked at auth"), secondLines)
         XCTAssertFalse(firstLog.lines().contains { $0.hasSuffix("unlocked \(h.user.uid)") }, "the mark line reached syslog: \(firstLines)")
         for driver in [first, second] {
-            try driver.proceedToClose()
-            driver.finish()
+            try driver.logOut()
         }
         try h.assertKeychain(.locked, "the last close locked")
     }
@@ -73,14 +71,12 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try counted(h), 2)
         XCTAssertEqual(try phases(), ["auth"], "the second open found the keychain unlocked: no helper")
 
-        try first.proceedToClose()
-        first.finish()
+        try first.logOut()
         XCTAssertEqual(try counted(h), 1)
         XCTAssertEqual(try phases(), ["auth"], "a close that is not the last starts no helper")
         try h.assertKeychain(.unlocked)
 
-        try second.proceedToClose()
-        second.finish()
+        try second.logOut()
         XCTAssertEqual(try phases(), ["auth"])
         try h.assertKeychain(.locked)
     }
@@ -96,8 +92,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try session.result(of: "open"), 0)
         XCTAssertEqual(try phases(), ["unlock"])
         XCTAssertEqual(try counted(h), 1, "counted once, by the module")
-        try session.proceedToClose()
-        session.finish()
+        try session.logOut()
         XCTAssertEqual(try phases(), ["unlock"])
         XCTAssertTrue(log.lines().contains { $0.contains("no password was captured at auth for \(h.user.name)") },
                       log.lines().joined(separator: "\n"))
@@ -114,8 +109,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         let normal = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
         XCTAssertEqual(try normal.result(of: "open"), 0)
         XCTAssertEqual(try counted(h), 1, "the killed session's line was dropped at this open")
-        try normal.proceedToClose()
-        normal.finish()
+        try normal.logOut()
         XCTAssertEqual(try phases(), ["auth", "auth"])
         try h.assertKeychain(.locked)
     }
@@ -147,8 +141,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try session.result(of: "open"), 0)
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines.count, 1, "only this login: \(lines)")
-        try session.proceedToClose()
-        session.finish()
+        try session.logOut()
         XCTAssertEqual(try phases(), ["auth"])
         try h.assertKeychain(.locked)
     }
@@ -178,9 +171,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
             try plant()
             let log = try SyslogCapture()
             let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: h.user.password, log: log)
-            XCTAssertEqual(try session.result(of: "auth"), 0, what)
-            XCTAssertEqual(try session.result(of: "open"), 0, what)
-            XCTAssertEqual(try session.result(of: "close"), 0, what)
+            try session.assertAnswered(["auth", "open", "close"], what)
             session.finish()
             expected += ["auth", "open", "close"]
             XCTAssertEqual(try phases(), expected, "\(what): the helper was asked to count")
@@ -292,8 +283,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
             keyctl add user keygate:\(uid):device x @u >/dev/null && keyctl search @u user keygate:\(uid):master >/dev/null && echo both
             """, askpass: false)
         XCTAssertTrue(planted.out.contains("both"), "the login cached the master key, and the device key is planted: \(planted.summary)")
-        try session.proceedToClose()
-        session.finish()
+        try session.logOut()
 
         XCTAssertEqual(try phases(), ["auth"], "the last close started no helper")
         XCTAssertEqual(try keptKeys(h), [], "the master and device keys left the user's keyring")
@@ -345,8 +335,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
             // Planted after auth, whose own line would have rotated the record first.
             _ = unlink(record + "/gatekeeper.log")
             try plant(record)
-            try session.proceedToClose(what)
-            session.finish()
+            try session.logOut(what)
             expected += ["auth", "lock"]
             XCTAssertEqual(try phases(), expected, "\(what): the helper locked")
             XCTAssertEqual(try keptKeys(h), [], what)
