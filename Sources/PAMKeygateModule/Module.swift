@@ -44,14 +44,9 @@ public func pam_sm_setcred(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32
 public func pam_sm_open_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                 _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let pamh else { return PAM_IGNORE }
-    let options = SessionOptions(argc, argv)
-    switch SessionUser.find(pamh, options) {
-    case .ignored: return PAM_IGNORE
-    case .unknown: return callHelper(pamh, "open", flags, argc, argv, secrets: [])
-    case .found(let user):
-        guard let count = SessionFile(uid: user.uid).open() else {
-            return callHelper(pamh, "open", flags, argc, argv, secrets: [])
-        }
+    switch SessionStep.take(pamh, "open", flags, argc, argv, { $0.open() }) {
+    case .answered(let code): return code
+    case .counted(let user, let options, let count):
         if UnlockedAtAuth.take(uid: user.uid, pamh) {
             if options.debug {
                 user.log(pamh, "session opened for ", ": ", Int64(count), " open; the keychain was unlocked at auth")
@@ -76,14 +71,9 @@ public func pam_sm_open_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
 public func pam_sm_close_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                  _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let pamh else { return PAM_IGNORE }
-    let options = SessionOptions(argc, argv)
-    switch SessionUser.find(pamh, options) {
-    case .ignored: return PAM_IGNORE
-    case .unknown: return callHelper(pamh, "close", flags, argc, argv, secrets: [])
-    case .found(let user):
-        guard let remaining = SessionFile(uid: user.uid).close() else {
-            return callHelper(pamh, "close", flags, argc, argv, secrets: [])
-        }
+    switch SessionStep.take(pamh, "close", flags, argc, argv, { $0.close() }) {
+    case .answered(let code): return code
+    case .counted(let user, let options, let remaining):
         guard remaining == 0 else {
             if options.debug {
                 user.log(pamh, "session closed for ", ": ", Int64(remaining), " still open, the keychain stays unlocked")
@@ -183,7 +173,8 @@ func run(_ helper: UnsafePointer<CChar>, _ request: Bytes, _ pamh: OpaquePointer
         }
         return answer
     }
-    // The request (a few hundred bytes) and the secrets fit the pipe's buffer: no write waits.
+    // The request (a few hundred bytes, with the groups at most about 11 KiB more) and the
+    // secrets fit the pipe's 64 KiB buffer: no write waits.
     // The secrets are written from libpam's own memory, never copied into the module's.
     _ = writeAll(input[1], request.bytes)
     if let user { _ = writeAll(input[1], requestGroups(user).bytes) }

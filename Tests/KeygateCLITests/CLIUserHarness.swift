@@ -99,6 +99,20 @@ final class CLIUserHarness {
         return try UserSession.run(as: user, script: script, environment: env, stdin: stdin, timeout: timeout, wrapper: wrapper,
                                    session: session)
     }
+
+    /// What `keygate status` says of the user's keychain.
+    enum KeychainState: String {
+        case locked, unlocked
+    }
+
+    /// Asserts that `keygate status`, run as the user, says the keychain is in `state`; a failure
+    /// shows the whole run after `message`.
+    func assertKeychain(_ state: KeychainState, _ message: String = "", file: StaticString = #filePath,
+                        line: UInt = #line) throws {
+        let status = try run("keygate status", askpass: false)
+        XCTAssertTrue(status.out.contains("state: \(state.rawValue)"),
+                      message.isEmpty ? status.summary : "\(message): \(status.summary)", file: file, line: line)
+    }
 }
 
 extension ProcessResult {

@@ -252,10 +252,8 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertTrue(open.out.contains("s1"), open.summary)
         XCTAssertEqual(try h.promptCount(), prompts, "a read after login must not prompt")
 
-        try session.proceed()
-        XCTAssertEqual(try session.result(of: "close"), 0)
-        let closed = try h.run("keygate status", askpass: false)
-        XCTAssertTrue(closed.out.contains("state: locked"), closed.summary)
+        try session.proceedToClose()
+        try h.assertKeychain(.locked)
     }
 
     /// Keygate's own Secret Service follows the login: its default collection is the keychain,
@@ -302,8 +300,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(open.values["store"], "0", open.summary)
         XCTAssertEqual(open.values["lookup"], "login-secret", open.summary)
         XCTAssertEqual(try h.promptCount(), prompts, "nothing asked for a password after the login")
-        try session.proceed()
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try session.proceedToClose()
         // No secret comes out at once; `Locked` may say "false" for up to 100 ms more, the
         // daemon's cached look at the keyring (docs/SECRET_SERVICE.md, "Limits"), then says "true".
         let closed = try h.run("""
@@ -331,15 +328,11 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         let second = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
         XCTAssertEqual(try second.result(of: "open"), 0)
 
-        try first.proceed()
-        XCTAssertEqual(try first.result(of: "close"), 0)
-        let oneLeft = try h.run("keygate status", askpass: false)
-        XCTAssertTrue(oneLeft.out.contains("state: unlocked"), oneLeft.summary)
+        try first.proceedToClose()
+        try h.assertKeychain(.unlocked)
 
-        try second.proceed()
-        XCTAssertEqual(try second.result(of: "close"), 0)
-        let none = try h.run("keygate status", askpass: false)
-        XCTAssertTrue(none.out.contains("state: locked"), none.summary)
+        try second.proceedToClose()
+        try h.assertKeychain(.locked)
     }
 
     func test_wrongPassword_moduleIgnores_andTheKeychainStaysLocked() throws {
@@ -356,8 +349,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: "not-" + h.user.password)
         XCTAssertEqual(try session.result(of: "auth"), 0)
         XCTAssertEqual(try session.result(of: "open"), 0)
-        let status = try h.run("keygate status", askpass: false)
-        XCTAssertTrue(status.out.contains("state: locked"), status.summary)
+        try h.assertKeychain(.locked)
     }
 
     func test_passwordChange_rewrapsTheLoginProtector_soTheNewPasswordUnlocks() throws {
@@ -445,8 +437,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertTrue(open.out.contains("v=dev-secret"), open.summary)
         XCTAssertEqual(try h.promptCount(), prompts, "no prompt while the session is open")
 
-        try session.proceed()
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try session.proceedToClose()
         // The master key left with the last session (the device gate is the gatekeeper's, never the user's).
         let closed = try h.run("keygate get -s tdo -a a; echo exit=$?", askpass: false)
         XCTAssertTrue(closed.out.contains("exit=36"), "locked: it needs the password again: \(closed.summary)")
@@ -462,11 +453,10 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         // Session only, as in a terminal login whose auth ran in another process.
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["tty=/dev/pts/9", "open", "close"],
                                     password: h.user.password, log: log)
-        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
-        XCTAssertEqual(try session.result(of: "close"), 0, "PAM_IGNORE")
+        try session.assertAnswered(["open", "close"], "PAM_IGNORE")
         session.finish()
         XCTAssertTrue(log.lines().contains { $0.contains("no password was captured at auth for \(h.user.name)") })
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        try h.assertKeychain(.locked)
         // Root's audit record keeps the module's line too, whatever syslog does.
         let record = (try? String(contentsOfFile: "/var/log/keygate/gatekeeper.log", encoding: .utf8)) ?? ""
         XCTAssertTrue(record.split(separator: "\n").contains {
@@ -499,11 +489,8 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
                                     password: h.user.password, log: log)
         XCTAssertEqual(try session.result(of: "auth"), 0, "auth answers PAM_IGNORE")
         XCTAssertEqual(try session.result(of: "open"), 0)
-        let status = try h.run("keygate status", askpass: false)
-        XCTAssertTrue(status.out.contains("state: unlocked"), "bad options fall back to the defaults: \(status.summary)")
-        try session.proceed()
-        XCTAssertEqual(try session.result(of: "close"), 0)
-        session.finish()
+        try h.assertKeychain(.unlocked, "bad options fall back to the defaults")
+        try session.logOut()
         let lines = log.lines().joined(separator: "\n")
         for expected in ["unknown option 'garbage'", "too long", "lock_after=abc is not", "min_uid=-1 is not a uid"] {
             XCTAssertTrue(lines.contains(expected), "\(expected) in:\n\(lines)")
@@ -515,9 +502,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         let h = try CLIUserHarness()
         let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close"],
                                     password: h.user.password)
-        XCTAssertEqual(try session.result(of: "auth"), 0)
-        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try session.assertAnswered(["auth", "open", "close"], "PAM_IGNORE")
         XCTAssertFalse(FileManager.default.fileExists(atPath: h.dataDirectory + "/protectors"), "nothing created")
     }
 
@@ -527,9 +512,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         let log = try SyslogCapture()
         let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close"],
                                     password: h.user.password, log: log)
-        XCTAssertEqual(try session.result(of: "auth"), 0)
-        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try session.assertAnswered(["auth", "open", "close"], "PAM_IGNORE")
         session.finish()
         let lines = log.lines()
         XCTAssertTrue(lines.contains { $0.contains("login.json") && $0.contains("the login goes on without Keygate") },
@@ -551,9 +534,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         let log = try SyslogCapture()
         let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close"],
                                     password: h.user.password, log: log)
-        XCTAssertEqual(try session.result(of: "auth"), 0)
-        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE: the login goes on")
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try session.assertAnswered(["auth", "open", "close"], "PAM_IGNORE: the login goes on")
         session.finish()
         let lines = log.lines()
         XCTAssertTrue(lines.contains { $0.contains("the login goes on without Keygate") }, lines.joined(separator: "\n"))
@@ -565,9 +546,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         defer { _ = chmod(h.dataDirectory, 0o700) }
         let session = try PAMDriver(stack: try ignoreStack(h), user: h.user, steps: ["auth", "open", "close", "passwd"],
                                     password: h.user.password, newPassword: "N3w-" + UUID().uuidString)
-        XCTAssertEqual(try session.result(of: "auth"), 0)
-        XCTAssertEqual(try session.result(of: "open"), 0, "PAM_IGNORE")
-        XCTAssertEqual(try session.result(of: "close"), 0)
+        try session.assertAnswered(["auth", "open", "close"], "PAM_IGNORE")
         XCTAssertEqual(try session.result(of: "passwd"), 0, "the password change goes through")
     }
 
@@ -615,8 +594,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
         XCTAssertEqual(try session.result(of: "auth"), 7, "PAM_AUTH_ERR: pam_deny ran after pam_keygate.so")
         XCTAssertNotEqual(try session.result(of: "open"), 0, "pam_deny ran after pam_keygate.so")
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"),
-                      "the module did its work though it decided nothing")
+        try h.assertKeychain(.unlocked, "the module did its work though it decided nothing")
         try session.proceed()
         session.finish()
     }
@@ -632,10 +610,8 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try normal.result(of: "open"), 0)
         let counted = try String(contentsOfFile: "/run/keygate/\(h.user.uid).sessions", encoding: .utf8)
         XCTAssertEqual(counted.split(separator: "\n").count, 1, "the killed session was dropped: \(counted)")
-        try normal.proceed()
-        XCTAssertEqual(try normal.result(of: "close"), 0)
-        let status = try h.run("keygate status", askpass: false)
-        XCTAssertTrue(status.out.contains("state: locked"), status.summary)
+        try normal.proceedToClose()
+        try h.assertKeychain(.locked)
     }
 
     /// A process of the user that holds the keychain's lock file cannot hang a login. A login
@@ -706,7 +682,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertLessThan(elapsed, 10, "64 passes over 1 GiB take about a minute; refusing takes at most one calibration")
         XCTAssertTrue(log.lines().contains { $0.contains("64 passes and 1024 MiB") && $0.contains("refused without deriving") },
                       log.lines().joined(separator: "\n"))
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        try h.assertKeychain(.locked)
     }
 
     /// After root reset the password (chpasswd, `passwd USER`), a login cannot unlock:
@@ -763,9 +739,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
             }.joined(separator: " ")
             let session = try PAMDriver(stack: try ignoreStack(h, options: options), user: h.user,
                                         steps: ["auth", "open", "close"], password: h.user.password)
-            for step in ["auth", "open", "close"] {
-                XCTAssertEqual(try session.result(of: step), 0, "round \(round) \(step) with options: \(options)")
-            }
+            try session.assertAnswered(["auth", "open", "close"], "round \(round) with options: \(options)")
         }
     }
 
@@ -931,6 +905,27 @@ final class PAMDriver {
     /// Lets the driver past its next `wait`.
     func proceed() throws {
         try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+    }
+
+    /// Lets the driver past its `wait` to the close, and asserts the close answered 0 (the stack's
+    /// success: the module ignored it, never failed it).
+    func proceedToClose(_ message: String = "", file: StaticString = #filePath, line: UInt = #line) throws {
+        try proceed()
+        XCTAssertEqual(try result(of: "close"), 0, message, file: file, line: line)
+    }
+
+    /// The whole logout of a session that waits before its close: the close answers 0, and the
+    /// driver ends.
+    func logOut(_ message: String = "", file: StaticString = #filePath, line: UInt = #line) throws {
+        try proceedToClose(message, file: file, line: line)
+        finish()
+    }
+
+    /// Asserts that each of `steps`, in order, answered 0: the stack went on past the module.
+    func assertAnswered(_ steps: [String], _ message: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        for step in steps {
+            XCTAssertEqual(try result(of: step), 0, "\(step): \(message)", file: file, line: line)
+        }
     }
 
     /// Compiles Tests/PAMDriver/pam-driver.c once per test process.

@@ -25,13 +25,11 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try session.result(of: "open"), 0)
         XCTAssertEqual(try phases(), ["auth"], "an open on an unlocked keychain starts no helper")
         XCTAssertEqual(try counted(h), 1, "the module counted the session")
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"))
-        try session.proceed()
-        XCTAssertEqual(try session.result(of: "close"), 0)
-        session.finish()
+        try h.assertKeychain(.unlocked)
+        try session.logOut()
         XCTAssertEqual(try phases(), ["auth"], "the last close locks without the helper")
         XCTAssertEqual(try counted(h), 0)
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        try h.assertKeychain(.locked)
         let lines = log.lines().joined(separator: "\n")
         XCTAssertTrue(lines.contains("session opened for \(h.user.name): 1 open; the keychain was unlocked at auth"), lines)
         XCTAssertTrue(lines.contains("locked the keychain of \(h.user.name): last session closed"), lines)
@@ -57,11 +55,9 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertFalse(secondLines.contains("unlocked at auth"), secondLines)
         XCTAssertFalse(firstLog.lines().contains { $0.hasSuffix("unlocked \(h.user.uid)") }, "the mark line reached syslog: \(firstLines)")
         for driver in [first, second] {
-            try driver.proceed()
-            XCTAssertEqual(try driver.result(of: "close"), 0)
-            driver.finish()
+            try driver.logOut()
         }
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"), "the last close locked")
+        try h.assertKeychain(.locked, "the last close locked")
     }
 
     /// Two sessions: closing one starts no helper and the keychain stays open; closing the
@@ -75,18 +71,14 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try counted(h), 2)
         XCTAssertEqual(try phases(), ["auth"], "the second open found the keychain unlocked: no helper")
 
-        try first.proceed()
-        XCTAssertEqual(try first.result(of: "close"), 0)
-        first.finish()
+        try first.logOut()
         XCTAssertEqual(try counted(h), 1)
         XCTAssertEqual(try phases(), ["auth"], "a close that is not the last starts no helper")
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"))
+        try h.assertKeychain(.unlocked)
 
-        try second.proceed()
-        XCTAssertEqual(try second.result(of: "close"), 0)
-        second.finish()
+        try second.logOut()
         XCTAssertEqual(try phases(), ["auth"])
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        try h.assertKeychain(.locked)
     }
 
     /// An open on a locked keychain (no password at auth: an SSH key, cron) starts the helper's
@@ -100,9 +92,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try session.result(of: "open"), 0)
         XCTAssertEqual(try phases(), ["unlock"])
         XCTAssertEqual(try counted(h), 1, "counted once, by the module")
-        try session.proceed()
-        XCTAssertEqual(try session.result(of: "close"), 0)
-        session.finish()
+        try session.logOut()
         XCTAssertEqual(try phases(), ["unlock"])
         XCTAssertTrue(log.lines().contains { $0.contains("no password was captured at auth for \(h.user.name)") },
                       log.lines().joined(separator: "\n"))
@@ -119,11 +109,9 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         let normal = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"], password: h.user.password)
         XCTAssertEqual(try normal.result(of: "open"), 0)
         XCTAssertEqual(try counted(h), 1, "the killed session's line was dropped at this open")
-        try normal.proceed()
-        XCTAssertEqual(try normal.result(of: "close"), 0)
-        normal.finish()
+        try normal.logOut()
         XCTAssertEqual(try phases(), ["auth", "auth"])
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        try h.assertKeychain(.locked)
     }
 
     /// What a damaged or planted count file holds is never taken for a session: garbage, a
@@ -153,11 +141,9 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try session.result(of: "open"), 0)
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines.count, 1, "only this login: \(lines)")
-        try session.proceed()
-        XCTAssertEqual(try session.result(of: "close"), 0)
-        session.finish()
+        try session.logOut()
         XCTAssertEqual(try phases(), ["auth"])
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        try h.assertKeychain(.locked)
     }
 
     /// A count file that is a link, a user's file or a FIFO is neither followed, read nor
@@ -185,9 +171,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
             try plant()
             let log = try SyslogCapture()
             let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "close"], password: h.user.password, log: log)
-            XCTAssertEqual(try session.result(of: "auth"), 0, what)
-            XCTAssertEqual(try session.result(of: "open"), 0, what)
-            XCTAssertEqual(try session.result(of: "close"), 0, what)
+            try session.assertAnswered(["auth", "open", "close"], what)
             session.finish()
             expected += ["auth", "open", "close"]
             XCTAssertEqual(try phases(), expected, "\(what): the helper was asked to count")
@@ -213,7 +197,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(try session.result(of: "close"), 0)
         session.finish()
         XCTAssertEqual(try phases(), ["auth"])
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"))
+        try h.assertKeychain(.unlocked)
 
         let high = try Stack(h, """
         auth required pam_unix.so
@@ -268,14 +252,14 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(lines.first?.split(separator: " ").first.map(String.init), String(su.processIdentifier),
                        "the session is su's own process (unshare and the script exec it)")
         XCTAssertEqual(try phases(), ["auth"])
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: unlocked"))
+        try h.assertKeychain(.unlocked)
 
         try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
         su.waitUntilExit()
         XCTAssertEqual(su.terminationStatus, 0)
         XCTAssertEqual(try phases(), ["auth"])
         XCTAssertEqual(try counted(h), 0)
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        try h.assertKeychain(.locked)
         XCTAssertTrue(log.lines().contains { $0.contains("pam_keygate(su:session): session opened for \(h.user.name)") },
                       log.lines().joined(separator: "\n"))
     }
@@ -299,13 +283,11 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
             keyctl add user keygate:\(uid):device x @u >/dev/null && keyctl search @u user keygate:\(uid):master >/dev/null && echo both
             """, askpass: false)
         XCTAssertTrue(planted.out.contains("both"), "the login cached the master key, and the device key is planted: \(planted.summary)")
-        try session.proceed()
-        XCTAssertEqual(try session.result(of: "close"), 0)
-        session.finish()
+        try session.logOut()
 
         XCTAssertEqual(try phases(), ["auth"], "the last close started no helper")
         XCTAssertEqual(try keptKeys(h), [], "the master and device keys left the user's keyring")
-        XCTAssertTrue(try h.run("keygate status", askpass: false).out.contains("state: locked"))
+        try h.assertKeychain(.locked)
         XCTAssertTrue(log.lines().contains { $0.contains("pam_keygate(login-test:session): locked the keychain of \(h.user.name): last session closed") },
                       log.lines().joined(separator: "\n"))
         let lines = try lockLines(record, h)
@@ -353,9 +335,7 @@ final class PAMSessionCountTests: XCTestCase, OutsideTheEmbeddedPass {
             // Planted after auth, whose own line would have rotated the record first.
             _ = unlink(record + "/gatekeeper.log")
             try plant(record)
-            try session.proceed()
-            XCTAssertEqual(try session.result(of: "close"), 0, what)
-            session.finish()
+            try session.logOut(what)
             expected += ["auth", "lock"]
             XCTAssertEqual(try phases(), expected, "\(what): the helper locked")
             XCTAssertEqual(try keptKeys(h), [], what)

@@ -97,11 +97,10 @@ final class SecretServiceAttackTests: XCTestCase, OutsideTheEmbeddedPass {
         for key in ["badDHKey", "zeroDHKey", "dhWrongType", "bigSecret", "manyAttrs", "longValue", "longName", "longLabel", "badProps"] {
             XCTAssertEqual(v[key], invalid, "\(key): \(r.summary)")
         }
-        XCTAssertEqual(v["noSession"], "org.freedesktop.Secret.Error.NoSession", r.summary)
-        XCTAssertEqual(v["readOnly"], "org.freedesktop.DBus.Error.PropertyReadOnly", r.summary)
-        XCTAssertEqual(v["noProp"], "org.freedesktop.DBus.Error.UnknownProperty", r.summary)
-        XCTAssertEqual(v["afterAll"], "ok", r.summary)
-        XCTAssertEqual(v["nothingLost"], "1", r.summary)
+        r.assertValues([
+            "noSession": "org.freedesktop.Secret.Error.NoSession", "readOnly": "org.freedesktop.DBus.Error.PropertyReadOnly",
+            "noProp": "org.freedesktop.DBus.Error.UnknownProperty", "afterAll": "ok", "nothingLost": "1",
+        ])
         XCTAssertEqual(v["nothingStored"], "0", "a refused item is not half-stored: \(r.summary)")
         XCTAssertEqual(v["daemon-alive"], "true", r.summary)
     }
@@ -166,24 +165,24 @@ final class SecretServiceAttackTests: XCTestCase, OutsideTheEmbeddedPass {
                 XCTAssertEqual(v["\(call)_\(key)"], v["create_\(key)"], "\(call), read from the message: \(key): \(r.summary)")
             }
         }
-        XCTAssertEqual(v["sigSearch"], "\(invalid)|org.freedesktop.Secret.Service.SearchItems takes (a{ss}), not (s)", r.summary)
-        XCTAssertEqual(v["sigCollSearch"], "\(invalid)|org.freedesktop.Secret.Collection.SearchItems takes (a{ss}), not (as)", r.summary)
-        XCTAssertEqual(v["sigGetSecrets"], "\(invalid)|org.freedesktop.Secret.Service.GetSecrets takes (aoo), not (ao)", r.summary)
-        XCTAssertEqual(v["sigGetSecret"], "\(invalid)|org.freedesktop.Secret.Item.GetSecret takes (o), not (s)", r.summary)
-        XCTAssertEqual(v["noArgsGetSecret"], "\(invalid)|org.freedesktop.Secret.Item.GetSecret takes (o), not ()", r.summary)
-        XCTAssertEqual(v["tooManyObjects"], "\(invalid)|too many items in one call", r.summary)
+        r.assertValues([
+            "sigSearch": "\(invalid)|org.freedesktop.Secret.Service.SearchItems takes (a{ss}), not (s)",
+            "sigCollSearch": "\(invalid)|org.freedesktop.Secret.Collection.SearchItems takes (a{ss}), not (as)",
+            "sigGetSecrets": "\(invalid)|org.freedesktop.Secret.Service.GetSecrets takes (aoo), not (ao)",
+            "sigGetSecret": "\(invalid)|org.freedesktop.Secret.Item.GetSecret takes (o), not (s)",
+            "noArgsGetSecret": "\(invalid)|org.freedesktop.Secret.Item.GetSecret takes (o), not ()",
+            "tooManyObjects": "\(invalid)|too many items in one call",
+        ])
         XCTAssertEqual(v["unknownItem"]?.hasPrefix("org.freedesktop.Secret.Error.NoSuchObject|"), true, r.summary)
         XCTAssertEqual(v["unknownCollection"]?.hasPrefix("org.freedesktop.Secret.Error.NoSuchObject|"), true, r.summary)
         XCTAssertEqual(v["unknownItemsLeftOut"], "ok:0", "unknown items are left out of GetSecrets, as other providers do: \(r.summary)")
         for key in ["otherSessionGetSecret", "otherSessionGetSecrets", "noSessionGetSecrets", "notASessionGetSecret"] {
             XCTAssertEqual(v[key]?.hasPrefix("org.freedesktop.Secret.Error.NoSession|"), true, "\(key): \(r.summary)")
         }
-        XCTAssertEqual(v["found"], "1", r.summary)
-        XCTAssertEqual(v["foundInCollection"], "1", r.summary)
-        XCTAssertEqual(v["getSecrets"], "True:hot-secret", r.summary)
-        XCTAssertEqual(v["getSecret"], "hot-secret", r.summary)
-        XCTAssertEqual(v["otherOwnSession"], "hot-secret", r.summary)
-        XCTAssertEqual(v["daemon-alive"], "true", r.summary)
+        r.assertValues([
+            "found": "1", "foundInCollection": "1", "getSecrets": "True:hot-secret", "getSecret": "hot-secret",
+            "otherOwnSession": "hot-secret", "daemon-alive": "true",
+        ])
     }
 
     /// An item whose blob needs a person (here one `keygate add --access user-presence` made) is
@@ -232,10 +231,9 @@ final class SecretServiceAttackTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["toolLookup"], "[]", "secret-tool gets nothing from a gated item the person does not open: \(r.summary)")
         XCTAssertEqual(v["prompts-before-python"], "1", "the person was asked, through the prompt: \(r.summary)")
         XCTAssertTrue(r.out.contains("unlockedList=0 lockedList=1"), r.summary)
-        XCTAssertEqual(v["lockedProp"], "True", r.summary)
-        XCTAssertEqual(v["label"], "Gated label", r.summary)
-        XCTAssertEqual(v["getSecret"], "org.freedesktop.Secret.Error.IsLocked", r.summary)
-        XCTAssertEqual(v["getSecrets"], "0", r.summary)
+        r.assertValues([
+            "lockedProp": "True", "label": "Gated label", "getSecret": "org.freedesktop.Secret.Error.IsLocked", "getSecrets": "0",
+        ])
         XCTAssertTrue(r.out.contains("unlockedAtOnce=0 prompt=True"), r.summary)
         XCTAssertEqual(v["dismissed"], "True", "the person cancelled: the prompt is dismissed: \(r.summary)")
         XCTAssertEqual(v["afterPrompt"], "org.freedesktop.Secret.Error.IsLocked", r.summary)
@@ -295,10 +293,10 @@ final class SecretServiceAttackTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["promptGiven"], "True", r.summary)
         XCTAssertEqual(v["prompted"], "ok", r.summary)
         XCTAssertEqual(v["answersMeanwhile"], "ok", "the loop answers while a prompt runs: \(r.summary)")
-        XCTAssertEqual(v["otherCannotRun"], "org.freedesktop.Secret.Error.NoSuchObject", r.summary)
-        XCTAssertEqual(v["promptGone"], "org.freedesktop.Secret.Error.NoSuchObject", r.summary)
-        XCTAssertEqual(v["kept"], "kept", r.summary)
-        XCTAssertEqual(v["daemon-alive"], "true", r.summary)
+        r.assertValues([
+            "otherCannotRun": "org.freedesktop.Secret.Error.NoSuchObject",
+            "promptGone": "org.freedesktop.Secret.Error.NoSuchObject", "kept": "kept", "daemon-alive": "true",
+        ])
     }
 
     func test_aThousandClientsAtOnce_eachGetsItsOwnAnswer() throws {

@@ -66,22 +66,16 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
             """)
         let v = r.values
         XCTAssertNil(v["init-failed"], r.summary)
-        XCTAssertEqual(v["store"], "0", r.summary)
-        XCTAssertEqual(v["lookup"], "tool-secret-1", r.summary)
-        XCTAssertEqual(v["search"], "0", r.summary)
-        XCTAssertEqual(v["searchSecret"], "1", r.summary)
-        XCTAssertEqual(v["searchLabel"], "1", r.summary)
-        XCTAssertEqual(v["searchAttr"], "1", r.summary)
+        r.assertValues([
+            "store": "0", "lookup": "tool-secret-1", "search": "0", "searchSecret": "1", "searchLabel": "1", "searchAttr": "1",
+        ])
         XCTAssertEqual(v["lockedProp"], "true", "secret-tool lock locks the keychain: \(r.summary)")
         XCTAssertEqual(v["statusAfterLock"], "1", "the collection's lock is the keychain's: \(r.summary)")
         XCTAssertEqual(v["lockSignal"], "1", "PropertiesChanged says Locked: \(r.summary)")
         XCTAssertEqual(v["lookupAfterLock"], "tool-secret-1", "a lookup of a locked item unlocks through the prompt: \(r.summary)")
         XCTAssertEqual((Int(v["prompts-after"] ?? "") ?? 0) - (Int(v["prompts-before"] ?? "") ?? 0), 1,
                        "the prompt asked for the password once: \(r.summary)")
-        XCTAssertEqual(v["statusAfterUnlock"], "1", r.summary)
-        XCTAssertEqual(v["clear"], "0", r.summary)
-        XCTAssertEqual(v["lookupAfterClear"], "[]", r.summary)
-        XCTAssertEqual(v["daemon-alive"], "yes", r.summary)
+        r.assertValues(["statusAfterUnlock": "1", "clear": "0", "lookupAfterClear": "[]", "daemon-alive": "yes"])
     }
 
     func test_aLockedCollection_withNoWayToAsk_isDismissedAtOnce_neverAHang() throws {
@@ -216,11 +210,9 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertNil(v["init-failed"], r.summary)
         XCTAssertEqual(v["locked"], "False", r.summary)
         XCTAssertEqual(v["dhSecret"], "True", "binary bytes round-trip over the DH session: \(r.summary)")
-        XCTAssertEqual(v["found"], "1", r.summary)
-        XCTAssertEqual(v["label"], "py label 2", r.summary)
-        XCTAssertEqual(v["attrs"], "[('kgpy', '2')]", r.summary)
-        XCTAssertEqual(v["dhSecret2"], "second", r.summary)
-        XCTAssertEqual(v["contentType"], "text/plain", r.summary)
+        r.assertValues([
+            "found": "1", "label": "py label 2", "attrs": "[('kgpy', '2')]", "dhSecret2": "second", "contentType": "text/plain",
+        ])
         XCTAssertTrue(r.out.contains("plainParams=0 plainSecret=second"), r.summary)
         XCTAssertEqual(v["afterDelete"], "0", r.summary)
     }
@@ -279,10 +271,7 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
             print("gone=%s" % keyring.get_password("kg-keyring", "alice"))
             """, mode: 0o600)
         let r = try run(h, "/usr/bin/python3 \"$HOME/kr.py\" 2>&1")
-        let v = r.values
-        XCTAssertEqual(v["get"], "kr-secret", r.summary)
-        XCTAssertEqual(v["get2"], "kr-secret-2", r.summary)
-        XCTAssertEqual(v["gone"], "None", r.summary)
+        r.assertValues(["get": "kr-secret", "get2": "kr-secret-2", "gone": "None"])
     }
 
     // MARK: C clients
@@ -342,15 +331,10 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
             printf 'protocol=https\\nhost=git.example.com\\nusername=bob\\n\\n' | \(dir)/git/git-credential-libsecret erase; echo gerase=$?
             printf 'protocol=https\\nhost=git.example.com\\n\\n' | \(dir)/git/git-credential-libsecret get > "$HOME/git-out2"; echo gafter=[$(cat "$HOME/git-out2")]
             """)
-        let v = r.values
-        XCTAssertEqual(v["cstore"], "0", r.summary)
-        XCTAssertEqual(v["clookup"], "c-secret-1", r.summary)
-        XCTAssertEqual(v["gstore"], "0", r.summary)
-        XCTAssertEqual(v["gget"], "0", r.summary)
-        XCTAssertEqual(v["gpassword"], "git-secret-1", r.summary)
-        XCTAssertEqual(v["gusername"], "bob", r.summary)
-        XCTAssertEqual(v["gerase"], "0", r.summary)
-        XCTAssertEqual(v["gafter"], "[]", r.summary)
+        r.assertValues([
+            "cstore": "0", "clookup": "c-secret-1", "gstore": "0", "gget": "0", "gpassword": "git-secret-1", "gusername": "bob",
+            "gerase": "0", "gafter": "[]",
+        ])
     }
 
     // MARK: one keychain, two doors
@@ -375,9 +359,7 @@ final class SecretServiceDaemonTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertNil(v["init-failed"], r.summary)
         XCTAssertEqual(v["add"], "0", r.summary)
         XCTAssertEqual(v["viaTool"], "CLI-PLAINTEXT-7f3a", "an item the CLI made is read through the Secret Service: \(r.summary)")
-        XCTAssertEqual(v["store"], "0", r.summary)
-        XCTAssertEqual(v["viaTool2"], "TOOL-PLAINTEXT-91bc", r.summary)
-        XCTAssertEqual(v["cliGet"], "CLI-PLAINTEXT-7f3a", r.summary)
+        r.assertValues(["store": "0", "viaTool2": "TOOL-PLAINTEXT-91bc", "cliGet": "CLI-PLAINTEXT-7f3a"])
         XCTAssertEqual(v["cliLookup"], "TOOL-PLAINTEXT-91bc", "the CLI reads a client's item from the same file: \(r.summary)")
         XCTAssertEqual(v["dbExists"], "yes", r.summary)
         XCTAssertEqual(v["plainCLI"], "0", "the database holds no plaintext secret: \(r.summary)")

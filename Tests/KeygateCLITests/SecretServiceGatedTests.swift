@@ -157,9 +157,7 @@ final class SecretServiceGatedTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["aUnlockedList"], "1", r.summary)
         XCTAssertEqual(v["bLockedList"], "1", "another connection still sees it locked: \(r.summary)")
         XCTAssertTrue(r.out.contains("aLockedProp=False bLockedProp=True"), "each connection's view of Locked: \(r.summary)")
-        XCTAssertEqual(v["bGetSecrets"], "0", r.summary)
-        XCTAssertEqual(v["bGetSecret"], "org.freedesktop.Secret.Error.IsLocked", r.summary)
-        XCTAssertEqual(v["aRead"], "GATED-SECRET-5e1", r.summary)
+        r.assertValues(["bGetSecrets": "0", "bGetSecret": "org.freedesktop.Secret.Error.IsLocked", "aRead": "GATED-SECRET-5e1"])
         XCTAssertEqual(v["aReadAgain"], "org.freedesktop.Secret.Error.IsLocked", "once: the next read asks again: \(r.summary)")
         XCTAssertEqual(v["afterLock"], "org.freedesktop.Secret.Error.IsLocked", r.summary)
         XCTAssertEqual(v["daemon-alive"], "yes", r.summary)
@@ -184,11 +182,7 @@ final class SecretServiceGatedTests: XCTestCase, OutsideTheEmbeddedPass {
         let r = try run(h, shell: Self.addGated + "\np0=$(asked)\n/usr/bin/python3 \"$HOME/ss.py\" 2>&1\necho asks=$(( $(asked) - p0 ))")
         let v = r.values
         XCTAssertNil(v["init-failed"], r.summary)
-        XCTAssertEqual(v["locked"], "True", r.summary)
-        XCTAssertEqual(v["dismissed"], "False", r.summary)
-        XCTAssertEqual(v["secret"], "GATED-SECRET-5e1", r.summary)
-        XCTAssertEqual(v["second"], "locked", r.summary)
-        XCTAssertEqual(v["asks"], "1", r.summary)
+        r.assertValues(["locked": "True", "dismissed": "False", "secret": "GATED-SECRET-5e1", "second": "locked", "asks": "1"])
     }
 
     /// A client that leaves while its gated item's prompt is asking cancels it: the answer typed
@@ -357,9 +351,7 @@ final class SecretServiceGatedTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(v["store"], "0", r.summary)
         XCTAssertEqual(v["storePlain"], "0", r.summary)
         XCTAssertEqual(v["listed"], "1", "the label lists, with no prompt, while the keychain is open: \(r.summary)")
-        XCTAssertEqual(v["first"], "[CLIENT-SECRET-77a]", r.summary)
-        XCTAssertEqual(v["second"], "[CLIENT-SECRET-77a]", r.summary)
-        XCTAssertEqual(v["plain"], "[PLAIN-SECRET-31]", r.summary)
+        r.assertValues(["first": "[CLIENT-SECRET-77a]", "second": "[CLIENT-SECRET-77a]", "plain": "[PLAIN-SECRET-31]"])
         XCTAssertEqual(v["asks"], "0,1,1,0", "each read of the gated client item asked, nothing else did: \(r.summary)")
         XCTAssertEqual(v["plainSecret"], "0", "no plaintext secret in the file: \(r.summary)")
         XCTAssertEqual(v["plainLabel"], "0", "no plaintext label of a gated item in the file: \(r.summary)")
