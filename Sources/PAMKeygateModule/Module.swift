@@ -127,7 +127,7 @@ func callHelper(_ pamh: OpaquePointer?, _ phase: StaticString, _ flags: Int32, _
             request.append("\n")
         }
     }
-    let lines = run(helper, request, pamh, secrets, groupsOf: listGroups ? user : nil)
+    let lines = run(helper, request, pamh, secrets, groupsOf: listGroups ? user : nil, minUID: SessionOptions(argc, argv).minUID)
     relay(lines, pamh)
     if rememberUnlock { UnlockedAtAuth.remember(lines, pamh) }
     return PAM_IGNORE
@@ -139,7 +139,7 @@ func callHelper(_ pamh: OpaquePointer?, _ phase: StaticString, _ flags: Int32, _
 /// the application's handlers neither reap the helper first nor die of a closed pipe.
 /// With `groupsOf`, the user's groups go in the request too (requestGroups).
 func run(_ helper: UnsafePointer<CChar>, _ request: Bytes, _ pamh: OpaquePointer, _ secrets: [Int32],
-         groupsOf user: UnsafePointer<CChar>? = nil) -> Bytes {
+         groupsOf user: UnsafePointer<CChar>? = nil, minUID: UInt32 = 0) -> Bytes {
     var oldChild = sigaction()
     var oldPipe = sigaction()
     _ = keygate_set_signal(SIGCHLD, keygate_sig_dfl(), &oldChild)
@@ -177,7 +177,7 @@ func run(_ helper: UnsafePointer<CChar>, _ request: Bytes, _ pamh: OpaquePointer
     // secrets fit the pipe's 64 KiB buffer: no write waits.
     // The secrets are written from libpam's own memory, never copied into the module's.
     _ = writeAll(input[1], request.bytes)
-    if let user { _ = writeAll(input[1], requestGroups(user).bytes) }
+    if let user { _ = writeAll(input[1], requestGroups(user, minUID: minUID).bytes) }
     for which in secrets {
         guard let secret = item(pamh, which) else { continue }
         let length = strnlen(secret, maxPasswordBytes + 1)
@@ -231,11 +231,12 @@ func run(_ helper: UnsafePointer<CChar>, _ request: Bytes, _ pamh: OpaquePointer
 /// NSS modules /etc/nsswitch.conf names, loaded in the application, which lists the groups
 /// again for the session it opens) runs while the helper's process starts on another CPU.
 /// The helper runs with this process's privileges, so this list is as trusted as the user
-/// name and password the request already carries.
-func requestGroups(_ user: UnsafePointer<CChar>) -> Bytes {
+/// name and password the request already carries. A user below min_uid gets no list: the
+/// helper leaves such a user alone.
+func requestGroups(_ user: UnsafePointer<CChar>, minUID: UInt32) -> Bytes {
     var line = Bytes()
     var groups = [gid_t](repeating: 0, count: maxGroups)
-    let count = groups.withUnsafeMutableBufferPointer { keygate_user_groups(user, $0.baseAddress, Int32(maxGroups)) }
+    let count = groups.withUnsafeMutableBufferPointer { keygate_user_groups(user, minUID, $0.baseAddress, Int32(maxGroups)) }
     guard count > 0, Int(count) <= maxGroups else { return line }
     line.append("groups ")
     line.append(number: Int64(count))

@@ -138,6 +138,13 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertEqual(numbers.first.map(Int.init), numbers.count - 1, String(line))
         XCTAssertTrue(numbers.dropFirst().contains(gid), "the supplementary group: \(line)")
         XCTAssertTrue(numbers.dropFirst().contains(try XCTUnwrap(getpwnam(h.user.name)?.pointee.pw_gid)), "the primary group: \(line)")
+        // A user below min_uid is left alone by the helper, so the module lists nothing for one.
+        _ = try Stack(h, "auth required pam_unix.so\nauth optional \(Self.modulePath) helper=\(folder)/helper min_uid=\(uid + 1)\n")
+        let skipped = try PAMDriver(stack: recorder, user: h.user, steps: ["auth"], password: h.user.password)
+        XCTAssertEqual(try skipped.result(of: "auth"), 0)
+        skipped.finish()
+        let below = try String(contentsOfFile: folder + "/stdin", encoding: .utf8)
+        XCTAssertTrue(below.contains("arg min_uid=") && !below.contains("\ngroups "), below)
 
         // The real helper now (one service file per harness: the recorder's is replaced).
         let stack = try Stack(h, """
