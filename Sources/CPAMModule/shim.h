@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <pwd.h>
-#include <grp.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -101,20 +100,6 @@ static inline int keygate_lookup_user(const char *name, uid_t *uid, gid_t *gid) 
         return rc == 0 && result != NULL ? 0 : -1;
     }
     return -1;
-}
-
-/* The user's groups (getgrouplist(3), the primary group included), for the helper's request:
-   the count written into groups[0..capacity), or -1 when the module is not root (the helper
-   then changes no groups at all), the user is not in the password database, has a uid below
-   `min_uid` (the helper leaves the user alone), or has more than `capacity` groups (the helper
-   then lists them itself). */
-static inline int keygate_user_groups(const char *name, uid_t min_uid, gid_t *groups, int capacity) {
-    uid_t uid;
-    gid_t gid;
-    if (geteuid() != 0 || capacity <= 0 || keygate_lookup_user(name, &uid, &gid) != 0 || uid < min_uid) return -1;
-    int count = capacity;
-    if (getgrouplist(name, gid, groups, &count) < 0 || count < 1 || count > capacity) return -1;
-    return count;
 }
 
 /* The session count's folder (SessionFile): made 0700 if missing, then it must be a real

@@ -21,9 +21,8 @@ enum Authenticate {
             return PAM_IGNORE
         }
         let directory = call.dataDirectory(of: user)
-        // The user's groups for the three runs as the user below: as the module's process listed
-        // them (it runs this helper with its own privileges), else listed here, once.
-        let groups = try call.handle.groups ?? UserIdentity.groups(of: user)
+        // The user's groups are listed once for the three runs as the user below.
+        let groups = try UserIdentity.groups(of: user)
         // login.json is read once: root checks the cost it records, and the unlock derives with
         // exactly that cost (a file swapped after the check is not read).
         let login = try UserIdentity.run(as: user, groups: groups) { () throws -> LoginKeys.LoginProtector?? in

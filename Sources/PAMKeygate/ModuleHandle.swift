@@ -6,7 +6,6 @@
 //   keygate-pam 1\n
 //   phase auth|open|close|passwd\n  flags N\n  user NAME\n  service NAME\n  tty TEXT\n
 //   arg OPTION\n ...
-//   groups N G1 ... GN\n   (optional: the user's groups, as the module's process listed them)
 //   authtok N\n<N bytes>  oldauthtok N\n<N bytes>   (each optional)
 //   end\n
 // Lines the helper writes back (ModuleLog, `info`) go to standard output for the
@@ -20,9 +19,6 @@ final class ModuleHandle {
     var serviceName = "?"
     var ttyName: String?
     var arguments: [String] = []
-    /// The user's groups as the module listed them (getgrouplist in the application, which
-    /// runs this helper with its own privileges); nil when it sent none.
-    var groups: [UInt32]?
     private var authtok: SecureBytes?
     private var oldAuthtok: SecureBytes?
 
@@ -30,9 +26,6 @@ final class ModuleHandle {
     static let maxPasswordBytes = 4096
     /// A request is a few lines and two passwords at most.
     static let maxRequestBytes = 64 * 1024
-    /// The most groups a request may carry (the module sends at most this many, and leaves
-    /// the list out for a user in more).
-    static let maxGroups = 1024
 
     /// Reads and parses the request on standard input.
     static func readRequest() throws -> ModuleHandle {
@@ -93,40 +86,9 @@ final class ModuleHandle {
             case "arg": handle.arguments.append(value)
             case "authtok": handle.authtok = try secret(value)
             case "oldauthtok": handle.oldAuthtok = try secret(value)
-            case "groups":
-                guard handle.groups == nil else { throw ModuleError("the request from pam_keygate.so lists the groups twice") }
-                handle.groups = try groupList(value)
             default: throw ModuleError("the request from pam_keygate.so has an unknown field '\(key)'")
             }
         }
-    }
-
-    /// "N G1 … GN": N (1 to maxGroups) decimal group ids. Anything else is refused whole, never
-    /// cut or padded: a wrong list would run the user's file work with other groups.
-    static func groupList(_ value: String) throws -> [UInt32] {
-        let bad = ModuleError("the request from pam_keygate.so has a bad group list (reinstall keygate)")
-        var numbers: [UInt32] = []
-        var current: UInt64 = 0
-        var digits = 0
-        for byte in value.utf8 {
-            if byte == 0x20 {
-                guard digits > 0, numbers.count <= maxGroups else { throw bad }
-                numbers.append(UInt32(current))
-                current = 0
-                digits = 0
-            } else {
-                guard byte >= 0x30, byte <= 0x39, digits < 10 else { throw bad }
-                current = current * 10 + UInt64(byte - 0x30)
-                guard current <= UInt64(UInt32.max) else { throw bad }
-                digits += 1
-            }
-        }
-        guard digits > 0 else { throw bad }
-        numbers.append(UInt32(current))
-        guard let count = numbers.first, count >= 1, count <= UInt32(maxGroups), numbers.count == Int(count) + 1 else {
-            throw bad
-        }
-        return Array(numbers.dropFirst())
     }
 
     /// PAM_USER, as set by the application or an earlier module (never prompted for).

@@ -6,8 +6,8 @@
 // chauthtok it starts keygate-pam-helper (the KDF, the unwrap, the kernel keyring, the lock
 // and the count when the module cannot do them: the Keygate library, in a process of its own, as pam_unix starts unix_chkpwd and
 // pam_gnome_keyring starts gnome-keyring-daemon), writes the request on a pipe (the
-// phase, the PAM items, the options, at auth the user's groups, and the typed passwords,
-// straight from libpam's memory: never argv or the environment), relays the log and info lines the helper
+// phase, the PAM items, the options and the typed passwords, straight from libpam's
+// memory: never argv or the environment), relays the log and info lines the helper
 // prints to pam_syslog and pam_info, and waits at most `budgetMilliseconds`, then kills
 // it. Every function returns PAM_IGNORE: Keygate never decides a login.
 internal import CPAMModule
@@ -19,14 +19,11 @@ let budgetMilliseconds: Int64 = 10_000
 let maxPasswordBytes = 4096
 let maxFieldBytes = 1024
 let maxOutputBytes = 256 * 1024
-/// The most groups the module lists for the helper (the helper refuses more); a user in more
-/// has them listed by the helper itself.
-let maxGroups = 1024
 
 @_cdecl("pam_sm_authenticate")
 public func pam_sm_authenticate(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int32,
                                 _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    callHelper(pamh, "auth", flags, argc, argv, secrets: [PAM_AUTHTOK], rememberUnlock: true, listGroups: true)
+    callHelper(pamh, "auth", flags, argc, argv, secrets: [PAM_AUTHTOK], rememberUnlock: true)
 }
 
 /// Keygate holds no credentials of its own to set.
@@ -99,8 +96,7 @@ public func pam_sm_chauthtok(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: Int
 
 /// One request to the helper and its answer; always PAM_IGNORE.
 func callHelper(_ pamh: OpaquePointer?, _ phase: StaticString, _ flags: Int32, _ argc: Int32,
-                _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?, secrets: [Int32], rememberUnlock: Bool = false,
-                listGroups: Bool = false) -> Int32 {
+                _ argv: UnsafeMutablePointer<UnsafePointer<CChar>?>?, secrets: [Int32], rememberUnlock: Bool = false) -> Int32 {
     guard let pamh else { return PAM_IGNORE }
     guard let user = item(pamh, PAM_USER), let userLength = fieldLength(user), userLength > 0 else {
         return PAM_IGNORE  // no user: nothing to do, and no process started for it
@@ -127,7 +123,7 @@ func callHelper(_ pamh: OpaquePointer?, _ phase: StaticString, _ flags: Int32, _
             request.append("\n")
         }
     }
-    let lines = run(helper, request, pamh, secrets, groupsOf: listGroups ? user : nil, minUID: SessionOptions(argc, argv).minUID)
+    let lines = run(helper, request, pamh, secrets)
     relay(lines, pamh)
     if rememberUnlock { UnlockedAtAuth.remember(lines, pamh) }
     return PAM_IGNORE
@@ -137,9 +133,7 @@ func callHelper(_ pamh: OpaquePointer?, _ phase: StaticString, _ flags: Int32, _
 /// or the budget runs out (then kills it), and returns that output. SIGCHLD is the default
 /// and SIGPIPE ignored while the helper runs (as pam_unix does around unix_chkpwd), so that
 /// the application's handlers neither reap the helper first nor die of a closed pipe.
-/// With `groupsOf`, the user's groups go in the request too (requestGroups).
-func run(_ helper: UnsafePointer<CChar>, _ request: Bytes, _ pamh: OpaquePointer, _ secrets: [Int32],
-         groupsOf user: UnsafePointer<CChar>? = nil, minUID: UInt32 = 0) -> Bytes {
+func run(_ helper: UnsafePointer<CChar>, _ request: Bytes, _ pamh: OpaquePointer, _ secrets: [Int32]) -> Bytes {
     var oldChild = sigaction()
     var oldPipe = sigaction()
     _ = keygate_set_signal(SIGCHLD, keygate_sig_dfl(), &oldChild)
@@ -173,11 +167,9 @@ func run(_ helper: UnsafePointer<CChar>, _ request: Bytes, _ pamh: OpaquePointer
         }
         return answer
     }
-    // The request (a few hundred bytes, with the groups at most about 11 KiB more) and the
-    // secrets fit the pipe's 64 KiB buffer: no write waits.
+    // The request (a few hundred bytes) and the secrets fit the pipe's buffer: no write waits.
     // The secrets are written from libpam's own memory, never copied into the module's.
     _ = writeAll(input[1], request.bytes)
-    if let user { _ = writeAll(input[1], requestGroups(user, minUID: minUID).bytes) }
     for which in secrets {
         guard let secret = item(pamh, which) else { continue }
         let length = strnlen(secret, maxPasswordBytes + 1)
@@ -224,28 +216,6 @@ func run(_ helper: UnsafePointer<CChar>, _ request: Bytes, _ pamh: OpaquePointer
         answer.append(" (not installed? reinstall keygate): the login goes on without Keygate\n")
     }
     return answer
-}
-
-/// "groups N G1 … GN", the user's groups as this process's NSS lists them, or nothing (the
-/// helper then lists them itself). Made after the helper is started, so that the lookup (the
-/// NSS modules /etc/nsswitch.conf names, loaded in the application, which lists the groups
-/// again for the session it opens) runs while the helper's process starts on another CPU.
-/// The helper runs with this process's privileges, so this list is as trusted as the user
-/// name and password the request already carries. A user below min_uid gets no list: the
-/// helper leaves such a user alone.
-func requestGroups(_ user: UnsafePointer<CChar>, minUID: UInt32) -> Bytes {
-    var line = Bytes()
-    var groups = [gid_t](repeating: 0, count: maxGroups)
-    let count = groups.withUnsafeMutableBufferPointer { keygate_user_groups(user, minUID, $0.baseAddress, Int32(maxGroups)) }
-    guard count > 0, Int(count) <= maxGroups else { return line }
-    line.append("groups ")
-    line.append(number: Int64(count))
-    for index in 0..<Int(count) {
-        line.append(" ")
-        line.append(unsigned: UInt64(groups[index]))
-    }
-    line.append("\n")
-    return line
 }
 
 /// Passes the helper's lines on: "log PRIORITY TEXT" to pam_syslog, "info TEXT" to pam_info.
