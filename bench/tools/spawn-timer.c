@@ -5,6 +5,10 @@
    SPAWN_TIMER_STDERR names. A non-zero exit stops everything (a benchmark must
    not time failures), unless SPAWN_TIMER_KEEP_GOING=1: then the run is printed
    with its status and the next one starts.
+   SPAWN_TIMER_SWAP="LABEL1 LABEL2": the two commands so labelled change places in every
+   other round (the first timed round as given; warm-up rounds count too), so that each sits in the other's slot equally
+   often: the run right after a given command can be measured faster than one slot later,
+   and a fixed order would give that to one of two builds being compared.
    usage: spawn-timer ROUNDS WARMUP LABEL CMD ARGS... [--- LABEL CMD ARGS...]...
    prints one line per timed run: "LABEL MILLISECONDS MAXRSS_KB EXIT_STATUS CPU_MS",
    CPU_MS being the child's user plus system time (what it computed, as against what
@@ -71,8 +75,25 @@ int main(int argc, char **argv) {
         count++;
         i = j + 1;
     }
+    int swap_a = -1, swap_b = -1;
+    const char *swap = getenv("SPAWN_TIMER_SWAP");
+    if (swap != NULL && *swap != 0) {
+        const char *space = strchr(swap, ' ');
+        for (int k = 0; k < count && space != NULL; k++) {
+            if (strlen(commands[k].label) == (size_t)(space - swap) && strncmp(commands[k].label, swap, (size_t)(space - swap)) == 0) swap_a = k;
+            if (strcmp(commands[k].label, space + 1) == 0) swap_b = k;
+        }
+        if (swap_a < 0 || swap_b < 0 || swap_a == swap_b) {
+            fprintf(stderr, "spawn-timer: SPAWN_TIMER_SWAP=\"%s\" must name two different labels of the commands, separated by one space\n", swap);
+            return 2;
+        }
+    }
     for (int r = 0; r < warmup + rounds; r++) {
-        for (int k = 0; k < count; k++) {
+        for (int i = 0; i < count; i++) {
+            int k = i;
+            int swapped = (r - warmup) % 2 != 0;
+            if (swapped && i == swap_a) k = swap_b;
+            else if (swapped && i == swap_b) k = swap_a;
             double ms, cpu_ms; long rss; int status;
             if (!run(&commands[k], &ms, &rss, &status, &cpu_ms)) return 1;
             if (r >= warmup && commands[k].label[0] != '!')
