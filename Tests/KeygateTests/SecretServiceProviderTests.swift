@@ -1,8 +1,9 @@
 // Who answers org.freedesktop.secrets, told from the owner's /proc/PID/comm, the advice each
-// provider gets, the unlock-prompt setting, and the provider version read from a dpkg status
-// file. (The providers themselves are tested live in KeePassXCStoreTests, KWalletStoreTests
+// provider gets, the unlock-prompt setting, and the provider version asked of dpkg-query
+// (a stand-in and the real one). (The providers themselves are tested live in KeePassXCStoreTests, KWalletStoreTests
 // and GnomeKeyringProviderTests.)
 import Foundation
+import KeygateTestSupport
 import XCTest
 @testable import Keygate
 @testable import KeygateAuthentication
@@ -53,25 +54,50 @@ final class SecretServiceProviderTests: XCTestCase {
         XCTAssertTrue(UnlockPromptSetting.auto.allows(.kWallet, display: false), "kwalletd shows its own windows")
     }
 
-    func test_version_isReadFromTheDpkgStatusStanzaOfTheProvidersPackage() throws {
-        let file = NSTemporaryDirectory() + "kg-dpkg-status-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        try """
-            Package: keepassxc-full
-            Version: 9.9
+    /// A stand-in dpkg-query in a scratch folder: records its arguments, then runs `body`.
+    private func fakeDpkgQuery(_ body: String) throws -> (program: String, arguments: String, folder: String) {
+        let folder = NSTemporaryDirectory() + "kg-dpkg-query-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let program = folder + "/dpkg-query", arguments = folder + "/arguments"
+        try "#!/bin/sh\nprintf '%s|' \"$@\" >'\(arguments)'\n\(body)\n".write(toFile: program, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: program)
+        return (program, arguments, folder)
+    }
 
-            Package: keepassxc
-            Status: install ok installed
-            Version: 2.7.4+dfsg.1-2
+    func test_version_isAskedOfDpkgQuery_forTheProvidersPackage() throws {
+        let fake = try fakeDpkgQuery("printf '2.7.4+dfsg.1-2'")
+        defer { try? FileManager.default.removeItem(atPath: fake.folder) }
+        XCTAssertEqual(SecretServiceRoundTripCheck.version(of: .keePassXC, dpkgQuery: fake.program), "2.7.4+dfsg.1-2")
+        XCTAssertEqual(try String(contentsOfFile: fake.arguments, encoding: .utf8), "-W|-f|${Version}|keepassxc|",
+                       "one package, its version field only, no shell between")
+        XCTAssertEqual(SecretServiceRoundTripCheck.version(of: .gnomeKeyring, dpkgQuery: fake.program), "2.7.4+dfsg.1-2")
+        XCTAssertEqual(try String(contentsOfFile: fake.arguments, encoding: .utf8), "-W|-f|${Version}|gnome-keyring|")
+    }
 
-            Package: gnome-keyring
-            Version: 42.1-1+b2
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+    /// Not installed (dpkg-query exits 1 with "no packages found"), installed with no version,
+    /// dpkg-query missing, or a provider with no Debian package: no version, and doctor names the provider alone.
+    func test_version_isNil_whenThePackageIsNotInstalled_orDpkgQueryIsMissing() throws {
+        let absent = try fakeDpkgQuery("echo \"dpkg-query: no packages found matching $4\" >&2; exit 1")
+        defer { try? FileManager.default.removeItem(atPath: absent.folder) }
+        XCTAssertNil(SecretServiceRoundTripCheck.version(of: .kWallet, dpkgQuery: absent.program))
+        let empty = try fakeDpkgQuery("exit 0")
+        defer { try? FileManager.default.removeItem(atPath: empty.folder) }
+        XCTAssertNil(SecretServiceRoundTripCheck.version(of: .kWallet, dpkgQuery: empty.program))
+        XCTAssertNil(SecretServiceRoundTripCheck.version(of: .keePassXC, dpkgQuery: "/nonexistent/dpkg-query"))
+        let never = try fakeDpkgQuery("exit 0")
+        defer { try? FileManager.default.removeItem(atPath: never.folder) }
+        XCTAssertNil(SecretServiceRoundTripCheck.version(of: .unknown, dpkgQuery: never.program))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: never.arguments), "no package to ask about: not started")
+    }
 
-        XCTAssertEqual(SecretServiceRoundTripCheck.version(of: .keePassXC, statusFile: file), "2.7.4+dfsg.1-2")
-        XCTAssertEqual(SecretServiceRoundTripCheck.version(of: .gnomeKeyring, statusFile: file), "42.1-1+b2")
-        XCTAssertNil(SecretServiceRoundTripCheck.version(of: .kWallet, statusFile: file))
-        XCTAssertNil(SecretServiceRoundTripCheck.version(of: .unknown, statusFile: file))
+    /// The real dpkg-query on this Debian host, for the gnome-keyring the tests run.
+    func test_version_ofTheInstalledGnomeKeyring_comesFromTheRealDpkgQuery() throws {
+        try Requirement.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-query")
+                                && FileManager.default.isExecutableFile(atPath: "/usr/bin/gnome-keyring-daemon"),
+                                "dpkg-query and gnome-keyring (scripts/install-deps)")
+        let version = try XCTUnwrap(SecretServiceRoundTripCheck.version(of: .gnomeKeyring))
+        XCTAssertNotNil(version.range(of: #"^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$"#, options: .regularExpression),
+                        "a Debian version: \(version)")
     }
 
     /// kwalletrc's "Prompt on Open", read as KConfig writes it: only in [Wallet], spaces around

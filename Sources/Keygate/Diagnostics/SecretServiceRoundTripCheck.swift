@@ -86,24 +86,22 @@ enum SecretServiceRoundTripCheck {
         }
     }
 
-    /// The provider's version as the package database records it (Debian: /var/lib/dpkg/status).
-    static func version(of provider: SecretServiceProvider, statusFile: String = "/var/lib/dpkg/status") -> String? {
-        guard let package = provider.debianPackage, let text = readFile(statusFile) else { return nil }
-        var inPackage = false
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.isEmpty { inPackage = false; continue }
-            if line.hasPrefix("Package: ") { inPackage = line.dropFirst("Package: ".count) == package[...] }
-            if inPackage, line.hasPrefix("Version: ") { return String(line.dropFirst("Version: ".count)) }
-        }
-        return nil
-    }
-
-    /// A file of at most 64 MiB, or nil.
-    private static func readFile(_ path: String) -> String? {
-        let fd = SafeFile.open(path, .nonBlocking, links: .follow)
-        guard fd >= 0 else { return nil }
-        defer { Descriptor.close(fd) }
-        guard case .success(let bytes) = SafeFile.readAll(fd, limit: 64 << 20, chunk: 65536) else { return nil }
-        return String(decoding: bytes, as: UTF8.self)
+    /// The provider's version as the package database records it, asked of dpkg-query (the
+    /// database's own reader: its files are dpkg's to lay out); nil when the provider has no
+    /// Debian package, dpkg-query is missing or fails, or the package is not installed.
+    static func version(of provider: SecretServiceProvider, dpkgQuery: String = "/usr/bin/dpkg-query") -> String? {
+        guard let package = provider.debianPackage, let pipe = try? Descriptor.pipe().get() else { return nil }
+        var spawn = Spawn([dpkgQuery, "-W", "-f", "${Version}", package])
+        spawn.environment = ["PATH=/usr/bin:/bin", "LC_ALL=C"]
+        spawn.descriptors = [0: .null, 1: .descriptor(pipe.write.raw), 2: .null]
+        let started = spawn.start()
+        pipe.write.close()
+        guard case .success(let child) = started else { pipe.read.close(); return nil }
+        // A version line is short; a read error ends it like EOF, and the exit decides.
+        let output = (try? SafeFile.readAll(pipe.read.raw, limit: 64 << 10).get()) ?? []
+        pipe.read.close()
+        guard case .success(.exited(0)) = child.wait() else { return nil }
+        // A Debian version has no white space; whatever follows it is not part of it.
+        return String(decoding: output, as: UTF8.self).split(whereSeparator: \.isWhitespace).first.map(String.init)
     }
 }
