@@ -1,4 +1,4 @@
-// The three man pages, from their one source format: each man/*.scd is rendered by
+// The man pages, from their one source format: each man/*.scd is rendered by
 // the real scdoc, then formatted by groff with every warning on, as `man -l` would.
 // A page must render without a warning and carry the sections a reader looks for.
 import Foundation
@@ -7,7 +7,8 @@ import XCTest
 
 final class ManPageTests: XCTestCase, OutsideTheEmbeddedPass {
     static let outsideTheEmbeddedPass = EmbeddedPassExemption.notAStoreFlow
-    private static let pages = ["keygate.1", "keygate.policy.5", "pam_keygate.8", "keygate-secret-service.8"]
+    private static let pages = ["keygate.1", "keygate.policy.5", "pam_keygate.8", "keygate-secret-service.8",
+                                 "git-credential-keygate.1", "keygate-ssh-askpass.1", "docker-credential-keygate.1"]
     private static let requiredSections = ["NAME", "SYNOPSIS", "DESCRIPTION", "EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES", "SEE ALSO"]
 
     /// The page rendered to troff by scdoc.
