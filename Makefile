@@ -147,7 +147,7 @@ PAM_SWIFTFLAGS := -enable-experimental-feature Embedded -wmo -parse-as-library -
                -Xlinker --gc-sections -Xlinker --as-needed \
                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro -lpam
 
-.PHONY: all build static-cxx pam man debug install install-list uninstall embedded-pass-skip debug-pass-skip check check-release stress demo bench bench-login clean swift-present deb deb-check \
+.PHONY: all build static-cxx pam man debug install install-list uninstall embedded-pass-skip debug-pass-skip check check-release stress demo bench bench-login clean swift-present deb deb-maintainer deb-check \
         deb-install-check fuzz fuzz-smoke asan
 
 # Fuzzing (scripts/fuzz): its own build folders, $(OUT)/fuzz-O and $(OUT)/fuzz-Onone.
@@ -411,10 +411,14 @@ stress: swift-present pam
 # PREFIX=/usr` (reusing the release build, the man pages and pam_keygate.so built here),
 # then dpkg-deb builds it.
 # The package installs under /usr: its pam_keygate.so names /usr/libexec/keygate/keygate-pam-helper.
-deb: build man
+deb: deb-maintainer build man
 	$(MAKE) --no-print-directory pam PAM_OUT=$(OUT)/pam-deb PAM_HELPER=/usr/libexec/keygate/keygate-pam-helper
 	MAKE="$(MAKE)" BUILD_OUT="$(OUT)" RELEASE_BIN="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)" \
 	  PAM_SO="$(OUT)/pam-deb/pam_keygate.so" MULTIARCH="$(MULTIARCH)" scripts/make-deb
+
+# The packager (DEBFULLNAME/DEBEMAIL, else git's user.name/user.email), checked before the build.
+deb-maintainer:
+	@scripts/make-deb --maintainer >/dev/null
 
 # Not part of `make check` (a release build is slow): builds the package, lists
 # and describes it, checks its layout, and runs lintian when it is installed.
