@@ -16,7 +16,7 @@
 #   make man                render man/*.scd (scdoc) into .build/man/
 #   make deb                a Debian package in .build/deb/ (dpkg-deb; reuses the release build;
 #                           staged by make install DESTDIR=... PREFIX=/usr)
-#   make deb-check          make deb, then inspect it (dpkg-deb -c/-I) and run lintian if installed
+#   make deb-check          make deb, then inspect it (dpkg-deb -c/-I) and run lintian (an error fails it)
 #   make deb-install-check  make deb, then install, reinstall, remove and purge it in a fresh
 #                           debootstrap chroot (root and network; scripts/check-deb-install)
 #   make check              fuzz-smoke, then the whole test suite (debug build), inside a private
@@ -416,12 +416,13 @@ deb: deb-maintainer build man
 	MAKE="$(MAKE)" BUILD_OUT="$(OUT)" RELEASE_BIN="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)" \
 	  PAM_SO="$(OUT)/pam-deb/pam_keygate.so" MULTIARCH="$(MULTIARCH)" scripts/make-deb
 
-# The packager (DEBFULLNAME/DEBEMAIL, else git's user.name/user.email), checked before the build.
+# The packager (DEBFULLNAME/DEBEMAIL, else git's identity, else the last commit's author;
+# scripts/make-deb), checked before the build.
 deb-maintainer:
 	@scripts/make-deb --maintainer >/dev/null
 
-# Not part of `make check` (a release build is slow): builds the package, lists
-# and describes it, checks its layout, and runs lintian when it is installed.
+# Run by `make check`'s release pass (check-release), on its release build: builds the package, lists
+# and describes it, checks its layout, and runs lintian, whose errors fail it (scripts/check-deb).
 deb-check: deb
 	BUILD_OUT="$(OUT)" scripts/check-deb
 
