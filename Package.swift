@@ -9,6 +9,15 @@ let testHooks: [SwiftSetting] = [
     // so no user can talk an installed binary into a weaker configuration.
     .define("KEYGATE_TEST_HOOKS", .when(configuration: .debug)),
 ]
+// The targets of the two programs root starts, keygate-pam-helper at every login and
+// keygate-gatekeeper at gated reads: they import neither Swift's concurrency runtime (with its
+// libdispatch) nor its Regex library, and no file of theirs imports Foundation, so neither
+// program relocates those libraries' metadata at each start (docs/DECISIONS.md, "The login
+// helper links no Foundation"; LayeringTests reads the built programs).
+let rootProgram: [SwiftSetting] = [
+    .unsafeFlags(["-Xfrontend", "-disable-implicit-concurrency-module-import",
+                  "-Xfrontend", "-disable-implicit-string-processing-module-import"]),
+]
 
 let package = Package(
     name: "Keygate",
@@ -47,23 +56,23 @@ let package = Package(
         .target(
             name: "KeygateCore",
             dependencies: ["CKeyutils", "CSodium", "CSystem", "CTSS2"],
-            swiftSettings: testHooks
+            swiftSettings: testHooks + rootProgram
         ),
         // Where sealed items live: the Secret Service over D-Bus, or the embedded SQLite store.
         .target(name: "KeygateStorage", dependencies: ["KeygateCore", "CSDBus", "CSQLite"], swiftSettings: testHooks),
         // What root and its clients ask over the system bus (fprintd's reader and enrolled fingers), with a
         // deadline: a narrow sd-bus client of its own, so that the setuid gatekeeper links neither the
         // Secret Service client nor SQLite (LayeringTests).
-        .target(name: "KeygateSystemBus", dependencies: ["KeygateCore", "CSDBus", "CSystem"], swiftSettings: testHooks),
+        .target(name: "KeygateSystemBus", dependencies: ["KeygateCore", "CSDBus", "CSystem"], swiftSettings: testHooks + rootProgram),
         // Who root acts as: another user's ids for a piece of code, or root's in full for good (UserIdentity).
         // The one place ids change; linked by root's programs and the keygate CLI, never by the library
         // apps link (LayeringTests).
-        .target(name: "KeygateIdentity", dependencies: ["KeygateCore", "CSystem"], swiftSettings: testHooks),
+        .target(name: "KeygateIdentity", dependencies: ["KeygateCore", "CSystem"], swiftSettings: testHooks + rootProgram),
         // Who is asking: PAM conversations and the prompters (terminal, pinentry, askpass).
-        .target(name: "KeygateAuthentication", dependencies: ["KeygateCore", "CPAM", "CSystem"], swiftSettings: testHooks),
+        .target(name: "KeygateAuthentication", dependencies: ["KeygateCore", "CPAM", "CSystem"], swiftSettings: testHooks + rootProgram),
         // What the client and keygate-gatekeeper say to each other: requests, replies, framing,
         // and where root keeps the gatekeeper's state. Both sides link it; it decides nothing.
-        .target(name: "KeygateGateWire", dependencies: ["KeygateCore", "CSystem"], swiftSettings: testHooks),
+        .target(name: "KeygateGateWire", dependencies: ["KeygateCore", "CSystem"], swiftSettings: testHooks + rootProgram),
         // The public API, the operations behind it, key unlocking, the gatekeeper's client and doctor.
         // The product users import; it re-exports the targets below it.
         .target(
@@ -78,7 +87,7 @@ let package = Package(
         .target(
             name: "KeygateGatekeeper",
             dependencies: ["KeygateCore", "KeygateSystemBus", "KeygateIdentity", "KeygateAuthentication", "KeygateGateWire", "CSystem"],
-            swiftSettings: testHooks
+            swiftSettings: testHooks + rootProgram
         ),
         // Apple's Security and LocalAuthentication surface over Keygate (docs/SECURITY_COMPAT.md).
         .target(name: "KeygateSecurity", dependencies: ["Keygate"], swiftSettings: testHooks),
@@ -94,12 +103,12 @@ let package = Package(
         // The heavy half of pam_keygate.so (KDF, unwrap, keyring, sessions), a program the
         // thin module starts for each PAM call with the password on a pipe. The module itself
         // (Sources/PAMKeygateModule, Embedded Swift) is built by `make pam`; docs/DECISIONS.md.
-        .executableTarget(name: "keygate-pam-helper", dependencies: ["Keygate", "KeygateGatekeeper", "KeygateIdentity", "CPAM"], path: "Sources/PAMKeygate"),
+        .executableTarget(name: "keygate-pam-helper", dependencies: ["KeygateCore", "KeygateGatekeeper", "KeygateIdentity", "CPAM"], path: "Sources/PAMKeygate", swiftSettings: rootProgram),
         .executableTarget(name: "keygate", dependencies: ["KeygateCLI"], swiftSettings: testHooks),
         // The setuid-root helper that holds the gate keys (docs/GATEKEEPER.md); its code is KeygateGatekeeper.
         // CGatekeeperStart is its first lines, in C, run before the Swift runtime starts.
         .target(name: "CGatekeeperStart", cSettings: [.define("KEYGATE_TEST_HOOKS", .when(configuration: .debug))]),
-        .executableTarget(name: "keygate-gatekeeper", dependencies: ["KeygateGatekeeper", "CGatekeeperStart"], swiftSettings: testHooks),
+        .executableTarget(name: "keygate-gatekeeper", dependencies: ["KeygateGatekeeper", "CGatekeeperStart"], swiftSettings: testHooks + rootProgram),
         .target(name: "KeygateTestSupport", dependencies: ["Keygate"], path: "Tests/KeygateTestSupport"),
         .testTarget(name: "KeygateTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "KeygateSystemBus", "KeygateGatekeeper", "KeygateCLI", "KeygateSecretService", "KeygateTestSupport"], exclude: ["PolicyCorpus", "FormatVectors"], swiftSettings: testHooks),
         .testTarget(name: "KeygateIntegrationTests", dependencies: ["Keygate", "KeygateCore", "KeygateStorage", "KeygateAuthentication", "KeygateGateWire", "KeygateTestSupport"], swiftSettings: testHooks),

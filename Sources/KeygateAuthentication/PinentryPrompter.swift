@@ -125,7 +125,7 @@ struct PinentryPrompter: Prompter {
         case _ where shown.hasPrefix("Secret for "):
             let item = shown.dropFirst("Secret for ".count).dropLast()
             return ("Keygate: new secret", "Type the secret to store for \(item).", shown)
-        case _ where shown.contains("(your previous password)"):
+        case _ where shown.containsText("(your previous password)"):
             return ("Keygate: previous password",
                     "Your login password changed. Type the password you had before, so the keychain can be re-wrapped.", shown)
         default:

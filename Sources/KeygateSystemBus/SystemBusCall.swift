@@ -95,15 +95,14 @@ final class SystemBusConnection {
         guard r >= 0 else { return .failure(.local(r)) }
         // Released before `pending` goes: a reply that comes later is dropped by sd-bus, never delivered to freed memory.
         defer { if let slot { _ = sd_bus_slot_unref(slot) } }
-        let clock = ContinuousClock()
-        let expires = clock.now.advanced(by: deadline.limit)
+        let expires = MonotonicClock.nanoseconds + deadline.microseconds * 1_000
         while pending.outcome == nil {
             let processed = sd_bus_process(pointer, nil)
             if processed < 0 { return .failure(.local(processed)) }
             if processed > 0 { continue }
-            let now = clock.now
+            let now = MonotonicClock.nanoseconds
             guard now < expires else { return .failure(.timedOut) }
-            let waited = sd_bus_wait(pointer, BusDeadline(now.duration(to: expires)).microseconds)
+            let waited = sd_bus_wait(pointer, max(1, (expires - now) / 1_000))
             if waited < 0, waited != -EINTR { return .failure(.local(waited)) }
         }
         return pending.outcome ?? .failure(.timedOut)

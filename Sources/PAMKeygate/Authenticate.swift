@@ -9,7 +9,7 @@
 // (docs/GATEKEEPER.md). Never decides the login: always PAM_IGNORE. A wrong password
 // (pam_unix failed first in a `required` line) unwraps nothing and leaves it locked.
 internal import CPAM
-import Keygate
+import KeygateCore
 import KeygateGatekeeper
 import KeygateIdentity
 

@@ -4,7 +4,7 @@
 // password change; without the old password (root's reset) it marks the protector
 // stale, so that the next `keygate unlock` says how to recover.
 internal import CPAM
-import Keygate
+import KeygateCore
 import KeygateIdentity
 
 enum ChangePassword {

@@ -4,7 +4,7 @@
 // the device key, so this-device-only items close too.
 // `unlock_only` leaves the keys to their timeout. Never decides the session: always PAM_IGNORE.
 internal import CPAM
-import Keygate
+import KeygateCore
 import KeygateIdentity
 
 enum CloseSession {

@@ -8,7 +8,7 @@
 // its own deadline; the helper keeps tighter ones (ModuleCall). Its exit status is the
 // PAM status it decided, which is always PAM_IGNORE: Keygate never decides a login.
 internal import CPAM
-import Keygate
+import KeygateCore
 
 @main
 enum HelperMain {

@@ -4,7 +4,7 @@
 // times that work, or four times that memory (and never less than 256 MiB x 4 passes, what
 // calibration may pick on a busy machine), is refused before any derivation: the file is
 // the user's own, and a login must not spend 48 s or a gigabyte because it says so.
-import Keygate
+import KeygateCore
 
 struct KDFCeiling: Equatable {
     static let path = SessionCounter.defaultDirectory + "/kdf-calibration"
@@ -38,12 +38,10 @@ struct KDFCeiling: Equatable {
     /// Root's calibration: read from /run/keygate, or measured now and kept there.
     static func current(directory: String = SessionCounter.defaultDirectory) throws -> KDFCeiling {
         if let kept = read() { return kept }
-        let clock = ContinuousClock()
-        let start = clock.now
+        let start = MonotonicClock.milliseconds
         let cost = try LoginKeys.calibratedCost()
-        let elapsed = clock.now - start
         // calibrate() derives twice (a probe, then the chosen cost): half is a fair figure.
-        let milliseconds = UInt64(max(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000, 0)) / 2
+        let milliseconds = UInt64(max(MonotonicClock.milliseconds - start, 0)) / 2
         let ceiling = KDFCeiling(passes: cost.passes, memoryBytes: cost.memoryBytes, milliseconds: milliseconds)
         ceiling.write()
         return ceiling

@@ -4,7 +4,7 @@
 // Keygate never breaks or decides a login. The deadline is a total budget for the call:
 // 2 s beyond root's calibrated Argon2id time; every lock the call waits for gives up then.
 internal import CPAM
-import Keygate
+import KeygateCore
 
 struct ModuleCall {
     let handle: ModuleHandle

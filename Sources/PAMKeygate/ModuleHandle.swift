@@ -10,7 +10,7 @@
 //   end\n
 // Lines the helper writes back (ModuleLog, `info`) go to standard output for the
 // module to pass to pam_syslog(3) and pam_info(3).
-import Keygate
+import KeygateCore
 
 final class ModuleHandle {
     var phase = ""

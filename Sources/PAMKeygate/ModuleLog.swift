@@ -3,7 +3,7 @@
 // debug lines only under the `debug` option. Messages are built lazily and never carry
 // a secret. All but the debug lines are also kept in root's audit record (GateAuditFile),
 // which does not depend on syslog.
-import Keygate
+import KeygateCore
 import KeygateGatekeeper
 
 struct ModuleLog {

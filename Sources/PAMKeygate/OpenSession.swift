@@ -7,7 +7,7 @@
 // on it (root reset the password, so the login protector is stale) one PAM_TEXT_INFO
 // line says so on the screen. Never decides the session: always PAM_IGNORE.
 internal import CPAM
-import Keygate
+import KeygateCore
 import KeygateIdentity
 
 enum OpenSession {

@@ -6,7 +6,7 @@
 // pid is not taken for the old session. Every change first drops the lines whose process
 // is gone: a login killed before close_session, or a session whose later module failed,
 // no longer keeps the keychain unlocked after the last real logout. The last close locks.
-import Keygate
+import KeygateCore
 import KeygateGateWire
 
 struct SessionCounter {

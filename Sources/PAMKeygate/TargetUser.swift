@@ -1,7 +1,7 @@
 // The account a PAM call is about, from the password database by name (getpwnam_r):
 // its uid, primary group and home, never from the environment of the program that
 // loaded the module. The lookup is KeygateCore/System's (AccountEntry.find).
-import Keygate
+import KeygateCore
 
 struct TargetUser: Sendable, Equatable {
     let name: String

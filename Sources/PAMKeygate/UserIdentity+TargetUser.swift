@@ -1,6 +1,6 @@
 // The PAM module's way to act as the target user: the library's UserIdentity
 // (Sources/KeygateCore/System/UserIdentity.swift), given a TargetUser.
-import Keygate
+import KeygateCore
 import KeygateIdentity
 
 extension UserIdentity {

@@ -269,6 +269,29 @@ final class LayeringTests: XCTestCase {
         XCTAssertTrue(gatekeeper.contains("GatekeeperPaths.perUIDPaths"), "the gatekeeper's ForgetUser walks the one list")
     }
 
+    /// The two programs root starts (keygate-pam-helper at every login, keygate-gatekeeper at gated
+    /// reads) link no Foundation, no Swift concurrency runtime (and with it no libdispatch) and no
+    /// Regex library: ld.so relocates each one's metadata at every start (docs/DECISIONS.md, "The
+    /// login helper links no Foundation"). Read from the built programs' dynamic sections (the test
+    /// build links the Swift libraries dynamically); the keygate CLI, which links them, shows that
+    /// the check can fail.
+    func testTheRootProgramsLinkNoFoundationConcurrencyOrRegex() throws {
+        let heavy = ["libFoundation", "libswift_Concurrency", "libdispatch", "libswift_StringProcessing", "libswift_RegexParser"]
+        func needed(_ program: String) throws -> [String] {
+            let result = try Subprocess.run(["readelf", "-d", PackagePaths.buildProducts + "/" + program])
+            XCTAssertEqual(result.status, 0, "readelf -d \(program): \(result.err)")
+            return result.out.split(separator: "\n").filter { $0.contains("(NEEDED)") }.map(String.init)
+        }
+        let cli = try needed("keygate")
+        XCTAssertTrue(cli.contains { $0.contains("libswiftCore") },
+                      "the test build links the Swift runtime statically, so its NEEDED entries say nothing: \(cli)")
+        XCTAssertTrue(cli.contains { line in heavy.contains { line.contains($0) } }, "the control: the CLI links Foundation: \(cli)")
+        for program in ["keygate-pam-helper", "keygate-gatekeeper"] {
+            let found = try needed(program).filter { line in heavy.contains { line.contains($0) } }
+            XCTAssertEqual(found, [], "\(program) links a library it must start without")
+        }
+    }
+
     /// Each C library is touched by its own layer only: the core links no libpam for a setresuid
     /// wrapper (it is CSystem's), and storage's SQLite stays storage's.
     func testEachCLibraryIsReachedOnlyByItsOwners() throws {

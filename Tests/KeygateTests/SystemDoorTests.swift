@@ -34,9 +34,6 @@ enum SystemDoor {
     /// Files outside `*/System/` that may import Foundation (which re-exports Glibc), and why.
     /// They use Foundation's types; a raw libc call in one of them belongs in System/ all the same.
     static let foundationAllowList: [String: String] = [
-        "KeygateCore/Keys/Protector.swift": "JSON coding and base64 of the protector file",
-        "KeygateCore/Keys/PublicKeys.swift": "JSON coding of keys.json",
-        "KeygateCore/Keys/WrappedGateKey.swift": "JSON coding and base64 of wrapped gate keys",
         "Keygate/API/Keychain.swift": "the public API takes and returns Data",
         "Keygate/API/Keychain+Async.swift": "the public API takes and returns Data",
         "KeygateSecurity/KeygateSecurity.swift": "Apple's surface re-exports Foundation, as Apple's headers do",

@@ -31,6 +31,14 @@ package struct KDFParameters: Codable, Sendable, Equatable {
         self.calibratedMilliseconds = calibratedMilliseconds
     }
 
+    /// As a protector file records it (Protector.encoded).
+    var jsonValue: JSONValue {
+        var members: [String: JSONValue] = ["algorithm": .string(algorithm), "opsLimit": .unsigned(opsLimit),
+                                            "memLimitBytes": .unsigned(memLimitBytes)]
+        if let calibratedMilliseconds { members["calibratedMilliseconds"] = .unsigned(calibratedMilliseconds) }
+        return .object(members)
+    }
+
     /// A deliberately cheap cost (ops 1, 8 MiB) for test suites. Only test-hook builds
     /// (debug builds: TestHooks.compiledIn) accept it for a new protector; see
     /// `validateForNewProtector()`.
@@ -118,10 +126,8 @@ package struct KDFParameters: Codable, Sendable, Equatable {
     private func timeOneDerivation() throws -> Double {
         let password = try SecureBytes.random(count: 16)
         let salt = Sodium.randomBytes(Self.saltBytes)
-        let clock = ContinuousClock()
-        let start = clock.now
+        let start = MonotonicClock.nanoseconds
         _ = try deriveKey(password: password, salt: salt)
-        let elapsed = clock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Double(MonotonicClock.nanoseconds - start) / 1e9
     }
 }

@@ -8,8 +8,7 @@
 // which one counts). Nesting is bounded, so garbage cannot exhaust the stack. The typed reads
 // (`Members`) follow Codable's rules for the types they replace: a required member missing or
 // of another type fails, an optional one may be absent or null, unknown members are skipped.
-// The tokens are JSONReader's. Writing stays with JSONEncoder (written once, at `init` and
-// `passwd`). Pure code.
+// The tokens are JSONReader's; the files are written by JSONWriter. Pure code.
 
 package enum KeyFileJSON {
     package indirect enum Value: Equatable, Sendable {

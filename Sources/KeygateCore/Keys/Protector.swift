@@ -6,8 +6,6 @@
 // The login (password) protector also carries the presence and current-set private keys
 // (WrappedGateKey), wrapped under subkeys of the same Argon2id output; files written
 // before those existed simply lack the two fields.
-internal import FoundationEssentials
-
 package struct Protector: Codable, Sendable, Equatable {
     enum Kind {
         static let password = "password"
@@ -75,14 +73,14 @@ package struct Protector: Codable, Sendable, Equatable {
         let nonce = AEAD.randomNonce()
         let wrapped = try AEAD.seal(masterKey, associatedData: associatedData(kind: kind, masterKeyID: id), nonce: nonce, key: wrappingKey)
         return Protector(version: currentVersion, kind: kind, masterKeyID: id, kdf: kdf,
-                         salt: Data(salt).base64EncodedString(), nonce: Data(nonce).base64EncodedString(),
-                         wrapped: Data(wrapped).base64EncodedString(), presence: nil, currentSet: nil)
+                         salt: Base64Text.encode(salt), nonce: Base64Text.encode(nonce), wrapped: Base64Text.encode(wrapped),
+                         presence: nil, currentSet: nil)
     }
 
     /// The master key, or nil when `wrappingKey` is not the right one.
     func unwrap(with wrappingKey: SecureBytes, path: String) throws -> SecureBytes? {
-        guard let nonce = Data(base64Encoded: nonce), nonce.count == AEAD.nonceBytes,
-              let wrapped = Data(base64Encoded: wrapped), wrapped.count == Self.masterKeyBytes + AEAD.tagBytes else {
+        guard let nonce = Base64Text.decode(nonce), nonce.count == AEAD.nonceBytes,
+              let wrapped = Base64Text.decode(wrapped), wrapped.count == Self.masterKeyBytes + AEAD.tagBytes else {
             throw Self.corrupt(path)
         }
         guard let masterKey = try AEAD.open(ArraySlice(wrapped), associatedData: Self.associatedData(kind: kind, masterKeyID: masterKeyID),
@@ -99,14 +97,20 @@ package struct Protector: Codable, Sendable, Equatable {
     }
 
     func saltBytes(path: String) throws -> [UInt8] {
-        guard let bytes = Data(base64Encoded: salt), bytes.count == Self.saltBytes else { throw Self.corrupt(path) }
-        return Array(bytes)
+        guard let bytes = Base64Text.decode(salt), bytes.count == Self.saltBytes else { throw Self.corrupt(path) }
+        return bytes
     }
 
-    func encoded() throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return Array(try encoder.encode(self))
+    /// The file's bytes, as JSONEncoder wrote them (`[.prettyPrinted, .sortedKeys]`; JSONWriter).
+    func encoded() -> [UInt8] {
+        var members: [String: JSONValue] = [
+            "version": .integer(Int64(version)), "kind": .string(kind), "masterKeyID": .string(masterKeyID),
+            "salt": .string(salt), "nonce": .string(nonce), "wrapped": .string(wrapped),
+        ]
+        if let kdf { members["kdf"] = kdf.jsonValue }
+        if let presence { members["presence"] = presence.jsonValue }
+        if let currentSet { members["currentSet"] = currentSet.jsonValue }
+        return JSONWriter.pretty(.object(members))
     }
 
     /// Parses a protector file. A future format is a clear .decode; garbage names the file.

@@ -4,8 +4,6 @@
 // (ClassKeys); each class key carries the gatekeeper's seal, without which the
 // gatekeeper gives no gate key to seal beside it (docs/GATEKEEPER.md). `presence` and
 // `currentSet` are Keygate 1.x's gate keys, read for migration only.
-internal import FoundationEssentials
-
 /// Public halves, readable without any unlock: <dir>/keys.json (0600, atomic writes).
 package struct PublicKeys: Codable, Sendable, Equatable {
     static let currentVersion = 1
@@ -34,8 +32,8 @@ package struct PublicKeys: Codable, Sendable, Equatable {
     }
 
     package func seal(_ a: Accessibility) -> [UInt8] {
-        guard let text = seals?[a.rawValue], let data = Data(base64Encoded: text), data.count == Self.sealBytes else { return [] }
-        return Array(data)
+        guard let text = seals?[a.rawValue], let bytes = Base64Text.decode(text), bytes.count == Self.sealBytes else { return [] }
+        return bytes
     }
 
     /// The length of the gatekeeper's seal on a class public key (GateSecrets.sealBytes).
@@ -67,20 +65,27 @@ package struct PublicKeys: Codable, Sendable, Equatable {
 
     func save(directory: String) throws {
         try PrivateDirectory.make(directory)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try AtomicFile.write(Array(try encoder.encode(self)), to: Self.path(directory: directory), mode: 0o600)
+        try AtomicFile.write(encoded(), to: Self.path(directory: directory), mode: 0o600)
+    }
+
+    /// The file's bytes, as JSONEncoder wrote them (`[.prettyPrinted, .sortedKeys]`; JSONWriter).
+    func encoded() -> [UInt8] {
+        var members: [String: JSONValue] = ["version": .integer(Int64(version)), "classKeys": .object(classKeys.mapValues(JSONValue.string))]
+        if let presence { members["presence"] = .string(presence) }
+        if let currentSet { members["currentSet"] = .string(currentSet) }
+        if let seals { members["seals"] = .object(seals.mapValues(JSONValue.string)) }
+        return JSONWriter.pretty(.object(members))
     }
 
     package func classKey(_ a: Accessibility) -> [UInt8]? { classKeys[a.rawValue].flatMap(Self.decodeKey) }
     package var presenceKey: [UInt8]? { presence.flatMap(Self.decodeKey) }
     package var currentSetKey: [UInt8]? { currentSet.flatMap(Self.decodeKey) }
 
-    static func encodeKey(_ key: [UInt8]) -> String { Data(key).base64EncodedString() }
+    static func encodeKey(_ key: [UInt8]) -> String { Base64Text.encode(key) }
 
     private static func decodeKey(_ text: String) -> [UInt8]? {
-        guard let data = Data(base64Encoded: text), data.count == BoxKeyPair.publicKeyBytes else { return nil }
-        return Array(data)
+        guard let bytes = Base64Text.decode(text), bytes.count == BoxKeyPair.publicKeyBytes else { return nil }
+        return bytes
     }
 
     private static func corrupt(_ path: String) -> KeychainError {

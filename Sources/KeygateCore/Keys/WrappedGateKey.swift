@@ -2,8 +2,6 @@
 // protector: XChaCha20-Poly1305 (AEAD) under a subkey (Subkey, context "KGgatewr", id =
 // the gate kind) of the same Argon2id output that wraps the master key. One password
 // derivation unlocks everything; the master key alone opens none of these.
-internal import FoundationEssentials
-
 struct WrappedGateKey: Codable, Sendable, Equatable {
     static let wrappingContext = "KGgatewr"
     private static let associatedDataPrefix: [UInt8] = Array("keygate.gate-key.v1".utf8)
@@ -18,16 +16,16 @@ struct WrappedGateKey: Codable, Sendable, Equatable {
         let nonce = AEAD.randomNonce()
         let sealed = try AEAD.seal(pair.privateKey, associatedData: associatedData(kind: kind, masterKeyID: masterKeyID, publicKey: pair.publicKey),
                                    nonce: nonce, key: key)
-        return WrappedGateKey(publicKey: Data(pair.publicKey).base64EncodedString(), nonce: Data(nonce).base64EncodedString(),
-                              wrapped: Data(sealed).base64EncodedString())
+        return WrappedGateKey(publicKey: Base64Text.encode(pair.publicKey), nonce: Base64Text.encode(nonce),
+                              wrapped: Base64Text.encode(sealed))
     }
 
     /// The key pair, or nil when `passwordKey` is not the right one. A pair whose private half
     /// does not match its recorded public half is .decode (a tampered file).
     func unwrap(kind: GateKind, passwordKey: SecureBytes, masterKeyID: String, path: String) throws -> BoxKeyPair? {
         let publicKey = try publicKeyBytes(path: path)
-        guard let nonce = Data(base64Encoded: nonce), nonce.count == AEAD.nonceBytes,
-              let wrapped = Data(base64Encoded: wrapped), wrapped.count == BoxKeyPair.privateKeyBytes + AEAD.tagBytes else {
+        guard let nonce = Base64Text.decode(nonce), nonce.count == AEAD.nonceBytes,
+              let wrapped = Base64Text.decode(wrapped), wrapped.count == BoxKeyPair.privateKeyBytes + AEAD.tagBytes else {
             throw Protector.corrupt(path)
         }
         let key = try Self.wrappingKey(passwordKey: passwordKey, kind: kind)
@@ -47,8 +45,13 @@ struct WrappedGateKey: Codable, Sendable, Equatable {
     }
 
     func publicKeyBytes(path: String) throws -> [UInt8] {
-        guard let bytes = Data(base64Encoded: publicKey), bytes.count == BoxKeyPair.publicKeyBytes else { throw Protector.corrupt(path) }
-        return Array(bytes)
+        guard let bytes = Base64Text.decode(publicKey), bytes.count == BoxKeyPair.publicKeyBytes else { throw Protector.corrupt(path) }
+        return bytes
+    }
+
+    /// As the protector that holds it writes it (Protector.encoded).
+    var jsonValue: JSONValue {
+        .object(["publicKey": .string(publicKey), "nonce": .string(nonce), "wrapped": .string(wrapped)])
     }
 
     static func name(_ kind: GateKind) -> String {

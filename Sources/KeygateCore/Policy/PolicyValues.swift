@@ -200,12 +200,16 @@ enum PolicyValues {
 private extension String {
     /// AccessControl's messages speak of CLI flags (--and); in a policy file the words are `and` / `or`.
     func replacingCLIFlags() -> String {
-        var out = ""
-        var rest = Substring(self)
-        while let range = rest.firstRange(of: "--") {
-            out += rest[..<range.lowerBound]
-            rest = rest[range.upperBound...]
+        var out: [UInt8] = []
+        var bytes = utf8[...]
+        while let first = bytes.first {
+            if first == UInt8(ascii: "-"), bytes.dropFirst().first == UInt8(ascii: "-") {
+                bytes = bytes.dropFirst(2)
+            } else {
+                out.append(first)
+                bytes = bytes.dropFirst()
+            }
         }
-        return out + rest
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,5 +1,6 @@
 // Standard base64 (RFC 4648, with padding), so the library needs no Foundation: the text form
-// of kSecAttrGeneric's bytes in an item's attributes (ItemField.generic). Pure code.
+// of kSecAttrGeneric's bytes in an item's attributes (ItemField.generic), and of the salts,
+// nonces, wrapped keys and public keys in the key files (Protector, PublicKeys). Pure code.
 
 package enum Base64Text {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)

@@ -12,7 +12,7 @@ package enum LoginKeys {
     /// Kernel keyring names (KeyCache) of the unlocked master key and of the
     /// after-first-unlock class key.
     package static let masterName = CacheName.master.text
-    static let afterFirstUnlockName = CacheName.afterFirstUnlock.text
+    package static let afterFirstUnlockName = CacheName.afterFirstUnlock.text
 
     /// The per-user data folder of a user, from the password database's home only: a
     /// PAM module runs in another program's environment, so no HOME or XDG variable counts.
@@ -134,7 +134,7 @@ package enum LoginKeys {
     /// Caches the master key for `lockAfter` seconds and the after-first-unlock class
     /// keys (symmetric, and the pairs of both after-first-unlock classes) with no timeout.
     /// Everything is tried; the first failure is thrown afterwards.
-    static func cacheUnlocked(_ master: SecureBytes, in cache: KeyCache, lockAfter: UInt32,
+    package static func cacheUnlocked(_ master: SecureBytes, in cache: KeyCache, lockAfter: UInt32,
                               pairs: [Accessibility: BoxKeyPair] = [:]) throws {
         var firstError: (any Error)?
         do {
