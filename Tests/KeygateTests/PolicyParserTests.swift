@@ -97,6 +97,22 @@ final class PolicyParserTests: XCTestCase {
                        [.devicePasscode, .currentSet, .and])
     }
 
+    /// AccessControl's advice names the CLI's flags (--or, --and); in a policy file the words
+    /// are `or` and `and`, and the message says so.
+    func test_accessErrors_nameThePolicyWords_notTheCLIFlags() {
+        let errors = parse("[default]\naccess = user-presence,biometry-any").errors
+        let message = errors.first?.message ?? ""
+        XCTAssertTrue(message.contains("device-passcode,biometry-any or"), message)
+        XCTAssertFalse(message.contains("--"), message)
+    }
+
+    func test_containsText_findsBytesAnywhere() {
+        XCTAssertTrue("[keygate] for al (your previous password): ".containsText("(your previous password)"))
+        XCTAssertTrue("abc".containsText("abc") && "abc".containsText("") && "xxab".containsText("ab"))
+        XCTAssertFalse("ab".containsText("abc") || "abd".containsText("abc") || "".containsText("a"))
+        XCTAssertTrue("café key".containsText("é k"))
+    }
+
     func test_accessShorthand_setsDefaultAndMinimum_andClashesWithEither() {
         let parsed = parse("[default]\naccess = device-passcode\n[service \"x\"]\ndefault-access = none\nminimum-access = user-presence\n")
         XCTAssertEqual(parsed.errors, [])

@@ -1,8 +1,9 @@
 // JSON text written the way JSONEncoder writes it with `[.prettyPrinted, .sortedKeys]`, for the
-// keychain's key files (protectors, keys.json), so that the programs that write them (the login
-// helper, the gatekeeper, the CLI) link no Foundation: FoundationEssentials and the libdispatch it
-// brings are about a fifth of what the login helper's start relocates (docs/DECISIONS.md). Files
-// written before keep their bytes: a tested vector is JSONEncoder's own output. Pure code.
+// keychain's key files (protectors, keys.json), so that the programs that write them need no
+// Foundation: the login helper writes keys.json and re-wraps the login protector, and each
+// start of a program that links FoundationEssentials relocates its metadata (docs/DECISIONS.md,
+// "The login helper links no Foundation"). Files written before keep their bytes: the tests
+// compare this writer with JSONEncoder itself. Pure code.
 
 /// A JSON value as the key files hold them: strings, whole numbers and objects.
 package indirect enum JSONValue: Equatable, Sendable {
