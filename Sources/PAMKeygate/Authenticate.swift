@@ -21,8 +21,10 @@ enum Authenticate {
             return PAM_IGNORE
         }
         let directory = call.dataDirectory(of: user)
-        // The user's groups are listed once for the three runs as the user below.
-        let groups = try UserIdentity.groups(of: user)
+        // The groups for the three runs as the user below, chosen once: the primary group alone
+        // where it reaches the data folder, else every group from NSS.
+        let groups = try UserIdentity.groups(of: user, toReach: directory)
+        call.log.debug("acting as \(user.name) with \(groups == [user.gid] ? "its primary group only" : "its \(groups.count) groups")")
         // login.json is read once: root checks the cost it records, and the unlock derives with
         // exactly that cost (a file swapped after the check is not read).
         let login = try UserIdentity.run(as: user, groups: groups) { () throws -> LoginKeys.LoginProtector?? in

@@ -1,5 +1,5 @@
-// The PAM module's way to act as the target user: the library's UserIdentity
-// (Sources/KeygateCore/System/UserIdentity.swift), given a TargetUser.
+// The PAM module's way to act as the target user: UserIdentity
+// (Sources/KeygateIdentity/System/UserIdentity.swift), given a TargetUser.
 import KeygateCore
 import KeygateIdentity
 
@@ -15,8 +15,9 @@ extension UserIdentity {
         try run(name: user.name, uid: user.uid, gid: user.gid, groups: groups, body)
     }
 
-    /// The groups `user` acts with (getgrouplist, which may load NSS modules: once per run is enough).
-    static func groups(of user: TargetUser) throws -> [UInt32] {
-        try AccountEntry.groupList(name: user.name, gid: user.gid)
+    /// The groups `user` acts with inside `directory`: the primary group alone where it reaches
+    /// the folder, else every group (UserIdentity.groups(toReach:)); listed once for several runs.
+    static func groups(of user: TargetUser, toReach directory: String) throws -> [UInt32] {
+        try groups(name: user.name, uid: user.uid, gid: user.gid, toReach: directory)
     }
 }

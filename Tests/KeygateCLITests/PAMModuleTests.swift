@@ -575,6 +575,50 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertTrue(log.lines().contains { $0.contains("past this call's time budget") }, log.lines().joined(separator: "\n"))
     }
 
+    /// The helper acts as the user with the primary group alone where that reaches the data
+    /// folder (no NSS group lookup at login), and with every group of the user where it does
+    /// not: a home that only a supplementary group may enter still unlocks at login, and one the
+    /// user reaches with no group at all unlocks without the lookup.
+    func test_login_actsWithThePrimaryGroup_andWithEveryGroupWhereTheHomeNeedsOne() throws {
+        let (h, stack) = try userWithKeychain()
+        func logIn(_ what: String) throws -> [String] {
+            let log = try SyslogCapture()
+            let session = try PAMDriver(stack: stack, user: h.user, steps: ["auth", "open", "wait", "close"],
+                                        password: h.user.password, log: log)
+            try session.assertAnswered(["auth", "open"], what)
+            try h.assertKeychain(.unlocked, what)
+            try session.logOut(what)
+            try h.assertKeychain(.locked, what)
+            return log.lines()
+        }
+        let plain = try logIn("a home of the user's own")
+        XCTAssertTrue(plain.contains { $0.contains("acting as \(h.user.name) with its primary group only") }, plain.joined(separator: "\n"))
+
+        // The home becomes root's, entered through a group the user has only as a supplementary one.
+        let group = "kgsup\(UInt32.random(in: 0..<1_000_000))"
+        for command in [["groupadd", group], ["gpasswd", "-a", h.user.name, group]] {
+            let made = try Subprocess.run(command)
+            XCTAssertEqual(made.status, 0, "\(command): \(made.err)")
+        }
+        defer { _ = try? Subprocess.run(["groupdel", group]) }
+        guard let entry = getgrnam(group) else { return XCTFail("no group \(group) after groupadd") }
+        let groupID = entry.pointee.gr_gid
+        let info = try FileManager.default.attributesOfItem(atPath: h.user.home)
+        let mode = (info[.posixPermissions] as? NSNumber)?.uint16Value ?? 0o700
+        XCTAssertEqual(chown(h.user.home, 0, groupID), 0)
+        XCTAssertEqual(chmod(h.user.home, 0o770), 0)
+        let primary = getpwnam(h.user.name)?.pointee.pw_gid ?? h.user.uid
+        defer {
+            _ = chown(h.user.home, h.user.uid, primary)
+            _ = chmod(h.user.home, mode_t(mode))
+        }
+        let grouped = try logIn("a home only a supplementary group enters")
+        XCTAssertTrue(grouped.contains { $0.contains("acting as \(h.user.name) with its ") && $0.contains(" groups") },
+                      grouped.joined(separator: "\n"))
+        XCTAssertFalse(grouped.contains { $0.contains("primary group only") }, grouped.joined(separator: "\n"))
+        XCTAssertTrue(grouped.contains { $0.contains("unlocked the keychain of \(h.user.name)") }, grouped.joined(separator: "\n"))
+    }
+
     /// A login.json that asks for far more Argon2id work than root's calibration is
     /// refused before any derivation: the login is not held for a minute.
     func test_anInflatedKDFCost_isRefusedQuickly() throws {

@@ -74,6 +74,12 @@ package enum FileSystem {
         Glibc.access(path, access.flag) == 0
     }
 
+    /// access(2) for every one of `accesses` at once: nil when the caller has them all, else why not
+    /// (ENOENT only when the path was searched to its end and is not there).
+    package static func refusal(_ accesses: [Access], _ path: String) -> SystemErrno? {
+        Glibc.access(path, accesses.reduce(0) { $0 | $1.flag }) == 0 ? nil : .current
+    }
+
     /// realpath(3): the absolute path with every link resolved; nil when it cannot be resolved.
     package static func resolvedPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }

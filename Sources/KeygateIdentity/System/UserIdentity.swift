@@ -58,6 +58,23 @@ package enum UserIdentity {
         return try result.get()
     }
 
+    /// The groups to act as the user with, for work that stays inside `directory` (the user's
+    /// own folder): the primary group alone when, with it alone, the user may search, read and
+    /// write `directory` (or it is not there: no group makes it appear), which is every home
+    /// whose path the user reaches without a supplementary group; else every group of the user
+    /// from NSS (getgrouplist, whose first use in a process loads the NSS modules that
+    /// /etc/nsswitch.conf names, systemd's among them: most of a millisecond at each login).
+    /// Fewer groups never reach more, and where the primary group is not enough the full list is
+    /// used, so what the user's ids may do is never more than with every group.
+    package static func groups(name: String, uid: UInt32, gid: UInt32, toReach directory: String) throws -> [UInt32] {
+        let primary = [gid]
+        let refusal = try run(name: name, uid: uid, gid: gid, groups: primary) {
+            FileSystem.refusal([.readable, .writable, .executable], directory)
+        }
+        if refusal == nil || refusal == .noEntry { return primary }
+        return try AccountEntry.groupList(name: name, gid: gid)
+    }
+
     fileprivate static func check(_ rc: Int32, _ call: String) throws {
         guard rc == 0 else {
             throw KeychainError.notAvailable("\(call) failed: \(String(cString: strerror(errno))); Keygate must run as root to act as another user")
