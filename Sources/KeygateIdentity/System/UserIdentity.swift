@@ -63,7 +63,7 @@ package enum UserIdentity {
     /// write `directory` (or it is not there: no group makes it appear), which is every home
     /// whose path the user reaches without a supplementary group; else every group of the user
     /// from NSS (getgrouplist, whose first use in a process loads the NSS modules that
-    /// /etc/nsswitch.conf names, systemd's among them: most of a millisecond at each login).
+    /// /etc/nsswitch.conf names, systemd's among them: half a million instructions at each login).
     /// Fewer groups never reach more, and where the primary group is not enough the full list is
     /// used, so what the user's ids may do is never more than with every group.
     package static func groups(name: String, uid: UInt32, gid: UInt32, toReach directory: String) throws -> [UInt32] {
