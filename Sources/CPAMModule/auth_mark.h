@@ -1,7 +1,7 @@
 /* The mark that auth unlocked the keychain, kept on the PAM handle (pam_set_data): the uid
    the helper named in its "unlocked UID" line. open_session in the same transaction (login,
    su, a display manager; not sshd, whose keyboard-interactive auth runs in another process)
-   then needs no forked child to look in the user's keyring (UnlockedAtAuth.swift). */
+   then needs no child to look in the user's keyring (UnlockedAtAuth.swift). */
 #ifndef KEYGATE_AUTH_MARK_H
 #define KEYGATE_AUTH_MARK_H
 #include <stdlib.h>

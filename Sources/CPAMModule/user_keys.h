@@ -3,14 +3,25 @@
    a "user" key named "keygate:<uid>:master" under @u, as KeyCache names it), and the lock at the
    last session's close (the master key and Keygate 1.x's device key invalidated, as
    LoginKeys.lock does). The user keyring of a uid is reached only by a process of that uid, so
-   a forked child becomes the user (raw system calls only: the parent may have threads, and
-   nothing but async-signal-safe calls may run between fork and _exit), does the one thing and
-   answers in its exit status. The PAM application never changes its own ids. */
+   a child becomes the user, does the one thing and answers in its exit status. The PAM
+   application never changes its own ids.
+   The child shares the application's memory and the application's thread waits for it
+   (CLONE_VM | CLONE_VFORK, as posix_spawn starts a program): a fork would mark every page of
+   the application copy-on-write, and each page it wrote afterwards would fault (docs/DECISIONS.md,
+   "The module's child shares the application's memory"). So the child makes raw
+   system calls only (no glibc setxid broadcast to the application's threads, no allocation),
+   runs on a stack of its own in the caller's frame, with every signal blocked (no handler of
+   the application runs in it), and ends with its answer. Becoming the user makes the shared
+   memory non-dumpable (commit_creds), so the user cannot ptrace or read /proc/PID/mem of the
+   child, which would reach the application; the application's own dumpable flag is put back
+   once the child is gone. */
 #pragma once
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -73,21 +84,49 @@ static inline int keygate_user_keys_wait(pid_t pid) {
     return answer;
 }
 
-/* Forks the child that, as `uid`, looks `master` up (`lock` 0) or locks the keychain (`lock` 1:
-   `master` and `device` invalidated), and returns its answer. SIGCHLD is the default while it
-   runs, as around the helper, so that the application's handler cannot reap it first. */
+/* What the child is asked: as `uid`, look `master` up (`lock` 0) or lock the keychain
+   (`lock` 1: `master` and `device` invalidated). */
+struct keygate_user_keys_call {
+    uid_t uid;
+    gid_t gid;
+    int lock;
+    const char *master;
+    const char *device;
+};
+
+/* The child's body; its answer is its exit status. */
+static inline int keygate_user_keys_child(void *argument) {
+    const struct keygate_user_keys_call *call = argument;
+    return call->lock ? keygate_user_keys_lock_child(call->uid, call->gid, call->master, call->device)
+                      : keygate_user_key_child(call->uid, call->gid, call->master);
+}
+
+/* Starts the child and returns its answer. SIGCHLD is the default while it runs, as around
+   the helper, so that the application's handler cannot reap it first. */
 static inline int keygate_user_keys_run(uid_t uid, gid_t gid, int lock, const char *master, const char *device) {
+    struct keygate_user_keys_call call = { uid, gid, lock, master, device };
+    /* The child's stack: this frame's array, which the waiting thread does not touch while the
+       child runs (its own frames lie below it); the child's few system calls need little. */
+    _Alignas(16) char stack[16384];
+    int savedErrno = errno;
+    int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
     struct sigaction dfl, old;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
     int restore = sigaction(SIGCHLD, &dfl, &old) == 0;
-    pid_t pid = fork();
-    if (pid == 0) {
-        _exit(lock ? keygate_user_keys_lock_child(uid, gid, master, device) : keygate_user_key_child(uid, gid, master));
-    }
+    sigset_t all, mask;
+    sigfillset(&all);
+    int masked = pthread_sigmask(SIG_SETMASK, &all, &mask) == 0;
+    pid_t pid = masked ? clone(keygate_user_keys_child, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &call) : -1;
+    if (masked) pthread_sigmask(SIG_SETMASK, &mask, NULL);
     int answer = keygate_user_keys_wait(pid);
+    /* The child is gone: nothing of the user's shares this memory now. */
+    if (pid > 0 && dumpable == 1 && prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != dumpable) {
+        prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+    }
     if (restore) sigaction(SIGCHLD, &old, NULL);
+    errno = savedErrno;
     return answer;
 }
 

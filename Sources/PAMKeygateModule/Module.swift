@@ -61,7 +61,7 @@ public func pam_sm_open_session(_ pamh: OpaquePointer?, _ flags: Int32, _ argc: 
 }
 
 /// Uncounts the session here, and at the user's last session locks the keychain here too
-/// (SessionUser.lockWithoutTheHelper: a forked child drops the keys, and the line goes to
+/// (SessionUser.lockWithoutTheHelper: a child as the user drops the keys, and the line goes to
 /// syslog and root's audit record). Where the module cannot lock, the helper's "lock" phase
 /// does it; where it cannot count, the helper's "close" phase does all of it, as it always did.
 @_cdecl("pam_sm_close_session")

@@ -79,7 +79,7 @@ struct SessionUser {
         description("master").withUnsafeBufferPointer { keygate_user_key_present(uid, gid, $0.baseAddress) }
     }
 
-    /// The lock at the user's last close, done here (user_keys.h: a forked child drops the
+    /// The lock at the user's last close, done here (user_keys.h: a child as the user drops the
     /// master key and Keygate 1.x's device key, as LoginKeys.lock does) and said as the
     /// helper says it: the notice to syslog and to root's audit record. The record is opened
     /// first, so a lock done here always has its line. False when the module cannot do it

@@ -619,6 +619,34 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         XCTAssertTrue(grouped.contains { $0.contains("unlocked the keychain of \(h.user.name)") }, grouped.joined(separator: "\n"))
     }
 
+    /// The module's own look into the user's keyring (at an open whose auth ran elsewhere, as
+    /// sshd's) and its lock at the last close run in a child that shares the application's memory
+    /// (CLONE_VFORK). Becoming the user clears the dumpable flag of that shared memory; the
+    /// application gets it back as it was, and the child's work is done all the same.
+    func test_theSessionsChild_doesItsWork_andLeavesTheApplicationAsItWas() throws {
+        let (h, stack) = try userWithKeychain()
+        let unlock = try PAMDriver(stack: stack, user: h.user, steps: ["auth"], password: h.user.password)
+        try unlock.assertAnswered(["auth"], "the unlock, in a transaction of its own")
+        unlock.finish()
+        try h.assertKeychain(.unlocked, "after auth")
+
+        let log = try SyslogCapture()
+        let session = try PAMDriver(stack: stack, user: h.user, steps: ["dumpable", "open", "dumpable", "close", "dumpable"],
+                                    password: h.user.password, log: log)
+        XCTAssertEqual(try session.result(of: "dumpable"), 1, "pam-driver starts dumpable")
+        XCTAssertEqual(try session.result(of: "open"), 0)
+        XCTAssertEqual(try session.result(of: "dumpable"), 1, "after the open's look into the user's keyring")
+        XCTAssertEqual(try session.result(of: "close"), 0)
+        XCTAssertEqual(try session.result(of: "dumpable"), 1, "after the close's lock")
+        session.finish()
+        let lines = log.lines()
+        XCTAssertTrue(lines.contains { $0.contains("session opened for \(h.user.name): 1 open; the keychain is unlocked") },
+                      lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.contains("locked the keychain of \(h.user.name): last session closed") },
+                      lines.joined(separator: "\n"))
+        try h.assertKeychain(.locked, "after the last close")
+    }
+
     /// A login.json that asks for far more Argon2id work than root's calibration is
     /// refused before any derivation: the login is not held for a minute.
     func test_anInflatedKDFCost_isRefusedQuickly() throws {

@@ -9,6 +9,7 @@
             "pam-env: NAME=VALUE" line each
      groups initgroups(3) for the user, as login(1) and sshd do before the session opens
             (the process's groups become the user's; its uid stays as it is)
+     dumpable  the process's dumpable flag (prctl PR_GET_DUMPABLE) as the status
    Messages the modules send (PAM_TEXT_INFO, PAM_ERROR_MSG) are printed as
    "pam-info: TEXT" or "pam-message: TEXT" lines.
    Passwords come from the environment: PAM_DRIVER_PASSWORD answers every hidden
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 static int converse(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
@@ -74,6 +76,7 @@ int main(int argc, char **argv) {
             struct passwd *pw = getpwnam(argv[first + 2]);
             status = pw != NULL && initgroups(argv[first + 2], pw->pw_gid) == 0 ? 0 : -3;
         }
+        else if (strcmp(step, "dumpable") == 0) status = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
         else if (strncmp(step, "tty=", 4) == 0) status = pam_set_item(h, PAM_TTY, step + 4);
         else if (strcmp(step, "env") == 0) {
             char **list = pam_getenvlist(h);
