@@ -647,6 +647,62 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         try h.assertKeychain(.locked, "after the last close")
     }
 
+    /// The attack on that child: a process of the user stops it (SIGSTOP: once it has become the
+    /// user, it is the user's to signal) while it shares the root application's memory, and tries
+    /// what would read or write that memory through it: ptrace attach, /proc/PID/mem,
+    /// /proc/PID/environ, process_vm_readv (Tests/PAMDriver/child-seizer.c). Every one is refused,
+    /// because becoming the user left the shared memory non-dumpable; the seizer then kills the
+    /// child, the open goes on without it, and every step of the application still answers.
+    func test_aSameUserProcessThatStopsTheSessionsChild_cannotReachTheApplicationThroughIt() throws {
+        let (h, stack) = try userWithKeychain()
+        let unlock = try PAMDriver(stack: stack, user: h.user, steps: ["auth"], password: h.user.password)
+        try unlock.assertAnswered(["auth"], "the unlock, in a transaction of its own")
+        unlock.finish()
+        // unlock_only: the close never locks, so every open of the transactions below asks the keyring.
+        let sessions = try Stack(h, """
+        auth required pam_unix.so
+        account required pam_unix.so
+        session required pam_permit.so
+        session optional \(Self.module) unlock_only
+        """)
+        let seizerPath = NSTemporaryDirectory() + "keygate-child-seizer-\(getpid())"
+        let compiled = try Subprocess.run(["cc", "-O2", "-Wall", "-o", seizerPath, PackagePaths.root + "/Tests/PAMDriver/child-seizer.c"])
+        XCTAssertEqual(compiled.status, 0, compiled.err)
+        defer { try? FileManager.default.removeItem(atPath: seizerPath) }
+        XCTAssertEqual(chmod(seizerPath, 0o755), 0)
+
+        let seizer = Process()
+        let seized = Pipe()
+        seizer.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        seizer.arguments = ["--reuid=\(h.user.uid)", "--regid=\(getpwnam(h.user.name)?.pointee.pw_gid ?? h.user.uid)", "--clear-groups",
+                            seizerPath, "120", "3", URL(fileURLWithPath: try PAMDriver.binary()).lastPathComponent]
+        seizer.standardOutput = seized
+        try seizer.run()
+        defer { if seizer.isRunning { seizer.terminate() } }
+        // Each transaction makes 300 children; the seizer catches a few in a hundred on two cores.
+        for round in 0..<5 where seizer.isRunning {
+            let session = try PAMDriver(stack: sessions, user: h.user, steps: Array(repeating: ["open", "close"], count: 300).flatMap { $0 },
+                                        password: h.user.password)
+            for pair in 0..<300 {
+                XCTAssertEqual(try session.result(of: "open"), 0, "round \(round), open \(pair)")
+                XCTAssertEqual(try session.result(of: "close"), 0, "round \(round), close \(pair)")
+            }
+            session.finish()
+        }
+        if seizer.isRunning { seizer.terminate() }
+        seizer.waitUntilExit()
+        let answer = String(decoding: seized.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let counts = Dictionary(uniqueKeysWithValues: answer.split(whereSeparator: \.isWhitespace).compactMap { field -> (String, Int)? in
+            let parts = field.split(separator: "=")
+            guard parts.count == 2, let value = Int(parts[1]) else { return nil }
+            return (String(parts[0]), value)
+        })
+        XCTAssertGreaterThan(counts["caught"] ?? 0, 0, "the seizer never stopped the child, so nothing was tried: \(answer)")
+        for attempt in ["attached", "mem", "environ", "vmread"] {
+            XCTAssertEqual(counts[attempt], 0, "\(attempt) reached the child's memory: \(answer)")
+        }
+    }
+
     /// A login.json that asks for far more Argon2id work than root's calibration is
     /// refused before any derivation: the login is not held for a minute.
     func test_anInflatedKDFCost_isRefusedQuickly() throws {
