@@ -679,7 +679,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         seizer.standardOutput = seized
         try seizer.run()
         defer { if seizer.isRunning { seizer.terminate() } }
-        // Each transaction makes 300 children; the seizer catches a few in a hundred on two cores.
+        // Each transaction makes 300 children; the seizer stops about one in a hundred on two cores.
         for round in 0..<5 where seizer.isRunning {
             let session = try PAMDriver(stack: sessions, user: h.user, steps: Array(repeating: ["open", "close"], count: 300).flatMap { $0 },
                                         password: h.user.password)

@@ -7,8 +7,8 @@
    before it are tried in a loop; a stopped process that is not a child of the application (named
    by the application's comm, which the child keeps: it never executes anything) is let go at
    once (SIGCONT).
-   usage: child-seizer SECONDS WANT COMM   (as the user; ends after SECONDS, WANT children caught,
-                                            or SIGTERM; COMM: the application's, as /proc/PID/stat shows it)
+   usage: child-seizer SECONDS WANT COMM   (as the user; it ends after SECONDS, after WANT children
+          caught, or at SIGTERM; COMM: the application's name as /proc/PID/stat shows it)
    prints: caught=N attached=N mem=N environ=N vmread=N
    (each but caught counts an attempt that was NOT refused; a refusal is EPERM or EACCES) */
 #define _GNU_SOURCE
@@ -35,9 +35,10 @@ static long newest_pid(void) {
 
 static char wanted[64];
 
-/* Whether `pid` is the application's child (its comm is the application's), stopped now: a SIGSTOP sent to a running process takes effect a moment later, and one that
-   exits first is only a zombie, whose refusals would prove nothing. */
-static int is_stopped_drivers_child(pid_t pid) {
+/* Whether `pid` is the application's child (its comm is the application's), stopped now: a
+   SIGSTOP sent to a running process takes effect a moment later, and one that exits first is
+   only a zombie, whose refusals would prove nothing. */
+static int is_stopped_child(pid_t pid) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
     for (int attempt = 0; attempt < 2000; attempt++) {
@@ -73,7 +74,7 @@ int main(int argc, char **argv) {
         long newest = newest_pid();
         for (long pid = newest; pid > newest - 2 && pid > 1; pid--) {
             if (pid == self || kill((pid_t)pid, SIGSTOP) != 0) continue;
-            if (!is_stopped_drivers_child((pid_t)pid)) { kill((pid_t)pid, SIGCONT); continue; }
+            if (!is_stopped_child((pid_t)pid)) { kill((pid_t)pid, SIGCONT); continue; }
             caught++;
             if (ptrace(PTRACE_ATTACH, (pid_t)pid, NULL, NULL) == 0) {
                 attached++;
