@@ -624,11 +624,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
     /// (CLONE_VFORK). Becoming the user clears the dumpable flag of that shared memory; the
     /// application gets it back as it was, and the child's work is done all the same.
     func test_theSessionsChild_doesItsWork_andLeavesTheApplicationAsItWas() throws {
-        let (h, stack) = try userWithKeychain()
-        let unlock = try PAMDriver(stack: stack, user: h.user, steps: ["auth"], password: h.user.password)
-        try unlock.assertAnswered(["auth"], "the unlock, in a transaction of its own")
-        unlock.finish()
-        try h.assertKeychain(.unlocked, "after auth")
+        let (h, stack) = try userWithKeychainUnlockedByAnEarlierAuth()
 
         let log = try SyslogCapture()
         let session = try PAMDriver(stack: stack, user: h.user, steps: ["dumpable", "open", "dumpable", "close", "dumpable"],
@@ -654,10 +650,7 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
     /// because becoming the user left the shared memory non-dumpable; the seizer then kills the
     /// child, the open goes on without it, and every step of the application still answers.
     func test_aSameUserProcessThatStopsTheSessionsChild_cannotReachTheApplicationThroughIt() throws {
-        let (h, stack) = try userWithKeychain()
-        let unlock = try PAMDriver(stack: stack, user: h.user, steps: ["auth"], password: h.user.password)
-        try unlock.assertAnswered(["auth"], "the unlock, in a transaction of its own")
-        unlock.finish()
+        let (h, _) = try userWithKeychainUnlockedByAnEarlierAuth()
         // unlock_only: the close never locks, so every open of the transactions below asks the keyring.
         let sessions = try Stack(h, """
         auth required pam_unix.so
@@ -814,6 +807,17 @@ final class PAMModuleTests: XCTestCase, OutsideTheEmbeddedPass {
         password required pam_unix.so
         password [ignore=ignore success=bad default=die] \(Self.module) \(options)
         """)
+    }
+
+    /// `userWithKeychain`, unlocked by an auth in a transaction of its own, so that the next
+    /// transaction's open asks the user's keyring, as after sshd's auth in another process.
+    private func userWithKeychainUnlockedByAnEarlierAuth() throws -> (CLIUserHarness, Stack) {
+        let (h, stack) = try userWithKeychain()
+        let unlock = try PAMDriver(stack: stack, user: h.user, steps: ["auth"], password: h.user.password)
+        try unlock.assertAnswered(["auth"], "the unlock, in a transaction of its own")
+        unlock.finish()
+        try h.assertKeychain(.unlocked, "after auth")
+        return (h, stack)
     }
 
     /// A root-owned folder with one policy file, for PAMDriver's `adminPolicy`.
